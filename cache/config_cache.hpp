@@ -1,0 +1,227 @@
+#pragma once
+/// The ConfigCache: ktune's SQLite database, the source of truth (DESIGN.md D7). It holds every
+/// measurement of every run, the winner per key (GPU, kernel, shape, dtype), the GPUs with their
+/// measured ceilings, and the compile cache. WAL mode, a busy timeout, one transaction a write,
+/// schema version with forward migrations. docs/schema.md documents it as a stable interface.
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ktune::cache {
+
+/// The schema version this build writes; a database with a newer one is refused unchanged.
+inline constexpr int kSchemaVersion = 1;
+
+/// Outcome of one measurement (DESIGN.md "Names and outcomes").
+enum class Outcome { kOk, kCompileError, kExceedsLimits, kLaunchError, kIncorrect, kTimeout, kCrashed, kSkipped };
+/// "ok", "compile_error", "exceeds_limits", "launch_error", "incorrect", "timeout", "crashed", "skipped".
+std::string_view to_string(Outcome outcome);
+/// Inverse of to_string; throws ktune::Error(kBadInput) on an unknown name.
+Outcome outcome_from_string(std::string_view name);
+
+/// A GPU model. The key is (name, compute capability, SM count, memory size): a result holds for
+/// every card of the model, so the UUID is not part of it.
+struct GpuInfo {
+  std::string name;
+  int cc_major = 0;
+  int cc_minor = 0;
+  int sm_count = 0;
+  int64_t memory_bytes = 0;
+  /// Measured ceilings (`ktune devices --calibrate`) as a JSON object, e.g.
+  /// {"copy_gbps":4280,"bf16_tflops":724}; "{}" when never measured.
+  std::string ceilings_json = "{}";
+};
+
+/// A kernel template: its name and the hash of its source (a changed template makes old rows stale).
+struct KernelInfo {
+  std::string name;
+  std::string source_hash;
+};
+
+/// One invocation of ktune that wrote measurements.
+struct RunInfo {
+  std::string started_at;  ///< ISO-8601 UTC; filled with the current time when empty
+  std::string host;
+  std::string ktune_version;
+  std::string arguments;  ///< the command line
+  std::string driver_version;
+  std::string cuda_version;
+};
+
+/// Timing statistics of one measurement, in microseconds.
+struct Stats {
+  double median_us = 0;
+  double min_us = 0;
+  double mean_us = 0;
+  double p90_us = 0;
+  double stdev_us = 0;
+  int64_t samples = 0;
+};
+
+/// One measured (or failed) config for one shape and dtype.
+struct Measurement {
+  std::string shape;        ///< canonical shape text
+  std::string dtype;        ///< "f32", "f16", "bf16", "fp8e4m3", ...
+  std::string config_name;  ///< canonical config name, e.g. gemm.bf16.nt.128x128x32.w2x2.s3.sk1
+  std::string config_json = "{}";  ///< the config's parameters as a JSON object
+  Outcome outcome = Outcome::kOk;
+  std::string reason;                   ///< why, for any outcome but ok
+  std::optional<Stats> stats;           ///< present when timed
+  std::string counters_json = "{}";     ///< CUPTI counters (JSON object), "{}" when none
+  std::string resources_json = "{}";    ///< registers, shared memory, spills (JSON object)
+  std::string baseline;                 ///< "" for a candidate; "cublas", "default", ... for a baseline
+  std::optional<double> sm_clock_mhz;   ///< seen during timing (NVML), absent when unknown
+  std::optional<double> temperature_c;  ///< seen during timing (NVML), absent when unknown
+};
+
+/// A measurement as stored, with its row ids and the names of what it belongs to.
+struct StoredMeasurement {
+  int64_t id = 0;
+  int64_t run_id = 0;
+  std::string run_started_at;
+  GpuInfo gpu;
+  KernelInfo kernel;
+  Measurement m;
+  std::string measured_at;  ///< ISO-8601 UTC
+};
+
+/// A lookup of the best config.
+struct Lookup {
+  std::string gpu_name;  ///< matched exactly against GpuInfo::name
+  std::string kernel;
+  std::string shape;  ///< canonical
+  std::string dtype;
+  std::optional<std::string> source_hash;  ///< when absent, the kernel's most recent hash
+};
+
+/// The answer to a Lookup.
+struct BestConfig {
+  std::string gpu_name;
+  KernelInfo kernel;
+  std::string shape;        ///< the shape asked for
+  std::string tuned_shape;  ///< the shape the answer was tuned for (differs when fallback)
+  std::string dtype;
+  std::string config_name;
+  std::string config_json;
+  Stats stats;
+  int64_t measurement_id = 0;
+  bool fallback = false;  ///< true when tuned_shape is the nearest tuned shape, not the one asked for
+  /// {"gpu":..,"kernel":..,"source_hash":..,"shape":..,"tuned_shape":..,"dtype":..,"config_name":..,
+  ///  "config":{..},"median_us":..,"fallback":bool,...}
+  std::string to_json() const;
+};
+
+/// Filter for listings and reports; empty fields match everything.
+struct Filter {
+  std::string gpu_name;
+  std::string kernel;
+  std::string dtype;
+  std::optional<int64_t> run_id;
+};
+
+struct MergeStats {
+  int64_t measurements_added = 0;
+  int64_t measurements_skipped = 0;  ///< already present (same key, config and run)
+  int64_t best_updated = 0;
+};
+
+struct PruneStats {
+  int64_t kernels_removed = 0;
+  int64_t measurements_removed = 0;
+  int64_t compile_entries_removed = 0;
+};
+
+struct VerifyReport {
+  bool ok = false;
+  std::vector<std::string> problems;  ///< empty when ok
+};
+
+/// A compiled artifact in the compile cache, keyed by a hash of source, options, arch and NVRTC version.
+struct CompiledArtifact {
+  std::string key;
+  std::string cubin;  ///< binary bytes
+  std::string log;
+  std::string lowered_names_json = "{}";  ///< name expression -> lowered name
+  std::string resources_json = "{}";
+  double compile_ms = 0;
+};
+
+/// The database path: `flag` when given, else $KTUNE_DB, else $XDG_CACHE_HOME/ktune/ktune.db,
+/// else ~/.cache/ktune/ktune.db.
+std::filesystem::path resolve_db_path(const std::optional<std::string>& flag);
+
+class ConfigCache {
+ public:
+  enum class Mode { kReadWrite, kReadOnly };
+
+  /// Opens (read-write: creating and migrating as needed) the database at `path`.
+  /// Throws ktune::Error: kBadInput for a file that is not a ktune database, is truncated or has a
+  /// newer schema (the file is left unchanged); kRuntime for a path that cannot be created or
+  /// written; kNotFound for a read-only open of a missing file.
+  static ConfigCache open(const std::filesystem::path& path, Mode mode = Mode::kReadWrite);
+
+  ConfigCache(ConfigCache&&) noexcept;
+  ConfigCache& operator=(ConfigCache&&) noexcept;
+  ~ConfigCache();
+
+  const std::filesystem::path& path() const;
+  int schema_version() const;
+
+  // ---- writing (each call is one transaction) ----
+  int64_t upsert_gpu(const GpuInfo& gpu);  ///< returns the gpu id; updates ceilings when non-empty
+  int64_t upsert_kernel(const KernelInfo& kernel);
+  int64_t begin_run(const RunInfo& run);
+  /// Records measurements of one run for one GPU and kernel, all in one transaction.
+  std::vector<int64_t> record(int64_t run_id, int64_t gpu_id, int64_t kernel_id,
+                              const std::vector<Measurement>& measurements);
+  /// Names measurement `measurement_id` the winner for its (GPU, kernel, shape, dtype).
+  void set_best(int64_t measurement_id);
+
+  // ---- reading ----
+  /// Best config for the key; with `allow_fallback`, the nearest tuned shape of the same kernel,
+  /// dtype and GPU when the shape itself was not tuned (flagged in the answer).
+  std::optional<BestConfig> best(const Lookup& lookup, bool allow_fallback = true) const;
+  std::vector<BestConfig> list_best(const Filter& filter = {}) const;
+  /// Calls `fn` for every measurement matching `filter`, in id order (streams; no big vector).
+  void for_each_measurement(const Filter& filter, const std::function<void(const StoredMeasurement&)>& fn) const;
+  /// Whether a measurement exists for (gpu, kernel, shape, dtype, config_name) — resume support.
+  bool has_measurement(int64_t gpu_id, int64_t kernel_id, std::string_view shape, std::string_view dtype,
+                       std::string_view config_name) const;
+  std::vector<GpuInfo> gpus() const;
+  std::vector<RunInfo> runs() const;
+
+  // ---- compile cache ----
+  std::optional<CompiledArtifact> find_compiled(std::string_view key) const;
+  void store_compiled(const CompiledArtifact& artifact);
+
+  // ---- maintenance ----
+  /// Writes every row (GPUs, kernels, runs, measurements, best) as one JSON document
+  /// (docs/export-format.md). The compile cache is not exported.
+  void export_json(const std::filesystem::path& out) const;
+  /// Imports an export; rows already present are skipped (same rule as merge).
+  MergeStats import_json(const std::filesystem::path& in);
+  /// Merges another ktune database into this one. Duplicate rule: a measurement already present
+  /// (same GPU, kernel hash, shape, dtype, config, run start time and host) is skipped; for each key
+  /// the best is re-chosen as the lowest median among the two databases' best rows.
+  MergeStats merge(const std::filesystem::path& other);
+  /// Removes kernels whose name is in `current_hashes` with a different hash (stale templates),
+  /// with their measurements and best rows.
+  PruneStats prune(const std::map<std::string, std::string>& current_hashes);
+  /// PRAGMA integrity_check plus a check of tables, columns and schema version.
+  VerifyReport verify() const;
+
+  struct Impl;
+
+ private:
+  explicit ConfigCache(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ktune::cache

@@ -1,0 +1,36 @@
+# Every third-party dependency is found here, once. All come from Debian packages
+# (scripts/install-deps.sh) or the CUDA toolkit; a missing one fails loudly.
+find_package(Threads REQUIRED)
+find_package(PkgConfig REQUIRED)
+find_package(fmt REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(tomlplusplus REQUIRED)
+find_package(muparser REQUIRED)
+pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
+pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+
+# The toolkit supplies headers only at build time (D2: libcuda, libnvrtc and libcupti are
+# opened with dlopen at run time), so no CUDA library is linked.
+find_package(CUDAToolkit REQUIRED)
+if(NOT EXISTS "${CUDAToolkit_INCLUDE_DIRS}/cudaTypedefs.h")
+  message(FATAL_ERROR "CUDA toolkit headers not found (need cudaTypedefs.h in ${CUDAToolkit_INCLUDE_DIRS})")
+endif()
+add_library(ktune_cuda_headers INTERFACE)
+target_include_directories(ktune_cuda_headers SYSTEM INTERFACE ${CUDAToolkit_INCLUDE_DIRS})
+
+if(KTUNE_WITH_CUPTI AND NOT EXISTS "${CUDAToolkit_INCLUDE_DIRS}/cupti_range_profiler.h")
+  message(FATAL_ERROR "KTUNE_WITH_CUPTI=ON but cupti_range_profiler.h is missing in ${CUDAToolkit_INCLUDE_DIRS}; "
+                      "install CUPTI or configure with -DKTUNE_WITH_CUPTI=OFF")
+endif()
+
+if(KTUNE_WITH_SERVE)
+  pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+endif()
+
+if(KTUNE_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(KTUNE_BUILD_BENCH)
+  find_package(benchmark REQUIRED)
+endif()

@@ -1,0 +1,19 @@
+# ktune_warnings(target): the project's warning set.
+function(ktune_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion)
+endfunction()
+
+# ktune_add_gtest(NAME name LABEL unit|nvrtc|gpu|e2e SOURCES ... LIBS ...)
+# One GoogleTest executable registered with ctest under one label.
+function(ktune_add_gtest)
+  cmake_parse_arguments(T "" "NAME;LABEL;TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
+  ktune_warnings(${T_NAME})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 600)
+  endif()
+  add_test(NAME ${T_NAME} COMMAND ${T_NAME})
+  set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABEL}" TIMEOUT ${T_TIMEOUT}
+    ENVIRONMENT "KTUNE_SOURCE_DIR=${PROJECT_SOURCE_DIR};KTUNE_BINARY_DIR=${PROJECT_BINARY_DIR}")
+endfunction()

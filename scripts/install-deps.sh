@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ktune builds and tests with, when missing.
+# Idempotent: runs apt-get (update once, then install) only for what is absent.
+# Usage: scripts/install-deps.sh [--with-browser]
+#   --with-browser  also install chromium (the HTML report's browser test)
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libsqlite3-dev sqlite3 libfmt-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev libtomlplusplus-dev libmuparser-dev libxxhash-dev
+  libcpp-httplib-dev libjs-chart.js python3
+)
+if [[ "${1:-}" == "--with-browser" ]]; then
+  packages+=(chromium)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages present"
+else
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -q
+  "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+if [[ ! -d /usr/local/cuda/include ]] && ! command -v nvcc >/dev/null; then
+  echo "install-deps: warning: no CUDA toolkit found in /usr/local/cuda;" \
+       "NVRTC/CUPTI parts need it (the cache, query and report parts do not)" >&2
+fi
