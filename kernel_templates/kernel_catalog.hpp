@@ -1,0 +1,48 @@
+#pragma once
+/// The kernel catalog: every kernel ktune knows, with its problem dimensions in canonical order
+/// (the order of a shape's canonical text, part of the cache key) and the dtypes it supports.
+/// The command line, the C ABI and the tuner validate a (kernel, shape, dtype) request here
+/// before they touch the database. Later the catalog also names each kernel's template source
+/// and its hash; until templates exist it knows no hashes.
+
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ktune::kernel_templates {
+
+/// One known kernel.
+struct KernelDescriptor {
+  std::string name;                 ///< e.g. "gemm"
+  std::vector<std::string> dims;    ///< dimension names in canonical order, e.g. {"m","n","k"}
+  std::vector<std::string> dtypes;  ///< supported dtypes, e.g. {"f32","f16","bf16"}
+  std::string summary;              ///< one line for `--help` and error messages
+
+  /// Whether `dtype` is one of `dtypes`.
+  bool supports(std::string_view dtype) const;
+  /// Throws ktune::Error(kBadInput) naming the dtype and the supported ones when unsupported.
+  void require_dtype(std::string_view dtype) const;
+  /// An example shape text with these dimensions, e.g. "m=16,n=4096,k=4096", for help text.
+  std::string example_shape() const;
+};
+
+/// Every known kernel, in a fixed order.
+std::span<const KernelDescriptor> kernel_catalog();
+
+/// The kernel named `name`. Never returns null: an unknown name throws ktune::Error(kBadInput)
+/// whose message lists the known kernels.
+const KernelDescriptor* find_kernel(std::string_view name);
+
+/// Whether `name` is a known kernel (does not throw).
+bool is_known_kernel(std::string_view name);
+
+/// "gemm, rmsnorm, ..." — the known names, for help text and error messages.
+std::string known_kernel_names();
+
+/// The current template source hash of each kernel whose template is built in (kernel name ->
+/// hash); `ktune cache prune` removes rows whose hash differs. Empty until templates exist.
+std::map<std::string, std::string> current_template_hashes();
+
+}  // namespace ktune::kernel_templates
