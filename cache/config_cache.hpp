@@ -151,6 +151,10 @@ struct CompiledArtifact {
   std::string lowered_names_json = "{}";  ///< name expression -> lowered name
   std::string resources_json = "{}";
   double compile_ms = 0;
+  /// Optional: the kernel template this artifact was compiled from, so that prune() can drop the
+  /// artifacts of stale templates. Empty when unknown (then only the key identifies it).
+  std::string kernel_name;
+  std::string source_hash;
 };
 
 /// The database path: `flag` when given, else $KTUNE_DB, else $XDG_CACHE_HOME/ktune/ktune.db,

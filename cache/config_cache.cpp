@@ -1,0 +1,222 @@
+#include "cache/config_cache.hpp"
+
+#include <fmt/format.h>
+
+#include "cache/detail/impl.hpp"
+#include "cache/detail/schema.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::cache {
+namespace {
+
+namespace fs = std::filesystem;
+using detail::Database;
+using detail::StatementLease;
+using detail::Transaction;
+
+/// How long a writer waits for another process's write lock before SQLITE_BUSY: 10 s, far above
+/// the longest write ktune makes (one sweep step's measurements, milliseconds).
+constexpr int kBusyTimeoutMs = 10'000;
+
+void configure(Database& db, bool writable) {
+  db.exec(fmt::format("PRAGMA busy_timeout = {}", kBusyTimeoutMs));
+  db.exec("PRAGMA foreign_keys = ON");
+  if (writable) {
+    // WAL: readers never wait for a sweep's writes. synchronous=FULL: a commit survives power loss,
+    // not only a killed process; commits are one per measured batch, so the fsync is cheap.
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec("PRAGMA synchronous = FULL");
+  }
+}
+
+}  // namespace
+
+ConfigCache ConfigCache::open(const fs::path& path, Mode mode) {
+  if (path.empty()) throw Error(ErrorKind::kBadInput, "empty database path");
+  std::error_code ec;
+  const bool exists = fs::exists(path, ec);
+  if (exists && fs::is_directory(path, ec)) {
+    throw Error(ErrorKind::kBadInput, fmt::format("{} is a directory, not a database file", path.string()));
+  }
+
+  if (mode == Mode::kReadOnly) {
+    if (!exists) throw Error(ErrorKind::kNotFound, fmt::format("no database at {}", path.string()));
+    detail::inspect_file_header(path);
+    auto impl = std::make_unique<Impl>(path, mode, Database::Open::kReadOnly);
+    configure(impl->db, false);
+    impl->version = detail::read_schema_version(impl->db, path);
+    if (impl->version == 0) {
+      throw Error(ErrorKind::kNotFound, fmt::format("{} holds no ktune data yet", path.string()));
+    }
+    if (impl->version < kSchemaVersion) {
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("{} has schema version {}; open it read-write once to migrate it to {}",
+                              path.string(), impl->version, kSchemaVersion));
+    }
+    return ConfigCache(std::move(impl));
+  }
+
+  if (exists) {
+    // Inspect read-only before anything may write: a foreign or newer file stays byte-for-byte intact.
+    detail::inspect_file_header(path);
+    Database ro(path, Database::Open::kReadOnly);
+    configure(ro, false);
+    (void)detail::read_schema_version(ro, path);
+  } else if (path.has_parent_path()) {
+    fs::create_directories(path.parent_path(), ec);
+    if (ec) {
+      throw Error(ErrorKind::kRuntime, fmt::format("cannot create the folder {} for the database: {}",
+                                                   path.parent_path().string(), ec.message()));
+    }
+  }
+  auto impl = std::make_unique<Impl>(path, mode, Database::Open::kReadWriteCreate);
+  try {
+    configure(impl->db, true);
+    // Re-read under this connection: another process may have created the file meanwhile.
+    const int version = detail::read_schema_version(impl->db, path);
+    if (version < kSchemaVersion) detail::migrate(impl->db);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kBadInput) throw;
+    throw Error(ErrorKind::kRuntime, fmt::format("cannot write the database {}: {}", path.string(), e.what()),
+                e.api_code(), e.where());
+  }
+  impl->version = kSchemaVersion;
+  return ConfigCache(std::move(impl));
+}
+
+ConfigCache::ConfigCache(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ConfigCache::ConfigCache(ConfigCache&&) noexcept = default;
+ConfigCache& ConfigCache::operator=(ConfigCache&&) noexcept = default;
+ConfigCache::~ConfigCache() = default;
+
+const fs::path& ConfigCache::path() const { return impl_->path; }
+int ConfigCache::schema_version() const { return impl_->version; }
+
+int64_t ConfigCache::upsert_gpu(const GpuInfo& gpu) {
+  impl_->require_writable("upsert_gpu");
+  if (gpu.name.empty()) throw Error(ErrorKind::kBadInput, "GPU name is empty");
+  detail::require_json_object(gpu.ceilings_json, "GpuInfo::ceilings_json");
+  std::lock_guard lock(impl_->mu);
+  Transaction tx(impl_->db);
+  StatementLease s = impl_->db.cached(
+      "INSERT INTO gpus (name, cc_major, cc_minor, sm_count, memory_bytes, ceilings_json)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+      " ON CONFLICT (name, cc_major, cc_minor, sm_count, memory_bytes) DO UPDATE SET ceilings_json ="
+      " CASE WHEN excluded.ceilings_json <> '{}' THEN excluded.ceilings_json ELSE ceilings_json END"
+      " RETURNING id");
+  s->bind(1, gpu.name).bind(2, gpu.cc_major).bind(3, gpu.cc_minor).bind(4, gpu.sm_count);
+  s->bind(5, gpu.memory_bytes).bind(6, gpu.ceilings_json);
+  s->step();
+  const int64_t id = s->int64(0);
+  s->run();
+  tx.commit();
+  return id;
+}
+
+int64_t ConfigCache::upsert_kernel(const KernelInfo& kernel) {
+  impl_->require_writable("upsert_kernel");
+  if (kernel.name.empty() || kernel.source_hash.empty()) {
+    throw Error(ErrorKind::kBadInput, fmt::format("kernel name and source hash must not be empty (got '{}', '{}')",
+                                                  kernel.name, kernel.source_hash));
+  }
+  std::lock_guard lock(impl_->mu);
+  Transaction tx(impl_->db);
+  // Registering again makes this hash the kernel's most recent one (Lookup without source_hash).
+  StatementLease s = impl_->db.cached(
+      "INSERT INTO kernels (name, source_hash, registered_at) VALUES (?1, ?2, ?3)"
+      " ON CONFLICT (name, source_hash) DO UPDATE SET registered_at = excluded.registered_at RETURNING id");
+  s->bind(1, kernel.name).bind(2, kernel.source_hash).bind(3, detail::now_iso());
+  s->step();
+  const int64_t id = s->int64(0);
+  s->run();
+  tx.commit();
+  return id;
+}
+
+int64_t ConfigCache::begin_run(const RunInfo& run) {
+  impl_->require_writable("begin_run");
+  std::lock_guard lock(impl_->mu);
+  Transaction tx(impl_->db);
+  StatementLease s = impl_->db.cached(
+      "INSERT INTO runs (started_at, host, ktune_version, arguments, driver_version, cuda_version)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  s->bind(1, run.started_at.empty() ? detail::now_iso() : run.started_at).bind(2, run.host);
+  s->bind(3, run.ktune_version).bind(4, run.arguments).bind(5, run.driver_version).bind(6, run.cuda_version);
+  s->run();
+  const int64_t id = impl_->db.last_insert_rowid();
+  tx.commit();
+  return id;
+}
+
+std::vector<int64_t> ConfigCache::record(int64_t run_id, int64_t gpu_id, int64_t kernel_id,
+                                         const std::vector<Measurement>& measurements) {
+  impl_->require_writable("record");
+  for (const Measurement& m : measurements) {
+    if (m.shape.empty() || m.dtype.empty() || m.config_name.empty()) {
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("measurement needs a shape, dtype and config name (got '{}', '{}', '{}')", m.shape,
+                              m.dtype, m.config_name));
+    }
+    detail::require_json_object(m.config_json, "Measurement::config_json");
+    detail::require_json_object(m.counters_json, "Measurement::counters_json");
+    detail::require_json_object(m.resources_json, "Measurement::resources_json");
+  }
+  std::lock_guard lock(impl_->mu);
+  Transaction tx(impl_->db);
+  StatementLease s = impl_->db.cached(
+      "INSERT INTO measurements (run_id, gpu_id, kernel_id, shape, dtype, config_name, config_json, outcome,"
+      " reason, median_us, min_us, mean_us, p90_us, stdev_us, samples, counters_json, resources_json, baseline,"
+      " sm_clock_mhz, temperature_c, measured_at)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)");
+  const std::string now = detail::now_iso();
+  std::vector<int64_t> ids;
+  ids.reserve(measurements.size());
+  for (const Measurement& m : measurements) {
+    s->reset();
+    s->bind(1, run_id).bind(2, gpu_id).bind(3, kernel_id).bind(4, m.shape).bind(5, m.dtype);
+    s->bind(6, m.config_name).bind(7, m.config_json).bind(8, to_string(m.outcome)).bind(9, m.reason);
+    if (m.stats) {
+      s->bind(10, m.stats->median_us).bind(11, m.stats->min_us).bind(12, m.stats->mean_us);
+      s->bind(13, m.stats->p90_us).bind(14, m.stats->stdev_us).bind(15, m.stats->samples);
+    }
+    s->bind(16, m.counters_json).bind(17, m.resources_json).bind(18, m.baseline);
+    s->bind(19, m.sm_clock_mhz).bind(20, m.temperature_c).bind(21, now);
+    try {
+      s->run();
+    } catch (const Error& e) {
+      if (e.api_code() == "SQLITE_CONSTRAINT") {
+        throw Error(ErrorKind::kBadInput,
+                    fmt::format("record: run {}, GPU {} or kernel {} does not exist ({})", run_id, gpu_id,
+                                kernel_id, e.what()),
+                    e.api_code(), e.where());
+      }
+      throw;
+    }
+    ids.push_back(impl_->db.last_insert_rowid());
+  }
+  tx.commit();
+  return ids;
+}
+
+void ConfigCache::set_best(int64_t measurement_id) {
+  impl_->require_writable("set_best");
+  std::lock_guard lock(impl_->mu);
+  Transaction tx(impl_->db);
+  {
+    StatementLease q = impl_->db.cached("SELECT outcome FROM measurements WHERE id = ?1");
+    q->bind(1, measurement_id);
+    if (!q->step()) throw Error(ErrorKind::kNotFound, fmt::format("set_best: no measurement {}", measurement_id));
+    if (q->text_view(0) != "ok") {
+      throw Error(ErrorKind::kBadInput, fmt::format("set_best: measurement {} has outcome '{}', not 'ok'",
+                                                    measurement_id, q->text_view(0)));
+    }
+  }
+  StatementLease s = impl_->db.cached(
+      "INSERT OR REPLACE INTO best (gpu_id, kernel_id, shape, dtype, measurement_id, updated_at)"
+      " SELECT gpu_id, kernel_id, shape, dtype, id, ?2 FROM measurements WHERE id = ?1");
+  s->bind(1, measurement_id).bind(2, detail::now_iso());
+  s->run();
+  tx.commit();
+}
+
+}  // namespace ktune::cache

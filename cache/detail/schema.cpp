@@ -1,0 +1,226 @@
+#include "cache/detail/schema.hpp"
+
+#include <array>
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "cache/config_cache.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::cache::detail {
+namespace {
+
+/// Schema v1 (docs/schema.md). Times are ISO-8601 UTC text, durations microseconds (REAL).
+constexpr const char* kSchemaV1 = R"sql(
+CREATE TABLE gpus (
+  id            INTEGER PRIMARY KEY,
+  name          TEXT    NOT NULL,
+  cc_major      INTEGER NOT NULL,
+  cc_minor      INTEGER NOT NULL,
+  sm_count      INTEGER NOT NULL,
+  memory_bytes  INTEGER NOT NULL,
+  ceilings_json TEXT    NOT NULL DEFAULT '{}',
+  UNIQUE (name, cc_major, cc_minor, sm_count, memory_bytes)
+);
+CREATE TABLE kernels (
+  id            INTEGER PRIMARY KEY,
+  name          TEXT NOT NULL,
+  source_hash   TEXT NOT NULL,
+  registered_at TEXT NOT NULL,
+  UNIQUE (name, source_hash)
+);
+CREATE TABLE runs (
+  id             INTEGER PRIMARY KEY,
+  started_at     TEXT NOT NULL,
+  host           TEXT NOT NULL DEFAULT '',
+  ktune_version  TEXT NOT NULL DEFAULT '',
+  arguments      TEXT NOT NULL DEFAULT '',
+  driver_version TEXT NOT NULL DEFAULT '',
+  cuda_version   TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX runs_identity ON runs (started_at, host);
+CREATE TABLE measurements (
+  id             INTEGER PRIMARY KEY,
+  run_id         INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  gpu_id         INTEGER NOT NULL REFERENCES gpus (id) ON DELETE CASCADE,
+  kernel_id      INTEGER NOT NULL REFERENCES kernels (id) ON DELETE CASCADE,
+  shape          TEXT    NOT NULL,
+  dtype          TEXT    NOT NULL,
+  config_name    TEXT    NOT NULL,
+  config_json    TEXT    NOT NULL DEFAULT '{}',
+  outcome        TEXT    NOT NULL CHECK (outcome IN ('ok', 'compile_error', 'exceeds_limits',
+                   'launch_error', 'incorrect', 'timeout', 'crashed', 'skipped')),
+  reason         TEXT    NOT NULL DEFAULT '',
+  median_us      REAL,
+  min_us         REAL,
+  mean_us        REAL,
+  p90_us         REAL,
+  stdev_us       REAL,
+  samples        INTEGER,
+  counters_json  TEXT    NOT NULL DEFAULT '{}',
+  resources_json TEXT    NOT NULL DEFAULT '{}',
+  baseline       TEXT    NOT NULL DEFAULT '',
+  sm_clock_mhz   REAL,
+  temperature_c  REAL,
+  measured_at    TEXT    NOT NULL
+);
+CREATE INDEX measurements_key ON measurements (gpu_id, kernel_id, shape, dtype, config_name);
+CREATE INDEX measurements_run ON measurements (run_id);
+CREATE INDEX measurements_kernel ON measurements (kernel_id);
+CREATE TABLE best (
+  gpu_id         INTEGER NOT NULL REFERENCES gpus (id) ON DELETE CASCADE,
+  kernel_id      INTEGER NOT NULL REFERENCES kernels (id) ON DELETE CASCADE,
+  shape          TEXT    NOT NULL,
+  dtype          TEXT    NOT NULL,
+  measurement_id INTEGER NOT NULL REFERENCES measurements (id) ON DELETE CASCADE,
+  updated_at     TEXT    NOT NULL,
+  PRIMARY KEY (gpu_id, kernel_id, shape, dtype)
+) WITHOUT ROWID;
+CREATE INDEX best_kernel_dtype ON best (kernel_id, dtype);
+CREATE INDEX best_measurement ON best (measurement_id);
+CREATE TABLE compile_cache (
+  key                TEXT PRIMARY KEY,
+  cubin              BLOB NOT NULL,
+  log                TEXT NOT NULL DEFAULT '',
+  lowered_names_json TEXT NOT NULL DEFAULT '{}',
+  resources_json     TEXT NOT NULL DEFAULT '{}',
+  compile_ms         REAL NOT NULL DEFAULT 0,
+  kernel_name        TEXT NOT NULL DEFAULT '',
+  source_hash        TEXT NOT NULL DEFAULT '',
+  created_at         TEXT NOT NULL,
+  last_used_at       TEXT NOT NULL
+);
+CREATE INDEX compile_cache_kernel ON compile_cache (kernel_name, source_hash);
+)sql";
+
+/// kMigrations[i] takes a database from version i to version i+1. Append only: a released
+/// migration is never edited, so every old database reaches the same schema.
+constexpr std::array<const char*, kSchemaVersion> kMigrations = {kSchemaV1};
+
+/// Tables and columns that verify() expects in a version-kSchemaVersion database.
+const std::map<std::string, std::vector<std::string>>& expected_columns() {
+  static const std::map<std::string, std::vector<std::string>> kColumns = {
+      {"gpus", {"id", "name", "cc_major", "cc_minor", "sm_count", "memory_bytes", "ceilings_json"}},
+      {"kernels", {"id", "name", "source_hash", "registered_at"}},
+      {"runs", {"id", "started_at", "host", "ktune_version", "arguments", "driver_version", "cuda_version"}},
+      {"measurements",
+       {"id", "run_id", "gpu_id", "kernel_id", "shape", "dtype", "config_name", "config_json", "outcome", "reason",
+        "median_us", "min_us", "mean_us", "p90_us", "stdev_us", "samples", "counters_json", "resources_json",
+        "baseline", "sm_clock_mhz", "temperature_c", "measured_at"}},
+      {"best", {"gpu_id", "kernel_id", "shape", "dtype", "measurement_id", "updated_at"}},
+      {"compile_cache",
+       {"key", "cubin", "log", "lowered_names_json", "resources_json", "compile_ms", "kernel_name", "source_hash",
+        "created_at", "last_used_at"}},
+  };
+  return kColumns;
+}
+
+[[noreturn]] void bad_file(const std::filesystem::path& path, const std::string& why) {
+  throw Error(ErrorKind::kBadInput, fmt::format("{}: {}; the file was left unchanged", path.string(), why));
+}
+
+uint32_t be32(const unsigned char* p) {
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+}
+
+}  // namespace
+
+void inspect_file_header(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw Error(ErrorKind::kRuntime, fmt::format("{}: cannot stat: {}", path.string(), ec.message()));
+  if (size == 0) return;
+  // SQLite file format: a 100-byte header starting with "SQLite format 3\0".
+  constexpr size_t kHeader = 100;
+  std::array<unsigned char, kHeader> h{};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::kRuntime, fmt::format("{}: cannot read the file", path.string()));
+  in.read(reinterpret_cast<char*>(h.data()), kHeader);
+  const auto got = static_cast<size_t>(in.gcount());
+  static constexpr char kMagic[] = "SQLite format 3";  // 16 bytes with its NUL
+  if (got < sizeof kMagic || !std::equal(kMagic, kMagic + sizeof kMagic, h.begin())) {
+    bad_file(path, "not an SQLite database (no SQLite header); is this the right file?");
+  }
+  if (got < kHeader) bad_file(path, fmt::format("truncated database ({} bytes, shorter than its header)", size));
+  uint32_t page_size = (uint32_t{h[16]} << 8) | h[17];
+  if (page_size == 1) page_size = 65536;  // the format stores 65536 as 1
+  const uint32_t change_counter = be32(&h[24]);
+  const uint32_t pages = be32(&h[28]);
+  const uint32_t valid_for = be32(&h[92]);
+  // The in-header page count is valid only when "version-valid-for" matches the change counter.
+  // With a live WAL file the main file may lag behind; SQLite's own recovery handles that case.
+  std::error_code wal_ec;
+  std::filesystem::path wal = path;
+  wal += "-wal";
+  const bool live_wal = std::filesystem::exists(wal, wal_ec) && std::filesystem::file_size(wal, wal_ec) > 0;
+  if (!live_wal && page_size >= 512 && pages > 0 && valid_for == change_counter &&
+      size < uint64_t{pages} * page_size) {
+    bad_file(path, fmt::format("truncated database ({} bytes, its header says {} pages of {} bytes)", size, pages,
+                               page_size));
+  }
+}
+
+int read_schema_version(Database& db, const std::filesystem::path& path) {
+  int64_t app = 0;
+  int64_t version = 0;
+  int64_t tables = 0;
+  try {
+    app = db.pragma_int("application_id");
+    version = db.pragma_int("user_version");
+    StatementLease s = db.cached("SELECT count(*) FROM sqlite_schema WHERE type = 'table'");
+    if (s->step()) tables = s->int64(0);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kBadInput) bad_file(path, fmt::format("not a readable SQLite database ({})", e.what()));
+    throw;
+  }
+  if (tables == 0 && app == 0 && version == 0) return 0;  // an empty database: ours to initialise
+  if (app != kApplicationId) {
+    bad_file(path, fmt::format("an SQLite database, but not a ktune one (application_id {:#x}, expected {:#x})",
+                               app, kApplicationId));
+  }
+  if (version > kSchemaVersion) {
+    bad_file(path, fmt::format("schema version {} is newer than this ktune understands ({}); use a newer ktune",
+                               version, kSchemaVersion));
+  }
+  return static_cast<int>(version);
+}
+
+void migrate(Database& db) {
+  Transaction tx(db);
+  const auto version = db.pragma_int("user_version");
+  if (version >= kSchemaVersion) return;  // another process did it while we waited for the lock
+  for (auto v = static_cast<size_t>(version); v < kMigrations.size(); ++v) db.exec(kMigrations[v]);
+  db.exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
+  db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
+  tx.commit();
+}
+
+std::vector<std::string> check_structure(Database& db) {
+  std::vector<std::string> problems;
+  const auto app = db.pragma_int("application_id");
+  if (app != kApplicationId) problems.push_back(fmt::format("application_id is {:#x}, expected {:#x}", app, kApplicationId));
+  const auto version = db.pragma_int("user_version");
+  if (version != kSchemaVersion) {
+    problems.push_back(fmt::format("schema version is {}, expected {}", version, kSchemaVersion));
+  }
+  for (const auto& [table, columns] : expected_columns()) {
+    std::set<std::string> have;
+    StatementLease s = db.cached("SELECT name FROM pragma_table_info(?1)");
+    s->bind(1, table);
+    while (s->step()) have.insert(s->text(0));
+    if (have.empty()) {
+      problems.push_back(fmt::format("table '{}' is missing", table));
+      continue;
+    }
+    for (const auto& c : columns) {
+      if (have.count(c) == 0) problems.push_back(fmt::format("table '{}' lacks column '{}'", table, c));
+    }
+  }
+  return problems;
+}
+
+}  // namespace ktune::cache::detail
