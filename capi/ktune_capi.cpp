@@ -1,0 +1,158 @@
+/// The C ABI (include/ktune/ktune.h) over the ConfigCache. Every entry point is a `noexcept`
+/// wrapper that turns any exception into a return code plus the thread's last error, so no C++
+/// exception ever unwinds into C.
+
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <new>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cache/config_cache.hpp"
+#include "cache/shape.hpp"
+#include "kernel_templates/kernel_catalog.hpp"
+#include "ktune/error.hpp"
+#include "ktune/ktune.h"
+
+struct ktune_db {
+  ktune::cache::ConfigCache cache;
+};
+
+namespace {
+
+thread_local std::string t_last_error;
+
+int fail(int code, std::string message) noexcept {
+  try {
+    t_last_error = std::move(message);
+  } catch (...) {
+    t_last_error.clear();  // out of memory for the message itself; the code still says what failed
+  }
+  return code;
+}
+
+int code_of(ktune::ErrorKind kind) {
+  switch (kind) {
+    case ktune::ErrorKind::kBadInput:
+      return KTUNE_ERR_BAD_INPUT;
+    case ktune::ErrorKind::kNotFound:
+      return KTUNE_ERR_NOT_FOUND;
+    case ktune::ErrorKind::kRuntime:
+    case ktune::ErrorKind::kNoDevice:
+      break;
+  }
+  return KTUNE_ERR_RUNTIME;
+}
+
+/// Runs `body` (which returns a KTUNE_* code), mapping every exception to a code and a message.
+template <typename Body>
+int guarded(Body&& body) noexcept {
+  t_last_error.clear();
+  try {
+    return body();
+  } catch (const ktune::Error& e) {
+    std::string message = e.what();
+    if (!e.detail().empty()) message += "\n" + e.detail();
+    return fail(code_of(e.kind()), std::move(message));
+  } catch (const std::bad_alloc&) {
+    return fail(KTUNE_ERR_RUNTIME, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(KTUNE_ERR_RUNTIME, e.what());
+  } catch (...) {
+    return fail(KTUNE_ERR_RUNTIME, "unknown error");
+  }
+}
+
+/// The GPU to look up: `gpu` when given, else the database's only GPU.
+std::string resolve_gpu(const ktune::cache::ConfigCache& cache, const char* gpu) {
+  if (gpu != nullptr) return gpu;
+  auto gpus = cache.gpus();
+  if (gpus.size() == 1) return gpus.front().name;
+  if (gpus.empty()) throw ktune::Error(ktune::ErrorKind::kNotFound, "the database holds no GPU yet");
+  std::string names;
+  for (const auto& g : gpus) names += (names.empty() ? "" : ", ") + g.name;
+  throw ktune::Error(ktune::ErrorKind::kBadInput,
+                     "gpu is NULL but the database holds several GPUs (" + names + "); name one");
+}
+
+char* copy_to_c(const std::string& text) {
+  char* out = static_cast<char*>(std::malloc(text.size() + 1));
+  if (out == nullptr) throw std::bad_alloc();
+  std::memcpy(out, text.c_str(), text.size() + 1);
+  return out;
+}
+
+}  // namespace
+
+extern "C" {
+
+int ktune_open(const char* path, ktune_db** out) {
+  if (out != nullptr) *out = nullptr;
+  return guarded([&] {
+    if (out == nullptr) return fail(KTUNE_ERR_BAD_INPUT, "ktune_open: out is NULL");
+    std::optional<std::string> flag;
+    if (path != nullptr) flag = path;
+    auto resolved = ktune::cache::resolve_db_path(flag);
+    if (!std::filesystem::exists(resolved)) {
+      return fail(KTUNE_ERR_NOT_FOUND, "no database at " + resolved.string() + "; run `ktune tune` first");
+    }
+    *out =
+        new ktune_db{ktune::cache::ConfigCache::open(resolved, ktune::cache::ConfigCache::Mode::kReadOnly)};
+    return KTUNE_OK;
+  });
+}
+
+int ktune_lookup(ktune_db* db, const char* gpu, const char* kernel, const char* shape, const char* dtype,
+                 int allow_fallback, char** json_out) {
+  if (json_out != nullptr) *json_out = nullptr;
+  return guarded([&] {
+    if (db == nullptr) return fail(KTUNE_ERR_BAD_INPUT, "ktune_lookup: db is NULL");
+    if (kernel == nullptr) return fail(KTUNE_ERR_BAD_INPUT, "ktune_lookup: kernel is NULL");
+    if (shape == nullptr) return fail(KTUNE_ERR_BAD_INPUT, "ktune_lookup: shape is NULL");
+    if (dtype == nullptr) return fail(KTUNE_ERR_BAD_INPUT, "ktune_lookup: dtype is NULL");
+    if (json_out == nullptr) return fail(KTUNE_ERR_BAD_INPUT, "ktune_lookup: json_out is NULL");
+
+    const auto* desc = ktune::kernel_templates::find_kernel(kernel);
+    desc->require_dtype(dtype);
+    const std::string canonical = ktune::cache::Shape::parse(shape).normalized(desc->dims).canonical();
+
+    ktune::cache::Lookup lookup;
+    lookup.gpu_name = resolve_gpu(db->cache, gpu);
+    lookup.kernel = desc->name;
+    lookup.shape = canonical;
+    lookup.dtype = dtype;
+    auto best = db->cache.best(lookup, allow_fallback != 0);
+    if (!best) {
+      return fail(KTUNE_ERR_NOT_FOUND, "no tuned config for kernel " + desc->name + ", shape " + canonical +
+                                           ", dtype " + dtype + " on GPU '" + lookup.gpu_name + "'" +
+                                           (allow_fallback != 0 ? "" : " (fallback disabled)"));
+    }
+    // Re-serialised here so the ABI's JSON is compact and always carries these keys.
+    auto json = nlohmann::json::parse(best->to_json());
+    json["shape"] = best->shape;
+    json["tuned_shape"] = best->tuned_shape;
+    json["fallback"] = best->fallback;
+    *json_out = copy_to_c(json.dump());
+    return KTUNE_OK;
+  });
+}
+
+void ktune_free_string(char* s) { std::free(s); }
+
+void ktune_close(ktune_db* db) {
+  t_last_error.clear();
+  delete db;  // ~ConfigCache never throws (destructors log)
+}
+
+const char* ktune_last_error(void) { return t_last_error.c_str(); }
+
+const char* ktune_version(void) {
+  t_last_error.clear();
+  return KTUNE_VERSION_STRING;
+}
+
+}  // extern "C"

@@ -1,0 +1,83 @@
+/// `ktune devices`: every CUDA device of this machine with the properties that make up the GPU
+/// key (name, compute capability, SM count, memory) and the limits tuning cares about.
+
+#include <iostream>
+#include <memory>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/output.hpp"
+#include "harness/device_info.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::cli {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kGiB = kMiB * 1024.0;
+
+void print_device(std::ostream& out, const harness::DeviceInfo& d) {
+  out << fmt::format("GPU {}: {} ({}, {} SMs, {:.1f} GiB)\n", d.ordinal, d.name, d.arch(), d.sm_count,
+                     static_cast<double>(d.memory_bytes) / kGiB);
+  auto row = [&out](const char* key, const std::string& value) {
+    out << fmt::format("  {:<28} {}\n", key, value);
+  };
+  row("uuid", d.uuid);
+  row("pci bus id", d.pci_bus_id);
+  row("compute capability", fmt::format("{}.{}", d.cc_major, d.cc_minor));
+  row("multiprocessors", std::to_string(d.sm_count));
+  row("memory",
+      fmt::format("{} bytes ({:.1f} GiB)", d.memory_bytes, static_cast<double>(d.memory_bytes) / kGiB));
+  row("L2 cache", fmt::format("{} bytes ({:.1f} MiB)", d.l2_bytes, static_cast<double>(d.l2_bytes) / kMiB));
+  row("shared memory / block opt-in", fmt::format("{} bytes", d.smem_per_block_optin));
+  row("shared memory / SM", fmt::format("{} bytes", d.smem_per_sm));
+  row("max threads / block", std::to_string(d.max_threads_per_block));
+  row("max registers / block", std::to_string(d.max_regs_per_block));
+  row("registers / SM", std::to_string(d.regs_per_sm));
+  row("warp size", std::to_string(d.warp_size));
+  row("SM clock", fmt::format("{} MHz", d.sm_clock_khz / 1000));
+  row("memory clock", fmt::format("{} MHz", d.mem_clock_khz / 1000));
+  row("memory bus width", fmt::format("{} bits", d.mem_bus_width_bits));
+  row("driver (CUDA version)",
+      fmt::format("{} ({}.{})", d.driver_version, d.driver_version / 1000, (d.driver_version % 1000) / 10));
+}
+
+void run_devices(bool json) {
+  const int count = harness::device_count();
+  if (count <= 0)
+    throw Error(ErrorKind::kNoDevice, "no CUDA device found: the driver sees no GPU on this machine");
+  std::vector<harness::DeviceInfo> devices;
+  for (int i = 0; i < count; ++i) devices.push_back(harness::query_device(i));
+
+  if (json) {
+    nlohmann::json doc;
+    doc["count"] = count;
+    doc["devices"] = nlohmann::json::array();
+    for (const auto& d : devices) doc["devices"].push_back(harness::to_json(d));
+    print_json(doc);
+    return;
+  }
+  for (const auto& d : devices) print_device(std::cout, d);
+}
+
+}  // namespace
+
+void add_devices_command(CLI::App& app) {
+  auto json = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand(
+      "devices",
+      "List this machine's CUDA devices: name, compute capability, SMs, memory, L2, limits, clocks, driver");
+  add_json_flag(*cmd, *json);
+  cmd->footer(
+      "Examples:\n"
+      "  ktune devices\n"
+      "  ktune devices --json | jq '.devices[0].name'\n"
+      "Exit codes: 0 ok, 3 no driver or no GPU (the message says which).");
+  cmd->callback([json] { run_devices(*json); });
+}
+
+}  // namespace ktune::cli
