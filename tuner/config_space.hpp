@@ -1,0 +1,127 @@
+#pragma once
+/// A kernel's config space, read from configs/spaces/<kernel>.toml (format: docs/config-spaces.md).
+/// A kernel family may have several templates (the tiled GEMM and the GEMV); each declares its
+/// tunable parameters (value lists, ranges, powers of two), derived values and constraints, which
+/// are muParser expressions over the parameters, the problem dimensions, `elem_bytes` and the device
+/// limits. enumerate() walks every template's Cartesian product in a fixed order (templates in file
+/// order; parameters in declaration order, the last varying fastest) and keeps the points every
+/// constraint accepts, counting for each pruned point the first constraint that rejected it.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tuner/config.hpp"
+#include "tuner/problem_context.hpp"
+
+namespace ktune::tuner {
+
+/// One tunable parameter and its values, in the order written.
+struct ParamSpec {
+  std::string name;
+  std::vector<int64_t> values;
+  uint32_t line = 0;
+};
+
+/// A named expression: a derived value or a constraint.
+struct ExprSpec {
+  std::string name;
+  std::string text;
+  uint32_t line = 0;
+};
+
+/// One template of the kernel family and its part of the space.
+struct TemplateSpace {
+  std::string name;     ///< template id, e.g. "tiled"; Config::template_name()
+  std::string pattern;  ///< name pattern, e.g. "{BLOCK_M}x{BLOCK_N}"
+  uint32_t line = 0;
+  std::vector<ParamSpec> params;  ///< template-argument order
+  std::vector<ExprSpec> derived;  ///< evaluated in order; each may use those before it
+  std::vector<ExprSpec> constraints;
+  std::optional<Config> default_config;  ///< the kernel's fallback config when given
+
+  /// Points in the Cartesian product of the parameter values.
+  uint64_t size() const;
+};
+
+/// How many points one constraint pruned.
+struct PruneCount {
+  std::string template_name;
+  std::string constraint;
+  std::string expression;
+  uint32_t line = 0;
+  uint64_t count = 0;  ///< points for which this was the first failing constraint
+};
+
+/// The result of enumerating a space for one problem.
+struct Enumeration {
+  std::vector<Config> configs;  ///< the kept points, in enumeration order
+  uint64_t total = 0;           ///< points before pruning
+  uint64_t pruned = 0;          ///< total - configs.size()
+  std::vector<PruneCount> pruned_by;  ///< every constraint of every template, in file order
+
+  /// One line: "kept 412 of 10125; pruned by tiled.smem_fits 300, tiled.threads_fit 12, ...".
+  std::string summary() const;
+};
+
+class ConfigSpace {
+ public:
+  /// Largest template a space may declare; a bigger product is almost surely a mistake and would
+  /// take seconds to enumerate per shape (~50 ns a point and constraint).
+  static constexpr uint64_t kMaxTemplatePoints = uint64_t{1} << 24;
+
+  /// Reads and checks a space file. Throws ktune::Error(kBadInput) with "FILE:LINE:" and the bad
+  /// part named for bad TOML, an unknown key, a bad value list, a bad or unknown name in an
+  /// expression, a bad name pattern, an empty template or a bad default config.
+  static ConfigSpace load(const std::filesystem::path& path);
+  /// load() from text; `source_name` stands for the file name in messages.
+  static ConfigSpace parse(std::string_view toml_text, const std::string& source_name);
+
+  const std::string& kernel() const { return kernel_; }
+  const std::vector<std::string>& dims() const { return dims_; }
+  const std::string& source_name() const { return source_; }
+  const std::string& description() const { return description_; }
+  const std::vector<TemplateSpace>& templates() const { return templates_; }
+  /// The template named `name`; throws ktune::Error(kBadInput) when there is none.
+  const TemplateSpace& template_space(std::string_view name) const;
+  /// Points in all templates before pruning.
+  uint64_t size() const;
+
+  /// Every point that satisfies all constraints for `context`. Throws ktune::Error(kBadInput) for a
+  /// context whose dims differ from dims(), and when no point is kept (the message gives the prune
+  /// counts and the space file).
+  Enumeration enumerate(const ProblemContext& context) const;
+
+  /// The first constraint (as "template.name") that `config` fails in `context`, or nullopt when it
+  /// passes all. Throws ktune::Error(kBadInput) when `config` is not a point of this space.
+  std::optional<std::string> first_failing_constraint(const Config& config, const ProblemContext& context) const;
+  /// The derived values of `config` in `context`, in declaration order (e.g. threads, smem bytes).
+  std::vector<std::pair<std::string, double>> derived_values(const Config& config,
+                                                             const ProblemContext& context) const;
+
+  /// Whether `config` names a template of this space, has its parameters in order, and each value
+  /// is one of the listed values.
+  bool contains(const Config& config) const;
+
+  /// The canonical name `kernel.dtype[.layout].<pattern>` of `config`, e.g.
+  /// gemm.bf16.nt.128x128x32.w2x2.s3.sk1. Throws ktune::Error(kBadInput) for a config of an unknown
+  /// template.
+  std::string canonical_name(const Config& config, std::string_view dtype, std::string_view layout = {}) const;
+
+  /// The default config of template `template_name` (the first template that has one when empty).
+  std::optional<Config> default_config(std::string_view template_name = {}) const;
+
+ private:
+  friend struct SpaceReader;
+  std::string source_;
+  std::string kernel_;
+  std::string description_;
+  std::vector<std::string> dims_;
+  std::vector<TemplateSpace> templates_;
+};
+
+}  // namespace ktune::tuner

@@ -1,0 +1,202 @@
+// Reading a config space file (docs/config-spaces.md) into a ConfigSpace, checking everything that
+// can be checked without a problem shape.
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "ktune/error.hpp"
+#include "tuner/canonical_name.hpp"
+#include "tuner/config_space.hpp"
+#include "tuner/detail/template_evaluator.hpp"
+#include "tuner/detail/toml_util.hpp"
+
+namespace ktune::tuner {
+
+using detail::fail_at;
+using detail::line_of;
+
+/// Reads one space file; a friend of ConfigSpace.
+struct SpaceReader {
+  std::string file;
+  ConfigSpace space;
+  std::set<std::string> names;  // every name in the current template's expression scope
+
+  static bool is_identifier(std::string_view s) {
+    if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
+    return std::all_of(s.begin(), s.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    });
+  }
+
+  void declare(const std::string& name, uint32_t line, std::string_view what) {
+    if (!is_identifier(name)) fail_at(file, line, fmt::format("{} name '{}' is not an identifier", what, name));
+    if (!names.insert(name).second) {
+      fail_at(file, line, fmt::format("{} name '{}' is already used (by a dimension, a device limit, a parameter "
+                                      "or a derived value)",
+                                      what, name));
+    }
+  }
+
+  std::vector<int64_t> read_values(const std::string& name, const toml::node& node) {
+    const std::string what = fmt::format("parameter '{}'", name);
+    std::vector<int64_t> values;
+    if (const toml::table* t = node.as_table()) {
+      if (t->contains("pow2")) {
+        detail::reject_unknown_keys(*t, {"pow2"}, file, what);
+        const auto bounds = detail::require_integer_list(*t->get("pow2"), file, what + " pow2");
+        const auto is_pow2 = [](int64_t v) { return v >= 1 && (v & (v - 1)) == 0; };
+        if (bounds.size() != 2 || !is_pow2(bounds[0]) || !is_pow2(bounds[1]) || bounds[0] > bounds[1]) {
+          fail_at(file, line_of(node), fmt::format("{}: pow2 must be [min, max], powers of two with min <= max", what));
+        }
+        for (int64_t v = bounds[0]; v <= bounds[1]; v *= 2) values.push_back(v);
+      } else {
+        detail::reject_unknown_keys(*t, {"start", "stop", "step"}, file, what);
+        if (!t->contains("start") || !t->contains("stop")) {
+          fail_at(file, line_of(node), fmt::format("{}: a range needs 'start' and 'stop' (and may have 'step')", what));
+        }
+        const int64_t start = detail::require_integer(*t->get("start"), file, what + " start");
+        const int64_t stop = detail::require_integer(*t->get("stop"), file, what + " stop");
+        const int64_t step = t->contains("step") ? detail::require_integer(*t->get("step"), file, what + " step") : 1;
+        if (step <= 0 || start > stop) {
+          fail_at(file, line_of(node), fmt::format("{}: range needs start <= stop and step > 0 (got {}..{} step {})",
+                                                   what, start, stop, step));
+        }
+        if (static_cast<uint64_t>((stop - start) / step) >= ConfigSpace::kMaxTemplatePoints) {
+          fail_at(file, line_of(node), fmt::format("{}: range has too many values", what));
+        }
+        for (int64_t v = start; v <= stop; v += step) values.push_back(v);
+      }
+    } else {
+      values = detail::require_integer_list(node, file, what);
+    }
+    std::set<int64_t> seen;
+    for (int64_t v : values) {
+      if (!seen.insert(v).second) fail_at(file, line_of(node), fmt::format("{} lists {} twice", what, v));
+    }
+    return values;
+  }
+
+  std::vector<ExprSpec> read_exprs(const toml::table& tmpl, std::string_view key, std::string_view what,
+                                   bool declares) {
+    std::vector<ExprSpec> out;
+    const toml::node* node = tmpl.get(key);
+    if (node == nullptr) return out;
+    const toml::table* t = node->as_table();
+    if (t == nullptr) fail_at(file, line_of(*node), fmt::format("'{}' must be a table of name = \"expression\"", key));
+    for (const auto& [name, value] : detail::entries_in_order(*t)) {
+      if (!value->is_string()) {
+        fail_at(file, line_of(*value), fmt::format("{} '{}' must be a string expression", what, name));
+      }
+      if (declares) {
+        declare(name, line_of(*value), what);
+      } else if (!is_identifier(name)) {
+        fail_at(file, line_of(*value), fmt::format("{} name '{}' is not an identifier", what, name));
+      }
+      out.push_back({name, value->value<std::string>().value(), line_of(*value)});
+    }
+    return out;
+  }
+
+  TemplateSpace read_template(const toml::table& t) {
+    const uint32_t line = line_of(t);
+    detail::reject_unknown_keys(t, {"name", "pattern", "params", "derived", "constraints", "default"}, file,
+                                "a [[template]]");
+    TemplateSpace tmpl;
+    tmpl.line = line;
+    tmpl.name = detail::require_string(t, "name", file, line, "a [[template]]");
+    if (!is_identifier(tmpl.name)) fail_at(file, line, fmt::format("template name '{}' is not an identifier", tmpl.name));
+    for (const auto& other : space.templates_) {
+      if (other.name == tmpl.name) fail_at(file, line, fmt::format("template '{}' is declared twice", tmpl.name));
+    }
+    const std::string what = fmt::format("template '{}'", tmpl.name);
+    tmpl.pattern = detail::require_string(t, "pattern", file, line, what);
+
+    names.clear();
+    for (const auto& d : space.dims_) names.insert(d);
+    for (auto v : kContextVariables) names.emplace(v);
+
+    const toml::node* params = t.get("params");
+    if (params == nullptr || params->as_table() == nullptr || params->as_table()->empty()) {
+      fail_at(file, params ? line_of(*params) : line, fmt::format("{} needs a non-empty [template.params] table", what));
+    }
+    for (const auto& [name, node] : detail::entries_in_order(*params->as_table())) {
+      declare(name, line_of(*node), "parameter");
+      tmpl.params.push_back({name, read_values(name, *node), line_of(*node)});
+    }
+    tmpl.derived = read_exprs(t, "derived", "derived value", true);
+    tmpl.constraints = read_exprs(t, "constraints", "constraint", false);
+
+    std::vector<std::string> param_names;
+    for (const auto& p : tmpl.params) param_names.push_back(p.name);
+    if (auto why = check_name_pattern(tmpl.pattern, param_names); !why.empty()) {
+      fail_at(file, line_of(*t.get("pattern")), fmt::format("{}: bad name pattern '{}': {}", what, tmpl.pattern, why));
+    }
+    if (tmpl.size() > ConfigSpace::kMaxTemplatePoints) {
+      fail_at(file, line, fmt::format("{} has {} points, more than the limit of {}", what, tmpl.size(),
+                                      ConfigSpace::kMaxTemplatePoints));
+    }
+    if (const toml::node* def = t.get("default")) read_default(tmpl, *def);
+    detail::TemplateEvaluator check(tmpl, space.dims_, file);  // compiles every expression once
+    return tmpl;
+  }
+
+  void read_default(TemplateSpace& tmpl, const toml::node& node) {
+    const toml::table* t = node.as_table();
+    if (t == nullptr) fail_at(file, line_of(node), "'default' must be a table of parameter = value");
+    std::vector<Config::Param> params;
+    for (const auto& p : tmpl.params) {
+      const toml::node* v = t->get(p.name);
+      if (v == nullptr) fail_at(file, line_of(node), fmt::format("default config lacks parameter '{}'", p.name));
+      const int64_t value = detail::require_integer(*v, file, "default " + p.name);
+      if (std::find(p.values.begin(), p.values.end(), value) == p.values.end()) {
+        fail_at(file, line_of(*v), fmt::format("default {} = {} is not one of the parameter's values", p.name, value));
+      }
+      params.emplace_back(p.name, value);
+    }
+    if (t->size() != tmpl.params.size()) {
+      for (auto&& [key, v] : *t) {
+        if (std::none_of(tmpl.params.begin(), tmpl.params.end(), [&](const auto& p) { return p.name == key.str(); })) {
+          fail_at(file, line_of(v), fmt::format("default config names unknown parameter '{}'", key.str()));
+        }
+      }
+    }
+    tmpl.default_config = Config(tmpl.name, std::move(params));
+  }
+
+  void read(const toml::table& root) {
+    detail::reject_unknown_keys(root, {"kernel", "dims", "description", "template"}, file, "a space file");
+    space.source_ = file;
+    space.kernel_ = detail::require_string(root, "kernel", file, 1, "the space file");
+    if (!is_identifier(space.kernel_)) fail_at(file, line_of(*root.get("kernel")), "kernel must be an identifier");
+    if (const toml::node* d = root.get("description")) space.description_ = d->value<std::string>().value_or("");
+    space.dims_ = detail::require_string_array(root, "dims", file, 1, "the space file");
+    names.clear();
+    for (auto v : kContextVariables) names.emplace(v);
+    for (const auto& d : space.dims_) declare(d, line_of(*root.get("dims")), "dimension");
+
+    const toml::node* templates = root.get("template");
+    const toml::array* arr = templates ? templates->as_array() : nullptr;
+    if (arr == nullptr || arr->empty()) {
+      fail_at(file, templates ? line_of(*templates) : 1, "the space file has no [[template]] (an empty space)");
+    }
+    for (const toml::node& t : *arr) {
+      if (!t.is_table()) fail_at(file, line_of(t), "'template' must be an array of tables ([[template]])");
+      space.templates_.push_back(read_template(*t.as_table()));
+    }
+  }
+};
+
+ConfigSpace ConfigSpace::parse(std::string_view toml_text, const std::string& source_name) {
+  SpaceReader reader{source_name, {}, {}};
+  reader.read(detail::parse_toml(toml_text, source_name));
+  return std::move(reader.space);
+}
+
+ConfigSpace ConfigSpace::load(const std::filesystem::path& path) {
+  SpaceReader reader{path.string(), {}, {}};
+  reader.read(detail::parse_toml_file(path));
+  return std::move(reader.space);
+}
+
+}  // namespace ktune::tuner
