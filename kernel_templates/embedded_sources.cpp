@@ -1,0 +1,110 @@
+#include "kernel_templates/embedded_sources.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <xxhash.h>
+
+#include "ktune/error.hpp"
+
+namespace ktune::kernel_templates {
+namespace {
+
+bool is_template_file(const std::filesystem::path& p) {
+  const auto ext = p.extension().string();
+  return ext == ".cu" || ext == ".cuh" || ext == ".toml";
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+std::span<const EmbeddedFile> embedded_files() {
+  return {detail::kEmbeddedFiles, detail::kEmbeddedFileCount};
+}
+
+SourceLibrary SourceLibrary::builtin() {
+  SourceLibrary lib;
+  for (const auto& f : embedded_files()) lib.files_.emplace(std::string(f.name), std::string(f.text));
+  return lib;
+}
+
+SourceLibrary SourceLibrary::with_folder(const std::filesystem::path& folder) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec)) {
+    throw Error(ErrorKind::kBadInput, "template folder '" + folder.string() + "' is not a directory");
+  }
+  SourceLibrary lib = builtin();
+  lib.folder_ = folder;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+    if (!entry.is_regular_file() || !is_template_file(entry.path())) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    if (!in) throw Error(ErrorKind::kBadInput, "cannot read template file '" + entry.path().string() + "'");
+    std::ostringstream text;
+    text << in.rdbuf();
+    lib.files_[entry.path().filename().string()] = text.str();
+  }
+  if (ec)
+    throw Error(ErrorKind::kBadInput,
+                "cannot list template folder '" + folder.string() + "': " + ec.message());
+  return lib;
+}
+
+SourceLibrary SourceLibrary::from_environment() {
+  const char* dir = std::getenv("KTUNE_TEMPLATE_DIR");
+  if (dir == nullptr || *dir == '\0') return builtin();
+  return with_folder(dir);
+}
+
+bool SourceLibrary::contains(std::string_view name) const { return files_.find(name) != files_.end(); }
+
+const std::string& SourceLibrary::text(std::string_view name) const {
+  const auto it = files_.find(name);
+  if (it == files_.end()) {
+    std::string known;
+    for (const auto& [n, t] : files_) known += (known.empty() ? "" : ", ") + n;
+    throw Error(ErrorKind::kNotFound,
+                "no kernel template file '" + std::string(name) + "' (known: " + known + ")");
+  }
+  return it->second;
+}
+
+std::vector<std::string> SourceLibrary::names() const {
+  std::vector<std::string> out;
+  for (const auto& [n, t] : files_) out.push_back(n);
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> SourceLibrary::headers() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [n, t] : files_) {
+    if (ends_with(n, ".cuh")) out.emplace_back(n, t);
+  }
+  return out;
+}
+
+std::string SourceLibrary::hash(std::span<const std::string> names) const {
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  auto add = [&](const std::string& name, const std::string& text) {
+    // Lengths first, so ("ab","c") and ("a","bc") hash differently.
+    const uint64_t sizes[2] = {name.size(), text.size()};
+    XXH3_64bits_update(state, sizes, sizeof sizes);
+    XXH3_64bits_update(state, name.data(), name.size());
+    XXH3_64bits_update(state, text.data(), text.size());
+  };
+  for (const auto& n : names) add(n, text(n));
+  for (const auto& [n, t] : files_) {
+    if (ends_with(n, ".cuh")) add(n, t);
+  }
+  const XXH64_hash_t h = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+}  // namespace ktune::kernel_templates

@@ -1,0 +1,102 @@
+#include "kernel_templates/kernel_spec.hpp"
+
+#include <cstring>
+
+#include "ktune/error.hpp"
+
+namespace ktune::kernel_templates {
+
+int64_t Problem::dim(std::string_view name) const {
+  for (const auto& [n, v] : dims) {
+    if (n == name) return v;
+  }
+  throw Error(ErrorKind::kBadInput,
+              "shape '" + shape_text() + "' has no dimension '" + std::string(name) + "'");
+}
+
+std::string Problem::shape_text() const {
+  std::string out;
+  for (const auto& [n, v] : dims) {
+    if (!out.empty()) out += ',';
+    out += n + '=' + std::to_string(v);
+  }
+  return out;
+}
+
+int64_t Config::at(std::string_view name) const {
+  const auto it = params.find(name);
+  if (it == params.end()) {
+    throw Error(ErrorKind::kBadInput,
+                "config of variant '" + variant + "' has no parameter '" + std::string(name) + "'");
+  }
+  return it->second;
+}
+
+nlohmann::json Config::to_json() const {
+  nlohmann::json j = nlohmann::json::object();
+  j["variant"] = variant;
+  for (const auto& [k, v] : params) j[k] = v;
+  return j;
+}
+
+Config Config::from_json(const nlohmann::json& json) {
+  if (!json.is_object()) throw Error(ErrorKind::kBadInput, "config is not a JSON object: " + json.dump());
+  Config c;
+  const auto v = json.find("variant");
+  if (v == json.end() || !v->is_string()) {
+    throw Error(ErrorKind::kBadInput, "config has no string 'variant': " + json.dump());
+  }
+  c.variant = v->get<std::string>();
+  for (const auto& [k, val] : json.items()) {
+    if (k == "variant") continue;
+    if (!val.is_number_integer()) {
+      throw Error(ErrorKind::kBadInput, "config parameter '" + k + "' is not an integer: " + val.dump());
+    }
+    c.params[k] = val.get<int64_t>();
+  }
+  return c;
+}
+
+int LaunchPlan::tensor_index(std::string_view name) const {
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    if (tensors[i].name == name) return static_cast<int>(i);
+  }
+  throw Error(ErrorKind::kNotFound, "launch plan has no tensor '" + std::string(name) + "'");
+}
+
+PackedArgs::PackedArgs(const LaunchPlan& plan, const KernelLaunch& launch,
+                       std::span<const uint64_t> tensor_ptrs) {
+  if (tensor_ptrs.size() != plan.tensors.size()) {
+    throw Error(ErrorKind::kBadInput, "PackedArgs: " + std::to_string(tensor_ptrs.size()) +
+                                          " device pointers for a plan of " +
+                                          std::to_string(plan.tensors.size()) + " tensors");
+  }
+  slots_.assign(launch.args.size(), 0);
+  for (std::size_t i = 0; i < launch.args.size(); ++i) {
+    const ArgSpec& a = launch.args[i];
+    uint64_t& slot = slots_[i];
+    switch (a.kind) {
+      case ArgSpec::Kind::kTensor:
+        slot = tensor_ptrs[static_cast<std::size_t>(plan.tensor_index(a.tensor))];
+        break;
+      case ArgSpec::Kind::kNullPointer:
+        slot = 0;
+        break;
+      case ArgSpec::Kind::kI32: {
+        const auto v = static_cast<int32_t>(a.integer);
+        std::memcpy(&slot, &v, sizeof v);
+        break;
+      }
+      case ArgSpec::Kind::kI64:
+        std::memcpy(&slot, &a.integer, sizeof a.integer);
+        break;
+      case ArgSpec::Kind::kF32:
+        std::memcpy(&slot, &a.real, sizeof a.real);
+        break;
+    }
+  }
+  pointers_.reserve(slots_.size());
+  for (auto& s : slots_) pointers_.push_back(&s);
+}
+
+}  // namespace ktune::kernel_templates

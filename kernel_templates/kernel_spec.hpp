@@ -1,0 +1,229 @@
+#pragma once
+/// KernelSpec: what the host needs to know to compile, launch, verify and count one kernel template.
+///
+/// A template (`kernel_templates/<source>.cu`) is compiled by NVRTC with the config as C++ template
+/// arguments (D3, a name expression such as `ktune_gemm_tiled<128,128,32,2,2,3,1,__nv_bfloat16,true>`).
+/// A KernelSpec turns (problem, config) into plain data that any consumer can act on without knowing
+/// the kernel: the source and name expressions to compile (CompileSpec), the tensors to allocate and
+/// the launches to make with their argument lists (LaunchPlan), the work done (WorkCounts), and the
+/// reference that verifies it: a simple GPU kernel (ReferenceSpec, f32 accumulation) and a CPU float64
+/// one for small shapes. The candidate runner, the tuner and the dispatch runtime all consume these
+/// structs; nothing here touches CUDA.
+///
+/// Tensors are bound by name: a ReferenceSpec's inputs carry the same names as the LaunchPlan's, so the
+/// same buffers feed both; ReferenceSpec::compare pairs each candidate output with the reference output
+/// it must match.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/dtype.hpp"
+
+namespace ktune::kernel_templates {
+
+/// Element types are the harness's: harness::DType with to_string / dtype_from_string / size_of /
+/// cuda_type_name (harness/dtype.hpp).
+using harness::DType;
+
+/// One problem instance: named dimensions in the kernel's canonical order, the dtype, and the
+/// kernel's layout/mode text ("nt" or "nn" for gemm; "" where a kernel has none).
+struct Problem {
+  std::vector<std::pair<std::string, int64_t>> dims;
+  DType dtype = DType::kF32;
+  std::string layout;
+
+  /// Value of a dimension; throws ktune::Error(kBadInput) when absent.
+  int64_t dim(std::string_view name) const;
+  /// `m=16,n=4096,k=4096`.
+  std::string shape_text() const;
+};
+
+/// A point of a config space: the template within the family (`variant`, e.g. "tiled", "gemv") and
+/// its integer parameters by name (BLOCK_M, ...).
+struct Config {
+  std::string variant;
+  std::map<std::string, int64_t, std::less<>> params;
+
+  /// Value of a parameter; throws ktune::Error(kBadInput) naming it when absent.
+  int64_t at(std::string_view name) const;
+  /// {"variant":"tiled","BLOCK_M":128,...}; the form stored in the cache's config_json.
+  nlohmann::json to_json() const;
+  /// Inverse of to_json; throws ktune::Error(kBadInput) on a missing variant or a non-integer value.
+  static Config from_json(const nlohmann::json& json);
+};
+
+struct Dim3 {
+  uint32_t x = 1;
+  uint32_t y = 1;
+  uint32_t z = 1;
+  bool operator==(const Dim3&) const = default;
+};
+
+/// Grid, block and dynamic shared memory of one launch. A launch with more than 48 KiB of dynamic
+/// shared memory needs CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES set on the function first.
+struct LaunchDims {
+  Dim3 grid;
+  Dim3 block;
+  uint32_t dynamic_smem_bytes = 0;
+};
+
+enum class TensorRole {
+  kInput,      ///< filled with random values (never zeros) before a run
+  kOutput,     ///< poisoned before a run, compared after it
+  kWorkspace,  ///< scratch; needs no initial value (every kernel writes before it reads)
+};
+
+/// A device buffer a plan needs.
+struct TensorSpec {
+  std::string name;  ///< "a", "b", "c", "workspace", "c_ref", ...
+  TensorRole role = TensorRole::kInput;
+  DType dtype = DType::kF32;
+  int64_t elements = 0;
+
+  int64_t bytes() const { return elements * static_cast<int64_t>(harness::size_of(dtype)); }
+};
+
+/// One kernel argument: a tensor's device pointer (by the tensor's name), a null pointer, or a scalar.
+struct ArgSpec {
+  enum class Kind { kTensor, kNullPointer, kI32, kI64, kF32 };
+  Kind kind = Kind::kI32;
+  std::string tensor;   ///< a LaunchPlan tensor's name when kind == kTensor
+  int64_t integer = 0;  ///< kI32 / kI64 value
+  float real = 0;       ///< kF32 value
+
+  static ArgSpec of_tensor(std::string name) { return {Kind::kTensor, std::move(name), 0, 0.0f}; }
+  /// A pointer argument the kernel does not use for this config (e.g. the workspace at SPLIT_K 1).
+  static ArgSpec null_pointer() { return {Kind::kNullPointer, {}, 0, 0.0f}; }
+  static ArgSpec i32(int32_t v) { return {Kind::kI32, {}, v, 0.0f}; }
+  static ArgSpec i64(int64_t v) { return {Kind::kI64, {}, v, 0.0f}; }
+  static ArgSpec f32(float v) { return {Kind::kF32, {}, 0, v}; }
+};
+
+/// One kernel launch: which compiled function (one of CompileSpec::name_expressions), its geometry
+/// and its arguments in order.
+struct KernelLaunch {
+  std::string name_expression;
+  LaunchDims dims;
+  std::vector<ArgSpec> args;
+};
+
+/// Everything NVRTC needs besides the target arch. The source (and the headers it includes) come from
+/// SourceLibrary (kernel_templates/embedded_sources.hpp) by name.
+struct CompileSpec {
+  std::string source_name;                    ///< e.g. "gemm_tiled.cu"
+  std::vector<std::string> name_expressions;  ///< every function the launches use
+  std::vector<std::string> options;           ///< e.g. "--std=c++17"; "-arch=..." is added by the compiler
+};
+
+/// The buffers to allocate and the launches to make, in order, on one stream.
+struct LaunchPlan {
+  std::vector<TensorSpec> tensors;
+  std::vector<KernelLaunch> launches;
+
+  /// Index of the tensor named `name`; throws ktune::Error(kNotFound).
+  int tensor_index(std::string_view name) const;
+};
+
+/// The GPU reference of a problem: compile, run (its input tensors carry the candidate's names and
+/// must be bound to the same buffers), then compare each pair (candidate output, reference output).
+struct ReferenceSpec {
+  CompileSpec compile;
+  LaunchPlan plan;
+  std::vector<std::pair<std::string, std::string>> compare;  ///< {"c", "c_ref"}
+};
+
+/// Work of one problem, for the roofline: floating-point operations and the minimum DRAM traffic
+/// (every input read once, every output written once).
+struct WorkCounts {
+  double flops = 0;
+  double min_bytes = 0;
+};
+
+/// An alignment a config's fast path assumes (D8). `required` false: the kernel checks at run time
+/// and falls back to a slower but correct path when unmet; true: dispatch must refuse to launch.
+struct AlignmentRule {
+  std::string tensor;
+  int64_t bytes = 0;
+  bool required = false;
+  std::string note;
+};
+
+/// Host tensors of float64 values by name (CPU references).
+using HostTensors = std::map<std::string, std::vector<double>, std::less<>>;
+
+/// One kernel template's host side. Implementations are stateless and thread-safe.
+class KernelSpec {
+ public:
+  virtual ~KernelSpec() = default;
+
+  /// Family (the cache's kernel name), e.g. "gemm".
+  virtual std::string_view kernel() const = 0;
+  /// Template within the family, e.g. "tiled"; equals Config::variant.
+  virtual std::string_view variant() const = 0;
+  /// Dimension names in canonical order, e.g. {"m","n","k"}.
+  virtual std::vector<std::string> dims() const = 0;
+  /// Tunable parameter names, e.g. {"BLOCK_M", ...}; a config must give each.
+  virtual std::vector<std::string> param_names() const = 0;
+  /// The embedded source file of this template, e.g. "gemm_tiled.cu".
+  virtual std::string_view source_name() const = 0;
+
+  /// Why this config cannot serve this problem (a parameter missing or out of its rules, a dtype or
+  /// layout the template lacks, a shape outside its range), or nullopt when it can. The tuner stores a
+  /// rejected config as `skipped` with this reason.
+  virtual std::optional<std::string> rejection(const Problem& problem, const Config& config) const = 0;
+
+  /// Canonical config name, e.g. `gemm.bf16.nt.128x128x32.w2x2.s3.sk1`. Needs no valid problem dims.
+  virtual std::string canonical_name(const Problem& problem, const Config& config) const = 0;
+
+  /// What to compile. Depends on dtype, layout and config only where the template does, so one cubin
+  /// serves many shapes. Throws ktune::Error(kBadInput) with the rejection when rejected.
+  virtual CompileSpec compile_spec(const Problem& problem, const Config& config) const = 0;
+
+  /// Buffers and launches. Throws ktune::Error(kBadInput) with the rejection when rejected.
+  virtual LaunchPlan launch_plan(const Problem& problem, const Config& config) const = 0;
+
+  /// FLOPs and minimum bytes of the problem (config-independent).
+  virtual WorkCounts work(const Problem& problem) const = 0;
+
+  /// Alignments the config's fast paths assume.
+  virtual std::vector<AlignmentRule> alignment(const Problem& problem, const Config& config) const = 0;
+
+  /// The GPU reference (f32 accumulation) for the problem.
+  virtual ReferenceSpec reference(const Problem& problem) const = 0;
+
+  /// The CPU float64 reference: from input tensors by name (values already rounded to the dtype) to
+  /// output tensors by the candidate's output names. Meant for small shapes.
+  virtual HostTensors cpu_reference(const Problem& problem, const HostTensors& inputs) const = 0;
+
+  /// A config that serves every problem the template supports (dispatch's fallback, the
+  /// `--baseline default`).
+  virtual Config default_config(const Problem& problem) const = 0;
+};
+
+/// Kernel arguments packed for cuLaunchKernel's `kernelParams`: one 8-byte slot per argument.
+class PackedArgs {
+ public:
+  /// `tensor_ptrs[i]` is the device address of `plan.tensors[i]`. Throws ktune::Error(kBadInput) when
+  /// the sizes differ or an argument names a tensor the plan lacks.
+  PackedArgs(const LaunchPlan& plan, const KernelLaunch& launch, std::span<const uint64_t> tensor_ptrs);
+  PackedArgs(const PackedArgs&) = delete;
+  PackedArgs& operator=(const PackedArgs&) = delete;
+
+  /// The `void**` cuLaunchKernel takes; valid while this object lives.
+  void** data() { return pointers_.data(); }
+  std::size_t size() const { return pointers_.size(); }
+
+ private:
+  std::vector<uint64_t> slots_;
+  std::vector<void*> pointers_;
+};
+
+}  // namespace ktune::kernel_templates

@@ -1,0 +1,48 @@
+#include "kernel_templates/spec_registry.hpp"
+
+#include <algorithm>
+
+#include "kernel_templates/gemm_spec.hpp"
+#include "kernel_templates/gemv_spec.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::kernel_templates {
+namespace {
+
+const std::vector<const KernelSpec*>& all_specs() {
+  static const TiledGemmSpec kTiled;
+  static const GemvSpec kGemv;
+  static const std::vector<const KernelSpec*> kAll = {&kTiled, &kGemv};
+  return kAll;
+}
+
+}  // namespace
+
+std::vector<const KernelSpec*> specs_of(std::string_view kernel) {
+  std::vector<const KernelSpec*> out;
+  for (const KernelSpec* s : all_specs()) {
+    if (s->kernel() == kernel) out.push_back(s);
+  }
+  return out;
+}
+
+const KernelSpec& find_spec(std::string_view kernel, std::string_view variant) {
+  std::string known;
+  for (const KernelSpec* s : specs_of(kernel)) {
+    if (s->variant() == variant) return *s;
+    known += (known.empty() ? "" : ", ") + std::string(s->variant());
+  }
+  throw Error(ErrorKind::kBadInput, "kernel '" + std::string(kernel) + "' has no variant '" +
+                                        std::string(variant) +
+                                        "' (known: " + (known.empty() ? "none" : known) + ")");
+}
+
+std::vector<std::string> kernel_source_files(std::string_view kernel) {
+  std::vector<std::string> out;
+  for (const KernelSpec* s : specs_of(kernel)) out.emplace_back(s->source_name());
+  if (kernel == "gemm") out.emplace_back("gemm_reference.cu");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace ktune::kernel_templates
