@@ -1,0 +1,138 @@
+// Verification math on cases worked by hand, and the tolerance table.
+#include "harness/verification.hpp"
+
+#include <cmath>
+#include <limits>
+#include <set>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ktune/error.hpp"
+
+namespace ktune::harness {
+namespace {
+
+TEST(Verification, HandWorkedRelativeAndMaxAbsError) {
+  // out - ref = {0, 0, -1}: ||diff|| = 1, ||ref|| = sqrt(1 + 4 + 16) = sqrt(21).
+  const std::vector<double> out{1, 2, 3};
+  const std::vector<double> ref{1, 2, 4};
+  const ErrorMetrics m = compare(out, ref);
+  EXPECT_NEAR(m.rel_err, 1 / std::sqrt(21.0), 1e-15);
+  EXPECT_DOUBLE_EQ(m.max_abs_err, 1);
+  EXPECT_DOUBLE_EQ(m.max_abs_ref, 4);
+  EXPECT_EQ(m.count, 3U);
+}
+
+TEST(Verification, SecondHandWorkedCaseWithNegatives) {
+  // diff = {0.5, -0.5, 0, 0}: ||diff|| = sqrt(0.5); ref {-3, 4, 0.5, -0.5}: ||ref|| = sqrt(25.5).
+  const std::vector<double> out{-2.5, 3.5, 0.5, -0.5};
+  const std::vector<double> ref{-3, 4, 0.5, -0.5};
+  const ErrorMetrics m = compare(out, ref);
+  EXPECT_NEAR(m.rel_err, std::sqrt(0.5 / 25.5), 1e-15);
+  EXPECT_DOUBLE_EQ(m.max_abs_err, 0.5);
+}
+
+TEST(Verification, PartialSumsMergeLikeOnePass) {
+  const std::vector<double> out{1.5, -2, 3, 4.25, 9};
+  const std::vector<double> ref{1, -2.5, 3, 4, 8};
+  ErrorSums a, b, whole;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    (i < 2 ? a : b).add(out[i], ref[i]);
+    whole.add(out[i], ref[i]);
+  }
+  a.merge(b);
+  EXPECT_DOUBLE_EQ(finish(a).rel_err, finish(whole).rel_err);
+  EXPECT_DOUBLE_EQ(finish(a).max_abs_err, 1.0);
+  EXPECT_EQ(finish(a).count, 5U);
+}
+
+TEST(Verification, ExactMatchPasses) {
+  const std::vector<double> v{0.3, -0.7, 0.9};
+  const Verdict verdict = judge(compare(v, v), tolerance_for(DType::kF32));
+  EXPECT_TRUE(verdict.ok) << verdict.reason;
+  EXPECT_EQ(verdict.metrics.rel_err, 0);
+}
+
+TEST(Verification, PoisonLeftInOutputFails) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> out{0.5, nan, 0.25};
+  const std::vector<double> ref{0.5, 0.75, 0.25};
+  const Verdict v = judge(compare(out, ref), tolerance_for(DType::kBF16));
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.reason.find("NaN/Inf"), std::string::npos) << v.reason;
+}
+
+TEST(Verification, BrokenReferenceFails) {
+  const std::vector<double> out{1, 1};
+  const std::vector<double> ref{1, std::numeric_limits<double>::infinity()};
+  const Verdict v = judge(compare(out, ref), tolerance_for(DType::kF32));
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.reason.find("reference"), std::string::npos);
+}
+
+TEST(Verification, RelativeErrorJustOverAndUnderTheBound) {
+  const Tolerance& t = tolerance_for(DType::kF16);  // rel_l2 = 2e-3
+  // Uniform relative error e on every element gives rel_err = e exactly.
+  std::vector<double> ref, under, over;
+  for (int i = 1; i <= 100; ++i) {
+    const double r = (i % 2 ? 1 : -1) * (0.25 + 0.0075 * i);
+    ref.push_back(r);
+    under.push_back(r * (1 + 0.9 * t.rel_l2));
+    over.push_back(r * (1 + 1.1 * t.rel_l2));
+  }
+  EXPECT_TRUE(judge(compare(under, ref), t).ok);
+  const Verdict v = judge(compare(over, ref), t);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.reason.find("relative error"), std::string::npos) << v.reason;
+}
+
+TEST(Verification, OneBadElementInALargeOutputIsCaughtByMaxAbs) {
+  // 10^5 exact elements and one off by 0.5: rel_err = 0.5/||ref|| ~ 2.7e-3 < bf16's 1.6e-2, but
+  // max abs 0.5 > 6.25e-2 * 1.
+  std::vector<double> ref(100000), out;
+  for (std::size_t i = 0; i < ref.size(); ++i) ref[i] = (i % 3 ? 0.5 : -1.0);
+  out = ref;
+  out[777] += 0.5;
+  const Verdict v = judge(compare(out, ref), tolerance_for(DType::kBF16));
+  EXPECT_LT(v.metrics.rel_err, tolerance_for(DType::kBF16).rel_l2);
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.reason.find("max abs error"), std::string::npos) << v.reason;
+}
+
+TEST(Verification, ZeroReferenceCases) {
+  const std::vector<double> zero{0, 0};
+  const std::vector<double> one{0, 1};
+  EXPECT_EQ(compare(zero, zero).rel_err, 0);
+  EXPECT_TRUE(std::isinf(compare(one, zero).rel_err));
+  EXPECT_FALSE(judge(compare(std::vector<double>{}, std::vector<double>{}), tolerance_for(DType::kF32)).ok);
+}
+
+TEST(Verification, LengthMismatchIsBadInput) {
+  EXPECT_THROW(compare(std::vector<double>{1, 2}, std::vector<double>{1}), Error);
+}
+
+TEST(ToleranceTable, OneRowPerDtypeWithAReason) {
+  std::set<DType> seen;
+  for (const Tolerance& t : tolerance_table()) {
+    EXPECT_TRUE(seen.insert(t.dtype).second) << "duplicate row for " << to_string(t.dtype);
+    EXPECT_FALSE(t.reason.empty());
+    EXPECT_GT(t.rel_l2, 0);
+    EXPECT_GE(t.max_abs_rel, t.rel_l2);
+    EXPECT_EQ(tolerance_for(t.dtype).dtype, t.dtype);
+  }
+  EXPECT_EQ(seen.size(), 5U);
+}
+
+TEST(ToleranceTable, CoarserTypesAreLooser) {
+  EXPECT_LT(tolerance_for(DType::kF32).rel_l2, tolerance_for(DType::kF16).rel_l2);
+  EXPECT_LT(tolerance_for(DType::kF16).rel_l2, tolerance_for(DType::kBF16).rel_l2);
+  EXPECT_LT(tolerance_for(DType::kBF16).rel_l2, tolerance_for(DType::kFP8E4M3).rel_l2);
+  EXPECT_LT(tolerance_for(DType::kFP8E4M3).rel_l2, tolerance_for(DType::kFP8E5M2).rel_l2);
+  // Each bound is above the output-rounding RMS error u/sqrt(3) of its type.
+  EXPECT_GT(tolerance_for(DType::kBF16).rel_l2, std::ldexp(1.0, -8) / std::sqrt(3.0));
+  EXPECT_GT(tolerance_for(DType::kF16).rel_l2, std::ldexp(1.0, -11) / std::sqrt(3.0));
+}
+
+}  // namespace
+}  // namespace ktune::harness

@@ -1,0 +1,133 @@
+// Frames and messages of the worker protocol: round trips, byte-at-a-time delivery, and garbage.
+#include "harness/worker_protocol.hpp"
+
+#include <gtest/gtest.h>
+
+#include "harness/candidate.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::harness {
+namespace {
+
+std::string protocol_error_of(std::string bytes) {
+  FrameDecoder d;
+  d.feed(bytes);
+  try {
+    d.next();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.api_code(), kProtocolErrorCode);
+    return e.what();
+  }
+  return "";
+}
+
+CandidateRequest sample_request() {
+  CandidateRequest r;
+  r.id = 42;
+  r.name = "copy.f32.u4.b256";
+  r.device = 1;
+  r.buffers = {{"src", DType::kBF16, 1000, BufferSpec::Init::kRandom, 2.0},
+               {"dst", DType::kBF16, 1000, BufferSpec::Init::kPoison, 1.0}};
+  r.kernel.cubin = std::string(
+      "\x7f"
+      "ELF\0\x01\xff binary",
+      15);
+  r.kernel.function = "_Z4copyILi4EEvPK5uint4PS0_y";
+  r.kernel.grid = {7, 2, 1};
+  r.kernel.block = {256, 1, 1};
+  r.kernel.shared_bytes = 1024;
+  r.kernel.args = {KernelArg::buf("src"), KernelArg::buf("dst"), KernelArg::u64(1ULL << 40),
+                   KernelArg::f32(0.5f), KernelArg::i32(-3)};
+  r.checks = {{"dst", "src"}};
+  r.timing.flush = FlushMode::kRotate;
+  r.timing.max_samples = 77;
+  r.timing.metrics = {"dram__bytes_read.sum"};
+  r.bytes_moved = 4000;
+  return r;
+}
+
+TEST(WorkerProtocol, FrameRoundTripByteAtATime) {
+  const Message in{MessageType::kMeasure, to_json(sample_request())};
+  const std::string frame =
+      encode_frame(in) + encode_frame({MessageType::kShutdown, nlohmann::json::object()});
+  FrameDecoder d;
+  std::vector<Message> got;
+  for (char c : frame) {
+    d.feed(std::string_view(&c, 1));
+    while (auto m = d.next()) got.push_back(std::move(*m));
+  }
+  ASSERT_EQ(got.size(), 2U);
+  EXPECT_EQ(got[0].type, MessageType::kMeasure);
+  EXPECT_EQ(got[1].type, MessageType::kShutdown);
+  EXPECT_EQ(d.pending(), 0U);
+  const CandidateRequest out = candidate_request_from_json(got[0].body);
+  const CandidateRequest ref = sample_request();
+  EXPECT_EQ(out.kernel.cubin, ref.kernel.cubin);  // binary with NUL and 0xff survives
+  EXPECT_EQ(out.kernel.args.size(), 5U);
+  EXPECT_EQ(static_cast<uint64_t>(out.kernel.args[2].i), 1ULL << 40);
+  EXPECT_EQ(out.kernel.args[3].f, 0.5);
+  EXPECT_EQ(out.kernel.args[4].i, -3);
+  EXPECT_EQ(out.buffers[0].dtype, DType::kBF16);
+  EXPECT_EQ(out.buffers[1].init, BufferSpec::Init::kPoison);
+  EXPECT_EQ(out.timing.flush, FlushMode::kRotate);
+  EXPECT_EQ(out.timing.max_samples, 77);
+  EXPECT_EQ(out.kernel.grid[1], 2U);
+  EXPECT_EQ(out.checks[0].reference, "src");
+}
+
+TEST(WorkerProtocol, ResultRoundTrip) {
+  CandidateResult r;
+  r.id = 9;
+  r.name = "x";
+  r.outcome = Outcome::kIncorrect;
+  r.reason = "relative error 0.5 > 1e-4";
+  r.samples_us = {1.5, 2.5, 3.5};
+  r.stats = summarize(r.samples_us);
+  r.sm_clock_mhz = 1980;
+  r.counters = {{"available", false}, {"reason", "CUPTI missing"}};
+  const CandidateResult back = candidate_result_from_json(to_json(r));
+  EXPECT_EQ(back.outcome, Outcome::kIncorrect);
+  EXPECT_EQ(back.reason, r.reason);
+  ASSERT_TRUE(back.stats);
+  EXPECT_DOUBLE_EQ(back.stats->median, 2.5);
+  EXPECT_EQ(back.sm_clock_mhz, 1980);
+  EXPECT_FALSE(back.temperature_c);
+  EXPECT_EQ(back.counters.at("reason"), "CUPTI missing");
+}
+
+TEST(WorkerProtocol, GarbageIsAClearProtocolError) {
+  EXPECT_NE(protocol_error_of("hello world, not a frame").find("bad magic"), std::string::npos);
+  EXPECT_NE(protocol_error_of("XY").find("bad magic"), std::string::npos);  // wrong from the first byte
+}
+
+TEST(WorkerProtocol, WrongVersionUnknownTypeOversizeAndBadBodyAreRejected) {
+  const std::string good = encode_frame({MessageType::kHello, nlohmann::json{{"ok", true}}});
+  EXPECT_NE(protocol_error_of(encode_frame({MessageType::kHello, {}}, 99)).find("protocol version 99"),
+            std::string::npos);
+  std::string bad_type = good;
+  bad_type[6] = 77;
+  EXPECT_NE(protocol_error_of(bad_type).find("unknown message type 77"), std::string::npos);
+  std::string huge = good;
+  huge[11] = '\x7f';
+  EXPECT_NE(protocol_error_of(huge).find("exceeds"), std::string::npos);
+  std::string not_cbor = good.substr(0, 12);
+  not_cbor[8] = 3;
+  not_cbor[9] = not_cbor[10] = not_cbor[11] = 0;
+  not_cbor += "\xff\xff\xff";
+  EXPECT_NE(protocol_error_of(not_cbor).find("not CBOR"), std::string::npos);
+}
+
+TEST(WorkerProtocol, MalformedRequestBodyIsBadInput) {
+  nlohmann::json j = to_json(sample_request());
+  j.erase("kernel");
+  try {
+    candidate_request_from_json(j);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kBadInput);
+    EXPECT_NE(std::string(e.what()).find("kernel"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ktune::harness
