@@ -192,7 +192,11 @@ class ConfigCache {
   /// Best config for the key; with `allow_fallback`, the nearest tuned shape of the same kernel,
   /// dtype and GPU when the shape itself was not tuned (flagged in the answer).
   std::optional<BestConfig> best(const Lookup& lookup, bool allow_fallback = true) const;
+  /// Every best row matching `filter` (all template hashes), ordered by GPU, kernel, hash, dtype, shape.
   std::vector<BestConfig> list_best(const Filter& filter = {}) const;
+  /// The kernel's most recently registered template hash (the one a Lookup without source_hash
+  /// uses); nullopt for an unknown kernel.
+  std::optional<std::string> current_source_hash(std::string_view kernel) const;
   /// Calls `fn` for every measurement matching `filter`, in id order (streams; no big vector).
   void for_each_measurement(const Filter& filter, const std::function<void(const StoredMeasurement&)>& fn) const;
   /// Whether a measurement exists for (gpu, kernel, shape, dtype, config_name) — resume support.

@@ -69,6 +69,11 @@ std::optional<BestConfig> ConfigCache::best(const Lookup& lookup, bool allow_fal
   return chosen;
 }
 
+std::optional<std::string> ConfigCache::current_source_hash(std::string_view kernel) const {
+  std::lock_guard lock(impl_->mu);
+  return current_hash(impl_->db, kernel);
+}
+
 std::vector<BestConfig> ConfigCache::list_best(const Filter& filter) const {
   std::lock_guard lock(impl_->mu);
   StatementLease s = impl_->db.cached(fmt::format(

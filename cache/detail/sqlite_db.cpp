@@ -242,4 +242,16 @@ void Transaction::commit() {
   done_ = true;
 }
 
+// ---------------------------------------------------------------- ReadSnapshot
+
+ReadSnapshot::ReadSnapshot(Database& db) : db_(db) { db_.exec("BEGIN DEFERRED"); }
+
+ReadSnapshot::~ReadSnapshot() {
+  // Nothing was written, so ending with ROLLBACK loses nothing.
+  const int rc = sqlite3_exec(db_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK && sqlite3_get_autocommit(db_.handle()) == 0) {
+    std::fprintf(stderr, "ktune: ending a read transaction failed: %s\n", sqlite3_errstr(rc));
+  }
+}
+
 }  // namespace ktune::cache::detail

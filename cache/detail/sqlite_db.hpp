@@ -128,4 +128,16 @@ class Transaction {
   bool done_ = false;
 };
 
+/// A read transaction (BEGIN DEFERRED): every query inside sees one snapshot. Ends on destruction.
+class ReadSnapshot {
+ public:
+  explicit ReadSnapshot(Database& db);
+  ReadSnapshot(const ReadSnapshot&) = delete;
+  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+  ~ReadSnapshot();
+
+ private:
+  Database& db_;
+};
+
 }  // namespace ktune::cache::detail

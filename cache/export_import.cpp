@@ -1,0 +1,211 @@
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cache/config_cache.hpp"
+#include "cache/detail/impl.hpp"
+#include "cache/detail/row_importer.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::cache {
+namespace {
+
+using detail::StatementLease;
+using nlohmann::json;
+
+/// docs/export-format.md. Raise on any change a reader must know about; import refuses newer ones.
+constexpr int kExportFormatVersion = 1;
+constexpr const char* kExportFormatName = "ktune-export";
+
+json object_or_text(std::string_view text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return j.is_discarded() ? json(std::string(text)) : j;
+}
+
+json opt(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
+
+/// Writes `name: [rows...]`, one row a line, streaming from `s`.
+template <typename RowFn>
+void write_array(std::ostream& out, const char* name, detail::Statement& s, RowFn row, bool last = false) {
+  out << "  \"" << name << "\": [";
+  bool first = true;
+  while (s.step()) {
+    out << (first ? "\n    " : ",\n    ") << row(s).dump();
+    first = false;
+  }
+  out << (first ? "]" : "\n  ]") << (last ? "\n" : ",\n");
+}
+
+}  // namespace
+
+void ConfigCache::export_json(const std::filesystem::path& out_path) const {
+  std::lock_guard lock(impl_->mu);
+  detail::Database& db = impl_->db;
+  detail::ReadSnapshot snapshot(db);
+  std::filesystem::path tmp = out_path;
+  tmp += ".tmp";
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  if (!out) throw Error(ErrorKind::kRuntime, fmt::format("cannot write the export file {}", tmp.string()));
+  out << "{\n";
+  out << "  \"format\": " << json(kExportFormatName).dump() << ",\n";
+  out << "  \"format_version\": " << kExportFormatVersion << ",\n";
+  out << "  \"schema_version\": " << kSchemaVersion << ",\n";
+  out << "  \"exported_at\": " << json(detail::now_iso()).dump() << ",\n";
+  {
+    StatementLease s =
+        db.cached("SELECT id, name, cc_major, cc_minor, sm_count, memory_bytes, ceilings_json FROM gpus ORDER BY id");
+    write_array(out, "gpus", *s, [](const detail::Statement& r) {
+      return json{{"id", r.int64(0)},       {"name", r.text(1)},         {"cc_major", r.int64(2)},
+                  {"cc_minor", r.int64(3)}, {"sm_count", r.int64(4)},    {"memory_bytes", r.int64(5)},
+                  {"ceilings", object_or_text(r.text_view(6))}};
+    });
+  }
+  {
+    StatementLease s = db.cached("SELECT id, name, source_hash, registered_at FROM kernels ORDER BY id");
+    write_array(out, "kernels", *s, [](const detail::Statement& r) {
+      return json{{"id", r.int64(0)}, {"name", r.text(1)}, {"source_hash", r.text(2)}, {"registered_at", r.text(3)}};
+    });
+  }
+  {
+    StatementLease s = db.cached(
+        "SELECT id, started_at, host, ktune_version, arguments, driver_version, cuda_version FROM runs ORDER BY id");
+    write_array(out, "runs", *s, [](const detail::Statement& r) {
+      return json{{"id", r.int64(0)},         {"started_at", r.text(1)},     {"host", r.text(2)},
+                  {"ktune_version", r.text(3)}, {"arguments", r.text(4)},    {"driver_version", r.text(5)},
+                  {"cuda_version", r.text(6)}};
+    });
+  }
+  {
+    StatementLease s = db.cached(
+        "SELECT id, run_id, gpu_id, kernel_id, shape, dtype, config_name, config_json, outcome, reason, median_us,"
+        " min_us, mean_us, p90_us, stdev_us, samples, counters_json, resources_json, baseline, sm_clock_mhz,"
+        " temperature_c, measured_at FROM measurements ORDER BY id");
+    write_array(out, "measurements", *s, [](const detail::Statement& r) {
+      json stats = nullptr;
+      if (!r.is_null(10)) {
+        stats = {{"median_us", r.real(10)}, {"min_us", r.real(11)},   {"mean_us", r.real(12)},
+                 {"p90_us", r.real(13)},    {"stdev_us", r.real(14)}, {"samples", r.int64(15)}};
+      }
+      return json{{"id", r.int64(0)},
+                  {"run_id", r.int64(1)},
+                  {"gpu_id", r.int64(2)},
+                  {"kernel_id", r.int64(3)},
+                  {"shape", r.text(4)},
+                  {"dtype", r.text(5)},
+                  {"config_name", r.text(6)},
+                  {"config", object_or_text(r.text_view(7))},
+                  {"outcome", r.text(8)},
+                  {"reason", r.text(9)},
+                  {"stats", stats},
+                  {"counters", object_or_text(r.text_view(16))},
+                  {"resources", object_or_text(r.text_view(17))},
+                  {"baseline", r.text(18)},
+                  {"sm_clock_mhz", opt(r.opt_real(19))},
+                  {"temperature_c", opt(r.opt_real(20))},
+                  {"measured_at", r.text(21)}};
+    });
+  }
+  {
+    StatementLease s = db.cached(
+        "SELECT gpu_id, kernel_id, shape, dtype, measurement_id, updated_at FROM best"
+        " ORDER BY gpu_id, kernel_id, dtype, shape");
+    write_array(
+        out, "best", *s,
+        [](const detail::Statement& r) {
+          return json{{"gpu_id", r.int64(0)}, {"kernel_id", r.int64(1)},      {"shape", r.text(2)},
+                      {"dtype", r.text(3)},   {"measurement_id", r.int64(4)}, {"updated_at", r.text(5)}};
+        },
+        /*last=*/true);
+  }
+  out << "}\n";
+  out.close();
+  if (!out) throw Error(ErrorKind::kRuntime, fmt::format("writing the export file {} failed", tmp.string()));
+  std::error_code ec;
+  std::filesystem::rename(tmp, out_path, ec);
+  if (ec) {
+    throw Error(ErrorKind::kRuntime, fmt::format("cannot move {} to {}: {}", tmp.string(), out_path.string(),
+                                                 ec.message()));
+  }
+}
+
+MergeStats ConfigCache::import_json(const std::filesystem::path& in_path) {
+  impl_->require_writable("import");
+  std::ifstream in(in_path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::kNotFound, fmt::format("cannot read the export file {}", in_path.string()));
+  json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    throw Error(ErrorKind::kBadInput, fmt::format("{} is not a JSON document", in_path.string()));
+  }
+  if (doc.value("format", "") != kExportFormatName) {
+    throw Error(ErrorKind::kBadInput, fmt::format("{} is not a ktune export (\"format\" is not \"{}\")",
+                                                  in_path.string(), kExportFormatName));
+  }
+  const int version = doc.value("format_version", 0);
+  if (version < 1 || version > kExportFormatVersion) {
+    throw Error(ErrorKind::kBadInput, fmt::format("{} has export format version {}; this ktune reads 1 to {}",
+                                                  in_path.string(), version, kExportFormatVersion));
+  }
+  const auto text_of = [](const json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); };
+  const auto opt_num = [](const json& j) { return j.is_null() ? std::nullopt : std::optional<double>(j.get<double>()); };
+  std::lock_guard lock(impl_->mu);
+  detail::Transaction tx(impl_->db);
+  detail::RowImporter importer(impl_->db);
+  try {
+    for (const json& g : doc.at("gpus")) {
+      importer.add_gpu(g.at("id").get<int64_t>(),
+                       GpuInfo{g.at("name").get<std::string>(), g.at("cc_major").get<int>(), g.at("cc_minor").get<int>(),
+                               g.at("sm_count").get<int>(), g.at("memory_bytes").get<int64_t>(),
+                               text_of(g.value("ceilings", json::object()))});
+    }
+    for (const json& k : doc.at("kernels")) {
+      importer.add_kernel({k.at("id").get<int64_t>(),
+                           {k.at("name").get<std::string>(), k.at("source_hash").get<std::string>()},
+                           k.value("registered_at", "")});
+    }
+    for (const json& r : doc.at("runs")) {
+      importer.add_run({r.at("id").get<int64_t>(),
+                        {r.at("started_at").get<std::string>(), r.value("host", ""), r.value("ktune_version", ""),
+                         r.value("arguments", ""), r.value("driver_version", ""), r.value("cuda_version", "")}});
+    }
+    detail::SourceMeasurement row;
+    for (const json& j : doc.at("measurements")) {
+      row.id = j.at("id").get<int64_t>();
+      row.run_id = j.at("run_id").get<int64_t>();
+      row.gpu_id = j.at("gpu_id").get<int64_t>();
+      row.kernel_id = j.at("kernel_id").get<int64_t>();
+      Measurement& m = row.m;
+      m.shape = j.at("shape").get<std::string>();
+      m.dtype = j.at("dtype").get<std::string>();
+      m.config_name = j.at("config_name").get<std::string>();
+      m.config_json = text_of(j.value("config", json::object()));
+      m.outcome = outcome_from_string(j.at("outcome").get<std::string>());
+      m.reason = j.value("reason", "");
+      const json& st = j.value("stats", json());
+      if (st.is_null()) {
+        m.stats.reset();
+      } else {
+        m.stats = Stats{st.at("median_us").get<double>(), st.at("min_us").get<double>(), st.at("mean_us").get<double>(),
+                        st.at("p90_us").get<double>(),    st.at("stdev_us").get<double>(), st.at("samples").get<int64_t>()};
+      }
+      m.counters_json = text_of(j.value("counters", json::object()));
+      m.resources_json = text_of(j.value("resources", json::object()));
+      m.baseline = j.value("baseline", "");
+      m.sm_clock_mhz = opt_num(j.value("sm_clock_mhz", json()));
+      m.temperature_c = opt_num(j.value("temperature_c", json()));
+      row.measured_at = j.value("measured_at", "");
+      importer.add_measurement(row);
+    }
+    for (const json& b : doc.at("best")) {
+      importer.add_best({b.at("gpu_id").get<int64_t>(), b.at("kernel_id").get<int64_t>(),
+                         b.at("shape").get<std::string>(), b.at("dtype").get<std::string>(),
+                         b.at("measurement_id").get<int64_t>()});
+    }
+  } catch (const json::exception& e) {
+    throw Error(ErrorKind::kBadInput, fmt::format("{}: malformed ktune export: {}", in_path.string(), e.what()));
+  }
+  tx.commit();
+  return importer.stats();
+}
+
+}  // namespace ktune::cache
