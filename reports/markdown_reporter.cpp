@@ -1,0 +1,93 @@
+#include "reports/markdown_reporter.hpp"
+
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "reports/escape.hpp"
+#include "reports/number_format.hpp"
+
+namespace ktune::reports {
+namespace {
+
+/// Winners listed per kernel; a summary for a pull request stays readable below this, and the
+/// HTML and CSV reports hold the rest.
+constexpr size_t kMaxWinnerRows = 50;
+
+std::string code(std::string_view text) { return "`" + markdown_cell(text) + "`"; }
+
+std::string memory_text(int64_t bytes) {
+  return fmt::format("{:.0f} GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+}
+
+void write_gpus(std::string& out, const ReportData& data) {
+  out += "| GPU | CC | SMs | memory | ceilings |\n|---|---|---:|---:|---|\n";
+  for (const cache::GpuInfo& gpu : data.gpus) {
+    fmt::format_to(std::back_inserter(out), "| {} | {}.{} | {} | {} | {} |\n", markdown_cell(gpu.name),
+                   gpu.cc_major, gpu.cc_minor, gpu.sm_count, memory_text(gpu.memory_bytes),
+                   gpu.ceilings_json == "{}" ? std::string("not measured") : code(gpu.ceilings_json));
+  }
+}
+
+void write_kernel(std::string& out, const ReportData& data, const std::string& kernel) {
+  fmt::format_to(std::back_inserter(out), "\n## {}\n\n", markdown_cell(kernel));
+  const bool many_gpus = data.gpus.size() > 1;
+  if (many_gpus) out += "| GPU ";
+  out += "| shape | dtype | winner | median µs | baseline | speed-up | TFLOP/s | GB/s | % roofline |\n";
+  if (many_gpus) out += "|---";
+  out += "|---|---|---|---:|---|---:|---:|---:|---:|\n";
+  std::array<int64_t, kOutcomeCount> outcomes{};
+  size_t listed = 0;
+  size_t unlisted = 0;
+  for (const ReportKey& key : data.keys) {
+    if (key.kernel != kernel) continue;
+    for (size_t i = 0; i < kOutcomeCount; ++i) outcomes[i] += key.outcome_counts[i];
+    if (!key.winner) continue;
+    if (listed == kMaxWinnerRows) {
+      ++unlisted;
+      continue;
+    }
+    ++listed;
+    const ReportRow& w = data.rows[*key.winner];
+    const ReportRow* b = key.baseline ? &data.rows[*key.baseline] : nullptr;
+    if (many_gpus) fmt::format_to(std::back_inserter(out), "| {} ", markdown_cell(data.gpus[key.gpu].name));
+    fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                   code(key.shape), markdown_cell(key.dtype), code(w.stored.m.config_name),
+                   human(w.median_us()),
+                   b ? fmt::format("{} {}", markdown_cell(b->stored.m.baseline), human(b->median_us())) : "–",
+                   w.speedup ? human(w.speedup) + "×" : "–", human(w.roofline.tflops), human(w.roofline.gbps),
+                   human(w.roofline.pct_of_ceiling));
+  }
+  if (listed == 0) out += "\n_no winner: no config of this kernel ran correctly_\n";
+  if (unlisted > 0) {
+    fmt::format_to(std::back_inserter(out), "\n_…and {} more shapes (see the HTML or CSV report)_\n",
+                   unlisted);
+  }
+  out += "\nOutcomes:";
+  for (size_t i = 0; i < kOutcomeCount; ++i) {
+    if (outcomes[i] > 0) {
+      fmt::format_to(std::back_inserter(out), " {} {},", outcome_name(static_cast<cache::Outcome>(i)),
+                     outcomes[i]);
+    }
+  }
+  if (out.back() == ',') out.pop_back();
+  out += '\n';
+}
+
+}  // namespace
+
+void MarkdownReporter::write(const ReportData& data, std::ostream& out) const {
+  std::string text = "# ktune report\n\n";
+  size_t listed = 0;
+  for (const ReportRow& row : data.rows) listed += data.listed(row) ? 1 : 0;
+  fmt::format_to(std::back_inserter(text),
+                 "ktune {} · generated {} · {} measurements · {} runs · {} kernels\n\n",
+                 markdown_cell(data.ktune_version), markdown_cell(data.generated_at), listed,
+                 data.runs.size(), data.kernels.size());
+  if (data.rows.empty()) text += "_No measurements match the filter._\n";
+  if (!data.gpus.empty()) write_gpus(text, data);
+  for (const std::string& kernel : data.kernels) write_kernel(text, data, kernel);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+}
+
+}  // namespace ktune::reports

@@ -1,0 +1,220 @@
+#include "reports/report_builder.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "reports/escape.hpp"
+
+namespace ktune::reports {
+namespace {
+
+using nlohmann::json;
+
+/// Parses a stored JSON object; anything else (malformed, not an object) reads as empty.
+json parse_object(const std::string& text) {
+  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return value.is_object() ? value : json::object();
+}
+
+std::string compact(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::vector<NamedValue> flatten(const json& object) {
+  std::vector<NamedValue> out;
+  out.reserve(object.size());
+  for (const auto& [name, value] : object.items()) {  // nlohmann objects iterate in key order
+    out.emplace_back(sanitize_utf8(name),
+                     value.is_string() ? sanitize_utf8(value.get_ref<const std::string&>()) : compact(value));
+  }
+  std::sort(out.begin(), out.end());  // byte order, as the writers' column lists
+  return out;
+}
+
+/// `m=16,n=4096` as pairs; parts that are not name=integer are left out (a report never fails
+/// on one odd row).
+std::vector<std::pair<std::string, int64_t>> parse_dims(std::string_view shape) {
+  std::vector<std::pair<std::string, int64_t>> dims;
+  while (!shape.empty()) {
+    const size_t comma = std::min(shape.find(','), shape.size());
+    const std::string_view part = shape.substr(0, comma);
+    shape.remove_prefix(std::min(comma + 1, shape.size()));
+    const size_t eq = part.find('=');
+    if (eq == std::string_view::npos || eq == 0) continue;
+    int64_t value = 0;
+    const std::string_view text = part.substr(eq + 1);
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc{} || end != text.data() + text.size()) continue;
+    dims.emplace_back(std::string(part.substr(0, eq)), value);
+  }
+  return dims;
+}
+
+std::string gpu_key(const cache::GpuInfo& gpu) {
+  return fmt::format("{}\x1f{}.{}\x1f{}\x1f{}", gpu.name, gpu.cc_major, gpu.cc_minor, gpu.sm_count,
+                     gpu.memory_bytes);
+}
+
+/// Baselines the speed-up prefers, best first; any other name ranks after them.
+int baseline_rank(const std::string& name) {
+  if (name == "cublas") return 0;
+  if (name == "cublaslt") return 1;
+  if (name == "default") return 2;
+  return 3;
+}
+
+void sanitize(cache::StoredMeasurement& s) {
+  for (std::string* text :
+       {&s.gpu.name, &s.kernel.name, &s.kernel.source_hash, &s.m.shape, &s.m.dtype, &s.m.config_name,
+        &s.m.reason, &s.m.baseline, &s.run_started_at, &s.measured_at}) {
+    *text = sanitize_utf8(*text);
+  }
+}
+
+}  // namespace
+
+std::string_view outcome_name(cache::Outcome outcome) {
+  static constexpr std::array<std::string_view, kOutcomeCount> kNames{
+      "ok", "compile_error", "exceeds_limits", "launch_error", "incorrect", "timeout", "crashed", "skipped"};
+  const auto index = static_cast<size_t>(outcome);
+  return index < kNames.size() ? kNames[index] : std::string_view("unknown");
+}
+
+ReportBuilder::ReportBuilder(ReportData meta) : data_(std::move(meta)) {}
+
+void ReportBuilder::add_run(int64_t id, const cache::RunInfo& run) {
+  cache::RunInfo info = run;
+  for (std::string* text : {&info.started_at, &info.host, &info.ktune_version, &info.arguments,
+                            &info.driver_version, &info.cuda_version}) {
+    *text = sanitize_utf8(*text);
+  }
+  run_info_[id] = std::move(info);
+}
+
+size_t ReportBuilder::gpu_index(const cache::GpuInfo& gpu) {
+  const auto [it, inserted] = gpu_index_.try_emplace(gpu_key(gpu), data_.gpus.size());
+  if (inserted) {
+    data_.gpus.push_back(gpu);
+    data_.gpus.back().ceilings_json = compact(parse_object(gpu.ceilings_json));
+  }
+  return it->second;
+}
+
+void ReportBuilder::add(const cache::StoredMeasurement& measurement) {
+  ReportRow row;
+  row.stored = measurement;
+  cache::StoredMeasurement& s = row.stored;
+  sanitize(s);
+  const json config = parse_object(s.m.config_json);
+  const json counters = parse_object(s.m.counters_json);
+  s.m.config_json = compact(config);
+  s.m.counters_json = compact(counters);
+  s.m.resources_json = compact(parse_object(s.m.resources_json));
+  row.params = flatten(config);
+  row.counters = flatten(counters);
+  row.dims = parse_dims(s.m.shape);
+  row.work = work_model(s.kernel.name, row.dims, s.m.dtype);
+  row.gpu = gpu_index(s.gpu);
+
+  const std::string key_text = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", row.gpu, s.kernel.name,
+                                           s.kernel.source_hash, s.m.shape, s.m.dtype);
+  const auto [it, inserted] = key_index_.try_emplace(key_text, data_.keys.size());
+  if (inserted) {
+    ReportKey& key = data_.keys.emplace_back();
+    key.gpu = row.gpu;
+    key.kernel = s.kernel.name;
+    key.source_hash = s.kernel.source_hash;
+    key.shape = s.m.shape;
+    key.dtype = s.m.dtype;
+  }
+  row.key = it->second;
+  ReportKey& key = data_.keys[row.key];
+  key.rows.push_back(data_.rows.size());
+  const auto outcome = static_cast<size_t>(s.m.outcome);
+  if (outcome < kOutcomeCount) ++key.outcome_counts[outcome];
+  data_.rows.push_back(std::move(row));
+}
+
+void ReportBuilder::mark_best(int64_t measurement_id) { best_ids_.insert(measurement_id); }
+
+void ReportBuilder::choose_baseline(ReportKey& key) {
+  for (const size_t i : key.rows) {
+    const ReportRow& row = data_.rows[i];
+    if (row.stored.m.baseline.empty() || !row.timed_ok()) continue;
+    if (!key.baseline) {
+      key.baseline = i;
+      continue;
+    }
+    const ReportRow& held = data_.rows[*key.baseline];
+    const auto rank = [](const ReportRow& r) {
+      return std::make_tuple(baseline_rank(r.stored.m.baseline), std::cref(r.stored.m.baseline),
+                             r.median_us());
+    };
+    if (rank(row) < rank(held)) key.baseline = i;
+  }
+}
+
+void ReportBuilder::choose_winner(ReportKey& key) {
+  const auto better = [&](size_t a, size_t b) {
+    const ReportRow& ra = data_.rows[a];
+    const ReportRow& rb = data_.rows[b];
+    return std::pair(ra.median_us(), std::string_view(ra.stored.m.config_name)) <
+           std::pair(rb.median_us(), std::string_view(rb.stored.m.config_name));
+  };
+  for (const bool named : {true, false}) {
+    for (const size_t i : key.rows) {
+      const ReportRow& row = data_.rows[i];
+      if (!row.timed_ok()) continue;
+      if (named ? !best_ids_.contains(row.stored.id) : !row.stored.m.baseline.empty()) continue;
+      if (!key.winner || better(i, *key.winner)) key.winner = i;
+    }
+    if (key.winner) break;
+  }
+  if (key.winner) data_.rows[*key.winner].winner = true;
+}
+
+ReportData ReportBuilder::finish() {
+  std::map<std::pair<size_t, std::string>, Ceilings> ceilings;  // (gpu, dtype)
+  std::set<std::string> params, dims, counters, kernels;
+  std::map<int64_t, std::string> run_starts;
+  for (ReportKey& key : data_.keys) {
+    choose_baseline(key);
+    choose_winner(key);
+    kernels.insert(key.kernel);
+  }
+  for (ReportRow& row : data_.rows) {
+    for (const auto& p : row.params) params.insert(p.first);
+    for (const auto& c : row.counters) counters.insert(c.first);
+    for (const auto& d : row.dims) dims.insert(d.first);
+    run_starts.try_emplace(row.stored.run_id, row.stored.run_started_at);
+    if (!row.timed_ok()) continue;
+    auto [it, inserted] = ceilings.try_emplace({row.gpu, row.stored.m.dtype});
+    if (inserted) it->second = ceilings_for(data_.gpus[row.gpu].ceilings_json, row.stored.m.dtype);
+    row.roofline = roofline(row.work, it->second, row.median_us());
+    const ReportKey& key = data_.keys[row.key];
+    if (key.baseline && row.median_us() > 0)
+      row.speedup = data_.rows[*key.baseline].median_us() / row.median_us();
+  }
+  for (const auto& [id, started_at] : run_starts) {
+    const auto it = run_info_.find(id);
+    ReportRun run{.id = id, .info = it != run_info_.end() ? it->second : cache::RunInfo{}};
+    if (run.info.started_at.empty()) run.info.started_at = started_at;
+    data_.runs.push_back(std::move(run));
+  }
+  data_.param_columns.assign(params.begin(), params.end());
+  data_.dim_columns.assign(dims.begin(), dims.end());
+  data_.counter_columns.assign(counters.begin(), counters.end());
+  data_.kernels.assign(kernels.begin(), kernels.end());
+  ReportData out = std::move(data_);
+  data_ = ReportData{};
+  gpu_index_.clear();
+  key_index_.clear();
+  run_info_.clear();
+  best_ids_.clear();
+  return out;
+}
+
+}  // namespace ktune::reports

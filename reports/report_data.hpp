@@ -1,0 +1,91 @@
+#pragma once
+/// The in-memory model every report format is written from: the measurements that matched the
+/// filter, each with its derived quantities (TFLOP/s, GB/s, % of roofline, speed-up over the
+/// baseline), grouped by key (GPU, kernel, shape, dtype) with the winner and the baseline of each.
+/// ReportBuilder fills it; load_report_data (report_loader.hpp) fills it from a ConfigCache.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cache/config_cache.hpp"
+#include "reports/roofline.hpp"
+#include "reports/work_model.hpp"
+
+namespace ktune::reports {
+
+/// Number of measurement outcomes (cache::Outcome::kOk .. kSkipped).
+inline constexpr size_t kOutcomeCount = 8;
+
+/// "ok", "compile_error", ... (the names of cache::Outcome, DESIGN.md "Names and outcomes").
+std::string_view outcome_name(cache::Outcome outcome);
+
+/// A (name, text) pair: a config parameter or counter, its value as text (strings unquoted,
+/// numbers as JSON writes them, arrays and objects as compact JSON).
+using NamedValue = std::pair<std::string, std::string>;
+
+/// One measurement and what the report derives from it.
+struct ReportRow {
+  /// The measurement; all text valid UTF-8, and config_json, counters_json and resources_json
+  /// compact JSON objects ("{}" where the stored text was not one).
+  cache::StoredMeasurement stored;
+  size_t gpu = 0;                                     ///< index into ReportData::gpus
+  size_t key = 0;                                     ///< index into ReportData::keys
+  std::vector<NamedValue> params;                     ///< config parameters, sorted by name
+  std::vector<NamedValue> counters;                   ///< counters, sorted by name
+  std::vector<std::pair<std::string, int64_t>> dims;  ///< shape dimensions in canonical order
+  Work work;
+  Roofline roofline;              ///< empty unless outcome ok and timed
+  std::optional<double> speedup;  ///< baseline median / this median
+  bool winner = false;
+
+  /// Outcome ok with statistics.
+  bool timed_ok() const { return stored.m.outcome == cache::Outcome::kOk && stored.m.stats.has_value(); }
+  double median_us() const { return stored.m.stats ? stored.m.stats->median_us : 0; }
+};
+
+/// One key (GPU, kernel with source hash, shape, dtype) and its summary.
+struct ReportKey {
+  size_t gpu = 0;
+  std::string kernel;
+  std::string source_hash;
+  std::string shape;
+  std::string dtype;
+  std::optional<size_t> winner;    ///< row index of the winner
+  std::optional<size_t> baseline;  ///< row index of the baseline the speed-up is over
+  std::array<int64_t, kOutcomeCount> outcome_counts{};
+  std::vector<size_t> rows;  ///< row indices, in id order
+};
+
+/// A run with its id.
+struct ReportRun {
+  int64_t id = 0;
+  cache::RunInfo info;
+};
+
+/// Everything a report shows.
+struct ReportData {
+  std::string ktune_version;
+  std::string generated_at;  ///< ISO-8601 UTC
+  std::string db_path;       ///< shown in headers; may be empty
+  cache::Filter filter;
+  bool winners_only = false;  ///< writers list the winners' rows only (derived values use all rows)
+
+  std::vector<cache::GpuInfo> gpus;  ///< the GPUs the rows belong to, in first-seen order
+  std::vector<ReportRun> runs;       ///< the runs the rows belong to, by id
+  std::vector<ReportRow> rows;       ///< in the order added (id order from the loader)
+  std::vector<ReportKey> keys;       ///< in first-seen order
+  std::vector<std::string> kernels;  ///< kernel names, sorted
+
+  std::vector<std::string> param_columns;    ///< union of parameter names, sorted
+  std::vector<std::string> dim_columns;      ///< union of shape dimension names, sorted
+  std::vector<std::string> counter_columns;  ///< union of counter names, sorted
+
+  /// Whether a writer lists `row` (all rows, or only winners under winners_only).
+  bool listed(const ReportRow& row) const { return !winners_only || row.winner; }
+};
+
+}  // namespace ktune::reports
