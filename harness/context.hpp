@@ -4,6 +4,8 @@
 
 #include <cuda.h>
 
+#include "ktune/error.hpp"
+
 namespace ktune::harness {
 
 class PrimaryContext {

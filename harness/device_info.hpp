@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ktune/error.hpp"
+
 namespace ktune::harness {
 
 struct DeviceInfo {

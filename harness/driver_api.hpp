@@ -15,6 +15,8 @@
 
 #include <string>
 
+#include "ktune/error.hpp"
+
 /// X(name, abi_version) for every driver function ktune uses. To add one: pick the version whose
 /// PFN_<name>_v<version> in cudaTypedefs.h has the signature you want (not a _ptds/_ptsz variant).
 #define KTUNE_DRIVER_FUNCS(X)                          \

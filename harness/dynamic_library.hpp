@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "ktune/error.hpp"
+
 namespace ktune::harness {
 
 class DynamicLibrary {

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "ktune/error.hpp"
+
 namespace ktune::harness {
 
 /// Grid or block extent.

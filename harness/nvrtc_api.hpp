@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "ktune/error.hpp"
+
 namespace ktune::harness {
 
 struct NvrtcApi {

@@ -13,6 +13,8 @@
 
 #include "harness/ptxas_report.hpp"
 
+#include "ktune/error.hpp"
+
 namespace ktune::harness {
 
 struct CompileRequest {
