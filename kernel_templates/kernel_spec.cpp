@@ -33,22 +33,24 @@ int64_t Config::at(std::string_view name) const {
 }
 
 nlohmann::json Config::to_json() const {
-  nlohmann::json j = nlohmann::json::object();
-  j["variant"] = variant;
-  for (const auto& [k, v] : params) j[k] = v;
-  return j;
+  nlohmann::json params_json = nlohmann::json::object();
+  for (const auto& [k, v] : params) params_json[k] = v;
+  return {{"template", variant}, {"params", params_json}};
 }
 
 Config Config::from_json(const nlohmann::json& json) {
   if (!json.is_object()) throw Error(ErrorKind::kBadInput, "config is not a JSON object: " + json.dump());
-  Config c;
-  const auto v = json.find("variant");
-  if (v == json.end() || !v->is_string()) {
-    throw Error(ErrorKind::kBadInput, "config has no string 'variant': " + json.dump());
+  const auto t = json.find("template");
+  if (t == json.end() || !t->is_string()) {
+    throw Error(ErrorKind::kBadInput, "config has no string 'template': " + json.dump());
   }
-  c.variant = v->get<std::string>();
-  for (const auto& [k, val] : json.items()) {
-    if (k == "variant") continue;
+  const auto p = json.find("params");
+  if (p == json.end() || !p->is_object()) {
+    throw Error(ErrorKind::kBadInput, "config has no object 'params': " + json.dump());
+  }
+  Config c;
+  c.variant = t->get<std::string>();
+  for (const auto& [k, val] : p->items()) {
     if (!val.is_number_integer()) {
       throw Error(ErrorKind::kBadInput, "config parameter '" + k + "' is not an integer: " + val.dump());
     }

@@ -1,0 +1,119 @@
+// Embedded template sources (D1), the user-folder overlay, the source hash, and the agreement of the
+// gemm manifest and default space with the specs.
+#include "kernel_templates/embedded_sources.hpp"
+
+#include <gtest/gtest.h>
+#include <toml++/toml.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "kernel_templates/spec_registry.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::kernel_templates {
+namespace {
+
+std::filesystem::path source_dir() {
+  const char* dir = std::getenv("KTUNE_SOURCE_DIR");
+  return dir != nullptr ? dir : KTUNE_TEST_SOURCE_DIR;
+}
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> strings(const toml::array* arr) {
+  std::vector<std::string> out;
+  if (arr == nullptr) return out;
+  for (const auto& v : *arr) out.push_back(v.value_or(std::string()));
+  return out;
+}
+
+TEST(EmbeddedSources, MatchTheFilesOnDisk) {
+  const SourceLibrary lib = SourceLibrary::builtin();
+  for (const char* name : {"gemm_tiled.cu", "gemm_gemv.cu", "gemm_reference.cu", "ktune_device.cuh",
+                           "gemm_splitk_reduce.cuh", "gemm.toml"}) {
+    ASSERT_TRUE(lib.contains(name)) << name;
+    EXPECT_EQ(lib.text(name), read_file(source_dir() / "kernel_templates" / name)) << name;
+  }
+  EXPECT_EQ(embedded_files().size(), lib.names().size());
+  const auto headers = lib.headers();
+  ASSERT_EQ(headers.size(), 2u);
+  EXPECT_EQ(headers[0].first, "gemm_splitk_reduce.cuh");
+  try {
+    (void)lib.text("nope.cu");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
+    EXPECT_NE(std::string(e.what()).find("gemm_tiled.cu"), std::string::npos);
+  }
+}
+
+TEST(EmbeddedSources, FolderOverlaysAndChangesTheHash) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ktune_overlay_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream(dir / "ktune_device.cuh") << "// user header\n";
+    std::ofstream(dir / "my_kernel.cu") << "__global__ void k() {}\n";
+    std::ofstream(dir / "notes.txt") << "ignored\n";
+  }
+  const SourceLibrary builtin = SourceLibrary::builtin();
+  const SourceLibrary user = SourceLibrary::with_folder(dir);
+  EXPECT_EQ(user.text("ktune_device.cuh"), "// user header\n");
+  EXPECT_EQ(user.text("my_kernel.cu"), "__global__ void k() {}\n");
+  EXPECT_FALSE(user.contains("notes.txt"));
+  EXPECT_EQ(user.text("gemm_tiled.cu"), builtin.text("gemm_tiled.cu"));
+  EXPECT_EQ(user.overlay_folder(), dir);
+
+  const auto files = kernel_source_files("gemm");
+  const std::string h = builtin.hash(files);
+  EXPECT_EQ(h.size(), 16u);
+  EXPECT_EQ(h, SourceLibrary::builtin().hash(files));
+  EXPECT_NE(h, user.hash(files));  // a header the templates include changed
+  std::filesystem::remove_all(dir);
+  EXPECT_THROW(SourceLibrary::with_folder(dir), Error);
+}
+
+TEST(GemmManifest, AgreesWithTheSpecs) {
+  const SourceLibrary lib = SourceLibrary::builtin();
+  const toml::table manifest = toml::parse(lib.text("gemm.toml"));
+  EXPECT_EQ(manifest["name"].value_or(std::string()), "gemm");
+  const auto specs = specs_of("gemm");
+  EXPECT_EQ(strings(manifest["dims"].as_array()), specs.front()->dims());
+  const toml::array* variants = manifest["variants"].as_array();
+  ASSERT_NE(variants, nullptr);
+  ASSERT_EQ(variants->size(), specs.size());
+  for (const auto& v : *variants) {
+    const toml::table& t = *v.as_table();
+    const KernelSpec& spec = find_spec("gemm", t["name"].value_or(std::string()));
+    EXPECT_EQ(t["source"].value_or(std::string()), spec.source_name());
+    EXPECT_EQ(strings(t["params"].as_array()), spec.param_names());
+    EXPECT_TRUE(lib.contains(spec.source_name()));
+  }
+}
+
+TEST(GemmManifest, DefaultSpaceNamesTheSpecsParameters) {
+  const auto space_path = source_dir() / "configs" / "spaces" / "gemm.toml";
+  if (!std::filesystem::exists(space_path)) GTEST_SKIP() << "no " << space_path;
+  const toml::table space = toml::parse_file(space_path.string());
+  const toml::array* templates = space["template"].as_array();
+  ASSERT_NE(templates, nullptr);
+  for (const auto& v : *templates) {
+    const toml::table& t = *v.as_table();
+    const KernelSpec& spec = find_spec("gemm", t["name"].value_or(std::string()));
+    std::vector<std::string> names;
+    for (const auto& [k, val] : *t["params"].as_table()) names.emplace_back(k.str());
+    auto expected = spec.param_names();
+    std::sort(names.begin(), names.end());
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(names, expected) << spec.variant();
+  }
+}
+
+}  // namespace
+}  // namespace ktune::kernel_templates
