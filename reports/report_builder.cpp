@@ -76,12 +76,7 @@ void sanitize(cache::StoredMeasurement& s) {
 
 }  // namespace
 
-std::string_view outcome_name(cache::Outcome outcome) {
-  static constexpr std::array<std::string_view, kOutcomeCount> kNames{
-      "ok", "compile_error", "exceeds_limits", "launch_error", "incorrect", "timeout", "crashed", "skipped"};
-  const auto index = static_cast<size_t>(outcome);
-  return index < kNames.size() ? kNames[index] : std::string_view("unknown");
-}
+std::string_view outcome_name(cache::Outcome outcome) { return cache::to_string(outcome); }
 
 ReportBuilder::ReportBuilder(ReportData meta) : data_(std::move(meta)) {}
 
