@@ -27,25 +27,37 @@ std::optional<std::string> current_hash(detail::Database& db, std::string_view k
 std::optional<BestConfig> ConfigCache::best(const Lookup& lookup, bool allow_fallback) const {
   std::lock_guard lock(impl_->mu);
   detail::Database& db = impl_->db;
-  const std::optional<std::string> hash = lookup.source_hash ? lookup.source_hash : current_hash(db, lookup.kernel);
-  if (!hash) return std::nullopt;
+  // One statement a question: each statement outside a transaction is its own read transaction,
+  // and taking the WAL read lock is the largest part of a lookup's cost.
+  static constexpr const char* kHash =
+      "k.source_hash = coalesce(?3, (SELECT source_hash FROM kernels WHERE name = ?2"
+      " ORDER BY registered_at DESC, id DESC LIMIT 1))";
+  const auto bind_hash = [&](detail::Statement& s) {
+    if (lookup.source_hash) {
+      s.bind(3, *lookup.source_hash);
+    } else {
+      s.bind_null(3);
+    }
+  };
   {
     static const std::string kExact = fmt::format(
-        "SELECT {} {} WHERE g.name = ?1 AND k.name = ?2 AND k.source_hash = ?3 AND b.shape = ?4 AND b.dtype = ?5"
+        "SELECT {} {} WHERE g.name = ?1 AND k.name = ?2 AND {} AND b.shape = ?4 AND b.dtype = ?5"
         " ORDER BY m.median_us, m.id LIMIT 1",
-        detail::kBestColumns, detail::kBestJoins);
+        detail::kBestColumns, detail::kBestJoins, kHash);
     StatementLease s = db.cached(kExact);
-    s->bind(1, lookup.gpu_name).bind(2, lookup.kernel).bind(3, *hash).bind(4, lookup.shape).bind(5, lookup.dtype);
+    s->bind(1, lookup.gpu_name).bind(2, lookup.kernel).bind(4, lookup.shape).bind(5, lookup.dtype);
+    bind_hash(*s);
     if (s->step()) return detail::read_best(*s);
   }
   if (!allow_fallback) return std::nullopt;
 
   const Shape wanted = Shape::parse(lookup.shape);
   static const std::string kSameKernel =
-      fmt::format("SELECT {} {} WHERE g.name = ?1 AND k.name = ?2 AND k.source_hash = ?3 AND b.dtype = ?4",
-                  detail::kBestColumns, detail::kBestJoins);
+      fmt::format("SELECT {} {} WHERE g.name = ?1 AND k.name = ?2 AND {} AND b.dtype = ?4",
+                  detail::kBestColumns, detail::kBestJoins, kHash);
   StatementLease s = db.cached(kSameKernel);
-  s->bind(1, lookup.gpu_name).bind(2, lookup.kernel).bind(3, *hash).bind(4, lookup.dtype);
+  s->bind(1, lookup.gpu_name).bind(2, lookup.kernel).bind(4, lookup.dtype);
+  bind_hash(*s);
   std::optional<BestConfig> chosen;
   double chosen_distance = std::numeric_limits<double>::infinity();
   while (s->step()) {

@@ -33,6 +33,7 @@ CREATE TABLE kernels (
   registered_at TEXT NOT NULL,
   UNIQUE (name, source_hash)
 );
+CREATE INDEX kernels_recent ON kernels (name, registered_at);
 CREATE TABLE runs (
   id             INTEGER PRIMARY KEY,
   started_at     TEXT NOT NULL,
@@ -80,7 +81,7 @@ CREATE TABLE best (
   updated_at     TEXT    NOT NULL,
   PRIMARY KEY (gpu_id, kernel_id, shape, dtype)
 ) WITHOUT ROWID;
-CREATE INDEX best_kernel_dtype ON best (kernel_id, dtype);
+CREATE INDEX best_kernel_key ON best (kernel_id, dtype, shape);
 CREATE INDEX best_measurement ON best (measurement_id);
 CREATE TABLE compile_cache (
   key                TEXT PRIMARY KEY,
