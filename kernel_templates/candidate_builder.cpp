@@ -1,0 +1,96 @@
+#include "kernel_templates/candidate_builder.hpp"
+
+#include <algorithm>
+
+#include "ktune/error.hpp"
+
+namespace ktune::kernel_templates {
+namespace {
+
+harness::KernelArg to_kernel_arg(const ArgSpec& a) {
+  switch (a.kind) {
+    case ArgSpec::Kind::kTensor:
+      return harness::KernelArg::buf(a.tensor);
+    case ArgSpec::Kind::kNullPointer:
+      return harness::KernelArg::u64(0);
+    case ArgSpec::Kind::kI32:
+      return harness::KernelArg::i32(static_cast<int32_t>(a.integer));
+    case ArgSpec::Kind::kI64:
+      return harness::KernelArg::i64(a.integer);
+    case ArgSpec::Kind::kF32:
+      return harness::KernelArg::f32(a.real);
+  }
+  throw Error(ErrorKind::kBadInput, "unknown ArgSpec kind");
+}
+
+void add_buffers(std::vector<harness::BufferSpec>& out, const std::vector<TensorSpec>& tensors) {
+  for (const TensorSpec& t : tensors) {
+    const bool known = std::any_of(out.begin(), out.end(), [&](const auto& b) { return b.name == t.name; });
+    if (known) continue;
+    harness::BufferSpec b;
+    b.name = t.name;
+    b.dtype = t.dtype;
+    b.count = static_cast<uint64_t>(t.elements);
+    b.init = t.role == TensorRole::kInput ? harness::BufferSpec::Init::kRandom
+                                          : harness::BufferSpec::Init::kPoison;
+    out.push_back(std::move(b));
+  }
+}
+
+}  // namespace
+
+harness::LaunchSpec to_launch_spec(const KernelLaunch& launch, const harness::CompileResult& compiled) {
+  const auto lowered = compiled.lowered_names.find(launch.name_expression);
+  if (lowered == compiled.lowered_names.end()) {
+    throw Error(ErrorKind::kBadInput, "compile result has no function for '" + launch.name_expression + "'");
+  }
+  harness::LaunchSpec l;
+  l.cubin = compiled.cubin;
+  l.function = lowered->second;
+  l.grid = {launch.dims.grid.x, launch.dims.grid.y, launch.dims.grid.z};
+  l.block = {launch.dims.block.x, launch.dims.block.y, launch.dims.block.z};
+  l.shared_bytes = launch.dims.dynamic_smem_bytes;
+  for (const ArgSpec& a : launch.args) l.args.push_back(to_kernel_arg(a));
+  return l;
+}
+
+CandidateParts make_candidate_parts(const KernelSpec& spec, const Problem& problem, const Config& config,
+                                    const harness::CompileResult& compiled,
+                                    const harness::CompileResult& reference_compiled) {
+  if (auto why = spec.rejection(problem, config)) throw Error(ErrorKind::kBadInput, *why);
+  const LaunchPlan plan = spec.launch_plan(problem, config);
+  const ReferenceSpec ref = spec.reference(problem);
+  if (ref.plan.launches.size() != 1) {
+    throw Error(ErrorKind::kBadInput, "a reference of more than one launch is not supported");
+  }
+  CandidateParts parts;
+  parts.name = spec.canonical_name(problem, config);
+  add_buffers(parts.buffers, plan.tensors);
+  add_buffers(parts.buffers, ref.plan.tensors);
+  for (const KernelLaunch& l : plan.launches) parts.launches.push_back(to_launch_spec(l, compiled));
+  parts.reference = to_launch_spec(ref.plan.launches.front(), reference_compiled);
+  for (const auto& [out, expected] : ref.compare) parts.checks.push_back({out, expected});
+  const WorkCounts w = spec.work(problem);
+  parts.flops = w.flops;
+  parts.min_bytes = w.min_bytes;
+  return parts;
+}
+
+harness::CandidateRequest make_candidate_request(const CandidateParts& parts) {
+  if (parts.launches.size() != 1) {
+    throw Error(ErrorKind::kBadInput,
+                "candidate '" + parts.name + "' needs " + std::to_string(parts.launches.size()) +
+                    " launches in sequence; harness::CandidateRequest holds one kernel");
+  }
+  harness::CandidateRequest r;
+  r.name = parts.name;
+  r.buffers = parts.buffers;
+  r.kernel = parts.launches.front();
+  r.reference = parts.reference;
+  r.checks = parts.checks;
+  r.flops = parts.flops;
+  r.bytes_moved = parts.min_bytes;
+  return r;
+}
+
+}  // namespace ktune::kernel_templates

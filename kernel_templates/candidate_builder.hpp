@@ -1,0 +1,44 @@
+#pragma once
+/// From a KernelSpec's plain data to the measurement harness's candidate description
+/// (harness/candidate.hpp): buffers by name (inputs random, outputs and workspace poisoned), the
+/// launches with their lowered names and arguments, the GPU reference, the output checks, FLOPs and
+/// minimum bytes.
+
+#include <string>
+#include <vector>
+
+#include "harness/candidate.hpp"
+#include "harness/nvrtc_compiler.hpp"
+#include "kernel_templates/kernel_spec.hpp"
+
+namespace ktune::kernel_templates {
+
+/// Everything a candidate needs, with the candidate's launches as a sequence (a split-K config has
+/// two: the GEMM and the reduction; they must be timed together).
+struct CandidateParts {
+  std::string name;                           ///< canonical config name
+  std::vector<harness::BufferSpec> buffers;   ///< the plan's and the reference's tensors, by name
+  std::vector<harness::LaunchSpec> launches;  ///< the candidate, in order
+  harness::LaunchSpec reference;              ///< the GPU reference (one launch)
+  std::vector<harness::OutputCheck> checks;   ///< candidate output vs reference output
+  double flops = 0;
+  double min_bytes = 0;
+};
+
+/// One launch of `plan` as the harness's LaunchSpec, with the function's lowered name from
+/// `compiled`. Throws ktune::Error(kBadInput) when `compiled` lacks the name expression.
+harness::LaunchSpec to_launch_spec(const KernelLaunch& launch, const harness::CompileResult& compiled);
+
+/// The parts of (spec, problem, config). `compiled` is the result of compile_spec(problem, config),
+/// `reference_compiled` of reference(problem).compile. Throws ktune::Error(kBadInput) when the
+/// config is rejected.
+CandidateParts make_candidate_parts(const KernelSpec& spec, const Problem& problem, const Config& config,
+                                    const harness::CompileResult& compiled,
+                                    const harness::CompileResult& reference_compiled);
+
+/// The parts as a harness::CandidateRequest (timing options and device left at their defaults).
+/// Throws ktune::Error(kBadInput) for a plan of more than one launch: CandidateRequest holds a
+/// single kernel until the harness can time a launch sequence.
+harness::CandidateRequest make_candidate_request(const CandidateParts& parts);
+
+}  // namespace ktune::kernel_templates

@@ -1,0 +1,74 @@
+// KernelSpec data to the harness's candidate description: buffers by name and role, lowered
+// function names, arguments, reference and checks.
+#include "kernel_templates/candidate_builder.hpp"
+
+#include <gtest/gtest.h>
+
+#include "gemm_samples.hpp"
+#include "kernel_templates/spec_registry.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::kernel_templates {
+namespace {
+
+harness::CompileResult fake_compile(const CompileSpec& spec, const std::string& cubin) {
+  harness::CompileResult r;
+  r.cubin = cubin;
+  for (const auto& e : spec.name_expressions) r.lowered_names[e] = "_Z_lowered_" + e;
+  return r;
+}
+
+TEST(CandidateBuilder, SplitKPartsHaveTwoLaunchesAndSharedInputs) {
+  const KernelSpec& spec = find_spec("gemm", "tiled");
+  const Problem p = testing::gemm_problem(77, 93, 331, DType::kBF16, "nn");
+  const Config c = testing::tiled_samples()[2];  // split 4
+  const auto compiled = fake_compile(spec.compile_spec(p, c), "CUBIN");
+  const auto ref_compiled = fake_compile(spec.reference(p).compile, "REFCUBIN");
+  const CandidateParts parts = make_candidate_parts(spec, p, c, compiled, ref_compiled);
+
+  EXPECT_EQ(parts.name, "gemm.bf16.nn.32x64x16.w1x2.s2.sk4");
+  std::vector<std::string> names;
+  for (const auto& b : parts.buffers) names.push_back(b.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "c", "workspace", "c_ref"}));
+  EXPECT_EQ(parts.buffers[0].init, harness::BufferSpec::Init::kRandom);
+  EXPECT_EQ(parts.buffers[0].count, 77u * 331u);
+  EXPECT_EQ(parts.buffers[2].init, harness::BufferSpec::Init::kPoison);
+  EXPECT_EQ(parts.buffers[3].dtype, DType::kF32);
+  EXPECT_EQ(parts.buffers[4].dtype, DType::kF32);
+
+  ASSERT_EQ(parts.launches.size(), 2u);
+  EXPECT_EQ(parts.launches[0].function, "_Z_lowered_ktune_gemm_tiled<32,64,16,1,2,2,4,__nv_bfloat16,false>");
+  EXPECT_EQ(parts.launches[0].cubin, "CUBIN");
+  EXPECT_EQ(parts.launches[0].grid, (std::array<uint32_t, 3>{2, 3, 4}));
+  ASSERT_EQ(parts.launches[0].args.size(), 7u);
+  EXPECT_EQ(parts.launches[0].args[1].buffer, "b");
+  EXPECT_EQ(parts.launches[0].args[3].buffer, "workspace");
+  EXPECT_EQ(parts.launches[0].args[5].i, 93);
+  EXPECT_EQ(parts.launches[1].args[2].kind, harness::KernelArg::Kind::kI64);
+  EXPECT_EQ(parts.reference.cubin, "REFCUBIN");
+  ASSERT_EQ(parts.checks.size(), 1u);
+  EXPECT_EQ(parts.checks[0].output, "c");
+  EXPECT_EQ(parts.checks[0].reference, "c_ref");
+  EXPECT_EQ(parts.flops, 2.0 * 77 * 93 * 331);
+  // Two launches do not fit CandidateRequest's single kernel yet.
+  EXPECT_THROW(make_candidate_request(parts), Error);
+}
+
+TEST(CandidateBuilder, SingleLaunchRequest) {
+  const KernelSpec& spec = find_spec("gemm", "gemv");
+  const Problem p = testing::gemm_problem(2, 4096, 4096, DType::kF16, "nt");
+  const Config c = testing::gemv_samples()[0];  // no split
+  const auto parts = make_candidate_parts(spec, p, c, fake_compile(spec.compile_spec(p, c), "X"),
+                                          fake_compile(spec.reference(p).compile, "R"));
+  const harness::CandidateRequest r = make_candidate_request(parts);
+  EXPECT_EQ(r.name, "gemm.f16.nt.gemv.k256.sk1.w4.r2");
+  EXPECT_EQ(r.buffers.size(), 4u);                                   // a, b, c, c_ref
+  EXPECT_EQ(r.kernel.args[3].kind, harness::KernelArg::Kind::kU64);  // null workspace
+  EXPECT_EQ(r.kernel.args[3].i, 0);
+  ASSERT_TRUE(r.reference.has_value());
+  EXPECT_EQ(r.bytes_moved, (2.0 * 4096 + 4096.0 * 4096 + 2 * 4096) * 2);
+  EXPECT_THROW(to_launch_spec(spec.launch_plan(p, c).launches[0], harness::CompileResult{}), Error);
+}
+
+}  // namespace
+}  // namespace ktune::kernel_templates
