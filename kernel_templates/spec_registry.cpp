@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/gemm_spec.hpp"
 #include "kernel_templates/gemv_spec.hpp"
 #include "ktune/error.hpp"
@@ -43,6 +44,13 @@ std::vector<std::string> kernel_source_files(std::string_view kernel) {
   if (kernel == "gemm") out.emplace_back("gemm_reference.cu");
   std::sort(out.begin(), out.end());
   return out;
+}
+
+std::string template_source_hash(std::string_view kernel) {
+  const auto files = kernel_source_files(kernel);
+  if (files.empty()) return {};
+  static const SourceLibrary kBuiltin = SourceLibrary::builtin();
+  return kBuiltin.hash(files);
 }
 
 }  // namespace ktune::kernel_templates

@@ -21,4 +21,8 @@ const KernelSpec& find_spec(std::string_view kernel, std::string_view variant);
 /// SourceLibrary::hash: the kernel's template source hash.
 std::vector<std::string> kernel_source_files(std::string_view kernel);
 
+/// The kernel's template source hash over the built-in sources (SourceLibrary::builtin().hash of
+/// kernel_source_files), the `kernels.source_hash` of the cache; "" for a kernel without templates.
+std::string template_source_hash(std::string_view kernel);
+
 }  // namespace ktune::kernel_templates

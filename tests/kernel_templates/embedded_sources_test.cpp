@@ -75,6 +75,8 @@ TEST(EmbeddedSources, FolderOverlaysAndChangesTheHash) {
   EXPECT_EQ(h.size(), 16u);
   EXPECT_EQ(h, SourceLibrary::builtin().hash(files));
   EXPECT_NE(h, user.hash(files));  // a header the templates include changed
+  EXPECT_EQ(template_source_hash("gemm"), h);
+  EXPECT_EQ(template_source_hash("softmax"), "");
   std::filesystem::remove_all(dir);
   EXPECT_THROW(SourceLibrary::with_folder(dir), Error);
 }
