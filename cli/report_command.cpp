@@ -53,9 +53,10 @@ void run_report(const ReportOptions& o) {
   size_t winners = 0;
   for (const reports::ReportKey& key : data.keys) winners += key.winner ? 1 : 0;
   if (data.rows.empty()) std::cerr << "note: no measurements match the filter; the report is empty\n";
-  std::cerr << fmt::format("wrote {} report to {}: {} measurements, {} winners, {} kernels, {} GPUs, {} runs\n",
-                           reports::to_string(format), o.out == "-" ? "stdout" : o.out, data.rows.size(), winners,
-                           data.kernels.size(), data.gpus.size(), data.runs.size());
+  std::cerr << fmt::format(
+      "wrote {} report to {}: {} measurements, {} winners, {} kernels, {} GPUs, {} runs\n",
+      reports::to_string(format), o.out == "-" ? "stdout" : o.out, data.rows.size(), winners,
+      data.kernels.size(), data.gpus.size(), data.runs.size());
 }
 
 }  // namespace

@@ -78,7 +78,10 @@ std::string_view html_page_script() {
     return { ctx: ctx, w: w, h: h };
   }
 
+  var messages = [];
+
   function message(c, text) {
+    messages.push(c.id);
     var f = fitted(c);
     f.ctx.fillStyle = '#f5f7fa'; f.ctx.fillRect(0, 0, f.w, f.h);
     f.ctx.fillStyle = '#5b6475'; f.ctx.font = 'italic 13px sans-serif'; f.ctx.textAlign = 'center';
@@ -87,7 +90,16 @@ std::string_view html_page_script() {
 
   function make(c, config) { charts.push(new Chart(c, config)); }
 
-  function logAxis(title) { return { type: 'logarithmic', title: { display: true, text: title } }; }
+  /// Log-axis tick labels at 1, 2 and 5 times a power of ten only, in short form.
+  function logTick(v) {
+    var lead = Number(Number(v).toPrecision(1));
+    if (!/^[125]/.test(String(lead).replace(/^0\.0*/, ''))) return '';
+    return lead >= 1e5 || lead < 1e-3 ? lead.toExponential(0) : String(lead);
+  }
+
+  function logAxis(title) {
+    return { type: 'logarithmic', title: { display: true, text: title }, ticks: { callback: logTick, autoSkip: false } };
+  }
 
   function speedup(k, d) {
     var c = canvas(k, 'speedup');
@@ -148,7 +160,7 @@ std::string_view html_page_script() {
     var c = canvas(k, 'heatmap');
     if (!d) { message(c, 'fewer than two config parameters vary'); return; }
     var f = fitted(c), ctx = f.ctx;
-    var left = 70, top = 10, right = 90, bottom = 44;
+    var left = 70, top = 10, right = 110, bottom = 44;
     var gw = (f.w - left - right) / d.xs.length, gh = (f.h - top - bottom) / d.ys.length;
     var times = d.cells.map(function (cell) { return Math.log(cell[2]); });
     var lo = Math.min.apply(null, times), hi = Math.max.apply(null, times), span = hi - lo || 1;
@@ -202,7 +214,8 @@ std::string_view html_page_script() {
   }
 
   function selftest() {
-    var out = { errors: window.__ktuneErrors, canvases: {}, scripts: document.scripts.length, charts: charts.length };
+    var out = { errors: window.__ktuneErrors, canvases: {}, scripts: document.scripts.length, charts: charts.length,
+                messages: messages };
     document.querySelectorAll('canvas').forEach(function (c) {
       var px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, n = 0;
       for (var i = 3; i < px.length; i += 4) if (px[i] !== 0) n++;

@@ -1,0 +1,130 @@
+/// The HTML report in a real browser (headless Chromium, no network): no script errors, every
+/// chart drawn, the tables complete, and hostile names never become markup.
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "fixture_db.hpp"
+#include "headless_chromium.hpp"
+#include "html_page.hpp"
+#include "report_fixture.hpp"
+#include "reports/report_loader.hpp"
+
+namespace ktune::reports {
+namespace {
+
+/// Non-transparent pixels a drawn chart has at least: axes, labels and marks cover far more than
+/// this on a 500x300 canvas, while a blank canvas has none.
+constexpr int kMinInkPixels = 500;
+
+class HtmlBrowserTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    chromium_ = testing::find_chromium();
+    if (!chromium_)
+      GTEST_SKIP()
+          << "chromium not found (install: scripts/install-deps.sh --with-browser, or set KTUNE_CHROMIUM)";
+    if (!std::filesystem::exists(testing::kChartJs)) GTEST_SKIP() << "Chart.js missing (libjs-chart.js)";
+  }
+
+  /// Writes `data` as HTML, loads it with #selftest, returns the page's self-test result.
+  nlohmann::json open(const ReportData& data) {
+    const std::filesystem::path page = dir_.path() / "report.html";
+    std::ofstream(page, std::ios::binary) << testing::write_html(data);
+    result_ = testing::run_headless(*chromium_, "file://" + page.string() + "#selftest", dir_.path());
+    if (const char* keep = std::getenv("KTUNE_KEEP_REPORT"); keep != nullptr) {
+      std::filesystem::copy_file(page, keep, std::filesystem::copy_options::overwrite_existing);
+      std::ofstream(std::string(keep) + ".dom.html") << result_.dom;
+      std::ofstream(std::string(keep) + ".log") << result_.log;
+    }
+    EXPECT_EQ(result_.exit_code, 0) << result_.log;
+    const std::string selftest = testing::element_text(result_.dom, "ktune-selftest");
+    EXPECT_FALSE(selftest.empty()) << "the page's self-test did not run; chromium log:\n" << result_.log;
+    return selftest.empty() ? nlohmann::json::object() : nlohmann::json::parse(selftest);
+  }
+
+  /// No errors, every canvas inked, and exactly the expected canvases show a "no data" message
+  /// instead of a chart (derived here from the data, apart from the writer).
+  void expect_clean_and_drawn(const nlohmann::json& selftest, const ReportData& data) {
+    EXPECT_TRUE(selftest["errors"].empty()) << selftest["errors"].dump();
+    EXPECT_EQ(testing::console_output(result_.log), "");
+    ASSERT_EQ(selftest["canvases"].size(), 5 * data.kernels.size());
+    for (const auto& [id, ink] : selftest["canvases"].items()) EXPECT_GE(ink.get<int>(), kMinInkPixels) << id;
+    std::set<std::string> expected_messages;
+    size_t heatmaps = 0;
+    for (size_t k = 0; k < data.kernels.size(); ++k) {
+      bool speedup = false, throughput = false, spread = false;
+      for (const ReportKey& key : data.keys) {
+        if (key.kernel != data.kernels[k]) continue;
+        speedup |= key.winner && key.baseline;
+        spread |= key.winner.has_value();
+      }
+      for (const ReportRow& row : data.rows) {
+        if (row.stored.kernel.name != data.kernels[k] || !data.listed(row) || !row.timed_ok()) continue;
+        throughput |= row.work.bytes.has_value();
+      }
+      const std::string prefix = "chart-" + std::to_string(k) + "-";
+      if (!speedup) expected_messages.insert(prefix + "speedup");
+      if (!throughput) expected_messages.insert(prefix + "roofline");
+      if (!spread) expected_messages.insert(prefix + "spread");
+      if (data.winners_only) expected_messages.insert(prefix + "heatmap");  // one row a key: nothing varies
+      heatmaps += data.winners_only ? 0 : 1;
+    }
+    const std::set<std::string> messages = selftest["messages"].get<std::set<std::string>>();
+    EXPECT_EQ(messages, expected_messages);
+    EXPECT_EQ(selftest["charts"].get<size_t>() + messages.size() + heatmaps, 5 * data.kernels.size());
+  }
+
+  std::optional<std::filesystem::path> chromium_;
+  testing::TempDir dir_;
+  testing::BrowserResult result_;
+};
+
+TEST_F(HtmlBrowserTest, EveryChartDrawnWithoutErrors) {
+  const testing::Fixture f = testing::make_fixture({.seed = 71, .two_gpus = true});
+  const ReportData data = testing::build(f);
+  const nlohmann::json selftest = open(data);
+  expect_clean_and_drawn(selftest, data);
+  for (size_t k = 0; k < data.kernels.size(); ++k) {
+    size_t expected = 0;
+    for (const ReportKey& key : data.keys) expected += key.kernel == data.kernels[k] && key.winner ? 1 : 0;
+    const std::string table =
+        testing::between(result_.dom, "id=\"winners-" + std::to_string(k) + "\">", "</table>");
+    EXPECT_EQ(testing::count(table, "<tr>"), expected + 1) << data.kernels[k];
+  }
+}
+
+TEST_F(HtmlBrowserTest, FromAFixtureDatabaseWithWinnersOnly) {
+  const testing::Fixture f = testing::make_fixture({.seed = 72});
+  testing::write_fixture_db(f, dir_.path() / "ktune.db");
+  const cache::ConfigCache db =
+      cache::ConfigCache::open(dir_.path() / "ktune.db", cache::ConfigCache::Mode::kReadOnly);
+  ReportQuery query;
+  query.winners_only = true;
+  const ReportData data = load_report_data(db, query);
+  expect_clean_and_drawn(open(data), data);
+}
+
+TEST_F(HtmlBrowserTest, HostileNamesCannotInjectMarkupOrScript) {
+  const testing::Fixture f = testing::make_fixture({.seed = 73, .hostile = true});
+  const ReportData data = testing::build(f);
+  const nlohmann::json selftest = open(data);
+  expect_clean_and_drawn(selftest, data);
+  EXPECT_EQ(selftest["scripts"].get<int>(), 4);  // ours only
+  EXPECT_EQ(result_.dom.find("<img"), std::string::npos);
+  EXPECT_EQ(result_.dom.find("<svg"), std::string::npos);
+  EXPECT_EQ(result_.dom.find("<b>"), std::string::npos);
+  EXPECT_EQ(result_.dom.find("PWNED</title>"), std::string::npos);
+  EXPECT_EQ(testing::count(result_.dom, "<script"), 4u);
+  // The names are there, as text.
+  EXPECT_NE(result_.dom.find("&lt;img src=x onerror=\"document.title='PWNED'\"&gt;"), std::string::npos);
+  EXPECT_NE(result_.dom.find("Ωμέγα 卡"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ktune::reports
