@@ -56,8 +56,9 @@ BestIndex BestIndex::load(const ConfigCache& cache, std::string_view gpu_name,
     auto it = wanted_hash.find(b.kernel.name);
     if (it == wanted_hash.end()) {
       const auto given = source_hashes.find(b.kernel.name);
-      std::optional<std::string> hash =
-          given != source_hashes.end() ? std::optional(given->second) : cache.current_source_hash(b.kernel.name);
+      std::optional<std::string> hash = given != source_hashes.end()
+                                            ? std::optional(given->second)
+                                            : cache.current_source_hash(b.kernel.name);
       it = wanted_hash.emplace(b.kernel.name, std::move(hash)).first;
     }
     if (it->second != b.kernel.source_hash) continue;

@@ -31,7 +31,8 @@ class BestIndex {
 
   /// The best config tuned for exactly this key, or nullptr. Never allocates; the pointer stays
   /// valid as long as this index.
-  const BestConfig* find(std::string_view kernel, std::string_view shape, std::string_view dtype) const noexcept;
+  const BestConfig* find(std::string_view kernel, std::string_view shape,
+                         std::string_view dtype) const noexcept;
 
   /// find(), else the nearest tuned shape of the same kernel and dtype (Shape::distance; ties go
   /// to the shape text that sorts first), returned with fallback = true and shape = the one asked.

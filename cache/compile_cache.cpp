@@ -15,8 +15,8 @@ std::optional<CompiledArtifact> ConfigCache::find_compiled(std::string_view key)
         " FROM compile_cache WHERE key = ?1");
     s->bind(1, key);
     if (!s->step()) return std::nullopt;
-    out = CompiledArtifact{s->text(0), s->blob(1), s->text(2), s->text(3), s->text(4), s->real(5),
-                           s->text(6), s->text(7)};
+    out = CompiledArtifact{s->text(0), s->blob(1), s->text(2), s->text(3),
+                           s->text(4), s->real(5), s->text(6), s->text(7)};
   }
   if (impl_->mode == Mode::kReadWrite) {
     // last_used_at lets a size-bounded prune drop the coldest entries first. Refreshed at most once
@@ -44,7 +44,10 @@ void ConfigCache::store_compiled(const CompiledArtifact& artifact) {
   StatementLease s = impl_->db.cached(
       "INSERT OR REPLACE INTO compile_cache (key, cubin, log, lowered_names_json, resources_json, compile_ms,"
       " kernel_name, source_hash, created_at, last_used_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)");
-  s->bind(1, artifact.key).bind_blob(2, artifact.cubin).bind(3, artifact.log).bind(4, artifact.lowered_names_json);
+  s->bind(1, artifact.key)
+      .bind_blob(2, artifact.cubin)
+      .bind(3, artifact.log)
+      .bind(4, artifact.lowered_names_json);
   s->bind(5, artifact.resources_json).bind(6, artifact.compile_ms).bind(7, artifact.kernel_name);
   s->bind(8, artifact.source_hash).bind(9, detail::now_iso());
   s->run();

@@ -119,8 +119,9 @@ int64_t ConfigCache::upsert_gpu(const GpuInfo& gpu) {
 int64_t ConfigCache::upsert_kernel(const KernelInfo& kernel) {
   impl_->require_writable("upsert_kernel");
   if (kernel.name.empty() || kernel.source_hash.empty()) {
-    throw Error(ErrorKind::kBadInput, fmt::format("kernel name and source hash must not be empty (got '{}', '{}')",
-                                                  kernel.name, kernel.source_hash));
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("kernel name and source hash must not be empty (got '{}', '{}')", kernel.name,
+                            kernel.source_hash));
   }
   std::lock_guard lock(impl_->mu);
   Transaction tx(impl_->db);
@@ -157,8 +158,8 @@ std::vector<int64_t> ConfigCache::record(int64_t run_id, int64_t gpu_id, int64_t
   for (const Measurement& m : measurements) {
     if (m.shape.empty() || m.dtype.empty() || m.config_name.empty()) {
       throw Error(ErrorKind::kBadInput,
-                  fmt::format("measurement needs a shape, dtype and config name (got '{}', '{}', '{}')", m.shape,
-                              m.dtype, m.config_name));
+                  fmt::format("measurement needs a shape, dtype and config name (got '{}', '{}', '{}')",
+                              m.shape, m.dtype, m.config_name));
     }
     detail::require_json_object(m.config_json, "Measurement::config_json");
     detail::require_json_object(m.counters_json, "Measurement::counters_json");
@@ -168,9 +169,11 @@ std::vector<int64_t> ConfigCache::record(int64_t run_id, int64_t gpu_id, int64_t
   Transaction tx(impl_->db);
   StatementLease s = impl_->db.cached(
       "INSERT INTO measurements (run_id, gpu_id, kernel_id, shape, dtype, config_name, config_json, outcome,"
-      " reason, median_us, min_us, mean_us, p90_us, stdev_us, samples, counters_json, resources_json, baseline,"
+      " reason, median_us, min_us, mean_us, p90_us, stdev_us, samples, counters_json, resources_json, "
+      "baseline,"
       " sm_clock_mhz, temperature_c, measured_at)"
-      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)");
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
+      "?21)");
   const std::string now = detail::now_iso();
   std::vector<int64_t> ids;
   ids.reserve(measurements.size());
@@ -208,7 +211,8 @@ void ConfigCache::set_best(int64_t measurement_id) {
   {
     StatementLease q = impl_->db.cached("SELECT outcome FROM measurements WHERE id = ?1");
     q->bind(1, measurement_id);
-    if (!q->step()) throw Error(ErrorKind::kNotFound, fmt::format("set_best: no measurement {}", measurement_id));
+    if (!q->step())
+      throw Error(ErrorKind::kNotFound, fmt::format("set_best: no measurement {}", measurement_id));
     if (q->text_view(0) != "ok") {
       throw Error(ErrorKind::kBadInput, fmt::format("set_best: measurement {} has outcome '{}', not 'ok'",
                                                     measurement_id, q->text_view(0)));

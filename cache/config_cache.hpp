@@ -20,7 +20,16 @@ namespace ktune::cache {
 inline constexpr int kSchemaVersion = 1;
 
 /// Outcome of one measurement (DESIGN.md "Names and outcomes").
-enum class Outcome { kOk, kCompileError, kExceedsLimits, kLaunchError, kIncorrect, kTimeout, kCrashed, kSkipped };
+enum class Outcome {
+  kOk,
+  kCompileError,
+  kExceedsLimits,
+  kLaunchError,
+  kIncorrect,
+  kTimeout,
+  kCrashed,
+  kSkipped
+};
 /// "ok", "compile_error", "exceeds_limits", "launch_error", "incorrect", "timeout", "crashed", "skipped".
 std::string_view to_string(Outcome outcome);
 /// Inverse of to_string; throws ktune::Error(kBadInput) on an unknown name.
@@ -67,9 +76,9 @@ struct Stats {
 
 /// One measured (or failed) config for one shape and dtype.
 struct Measurement {
-  std::string shape;        ///< canonical shape text
-  std::string dtype;        ///< "f32", "f16", "bf16", "fp8e4m3", ...
-  std::string config_name;  ///< canonical config name, e.g. gemm.bf16.nt.128x128x32.w2x2.s3.sk1
+  std::string shape;               ///< canonical shape text
+  std::string dtype;               ///< "f32", "f16", "bf16", "fp8e4m3", ...
+  std::string config_name;         ///< canonical config name, e.g. gemm.bf16.nt.128x128x32.w2x2.s3.sk1
   std::string config_json = "{}";  ///< the config's parameters as a JSON object
   Outcome outcome = Outcome::kOk;
   std::string reason;                   ///< why, for any outcome but ok
@@ -198,7 +207,8 @@ class ConfigCache {
   /// uses); nullopt for an unknown kernel.
   std::optional<std::string> current_source_hash(std::string_view kernel) const;
   /// Calls `fn` for every measurement matching `filter`, in id order (streams; no big vector).
-  void for_each_measurement(const Filter& filter, const std::function<void(const StoredMeasurement&)>& fn) const;
+  void for_each_measurement(const Filter& filter,
+                            const std::function<void(const StoredMeasurement&)>& fn) const;
   /// Whether a measurement exists for (gpu, kernel, shape, dtype, config_name) — resume support.
   bool has_measurement(int64_t gpu_id, int64_t kernel_id, std::string_view shape, std::string_view dtype,
                        std::string_view config_name) const;
@@ -215,9 +225,11 @@ class ConfigCache {
   void export_json(const std::filesystem::path& out) const;
   /// Imports an export; rows already present are skipped (same rule as merge).
   MergeStats import_json(const std::filesystem::path& in);
-  /// Merges another ktune database into this one. Duplicate rule: a measurement already present
-  /// (same GPU, kernel hash, shape, dtype, config, run start time and host) is skipped; for each key
-  /// the best is re-chosen as the lowest median among the two databases' best rows.
+  /// Merges another ktune database into this one, in one transaction. Duplicate rule: a
+  /// measurement already present (same GPU, kernel hash, shape, dtype, config name, baseline, run
+  /// start time and host, and measured_at) is skipped; for each key the best is re-chosen as the
+  /// lowest median among the two databases' best rows (exact tie: the config name that sorts
+  /// first). docs/export-format.md states the full rule.
   MergeStats merge(const std::filesystem::path& other);
   /// Removes kernels whose name is in `current_hashes` with a different hash (stale templates),
   /// with their measurements and best rows.

@@ -15,8 +15,8 @@ using detail::StatementLease;
 
 /// The kernel's most recently registered source hash, if the kernel is known.
 std::optional<std::string> current_hash(detail::Database& db, std::string_view kernel) {
-  StatementLease s =
-      db.cached("SELECT source_hash FROM kernels WHERE name = ?1 ORDER BY registered_at DESC, id DESC LIMIT 1");
+  StatementLease s = db.cached(
+      "SELECT source_hash FROM kernels WHERE name = ?1 ORDER BY registered_at DESC, id DESC LIMIT 1");
   s->bind(1, kernel);
   if (!s->step()) return std::nullopt;
   return s->text(0);
@@ -116,8 +116,12 @@ void ConfigCache::for_each_measurement(const Filter& filter,
     row.id = s->int64(0);
     row.run_id = s->int64(1);
     row.run_started_at = s->text(2);
-    row.gpu = GpuInfo{s->text(3), static_cast<int>(s->int64(4)), static_cast<int>(s->int64(5)),
-                      static_cast<int>(s->int64(6)), s->int64(7), s->text(8)};
+    row.gpu = GpuInfo{s->text(3),
+                      static_cast<int>(s->int64(4)),
+                      static_cast<int>(s->int64(5)),
+                      static_cast<int>(s->int64(6)),
+                      s->int64(7),
+                      s->text(8)};
     row.kernel = KernelInfo{s->text(9), s->text(10)};
     Measurement& m = row.m;
     m.shape = s->text(11);
@@ -141,8 +145,8 @@ void ConfigCache::for_each_measurement(const Filter& filter,
   }
 }
 
-bool ConfigCache::has_measurement(int64_t gpu_id, int64_t kernel_id, std::string_view shape, std::string_view dtype,
-                                  std::string_view config_name) const {
+bool ConfigCache::has_measurement(int64_t gpu_id, int64_t kernel_id, std::string_view shape,
+                                  std::string_view dtype, std::string_view config_name) const {
   std::lock_guard lock(impl_->mu);
   StatementLease s = impl_->db.cached(
       "SELECT 1 FROM measurements WHERE gpu_id = ?1 AND kernel_id = ?2 AND shape = ?3 AND dtype = ?4"
@@ -166,7 +170,8 @@ std::vector<GpuInfo> ConfigCache::gpus() const {
 std::vector<RunInfo> ConfigCache::runs() const {
   std::lock_guard lock(impl_->mu);
   StatementLease s = impl_->db.cached(
-      "SELECT started_at, host, ktune_version, arguments, driver_version, cuda_version FROM runs ORDER BY id");
+      "SELECT started_at, host, ktune_version, arguments, driver_version, cuda_version FROM runs ORDER BY "
+      "id");
   std::vector<RunInfo> out;
   while (s->step()) {
     out.push_back(RunInfo{s->text(0), s->text(1), s->text(2), s->text(3), s->text(4), s->text(5)});

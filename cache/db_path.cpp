@@ -19,7 +19,8 @@ std::filesystem::path resolve_db_path(const std::optional<std::string>& flag) {
   if (auto p = env("KTUNE_DB")) return *p;
   if (auto xdg = env("XDG_CACHE_HOME")) return std::filesystem::path(*xdg) / "ktune" / "ktune.db";
   if (auto home = env("HOME")) return std::filesystem::path(*home) / ".cache" / "ktune" / "ktune.db";
-  throw Error(ErrorKind::kBadInput, "no database path: pass --db PATH or set KTUNE_DB (HOME is not set either)");
+  throw Error(ErrorKind::kBadInput,
+              "no database path: pass --db PATH or set KTUNE_DB (HOME is not set either)");
 }
 
 }  // namespace ktune::cache

@@ -53,32 +53,39 @@ void ConfigCache::export_json(const std::filesystem::path& out_path) const {
   out << "  \"schema_version\": " << kSchemaVersion << ",\n";
   out << "  \"exported_at\": " << json(detail::now_iso()).dump() << ",\n";
   {
-    StatementLease s =
-        db.cached("SELECT id, name, cc_major, cc_minor, sm_count, memory_bytes, ceilings_json FROM gpus ORDER BY id");
+    StatementLease s = db.cached(
+        "SELECT id, name, cc_major, cc_minor, sm_count, memory_bytes, ceilings_json FROM gpus ORDER BY id");
     write_array(out, "gpus", *s, [](const detail::Statement& r) {
-      return json{{"id", r.int64(0)},       {"name", r.text(1)},         {"cc_major", r.int64(2)},
-                  {"cc_minor", r.int64(3)}, {"sm_count", r.int64(4)},    {"memory_bytes", r.int64(5)},
+      return json{{"id", r.int64(0)},
+                  {"name", r.text(1)},
+                  {"cc_major", r.int64(2)},
+                  {"cc_minor", r.int64(3)},
+                  {"sm_count", r.int64(4)},
+                  {"memory_bytes", r.int64(5)},
                   {"ceilings", object_or_text(r.text_view(6))}};
     });
   }
   {
     StatementLease s = db.cached("SELECT id, name, source_hash, registered_at FROM kernels ORDER BY id");
     write_array(out, "kernels", *s, [](const detail::Statement& r) {
-      return json{{"id", r.int64(0)}, {"name", r.text(1)}, {"source_hash", r.text(2)}, {"registered_at", r.text(3)}};
+      return json{
+          {"id", r.int64(0)}, {"name", r.text(1)}, {"source_hash", r.text(2)}, {"registered_at", r.text(3)}};
     });
   }
   {
     StatementLease s = db.cached(
-        "SELECT id, started_at, host, ktune_version, arguments, driver_version, cuda_version FROM runs ORDER BY id");
+        "SELECT id, started_at, host, ktune_version, arguments, driver_version, cuda_version FROM runs ORDER "
+        "BY id");
     write_array(out, "runs", *s, [](const detail::Statement& r) {
-      return json{{"id", r.int64(0)},         {"started_at", r.text(1)},     {"host", r.text(2)},
-                  {"ktune_version", r.text(3)}, {"arguments", r.text(4)},    {"driver_version", r.text(5)},
+      return json{{"id", r.int64(0)},           {"started_at", r.text(1)}, {"host", r.text(2)},
+                  {"ktune_version", r.text(3)}, {"arguments", r.text(4)},  {"driver_version", r.text(5)},
                   {"cuda_version", r.text(6)}};
     });
   }
   {
     StatementLease s = db.cached(
-        "SELECT id, run_id, gpu_id, kernel_id, shape, dtype, config_name, config_json, outcome, reason, median_us,"
+        "SELECT id, run_id, gpu_id, kernel_id, shape, dtype, config_name, config_json, outcome, reason, "
+        "median_us,"
         " min_us, mean_us, p90_us, stdev_us, samples, counters_json, resources_json, baseline, sm_clock_mhz,"
         " temperature_c, measured_at FROM measurements ORDER BY id");
     write_array(out, "measurements", *s, [](const detail::Statement& r) {
@@ -124,8 +131,8 @@ void ConfigCache::export_json(const std::filesystem::path& out_path) const {
   std::error_code ec;
   std::filesystem::rename(tmp, out_path, ec);
   if (ec) {
-    throw Error(ErrorKind::kRuntime, fmt::format("cannot move {} to {}: {}", tmp.string(), out_path.string(),
-                                                 ec.message()));
+    throw Error(ErrorKind::kRuntime,
+                fmt::format("cannot move {} to {}: {}", tmp.string(), out_path.string(), ec.message()));
   }
 }
 
@@ -147,16 +154,19 @@ MergeStats ConfigCache::import_json(const std::filesystem::path& in_path) {
                                                   in_path.string(), version, kExportFormatVersion));
   }
   const auto text_of = [](const json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); };
-  const auto opt_num = [](const json& j) { return j.is_null() ? std::nullopt : std::optional<double>(j.get<double>()); };
+  const auto opt_num = [](const json& j) {
+    return j.is_null() ? std::nullopt : std::optional<double>(j.get<double>());
+  };
   std::lock_guard lock(impl_->mu);
   detail::Transaction tx(impl_->db);
   detail::RowImporter importer(impl_->db);
   try {
     for (const json& g : doc.at("gpus")) {
-      importer.add_gpu(g.at("id").get<int64_t>(),
-                       GpuInfo{g.at("name").get<std::string>(), g.at("cc_major").get<int>(), g.at("cc_minor").get<int>(),
-                               g.at("sm_count").get<int>(), g.at("memory_bytes").get<int64_t>(),
-                               text_of(g.value("ceilings", json::object()))});
+      importer.add_gpu(
+          g.at("id").get<int64_t>(),
+          GpuInfo{g.at("name").get<std::string>(), g.at("cc_major").get<int>(), g.at("cc_minor").get<int>(),
+                  g.at("sm_count").get<int>(), g.at("memory_bytes").get<int64_t>(),
+                  text_of(g.value("ceilings", json::object()))});
     }
     for (const json& k : doc.at("kernels")) {
       importer.add_kernel({k.at("id").get<int64_t>(),
@@ -164,9 +174,10 @@ MergeStats ConfigCache::import_json(const std::filesystem::path& in_path) {
                            k.value("registered_at", "")});
     }
     for (const json& r : doc.at("runs")) {
-      importer.add_run({r.at("id").get<int64_t>(),
-                        {r.at("started_at").get<std::string>(), r.value("host", ""), r.value("ktune_version", ""),
-                         r.value("arguments", ""), r.value("driver_version", ""), r.value("cuda_version", "")}});
+      importer.add_run(
+          {r.at("id").get<int64_t>(),
+           {r.at("started_at").get<std::string>(), r.value("host", ""), r.value("ktune_version", ""),
+            r.value("arguments", ""), r.value("driver_version", ""), r.value("cuda_version", "")}});
     }
     detail::SourceMeasurement row;
     for (const json& j : doc.at("measurements")) {
@@ -185,8 +196,9 @@ MergeStats ConfigCache::import_json(const std::filesystem::path& in_path) {
       if (st.is_null()) {
         m.stats.reset();
       } else {
-        m.stats = Stats{st.at("median_us").get<double>(), st.at("min_us").get<double>(), st.at("mean_us").get<double>(),
-                        st.at("p90_us").get<double>(),    st.at("stdev_us").get<double>(), st.at("samples").get<int64_t>()};
+        m.stats = Stats{st.at("median_us").get<double>(), st.at("min_us").get<double>(),
+                        st.at("mean_us").get<double>(),   st.at("p90_us").get<double>(),
+                        st.at("stdev_us").get<double>(),  st.at("samples").get<int64_t>()};
       }
       m.counters_json = text_of(j.value("counters", json::object()));
       m.resources_json = text_of(j.value("resources", json::object()));
@@ -202,7 +214,8 @@ MergeStats ConfigCache::import_json(const std::filesystem::path& in_path) {
                          b.at("measurement_id").get<int64_t>()});
     }
   } catch (const json::exception& e) {
-    throw Error(ErrorKind::kBadInput, fmt::format("{}: malformed ktune export: {}", in_path.string(), e.what()));
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("{}: malformed ktune export: {}", in_path.string(), e.what()));
   }
   tx.commit();
   return importer.stats();

@@ -37,8 +37,8 @@ PruneStats ConfigCache::prune(const std::map<std::string, std::string>& current_
       stats.kernels_removed += db.changes();
     }
     // Artifacts stored without a source hash cannot be judged stale and stay.
-    StatementLease s =
-        db.cached("DELETE FROM compile_cache WHERE kernel_name = ?1 AND source_hash <> '' AND source_hash <> ?2");
+    StatementLease s = db.cached(
+        "DELETE FROM compile_cache WHERE kernel_name = ?1 AND source_hash <> '' AND source_hash <> ?2");
     s->bind(1, name).bind(2, hash).run();
     stats.compile_entries_removed += db.changes();
   }
@@ -63,8 +63,8 @@ VerifyReport ConfigCache::verify() const {
       {
         detail::Statement s(db, "PRAGMA foreign_key_check");
         while (s.step()) {
-          report.problems.push_back(
-              fmt::format("table '{}' row {} refers to a missing row of '{}'", s.text(0), s.int64(1), s.text(2)));
+          report.problems.push_back(fmt::format("table '{}' row {} refers to a missing row of '{}'",
+                                                s.text(0), s.int64(1), s.text(2)));
         }
       }
       detail::Statement s(db,
@@ -73,8 +73,9 @@ VerifyReport ConfigCache::verify() const {
                           " WHERE m.outcome <> 'ok' OR m.median_us IS NULL OR m.gpu_id <> b.gpu_id"
                           " OR m.kernel_id <> b.kernel_id OR m.shape <> b.shape OR m.dtype <> b.dtype");
       while (s.step()) {
-        report.problems.push_back(fmt::format("best row ({}, {}) names measurement {} ({}), which does not fit it",
-                                              s.text(0), s.text(1), s.int64(2), s.text(3)));
+        report.problems.push_back(
+            fmt::format("best row ({}, {}) names measurement {} ({}), which does not fit it", s.text(0),
+                        s.text(1), s.int64(2), s.text(3)));
       }
     }
   } catch (const Error& e) {

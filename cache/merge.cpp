@@ -22,11 +22,12 @@ MergeStats ConfigCache::merge(const std::filesystem::path& other) {
   detail::Transaction tx(impl_->db);
   detail::RowImporter importer(impl_->db);
   {
-    StatementLease s =
-        in.cached("SELECT id, name, cc_major, cc_minor, sm_count, memory_bytes, ceilings_json FROM gpus ORDER BY id");
+    StatementLease s = in.cached(
+        "SELECT id, name, cc_major, cc_minor, sm_count, memory_bytes, ceilings_json FROM gpus ORDER BY id");
     while (s->step()) {
-      importer.add_gpu(s->int64(0), GpuInfo{s->text(1), static_cast<int>(s->int64(2)), static_cast<int>(s->int64(3)),
-                                            static_cast<int>(s->int64(4)), s->int64(5), s->text(6)});
+      importer.add_gpu(s->int64(0),
+                       GpuInfo{s->text(1), static_cast<int>(s->int64(2)), static_cast<int>(s->int64(3)),
+                               static_cast<int>(s->int64(4)), s->int64(5), s->text(6)});
     }
   }
   {
@@ -35,14 +36,17 @@ MergeStats ConfigCache::merge(const std::filesystem::path& other) {
   }
   {
     StatementLease s = in.cached(
-        "SELECT id, started_at, host, ktune_version, arguments, driver_version, cuda_version FROM runs ORDER BY id");
+        "SELECT id, started_at, host, ktune_version, arguments, driver_version, cuda_version FROM runs ORDER "
+        "BY id");
     while (s->step()) {
-      importer.add_run({s->int64(0), {s->text(1), s->text(2), s->text(3), s->text(4), s->text(5), s->text(6)}});
+      importer.add_run(
+          {s->int64(0), {s->text(1), s->text(2), s->text(3), s->text(4), s->text(5), s->text(6)}});
     }
   }
   {
     StatementLease s = in.cached(
-        "SELECT id, run_id, gpu_id, kernel_id, shape, dtype, config_name, config_json, outcome, reason, median_us,"
+        "SELECT id, run_id, gpu_id, kernel_id, shape, dtype, config_name, config_json, outcome, reason, "
+        "median_us,"
         " min_us, mean_us, p90_us, stdev_us, samples, counters_json, resources_json, baseline, sm_clock_mhz,"
         " temperature_c, measured_at FROM measurements ORDER BY id");
     detail::SourceMeasurement row;

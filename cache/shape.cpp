@@ -58,17 +58,19 @@ Shape Shape::parse(std::string_view text) {
     }
     int64_t v = 0;
     const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-    const bool all_digits = std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const bool all_digits =
+        std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (!all_digits || (ec != std::errc() && ec != std::errc::result_out_of_range) ||
         end != value.data() + value.size()) {
       bad(fmt::format("shape '{}': '{}={}' is not an integer", whole, name, value));
     }
     if (ec == std::errc::result_out_of_range || v > kMaxDim) {
-      bad(fmt::format("shape '{}': '{}={}' is past the largest dimension 2^31-1 = {}", whole, name, value, kMaxDim));
+      bad(fmt::format("shape '{}': '{}={}' is past the largest dimension 2^31-1 = {}", whole, name, value,
+                      kMaxDim));
     }
     if (v < 1) bad(fmt::format("shape '{}': '{}={}' must be at least 1", whole, name, value));
-    const bool repeated = std::any_of(shape.dims_.begin(), shape.dims_.end(),
-                                      [&](const auto& d) { return d.first == name; });
+    const bool repeated =
+        std::any_of(shape.dims_.begin(), shape.dims_.end(), [&](const auto& d) { return d.first == name; });
     if (repeated) bad(fmt::format("shape '{}': dimension '{}' is given twice", whole, name));
     shape.dims_.emplace_back(std::string(name), v);
     if (comma == text.size()) break;

@@ -67,7 +67,8 @@ const Data& data() {
             m.shape = shape;
             m.dtype = dtype;
             m.config_name = fmt::format("{}.{}.cfg{}", kernel, dtype, c);
-            m.config_json = fmt::format(R"({{"bm":{},"bn":{},"stages":{}}})", 16 << (c % 4), 16 << (c / 4 % 4), c % 5);
+            m.config_json =
+                fmt::format(R"({{"bm":{},"bn":{},"stages":{}}})", 16 << (c % 4), 16 << (c / 4 % 4), c % 5);
             const double med = us(g);
             m.stats = Stats{med, med * 0.95, med * 1.02, med * 1.1, med * 0.01, 50};
             if (med < ms[winner].stats->median_us) winner = static_cast<size_t>(c);

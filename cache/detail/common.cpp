@@ -11,7 +11,8 @@ namespace ktune::cache {
 
 void ConfigCache::Impl::require_writable(std::string_view what) const {
   if (mode == Mode::kReadOnly) {
-    throw Error(ErrorKind::kRuntime, fmt::format("{}: database {} was opened read-only", what, path.string()));
+    throw Error(ErrorKind::kRuntime,
+                fmt::format("{}: database {} was opened read-only", what, path.string()));
   }
 }
 
@@ -24,8 +25,8 @@ std::string now_iso() {
   const std::time_t t = system_clock::to_time_t(now);
   std::tm tm{};
   gmtime_r(&t, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                     tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
 }
 
 void require_json_object(std::string_view text, std::string_view what) {

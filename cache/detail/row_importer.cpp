@@ -7,10 +7,12 @@
 
 namespace ktune::cache::detail {
 
-int64_t RowImporter::mapped(const std::unordered_map<int64_t, int64_t>& map, int64_t id, const char* what) const {
+int64_t RowImporter::mapped(const std::unordered_map<int64_t, int64_t>& map, int64_t id,
+                            const char* what) const {
   const auto it = map.find(id);
   if (it == map.end()) {
-    throw Error(ErrorKind::kBadInput, fmt::format("import: a row refers to {} id {}, which the source lacks", what, id));
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("import: a row refers to {} id {}, which the source lacks", what, id));
   }
   return it->second;
 }
@@ -33,9 +35,12 @@ void RowImporter::add_kernel(const SourceKernel& k) {
   // The later registration wins, so "the kernel's most recent hash" means the same after a merge.
   StatementLease s = db_.cached(
       "INSERT INTO kernels (name, source_hash, registered_at) VALUES (?1, ?2, ?3)"
-      " ON CONFLICT (name, source_hash) DO UPDATE SET registered_at = max(registered_at, excluded.registered_at)"
+      " ON CONFLICT (name, source_hash) DO UPDATE SET registered_at = max(registered_at, "
+      "excluded.registered_at)"
       " RETURNING id");
-  s->bind(1, k.info.name).bind(2, k.info.source_hash).bind(3, k.registered_at.empty() ? now_iso() : k.registered_at);
+  s->bind(1, k.info.name)
+      .bind(2, k.info.source_hash)
+      .bind(3, k.registered_at.empty() ? now_iso() : k.registered_at);
   s->step();
   kernels_[k.id] = s->int64(0);
   s->run();
@@ -43,7 +48,8 @@ void RowImporter::add_kernel(const SourceKernel& k) {
 
 void RowImporter::add_run(const SourceRun& r) {
   {
-    StatementLease q = db_.cached("SELECT id FROM runs WHERE started_at = ?1 AND host = ?2 ORDER BY id LIMIT 1");
+    StatementLease q =
+        db_.cached("SELECT id FROM runs WHERE started_at = ?1 AND host = ?2 ORDER BY id LIMIT 1");
     q->bind(1, r.info.started_at).bind(2, r.info.host);
     if (q->step()) {
       runs_[r.id] = q->int64(0);
@@ -83,9 +89,11 @@ void RowImporter::add_measurement(const SourceMeasurement& row) {
   require_json_object(m.resources_json, "measurement resources");
   StatementLease s = db_.cached(
       "INSERT INTO measurements (run_id, gpu_id, kernel_id, shape, dtype, config_name, config_json, outcome,"
-      " reason, median_us, min_us, mean_us, p90_us, stdev_us, samples, counters_json, resources_json, baseline,"
+      " reason, median_us, min_us, mean_us, p90_us, stdev_us, samples, counters_json, resources_json, "
+      "baseline,"
       " sm_clock_mhz, temperature_c, measured_at)"
-      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)");
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
+      "?21)");
   s->bind(1, run).bind(2, gpu).bind(3, kernel).bind(4, m.shape).bind(5, m.dtype).bind(6, m.config_name);
   s->bind(7, m.config_json).bind(8, to_string(m.outcome)).bind(9, m.reason);
   if (m.stats) {
@@ -110,9 +118,10 @@ void RowImporter::add_best(const SourceBest& row) {
     q->bind(1, candidate);
     q->step();
     if (q->text_view(0) != "ok" || q->is_null(1)) {
-      throw Error(ErrorKind::kBadInput, fmt::format("import: best row for {} {} names measurement {} which is not "
-                                                    "an 'ok' timed measurement",
-                                                    row.shape, row.dtype, row.measurement_id));
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("import: best row for {} {} names measurement {} which is not "
+                              "an 'ok' timed measurement",
+                              row.shape, row.dtype, row.measurement_id));
     }
     cand_median = q->real(1);
     cand_name = q->text(2);
@@ -120,7 +129,8 @@ void RowImporter::add_best(const SourceBest& row) {
   {
     StatementLease q = db_.cached(
         "SELECT b.measurement_id, m.median_us, m.config_name FROM best b JOIN measurements m"
-        " ON m.id = b.measurement_id WHERE b.gpu_id = ?1 AND b.kernel_id = ?2 AND b.shape = ?3 AND b.dtype = ?4");
+        " ON m.id = b.measurement_id WHERE b.gpu_id = ?1 AND b.kernel_id = ?2 AND b.shape = ?3 AND b.dtype = "
+        "?4");
     q->bind(1, gpu).bind(2, kernel).bind(3, row.shape).bind(4, row.dtype);
     if (q->step()) {
       const int64_t current = q->int64(0);

@@ -109,13 +109,14 @@ const std::map<std::string, std::vector<std::string>>& expected_columns() {
       {"kernels", {"id", "name", "source_hash", "registered_at"}},
       {"runs", {"id", "started_at", "host", "ktune_version", "arguments", "driver_version", "cuda_version"}},
       {"measurements",
-       {"id", "run_id", "gpu_id", "kernel_id", "shape", "dtype", "config_name", "config_json", "outcome", "reason",
-        "median_us", "min_us", "mean_us", "p90_us", "stdev_us", "samples", "counters_json", "resources_json",
-        "baseline", "sm_clock_mhz", "temperature_c", "measured_at"}},
+       {"id",          "run_id",       "gpu_id",        "kernel_id",  "shape",         "dtype",
+        "config_name", "config_json",  "outcome",       "reason",     "median_us",     "min_us",
+        "mean_us",     "p90_us",       "stdev_us",      "samples",    "counters_json", "resources_json",
+        "baseline",    "sm_clock_mhz", "temperature_c", "measured_at"}},
       {"best", {"gpu_id", "kernel_id", "shape", "dtype", "measurement_id", "updated_at"}},
       {"compile_cache",
-       {"key", "cubin", "log", "lowered_names_json", "resources_json", "compile_ms", "kernel_name", "source_hash",
-        "created_at", "last_used_at"}},
+       {"key", "cubin", "log", "lowered_names_json", "resources_json", "compile_ms", "kernel_name",
+        "source_hash", "created_at", "last_used_at"}},
   };
   return kColumns;
 }
@@ -146,7 +147,8 @@ void inspect_file_header(const std::filesystem::path& path) {
   if (got < sizeof kMagic || !std::equal(kMagic, kMagic + sizeof kMagic, h.begin())) {
     bad_file(path, "not an SQLite database (no SQLite header); is this the right file?");
   }
-  if (got < kHeader) bad_file(path, fmt::format("truncated database ({} bytes, shorter than its header)", size));
+  if (got < kHeader)
+    bad_file(path, fmt::format("truncated database ({} bytes, shorter than its header)", size));
   uint32_t page_size = (uint32_t{h[16]} << 8) | h[17];
   if (page_size == 1) page_size = 65536;  // the format stores 65536 as 1
   const uint32_t change_counter = be32(&h[24]);
@@ -160,8 +162,8 @@ void inspect_file_header(const std::filesystem::path& path) {
   const bool live_wal = std::filesystem::exists(wal, wal_ec) && std::filesystem::file_size(wal, wal_ec) > 0;
   if (!live_wal && page_size >= 512 && pages > 0 && valid_for == change_counter &&
       size < uint64_t{pages} * page_size) {
-    bad_file(path, fmt::format("truncated database ({} bytes, its header says {} pages of {} bytes)", size, pages,
-                               page_size));
+    bad_file(path, fmt::format("truncated database ({} bytes, its header says {} pages of {} bytes)", size,
+                               pages, page_size));
   }
 }
 
@@ -175,17 +177,20 @@ int read_schema_version(Database& db, const std::filesystem::path& path) {
     StatementLease s = db.cached("SELECT count(*) FROM sqlite_schema WHERE type = 'table'");
     if (s->step()) tables = s->int64(0);
   } catch (const Error& e) {
-    if (e.kind() == ErrorKind::kBadInput) bad_file(path, fmt::format("not a readable SQLite database ({})", e.what()));
+    if (e.kind() == ErrorKind::kBadInput)
+      bad_file(path, fmt::format("not a readable SQLite database ({})", e.what()));
     throw;
   }
   if (tables == 0 && app == 0 && version == 0) return 0;  // an empty database: ours to initialise
   if (app != kApplicationId) {
-    bad_file(path, fmt::format("an SQLite database, but not a ktune one (application_id {:#x}, expected {:#x})",
-                               app, kApplicationId));
+    bad_file(path,
+             fmt::format("an SQLite database, but not a ktune one (application_id {:#x}, expected {:#x})",
+                         app, kApplicationId));
   }
   if (version > kSchemaVersion) {
-    bad_file(path, fmt::format("schema version {} is newer than this ktune understands ({}); use a newer ktune",
-                               version, kSchemaVersion));
+    bad_file(path,
+             fmt::format("schema version {} is newer than this ktune understands ({}); use a newer ktune",
+                         version, kSchemaVersion));
   }
   return static_cast<int>(version);
 }
@@ -203,7 +208,8 @@ void migrate(Database& db) {
 std::vector<std::string> check_structure(Database& db) {
   std::vector<std::string> problems;
   const auto app = db.pragma_int("application_id");
-  if (app != kApplicationId) problems.push_back(fmt::format("application_id is {:#x}, expected {:#x}", app, kApplicationId));
+  if (app != kApplicationId)
+    problems.push_back(fmt::format("application_id is {:#x}, expected {:#x}", app, kApplicationId));
   const auto version = db.pragma_int("user_version");
   if (version != kSchemaVersion) {
     problems.push_back(fmt::format("schema version is {}, expected {}", version, kSchemaVersion));

@@ -64,15 +64,16 @@ void sqlite_check(int rc, sqlite3* db, std::string_view call, const char* file, 
   const char* msg = (db != nullptr && (sqlite3_extended_errcode(db) & 0xff) == primary) ? sqlite3_errmsg(db)
                                                                                         : sqlite3_errstr(rc);
   std::string where = fmt::format("{}:{}", file, line);
-  throw Error(kind, fmt::format("SQLite: {} ({}, extended code {}) in: {}", msg, sqlite_code_name(rc), rc, call),
+  throw Error(kind,
+              fmt::format("SQLite: {} ({}, extended code {}) in: {}", msg, sqlite_code_name(rc), rc, call),
               std::string(sqlite_code_name(rc)), std::move(where));
 }
 
 // ---------------------------------------------------------------- Statement
 
 Statement::Statement(Database& db, std::string_view sql) : db_(db.handle()), sql_(sql) {
-  const int rc = sqlite3_prepare_v3(db_, sql_.data(), static_cast<int>(sql_.size()), SQLITE_PREPARE_PERSISTENT,
-                                    &stmt_, nullptr);
+  const int rc = sqlite3_prepare_v3(db_, sql_.data(), static_cast<int>(sql_.size()),
+                                    SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
   KTUNE_SQLITE_CHECK(rc, db_, "sqlite3_prepare_v3: " + sql_);
 }
 
@@ -182,8 +183,8 @@ Database::Database(const std::filesystem::path& path, Open mode) {
     std::string msg = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close_v2(db_);
     db_ = nullptr;
-    throw Error(ErrorKind::kRuntime, fmt::format("cannot open database {}: {} ({})", path.string(), msg,
-                                                 sqlite_code_name(rc)),
+    throw Error(ErrorKind::kRuntime,
+                fmt::format("cannot open database {}: {} ({})", path.string(), msg, sqlite_code_name(rc)),
                 std::string(sqlite_code_name(rc)), fmt::format("{}:{}", __FILE__, __LINE__));
   }
   sqlite3_extended_result_codes(db_, 1);

@@ -25,7 +25,8 @@ std::string_view sqlite_code_name(int code);
 /// kRuntime otherwise.
 void sqlite_check(int rc, sqlite3* db, std::string_view call, const char* file, int line);
 
-#define KTUNE_SQLITE_CHECK(rc, db, call) ::ktune::cache::detail::sqlite_check((rc), (db), (call), __FILE__, __LINE__)
+#define KTUNE_SQLITE_CHECK(rc, db, call) \
+  ::ktune::cache::detail::sqlite_check((rc), (db), (call), __FILE__, __LINE__)
 
 class Database;
 

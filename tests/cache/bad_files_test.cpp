@@ -34,7 +34,8 @@ void make_db(const fs::path& path, Rng& r, int rows) {
   const int64_t kernel = db.upsert_kernel(testing::random_kernel(r));
   const int64_t run = db.begin_run(testing::random_run(r));
   std::vector<Measurement> ms;
-  for (int i = 0; i < rows; ++i) ms.push_back(testing::random_measurement(r, testing::random_shape(r), "bf16"));
+  for (int i = 0; i < rows; ++i)
+    ms.push_back(testing::random_measurement(r, testing::random_shape(r), "bf16"));
   db.record(run, gpu, kernel, ms);
 }
 
@@ -117,7 +118,8 @@ TEST(BadFiles, CorruptPagesFailVerifyOrOpenCleanly) {
   make_db(path, r, 3000);
   std::string bytes = testing::file_bytes(path);
   // Scribble over the middle of the file (not the header): pages of measurements.
-  for (size_t i = bytes.size() / 3; i < bytes.size() / 3 + 8192; ++i) bytes[i] = static_cast<char>(r.uniform(1, 255));
+  for (size_t i = bytes.size() / 3; i < bytes.size() / 3 + 8192; ++i)
+    bytes[i] = static_cast<char>(r.uniform(1, 255));
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
   try {
     ConfigCache db = ConfigCache::open(path, ConfigCache::Mode::kReadOnly);

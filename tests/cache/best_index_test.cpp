@@ -29,9 +29,9 @@ TEST(BestIndex, MatchesSqliteLookupsForEveryKey) {
     for (int s = 0; s < 15; ++s) {
       const std::string shape = testing::random_shape(r);
       const std::string dtype = r.coin() ? "bf16" : "f16";
-      const auto ids = db.record(run, r.uniform(0, 3) ? g : og, kid,
-                                 {testing::random_measurement(r, shape, dtype),
-                                  testing::random_measurement(r, shape, dtype)});
+      const auto ids = db.record(
+          run, r.uniform(0, 3) ? g : og, kid,
+          {testing::random_measurement(r, shape, dtype), testing::random_measurement(r, shape, dtype)});
       db.set_best(ids[static_cast<size_t>(r.uniform(0, 1))]);
       keys.emplace_back(kernels.back().name, shape, dtype);
     }

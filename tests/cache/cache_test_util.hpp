@@ -66,8 +66,11 @@ class Rng {
 };
 
 inline GpuInfo random_gpu(Rng& r) {
-  return GpuInfo{"NVIDIA " + r.word(6), static_cast<int>(r.uniform(7, 10)), static_cast<int>(r.uniform(0, 9)),
-                 static_cast<int>(r.uniform(20, 160)), r.uniform(8, 141) << 30,
+  return GpuInfo{"NVIDIA " + r.word(6),
+                 static_cast<int>(r.uniform(7, 10)),
+                 static_cast<int>(r.uniform(0, 9)),
+                 static_cast<int>(r.uniform(20, 160)),
+                 r.uniform(8, 141) << 30,
                  fmt::format(R"({{"copy_gbps":{:.1f}}})", r.real(500, 5000))};
 }
 
@@ -88,10 +91,15 @@ inline Measurement random_measurement(Rng& r, const std::string& shape, const st
   m.config_name = fmt::format("gemm.{}.{}x{}.s{}.{}", dtype, bm, bn, stages, r.word(4));
   m.config_json = fmt::format(R"({{"bm":{},"bn":{},"stages":{}}})", bm, bn, stages);
   const double median = r.real(1.5, 900.0);
-  m.stats = Stats{median, median * r.real(0.8, 0.99), median * r.real(1.0, 1.1), median * r.real(1.01, 1.3),
-                  median * r.real(0.001, 0.05), r.uniform(10, 500)};
+  m.stats = Stats{median,
+                  median * r.real(0.8, 0.99),
+                  median * r.real(1.0, 1.1),
+                  median * r.real(1.01, 1.3),
+                  median * r.real(0.001, 0.05),
+                  r.uniform(10, 500)};
   m.counters_json = fmt::format(R"({{"dram_bytes_read":{}}})", r.uniform(1, 1 << 30));
-  m.resources_json = fmt::format(R"({{"registers":{},"smem":{}}})", r.uniform(16, 255), r.uniform(1, 227) * 1024);
+  m.resources_json =
+      fmt::format(R"({{"registers":{},"smem":{}}})", r.uniform(16, 255), r.uniform(1, 227) * 1024);
   if (r.coin()) m.sm_clock_mhz = r.real(1000, 1980);
   if (r.coin()) m.temperature_c = r.real(30, 85);
   return m;
@@ -112,8 +120,12 @@ inline std::string file_bytes(const std::filesystem::path& p) {
 }
 
 inline RunInfo random_run(Rng& r) {
-  return RunInfo{"", "host-" + r.word(4), "0.1." + std::to_string(r.uniform(0, 9)), "ktune tune --kernel x",
-                 "580." + std::to_string(r.uniform(1, 99)), "13.0"};
+  return RunInfo{"",
+                 "host-" + r.word(4),
+                 "0.1." + std::to_string(r.uniform(0, 9)),
+                 "ktune tune --kernel x",
+                 "580." + std::to_string(r.uniform(1, 99)),
+                 "13.0"};
 }
 
 }  // namespace ktune::cache::testing

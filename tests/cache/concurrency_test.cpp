@@ -150,9 +150,10 @@ TEST(Concurrency, WriterKilledInsideATransactionLosesNoCommit) {
     // is well inside (rows written, locks held).
     detail::Database raw(path, detail::Database::Open::kReadWrite);
     detail::Transaction tx(raw);
-    detail::Statement ins(raw,
-                          "INSERT INTO measurements (run_id, gpu_id, kernel_id, shape, dtype, config_name, outcome,"
-                          " median_us, measured_at) VALUES (?1, ?2, ?3, 'm=1,n=1,k=1', 'f16', ?4, 'ok', 1.5, 'now')");
+    detail::Statement ins(
+        raw,
+        "INSERT INTO measurements (run_id, gpu_id, kernel_id, shape, dtype, config_name, outcome,"
+        " median_us, measured_at) VALUES (?1, ?2, ?3, 'm=1,n=1,k=1', 'f16', ?4, 'ok', 1.5, 'now')");
     for (int64_t i = 0;; ++i) {
       ins.reset();
       ins.bind(1, run).bind(2, g).bind(3, k).bind(4, fmt::format("doomed.{}", i));

@@ -146,7 +146,8 @@ TEST(ConfigCache, FallbackPicksNearestTunedShapeAndSaysSo) {
   std::map<std::string, std::string> winner;  // shape -> config name
   for (int i = 0; i < 12; ++i) {
     const std::string shape = testing::random_shape(f.r);
-    const auto ids = f.db.record(f.run_id, f.gpu_id, f.kernel_id, {testing::random_measurement(f.r, shape, "f16")});
+    const auto ids =
+        f.db.record(f.run_id, f.gpu_id, f.kernel_id, {testing::random_measurement(f.r, shape, "f16")});
     f.db.set_best(ids[0]);
     shapes.push_back(shape);
     std::vector<StoredMeasurement> rows;
@@ -193,8 +194,10 @@ TEST(ConfigCache, LookupWithoutHashUsesMostRecentRegistration) {
   const KernelInfo newer{f.kernel.name, f.r.hex(16)};
   const int64_t newer_id = f.db.upsert_kernel(newer);
   const std::string shape = testing::random_shape(f.r);
-  const auto old_ids = f.db.record(f.run_id, f.gpu_id, f.kernel_id, {testing::random_measurement(f.r, shape, "f32")});
-  const auto new_ids = f.db.record(f.run_id, f.gpu_id, newer_id, {testing::random_measurement(f.r, shape, "f32")});
+  const auto old_ids =
+      f.db.record(f.run_id, f.gpu_id, f.kernel_id, {testing::random_measurement(f.r, shape, "f32")});
+  const auto new_ids =
+      f.db.record(f.run_id, f.gpu_id, newer_id, {testing::random_measurement(f.r, shape, "f32")});
   f.db.set_best(old_ids[0]);
   f.db.set_best(new_ids[0]);
   EXPECT_EQ(f.db.current_source_hash(f.kernel.name), newer.source_hash);
@@ -343,7 +346,8 @@ TEST(DbPath, FlagThenEnvThenXdgThenHome) {
   ::unsetenv("KTUNE_DB");
   EXPECT_EQ(resolve_db_path(std::nullopt), dir / "xdg/ktune/ktune.db");
   ::unsetenv("XDG_CACHE_HOME");
-  EXPECT_EQ(resolve_db_path(std::nullopt), std::filesystem::path(std::getenv("HOME")) / ".cache/ktune/ktune.db");
+  EXPECT_EQ(resolve_db_path(std::nullopt),
+            std::filesystem::path(std::getenv("HOME")) / ".cache/ktune/ktune.db");
   if (old_db) ::setenv("KTUNE_DB", saved_db.c_str(), 1);
   if (old_xdg) ::setenv("XDG_CACHE_HOME", saved_xdg.c_str(), 1);
 }

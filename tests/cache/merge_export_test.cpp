@@ -17,14 +17,15 @@ using testing::Rng;
 using testing::TempDir;
 
 /// Everything that identifies a stored measurement and its content, independent of row ids.
-using RowKey = std::tuple<std::string, std::string, std::string, std::string, std::string, std::string, std::string,
-                          std::string, std::optional<double>, std::string, std::string, std::string>;
+using RowKey =
+    std::tuple<std::string, std::string, std::string, std::string, std::string, std::string, std::string,
+               std::string, std::optional<double>, std::string, std::string, std::string>;
 
 std::multiset<RowKey> all_rows(const ConfigCache& db) {
   std::multiset<RowKey> rows;
   db.for_each_measurement({}, [&](const StoredMeasurement& s) {
-    rows.emplace(s.gpu.name, s.kernel.name + "@" + s.kernel.source_hash, s.run_started_at, s.m.shape, s.m.dtype,
-                 s.m.config_name, s.m.config_json, std::string(to_string(s.m.outcome)),
+    rows.emplace(s.gpu.name, s.kernel.name + "@" + s.kernel.source_hash, s.run_started_at, s.m.shape,
+                 s.m.dtype, s.m.config_name, s.m.config_json, std::string(to_string(s.m.outcome)),
                  s.m.stats ? std::optional(s.m.stats->median_us) : std::nullopt, s.m.counters_json,
                  s.m.resources_json, s.measured_at);
   });
@@ -110,7 +111,8 @@ TEST(ExportImport, RejectsForeignOrNewerFiles) {
   expect_kind(write("{ not json"), ErrorKind::kBadInput);
   expect_kind(write(R"({"format":"other","format_version":1})"), ErrorKind::kBadInput);
   expect_kind(write(R"({"format":"ktune-export","format_version":99})"), ErrorKind::kBadInput);
-  expect_kind(write(R"({"format":"ktune-export","format_version":1,"gpus":[{"id":1}]})"), ErrorKind::kBadInput);
+  expect_kind(write(R"({"format":"ktune-export","format_version":1,"gpus":[{"id":1}]})"),
+              ErrorKind::kBadInput);
   expect_kind(dir / "missing.json", ErrorKind::kNotFound);
   EXPECT_TRUE(db.gpus().empty());  // nothing half-imported
 }
@@ -162,7 +164,8 @@ TEST(Merge, KeepsEveryRowAndChoosesLowerMedian) {
 
   // The slower side merged into the faster one keeps the faster winner.
   b.merge(dir / "a.db");
-  EXPECT_EQ(b.best({gpu.name, kernel.name, shape, "f16", std::nullopt}, false)->config_name, fast.config_name);
+  EXPECT_EQ(b.best({gpu.name, kernel.name, shape, "f16", std::nullopt}, false)->config_name,
+            fast.config_name);
 }
 
 TEST(Merge, RefusesItselfAndBadFiles) {

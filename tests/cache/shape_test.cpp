@@ -19,8 +19,8 @@ void expect_bad(const std::string& text, const std::string& needle) {
     ADD_FAILURE() << "parse('" << text << "') did not throw";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kBadInput) << text;
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << "message '" << e.what() << "' lacks '"
-                                                                     << needle << "'";
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos)
+        << "message '" << e.what() << "' lacks '" << needle << "'";
   }
 }
 
@@ -105,7 +105,8 @@ TEST(Shape, DistanceIsSumOfAbsLog2Ratios) {
     // Same dimensions in another order: the distance must not depend on the order.
     const Shape sb = Shape::parse(fmt::format("k={},m={},n={}", b[2], b[0], b[1]));
     double want = 0;
-    for (int d = 0; d < 3; ++d) want += std::fabs(std::log(double(a[d])) - std::log(double(b[d]))) / std::log(2.0);
+    for (int d = 0; d < 3; ++d)
+      want += std::fabs(std::log(double(a[d])) - std::log(double(b[d]))) / std::log(2.0);
     EXPECT_NEAR(sa.distance(sb), want, 1e-9);
     EXPECT_NEAR(sb.distance(sa), want, 1e-9);
     EXPECT_EQ(sa.distance(sa), 0.0);
