@@ -1,0 +1,184 @@
+// The gemm templates' own source, run on the CPU (a std::thread per CUDA thread, a std::barrier per
+// __syncthreads): catches indexing, predication, pipeline and split-K bugs on any machine, before
+// GPU time is spent. Compared with a float64 product of the same inputs; outputs and workspace are
+// poisoned with NaN first, so an element left unwritten fails. f32 and an emulated bf16.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gemm_templates_emulated.hpp"
+
+thread_local uint3e threadIdx;
+thread_local uint3e blockIdx;
+uint3e blockDim;
+uint3e gridDim;
+std::barrier<>* g_barrier = nullptr;
+float g_shfl[1024];
+alignas(16) unsigned char g_smem[232448];  // the H200's opt-in shared memory per block
+
+namespace {
+
+/// Runs `body` for every thread of every block, one block at a time.
+void launch(uint3e grid, uint3e block, const std::function<void()>& body) {
+  gridDim = grid;
+  blockDim = block;
+  const unsigned n = block.x * block.y * block.z;
+  for (unsigned bz = 0; bz < grid.z; ++bz) {
+    for (unsigned by = 0; by < grid.y; ++by) {
+      for (unsigned bx = 0; bx < grid.x; ++bx) {
+        std::memset(g_smem, 0xCD, sizeof g_smem);  // stale shared memory must not matter
+        std::barrier<> barrier(n);
+        g_barrier = &barrier;
+        std::vector<std::thread> threads;
+        for (unsigned t = 0; t < n; ++t) {
+          threads.emplace_back([&, t] {
+            blockIdx = {bx, by, bz};
+            threadIdx = {t % block.x, (t / block.x) % block.y, t / (block.x * block.y)};
+            body();
+          });
+        }
+        for (auto& t : threads) t.join();
+      }
+    }
+  }
+}
+
+unsigned cdiv(long long a, long long b) { return static_cast<unsigned>((a + b - 1) / b); }
+
+void free_aligned(void* p) { std::free(p); }
+using Block = std::unique_ptr<void, decltype(&free_aligned)>;
+Block alloc16(std::size_t bytes) {
+  return Block(std::aligned_alloc(16, (bytes + 31) / 16 * 16), &free_aligned);
+}
+
+/// Inputs (random, never zero; A and B optionally one element past 16-byte alignment), poisoned
+/// outputs and workspace, and the float64 product.
+template <class T>
+struct Problem {
+  int m, n, k;
+  bool nt;
+  Block a_mem{nullptr, &free_aligned}, b_mem{nullptr, &free_aligned}, c_mem{nullptr, &free_aligned},
+      ws_mem{nullptr, &free_aligned};
+  T* a = nullptr;
+  T* b = nullptr;
+  T* c = nullptr;
+  float* ws = nullptr;
+  std::vector<double> expected;
+
+  Problem(int m_, int n_, int k_, bool nt_, int split_k, bool misalign = false)
+      : m(m_), n(n_), k(k_), nt(nt_) {
+    const std::size_t off = misalign ? sizeof(T) : 0;
+    a_mem = alloc16(std::size_t(m) * k * sizeof(T) + off);
+    b_mem = alloc16(std::size_t(n) * k * sizeof(T) + off);
+    c_mem = alloc16(std::size_t(m) * n * sizeof(T));
+    ws_mem = alloc16(std::size_t(split_k) * m * n * sizeof(float));
+    a = reinterpret_cast<T*>(static_cast<char*>(a_mem.get()) + off);
+    b = reinterpret_cast<T*>(static_cast<char*>(b_mem.get()) + off);
+    c = static_cast<T*>(c_mem.get());
+    ws = static_cast<float*>(ws_mem.get());
+    std::mt19937 rng(static_cast<unsigned>(m * 131 + n * 7 + k));
+    std::uniform_real_distribution<float> mag(0.25f, 1.0f);
+    auto value = [&] { return ktune_dev::from_f32<T>((rng() & 1 ? 1.0f : -1.0f) * mag(rng)); };
+    for (int i = 0; i < m * k; ++i) a[i] = value();
+    for (int i = 0; i < n * k; ++i) b[i] = value();
+    std::memset(c, 0xFF, std::size_t(m) * n * sizeof(T));
+    std::memset(ws, 0xFF, std::size_t(split_k) * m * n * sizeof(float));
+    expected.assign(std::size_t(m) * n, 0.0);
+    for (int i = 0; i < m; ++i) {
+      for (int j = 0; j < n; ++j) {
+        double s = 0;
+        for (int p = 0; p < k; ++p) {
+          s += double(ktune_dev::to_f32(a[i * k + p])) * ktune_dev::to_f32(nt ? b[j * k + p] : b[p * n + j]);
+        }
+        expected[std::size_t(i) * n + j] = s;
+      }
+    }
+  }
+
+  /// Every element within f32 accumulation error (f32) or half an output ulp plus that (bf16).
+  void expect_close(const std::string& what) const {
+    for (int i = 0; i < m * n; ++i) {
+      const double got = ktune_dev::to_f32(c[i]);
+      const double want = expected[std::size_t(i)];
+      const double tol = sizeof(T) == 4 ? 1e-5 * std::sqrt(double(k)) : std::fabs(want) * 0.0079 + 1e-3;
+      ASSERT_TRUE(std::fabs(got - want) <= tol) << what << " element " << i << ": " << got << " vs " << want;
+    }
+  }
+};
+
+template <int BM, int BN, int BK, int WM, int WN, int S, int SK, class T, bool NT>
+void tiled(int m, int n, int k, bool misalign = false) {
+  Problem<T> p(m, n, k, NT, SK, misalign);
+  launch({cdiv(n, BN), cdiv(m, BM), SK}, {WM * WN * 32, 1, 1},
+         [&] { ktune_gemm_tiled<BM, BN, BK, WM, WN, S, SK, T, NT>(p.a, p.b, p.c, p.ws, m, n, k); });
+  if (SK > 1) {
+    launch({cdiv((long long)m * n, 256), 1, 1}, {256, 1, 1},
+           [&] { ktune_gemm_splitk_reduce<T>(p.ws, p.c, (long long)m * n, SK); });
+  }
+  p.expect_close("tiled " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+}
+
+template <int BK, int SK, int W, int R, int MT, class T>
+void gemv(int m, int n, int k, bool misalign = false) {
+  Problem<T> p(m, n, k, true, SK, misalign);
+  launch({cdiv(n, R), SK, 1}, {W * 32, 1, 1},
+         [&] { ktune_gemv<BK, SK, W, R, MT, T>(p.a, p.b, p.c, p.ws, m, n, k); });
+  if (SK > 1) {
+    launch({cdiv((long long)m * n, 256), 1, 1}, {256, 1, 1},
+           [&] { ktune_gemm_splitk_reduce<T>(p.ws, p.c, (long long)m * n, SK); });
+  }
+  p.expect_close("gemv " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+}
+
+TEST(GemmEmulation, ReferenceKernel) {
+  for (bool nt : {true, false}) {
+    Problem<float> p(37, 29, 53, nt, 1);
+    std::vector<float> c_ref(37 * 29, NAN);
+    auto body = [&] {
+      if (nt) {
+        ktune_gemm_reference<float, true>(p.a, p.b, c_ref.data(), 37, 29, 53);
+      } else {
+        ktune_gemm_reference<float, false>(p.a, p.b, c_ref.data(), 37, 29, 53);
+      }
+    };
+    launch({cdiv(29, 16), cdiv(37, 16), 1}, {16, 16, 1}, body);
+    for (std::size_t i = 0; i < c_ref.size(); ++i) ASSERT_NEAR(c_ref[i], p.expected[i], 1e-4) << i;
+  }
+}
+
+TEST(GemmEmulation, TiledOddShapesBothLayouts) {
+  tiled<64, 64, 32, 2, 2, 3, 1, float, true>(77, 93, 131);
+  tiled<64, 64, 32, 2, 2, 3, 1, float, false>(77, 93, 131);
+  tiled<32, 64, 16, 1, 2, 2, 4, bf16e, false>(37, 70, 131);  // element copies (K, N % 8 != 0)
+  tiled<32, 64, 16, 1, 2, 2, 4, bf16e, true>(37, 72, 136);   // 16-byte copies
+  tiled<32, 64, 16, 1, 2, 2, 4, bf16e, false>(37, 72, 136);
+}
+
+TEST(GemmEmulation, TiledSplitsWithoutKTilesAndDeepPipeline) {
+  tiled<16, 128, 32, 1, 4, 2, 8, float, true>(3, 200, 40);  // 2 K tiles over 8 splits
+  tiled<128, 64, 64, 4, 2, 4, 2, bf16e, true>(70, 65, 300);
+}
+
+TEST(GemmEmulation, TiledMisalignedPointers) {
+  tiled<64, 32, 32, 2, 2, 3, 3, float, true>(9, 33, 1024, true);
+}
+
+TEST(GemmEmulation, GemvVectorScalarAndSplitPaths) {
+  // Few blocks: every emulated shuffle is three block-wide barriers.
+  gemv<256, 1, 4, 2, 1, bf16e>(1, 5, 1024);
+  gemv<256, 4, 4, 2, 4, bf16e>(3, 3, 1000);  // vector path, partial last chunk
+  gemv<256, 4, 4, 2, 4, bf16e>(3, 3, 999);   // scalar path
+  gemv<512, 2, 2, 4, 16, bf16e>(16, 5, 2000);
+  gemv<128, 8, 1, 8, 2, float>(2, 7, 300);         // rows past N, splits without K
+  gemv<256, 2, 4, 1, 1, bf16e>(1, 2, 1024, true);  // misaligned: scalar path
+}
+
+}  // namespace
