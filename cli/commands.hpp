@@ -19,5 +19,11 @@ void add_devices_command(CLI::App& app);
 void add_query_command(CLI::App& app);
 /// `ktune cache list|export|import|merge|prune|verify`: database maintenance.
 void add_cache_command(CLI::App& app);
+/// `ktune report --format csv|json|html|md --out FILE ...`: reports of the database (cli/report_command.cpp).
+void add_report_command(CLI::App& app);
+/// `ktune bench --kernel K --shape S --dtype D ...`: time one kernel at one config (cli/bench_command.cpp).
+void add_bench_command(CLI::App& app);
+/// `ktune worker --fd N` (internal, hidden): the isolated measuring process (cli/worker_command.cpp).
+void add_worker_command(CLI::App& app);
 
 }  // namespace ktune::cli

@@ -47,7 +47,14 @@ void print_device(std::ostream& out, const harness::DeviceInfo& d) {
 }
 
 void run_devices(bool json) {
-  const int count = harness::device_count();
+  int count = 0;
+  try {
+    count = harness::device_count();
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kNoDevice) throw;
+    throw Error(ErrorKind::kNoDevice, std::string("no CUDA device available: ") + e.what(), e.api_code(),
+                e.where(), e.detail());
+  }
   if (count <= 0)
     throw Error(ErrorKind::kNoDevice, "no CUDA device found: the driver sees no GPU on this machine");
   std::vector<harness::DeviceInfo> devices;

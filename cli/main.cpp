@@ -12,5 +12,8 @@ int main(int argc, char** argv) {
   ktune::cli::add_devices_command(app);
   ktune::cli::add_query_command(app);
   ktune::cli::add_cache_command(app);
+  ktune::cli::add_report_command(app);
+  ktune::cli::add_bench_command(app);
+  ktune::cli::add_worker_command(app);
   return ktune::cli::run_app(app, argc, argv);
 }

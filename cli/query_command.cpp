@@ -113,7 +113,7 @@ void add_query_command(CLI::App& app) {
   add_json_flag(*cmd, opts->json);
   std::string kernels;
   for (const auto& k : kernel_templates::kernel_catalog()) {
-    kernels += fmt::format("  {:<17} {:<40} {}\n", k.name, k.example_shape(), fmt::join(k.dtypes, ","));
+    kernels += fmt::format("  {:<17} {:<52} {}\n", k.name, k.example_shape(), fmt::join(k.dtypes, ","));
   }
   cmd->footer(
       "Examples:\n"
