@@ -62,7 +62,8 @@ Enumeration ConfigSpace::enumerate(const ProblemContext& context) const {
       } else {
         std::vector<Config::Param> params;
         params.reserve(np);
-        for (size_t p = 0; p < np; ++p) params.emplace_back(tmpl.params[p].name, tmpl.params[p].values[idx[p]]);
+        for (size_t p = 0; p < np; ++p)
+          params.emplace_back(tmpl.params[p].name, tmpl.params[p].values[idx[p]]);
         out.configs.emplace_back(tmpl.name, std::move(params));
       }
       // Odometer step: the last parameter varies fastest.
@@ -78,7 +79,8 @@ Enumeration ConfigSpace::enumerate(const ProblemContext& context) const {
   }
   if (out.configs.empty()) {
     std::string shape;
-    for (const auto& [name, value] : context.dims) shape += fmt::format("{}{}={}", shape.empty() ? "" : ",", name, value);
+    for (const auto& [name, value] : context.dims)
+      shape += fmt::format("{}{}={}", shape.empty() ? "" : ",", name, value);
     throw Error(ErrorKind::kBadInput,
                 fmt::format("{}: the space of kernel '{}' is empty for shape {} (elem_bytes={}): {}", source_,
                             kernel_, shape, context.elem_bytes, out.summary()),
@@ -103,7 +105,8 @@ size_t locate(const std::vector<TemplateSpace>& templates, const Config& config,
     if (ok) return t;
     break;
   }
-  throw Error(ErrorKind::kBadInput, fmt::format("config {} is not a point of space {}", config.key(), source));
+  throw Error(ErrorKind::kBadInput,
+              fmt::format("config {} is not a point of space {}", config.key(), source));
 }
 
 }  // namespace
@@ -141,8 +144,10 @@ std::vector<std::pair<std::string, double>> ConfigSpace::derived_values(const Co
   return out;
 }
 
-std::string ConfigSpace::canonical_name(const Config& config, std::string_view dtype, std::string_view layout) const {
-  return tuner::canonical_name(kernel_, dtype, layout, template_space(config.template_name()).pattern, config);
+std::string ConfigSpace::canonical_name(const Config& config, std::string_view dtype,
+                                        std::string_view layout) const {
+  return tuner::canonical_name(kernel_, dtype, layout, template_space(config.template_name()).pattern,
+                               config);
 }
 
 std::optional<Config> ConfigSpace::default_config(std::string_view template_name) const {

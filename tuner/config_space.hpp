@@ -59,9 +59,9 @@ struct PruneCount {
 
 /// The result of enumerating a space for one problem.
 struct Enumeration {
-  std::vector<Config> configs;  ///< the kept points, in enumeration order
-  uint64_t total = 0;           ///< points before pruning
-  uint64_t pruned = 0;          ///< total - configs.size()
+  std::vector<Config> configs;        ///< the kept points, in enumeration order
+  uint64_t total = 0;                 ///< points before pruning
+  uint64_t pruned = 0;                ///< total - configs.size()
   std::vector<PruneCount> pruned_by;  ///< every constraint of every template, in file order
 
   /// One line: "kept 412 of 10125; pruned by tiled.smem_fits 300, tiled.threads_fit 12, ...".
@@ -98,7 +98,8 @@ class ConfigSpace {
 
   /// The first constraint (as "template.name") that `config` fails in `context`, or nullopt when it
   /// passes all. Throws ktune::Error(kBadInput) when `config` is not a point of this space.
-  std::optional<std::string> first_failing_constraint(const Config& config, const ProblemContext& context) const;
+  std::optional<std::string> first_failing_constraint(const Config& config,
+                                                      const ProblemContext& context) const;
   /// The derived values of `config` in `context`, in declaration order (e.g. threads, smem bytes).
   std::vector<std::pair<std::string, double>> derived_values(const Config& config,
                                                              const ProblemContext& context) const;
@@ -110,7 +111,8 @@ class ConfigSpace {
   /// The canonical name `kernel.dtype[.layout].<pattern>` of `config`, e.g.
   /// gemm.bf16.nt.128x128x32.w2x2.s3.sk1. Throws ktune::Error(kBadInput) for a config of an unknown
   /// template.
-  std::string canonical_name(const Config& config, std::string_view dtype, std::string_view layout = {}) const;
+  std::string canonical_name(const Config& config, std::string_view dtype,
+                             std::string_view layout = {}) const;
 
   /// The default config of template `template_name` (the first template that has one when empty).
   std::optional<Config> default_config(std::string_view template_name = {}) const;

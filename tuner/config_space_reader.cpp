@@ -30,11 +30,13 @@ struct SpaceReader {
   }
 
   void declare(const std::string& name, uint32_t line, std::string_view what) {
-    if (!is_identifier(name)) fail_at(file, line, fmt::format("{} name '{}' is not an identifier", what, name));
+    if (!is_identifier(name))
+      fail_at(file, line, fmt::format("{} name '{}' is not an identifier", what, name));
     if (!names.insert(name).second) {
-      fail_at(file, line, fmt::format("{} name '{}' is already used (by a dimension, a device limit, a parameter "
-                                      "or a derived value)",
-                                      what, name));
+      fail_at(file, line,
+              fmt::format("{} name '{}' is already used (by a dimension, a device limit, a parameter "
+                          "or a derived value)",
+                          what, name));
     }
   }
 
@@ -47,20 +49,24 @@ struct SpaceReader {
         const auto bounds = detail::require_integer_list(*t->get("pow2"), file, what + " pow2");
         const auto is_pow2 = [](int64_t v) { return v >= 1 && (v & (v - 1)) == 0; };
         if (bounds.size() != 2 || !is_pow2(bounds[0]) || !is_pow2(bounds[1]) || bounds[0] > bounds[1]) {
-          fail_at(file, line_of(node), fmt::format("{}: pow2 must be [min, max], powers of two with min <= max", what));
+          fail_at(file, line_of(node),
+                  fmt::format("{}: pow2 must be [min, max], powers of two with min <= max", what));
         }
         for (int64_t v = bounds[0]; v <= bounds[1]; v *= 2) values.push_back(v);
       } else {
         detail::reject_unknown_keys(*t, {"start", "stop", "step"}, file, what);
         if (!t->contains("start") || !t->contains("stop")) {
-          fail_at(file, line_of(node), fmt::format("{}: a range needs 'start' and 'stop' (and may have 'step')", what));
+          fail_at(file, line_of(node),
+                  fmt::format("{}: a range needs 'start' and 'stop' (and may have 'step')", what));
         }
         const int64_t start = detail::require_integer(*t->get("start"), file, what + " start");
         const int64_t stop = detail::require_integer(*t->get("stop"), file, what + " stop");
-        const int64_t step = t->contains("step") ? detail::require_integer(*t->get("step"), file, what + " step") : 1;
+        const int64_t step =
+            t->contains("step") ? detail::require_integer(*t->get("step"), file, what + " step") : 1;
         if (step <= 0 || start > stop) {
-          fail_at(file, line_of(node), fmt::format("{}: range needs start <= stop and step > 0 (got {}..{} step {})",
-                                                   what, start, stop, step));
+          fail_at(file, line_of(node),
+                  fmt::format("{}: range needs start <= stop and step > 0 (got {}..{} step {})", what, start,
+                              stop, step));
         }
         if (static_cast<uint64_t>((stop - start) / step) >= ConfigSpace::kMaxTemplatePoints) {
           fail_at(file, line_of(node), fmt::format("{}: range has too many values", what));
@@ -83,7 +89,8 @@ struct SpaceReader {
     const toml::node* node = tmpl.get(key);
     if (node == nullptr) return out;
     const toml::table* t = node->as_table();
-    if (t == nullptr) fail_at(file, line_of(*node), fmt::format("'{}' must be a table of name = \"expression\"", key));
+    if (t == nullptr)
+      fail_at(file, line_of(*node), fmt::format("'{}' must be a table of name = \"expression\"", key));
     for (const auto& [name, value] : detail::entries_in_order(*t)) {
       if (!value->is_string()) {
         fail_at(file, line_of(*value), fmt::format("{} '{}' must be a string expression", what, name));
@@ -105,9 +112,11 @@ struct SpaceReader {
     TemplateSpace tmpl;
     tmpl.line = line;
     tmpl.name = detail::require_string(t, "name", file, line, "a [[template]]");
-    if (!is_identifier(tmpl.name)) fail_at(file, line, fmt::format("template name '{}' is not an identifier", tmpl.name));
+    if (!is_identifier(tmpl.name))
+      fail_at(file, line, fmt::format("template name '{}' is not an identifier", tmpl.name));
     for (const auto& other : space.templates_) {
-      if (other.name == tmpl.name) fail_at(file, line, fmt::format("template '{}' is declared twice", tmpl.name));
+      if (other.name == tmpl.name)
+        fail_at(file, line, fmt::format("template '{}' is declared twice", tmpl.name));
     }
     const std::string what = fmt::format("template '{}'", tmpl.name);
     tmpl.pattern = detail::require_string(t, "pattern", file, line, what);
@@ -118,7 +127,8 @@ struct SpaceReader {
 
     const toml::node* params = t.get("params");
     if (params == nullptr || params->as_table() == nullptr || params->as_table()->empty()) {
-      fail_at(file, params ? line_of(*params) : line, fmt::format("{} needs a non-empty [template.params] table", what));
+      fail_at(file, params ? line_of(*params) : line,
+              fmt::format("{} needs a non-empty [template.params] table", what));
     }
     for (const auto& [name, node] : detail::entries_in_order(*params->as_table())) {
       declare(name, line_of(*node), "parameter");
@@ -130,11 +140,13 @@ struct SpaceReader {
     std::vector<std::string> param_names;
     for (const auto& p : tmpl.params) param_names.push_back(p.name);
     if (auto why = check_name_pattern(tmpl.pattern, param_names); !why.empty()) {
-      fail_at(file, line_of(*t.get("pattern")), fmt::format("{}: bad name pattern '{}': {}", what, tmpl.pattern, why));
+      fail_at(file, line_of(*t.get("pattern")),
+              fmt::format("{}: bad name pattern '{}': {}", what, tmpl.pattern, why));
     }
     if (tmpl.size() > ConfigSpace::kMaxTemplatePoints) {
-      fail_at(file, line, fmt::format("{} has {} points, more than the limit of {}", what, tmpl.size(),
-                                      ConfigSpace::kMaxTemplatePoints));
+      fail_at(file, line,
+              fmt::format("{} has {} points, more than the limit of {}", what, tmpl.size(),
+                          ConfigSpace::kMaxTemplatePoints));
     }
     if (const toml::node* def = t.get("default")) read_default(tmpl, *def);
     detail::TemplateEvaluator check(tmpl, space.dims_, file);  // compiles every expression once
@@ -147,16 +159,19 @@ struct SpaceReader {
     std::vector<Config::Param> params;
     for (const auto& p : tmpl.params) {
       const toml::node* v = t->get(p.name);
-      if (v == nullptr) fail_at(file, line_of(node), fmt::format("default config lacks parameter '{}'", p.name));
+      if (v == nullptr)
+        fail_at(file, line_of(node), fmt::format("default config lacks parameter '{}'", p.name));
       const int64_t value = detail::require_integer(*v, file, "default " + p.name);
       if (std::find(p.values.begin(), p.values.end(), value) == p.values.end()) {
-        fail_at(file, line_of(*v), fmt::format("default {} = {} is not one of the parameter's values", p.name, value));
+        fail_at(file, line_of(*v),
+                fmt::format("default {} = {} is not one of the parameter's values", p.name, value));
       }
       params.emplace_back(p.name, value);
     }
     if (t->size() != tmpl.params.size()) {
       for (auto&& [key, v] : *t) {
-        if (std::none_of(tmpl.params.begin(), tmpl.params.end(), [&](const auto& p) { return p.name == key.str(); })) {
+        if (std::none_of(tmpl.params.begin(), tmpl.params.end(),
+                         [&](const auto& p) { return p.name == key.str(); })) {
           fail_at(file, line_of(v), fmt::format("default config names unknown parameter '{}'", key.str()));
         }
       }
@@ -168,8 +183,10 @@ struct SpaceReader {
     detail::reject_unknown_keys(root, {"kernel", "dims", "description", "template"}, file, "a space file");
     space.source_ = file;
     space.kernel_ = detail::require_string(root, "kernel", file, 1, "the space file");
-    if (!is_identifier(space.kernel_)) fail_at(file, line_of(*root.get("kernel")), "kernel must be an identifier");
-    if (const toml::node* d = root.get("description")) space.description_ = d->value<std::string>().value_or("");
+    if (!is_identifier(space.kernel_))
+      fail_at(file, line_of(*root.get("kernel")), "kernel must be an identifier");
+    if (const toml::node* d = root.get("description"))
+      space.description_ = d->value<std::string>().value_or("");
     space.dims_ = detail::require_string_array(root, "dims", file, 1, "the space file");
     names.clear();
     for (auto v : kContextVariables) names.emplace(v);
@@ -178,7 +195,8 @@ struct SpaceReader {
     const toml::node* templates = root.get("template");
     const toml::array* arr = templates ? templates->as_array() : nullptr;
     if (arr == nullptr || arr->empty()) {
-      fail_at(file, templates ? line_of(*templates) : 1, "the space file has no [[template]] (an empty space)");
+      fail_at(file, templates ? line_of(*templates) : 1,
+              "the space file has no [[template]] (an empty space)");
     }
     for (const toml::node& t : *arr) {
       if (!t.is_table()) fail_at(file, line_of(t), "'template' must be an array of tables ([[template]])");

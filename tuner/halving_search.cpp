@@ -18,19 +18,24 @@ std::vector<size_t> plan(size_t n0, size_t eta, size_t max_rungs) {
   return sizes;
 }
 
-size_t total(const std::vector<size_t>& sizes) { return std::accumulate(sizes.begin(), sizes.end(), size_t{0}); }
+size_t total(const std::vector<size_t>& sizes) {
+  return std::accumulate(sizes.begin(), sizes.end(), size_t{0});
+}
 
 }  // namespace
 
 HalvingSearch::HalvingSearch(std::vector<Config> candidates, const StrategyOptions& options)
     : StrategyBase(std::move(candidates), options) {
-  if (options_.eta < 2) throw Error(ErrorKind::kBadInput, fmt::format("halving needs eta >= 2 (got {})", options_.eta));
+  if (options_.eta < 2)
+    throw Error(ErrorKind::kBadInput, fmt::format("halving needs eta >= 2 (got {})", options_.eta));
   if (!(options_.min_fidelity > 0 && options_.min_fidelity <= 1)) {
-    throw Error(ErrorKind::kBadInput, fmt::format("halving needs 0 < min_fidelity <= 1 (got {})", options_.min_fidelity));
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("halving needs 0 < min_fidelity <= 1 (got {})", options_.min_fidelity));
   }
   // Fidelity levels eta^-(L-1) .. 1 that stay at or above min_fidelity; 1e-9 absorbs rounding of log().
   const auto levels = static_cast<size_t>(
-      std::floor(std::log(1.0 / options_.min_fidelity) / std::log(static_cast<double>(options_.eta)) + 1e-9) + 1);
+      std::floor(std::log(1.0 / options_.min_fidelity) / std::log(static_cast<double>(options_.eta)) + 1e-9) +
+      1);
   size_t n0 = size();
   if (options_.budget > 0) {
     n0 = std::min(n0, options_.budget);
@@ -49,7 +54,8 @@ HalvingSearch::HalvingSearch(std::vector<Config> candidates, const StrategyOptio
 
 double HalvingSearch::rung_fidelity(size_t r) const {
   const size_t below_top = rung_sizes_.size() - 1 - r;
-  return std::max(options_.min_fidelity, std::pow(static_cast<double>(options_.eta), -static_cast<double>(below_top)));
+  return std::max(options_.min_fidelity,
+                  std::pow(static_cast<double>(options_.eta), -static_cast<double>(below_top)));
 }
 
 std::vector<Candidate> HalvingSearch::next_batch(size_t max) {

@@ -30,9 +30,9 @@ class HalvingSearch : public detail::StrategyBase {
 
   std::vector<size_t> rung_sizes_;
   size_t rung_ = 0;
-  std::vector<size_t> members_;                ///< candidate indices of the current rung
-  std::vector<std::optional<double>> times_;   ///< result per member
-  std::vector<char> reported_;                 ///< per member
+  std::vector<size_t> members_;               ///< candidate indices of the current rung
+  std::vector<std::optional<double>> times_;  ///< result per member
+  std::vector<char> reported_;                ///< per member
   size_t reported_count_ = 0;
   size_t cursor_ = 0;
   bool finished_ = false;

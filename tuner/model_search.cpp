@@ -31,7 +31,8 @@ ModelSearch::ModelSearch(std::vector<Config> candidates, const StrategyOptions& 
   size_t params = 0;
   for (const auto& c : candidates_) params = std::max(params, c.params().size());
   const size_t budget = options_.budget == 0 ? size() : std::min(options_.budget, size());
-  initial_count_ = options_.initial > 0 ? options_.initial : std::clamp<size_t>(budget / 3, 4, std::max<size_t>(4, 2 * params));
+  initial_count_ = options_.initial > 0 ? options_.initial
+                                        : std::clamp<size_t>(budget / 3, 4, std::max<size_t>(4, 2 * params));
   initial_count_ = std::min(initial_count_, size());
 }
 
@@ -96,7 +97,8 @@ void ModelSearch::build_features() {
       z[p] = sd[p] > 0 ? (log2_feature(*v) - mean[p]) / sd[p] : 0;
       row[log_base + p] = z[p];
       if (distinct[p].size() >= 2 && distinct[p].size() <= kMaxOneHot) {
-        row[onehot_base[p] + static_cast<size_t>(std::distance(distinct[p].begin(), distinct[p].find(*v)))] = 1;
+        row[onehot_base[p] + static_cast<size_t>(std::distance(distinct[p].begin(), distinct[p].find(*v)))] =
+            1;
       }
     }
     size_t k = pair_base;

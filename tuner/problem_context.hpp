@@ -24,8 +24,8 @@ struct DeviceLimits {
 /// The variables every expression may use, in the order they are bound (documented in
 /// docs/config-spaces.md): elem_bytes, then the DeviceLimits fields under their own names.
 inline constexpr std::string_view kContextVariables[] = {
-    "elem_bytes",         "max_smem_per_block", "max_threads_per_block", "max_regs_per_block",
-    "max_regs_per_thread", "sm_count",           "warp_size",
+    "elem_bytes", "max_smem_per_block", "max_threads_per_block", "max_regs_per_block", "max_regs_per_thread",
+    "sm_count",   "warp_size",
 };
 
 /// One (shape, dtype, device) to enumerate a space for.

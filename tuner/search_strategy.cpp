@@ -20,10 +20,14 @@ StrategyKind parse_strategy(std::string_view name) {
 
 std::string_view to_string(StrategyKind kind) {
   switch (kind) {
-    case StrategyKind::kExhaustive: return "exhaustive";
-    case StrategyKind::kRandom: return "random";
-    case StrategyKind::kHalving: return "halving";
-    case StrategyKind::kModel: return "model";
+    case StrategyKind::kExhaustive:
+      return "exhaustive";
+    case StrategyKind::kRandom:
+      return "random";
+    case StrategyKind::kHalving:
+      return "halving";
+    case StrategyKind::kModel:
+      return "model";
   }
   return "?";
 }
@@ -31,10 +35,14 @@ std::string_view to_string(StrategyKind kind) {
 std::unique_ptr<SearchStrategy> make_strategy(StrategyKind kind, std::vector<Config> candidates,
                                               const StrategyOptions& options) {
   switch (kind) {
-    case StrategyKind::kExhaustive: return std::make_unique<OrderedSearch>(std::move(candidates), options, false);
-    case StrategyKind::kRandom: return std::make_unique<OrderedSearch>(std::move(candidates), options, true);
-    case StrategyKind::kHalving: return std::make_unique<HalvingSearch>(std::move(candidates), options);
-    case StrategyKind::kModel: return std::make_unique<ModelSearch>(std::move(candidates), options);
+    case StrategyKind::kExhaustive:
+      return std::make_unique<OrderedSearch>(std::move(candidates), options, false);
+    case StrategyKind::kRandom:
+      return std::make_unique<OrderedSearch>(std::move(candidates), options, true);
+    case StrategyKind::kHalving:
+      return std::make_unique<HalvingSearch>(std::move(candidates), options);
+    case StrategyKind::kModel:
+      return std::make_unique<ModelSearch>(std::move(candidates), options);
   }
   throw Error(ErrorKind::kBadInput, "unknown strategy kind");
 }

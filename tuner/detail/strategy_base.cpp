@@ -16,7 +16,8 @@ StrategyBase::StrategyBase(std::vector<Config> candidates, const StrategyOptions
   index_.reserve(candidates_.size());
   for (size_t i = 0; i < candidates_.size(); ++i) {
     if (!index_.emplace(candidates_[i].key(), i).second) {
-      throw Error(ErrorKind::kBadInput, fmt::format("candidate config {} is listed twice", candidates_[i].key()));
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("candidate config {} is listed twice", candidates_[i].key()));
     }
   }
 }
@@ -35,7 +36,8 @@ Candidate StrategyBase::propose(size_t index, double fidelity) {
 void StrategyBase::report(const Config& config, std::optional<double> time_us, double fidelity) {
   const auto it = index_.find(config.key());
   if (it == index_.end()) {
-    throw Error(ErrorKind::kBadInput, fmt::format("reported config {} is not a candidate of this search", config.key()));
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("reported config {} is not a candidate of this search", config.key()));
   }
   const size_t i = it->second;
   const bool solicited = pending_[i] > 0;

@@ -35,10 +35,10 @@ class StrategyBase : public SearchStrategy {
 
   std::vector<Config> candidates_;
   StrategyOptions options_;
-  std::vector<char> seen_;        ///< proposed or reported at least once
-  size_t unseen_ = 0;             ///< candidates never proposed nor reported
-  size_t outstanding_ = 0;        ///< proposals not yet reported
-  size_t spent_ = 0;              ///< proposals plus unsolicited reports
+  std::vector<char> seen_;  ///< proposed or reported at least once
+  size_t unseen_ = 0;       ///< candidates never proposed nor reported
+  size_t outstanding_ = 0;  ///< proposals not yet reported
+  size_t spent_ = 0;        ///< proposals plus unsolicited reports
   std::vector<Evaluation> history_;
   std::vector<size_t> history_index_;  ///< candidate index of each history entry
 

@@ -30,7 +30,8 @@ TemplateEvaluator::TemplateEvaluator(const TemplateSpace& tmpl, const std::vecto
     try {
       derived_expr_.push_back(ev_.add(d.text, derived_base_ + i));
     } catch (const ExpressionError& e) {
-      fail_at(file, d.line, fmt::format("derived value '{}' of template '{}': {}", d.name, tmpl.name, e.what()));
+      fail_at(file, d.line,
+              fmt::format("derived value '{}' of template '{}': {}", d.name, tmpl.name, e.what()));
     }
   }
   for (const auto& c : tmpl.constraints) {
@@ -56,7 +57,8 @@ void TemplateEvaluator::bind(const ProblemContext& context) {
   }
   if (!missing.empty() || context.dims.size() != dims_.size()) {
     std::string given;
-    for (const auto& [name, value] : context.dims) given += fmt::format("{}{}={}", given.empty() ? "" : ",", name, value);
+    for (const auto& [name, value] : context.dims)
+      given += fmt::format("{}{}={}", given.empty() ? "" : ",", name, value);
     std::string want;
     for (const auto& d : dims_) want += (want.empty() ? "" : ",") + d;
     throw Error(ErrorKind::kBadInput,
@@ -64,8 +66,8 @@ void TemplateEvaluator::bind(const ProblemContext& context) {
   }
   const size_t c = dims_.size();
   const auto& l = context.limits;
-  const int64_t values[] = {context.elem_bytes,    l.max_smem_per_block, l.max_threads_per_block,
-                            l.max_regs_per_block,  l.max_regs_per_thread, l.sm_count,
+  const int64_t values[] = {context.elem_bytes,   l.max_smem_per_block,  l.max_threads_per_block,
+                            l.max_regs_per_block, l.max_regs_per_thread, l.sm_count,
                             l.warp_size};
   static_assert(std::size(values) == std::size(kContextVariables));
   for (size_t i = 0; i < std::size(values); ++i) ev_.set(c + i, static_cast<double>(values[i]));

@@ -52,7 +52,8 @@ void reject_unknown_keys(const toml::table& table, std::initializer_list<std::st
     if (std::find(allowed.begin(), allowed.end(), key.str()) == allowed.end()) {
       std::string list;
       for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-      fail_at(file, line_of(node), fmt::format("unknown key '{}' in {} (allowed: {})", key.str(), what, list));
+      fail_at(file, line_of(node),
+              fmt::format("unknown key '{}' in {} (allowed: {})", key.str(), what, list));
     }
   }
 }
@@ -61,7 +62,8 @@ std::string require_string(const toml::table& table, std::string_view key, const
                            uint32_t table_line, std::string_view what) {
   const toml::node* node = table.get(key);
   if (node == nullptr) fail_at(file, table_line, fmt::format("{} has no '{}'", what, key));
-  if (!node->is_string()) fail_at(file, line_of(*node), fmt::format("'{}' in {} must be a string", key, what));
+  if (!node->is_string())
+    fail_at(file, line_of(*node), fmt::format("'{}' in {} must be a string", key, what));
   return node->value<std::string>().value();
 }
 
@@ -81,13 +83,15 @@ std::vector<std::string> require_string_array(const toml::table& table, std::str
   }
   std::vector<std::string> out;
   for (const toml::node& item : *arr) {
-    if (!item.is_string()) fail_at(file, line_of(item), fmt::format("'{}' in {} holds a non-string", key, what));
+    if (!item.is_string())
+      fail_at(file, line_of(item), fmt::format("'{}' in {} holds a non-string", key, what));
     out.push_back(item.value<std::string>().value());
   }
   return out;
 }
 
-std::vector<int64_t> require_integer_list(const toml::node& node, const std::string& file, std::string_view what) {
+std::vector<int64_t> require_integer_list(const toml::node& node, const std::string& file,
+                                          std::string_view what) {
   if (node.is_integer()) return {node.value<int64_t>().value()};
   const toml::array* arr = node.as_array();
   if (arr == nullptr || arr->empty()) {

@@ -42,6 +42,7 @@ std::vector<std::string> require_string_array(const toml::table& table, std::str
                                               const std::string& file, uint32_t table_line,
                                               std::string_view what);
 /// An array of integers at `node` (a single integer is accepted as a one-element list).
-std::vector<int64_t> require_integer_list(const toml::node& node, const std::string& file, std::string_view what);
+std::vector<int64_t> require_integer_list(const toml::node& node, const std::string& file,
+                                          std::string_view what);
 
 }  // namespace ktune::tuner::detail

@@ -1,0 +1,69 @@
+#include "tuner/resource_limits.hpp"
+
+#include <gtest/gtest.h>
+
+namespace ktune::tuner {
+namespace {
+
+Resources res(int64_t regs, int64_t threads, int64_t smem_static, int64_t smem_dynamic) {
+  Resources r;
+  r.registers_per_thread = regs;
+  r.threads_per_block = threads;
+  r.static_smem_bytes = smem_static;
+  r.dynamic_smem_bytes = smem_dynamic;
+  return r;
+}
+
+TEST(ResourceLimits, RegistersAreAllocatedPerWarpIn256s) {
+  const DeviceLimits h200;
+  // 37 registers * 32 lanes = 1184 -> 1280 per warp; 3 warps (65..96 threads -> 3 warps).
+  EXPECT_EQ(registers_per_block(res(37, 70, 0, 0), h200), 3 * 1280);
+  EXPECT_EQ(registers_per_block(res(64, 256, 0, 0), h200), 8 * 2048);
+}
+
+TEST(ResourceLimits, WithinLimitsPasses) {
+  EXPECT_EQ(exceeds_limits(res(128, 512, 1000, 100000), DeviceLimits{}), std::nullopt);
+}
+
+TEST(ResourceLimits, EachLimitGivesItsReason) {
+  const DeviceLimits h200;
+  const auto regs = exceeds_limits(res(168, 512, 0, 0), h200);  // 168*32=5376 per warp * 16 warps = 86016
+  ASSERT_TRUE(regs.has_value());
+  EXPECT_NE(regs->find("86016"), std::string::npos) << *regs;
+  EXPECT_NE(regs->find("65536"), std::string::npos) << *regs;
+
+  const auto smem = exceeds_limits(res(32, 128, 4096, 230000), h200);
+  ASSERT_TRUE(smem.has_value());
+  EXPECT_NE(smem->find("234096"), std::string::npos) << *smem;
+
+  const auto threads = exceeds_limits(res(16, 2048, 0, 0), h200);
+  ASSERT_TRUE(threads.has_value());
+  EXPECT_NE(threads->find("2048"), std::string::npos) << *threads;
+
+  Resources fn = res(100, 768, 0, 0);
+  fn.max_threads_for_function = 640;
+  const auto fn_limit = exceeds_limits(fn, h200);
+  ASSERT_TRUE(fn_limit.has_value());
+  EXPECT_NE(fn_limit->find("640"), std::string::npos) << *fn_limit;
+
+  EXPECT_TRUE(exceeds_limits(res(300, 32, 0, 0), h200).has_value());
+}
+
+TEST(ResourceLimits, TieBreakPrefersFewerResourcesThenName) {
+  const DeviceLimits h200;
+  std::vector<Contender> c = {
+      {"gemm.bf16.nt.b", 10.05, res(64, 256, 0, 16384)},
+      {"gemm.bf16.nt.a", 10.00, res(128, 256, 0, 32768)},  // fastest, but biggest
+      {"gemm.bf16.nt.c", 10.05, res(64, 256, 0, 16384)},   // same footprint as b, later name
+      {"gemm.bf16.nt.d", 11.00, res(16, 32, 0, 0)},        // smallest, but outside the noise
+  };
+  EXPECT_EQ(pick_winner(c, h200, 0.01), 0u);
+  EXPECT_EQ(pick_winner(c, h200, 0.001), 1u);  // nobody else within 0.1 %
+  EXPECT_EQ(pick_winner(c, h200, 0.2), 3u);
+  // Order of the input does not matter.
+  std::vector<Contender> reversed(c.rbegin(), c.rend());
+  EXPECT_EQ(reversed[pick_winner(reversed, h200, 0.01)].name, "gemm.bf16.nt.b");
+}
+
+}  // namespace
+}  // namespace ktune::tuner
