@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tuner/device_limits.hpp"
+
 namespace ktune::tuner {
 namespace {
 
@@ -63,6 +65,27 @@ TEST(ResourceLimits, TieBreakPrefersFewerResourcesThenName) {
   // Order of the input does not matter.
   std::vector<Contender> reversed(c.rbegin(), c.rend());
   EXPECT_EQ(reversed[pick_winner(reversed, h200, 0.01)].name, "gemm.bf16.nt.b");
+}
+
+}  // namespace
+}  // namespace ktune::tuner
+
+namespace ktune::tuner {
+namespace {
+
+TEST(DeviceLimits, FromHarnessDeviceInfo) {
+  harness::DeviceInfo d;
+  d.smem_per_block_optin = 101376;  // an sm_86 card's opt-in limit
+  d.max_threads_per_block = 1024;
+  d.max_regs_per_block = 65536;
+  d.sm_count = 84;
+  d.warp_size = 32;
+  const DeviceLimits l = device_limits(d);
+  EXPECT_EQ(l.max_smem_per_block, 101376);
+  EXPECT_EQ(l.sm_count, 84);
+  EXPECT_EQ(l.max_regs_per_thread, 255);
+  EXPECT_TRUE(exceeds_limits(Resources{32, 128, 0, 110000, 0, 0}, l).has_value());
+  EXPECT_FALSE(exceeds_limits(Resources{32, 128, 0, 100000, 0, 0}, l).has_value());
 }
 
 }  // namespace
