@@ -132,8 +132,9 @@ void run_bench(BenchArgs& a) {
     throw Error(ErrorKind::kBadInput, fmt::format("--config is not JSON: {}", e.what()));
   }
   const harness::CopyConfig config = harness::CopyConfig::from_json(config_json);
-  const harness::DeviceInfo dev = harness::query_device(a.device);
   const auto n = static_cast<uint64_t>(shape.at("n"));
+  harness::check_copy_size(n, dtype);
+  const harness::DeviceInfo dev = harness::query_device(a.device);
 
   std::vector<harness::CandidateRequest> requests;
   requests.push_back(harness::make_copy_request(n, dtype, config, dev.arch(), timing, a.device));

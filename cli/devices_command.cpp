@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/output.hpp"
 #include "harness/device_info.hpp"
+#include "harness/nvrtc_api.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::cli {
@@ -46,6 +47,17 @@ void print_device(std::ostream& out, const harness::DeviceInfo& d) {
       fmt::format("{} ({}.{})", d.driver_version, d.driver_version / 1000, (d.driver_version % 1000) / 10));
 }
 
+/// The CUDA toolkit version NVRTC reports ("13.0"); empty when NVRTC cannot be opened, which
+/// does not stop `devices` (only compiling needs it).
+std::string nvrtc_version() {
+  try {
+    const auto& api = harness::nvrtc();
+    return fmt::format("{}.{}", api.version_major, api.version_minor);
+  } catch (const Error&) {
+    return {};
+  }
+}
+
 void run_devices(bool json) {
   int count = 0;
   try {
@@ -60,15 +72,18 @@ void run_devices(bool json) {
   std::vector<harness::DeviceInfo> devices;
   for (int i = 0; i < count; ++i) devices.push_back(harness::query_device(i));
 
+  const std::string nvrtc = nvrtc_version();
   if (json) {
     nlohmann::json doc;
     doc["count"] = count;
+    doc["nvrtc_version"] = nvrtc.empty() ? nlohmann::json(nullptr) : nlohmann::json(nvrtc);
     doc["devices"] = nlohmann::json::array();
     for (const auto& d : devices) doc["devices"].push_back(harness::to_json(d));
     print_json(doc);
     return;
   }
   for (const auto& d : devices) print_device(std::cout, d);
+  std::cout << "NVRTC (CUDA toolkit) " << (nvrtc.empty() ? std::string("not found") : nvrtc) << "\n";
 }
 
 }  // namespace

@@ -44,6 +44,7 @@ TEST(DevicesCommand, ReportsDevicesOrSaysClearlyThereAreNone) {
   EXPECT_EQ(d.at("sm_count"), want.sm_count);
   EXPECT_EQ(d.at("memory_bytes"), want.memory_bytes);
   EXPECT_EQ(d.at("cc_major"), want.cc_major);
+  EXPECT_TRUE(j.contains("nvrtc_version"));
   for (const char* key : {"uuid", "l2_bytes", "smem_per_block_optin", "max_threads_per_block",
                           "max_regs_per_block", "sm_clock_khz", "mem_clock_khz", "driver_version"}) {
     EXPECT_TRUE(d.contains(key)) << key;
