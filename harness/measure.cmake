@@ -22,3 +22,27 @@ target_link_libraries(ktune_measure_core
   PUBLIC ktune_public_headers nlohmann_json::nlohmann_json
   PRIVATE fmt::fmt Threads::Threads)
 ktune_warnings(ktune_measure_core)
+
+add_library(ktune_measure
+  utility_kernels.cpp
+  random_fill.cpp
+  poison.cpp
+  gpu_compare.cpp
+  l2_flush.cpp
+  timer.cpp
+  nvml.cpp
+  candidate_launch.cpp
+  candidate_measure.cpp
+  worker_main.cpp
+  copy_kernel.cpp
+)
+if(KTUNE_WITH_CUPTI)
+  target_sources(ktune_measure PRIVATE cupti_activity.cpp cupti_profiler.cpp)
+else()
+  target_sources(ktune_measure PRIVATE cupti_unavailable.cpp)
+endif()
+target_include_directories(ktune_measure PUBLIC ${PROJECT_SOURCE_DIR})
+target_link_libraries(ktune_measure
+  PUBLIC ktune_measure_core ktune_harness
+  PRIVATE fmt::fmt ${CMAKE_DL_LIBS} Threads::Threads)
+ktune_warnings(ktune_measure)

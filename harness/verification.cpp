@@ -75,6 +75,10 @@ Verdict judge(const ErrorMetrics& m, const Tolerance& tol) {
   } else if (m.nonfinite_out > 0) {
     v.reason =
         fmt::format("{} of {} outputs are NaN/Inf (unwritten poison or overflow)", m.nonfinite_out, m.count);
+  } else if (m.max_abs_ref == 0) {
+    // Inputs are random and never zero, so an all-zero reference means the reference (or the
+    // input fill) did not run; passing would let any output through.
+    v.reason = fmt::format("reference is all zeros ({} elements): nothing to verify against", m.count);
   } else if (!(m.rel_err <= tol.rel_l2)) {
     v.reason = fmt::format("relative error {:.3g} > {:.3g} ({} tolerance); max abs error {:.3g}", m.rel_err,
                            tol.rel_l2, to_string(tol.dtype), m.max_abs_err);

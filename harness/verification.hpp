@@ -51,7 +51,8 @@ struct Verdict {
   ErrorMetrics metrics;
 };
 
-/// Judges metrics against a tolerance: no non-finite value on either side, rel_err <= rel_l2,
+/// Judges metrics against a tolerance: no non-finite value on either side, a reference that is not
+/// all zeros, rel_err <= rel_l2,
 /// max_abs_err <= max_abs_rel * max_abs_ref, and at least one element compared.
 Verdict judge(const ErrorMetrics& metrics, const Tolerance& tolerance);
 

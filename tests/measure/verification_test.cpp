@@ -108,6 +108,13 @@ TEST(Verification, ZeroReferenceCases) {
   EXPECT_FALSE(judge(compare(std::vector<double>{}, std::vector<double>{}), tolerance_for(DType::kF32)).ok);
 }
 
+TEST(Verification, AllZeroReferenceFailsEvenWhenOutputMatches) {
+  const std::vector<double> zero(8, 0.0);
+  const Verdict v = judge(compare(zero, zero), tolerance_for(DType::kF32));
+  EXPECT_FALSE(v.ok);
+  EXPECT_NE(v.reason.find("all zeros"), std::string::npos) << v.reason;
+}
+
 TEST(Verification, LengthMismatchIsBadInput) {
   EXPECT_THROW(compare(std::vector<double>{1, 2}, std::vector<double>{1}), Error);
 }

@@ -1,0 +1,19 @@
+#pragma once
+/// Verification on the device: the compare kernel (utility_kernels.hpp) reduces an output against
+/// its reference to per-block ErrorSums, the host merges them (verification.hpp has the formula and
+/// the judgement), so no output is copied to the host.
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "harness/utility_kernels.hpp"
+#include "harness/verification.hpp"
+
+namespace ktune::harness {
+
+/// Compares `count` elements of `dtype` at `out` and `ref`; synchronises `stream`.
+ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, CUdeviceptr ref, DType dtype,
+                         uint64_t count, CUstream stream);
+
+}  // namespace ktune::harness

@@ -1,0 +1,17 @@
+#pragma once
+/// Outputs are poisoned before every verified run (DESIGN.md D4): every byte 0xFF, which is a NaN in
+/// f32, f16, bf16, fp8e4m3 and fp8e5m2, so an element the kernel never writes fails verification as
+/// a non-finite output instead of passing with a stale value.
+
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace ktune::harness {
+
+inline constexpr uint8_t kPoisonByte = 0xFF;
+
+/// Poisons `bytes` at `ptr` on `stream` (asynchronous).
+void poison(CUdeviceptr ptr, uint64_t bytes, CUstream stream);
+
+}  // namespace ktune::harness

@@ -1,0 +1,61 @@
+// The harness's device code compiles with NVRTC (no GPU needed): random fill and compare for every
+// dtype, and the built-in copy kernel for every unroll.
+#include <gtest/gtest.h>
+
+#include "harness/copy_kernel.hpp"
+#include "harness/nvrtc_compiler.hpp"
+#include "harness/utility_kernels.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::harness {
+namespace {
+
+TEST(MeasureNvrtc, UtilityKernelsCompileForEveryDtype) {
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    CompileRequest req;
+    req.source = utility_kernels_source();
+    req.arch = arch;
+    for (DType d : {DType::kF32, DType::kF16, DType::kBF16, DType::kFP8E4M3, DType::kFP8E5M2}) {
+      req.name_expressions.push_back(fill_name_expression(d));
+      req.name_expressions.push_back(compare_name_expression(d));
+    }
+    NvrtcCompiler compiler;
+    const CompileResult res = compiler.compile(req);
+    EXPECT_GT(res.cubin.size(), 1000U) << arch;
+    EXPECT_EQ(res.lowered_names.size(), 10U);
+    for (const auto& [expr, lowered] : res.lowered_names) EXPECT_FALSE(lowered.empty()) << expr;
+  }
+}
+
+TEST(MeasureNvrtc, CopyKernelCompilesForEveryUnroll) {
+  CompileRequest req;
+  req.source = copy_kernel_source();
+  req.arch = "sm_90";
+  for (int u : {1, 2, 4, 8}) {
+    CopyConfig c;
+    c.unroll = u;
+    req.name_expressions.push_back(copy_name_expression(c));
+  }
+  NvrtcCompiler compiler;
+  const CompileResult res = compiler.compile(req);
+  ASSERT_EQ(res.lowered_names.size(), 4U);
+  // No spills: the copy keeps UNROLL uint4 in registers.
+  for (const auto& [lowered, r] : res.resources) EXPECT_EQ(r.spill_store_bytes, 0) << lowered;
+}
+
+TEST(MeasureNvrtc, CopyRequestChecksAlignmentAndConfig) {
+  EXPECT_THROW(make_copy_request(3, DType::kF32, CopyConfig{}, "sm_90", TimingOptions{}), Error);  // 12 bytes
+  EXPECT_THROW(CopyConfig::from_json(nlohmann::json{{"unroll", 3}}), Error);
+  EXPECT_THROW(CopyConfig::from_json(nlohmann::json{{"blocks", 256}}), Error);
+  const CandidateRequest r = make_copy_request(1 << 20, DType::kBF16, CopyConfig::from_json({{"unroll", 8}}),
+                                               "sm_90", TimingOptions{});
+  EXPECT_EQ(r.name, "copy.bf16.u8.b256");
+  EXPECT_EQ(r.bytes_moved, 2.0 * 2 * (1 << 20));
+  EXPECT_EQ(r.kernel.grid[0], (1U << 20) * 2 / 16 / (256 * 8));
+  EXPECT_FALSE(r.kernel.cubin.empty());
+  ASSERT_EQ(r.checks.size(), 1U);
+  EXPECT_EQ(r.checks[0].output, "dst");
+}
+
+}  // namespace
+}  // namespace ktune::harness
