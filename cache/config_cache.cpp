@@ -21,9 +21,9 @@ constexpr int kBusyTimeoutMs = 10'000;
 void configure(Database& db, bool writable) {
   db.exec(fmt::format("PRAGMA busy_timeout = {}", kBusyTimeoutMs));
   db.exec("PRAGMA foreign_keys = ON");
-  // Read pages through a memory map instead of one pread() each: lookups are read-mostly. 256 MiB
-  // covers a database of a few million measurements; a larger file is read the ordinary way beyond it.
-  db.exec("PRAGMA mmap_size = 268435456");
+  // No mmap_size: on the reference box a memory map made the first lookup of a fresh handle slower
+  // (page faults; docs/perf/cache-lookup.md), and a mapped file that another process truncates
+  // raises SIGBUS instead of an error.
   if (writable) {
     // WAL: readers never wait for a sweep's writes. synchronous=FULL: a commit survives power loss,
     // not only a killed process; commits are one per measured batch, so the fsync is cheap.

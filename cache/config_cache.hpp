@@ -170,6 +170,8 @@ struct CompiledArtifact {
 /// else ~/.cache/ktune/ktune.db.
 std::filesystem::path resolve_db_path(const std::optional<std::string>& flag);
 
+/// One handle on a database. Safe to share between threads: calls are serialized on the handle;
+/// open one handle per thread for parallel reads. Any number of processes may open the same file.
 class ConfigCache {
  public:
   enum class Mode { kReadWrite, kReadOnly };
@@ -199,7 +201,9 @@ class ConfigCache {
 
   // ---- reading ----
   /// Best config for the key; with `allow_fallback`, the nearest tuned shape of the same kernel,
-  /// dtype and GPU when the shape itself was not tuned (flagged in the answer).
+  /// dtype and GPU when the shape itself was not tuned (flagged in the answer). Throws
+  /// ktune::Error(kBadInput) when a fallback is needed and `lookup.shape` does not parse.
+  /// Costs one SQLite query (microseconds); for lookups on a hot path, load a BestIndex.
   std::optional<BestConfig> best(const Lookup& lookup, bool allow_fallback = true) const;
   /// Every best row matching `filter` (all template hashes), ordered by GPU, kernel, hash, dtype, shape.
   std::vector<BestConfig> list_best(const Filter& filter = {}) const;
@@ -207,6 +211,7 @@ class ConfigCache {
   /// uses); nullopt for an unknown kernel.
   std::optional<std::string> current_source_hash(std::string_view kernel) const;
   /// Calls `fn` for every measurement matching `filter`, in id order (streams; no big vector).
+  /// `fn` must not call back into this ConfigCache (the handle is locked while it streams).
   void for_each_measurement(const Filter& filter,
                             const std::function<void(const StoredMeasurement&)>& fn) const;
   /// Whether a measurement exists for (gpu, kernel, shape, dtype, config_name) — resume support.

@@ -1,5 +1,7 @@
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -24,60 +26,93 @@ std::optional<std::string> current_hash(detail::Database& db, std::string_view k
 
 }  // namespace
 
+// best() runs several single-table statements inside one read transaction rather than one join:
+// SQLite prepares a four-table join in ~120 us on the reference box but a single-table statement in
+// a few, and the first lookup on a fresh handle is dominated by preparing (docs/perf/cache-lookup.md).
 std::optional<BestConfig> ConfigCache::best(const Lookup& lookup, bool allow_fallback) const {
   std::lock_guard lock(impl_->mu);
   detail::Database& db = impl_->db;
-  // One statement a question: each statement outside a transaction is its own read transaction,
-  // and taking the WAL read lock is the largest part of a lookup's cost.
-  static constexpr const char* kHash =
-      "k.source_hash = coalesce(?3, (SELECT source_hash FROM kernels WHERE name = ?2"
-      " ORDER BY registered_at DESC, id DESC LIMIT 1))";
-  const auto bind_hash = [&](detail::Statement& s) {
-    if (lookup.source_hash) {
-      s.bind(3, *lookup.source_hash);
-    } else {
-      s.bind_null(3);
-    }
-  };
+  detail::ReadSnapshot snapshot(db);
+
+  int64_t kernel_id = 0;
+  std::string hash;
   {
-    static const std::string kExact = fmt::format(
-        "SELECT {} {} WHERE g.name = ?1 AND k.name = ?2 AND {} AND b.shape = ?4 AND b.dtype = ?5"
-        " ORDER BY m.median_us, m.id LIMIT 1",
-        detail::kBestColumns, detail::kBestJoins, kHash);
-    StatementLease s = db.cached(kExact);
-    s->bind(1, lookup.gpu_name).bind(2, lookup.kernel).bind(4, lookup.shape).bind(5, lookup.dtype);
-    bind_hash(*s);
-    if (s->step()) return detail::read_best(*s);
+    StatementLease s = lookup.source_hash
+                           ? db.cached("SELECT id, source_hash FROM kernels WHERE name = ?1 AND source_hash = ?2")
+                           : db.cached(
+                                 "SELECT id, source_hash FROM kernels WHERE name = ?1"
+                                 " ORDER BY registered_at DESC, id DESC LIMIT 1");
+    s->bind(1, lookup.kernel);
+    if (lookup.source_hash) s->bind(2, *lookup.source_hash);
+    if (!s->step()) return std::nullopt;
+    kernel_id = s->int64(0);
+    hash = s->text(1);
   }
-  if (!allow_fallback) return std::nullopt;
+  std::vector<int64_t> gpu_ids;  // usually one; several only for models that differ in memory or SMs
+  {
+    StatementLease s = db.cached("SELECT id FROM gpus WHERE name = ?1 ORDER BY id");
+    s->bind(1, lookup.gpu_name);
+    while (s->step()) gpu_ids.push_back(s->int64(0));
+  }
+  if (gpu_ids.empty()) return std::nullopt;
+
+  // The measurement behind a best row; among several GPU rows of one name the fastest wins.
+  std::optional<BestConfig> chosen;
+  const auto consider = [&](int64_t measurement_id, std::string_view tuned_shape) {
+    StatementLease m = db.cached(
+        "SELECT config_name, config_json, median_us, min_us, mean_us, p90_us, stdev_us, samples"
+        " FROM measurements WHERE id = ?1");
+    m->bind(1, measurement_id);
+    if (!m->step()) return;
+    if (chosen && chosen->stats.median_us <= m->real(2)) return;
+    BestConfig b;
+    b.gpu_name = lookup.gpu_name;
+    b.kernel = KernelInfo{lookup.kernel, hash};
+    b.shape = lookup.shape;
+    b.tuned_shape = std::string(tuned_shape);
+    b.dtype = lookup.dtype;
+    b.config_name = m->text(0);
+    b.config_json = m->text(1);
+    b.stats = Stats{m->real(2), m->real(3), m->real(4), m->real(5), m->real(6), m->int64(7)};
+    b.measurement_id = measurement_id;
+    chosen = std::move(b);
+  };
+
+  for (const int64_t gpu_id : gpu_ids) {
+    StatementLease s = db.cached(
+        "SELECT measurement_id FROM best WHERE gpu_id = ?1 AND kernel_id = ?2 AND shape = ?3 AND dtype = ?4");
+    s->bind(1, gpu_id).bind(2, kernel_id).bind(3, lookup.shape).bind(4, lookup.dtype);
+    if (s->step()) consider(s->int64(0), lookup.shape);
+  }
+  if (chosen || !allow_fallback) return chosen;
 
   const Shape wanted = Shape::parse(lookup.shape);
-  static const std::string kSameKernel =
-      fmt::format("SELECT {} {} WHERE g.name = ?1 AND k.name = ?2 AND {} AND b.dtype = ?4",
-                  detail::kBestColumns, detail::kBestJoins, kHash);
-  StatementLease s = db.cached(kSameKernel);
-  s->bind(1, lookup.gpu_name).bind(2, lookup.kernel).bind(4, lookup.dtype);
-  bind_hash(*s);
-  std::optional<BestConfig> chosen;
   double chosen_distance = std::numeric_limits<double>::infinity();
-  while (s->step()) {
-    double d = std::numeric_limits<double>::infinity();
-    try {
-      d = wanted.distance(Shape::parse(s->text_view(3)));
-    } catch (const Error&) {
-      continue;  // a stored shape that does not parse cannot be near anything
-    }
-    if (!std::isfinite(d)) continue;
-    // Fixed tie rule so that every machine names the same fallback: distance, then shape text.
-    if (!chosen || d < chosen_distance || (d == chosen_distance && s->text_view(3) < chosen->tuned_shape)) {
-      chosen = detail::read_best(*s);
-      chosen_distance = d;
+  std::string chosen_shape;
+  std::vector<std::pair<int64_t, std::string>> nearest;  // (measurement, shape) at chosen_distance
+  for (const int64_t gpu_id : gpu_ids) {
+    StatementLease s =
+        db.cached("SELECT shape, measurement_id FROM best WHERE gpu_id = ?1 AND kernel_id = ?2 AND dtype = ?3");
+    s->bind(1, gpu_id).bind(2, kernel_id).bind(3, lookup.dtype);
+    while (s->step()) {
+      double d = std::numeric_limits<double>::infinity();
+      try {
+        d = wanted.distance(Shape::parse(s->text_view(0)));
+      } catch (const Error&) {
+        continue;  // a stored shape that does not parse cannot be near anything
+      }
+      if (!std::isfinite(d)) continue;
+      // Fixed tie rule so that every machine names the same fallback: distance, then shape text.
+      if (d < chosen_distance || (d == chosen_distance && s->text_view(0) < chosen_shape)) {
+        chosen_distance = d;
+        chosen_shape = s->text(0);
+        nearest.clear();
+      }
+      if (d == chosen_distance && s->text_view(0) == chosen_shape) nearest.emplace_back(s->int64(1), chosen_shape);
     }
   }
-  if (chosen) {
-    chosen->shape = lookup.shape;
-    chosen->fallback = true;
-  }
+  for (const auto& [measurement_id, shape] : nearest) consider(measurement_id, shape);
+  if (chosen) chosen->fallback = true;
   return chosen;
 }
 

@@ -6,7 +6,10 @@
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -43,20 +46,30 @@ std::string shape_text(std::mt19937_64& g) {
   return fmt::format("m={},n={},k={}", 1 << e(g), 1 << e(g), 1 << e(g));
 }
 
-/// Builds the database once per process (a few seconds), in the temp folder.
+/// The database: $KTUNE_BENCH_DB when set (built there once and kept, so repeated runs skip the
+/// build), else a file in the temp folder built for this process and removed at exit.
+/// The content is the same every time (fixed seed).
 const Data& data() {
   static const Data d = [] {
     Data out;
-    out.path = fs::temp_directory_path() / fmt::format("ktune-bench-cache-{}.db", ::getpid());
-    fs::remove(out.path);
+    const char* keep = std::getenv("KTUNE_BENCH_DB");
+    out.path = keep != nullptr ? fs::path(keep)
+                               : fs::temp_directory_path() / fmt::format("ktune-bench-cache-{}.db", ::getpid());
+    const bool build = keep == nullptr || !fs::exists(out.path);
+    if (keep == nullptr) fs::remove(out.path);
     std::mt19937_64 g(20250101);
     std::uniform_real_distribution<double> us(2.0, 800.0);
-    ConfigCache db = ConfigCache::open(out.path);
-    const int64_t gpu = db.upsert_gpu({kGpu, 9, 0, 132, int64_t{141} << 30, "{}"});
-    const int64_t run = db.begin_run({"", "bench", "0.1.0", "ktune_bench_cache", "", ""});
+    std::optional<ConfigCache> db;
+    int64_t gpu = 0, run = 0;
+    if (build) {
+      db.emplace(ConfigCache::open(out.path));
+      gpu = db->upsert_gpu({kGpu, 9, 0, 132, int64_t{141} << 30, "{}"});
+      run = db->begin_run({"", "bench", "0.1.0", "ktune_bench_cache", "", ""});
+    }
     for (int k = 0; k < kKernels; ++k) {
       const std::string kernel = fmt::format("kernel_{}", k);
-      const int64_t kid = db.upsert_kernel({kernel, fmt::format("{:016x}", g())});
+      const std::string hash = fmt::format("{:016x}", g());
+      const int64_t kid = build ? db->upsert_kernel({kernel, hash}) : 0;
       for (const char* dtype : kDtypes) {
         for (int s = 0; s < kShapes; ++s) {
           const std::string shape = fmt::format("m={},n={},k={}", 16 * (s + 1), 4096, 1024 << (s % 4));
@@ -73,8 +86,7 @@ const Data& data() {
             m.stats = Stats{med, med * 0.95, med * 1.02, med * 1.1, med * 0.01, 50};
             if (med < ms[winner].stats->median_us) winner = static_cast<size_t>(c);
           }
-          const auto ids = db.record(run, gpu, kid, ms);
-          db.set_best(ids[winner]);
+          if (build) db->set_best(db->record(run, gpu, kid, ms)[winner]);
           out.keys.push_back({kernel, shape, dtype});
         }
       }
@@ -191,6 +203,7 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  if (std::getenv("KTUNE_BENCH_DB") != nullptr) return 0;
   std::error_code ec;
   for (const char* suffix : {"", "-wal", "-shm"}) {
     fs::path p = data().path;
