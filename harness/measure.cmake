@@ -16,6 +16,7 @@ add_library(ktune_measure_core
   worker_protocol.cpp
   worker_process.cpp
   candidate_runner.cpp
+  retime.cpp
 )
 target_include_directories(ktune_measure_core PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(ktune_measure_core

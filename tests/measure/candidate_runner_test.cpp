@@ -1,5 +1,6 @@
 // The parent side of worker isolation against a fake worker that crashes, hangs and writes garbage.
 #include "harness/candidate_runner.hpp"
+#include "harness/retime.hpp"
 
 #include <cstdlib>
 #include <set>
@@ -116,6 +117,23 @@ TEST(CandidateRunner, WorkerThatDiesBeforeHelloGivesUpAfterRetries) {
   }
   EXPECT_EQ(runner.workers_started(), 2);
   ::unsetenv("FAKE_WORKER_HELLO");
+}
+
+TEST(Retime, PoolsSamplesOverInterleavedRoundsAndKeepsFailures) {
+  ::unsetenv("FAKE_WORKER_HELLO");
+  CandidateRunner runner(fake_options());
+  std::vector<CandidateRequest> c{request(1, "ok-a", 20), request(2, "segv"), request(3, "ok-b", 30)};
+  const auto out = retime_interleaved(runner, c, 3);
+  ASSERT_EQ(out.size(), 3U);
+  EXPECT_EQ(out[0].outcome, Outcome::kOk);
+  ASSERT_TRUE(out[0].stats);
+  EXPECT_EQ(out[0].stats->samples, 60U);  // 3 rounds x 20 samples pooled
+  EXPECT_NEAR(out[0].stats->median, 20, 0.05);
+  EXPECT_EQ(out[0].stop_reason, "retimed");
+  EXPECT_EQ(out[1].outcome, Outcome::kCrashed);
+  EXPECT_EQ(out[2].stats->samples, 60U);
+  EXPECT_NEAR(out[2].stats->median, 30, 0.05);
+  EXPECT_EQ(runner.workers_started(), 2);  // the crash is not retried in later rounds
 }
 
 TEST(CandidateRunner, MissingWorkerExecutableIsAClearError) {
