@@ -43,6 +43,15 @@ uint64_t ConfigSpace::size() const {
 Enumeration ConfigSpace::enumerate(const ProblemContext& context) const {
   Enumeration out;
   for (const auto& tmpl : templates_) {
+    if (!serves_layout(tmpl, context.layout)) {
+      std::string list;
+      for (const auto& l : tmpl.layouts) list += (list.empty() ? "" : ", ") + l;
+      out.pruned_by.push_back(
+          {tmpl.name, "layout", fmt::format("layout in [{}]", list), tmpl.line, tmpl.size()});
+      out.total += tmpl.size();
+      out.pruned += tmpl.size();
+      continue;
+    }
     detail::TemplateEvaluator ev(tmpl, dims_, source_);
     ev.bind(context);
     const size_t first_count = out.pruned_by.size();
@@ -111,6 +120,11 @@ size_t locate(const std::vector<TemplateSpace>& templates, const Config& config,
 
 }  // namespace
 
+bool ConfigSpace::serves_layout(const TemplateSpace& tmpl, std::string_view layout) {
+  return tmpl.layouts.empty() || layout.empty() ||
+         std::find(tmpl.layouts.begin(), tmpl.layouts.end(), layout) != tmpl.layouts.end();
+}
+
 bool ConfigSpace::contains(const Config& config) const {
   try {
     locate(templates_, config, source_);
@@ -123,6 +137,7 @@ bool ConfigSpace::contains(const Config& config) const {
 std::optional<std::string> ConfigSpace::first_failing_constraint(const Config& config,
                                                                  const ProblemContext& context) const {
   const auto& tmpl = templates_[locate(templates_, config, source_)];
+  if (!serves_layout(tmpl, context.layout)) return tmpl.name + ".layout";
   detail::TemplateEvaluator ev(tmpl, dims_, source_);
   ev.bind(context);
   for (size_t p = 0; p < tmpl.params.size(); ++p) ev.set_param(p, config.params()[p].second);

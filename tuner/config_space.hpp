@@ -36,8 +36,9 @@ struct ExprSpec {
 
 /// One template of the kernel family and its part of the space.
 struct TemplateSpace {
-  std::string name;     ///< template id, e.g. "tiled"; Config::template_name()
-  std::string pattern;  ///< name pattern, e.g. "{BLOCK_M}x{BLOCK_N}"
+  std::string name;                  ///< template id, e.g. "tiled"; Config::template_name()
+  std::string pattern;               ///< name pattern, e.g. "{BLOCK_M}x{BLOCK_N}"
+  std::vector<std::string> layouts;  ///< layouts it serves; empty = every layout
   uint32_t line = 0;
   std::vector<ParamSpec> params;  ///< template-argument order
   std::vector<ExprSpec> derived;  ///< evaluated in order; each may use those before it
@@ -48,7 +49,8 @@ struct TemplateSpace {
   uint64_t size() const;
 };
 
-/// How many points one constraint pruned.
+/// How many points one constraint pruned. A template skipped for the problem's layout counts its
+/// whole product under the pseudo-constraint "layout".
 struct PruneCount {
   std::string template_name;
   std::string constraint;
@@ -96,8 +98,12 @@ class ConfigSpace {
   /// counts and the space file).
   Enumeration enumerate(const ProblemContext& context) const;
 
-  /// The first constraint (as "template.name") that `config` fails in `context`, or nullopt when it
-  /// passes all. Throws ktune::Error(kBadInput) when `config` is not a point of this space.
+  /// Whether template `tmpl` serves `layout` (it lists none, the layout is empty, or it is listed).
+  static bool serves_layout(const TemplateSpace& tmpl, std::string_view layout);
+
+  /// The first constraint (as "template.name", "template.layout" for a layout it does not serve) that
+  /// `config` fails in `context`, or nullopt when it passes all. Throws ktune::Error(kBadInput) when `config`
+  /// is not a point of this space.
   std::optional<std::string> first_failing_constraint(const Config& config,
                                                       const ProblemContext& context) const;
   /// The derived values of `config` in `context`, in declaration order (e.g. threads, smem bytes).

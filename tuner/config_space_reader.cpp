@@ -107,8 +107,9 @@ struct SpaceReader {
 
   TemplateSpace read_template(const toml::table& t) {
     const uint32_t line = line_of(t);
-    detail::reject_unknown_keys(t, {"name", "pattern", "params", "derived", "constraints", "default"}, file,
-                                "a [[template]]");
+    detail::reject_unknown_keys(t,
+                                {"name", "pattern", "layouts", "params", "derived", "constraints", "default"},
+                                file, "a [[template]]");
     TemplateSpace tmpl;
     tmpl.line = line;
     tmpl.name = detail::require_string(t, "name", file, line, "a [[template]]");
@@ -120,6 +121,7 @@ struct SpaceReader {
     }
     const std::string what = fmt::format("template '{}'", tmpl.name);
     tmpl.pattern = detail::require_string(t, "pattern", file, line, what);
+    if (t.contains("layouts")) tmpl.layouts = detail::require_string_array(t, "layouts", file, line, what);
 
     names.clear();
     for (const auto& d : space.dims_) names.insert(d);

@@ -189,6 +189,22 @@ TEST(ConfigSpace, GemmSpaceOffersGemvOnlyForSkinnyShapes) {
   EXPECT_GT(count(128, "tiled"), count(1, "tiled"));  // tile_fits_m prunes tall tiles for m = 1
 }
 
+TEST(ConfigSpace, TemplatesServeTheirLayouts) {
+  const auto space = ConfigSpace::load(test::source_configs() / "spaces" / "gemm.toml");
+  ProblemContext c;
+  c.dims = {{"m", 4}, {"n", 4096}, {"k", 4096}};
+  c.layout = "nn";
+  const auto e = space.enumerate(c);
+  for (const auto& cfg : e.configs) EXPECT_EQ(cfg.template_name(), "tiled");
+  const auto& skipped = e.pruned_by.back();
+  EXPECT_EQ(skipped.template_name, "gemv");
+  EXPECT_EQ(skipped.constraint, "layout");
+  EXPECT_EQ(skipped.count, space.template_space("gemv").size());
+  EXPECT_EQ(space.first_failing_constraint(*space.default_config("gemv"), c), "gemv.layout");
+  c.layout = "nt";
+  EXPECT_EQ(space.first_failing_constraint(*space.default_config("gemv"), c), std::nullopt);
+}
+
 TEST(ConfigSpace, DeviceLimitsPrune) {
   const auto space = ConfigSpace::load(test::source_configs() / "spaces" / "gemm.toml");
   ProblemContext big;
