@@ -120,9 +120,11 @@ void run_prune(const CacheOptions& o) {
   const auto hashes = kernel_templates::current_template_hashes();
   auto db = open_for_writing(path);
   if (hashes.empty()) {
-    human_out(o.json)
-        << "the kernel catalog knows no template hashes yet (no built-in templates), so no row is "
-           "stale; nothing to prune\n";
+    human_out(o.json) << "the kernel catalog knows no template hashes (no built-in templates), so no row is "
+                         "stale; nothing to prune\n";
+  }
+  for (const auto& [kernel, hash] : hashes) {
+    human_out(o.json) << "current template of " << kernel << ": " << hash << "\n";
   }
   const auto stats = db.prune(hashes);
   if (o.json) {

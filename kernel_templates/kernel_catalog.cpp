@@ -1,6 +1,7 @@
 #include "kernel_templates/kernel_catalog.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "ktune/error.hpp"
 
@@ -85,7 +86,5 @@ std::string known_kernel_names() {
   for (const auto& k : table()) names.push_back(k.name);
   return join(names);
 }
-
-std::map<std::string, std::string> current_template_hashes() { return {}; }
 
 }  // namespace ktune::kernel_templates

@@ -2,8 +2,7 @@
 /// The kernel catalog: every kernel ktune knows, with its problem dimensions in canonical order
 /// (the order of a shape's canonical text, part of the cache key) and the dtypes it supports.
 /// The command line, the C ABI and the tuner validate a (kernel, shape, dtype) request here
-/// before they touch the database. Later the catalog also names each kernel's template source
-/// and its hash; until templates exist it knows no hashes.
+/// before they touch the database. The templates themselves are in spec_registry.hpp.
 
 #include <map>
 #include <span>
@@ -41,8 +40,10 @@ bool is_known_kernel(std::string_view name);
 /// "gemm, rmsnorm, ..." — the known names, for help text and error messages.
 std::string known_kernel_names();
 
-/// The current template source hash of each kernel whose template is built in (kernel name ->
-/// hash); `ktune cache prune` removes rows whose hash differs. Empty until templates exist.
+/// The current template source hash of each catalog kernel whose templates are built in (kernel
+/// name -> template_source_hash); kernels without templates are absent. `ktune cache prune`
+/// removes rows whose hash differs. Defined in template_hashes.cpp, so that code that only
+/// needs the catalog (the C ABI) does not link the embedded templates.
 std::map<std::string, std::string> current_template_hashes();
 
 }  // namespace ktune::kernel_templates

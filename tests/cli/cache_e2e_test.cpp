@@ -120,14 +120,35 @@ TEST_F(CacheCommandTest, MergeIntoItselfIsRefused) {
   EXPECT_NE(r.err.find("itself"), std::string::npos) << r.err;
 }
 
-TEST_F(CacheCommandTest, PruneWithoutTemplateHashesRemovesNothingAndSaysSo) {
+TEST_F(CacheCommandTest, PruneRemovesKernelsWhoseTemplateChanged) {
+  // The fixture's template hashes are random, so every kernel with a built-in template is stale
+  // and every kernel without one is kept.
   const auto r = run_ktune({"cache", "prune", "--db", db_.path.string(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j.at("measurements_removed").get<int64_t>(), 0);
-  EXPECT_EQ(j.at("kernels_removed").get<int64_t>(), 0);
-  EXPECT_NE(r.err.find("nothing to prune"), std::string::npos) << r.err;
-  EXPECT_EQ(listed(db_.path), expected(db_));
+  const auto& current = j.at("current_hashes");
+  std::set<Row> kept;
+  std::set<std::string> stale_kernels;
+  int64_t stale_measurements = 0;
+  for (const auto& b : db_.best) {
+    if (current.contains(b.kernel)) {
+      stale_kernels.insert(b.kernel);
+      stale_measurements += 4;  // make_test_db writes four configs a key
+    } else {
+      kept.emplace(b.gpu, b.kernel, b.shape, b.dtype, b.config_name, b.median_us);
+    }
+  }
+  EXPECT_EQ(j.at("kernels_removed").get<size_t>(), stale_kernels.size());
+  EXPECT_EQ(j.at("measurements_removed").get<int64_t>(), stale_measurements);
+  EXPECT_EQ(listed(db_.path), kept);
+  for (const auto& [kernel, hash] : current.items()) {
+    EXPECT_NE(r.err.find(kernel + ": " + hash.get<std::string>()), std::string::npos) << r.err;
+  }
+
+  const auto again = run_ktune({"cache", "prune", "--db", db_.path.string(), "--json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(nlohmann::json::parse(again.out).at("measurements_removed").get<int64_t>(), 0);
+  EXPECT_EQ(listed(db_.path), kept);
 }
 
 TEST_F(CacheCommandTest, VerifyPassesOnAGoodDatabase) {

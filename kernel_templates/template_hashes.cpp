@@ -1,0 +1,15 @@
+#include "kernel_templates/kernel_catalog.hpp"
+#include "kernel_templates/spec_registry.hpp"
+
+namespace ktune::kernel_templates {
+
+std::map<std::string, std::string> current_template_hashes() {
+  std::map<std::string, std::string> out;
+  for (const auto& k : kernel_catalog()) {
+    auto hash = template_source_hash(k.name);
+    if (!hash.empty()) out.emplace(k.name, std::move(hash));
+  }
+  return out;
+}
+
+}  // namespace ktune::kernel_templates
