@@ -1,0 +1,122 @@
+// In-process tests of the command line's pieces: the kernel catalog and run_app's mapping of
+// failures to exit codes and messages.
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cache/shape.hpp"
+#include "cli/app.hpp"
+#include "kernel_templates/kernel_catalog.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::testing {
+namespace {
+
+namespace kt = ktune::kernel_templates;
+
+TEST(KernelCatalog, HoldsTheKernelsOfIssue2) {
+  // Written out from the issue, independently of the table in kernel_catalog.cpp.
+  const std::map<std::string, std::pair<std::vector<std::string>, std::vector<std::string>>> want = {
+      {"gemm", {{"m", "n", "k"}, {"f32", "f16", "bf16"}}},
+      {"rmsnorm", {{"rows", "hidden"}, {"f32", "f16", "bf16"}}},
+      {"rmsnorm_rope", {{"tokens", "heads_q", "heads_kv", "head_dim"}, {"f32", "f16", "bf16"}}},
+      {"softmax", {{"rows", "cols"}, {"f32", "f16", "bf16"}}},
+      {"swiglu", {{"m", "i"}, {"f32", "f16", "bf16"}}},
+      {"decode_attention", {{"batch", "heads_q", "heads_kv", "seq", "head_dim"}, {"bf16"}}},
+      {"fp8_gemm", {{"m", "n", "k"}, {"fp8e4m3"}}},
+      {"copy", {{"n"}, {"f32", "f16", "bf16"}}},
+  };
+  EXPECT_EQ(kt::kernel_catalog().size(), want.size());
+  for (const auto& [name, dims_dtypes] : want) {
+    SCOPED_TRACE(name);
+    const auto* k = kt::find_kernel(name);
+    ASSERT_NE(k, nullptr);
+    EXPECT_EQ(k->name, name);
+    EXPECT_EQ(k->dims, dims_dtypes.first);
+    EXPECT_EQ(k->dtypes, dims_dtypes.second);
+    EXPECT_TRUE(kt::is_known_kernel(name));
+    EXPECT_FALSE(k->summary.empty());
+    // The help text's example is a valid shape already in canonical order.
+    const auto shape = cache::Shape::parse(k->example_shape());
+    EXPECT_EQ(shape.normalized(k->dims).canonical(), k->example_shape());
+  }
+}
+
+TEST(KernelCatalog, UnknownKernelIsBadInputListingTheKnownOnes) {
+  EXPECT_FALSE(kt::is_known_kernel("gemmm"));
+  try {
+    kt::find_kernel("gemmm");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kBadInput);
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("'gemmm'"), std::string::npos) << msg;
+    for (const auto& k : kt::kernel_catalog()) EXPECT_NE(msg.find(k.name), std::string::npos) << msg;
+  }
+}
+
+TEST(KernelCatalog, UnsupportedDtypeIsBadInputNamingTheSupportedOnes) {
+  const auto* k = kt::find_kernel("decode_attention");
+  EXPECT_TRUE(k->supports("bf16"));
+  EXPECT_FALSE(k->supports("f16"));
+  EXPECT_NO_THROW(k->require_dtype("bf16"));
+  try {
+    k->require_dtype("f16");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kBadInput);
+    EXPECT_NE(std::string(e.what()).find("'f16'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("bf16"), std::string::npos) << e.what();
+  }
+}
+
+/// Runs an app whose one command `go` throws `fail()`; returns (exit code, stderr).
+template <typename Fail>
+std::pair<int, std::string> run_failing(std::vector<std::string> args, Fail fail) {
+  CLI::App app;
+  cli::configure_app(app);
+  app.add_subcommand("go", "test command")->callback(fail);
+  std::vector<char*> argv{const_cast<char*>("ktune")};
+  for (auto& a : args) argv.push_back(a.data());
+  ::testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStdout();
+  const int code = cli::run_app(app, static_cast<int>(argv.size()), argv.data());
+  (void)::testing::internal::GetCapturedStdout();
+  return {code, ::testing::internal::GetCapturedStderr()};
+}
+
+TEST(RunApp, EachErrorKindExitsWithItsCode) {
+  for (auto kind : {ErrorKind::kRuntime, ErrorKind::kBadInput, ErrorKind::kNoDevice, ErrorKind::kNotFound}) {
+    const std::string message = "failure of kind " + std::to_string(static_cast<int>(kind));
+    const auto [code, err] = run_failing(
+        {"go"}, [&] { throw Error(kind, message, "API_CODE_X", "file.cpp:12", "long detail\nline 2"); });
+    EXPECT_EQ(code, static_cast<int>(kind));
+    EXPECT_NE(err.find("ktune: error: " + message + "\n"), std::string::npos) << err;
+    EXPECT_NE(err.find("API_CODE_X at file.cpp:12"), std::string::npos) << err;
+    EXPECT_NE(err.find("long detail\nline 2\n"), std::string::npos) << err;
+  }
+}
+
+TEST(RunApp, OtherExceptionsAreRuntimeFailures) {
+  const auto [code, err] = run_failing({"go"}, [] { throw std::runtime_error("boom 17"); });
+  EXPECT_EQ(code, 1);
+  EXPECT_NE(err.find("ktune: error: boom 17"), std::string::npos) << err;
+}
+
+TEST(RunApp, ParseErrorsExit2AndHelpExits0) {
+  auto ok = [] {};
+  EXPECT_EQ(run_failing({"go", "--unknown"}, ok).first, 2);
+  EXPECT_EQ(run_failing({}, ok).first, 2);
+  EXPECT_EQ(run_failing({"--help"}, ok).first, 0);
+  EXPECT_EQ(run_failing({"--version"}, ok).first, 0);
+  EXPECT_EQ(run_failing({"go"}, ok).first, 0);
+}
+
+}  // namespace
+}  // namespace ktune::testing
