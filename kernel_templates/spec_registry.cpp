@@ -5,6 +5,10 @@
 #include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/gemm_spec.hpp"
 #include "kernel_templates/gemv_spec.hpp"
+#include "kernel_templates/rmsnorm_rope_spec.hpp"
+#include "kernel_templates/rmsnorm_spec.hpp"
+#include "kernel_templates/softmax_spec.hpp"
+#include "kernel_templates/swiglu_spec.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {
@@ -13,7 +17,11 @@ namespace {
 const std::vector<const KernelSpec*>& all_specs() {
   static const TiledGemmSpec kTiled;
   static const GemvSpec kGemv;
-  static const std::vector<const KernelSpec*> kAll = {&kTiled, &kGemv};
+  static const RmsNormSpec kRmsNorm;
+  static const RmsNormRopeSpec kRmsNormRope;
+  static const SoftmaxSpec kSoftmax;
+  static const SwigluSpec kSwiglu;
+  static const std::vector<const KernelSpec*> kAll = {&kTiled, &kGemv, &kRmsNorm, &kRmsNormRope, &kSoftmax, &kSwiglu};
   return kAll;
 }
 
@@ -42,6 +50,10 @@ std::vector<std::string> kernel_source_files(std::string_view kernel) {
   std::vector<std::string> out;
   for (const KernelSpec* s : specs_of(kernel)) out.emplace_back(s->source_name());
   if (kernel == "gemm") out.emplace_back("gemm_reference.cu");
+  // The operators' GPU references: <kernel>_reference.cu.
+  if (kernel == "rmsnorm" || kernel == "rmsnorm_rope" || kernel == "softmax" || kernel == "swiglu") {
+    out.push_back(std::string(kernel) + "_reference.cu");
+  }
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -1,0 +1,138 @@
+// Device helpers of the memory-bound LLM operators (rmsnorm, rmsnorm_rope, softmax, swiglu):
+// vector loads of VEC elements (VEC * sizeof(T) of 2, 4, 8 or 16 bytes) with a per-element
+// fallback, and reductions over a group of lanes or over the warps of a row group. Plain C++ with
+// warp shuffles only (no inline asm), so the CPU emulation test can run it.
+#pragma once
+
+#include "ktune_device.cuh"
+
+namespace ktune_ops {
+
+/// The integer type of one VEC-element access of T (16 bytes -> int4, 8 -> int2, 4 -> int,
+/// 2 -> short).
+template <int BYTES>
+struct RawVec;
+template <>
+struct RawVec<16> {
+  using type = int4;
+};
+template <>
+struct RawVec<8> {
+  using type = int2;
+};
+template <>
+struct RawVec<4> {
+  using type = int;
+};
+template <>
+struct RawVec<2> {
+  using type = short;
+};
+
+/// Whether `p` is aligned to `bytes` (a power of two).
+__device__ __forceinline__ bool aligned_to(const void* p, int bytes) {
+  return (reinterpret_cast<unsigned long long>(p) & static_cast<unsigned long long>(bytes - 1)) == 0;
+}
+
+/// Loads VEC elements at p (aligned to VEC * sizeof(T)) as f32.
+template <typename T, int VEC>
+__device__ __forceinline__ void load_vec(const T* p, float* out) {
+  using Raw = typename RawVec<VEC * static_cast<int>(sizeof(T))>::type;
+  const Raw raw = *reinterpret_cast<const Raw*>(p);
+  const T* e = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) out[i] = ktune_dev::to_f32<T>(e[i]);
+}
+
+/// Stores VEC f32 values at p (aligned to VEC * sizeof(T)), rounded to T.
+template <typename T, int VEC>
+__device__ __forceinline__ void store_vec(T* p, const float* in) {
+  using Raw = typename RawVec<VEC * static_cast<int>(sizeof(T))>::type;
+  Raw raw;
+  T* e = reinterpret_cast<T*>(&raw);
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) e[i] = ktune_dev::from_f32<T>(in[i]);
+  *reinterpret_cast<Raw*>(p) = raw;
+}
+
+/// Loads the VEC elements at p[0..VEC) that lie below `limit` (index relative to p); the others
+/// read as `fill`. With `vector` the whole access is one vector load (the caller checked alignment
+/// and that the vector lies below the limit).
+template <typename T, int VEC>
+__device__ __forceinline__ void load_some(const T* p, int limit, bool vector, float fill, float* out) {
+  if (vector) {
+    load_vec<T, VEC>(p, out);
+  } else {
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) out[i] = i < limit ? ktune_dev::to_f32<T>(p[i]) : fill;
+  }
+}
+
+/// Stores the elements of in[0..VEC) whose index is below `limit`.
+template <typename T, int VEC>
+__device__ __forceinline__ void store_some(T* p, int limit, bool vector, const float* in) {
+  if (vector) {
+    store_vec<T, VEC>(p, in);
+  } else {
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) {
+      if (i < limit) p[i] = ktune_dev::from_f32<T>(in[i]);
+    }
+  }
+}
+
+/// Sum over aligned groups of LANES lanes (a power of two <= 32); every lane gets the group's sum.
+/// Every lane of the warp must call it.
+template <int LANES>
+__device__ __forceinline__ float group_sum(float v) {
+#pragma unroll
+  for (int off = LANES / 2; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+  return v;
+}
+
+/// Maximum over aligned groups of LANES lanes; as group_sum.
+template <int LANES>
+__device__ __forceinline__ float group_max(float v) {
+#pragma unroll
+  for (int off = LANES / 2; off > 0; off /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
+  return v;
+}
+
+/// Sum over the THREADS threads of each row group of a block of ROWS groups (THREADS a multiple of
+/// 32, threads of group r at [r * THREADS, (r + 1) * THREADS)). Every thread of the block must call
+/// it (it synchronises when a group has more than one warp); `scratch` holds ROWS * THREADS / 32
+/// floats. Warp partials are added in warp order: deterministic.
+template <int THREADS, int ROWS>
+__device__ __forceinline__ float row_sum(float v, float* scratch) {
+  v = group_sum<32>(v);
+  if (THREADS == 32) return v;
+  constexpr int kWarps = THREADS / 32;
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int group = warp / kWarps;
+  __syncthreads();  // the previous use of scratch is over
+  if (threadIdx.x % 32 == 0) scratch[warp] = v;
+  __syncthreads();
+  float s = 0.0f;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) s += scratch[group * kWarps + w];
+  return s;
+}
+
+/// Maximum over the THREADS threads of each row group; as row_sum.
+template <int THREADS, int ROWS>
+__device__ __forceinline__ float row_max(float v, float* scratch) {
+  v = group_max<32>(v);
+  if (THREADS == 32) return v;
+  constexpr int kWarps = THREADS / 32;
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int group = warp / kWarps;
+  __syncthreads();
+  if (threadIdx.x % 32 == 0) scratch[warp] = v;
+  __syncthreads();
+  float m = scratch[group * kWarps];
+#pragma unroll
+  for (int w = 1; w < kWarps; ++w) m = fmaxf(m, scratch[group * kWarps + w]);
+  return m;
+}
+
+}  // namespace ktune_ops

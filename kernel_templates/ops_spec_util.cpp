@@ -1,0 +1,72 @@
+#include "kernel_templates/ops_spec_util.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "ktune/error.hpp"
+
+namespace ktune::kernel_templates::ops_detail {
+
+std::optional<std::string> dims_rejection(std::string_view kernel, const Problem& problem,
+                                          const std::vector<std::string>& names) {
+  for (const auto& d : names) {
+    const auto it =
+        std::find_if(problem.dims.begin(), problem.dims.end(), [&](const auto& p) { return p.first == d; });
+    if (it == problem.dims.end()) {
+      return fmt::format("{} needs dimension '{}' (shape '{}')", kernel, d, problem.shape_text());
+    }
+    if (it->second < 1 || it->second > kMaxDim) {
+      return fmt::format("{} dimension {}={} is outside [1, {}]", kernel, d, it->second, kMaxDim);
+    }
+  }
+  if (problem.dims.size() != names.size()) {
+    std::string list;
+    for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+    return fmt::format("{} takes dimensions {}; got '{}'", kernel, list, problem.shape_text());
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> dtype_rejection(std::string_view kernel, DType dtype) {
+  if (dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16) return std::nullopt;
+  return fmt::format("{} supports f32, f16, bf16, not {}", kernel, harness::to_string(dtype));
+}
+
+std::optional<std::string> params_rejection(std::string_view variant, const Config& config,
+                                            const std::vector<std::string>& names) {
+  if (config.variant != variant) return fmt::format("config variant '{}' is not '{}'", config.variant, variant);
+  for (const auto& name : names) {
+    const auto it = config.params.find(name);
+    if (it == config.params.end()) return fmt::format("{} config lacks parameter {}", variant, name);
+    if (it->second < 0) return fmt::format("{} must not be negative, not {}", name, it->second);
+  }
+  for (const auto& [name, value] : config.params) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      return fmt::format("{} has no parameter {}", variant, name);
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> vec_rejection(int64_t vec, DType dtype) {
+  if (!is_pow2(vec) || vec > vec16(dtype)) {
+    return fmt::format("VEC={} is not a power of two of at most {} {} elements (16 bytes)", vec, vec16(dtype),
+                       harness::to_string(dtype));
+  }
+  return std::nullopt;
+}
+
+void throw_if(const std::optional<std::string>& why) {
+  if (why) throw Error(ErrorKind::kBadInput, *why);
+}
+
+std::optional<std::string> parse_mode(std::string_view layout, const std::vector<std::string>& modes) {
+  if (layout.empty()) return modes.front();
+  for (const auto& m : modes) {
+    if (m == layout) return m;
+  }
+  return std::nullopt;
+}
+
+}  // namespace ktune::kernel_templates::ops_detail

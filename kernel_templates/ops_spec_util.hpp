@@ -1,0 +1,49 @@
+#pragma once
+/// Checks and small helpers shared by the specs of the memory-bound operators (rmsnorm,
+/// rmsnorm_rope, softmax, swiglu): problem dimensions, dtype, mode and parameter checks that give
+/// the rejection text, and launch arithmetic.
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernel_templates/kernel_spec.hpp"
+
+namespace ktune::kernel_templates::ops_detail {
+
+/// Kernels index rows and columns with int.
+inline constexpr int64_t kMaxDim = std::numeric_limits<int32_t>::max();
+/// CUDA's limit of gridDim.y and .z.
+inline constexpr int64_t kMaxGridY = 65535;
+/// Threads a block (every NVIDIA GPU since sm_20).
+inline constexpr int64_t kMaxThreads = 1024;
+/// f32 values a thread may keep of its row in the register modes: 64 leave room for addresses and
+/// temporaries within 255 registers (the gemv keeps up to 128 accumulators, but it has no loop
+/// over the row afterwards).
+inline constexpr int64_t kMaxRegisterElems = 64;
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
+inline bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+/// Elements of `dtype` in 16 bytes.
+inline int64_t vec16(DType dtype) { return 16 / static_cast<int64_t>(harness::size_of(dtype)); }
+
+/// The problem has exactly `names` (any order), each in [1, kMaxDim].
+std::optional<std::string> dims_rejection(std::string_view kernel, const Problem& problem,
+                                          const std::vector<std::string>& names);
+/// f32, f16 or bf16.
+std::optional<std::string> dtype_rejection(std::string_view kernel, DType dtype);
+/// The config is of `variant` and has exactly `names`, each positive.
+std::optional<std::string> params_rejection(std::string_view variant, const Config& config,
+                                            const std::vector<std::string>& names);
+/// VEC a power of two with VEC * sizeof(dtype) <= 16 bytes.
+std::optional<std::string> vec_rejection(int64_t vec, DType dtype);
+/// Throws ktune::Error(kBadInput) with `why` when set.
+void throw_if(const std::optional<std::string>& why);
+/// The mode `layout` when it is one of `modes` ("" stands for modes[0]); nullopt otherwise.
+std::optional<std::string> parse_mode(std::string_view layout, const std::vector<std::string>& modes);
+
+}  // namespace ktune::kernel_templates::ops_detail

@@ -1,0 +1,99 @@
+// rmsnorm: y[r, :] = x[r, :] / sqrt(mean(x[r, :]^2) + eps) * w, f32 accumulation, T in and out.
+// RESIDUAL: s = T(x + residual) is the normalised row; s is also written to residual_out (which may
+// be the residual buffer itself: each element is read before the same thread writes it), and
+// y = rmsnorm(s), so y is exactly the norm of what residual_out holds.
+//
+// A block holds ROWS row groups of THREADS threads (a multiple of 32); group g normalises row
+// blockIdx.x * ROWS + g. Thread t of a group owns the vectors at columns (c * THREADS + t) * VEC,
+// c = 0, 1, ...: consecutive threads read consecutive VEC-element vectors (coalesced).
+// CHUNKS > 0: the row stays in registers (CHUNKS vectors a thread; the spec derives CHUNKS =
+// ceil(hidden / (THREADS * VEC)) from the shape), one read of x. CHUNKS == 0: any hidden, x is read
+// twice (the second read mostly hits L1/L2).
+//
+// Vector path per row when every row pointer is aligned to VEC * sizeof(T); a vector past the end
+// of the row and misaligned rows (hidden % VEC != 0 misaligns every other row) take the
+// per-element path: correct for every hidden and alignment.
+#include "ops_reduce.cuh"
+
+template <int THREADS, int ROWS, int VEC, int CHUNKS, bool RESIDUAL, typename T>
+__global__ void __launch_bounds__(THREADS* ROWS)
+    ktune_rmsnorm(const T* __restrict__ x, const T* residual, const T* __restrict__ w, T* __restrict__ y,
+                  T* residual_out, int rows, int hidden, float eps) {
+  using namespace ktune_ops;
+  using ktune_dev::from_f32;
+  using ktune_dev::to_f32;
+  static_assert(THREADS % 32 == 0 && THREADS * ROWS <= 1024, "THREADS a multiple of 32, block <= 1024");
+  constexpr int kBytes = VEC * static_cast<int>(sizeof(T));
+  __shared__ float scratch[ROWS * THREADS / 32];
+
+  const int group = static_cast<int>(threadIdx.x) / THREADS;
+  const int t = static_cast<int>(threadIdx.x) % THREADS;
+  const int row = static_cast<int>(blockIdx.x) * ROWS + group;
+  const bool active = row < rows;
+  const size_t base = static_cast<size_t>(active ? row : 0) * static_cast<size_t>(hidden);
+  const T* xr = x + base;
+  const T* rr = RESIDUAL ? residual + base : nullptr;
+  T* ro = RESIDUAL ? residual_out + base : nullptr;
+  T* yr = y + base;
+  bool vec = aligned_to(xr, kBytes) && aligned_to(w, kBytes) && aligned_to(yr, kBytes);
+  if (RESIDUAL) vec = vec && aligned_to(rr, kBytes) && aligned_to(ro, kBytes);
+  const int len = active ? hidden : 0;
+
+  // Loads the vector at `col` (x, or the rounded x + residual, also stored to residual_out).
+  auto load_row = [&](int col, float* v) {
+    const int limit = len - col;
+    const bool full = vec && limit >= VEC;
+    load_some<T, VEC>(xr + col, limit, full, 0.0f, v);
+    if (RESIDUAL) {
+      float r[VEC];
+      load_some<T, VEC>(rr + col, limit, full, 0.0f, r);
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) v[i] = to_f32<T>(from_f32<T>(v[i] + r[i]));
+      store_some<T, VEC>(ro + col, limit, full, v);
+    }
+  };
+  auto store_row = [&](int col, const float* v, float inv) {
+    const int limit = len - col;
+    const bool full = vec && limit >= VEC;
+    float wv[VEC];
+    load_some<T, VEC>(w + col, limit, full, 0.0f, wv);
+    float out[VEC];
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) out[i] = v[i] * inv * wv[i];
+    store_some<T, VEC>(yr + col, limit, full, out);
+  };
+
+  float ss = 0.0f;
+  if (CHUNKS > 0) {
+    constexpr int kChunks = CHUNKS > 0 ? CHUNKS : 1;
+    float v[kChunks][VEC];
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      load_row((c * THREADS + t) * VEC, v[c]);
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) ss = fmaf(v[c][i], v[c][i], ss);
+    }
+    ss = row_sum<THREADS, ROWS>(ss, scratch);
+    const float inv = rsqrtf(ss / static_cast<float>(hidden) + eps);
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) store_row((c * THREADS + t) * VEC, v[c], inv);
+  } else {
+#pragma unroll 4
+    for (int col = t * VEC; col < len; col += THREADS * VEC) {
+      float v[VEC];
+      load_row(col, v);
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) ss = fmaf(v[i], v[i], ss);
+    }
+    ss = row_sum<THREADS, ROWS>(ss, scratch);
+    const float inv = rsqrtf(ss / static_cast<float>(hidden) + eps);
+    const T* src = RESIDUAL ? static_cast<const T*>(ro) : xr;
+#pragma unroll 4
+    for (int col = t * VEC; col < len; col += THREADS * VEC) {
+      const int limit = len - col;
+      float v[VEC];
+      load_some<T, VEC>(src + col, limit, vec && limit >= VEC, 0.0f, v);
+      store_row(col, v, inv);
+    }
+  }
+}

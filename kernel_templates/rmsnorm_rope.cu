@@ -1,0 +1,105 @@
+// rmsnorm_rope: per-head RMSNorm of Q and K (one weight vector of head_dim for all q heads, one for
+// all k heads, as Qwen3's q_norm / k_norm) fused with the rotary embedding, f32 throughout, one
+// rounding to T at the end. q [tokens, heads_q, D], k [tokens, heads_kv, D] -> q_out, k_out of the
+// same shapes (may alias q, k: every element is read before the same thread writes it).
+//
+// Rotary: p = positions[token] (int32) taken modulo max_pos as unsigned, so no position can read
+// outside the table; cos_sin [max_pos, D] f32 holds cos(p * theta_j) at [p][j] and sin at
+// [p][D/2 + j], j < D/2. NeoX (rotate-half) pairs element j with j + D/2 (angle j); GPT-J
+// (interleaved) pairs 2j with 2j + 1 (angle j). For each pair (a, b) at angle j:
+// a' = a cos - b sin, b' = b cos + a sin, applied to the normalised values n = x * inv * w.
+//
+// A block holds HEADS heads (items token * (heads_q + heads_kv) + h, q heads first) of LANES lanes
+// each (a power of two <= 32, so a head's reduction is warp shuffles only, no shared memory). Lane
+// l owns the vectors at offsets (c * LANES + l) * VEC of both halves of the head, c < D / 2 /
+// (LANES * VEC): both elements of every pair, for either pairing, stay in one thread.
+#include "ops_reduce.cuh"
+
+template <int HEAD_DIM, int LANES, int VEC, int HEADS, bool GPTJ, typename T>
+__global__ void __launch_bounds__(LANES* HEADS)
+    ktune_rmsnorm_rope(const T* q, const T* k, const T* __restrict__ q_weight, const T* __restrict__ k_weight,
+                       const float* __restrict__ cos_sin, const int* __restrict__ positions, T* q_out,
+                       T* k_out, int tokens, int heads_q, int heads_kv, int max_pos, float eps) {
+  using namespace ktune_ops;
+  constexpr int kHalf = HEAD_DIM / 2;
+  constexpr int kChunks = kHalf / (LANES * VEC);
+  static_assert(kChunks * LANES * VEC == kHalf, "D/2 must be a multiple of LANES * VEC");
+  static_assert(VEC % 2 == 0, "VEC must be even (GPT-J pairs lie within a vector)");
+  static_assert((LANES * HEADS) % 32 == 0 && LANES <= 32, "whole warps; a head within a warp");
+  constexpr int kBytes = VEC * static_cast<int>(sizeof(T));
+
+  const int heads = heads_q + heads_kv;
+  const long long item = static_cast<long long>(blockIdx.x) * HEADS + threadIdx.x / LANES;
+  const int lane = static_cast<int>(threadIdx.x) % LANES;
+  const bool active = item < static_cast<long long>(tokens) * heads;
+  const int token = active ? static_cast<int>(item / heads) : 0;
+  const int h = active ? static_cast<int>(item % heads) : 0;
+  const bool is_q = h < heads_q;
+  const size_t row = is_q ? (static_cast<size_t>(token) * heads_q + h)
+                          : (static_cast<size_t>(token) * heads_kv + (h - heads_q));
+  const T* src = (is_q ? q : k) + row * HEAD_DIM;
+  T* dst = (is_q ? q_out : k_out) + row * HEAD_DIM;
+  const T* wt = is_q ? q_weight : k_weight;
+  const bool vec = aligned_to(q, kBytes) && aligned_to(k, kBytes) && aligned_to(q_out, kBytes) &&
+                   aligned_to(k_out, kBytes) && aligned_to(q_weight, kBytes) && aligned_to(k_weight, kBytes);
+  const int limit = active ? VEC : 0;
+
+  float a[kChunks][VEC];
+  float b[kChunks][VEC];
+  float ss = 0.0f;
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    const int off = (c * LANES + lane) * VEC;
+    load_some<T, VEC>(src + off, limit, vec && active, 0.0f, a[c]);
+    load_some<T, VEC>(src + kHalf + off, limit, vec && active, 0.0f, b[c]);
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) ss = fmaf(a[c][i], a[c][i], fmaf(b[c][i], b[c][i], ss));
+  }
+  ss = group_sum<LANES>(ss);
+  const float inv = rsqrtf(ss / static_cast<float>(HEAD_DIM) + eps);
+  const unsigned p = active ? static_cast<unsigned>(positions[token]) % static_cast<unsigned>(max_pos) : 0u;
+  const float* cs = cos_sin + static_cast<size_t>(p) * HEAD_DIM;
+
+#pragma unroll
+  for (int c = 0; c < kChunks; ++c) {
+    const int off = (c * LANES + lane) * VEC;
+    float wa[VEC];
+    float wb[VEC];
+    load_some<T, VEC>(wt + off, limit, vec && active, 0.0f, wa);
+    load_some<T, VEC>(wt + kHalf + off, limit, vec && active, 0.0f, wb);
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) {
+      a[c][i] *= inv * wa[i];
+      b[c][i] *= inv * wb[i];
+    }
+    if (active) {
+      if (GPTJ) {
+#pragma unroll
+        for (int i = 0; i < VEC; i += 2) {
+          const int ja = (off + i) / 2;
+          const int jb = (kHalf + off + i) / 2;
+          const float ca = cs[ja], sa = cs[kHalf + ja];
+          const float cb = cs[jb], sb = cs[kHalf + jb];
+          const float a0 = a[c][i], a1 = a[c][i + 1];
+          const float b0 = b[c][i], b1 = b[c][i + 1];
+          a[c][i] = a0 * ca - a1 * sa;
+          a[c][i + 1] = a1 * ca + a0 * sa;
+          b[c][i] = b0 * cb - b1 * sb;
+          b[c][i + 1] = b1 * cb + b0 * sb;
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) {
+          const float cj = cs[off + i];
+          const float sj = cs[kHalf + off + i];
+          const float x0 = a[c][i];
+          const float x1 = b[c][i];
+          a[c][i] = x0 * cj - x1 * sj;
+          b[c][i] = x1 * cj + x0 * sj;
+        }
+      }
+    }
+    store_some<T, VEC>(dst + off, limit, vec && active, a[c]);
+    store_some<T, VEC>(dst + kHalf + off, limit, vec && active, b[c]);
+  }
+}

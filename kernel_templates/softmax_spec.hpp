@@ -1,0 +1,56 @@
+#pragma once
+/// Host-side spec of `softmax` (softmax.cu): row softmax of x [rows, cols] scaled by kScale, with an
+/// optional mask, f32 inside, T in and out. Masked columns and rows without an unmasked column
+/// give 0.
+/// Modes (Problem::layout): "" no mask; "causal": column c of row r masked when
+/// c > r + row_offset, row_offset = max(cols - rows, 0) (the last row sees every column: rows are
+/// the last `rows` query positions over `cols` keys); "padding": column c masked when
+/// c >= lengths[r] mod (cols + 1) (lengths [rows] int32, declared DType::kF32 like rmsnorm_rope's
+/// positions: random bit patterns give random lengths in [0, cols]).
+/// Tensors: x, [lengths] inputs; y output; the GPU reference writes y_ref (f32).
+/// Parameters: THREADS (a row, multiple of 32), ROWS (rows a block), VEC (<= 16 bytes), ONLINE
+/// (0: one pass, the row in registers, at most 64 elements a thread; 1: online max/sum, any cols).
+/// Name: `softmax.<dtype>[.causal|.padding].t<THREADS>.r<ROWS>.v<VEC>.on<ONLINE>`.
+
+#include "kernel_templates/kernel_spec.hpp"
+#include "kernel_templates/reference_ops.hpp"
+
+namespace ktune::kernel_templates {
+
+class SoftmaxSpec final : public KernelSpec {
+ public:
+  /// Scale of the launches the spec builds (dispatch passes its own, e.g. 1/sqrt(head_dim)); not 1,
+  /// so a kernel that ignores the scale fails verification.
+  static constexpr float kScale = 0.75f;
+
+  std::string_view kernel() const override { return "softmax"; }
+  std::string_view variant() const override { return "rowwise"; }
+  std::vector<std::string> dims() const override { return {"rows", "cols"}; }
+  std::vector<std::string> param_names() const override { return {"THREADS", "ROWS", "VEC", "ONLINE"}; }
+  std::string_view source_name() const override { return "softmax.cu"; }
+  std::optional<std::string> rejection(const Problem& problem, const Config& config) const override;
+  std::string canonical_name(const Problem& problem, const Config& config) const override;
+  /// `ktune_softmax<THREADS,ROWS,VEC,CHUNKS,MASK,T>`; CHUNKS = 0 when ONLINE.
+  CompileSpec compile_spec(const Problem& problem, const Config& config) const override;
+  LaunchPlan launch_plan(const Problem& problem, const Config& config) const override;
+  /// x read and y written once (+ lengths); ~5 flops an element.
+  WorkCounts work(const Problem& problem) const override;
+  std::vector<AlignmentRule> alignment(const Problem& problem, const Config& config) const override;
+  ReferenceSpec reference(const Problem& problem) const override;
+  /// Inputs x (, lengths as int32 values) -> y.
+  HostTensors cpu_reference(const Problem& problem, const HostTensors& inputs) const override;
+  /// 256 threads, 1 row, 16-byte vectors, online: serves every problem.
+  Config default_config(const Problem& problem) const override;
+
+  /// The problem's mask; throws ktune::Error(kBadInput) for an unknown mode.
+  static SoftmaxMask mask(const Problem& problem);
+  /// The causal row offset the spec passes: max(cols - rows, 0).
+  static int64_t row_offset(const Problem& problem);
+  /// Vectors a thread holds in one-pass mode.
+  static int64_t chunks(int64_t cols, const Config& config);
+
+ private:
+  std::optional<std::string> problem_rejection(const Problem& problem) const;
+};
+
+}  // namespace ktune::kernel_templates
