@@ -45,9 +45,23 @@ ConfigCache ConfigCache::open(const fs::path& path, Mode mode) {
   if (mode == Mode::kReadOnly) {
     if (!exists) throw Error(ErrorKind::kNotFound, fmt::format("no database at {}", path.string()));
     detail::inspect_file_header(path);
-    auto impl = std::make_unique<Impl>(path, mode, Database::Open::kReadOnly);
-    configure(impl->db, false);
-    impl->version = detail::read_schema_version(impl->db, path);
+    std::unique_ptr<Impl> impl;
+    try {
+      impl = std::make_unique<Impl>(path, mode, Database::Open::kReadOnly);
+      configure(impl->db, false);
+      impl->version = detail::read_schema_version(impl->db, path);
+    } catch (const Error& e) {
+      // A WAL database in a folder this process cannot write: SQLite cannot create the -shm file a
+      // WAL reader needs. With no -wal file there is nothing uncheckpointed, and nobody can write
+      // the file in WAL mode without creating one here, so it may be read as immutable.
+      fs::path wal = path;
+      wal += "-wal";
+      const bool shm_problem = e.api_code() == "SQLITE_READONLY" || e.api_code() == "SQLITE_CANTOPEN";
+      if (!shm_problem || fs::exists(wal, ec)) throw;
+      impl = std::make_unique<Impl>(path, mode, Database::Open::kReadOnlyImmutable);
+      configure(impl->db, false);
+      impl->version = detail::read_schema_version(impl->db, path);
+    }
     if (impl->version == 0) {
       throw Error(ErrorKind::kNotFound, fmt::format("{} holds no ktune data yet", path.string()));
     }
@@ -73,6 +87,10 @@ ConfigCache ConfigCache::open(const fs::path& path, Mode mode) {
     }
   }
   auto impl = std::make_unique<Impl>(path, mode, Database::Open::kReadWriteCreate);
+  if (impl->db.read_only()) {
+    throw Error(ErrorKind::kRuntime,
+                fmt::format("cannot write the database {}: the file is write-protected", path.string()));
+  }
   try {
     configure(impl->db, true);
     // Re-read under this connection: another process may have created the file meanwhile.

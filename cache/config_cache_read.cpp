@@ -37,11 +37,12 @@ std::optional<BestConfig> ConfigCache::best(const Lookup& lookup, bool allow_fal
   int64_t kernel_id = 0;
   std::string hash;
   {
-    StatementLease s = lookup.source_hash
-                           ? db.cached("SELECT id, source_hash FROM kernels WHERE name = ?1 AND source_hash = ?2")
-                           : db.cached(
-                                 "SELECT id, source_hash FROM kernels WHERE name = ?1"
-                                 " ORDER BY registered_at DESC, id DESC LIMIT 1");
+    StatementLease s =
+        lookup.source_hash
+            ? db.cached("SELECT id, source_hash FROM kernels WHERE name = ?1 AND source_hash = ?2")
+            : db.cached(
+                  "SELECT id, source_hash FROM kernels WHERE name = ?1"
+                  " ORDER BY registered_at DESC, id DESC LIMIT 1");
     s->bind(1, lookup.kernel);
     if (lookup.source_hash) s->bind(2, *lookup.source_hash);
     if (!s->step()) return std::nullopt;
@@ -91,8 +92,8 @@ std::optional<BestConfig> ConfigCache::best(const Lookup& lookup, bool allow_fal
   std::string chosen_shape;
   std::vector<std::pair<int64_t, std::string>> nearest;  // (measurement, shape) at chosen_distance
   for (const int64_t gpu_id : gpu_ids) {
-    StatementLease s =
-        db.cached("SELECT shape, measurement_id FROM best WHERE gpu_id = ?1 AND kernel_id = ?2 AND dtype = ?3");
+    StatementLease s = db.cached(
+        "SELECT shape, measurement_id FROM best WHERE gpu_id = ?1 AND kernel_id = ?2 AND dtype = ?3");
     s->bind(1, gpu_id).bind(2, kernel_id).bind(3, lookup.dtype);
     while (s->step()) {
       double d = std::numeric_limits<double>::infinity();
@@ -108,7 +109,8 @@ std::optional<BestConfig> ConfigCache::best(const Lookup& lookup, bool allow_fal
         chosen_shape = s->text(0);
         nearest.clear();
       }
-      if (d == chosen_distance && s->text_view(0) == chosen_shape) nearest.emplace_back(s->int64(1), chosen_shape);
+      if (d == chosen_distance && s->text_view(0) == chosen_shape)
+        nearest.emplace_back(s->int64(1), chosen_shape);
     }
   }
   for (const auto& [measurement_id, shape] : nearest) consider(measurement_id, shape);

@@ -165,11 +165,33 @@ std::optional<int64_t> Statement::opt_int64(int col) const {
 
 // ---------------------------------------------------------------- Database
 
+namespace {
+
+/// `file:` URI of a path with `?immutable=1`; '%', '?' and '#' are percent-encoded (RFC 3986).
+std::string immutable_uri(const std::filesystem::path& path) {
+  std::string uri = "file:";
+  for (const char c : std::filesystem::absolute(path).string()) {
+    if (c == '%' || c == '?' || c == '#') {
+      uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?immutable=1";
+}
+
+}  // namespace
+
 Database::Database(const std::filesystem::path& path, Open mode) {
   int flags = SQLITE_OPEN_NOMUTEX;  // ConfigCache serializes every call itself
+  std::string name = path.string();
   switch (mode) {
     case Open::kReadOnly:
       flags |= SQLITE_OPEN_READONLY;
+      break;
+    case Open::kReadOnlyImmutable:
+      flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
+      name = immutable_uri(path);
       break;
     case Open::kReadWrite:
       flags |= SQLITE_OPEN_READWRITE;
@@ -178,7 +200,7 @@ Database::Database(const std::filesystem::path& path, Open mode) {
       flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
       break;
   }
-  const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+  const int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close_v2(db_);
@@ -223,6 +245,7 @@ int64_t Database::pragma_int(std::string_view pragma) {
 
 int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
 int Database::changes() const { return sqlite3_changes(db_); }
+bool Database::read_only() const { return sqlite3_db_readonly(db_, "main") == 1; }
 
 // ---------------------------------------------------------------- Transaction
 

@@ -92,7 +92,10 @@ class StatementLease {
 /// One connection. Not thread-safe by itself; ConfigCache serializes access.
 class Database {
  public:
-  enum class Open { kReadOnly, kReadWrite, kReadWriteCreate };
+  /// kReadOnlyImmutable: read-only, and SQLite is told that nothing can change the file (no locks,
+  /// no -shm). Only for a WAL database in a folder nobody can write, where a plain read-only open
+  /// fails for want of the -shm file.
+  enum class Open { kReadOnly, kReadOnlyImmutable, kReadWrite, kReadWriteCreate };
 
   Database(const std::filesystem::path& path, Open mode);
   Database(const Database&) = delete;
@@ -107,6 +110,9 @@ class Database {
   /// Value of a PRAGMA that returns one integer.
   int64_t pragma_int(std::string_view pragma);
   int64_t last_insert_rowid() const;
+  /// True when SQLite opened the file read-only (a read-write open falls back to that silently
+  /// when the file is write-protected).
+  bool read_only() const;
   int changes() const;
 
  private:

@@ -154,6 +154,44 @@ TEST(BadFiles, ReadOnlyFolderIsRuntime) {
   EXPECT_FALSE(fs::exists(ro / "ktune.db"));
 }
 
+TEST(BadFiles, WriteProtectedFileIsRuntimeOnReadWriteOpenAndReadableReadOnly) {
+  Rng r;
+  TempDir dir;
+  const fs::path path = dir / "locked.db";
+  make_db(path, r, 20);
+  fs::permissions(path, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  if (::access(path.c_str(), W_OK) == 0) {
+    GTEST_SKIP() << "running with privileges that ignore file permissions (root)";
+  }
+  const std::string before = testing::file_bytes(path);
+  const auto [kind, msg] = open_error(path, ConfigCache::Mode::kReadWrite);
+  EXPECT_EQ(kind, ErrorKind::kRuntime) << msg;
+  EXPECT_NE(msg.find("write-protected"), std::string::npos) << msg;
+  ConfigCache ro = ConfigCache::open(path, ConfigCache::Mode::kReadOnly);
+  int rows = 0;
+  ro.for_each_measurement({}, [&](const StoredMeasurement&) { ++rows; });
+  EXPECT_EQ(rows, 20);
+  EXPECT_EQ(testing::file_bytes(path), before);
+}
+
+TEST(BadFiles, DatabaseInReadOnlyFolderCanBeRead) {
+  Rng r;
+  TempDir dir;
+  const fs::path ro = dir / "ro";
+  fs::create_directories(ro);
+  make_db(ro / "shared.db", r, 30);
+  fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
+  if (::access(ro.c_str(), W_OK) == 0) {
+    GTEST_SKIP() << "running with privileges that ignore folder permissions (root)";
+  }
+  ConfigCache db = ConfigCache::open(ro / "shared.db", ConfigCache::Mode::kReadOnly);
+  int rows = 0;
+  db.for_each_measurement({}, [&](const StoredMeasurement&) { ++rows; });
+  EXPECT_EQ(rows, 30);
+  EXPECT_TRUE(db.verify().ok);
+  EXPECT_EQ(open_error(ro / "shared.db", ConfigCache::Mode::kReadWrite).first, ErrorKind::kRuntime);
+}
+
 TEST(BadFiles, ReadOnlyOpenOfMissingFileIsNotFound) {
   TempDir dir;
   EXPECT_EQ(open_error(dir / "missing.db", ConfigCache::Mode::kReadOnly).first, ErrorKind::kNotFound);

@@ -30,6 +30,9 @@ class TempDir {
   ~TempDir() {
     std::error_code ec;
     std::filesystem::permissions(path_, std::filesystem::perms::owner_all, ec);
+    for (const auto& e : std::filesystem::recursive_directory_iterator(path_, ec)) {
+      if (e.is_directory(ec)) std::filesystem::permissions(e.path(), std::filesystem::perms::owner_all, ec);
+    }
     std::filesystem::remove_all(path_, ec);
   }
   const std::filesystem::path& path() const { return path_; }
