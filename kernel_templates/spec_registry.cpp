@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernel_templates/embedded_sources.hpp"
+#include "kernel_templates/gemm_mma_spec.hpp"
 #include "kernel_templates/gemm_spec.hpp"
 #include "kernel_templates/gemv_spec.hpp"
 #include "kernel_templates/rmsnorm_rope_spec.hpp"
@@ -17,11 +18,13 @@ namespace {
 const std::vector<const KernelSpec*>& all_specs() {
   static const TiledGemmSpec kTiled;
   static const GemvSpec kGemv;
+  static const MmaGemmSpec kMma;
   static const RmsNormSpec kRmsNorm;
   static const RmsNormRopeSpec kRmsNormRope;
   static const SoftmaxSpec kSoftmax;
   static const SwigluSpec kSwiglu;
-  static const std::vector<const KernelSpec*> kAll = {&kTiled, &kGemv, &kRmsNorm, &kRmsNormRope, &kSoftmax, &kSwiglu};
+  static const std::vector<const KernelSpec*> kAll = {&kTiled,   &kGemv,    &kMma,   &kRmsNorm,
+                                                      &kRmsNormRope, &kSoftmax, &kSwiglu};
   return kAll;
 }
 
@@ -49,7 +52,10 @@ const KernelSpec& find_spec(std::string_view kernel, std::string_view variant) {
 std::vector<std::string> kernel_source_files(std::string_view kernel) {
   std::vector<std::string> out;
   for (const KernelSpec* s : specs_of(kernel)) out.emplace_back(s->source_name());
-  if (kernel == "gemm") out.emplace_back("gemm_reference.cu");
+  if (kernel == "gemm") {
+    out.emplace_back("gemm_reference.cu");
+    out.emplace_back("gemm_epilogue_reference.cu");
+  }
   // The operators' GPU references: <kernel>_reference.cu.
   if (kernel == "rmsnorm" || kernel == "rmsnorm_rope" || kernel == "softmax" || kernel == "swiglu") {
     out.push_back(std::string(kernel) + "_reference.cu");
