@@ -34,6 +34,35 @@ void configure(Database& db, bool writable) {
 
 }  // namespace
 
+namespace {
+
+/// The read-only handle of an existing file, inspected; throws as ConfigCache::open documents.
+std::unique_ptr<ConfigCache::Impl> open_read_only(const fs::path& path) {
+  detail::inspect_file_header(path);
+  std::unique_ptr<ConfigCache::Impl> impl;
+  try {
+    impl = std::make_unique<ConfigCache::Impl>(path, ConfigCache::Mode::kReadOnly, Database::Open::kReadOnly);
+    configure(impl->db, false);
+    impl->version = detail::read_schema_version(impl->db, path);
+  } catch (const Error& e) {
+    // A WAL database in a folder this process cannot write: SQLite cannot create the -shm file a
+    // WAL reader needs. With no -wal file there is nothing uncheckpointed, and nobody can write
+    // the file in WAL mode without creating one here, so it may be read as immutable.
+    fs::path wal = path;
+    wal += "-wal";
+    std::error_code ec;
+    const bool shm_problem = e.api_code() == "SQLITE_READONLY" || e.api_code() == "SQLITE_CANTOPEN";
+    if (!shm_problem || fs::exists(wal, ec)) throw;
+    impl = std::make_unique<ConfigCache::Impl>(path, ConfigCache::Mode::kReadOnly,
+                                               Database::Open::kReadOnlyImmutable);
+    configure(impl->db, false);
+    impl->version = detail::read_schema_version(impl->db, path);
+  }
+  return impl;
+}
+
+}  // namespace
+
 ConfigCache ConfigCache::open(const fs::path& path, Mode mode) {
   if (path.empty()) throw Error(ErrorKind::kBadInput, "empty database path");
   std::error_code ec;
@@ -44,24 +73,7 @@ ConfigCache ConfigCache::open(const fs::path& path, Mode mode) {
 
   if (mode == Mode::kReadOnly) {
     if (!exists) throw Error(ErrorKind::kNotFound, fmt::format("no database at {}", path.string()));
-    detail::inspect_file_header(path);
-    std::unique_ptr<Impl> impl;
-    try {
-      impl = std::make_unique<Impl>(path, mode, Database::Open::kReadOnly);
-      configure(impl->db, false);
-      impl->version = detail::read_schema_version(impl->db, path);
-    } catch (const Error& e) {
-      // A WAL database in a folder this process cannot write: SQLite cannot create the -shm file a
-      // WAL reader needs. With no -wal file there is nothing uncheckpointed, and nobody can write
-      // the file in WAL mode without creating one here, so it may be read as immutable.
-      fs::path wal = path;
-      wal += "-wal";
-      const bool shm_problem = e.api_code() == "SQLITE_READONLY" || e.api_code() == "SQLITE_CANTOPEN";
-      if (!shm_problem || fs::exists(wal, ec)) throw;
-      impl = std::make_unique<Impl>(path, mode, Database::Open::kReadOnlyImmutable);
-      configure(impl->db, false);
-      impl->version = detail::read_schema_version(impl->db, path);
-    }
+    std::unique_ptr<Impl> impl = open_read_only(path);
     if (impl->version == 0) {
       throw Error(ErrorKind::kNotFound, fmt::format("{} holds no ktune data yet", path.string()));
     }
@@ -75,10 +87,7 @@ ConfigCache ConfigCache::open(const fs::path& path, Mode mode) {
 
   if (exists) {
     // Inspect read-only before anything may write: a foreign or newer file stays byte-for-byte intact.
-    detail::inspect_file_header(path);
-    Database ro(path, Database::Open::kReadOnly);
-    configure(ro, false);
-    (void)detail::read_schema_version(ro, path);
+    (void)open_read_only(path);
   } else if (path.has_parent_path()) {
     fs::create_directories(path.parent_path(), ec);
     if (ec) {
