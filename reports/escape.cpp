@@ -35,6 +35,17 @@ size_t utf8_length(std::string_view text, size_t i) {
 
 }  // namespace
 
+void sanitize_utf8_in_place(std::string& text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = utf8_length(text, i);
+    if (n == 0) {
+      text = sanitize_utf8(text);
+      return;
+    }
+    i += n;
+  }
+}
+
 std::string sanitize_utf8(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -10,6 +10,8 @@ namespace ktune::reports {
 
 /// `text` with each invalid UTF-8 sequence replaced by U+FFFD, so that JSON and HTML stay valid.
 std::string sanitize_utf8(std::string_view text);
+/// sanitize_utf8 in place; leaves valid text untouched (no copy).
+void sanitize_utf8_in_place(std::string& text);
 
 /// Appends `text` as a JSON string literal (with quotes). `text` must be valid UTF-8.
 void append_json_string(std::string& out, std::string_view text);

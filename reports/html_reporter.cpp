@@ -68,10 +68,15 @@ void header_row(std::string& out, std::initializer_list<std::string_view> names)
   out += "</tr></thead>";
 }
 
+/// "bf16_tflops 724 · copy_gbps 4280" from a ceilings object.
 std::string ceilings_text(const std::string& json) {
-  if (json == "{}") return "not measured";
-  std::string text = json.substr(1, json.size() - 2);
-  std::replace(text.begin(), text.end(), ',', ' ');
+  const nlohmann::json object = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
+  if (!object.is_object() || object.empty()) return "not measured";
+  std::string text;
+  for (const auto& [name, value] : object.items()) {
+    if (!text.empty()) text += " · ";
+    text += name + " " + (value.is_string() ? value.get<std::string>() : value.dump());
+  }
   return text;
 }
 

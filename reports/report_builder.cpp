@@ -6,31 +6,23 @@
 #include <set>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "reports/escape.hpp"
+#include "reports/flat_json.hpp"
 
 namespace ktune::reports {
 namespace {
 
-using nlohmann::json;
-
-/// Parses a stored JSON object; anything else (malformed, not an object) reads as empty.
-json parse_object(const std::string& text) {
-  json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  return value.is_object() ? value : json::object();
+/// `text` when it is a JSON object, else "{}" (writers embed it unchanged: a text that passes the
+/// parser is valid JSON in valid UTF-8).
+void keep_object(std::string& text) {
+  if (!is_json_object(text)) text = "{}";
 }
 
-std::string compact(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
-
-std::vector<NamedValue> flatten(const json& object) {
+/// The members of a stored JSON object; `text` becomes "{}" when it is not one.
+std::vector<NamedValue> members(std::string& text) {
   std::vector<NamedValue> out;
-  out.reserve(object.size());
-  for (const auto& [name, value] : object.items()) {  // nlohmann objects iterate in key order
-    out.emplace_back(sanitize_utf8(name),
-                     value.is_string() ? sanitize_utf8(value.get_ref<const std::string&>()) : compact(value));
-  }
-  std::sort(out.begin(), out.end());  // byte order, as the writers' column lists
+  if (!flatten_json_object(text, out)) text = "{}";
   return out;
 }
 
@@ -70,8 +62,16 @@ void sanitize(cache::StoredMeasurement& s) {
   for (std::string* text :
        {&s.gpu.name, &s.kernel.name, &s.kernel.source_hash, &s.m.shape, &s.m.dtype, &s.m.config_name,
         &s.m.reason, &s.m.baseline, &s.run_started_at, &s.measured_at}) {
-    *text = sanitize_utf8(*text);
+    sanitize_utf8_in_place(*text);
   }
+}
+
+/// Whether `a` has the same names, in order, as `*b` (false when b is null).
+template <typename Pairs>
+bool same_names(const Pairs& a, const Pairs* b) {
+  return b != nullptr && a.size() == b->size() &&
+         std::equal(a.begin(), a.end(), b->begin(),
+                    [](const auto& x, const auto& y) { return x.first == y.first; });
 }
 
 }  // namespace
@@ -93,7 +93,7 @@ size_t ReportBuilder::gpu_index(const cache::GpuInfo& gpu) {
   const auto [it, inserted] = gpu_index_.try_emplace(gpu_key(gpu), data_.gpus.size());
   if (inserted) {
     data_.gpus.push_back(gpu);
-    data_.gpus.back().ceilings_json = compact(parse_object(gpu.ceilings_json));
+    keep_object(data_.gpus.back().ceilings_json);
   }
   return it->second;
 }
@@ -103,13 +103,9 @@ void ReportBuilder::add(const cache::StoredMeasurement& measurement) {
   row.stored = measurement;
   cache::StoredMeasurement& s = row.stored;
   sanitize(s);
-  const json config = parse_object(s.m.config_json);
-  const json counters = parse_object(s.m.counters_json);
-  s.m.config_json = compact(config);
-  s.m.counters_json = compact(counters);
-  s.m.resources_json = compact(parse_object(s.m.resources_json));
-  row.params = flatten(config);
-  row.counters = flatten(counters);
+  row.params = members(s.m.config_json);
+  row.counters = members(s.m.counters_json);
+  keep_object(s.m.resources_json);
   row.dims = parse_dims(s.m.shape);
   row.work = work_model(s.kernel.name, row.dims, s.m.dtype);
   row.gpu = gpu_index(s.gpu);
@@ -175,15 +171,28 @@ ReportData ReportBuilder::finish() {
   std::map<std::pair<size_t, std::string>, Ceilings> ceilings;  // (gpu, dtype)
   std::set<std::string> params, dims, counters, kernels;
   std::map<int64_t, std::string> run_starts;
+  const std::vector<NamedValue>* last_params = nullptr;
+  const std::vector<NamedValue>* last_counters = nullptr;
+  const std::vector<std::pair<std::string, int64_t>>* last_dims = nullptr;
   for (ReportKey& key : data_.keys) {
     choose_baseline(key);
     choose_winner(key);
     kernels.insert(key.kernel);
   }
   for (ReportRow& row : data_.rows) {
-    for (const auto& p : row.params) params.insert(p.first);
-    for (const auto& c : row.counters) counters.insert(c.first);
-    for (const auto& d : row.dims) dims.insert(d.first);
+    // Rows of one kernel share their names; the sets are only walked when the names change.
+    if (!same_names(row.params, last_params)) {
+      for (const auto& p : row.params) params.insert(p.first);
+      last_params = &row.params;
+    }
+    if (!same_names(row.counters, last_counters)) {
+      for (const auto& c : row.counters) counters.insert(c.first);
+      last_counters = &row.counters;
+    }
+    if (!same_names(row.dims, last_dims)) {
+      for (const auto& d : row.dims) dims.insert(d.first);
+      last_dims = &row.dims;
+    }
     run_starts.try_emplace(row.stored.run_id, row.stored.run_started_at);
     if (!row.timed_ok()) continue;
     auto [it, inserted] = ceilings.try_emplace({row.gpu, row.stored.m.dtype});

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <tuple>
 
 #include "cache/config_cache.hpp"
 
@@ -13,22 +14,19 @@ std::map<int64_t, int64_t> write_fixture_db(const Fixture& f, const std::filesys
   cache::ConfigCache db = cache::ConfigCache::open(db_path);
   std::map<int64_t, int64_t> run_ids;
   for (const auto& [id, run] : f.runs) run_ids[id] = db.begin_run(run);
+  // One record() (one transaction) per (run, GPU, kernel): a 100,000-row fixture takes seconds.
+  std::map<std::tuple<int64_t, std::string, std::string>, std::vector<const cache::StoredMeasurement*>>
+      groups;
+  for (const cache::StoredMeasurement& m : f.measurements)
+    groups[{m.run_id, m.gpu.name, m.kernel.name}].push_back(&m);
   std::map<int64_t, int64_t> ids;
-  size_t i = 0;
-  while (i < f.measurements.size()) {
-    const cache::StoredMeasurement& first = f.measurements[i];
-    std::vector<int64_t> fixture_ids;
+  for (const auto& [key, members] : groups) {
+    const cache::StoredMeasurement& first = *members.front();
     std::vector<cache::Measurement> group;
-    for (; i < f.measurements.size(); ++i) {
-      const cache::StoredMeasurement& m = f.measurements[i];
-      if (m.run_id != first.run_id || m.gpu.name != first.gpu.name || m.kernel.name != first.kernel.name)
-        break;
-      fixture_ids.push_back(m.id);
-      group.push_back(m.m);
-    }
+    for (const cache::StoredMeasurement* m : members) group.push_back(m->m);
     const std::vector<int64_t> stored =
         db.record(run_ids.at(first.run_id), db.upsert_gpu(first.gpu), db.upsert_kernel(first.kernel), group);
-    for (size_t j = 0; j < stored.size(); ++j) ids[fixture_ids[j]] = stored[j];
+    for (size_t j = 0; j < stored.size(); ++j) ids[members[j]->id] = stored[j];
   }
   for (const int64_t id : f.best_ids) db.set_best(ids.at(id));
   return ids;
