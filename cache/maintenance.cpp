@@ -67,6 +67,20 @@ VerifyReport ConfigCache::verify() const {
                                                 s.text(0), s.int64(1), s.text(2)));
         }
       }
+      {
+        // Documented as JSON objects (docs/schema.md); another writer may have stored anything.
+        detail::Statement s(
+            db,
+            "SELECT id FROM measurements WHERE NOT ("
+            " CASE WHEN json_valid(config_json) THEN json_type(config_json) = 'object' ELSE 0 END"
+            " AND CASE WHEN json_valid(counters_json) THEN json_type(counters_json) = 'object'"
+            " ELSE 0 END AND CASE WHEN json_valid(resources_json)"
+            " THEN json_type(resources_json) = 'object' ELSE 0 END) LIMIT 10");
+        while (s.step()) {
+          report.problems.push_back(
+              fmt::format("measurement {} has a JSON column that is not a JSON object", s.int64(0)));
+        }
+      }
       detail::Statement s(db,
                           "SELECT b.shape, b.dtype, b.measurement_id, m.outcome FROM best b"
                           " JOIN measurements m ON m.id = b.measurement_id"

@@ -85,6 +85,34 @@ TEST(Verify, ReportsABestRowThatNamesAFailedMeasurement) {
   EXPECT_NE(rep.problems[0].find(std::to_string(failed_id)), std::string::npos) << rep.problems[0];
 }
 
+TEST(Verify, ReportsJsonColumnsThatAreNotObjects) {
+  Rng r;
+  TempDir dir;
+  const auto path = dir / "v.db";
+  std::vector<int64_t> ids;
+  {
+    ConfigCache db = ConfigCache::open(path);
+    const int64_t g = db.upsert_gpu(testing::random_gpu(r));
+    const int64_t k = db.upsert_kernel(testing::random_kernel(r));
+    const int64_t run = db.begin_run(testing::random_run(r));
+    std::vector<Measurement> ms;
+    for (int i = 0; i < 6; ++i) ms.push_back(testing::random_measurement(r, testing::random_shape(r), "f32"));
+    ids = db.record(run, g, k, ms);
+    EXPECT_TRUE(db.verify().ok);
+  }
+  const int64_t bad = ids[static_cast<size_t>(r.uniform(0, 5))];
+  {
+    detail::Database raw(path, detail::Database::Open::kReadWrite);
+    detail::Statement s(raw, "UPDATE measurements SET counters_json = '[1,2' WHERE id = ?1");
+    s.bind(1, bad).run();
+  }
+  ConfigCache db = ConfigCache::open(path, ConfigCache::Mode::kReadOnly);
+  const VerifyReport rep = db.verify();
+  EXPECT_FALSE(rep.ok);
+  ASSERT_EQ(rep.problems.size(), 1u);
+  EXPECT_NE(rep.problems[0].find("measurement " + std::to_string(bad)), std::string::npos) << rep.problems[0];
+}
+
 TEST(Verify, ReportsAMissingTable) {
   Rng r;
   TempDir dir;
