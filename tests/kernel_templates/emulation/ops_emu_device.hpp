@@ -1,0 +1,13 @@
+// CPU stand-ins the operator templates need beyond emu_device.hpp (the gemm emulation's): 8-byte
+// vectors, rsqrtf, __expf, max.
+#pragma once
+#include <cmath>
+
+#include "emu_device.hpp"
+
+struct int2 {
+  int x, y;
+};
+inline float rsqrtf(float v) { return 1.0f / std::sqrt(v); }
+inline float __expf(float v) { return std::exp(v); }
+using std::max;

@@ -1,0 +1,30 @@
+# The memory-bound operators' suites (rmsnorm, rmsnorm_rope, softmax, swiglu; issue 6), included by
+# this folder's CMakeLists.txt: unit (CPU references, specs, the templates emulated on the CPU),
+# nvrtc (a sample of each space compiles for sm_90), gpu (skips without a device) and the benchmark.
+ktune_add_gtest(NAME ktune_ops_unit_tests LABEL unit
+  SOURCES reference_ops_test.cpp ops_spec_test.cpp
+  LIBS ktune_kernel_templates)
+
+set(KTUNE_EMULATED_OPS
+  ${PROJECT_SOURCE_DIR}/kernel_templates/ops_reduce.cuh
+  ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm_reference.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm_rope.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm_rope_reference.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/softmax.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/softmax_reference.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/swiglu.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/swiglu_reference.cu)
+add_custom_command(
+  OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/emulation/ops_templates_emulated.hpp
+  COMMAND ${CMAKE_COMMAND} "-DOUTPUT=${CMAKE_CURRENT_BINARY_DIR}/emulation/ops_templates_emulated.hpp"
+          "-DFILES=${KTUNE_EMULATED_OPS}" -P ${CMAKE_CURRENT_SOURCE_DIR}/emulation/emulate_ops.cmake
+  DEPENDS ${KTUNE_EMULATED_OPS} ${CMAKE_CURRENT_SOURCE_DIR}/emulation/emulate_ops.cmake
+  VERBATIM)
+ktune_add_gtest(NAME ktune_ops_emulation_tests LABEL unit
+  SOURCES emulation/ops_emulation_test.cpp ${CMAKE_CURRENT_BINARY_DIR}/emulation/ops_templates_emulated.hpp
+  LIBS ktune_kernel_templates Threads::Threads)
+target_include_directories(ktune_ops_emulation_tests PRIVATE
+  ${CMAKE_CURRENT_SOURCE_DIR}/emulation ${CMAKE_CURRENT_BINARY_DIR}/emulation)
+# The emulated device code is CUDA-style C++; the project's host warning set does not apply to it.
+target_compile_options(ktune_ops_emulation_tests PRIVATE -w)
