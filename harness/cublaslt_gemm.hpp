@@ -1,0 +1,68 @@
+#pragma once
+/// The cuBLAS baseline of the gemm family: C[M,N] = A[M,K] * B with cuBLASLt (opened at run time
+/// from libcublasLt.so.13, D2), f32 accumulation, C in the input dtype, on the same row-major
+/// tensors and layouts as ktune's templates ("nt": B is [N,K]; "nn": B is [K,N]). The first call of
+/// a problem builds its plan (descriptors and the heuristic's best algorithm for a 32 MiB workspace)
+/// and keeps it; later calls only launch. Works on the thread's current context; not thread-safe.
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "harness/device_buffer.hpp"
+#include "harness/dtype.hpp"
+
+namespace ktune::harness {
+
+/// One GEMM problem as cuBLASLt sees it.
+struct CublasGemmProblem {
+  DType dtype = DType::kBF16;  ///< f16, bf16 or f32 (f32 with f32 compute)
+  bool b_nt = true;            ///< B as [N,K] ("nt") or [K,N] ("nn")
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+
+  auto key() const { return std::tie(dtype, b_nt, m, n, k); }
+  bool operator<(const CublasGemmProblem& o) const { return key() < o.key(); }
+};
+
+class CublasLtGemm {
+ public:
+  /// Workspace offered to cuBLASLt (NVIDIA's advice for Hopper: 32 MiB).
+  static constexpr std::size_t kWorkspaceBytes = 32u << 20;
+
+  /// Opens libcublasLt, creates the handle and the workspace in the current context. Throws
+  /// Error(kNoDevice) naming the library when it cannot be opened, Error(kRuntime) with the
+  /// cuBLAS status name otherwise.
+  CublasLtGemm();
+  ~CublasLtGemm();
+  CublasLtGemm(const CublasLtGemm&) = delete;
+  CublasLtGemm& operator=(const CublasLtGemm&) = delete;
+
+  /// Enqueues C = A * B on `stream` (graph capture allowed once the plan exists: call once first).
+  /// Throws Error(kBadInput) for a dtype cuBLASLt is not asked to do or a non-positive dimension,
+  /// Error(kRuntime) when the heuristic offers no algorithm or the launch fails.
+  void run(const CublasGemmProblem& problem, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream stream);
+
+  /// "cuBLASLt 130100" style version text of the opened library.
+  std::string version() const;
+  /// The chosen algorithm's id and tile, for logs, e.g. "algo 66 tile 23 stages 19 splitk 1"; "" if
+  /// the problem has no plan yet.
+  std::string algorithm(const CublasGemmProblem& problem) const;
+
+ private:
+  struct Api;
+  struct Plan;
+  const Plan& plan(const CublasGemmProblem& problem);
+
+  std::unique_ptr<Api> api_;
+  void* handle_ = nullptr;
+  DeviceBuffer workspace_;
+  std::map<CublasGemmProblem, std::unique_ptr<Plan>> plans_;
+};
+
+}  // namespace ktune::harness
