@@ -12,6 +12,7 @@
 
 #include "cache/shape.hpp"
 #include "cli/app.hpp"
+#include "cli/commands.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "ktune/error.hpp"
 
@@ -116,6 +117,34 @@ TEST(RunApp, ParseErrorsExit2AndHelpExits0) {
   EXPECT_EQ(run_failing({"--help"}, ok).first, 0);
   EXPECT_EQ(run_failing({"--version"}, ok).first, 0);
   EXPECT_EQ(run_failing({"go"}, ok).first, 0);
+}
+
+/// Every option of `cmd` and its subcommands, with the command path that holds it.
+void collect_options(const CLI::App& cmd, const std::string& path,
+                     std::vector<std::pair<std::string, const CLI::Option*>>& out) {
+  for (const CLI::Option* opt : cmd.get_options()) out.emplace_back(path, opt);
+  for (const CLI::App* sub : cmd.get_subcommands([](const CLI::App*) { return true; })) {
+    collect_options(*sub, path + " " + sub->get_name(), out);
+  }
+}
+
+TEST(Help, EveryOptionOfDevicesQueryAndCacheHasAnExample) {
+  CLI::App app;
+  cli::configure_app(app);
+  cli::add_devices_command(app);
+  cli::add_query_command(app);
+  cli::add_cache_command(app);
+  std::vector<std::pair<std::string, const CLI::Option*>> options;
+  collect_options(app, "ktune", options);
+  int checked = 0;
+  for (const auto& [path, opt] : options) {
+    const std::string name = opt->get_name();
+    if (name == "--help" || name == "--version") continue;
+    ++checked;
+    EXPECT_NE(opt->get_description().find("e.g."), std::string::npos)
+        << path << " " << name << ": \"" << opt->get_description() << "\" has no example";
+  }
+  EXPECT_GE(checked, 20) << "devices, query and cache declare at least 20 options between them";
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,27 @@ TEST(Help, EveryCommandExplainsItsOptions) {
     const auto r = run_ktune(c.args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     for (const auto& m : c.mentions) EXPECT_NE(r.out.find(m), std::string::npos) << m << " in\n" << r.out;
+  }
+}
+
+TEST(Help, EverySubcommandListedAtTopLevelAnswersHelp) {
+  const auto top = run_ktune({"--help"});
+  ASSERT_EQ(top.exit_code, 0);
+  const auto start = top.out.find("Subcommands:\n");
+  ASSERT_NE(start, std::string::npos) << top.out;
+  std::vector<std::string> names;
+  std::istringstream lines(top.out.substr(start + 13));
+  for (std::string line; std::getline(lines, line) && line.rfind("  ", 0) == 0;) {
+    std::istringstream words(line);
+    std::string name;
+    words >> name;
+    names.push_back(name);
+  }
+  EXPECT_GE(names.size(), 3u) << top.out;
+  for (const auto& name : names) {
+    const auto r = run_ktune({name, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << name;
+    EXPECT_NE(r.out.find("Usage: ktune " + name), std::string::npos) << name << ":\n" << r.out;
   }
 }
 
