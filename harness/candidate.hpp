@@ -113,8 +113,13 @@ SampleStats sample_stats_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const CandidateRequest& r);
 nlohmann::json to_json(const CandidateResult& r);
 nlohmann::json to_json(const TimingOptions& t);
+/// The request with its cubins appended to `attachment` instead (the wire form: see
+/// worker_protocol.hpp); the JSON then holds {"offset","bytes"} slices of the attachment.
+nlohmann::json to_json(const CandidateRequest& r, std::string* attachment);
 /// Inverses; throw ktune::Error(kBadInput) naming the missing or mistyped field.
 CandidateRequest candidate_request_from_json(const nlohmann::json& j);
+/// Inverse of the attachment form.
+CandidateRequest candidate_request_from_json(const nlohmann::json& j, const std::string* attachment);
 CandidateResult candidate_result_from_json(const nlohmann::json& j);
 TimingOptions timing_options_from_json(const nlohmann::json& j);
 

@@ -118,7 +118,9 @@ CandidateResult CandidateRunner::run(const CandidateRequest& request) {
     return r;
   };
   try {
-    worker_->send({MessageType::kMeasure, to_json(request)});
+    Message m{MessageType::kMeasure, {}, {}};
+    m.body = to_json(request, &m.attachment);
+    worker_->send(m);
   } catch (const Error& e) {
     worker_->kill();
     auto r = failed(

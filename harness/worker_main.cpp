@@ -35,7 +35,7 @@ int run_worker(int fd, int ordinal) {
                      std::string(to_string(m->type)).c_str());
         return 1;
       }
-      CandidateRequest request = candidate_request_from_json(m->body);
+      CandidateRequest request = candidate_request_from_json(m->body, &m->attachment);
       bool context_ok = true;
       CandidateResult result = measurer->measure(request, &context_ok);
       nlohmann::json body = to_json(result);

@@ -68,8 +68,15 @@ std::string encode_frame(const Message& message, uint16_t version) {
   std::string frame(kMagic, 4);
   put_u16(frame, version);
   put_u16(frame, static_cast<uint16_t>(message.type));
+  if (message.attachment.size() > kMaxBodyBytes) {
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("message attachment of {} bytes exceeds the protocol's {} bytes",
+                            message.attachment.size(), kMaxBodyBytes));
+  }
   put_u32(frame, static_cast<uint32_t>(body.size()));
+  put_u32(frame, static_cast<uint32_t>(message.attachment.size()));
   frame.append(reinterpret_cast<const char*>(body.data()), body.size());
+  frame.append(message.attachment);
   return frame;
 }
 
@@ -87,6 +94,7 @@ std::optional<Message> FrameDecoder::next() {
   const uint32_t version = get_le(buffer_, 4, 2);
   const uint32_t type = get_le(buffer_, 6, 2);
   const uint32_t length = get_le(buffer_, 8, 4);
+  const uint32_t attached = get_le(buffer_, 12, 4);
   if (version != kProtocolVersion) {
     protocol_error(
         fmt::format("protocol version {} received, this build speaks {} (parent and worker must be "
@@ -95,7 +103,11 @@ std::optional<Message> FrameDecoder::next() {
   }
   if (!known_type(type)) protocol_error(fmt::format("unknown message type {}", type));
   if (length > kMaxBodyBytes) protocol_error(fmt::format("body length {} exceeds {}", length, kMaxBodyBytes));
-  if (buffer_.size() < kFrameHeaderBytes + length) return std::nullopt;
+  if (attached > kMaxBodyBytes) {
+    protocol_error(fmt::format("attachment length {} exceeds {}", attached, kMaxBodyBytes));
+  }
+  const std::size_t total = kFrameHeaderBytes + std::size_t{length} + attached;
+  if (buffer_.size() < total) return std::nullopt;
   Message m;
   m.type = static_cast<MessageType>(type);
   try {
@@ -104,7 +116,8 @@ std::optional<Message> FrameDecoder::next() {
   } catch (const nlohmann::json::exception& e) {
     protocol_error(fmt::format("{} body is not CBOR: {}", to_string(m.type), e.what()));
   }
-  buffer_.erase(0, kFrameHeaderBytes + length);
+  m.attachment = buffer_.substr(kFrameHeaderBytes + length, attached);
+  buffer_.erase(0, total);
   return m;
 }
 

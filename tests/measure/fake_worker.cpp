@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   for (;;) {
     auto m = read_message(fd, decoder);
     if (!m || m->type == MessageType::kShutdown) return 0;
-    CandidateRequest req = candidate_request_from_json(m->body);
+    CandidateRequest req = candidate_request_from_json(m->body, &m->attachment);
     const std::string& n = req.name;
     std::cerr << "fake worker: running " << n << "\n";
     if (n == "segv") std::raise(SIGSEGV);

@@ -47,7 +47,9 @@ CandidateRequest sample_request() {
 }
 
 TEST(WorkerProtocol, FrameRoundTripByteAtATime) {
-  const Message in{MessageType::kMeasure, to_json(sample_request())};
+  Message in{MessageType::kMeasure, {}, {}};
+  in.body = to_json(sample_request(), &in.attachment);
+  EXPECT_EQ(in.attachment, sample_request().kernel.cubin);  // the cubin travels raw
   const std::string frame =
       encode_frame(in) + encode_frame({MessageType::kShutdown, nlohmann::json::object()});
   FrameDecoder d;
@@ -60,7 +62,7 @@ TEST(WorkerProtocol, FrameRoundTripByteAtATime) {
   EXPECT_EQ(got[0].type, MessageType::kMeasure);
   EXPECT_EQ(got[1].type, MessageType::kShutdown);
   EXPECT_EQ(d.pending(), 0U);
-  const CandidateRequest out = candidate_request_from_json(got[0].body);
+  const CandidateRequest out = candidate_request_from_json(got[0].body, &got[0].attachment);
   const CandidateRequest ref = sample_request();
   EXPECT_EQ(out.kernel.cubin, ref.kernel.cubin);  // binary with NUL and 0xff survives
   EXPECT_EQ(out.kernel.args.size(), 5U);
@@ -110,11 +112,25 @@ TEST(WorkerProtocol, WrongVersionUnknownTypeOversizeAndBadBodyAreRejected) {
   std::string huge = good;
   huge[11] = '\x7f';
   EXPECT_NE(protocol_error_of(huge).find("exceeds"), std::string::npos);
-  std::string not_cbor = good.substr(0, 12);
+  std::string not_cbor = good.substr(0, 16);
   not_cbor[8] = 3;
   not_cbor[9] = not_cbor[10] = not_cbor[11] = 0;
+  not_cbor[12] = not_cbor[13] = not_cbor[14] = not_cbor[15] = 0;
   not_cbor += "\xff\xff\xff";
   EXPECT_NE(protocol_error_of(not_cbor).find("not CBOR"), std::string::npos);
+}
+
+TEST(WorkerProtocol, EmbeddedAndAttachedCubinsAgreeAndBadSlicesAreRejected) {
+  const CandidateRequest r = sample_request();
+  EXPECT_EQ(candidate_request_from_json(to_json(r)).kernel.cubin, r.kernel.cubin);  // CBOR byte string form
+  std::string attachment;
+  const nlohmann::json j = to_json(r, &attachment);
+  std::string short_attachment = attachment.substr(0, 3);
+  EXPECT_THROW(candidate_request_from_json(j, &short_attachment), Error);
+  EXPECT_THROW(candidate_request_from_json(j, nullptr), Error);
+  std::string huge_attachment = encode_frame({MessageType::kHello, nlohmann::json::object(), {}});
+  huge_attachment[15] = '\x7f';
+  EXPECT_NE(protocol_error_of(huge_attachment).find("attachment length"), std::string::npos);
 }
 
 TEST(WorkerProtocol, MalformedRequestBodyIsBadInput) {
