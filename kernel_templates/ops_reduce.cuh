@@ -8,6 +8,9 @@
 
 namespace ktune_ops {
 
+/// -infinity (NVRTC defines no INFINITY macro).
+__device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000u); }
+
 /// The integer type of one VEC-element access of T (16 bytes -> int4, 8 -> int2, 4 -> int,
 /// 2 -> short).
 template <int BYTES>

@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(THREADS* ROWS)
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) store_row((c * THREADS + t) * VEC, v[c], inv);
   } else {
-#pragma unroll 4
+#pragma unroll 2
     for (int col = t * VEC; col < len; col += THREADS * VEC) {
       float v[VEC];
       load_row(col, v);
@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(THREADS* ROWS)
     ss = row_sum<THREADS, ROWS>(ss, scratch);
     const float inv = rsqrtf(ss / static_cast<float>(hidden) + eps);
     const T* src = RESIDUAL ? static_cast<const T*>(ro) : xr;
-#pragma unroll 4
+#pragma unroll 2
     for (int col = t * VEC; col < len; col += THREADS * VEC) {
       const int limit = len - col;
       float v[VEC];

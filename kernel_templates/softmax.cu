@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(THREADS* ROWS)
   const int len = active ? cols : 0;
   if (!active) n = 0;
   const float k = scale * kLog2e;
-  const float neg_inf = -INFINITY;
+  const float neg_inf = ktune_ops::neg_inf();
 
   // The vector at `col` in base-2 units, -inf past n.
   auto load_t = [&](int col, float* v) {

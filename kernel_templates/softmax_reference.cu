@@ -1,7 +1,7 @@
 // softmax / reference: the GPU reference of every softmax candidate. Deliberately plain: one warp
 // a row, three strided passes (max, sum, write), f32 in natural-base expf, f32 output y_ref. Same
 // mask definitions as softmax.cu. Checked against the CPU float64 reference in the gpu tests.
-#include "ktune_device.cuh"
+#include "ops_reduce.cuh"
 
 template <typename T, int MASK>
 __global__ void __launch_bounds__(128)
@@ -16,7 +16,7 @@ __global__ void __launch_bounds__(128)
   if (MASK == 2) n = active ? static_cast<int>(static_cast<unsigned>(lengths[row]) % (static_cast<unsigned>(cols) + 1u)) : 0;
   if (!active) n = 0;
   const size_t base = static_cast<size_t>(active ? row : 0) * static_cast<size_t>(cols);
-  float m = -INFINITY;
+  float m = ktune_ops::neg_inf();
   for (int c = lane; c < n; c += 32) m = fmaxf(m, to_f32<T>(x[base + c]) * scale);
   for (int off = 16; off > 0; off /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, off));
   float s = 0.0f;

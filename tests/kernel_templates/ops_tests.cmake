@@ -28,3 +28,7 @@ target_include_directories(ktune_ops_emulation_tests PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/emulation ${CMAKE_CURRENT_BINARY_DIR}/emulation)
 # The emulated device code is CUDA-style C++; the project's host warning set does not apply to it.
 target_compile_options(ktune_ops_emulation_tests PRIVATE -w)
+
+ktune_add_gtest(NAME ktune_ops_nvrtc_tests LABEL nvrtc
+  SOURCES ops_nvrtc_test.cpp
+  LIBS ktune_kernel_templates ktune_harness)
