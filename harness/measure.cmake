@@ -36,6 +36,8 @@ add_library(ktune_measure
   candidate_measure.cpp
   worker_main.cpp
   copy_kernel.cpp
+  cublas_api.cpp
+  ceilings.cpp
 )
 if(KTUNE_WITH_CUPTI)
   target_sources(ktune_measure PRIVATE cupti_activity.cpp cupti_profiler.cpp)

@@ -6,11 +6,13 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "harness/candidate_runner.hpp"
+#include "harness/ceilings.hpp"
 #include "harness/copy_kernel.hpp"
 #include "harness/device_info.hpp"
 #include "harness/nvrtc_compiler.hpp"
@@ -239,6 +241,21 @@ TEST(MeasureGpu, CopyCountersReportDramBytesWithin2Percent) {
   RecordProperty("dram_write_bytes", std::to_string(write));
   EXPECT_NEAR(read / bytes, 1.0, 0.02) << read << " bytes read for " << bytes;
   EXPECT_NEAR(write / bytes, 1.0, 0.02) << write << " bytes written for " << bytes;
+}
+
+TEST(MeasureGpu, CeilingsAreMeasuredWithCopyAndCublasLt) {
+  REQUIRE_GPU();
+  CandidateRunner runner(runner_options());
+  CeilingOptions o;
+  o.copy_bytes = 512ULL << 20;
+  o.gemm_size = 4096;
+  const nlohmann::json c = measure_ceilings(0, runner, o);
+  RecordProperty("ceilings", c.dump());
+  std::cout << "ceilings: " << c.dump() << "\n";
+  EXPECT_FALSE(c.contains("unavailable")) << c.dump();
+  EXPECT_GT(c.value("copy_gbps", 0.0), 100.0) << c.dump();  // any current GPU copies > 100 GB/s
+  EXPECT_GT(c.value("bf16_tflops", 0.0), 10.0) << c.dump();
+  EXPECT_GT(c.value("f16_tflops", 0.0), 10.0) << c.dump();
 }
 
 }  // namespace
