@@ -1,0 +1,57 @@
+#pragma once
+// The built-in config sweep of ktune_gemm_bench, by shape class: the few mma configs worth timing
+// for decode (M <= 16: one 16-row tile, split-K so 132 SMs stream the weights), mid M (<= 256:
+// 32-128 row tiles, some split-K for narrow N) and large M (128x256 / 256x128 tiles with 8 warps,
+// 64x64 warp tiles, BLOCK_K 32/64, 3-4 stages, grouped order).
+
+#include <vector>
+
+#include "kernel_templates/kernel_spec.hpp"
+
+namespace ktune::bench {
+
+inline kernel_templates::Config mma(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, int64_t stages,
+                                    int64_t split_k, int64_t mode, int64_t swizzle) {
+  return {"mma",
+          {{"BLOCK_M", bm},
+           {"BLOCK_N", bn},
+           {"BLOCK_K", bk},
+           {"WARPS_M", wm},
+           {"WARPS_N", wn},
+           {"STAGES", stages},
+           {"SPLIT_K", split_k},
+           {"SPLIT_K_MODE", mode},
+           {"SWIZZLE", swizzle}}};
+}
+
+/// 14-16 configs for a problem with `m` rows.
+inline std::vector<kernel_templates::Config> mma_sweep(int64_t m) {
+  if (m <= 16) {
+    return {
+        mma(16, 64, 128, 1, 4, 4, 1, 0, 1), mma(16, 64, 128, 1, 4, 4, 2, 0, 1), mma(16, 64, 128, 1, 4, 4, 4, 0, 1),
+        mma(16, 64, 128, 1, 4, 4, 8, 0, 1), mma(16, 64, 128, 1, 4, 4, 4, 1, 1), mma(16, 64, 128, 1, 4, 4, 8, 1, 1),
+        mma(16, 128, 128, 1, 4, 4, 1, 0, 1), mma(16, 128, 128, 1, 4, 4, 2, 0, 1), mma(16, 128, 128, 1, 4, 4, 4, 0, 1),
+        mma(16, 128, 128, 1, 4, 4, 4, 1, 1), mma(16, 64, 64, 1, 2, 6, 1, 0, 1),  mma(16, 64, 64, 1, 2, 6, 4, 0, 1),
+        mma(16, 128, 64, 1, 4, 4, 2, 0, 1),  mma(16, 128, 64, 1, 4, 4, 8, 1, 1),  mma(16, 32, 128, 1, 2, 4, 1, 0, 1),
+        mma(16, 32, 128, 1, 2, 4, 4, 0, 1),
+    };
+  }
+  if (m <= 256) {
+    return {
+        mma(64, 128, 64, 2, 2, 3, 1, 0, 8),  mma(64, 64, 64, 2, 2, 4, 1, 0, 8),   mma(128, 128, 32, 2, 2, 4, 1, 0, 8),
+        mma(128, 128, 32, 2, 4, 4, 1, 0, 8), mma(64, 128, 64, 2, 2, 3, 2, 0, 8),  mma(64, 64, 64, 2, 2, 4, 2, 0, 8),
+        mma(64, 64, 64, 2, 2, 4, 4, 0, 8),   mma(128, 128, 32, 2, 2, 4, 2, 0, 8), mma(128, 256, 32, 2, 4, 3, 1, 0, 8),
+        mma(64, 256, 32, 1, 4, 4, 1, 0, 8),  mma(32, 128, 64, 1, 4, 4, 1, 0, 8),  mma(32, 128, 64, 1, 4, 4, 2, 0, 8),
+        mma(128, 64, 64, 2, 2, 4, 1, 0, 8),  mma(128, 128, 64, 2, 4, 3, 1, 0, 8),
+    };
+  }
+  return {
+      mma(128, 256, 32, 2, 4, 3, 1, 0, 8),  mma(128, 256, 32, 2, 4, 4, 1, 0, 8),  mma(256, 128, 32, 4, 2, 3, 1, 0, 8),
+      mma(256, 128, 32, 4, 2, 4, 1, 0, 8),  mma(128, 128, 32, 2, 2, 4, 1, 0, 8),  mma(128, 128, 64, 2, 4, 3, 1, 0, 8),
+      mma(128, 256, 64, 2, 4, 3, 1, 0, 8),  mma(256, 128, 64, 4, 2, 3, 1, 0, 8),  mma(128, 256, 32, 2, 4, 3, 1, 0, 16),
+      mma(128, 256, 32, 2, 4, 3, 1, 0, 4),  mma(128, 256, 32, 2, 4, 4, 1, 0, 1),  mma(256, 128, 32, 4, 2, 4, 1, 0, 16),
+      mma(128, 128, 64, 2, 2, 3, 1, 0, 8),  mma(128, 256, 32, 4, 2, 3, 1, 0, 8),
+  };
+}
+
+}  // namespace ktune::bench
