@@ -11,7 +11,8 @@ namespace {
 /// The reference: the same pairs through a full JSON tree.
 std::vector<NamedValue> via_tree(const std::string& text) {
   std::vector<NamedValue> out;
-  for (const auto& [name, value] : nlohmann::json::parse(text).items()) {
+  const nlohmann::json tree = nlohmann::json::parse(text);
+  for (const auto& [name, value] : tree.items()) {
     out.emplace_back(name, value.is_string() ? value.get<std::string>() : value.dump());
   }
   return out;
