@@ -32,3 +32,15 @@ target_compile_options(ktune_ops_emulation_tests PRIVATE -w)
 ktune_add_gtest(NAME ktune_ops_nvrtc_tests LABEL nvrtc
   SOURCES ops_nvrtc_test.cpp
   LIBS ktune_kernel_templates ktune_harness)
+
+# Carry this executable to the GPU machine (docs/kernels.md, "Operators", gives the command).
+ktune_add_gtest(NAME ktune_ops_gpu_tests LABEL gpu
+  SOURCES ops_gpu_test.cpp ops_gpu_support.cpp gpu_plan_runner.cpp
+  LIBS ktune_kernel_templates ktune_harness ktune_measure_core)
+# Without a device every test skips with "no usable GPU"; ctest then reports "Skipped", not "Passed".
+set_tests_properties(ktune_ops_gpu_tests PROPERTIES SKIP_REGULAR_EXPRESSION "no usable GPU")
+
+# The operators' H200 benchmark (not a test: run by hand on the GPU machine, docs/kernels.md).
+add_executable(ktune_ops_bench ops_bench.cpp ops_gpu_support.cpp gpu_plan_runner.cpp)
+target_link_libraries(ktune_ops_bench PRIVATE ktune_kernel_templates ktune_measure ktune_harness ktune_measure_core)
+ktune_warnings(ktune_ops_bench)
