@@ -84,6 +84,49 @@ __device__ __forceinline__ void store_some(T* p, int limit, bool vector, const f
   }
 }
 
+/// VEC elements of T packed in registers as loaded: a row kept in registers costs sizeof(T) bytes
+/// an element instead of 4 (half the registers for f16 / bf16, so more blocks fit an SM).
+template <typename T, int VEC>
+struct Packed {
+  using Raw = typename RawVec<VEC * static_cast<int>(sizeof(T))>::type;
+  Raw raw;
+
+  /// Loads p[0..VEC): one vector load with `vector`, else element by element with the elements at
+  /// or past `limit` set to 0.
+  __device__ __forceinline__ void load(const T* p, int limit, bool vector) {
+    if (vector) {
+      raw = *reinterpret_cast<const Raw*>(p);
+    } else {
+      T* e = reinterpret_cast<T*>(&raw);
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) e[i] = i < limit ? p[i] : ktune_dev::from_f32<T>(0.0f);
+    }
+  }
+  /// Stores the elements below `limit` (all of them in one vector store with `vector`).
+  __device__ __forceinline__ void store(T* p, int limit, bool vector) const {
+    if (vector) {
+      *reinterpret_cast<Raw*>(p) = raw;
+    } else {
+      const T* e = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) {
+        if (i < limit) p[i] = e[i];
+      }
+    }
+  }
+  __device__ __forceinline__ void unpack(float* out) const {
+    const T* e = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) out[i] = ktune_dev::to_f32<T>(e[i]);
+  }
+  /// Rounds `in` to T.
+  __device__ __forceinline__ void pack(const float* in) {
+    T* e = reinterpret_cast<T*>(&raw);
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) e[i] = ktune_dev::from_f32<T>(in[i]);
+  }
+};
+
 /// Sum over aligned groups of LANES lanes (a power of two <= 32); every lane gets the group's sum.
 /// Every lane of the warp must call it.
 template <int LANES>

@@ -20,10 +20,12 @@ inline constexpr int64_t kMaxDim = std::numeric_limits<int32_t>::max();
 inline constexpr int64_t kMaxGridY = 65535;
 /// Threads a block (every NVIDIA GPU since sm_20).
 inline constexpr int64_t kMaxThreads = 1024;
-/// f32 values a thread may keep of its row in the register modes: 64 leave room for addresses and
-/// temporaries within 255 registers (the gemv keeps up to 128 accumulators, but it has no loop
-/// over the row afterwards).
+/// f32 values a thread may keep in registers (swiglu's gate and up values): 64 leave room for
+/// addresses and temporaries within 255 registers.
 inline constexpr int64_t kMaxRegisterElems = 64;
+/// Bytes of its row a thread may keep in registers in the register modes (rmsnorm REG 1, softmax
+/// one pass), packed as T: 64 registers, as kMaxRegisterElems f32 values (128 f16 / bf16 values).
+inline constexpr int64_t kMaxRegisterBytes = 256;
 
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }

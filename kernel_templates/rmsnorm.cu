@@ -65,18 +65,39 @@ __global__ void __launch_bounds__(THREADS* ROWS)
 
   float ss = 0.0f;
   if (CHUNKS > 0) {
+    // The row stays in registers packed as T: x, or T(x + residual), is exactly what is kept.
     constexpr int kChunks = CHUNKS > 0 ? CHUNKS : 1;
-    float v[kChunks][VEC];
+    Packed<T, VEC> v[kChunks];
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
-      load_row((c * THREADS + t) * VEC, v[c]);
+      const int col = (c * THREADS + t) * VEC;
+      const int limit = len - col;
+      const bool full = vec && limit >= VEC;
+      v[c].load(xr + col, limit, full);
+      float f[VEC];
+      v[c].unpack(f);
+      if (RESIDUAL) {
+        Packed<T, VEC> r;
+        r.load(rr + col, limit, full);
+        float g[VEC];
+        r.unpack(g);
 #pragma unroll
-      for (int i = 0; i < VEC; ++i) ss = fmaf(v[c][i], v[c][i], ss);
+        for (int i = 0; i < VEC; ++i) f[i] += g[i];
+        v[c].pack(f);
+        v[c].unpack(f);
+        v[c].store(ro + col, limit, full);
+      }
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) ss = fmaf(f[i], f[i], ss);
     }
     ss = row_sum<THREADS, ROWS>(ss, scratch);
     const float inv = rsqrtf(ss / static_cast<float>(hidden) + eps);
 #pragma unroll
-    for (int c = 0; c < kChunks; ++c) store_row((c * THREADS + t) * VEC, v[c], inv);
+    for (int c = 0; c < kChunks; ++c) {
+      float f[VEC];
+      v[c].unpack(f);
+      store_row((c * THREADS + t) * VEC, f, inv);
+    }
   } else {
 #pragma unroll 2
     for (int col = t * VEC; col < len; col += THREADS * VEC) {

@@ -51,10 +51,11 @@ std::optional<std::string> RmsNormSpec::rejection(const Problem& problem, const 
   if (auto why = vec_rejection(config.at("VEC"), problem.dtype)) return why;
   const int64_t reg = config.at("REG");
   if (reg > 1) return fmt::format("REG={} is neither 0 nor 1", reg);
-  if (reg == 1 && chunks(problem.dim("hidden"), config) * config.at("VEC") > kMaxRegisterElems) {
-    return fmt::format("REG=1 keeps {} elements a thread for hidden={} (at most {}): use more THREADS or REG=0",
-                       chunks(problem.dim("hidden"), config) * config.at("VEC"), problem.dim("hidden"),
-                       kMaxRegisterElems);
+  const int64_t elem_bytes = static_cast<int64_t>(harness::size_of(problem.dtype));
+  const int64_t row_bytes = chunks(problem.dim("hidden"), config) * config.at("VEC") * elem_bytes;
+  if (reg == 1 && row_bytes > kMaxRegisterBytes) {
+    return fmt::format("REG=1 keeps {} bytes of the row a thread for hidden={} (at most {}): use more THREADS or REG=0",
+                       row_bytes, problem.dim("hidden"), kMaxRegisterBytes);
   }
   return std::nullopt;
 }

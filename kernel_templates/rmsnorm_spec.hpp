@@ -6,7 +6,7 @@
 /// Tensors: x, [residual], w [hidden] inputs; y, [residual_out] outputs. The GPU reference writes
 /// y_ref, [residual_ref] (f32).
 /// Parameters: THREADS (threads a row, a multiple of 32), ROWS (rows a block), VEC (elements a
-/// vector access, <= 16 bytes), REG (1: the row stays in registers, at most 64 elements a thread;
+/// vector access, <= 16 bytes), REG (1: the row stays in registers packed as T, at most 256 bytes a thread;
 /// 0: x is read twice, any hidden).
 /// Name: `rmsnorm.<dtype>[.residual].t<THREADS>.r<ROWS>.v<VEC>.reg<REG>`.
 
@@ -25,7 +25,7 @@ class RmsNormSpec final : public KernelSpec {
   std::vector<std::string> param_names() const override { return {"THREADS", "ROWS", "VEC", "REG"}; }
   std::string_view source_name() const override { return "rmsnorm.cu"; }
   /// Rules: THREADS a multiple of 32, THREADS * ROWS <= 1024, VEC a power of two of <= 16 bytes,
-  /// REG 0 or 1; REG 1 needs CHUNKS * VEC <= 64 (CHUNKS = ceil(hidden / (THREADS * VEC))).
+  /// REG 0 or 1; REG 1 needs CHUNKS * VEC * sizeof(T) <= 256 bytes (CHUNKS = ceil(hidden / (THREADS * VEC))).
   std::optional<std::string> rejection(const Problem& problem, const Config& config) const override;
   std::string canonical_name(const Problem& problem, const Config& config) const override;
   /// `ktune_rmsnorm<THREADS,ROWS,VEC,CHUNKS,RESIDUAL,T>`; CHUNKS is 0 for REG 0, so one cubin

@@ -59,27 +59,47 @@ __global__ void __launch_bounds__(THREADS* ROWS)
   };
 
   if (CHUNKS > 0) {
+    // The row stays in registers packed as T (half the registers of f32 for f16 / bf16); each pass
+    // unpacks and scales it again, which costs a few ALU operations and no memory traffic.
     constexpr int kChunks = CHUNKS > 0 ? CHUNKS : 1;
-    float v[kChunks][VEC];
+    Packed<T, VEC> v[kChunks];
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const int col = (c * THREADS + t) * VEC;
+      v[c].load(xr + col, n - col, vec && n - col >= VEC);
+    }
+    auto scaled = [&](int c, float* f) {
+      const int col = (c * THREADS + t) * VEC;
+      v[c].unpack(f);
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) f[i] = col + i < n ? f[i] * k : neg_inf;
+    };
     float m = neg_inf;
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
-      load_t((c * THREADS + t) * VEC, v[c]);
+      float f[VEC];
+      scaled(c, f);
 #pragma unroll
-      for (int i = 0; i < VEC; ++i) m = fmaxf(m, v[c][i]);
+      for (int i = 0; i < VEC; ++i) m = fmaxf(m, f[i]);
     }
     m = row_max<THREADS, ROWS>(m, scratch);
     if (m == neg_inf) m = 0.0f;  // no unmasked column: every exp2 below is 0
     float s = 0.0f;
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
+      float f[VEC];
+      scaled(c, f);
 #pragma unroll
-      for (int i = 0; i < VEC; ++i) s += exp2f(v[c][i] - m);
+      for (int i = 0; i < VEC; ++i) s += exp2f(f[i] - m);
     }
     s = row_sum<THREADS, ROWS>(s, scratch);
     const float inv = s > 0.0f ? 1.0f / s : 0.0f;
 #pragma unroll
-    for (int c = 0; c < kChunks; ++c) store_y((c * THREADS + t) * VEC, v[c], m, inv);
+    for (int c = 0; c < kChunks; ++c) {
+      float f[VEC];
+      scaled(c, f);
+      store_y((c * THREADS + t) * VEC, f, m, inv);
+    }
   } else {
     float m = neg_inf;
     float s = 0.0f;

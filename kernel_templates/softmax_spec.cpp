@@ -69,10 +69,11 @@ std::optional<std::string> SoftmaxSpec::rejection(const Problem& problem, const 
   if (auto why = vec_rejection(config.at("VEC"), problem.dtype)) return why;
   const int64_t online = config.at("ONLINE");
   if (online > 1) return fmt::format("ONLINE={} is neither 0 nor 1", online);
-  if (online == 0 && chunks(problem.dim("cols"), config) * config.at("VEC") > kMaxRegisterElems) {
-    return fmt::format("one-pass softmax keeps {} elements a thread for cols={} (at most {}): use ONLINE=1",
-                       chunks(problem.dim("cols"), config) * config.at("VEC"), problem.dim("cols"),
-                       kMaxRegisterElems);
+  const int64_t elem_bytes = static_cast<int64_t>(harness::size_of(problem.dtype));
+  const int64_t row_bytes = chunks(problem.dim("cols"), config) * config.at("VEC") * elem_bytes;
+  if (online == 0 && row_bytes > kMaxRegisterBytes) {
+    return fmt::format("one-pass softmax keeps {} bytes of the row a thread for cols={} (at most {}): use ONLINE=1",
+                       row_bytes, problem.dim("cols"), kMaxRegisterBytes);
   }
   return std::nullopt;
 }

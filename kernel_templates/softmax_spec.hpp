@@ -9,7 +9,8 @@
 /// positions: random bit patterns give random lengths in [0, cols]).
 /// Tensors: x, [lengths] inputs; y output; the GPU reference writes y_ref (f32).
 /// Parameters: THREADS (a row, multiple of 32), ROWS (rows a block), VEC (<= 16 bytes), ONLINE
-/// (0: one pass, the row in registers, at most 64 elements a thread; 1: online max/sum, any cols).
+/// (0: one pass, the row in registers packed as T, at most 256 bytes a thread; 1: online max/sum,
+/// any cols).
 /// Name: `softmax.<dtype>[.causal|.padding].t<THREADS>.r<ROWS>.v<VEC>.on<ONLINE>`.
 
 #include "kernel_templates/kernel_spec.hpp"

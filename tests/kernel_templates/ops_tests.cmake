@@ -5,6 +5,12 @@ ktune_add_gtest(NAME ktune_ops_unit_tests LABEL unit
   SOURCES reference_ops_test.cpp ops_spec_test.cpp
   LIBS ktune_kernel_templates)
 
+# The default spaces and shape sets against the specs (needs the tuner's space reader).
+ktune_add_gtest(NAME ktune_ops_space_tests LABEL unit
+  SOURCES ops_space_test.cpp
+  LIBS ktune_kernel_templates ktune_tuner)
+target_compile_definitions(ktune_ops_space_tests PRIVATE KTUNE_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+
 set(KTUNE_EMULATED_OPS
   ${PROJECT_SOURCE_DIR}/kernel_templates/ops_reduce.cuh
   ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm.cu

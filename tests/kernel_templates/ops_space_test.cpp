@@ -1,0 +1,74 @@
+// The operators' default config spaces (configs/spaces/{rmsnorm,rmsnorm_rope,softmax,swiglu}.toml)
+// against their specs over the shipped shape sets (configs/shapes/ops_*.toml): every kept config is
+// accepted by the spec (nothing the spec refuses is compiled), names agree, each shape keeps at
+// least one config, and the space's default config is accepted everywhere.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "harness/dtype.hpp"
+#include "kernel_templates/spec_registry.hpp"
+#include "tuner/config_space.hpp"
+#include "tuner/shape_set.hpp"
+
+namespace ktune::kernel_templates {
+namespace {
+
+std::filesystem::path configs() {
+  const char* dir = std::getenv("KTUNE_SOURCE_DIR");
+  return std::filesystem::path(dir != nullptr ? dir : KTUNE_TEST_SOURCE_DIR) / "configs";
+}
+
+Config to_spec_config(const tuner::Config& c) {
+  Config out;
+  out.variant = c.template_name();
+  for (const auto& [name, value] : c.params()) out.params[name] = value;
+  return out;
+}
+
+void check_space(const std::string& kernel, const std::vector<std::string>& modes, std::size_t every_nth) {
+  const auto space = tuner::ConfigSpace::load(configs() / "spaces" / (kernel + ".toml"));
+  const auto shapes = tuner::load_shape_set(configs() / "shapes" / ("ops_" + kernel + ".toml"));
+  ASSERT_EQ(space.kernel(), kernel);
+  ASSERT_EQ(shapes.kernel, kernel);
+  const KernelSpec& spec = *specs_of(kernel).front();
+  ASSERT_EQ(space.dims(), spec.dims());
+  const auto default_config = space.default_config();
+  ASSERT_TRUE(default_config.has_value()) << kernel;
+  std::size_t checked = 0;
+  for (std::size_t s = 0; s < shapes.shapes.size(); s += every_nth) {
+    const auto& shape = shapes.shapes[s];
+    for (const char* dtype : {"f32", "f16", "bf16"}) {
+      for (const auto& mode : modes) {
+        tuner::ProblemContext ctx;
+        ctx.dims = shape.dims;
+        ctx.elem_bytes = tuner::dtype_bytes(dtype);
+        ctx.layout = mode;
+        const Problem problem{shape.dims, harness::dtype_from_string(dtype), mode};
+        const auto e = space.enumerate(ctx);
+        EXPECT_FALSE(e.configs.empty()) << shape.label;
+        for (const auto& c : e.configs) {
+          const Config sc = to_spec_config(c);
+          const auto why = spec.rejection(problem, sc);
+          EXPECT_FALSE(why.has_value()) << space.canonical_name(c, dtype, mode) << " " << shape.label << ": "
+                                        << why.value_or("");
+          EXPECT_EQ(spec.canonical_name(problem, sc), space.canonical_name(c, dtype, mode));
+          ++checked;
+        }
+        const Config d = to_spec_config(*default_config);
+        EXPECT_EQ(spec.rejection(problem, d), std::nullopt) << kernel << " default @ " << shape.label << " " << dtype;
+      }
+    }
+  }
+  EXPECT_GT(checked, 100u) << kernel;
+}
+
+TEST(OpsSpace, RmsNormSpaceAgreesWithSpec) { check_space("rmsnorm", {"", "residual"}, 3); }
+TEST(OpsSpace, RmsNormRopeSpaceAgreesWithSpec) { check_space("rmsnorm_rope", {"neox", "gptj"}, 3); }
+TEST(OpsSpace, SoftmaxSpaceAgreesWithSpec) { check_space("softmax", {"", "causal", "padding"}, 3); }
+TEST(OpsSpace, SwigluSpaceAgreesWithSpec) { check_space("swiglu", {"fused", "split"}, 3); }
+
+}  // namespace
+}  // namespace ktune::kernel_templates
