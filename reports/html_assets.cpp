@@ -90,10 +90,13 @@ std::string_view html_page_script() {
 
   function make(c, config) { charts.push(new Chart(c, config)); }
 
-  /// Log-axis tick labels at 1, 2 and 5 times a power of ten only, in short form.
-  function logTick(v) {
+  /// Log-axis tick labels in short form: at 1, 2 and 5 times a power of ten, or at the powers of
+  /// ten alone when the axis spans more than three decades (the labels would overlap).
+  function logTick(v, index, ticks) {
+    var span = Math.log10(ticks[ticks.length - 1].value / ticks[0].value);
     var lead = Number(Number(v).toPrecision(1));
-    if (!/^[125]/.test(String(lead).replace(/^0\.0*/, ''))) return '';
+    var digit = String(lead).replace(/^0\.0*/, '').charAt(0);
+    if (span > 3 ? digit !== '1' : '125'.indexOf(digit) < 0) return '';
     return lead >= 1e5 || lead < 1e-3 ? lead.toExponential(0) : String(lead);
   }
 
@@ -160,7 +163,7 @@ std::string_view html_page_script() {
     var c = canvas(k, 'heatmap');
     if (!d) { message(c, 'fewer than two config parameters vary'); return; }
     var f = fitted(c), ctx = f.ctx;
-    var left = 70, top = 10, right = 110, bottom = 44;
+    var left = 70, top = 10, right = 120, bottom = 44;
     var gw = (f.w - left - right) / d.xs.length, gh = (f.h - top - bottom) / d.ys.length;
     var times = d.cells.map(function (cell) { return Math.log(cell[2]); });
     var lo = Math.min.apply(null, times), hi = Math.max.apply(null, times), span = hi - lo || 1;
