@@ -95,6 +95,7 @@ __global__ void __launch_bounds__(THREADS* ROWS)
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
       float f[VEC];
+      v[c].refresh();
       v[c].unpack(f);
       store_row((c * THREADS + t) * VEC, f, inv);
     }

@@ -70,6 +70,7 @@ __global__ void __launch_bounds__(THREADS* ROWS)
     }
     auto scaled = [&](int c, float* f) {
       const int col = (c * THREADS + t) * VEC;
+      v[c].refresh();
       v[c].unpack(f);
 #pragma unroll
       for (int i = 0; i < VEC; ++i) f[i] = col + i < n ? f[i] * k : neg_inf;
