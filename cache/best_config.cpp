@@ -15,6 +15,7 @@ std::string BestConfig::to_json() const {
       {"shape", shape},
       {"tuned_shape", tuned_shape},
       {"dtype", dtype},
+      {"layout", layout},
       {"config_name", config_name},
       {"config", config},
       {"median_us", stats.median_us},
@@ -48,6 +49,7 @@ BestConfig read_best(const Statement& s) {
   b.stats.stdev_us = s.real(11);
   b.stats.samples = s.int64(12);
   b.measurement_id = s.int64(13);
+  b.layout = s.text(14);
   return b;
 }
 

@@ -8,7 +8,7 @@
 namespace ktune::cache {
 namespace {
 
-// FNV-1a, 64 bit: streams over the three parts without joining them (no allocation per lookup).
+// FNV-1a, 64 bit: streams over the four parts without joining them (no allocation per lookup).
 constexpr uint64_t kFnvOffset = 14695981039346656037ULL;
 constexpr uint64_t kFnvPrime = 1099511628211ULL;
 
@@ -28,7 +28,9 @@ std::size_t BestIndex::KeyHash::operator()(const KeyView& k) const noexcept {
   h = fnv(h, {sep, 1});
   h = fnv(h, k.shape);
   h = fnv(h, {sep, 1});
-  return static_cast<std::size_t>(fnv(h, k.dtype));
+  h = fnv(h, k.dtype);
+  h = fnv(h, {sep, 1});
+  return static_cast<std::size_t>(fnv(h, k.layout));
 }
 
 std::size_t BestIndex::KeyHash::operator()(const std::string& joined) const noexcept {
@@ -37,12 +39,14 @@ std::size_t BestIndex::KeyHash::operator()(const std::string& joined) const noex
 
 bool BestIndex::KeyEq::operator()(const KeyView& a, const std::string& b) const noexcept {
   const std::string_view j = b;
-  const std::size_t n = a.kernel.size() + a.shape.size() + a.dtype.size() + 2;
+  const std::size_t n = a.kernel.size() + a.shape.size() + a.dtype.size() + a.layout.size() + 3;
   if (j.size() != n) return false;
   const std::size_t s1 = a.kernel.size();
   const std::size_t s2 = s1 + 1 + a.shape.size();
+  const std::size_t s3 = s2 + 1 + a.dtype.size();
   return j.substr(0, s1) == a.kernel && j[s1] == kSep && j.substr(s1 + 1, a.shape.size()) == a.shape &&
-         j[s2] == kSep && j.substr(s2 + 1) == a.dtype;
+         j[s2] == kSep && j.substr(s2 + 1, a.dtype.size()) == a.dtype && j[s3] == kSep &&
+         j.substr(s3 + 1) == a.layout;
 }
 
 BestIndex BestIndex::load(const ConfigCache& cache, std::string_view gpu_name,
@@ -62,7 +66,7 @@ BestIndex BestIndex::load(const ConfigCache& cache, std::string_view gpu_name,
       it = wanted_hash.emplace(b.kernel.name, std::move(hash)).first;
     }
     if (it->second != b.kernel.source_hash) continue;
-    std::string key = b.kernel.name + kSep + b.shape + kSep + b.dtype;
+    std::string key = b.kernel.name + kSep + b.shape + kSep + b.dtype + kSep + b.layout;
     const auto existing = idx.index_.find(key);
     if (existing != idx.index_.end()) {
       // Two GPU rows of one name (e.g. memory sizes differ): keep the faster answer.
@@ -82,20 +86,21 @@ BestIndex BestIndex::load(const ConfigCache& cache, std::string_view gpu_name,
   return idx;
 }
 
-const BestConfig* BestIndex::find(std::string_view kernel, std::string_view shape,
-                                  std::string_view dtype) const noexcept {
-  const auto it = index_.find(KeyView{kernel, shape, dtype});
+const BestConfig* BestIndex::find(std::string_view kernel, std::string_view shape, std::string_view dtype,
+                                  std::string_view layout) const noexcept {
+  const auto it = index_.find(KeyView{kernel, shape, dtype, layout});
   return it == index_.end() ? nullptr : &entries_[it->second].config;
 }
 
 std::optional<BestConfig> BestIndex::find_or_nearest(std::string_view kernel, const Shape& shape,
-                                                     std::string_view dtype) const {
+                                                     std::string_view dtype, std::string_view layout) const {
   const std::string canonical = shape.canonical();
-  if (const BestConfig* exact = find(kernel, canonical, dtype)) return *exact;
+  if (const BestConfig* exact = find(kernel, canonical, dtype, layout)) return *exact;
   const Entry* chosen = nullptr;
   double chosen_distance = std::numeric_limits<double>::infinity();
   for (const Entry& e : entries_) {
-    if (!e.shape || e.config.kernel.name != kernel || e.config.dtype != dtype) continue;
+    if (!e.shape || e.config.kernel.name != kernel || e.config.dtype != dtype || e.config.layout != layout)
+      continue;
     const double d = shape.distance(*e.shape);
     if (!std::isfinite(d)) continue;
     if (chosen == nullptr || d < chosen_distance ||

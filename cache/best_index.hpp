@@ -2,7 +2,7 @@
 /// BestIndex: an in-memory snapshot of the best configs of one GPU, for the dispatch runtime's
 /// hot path. ConfigCache::best() answers from SQLite (microseconds); a program that asks the same
 /// question on every kernel launch loads a BestIndex once and looks up in a hash map keyed by
-/// (kernel, shape, dtype) without allocating (tens of nanoseconds; docs/perf/cache-lookup.md).
+/// (kernel, shape, dtype, layout) without allocating (tens of nanoseconds; docs/perf/cache-lookup.md).
 /// The snapshot does not see later writes: load it again after a sweep.
 
 #include <cstddef>
@@ -31,23 +31,26 @@ class BestIndex {
 
   /// The best config tuned for exactly this key, or nullptr. Never allocates; the pointer stays
   /// valid as long as this index.
-  const BestConfig* find(std::string_view kernel, std::string_view shape,
-                         std::string_view dtype) const noexcept;
+  /// `layout` is matched exactly: "" for a kernel without layouts.
+  const BestConfig* find(std::string_view kernel, std::string_view shape, std::string_view dtype,
+                         std::string_view layout) const noexcept;
 
-  /// find(), else the nearest tuned shape of the same kernel and dtype (Shape::distance; ties go
-  /// to the shape text that sorts first), returned with fallback = true and shape = the one asked.
+  /// find(), else the nearest tuned shape of the same kernel, dtype and layout (Shape::distance;
+  /// ties go to the shape text that sorts first), returned with fallback = true and shape = the one
+  /// asked.
   std::optional<BestConfig> find_or_nearest(std::string_view kernel, const Shape& shape,
-                                            std::string_view dtype) const;
+                                            std::string_view dtype, std::string_view layout) const;
 
   std::size_t size() const { return entries_.size(); }
   const std::string& gpu_name() const { return gpu_name_; }
 
  private:
-  /// A borrowed key; the stored key is the three parts joined by kSep.
+  /// A borrowed key; the stored key is the four parts joined by kSep.
   struct KeyView {
-    std::string_view kernel, shape, dtype;
+    std::string_view kernel, shape, dtype, layout;
   };
-  static constexpr char kSep = '\x1f';  // ASCII unit separator: never part of a name, shape or dtype
+  /// ASCII unit separator: never part of a name, shape, dtype or layout.
+  static constexpr char kSep = '\x1f';
   struct KeyHash {
     using is_transparent = void;
     std::size_t operator()(const KeyView& k) const noexcept;

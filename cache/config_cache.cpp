@@ -191,16 +191,11 @@ std::vector<int64_t> ConfigCache::record(int64_t run_id, int64_t gpu_id, int64_t
     detail::require_json_object(m.config_json, "Measurement::config_json");
     detail::require_json_object(m.counters_json, "Measurement::counters_json");
     detail::require_json_object(m.resources_json, "Measurement::resources_json");
+    detail::require_fidelity(m.fidelity, m.config_name);
   }
   std::lock_guard lock(impl_->mu);
   Transaction tx(impl_->db);
-  StatementLease s = impl_->db.cached(
-      "INSERT INTO measurements (run_id, gpu_id, kernel_id, shape, dtype, config_name, config_json, outcome,"
-      " reason, median_us, min_us, mean_us, p90_us, stdev_us, samples, counters_json, resources_json, "
-      "baseline,"
-      " sm_clock_mhz, temperature_c, measured_at)"
-      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-      "?21)");
+  StatementLease s = impl_->db.cached(detail::kInsertMeasurement);
   const std::string now = detail::now_iso();
   std::vector<int64_t> ids;
   ids.reserve(measurements.size());
@@ -213,7 +208,8 @@ std::vector<int64_t> ConfigCache::record(int64_t run_id, int64_t gpu_id, int64_t
       s->bind(13, m.stats->p90_us).bind(14, m.stats->stdev_us).bind(15, m.stats->samples);
     }
     s->bind(16, m.counters_json).bind(17, m.resources_json).bind(18, m.baseline);
-    s->bind(19, m.sm_clock_mhz).bind(20, m.temperature_c).bind(21, now);
+    s->bind(19, m.sm_clock_mhz).bind(20, m.temperature_c).bind(21, now).bind(22, m.layout);
+    s->bind(23, m.fidelity);
     try {
       s->run();
     } catch (const Error& e) {
@@ -246,8 +242,8 @@ void ConfigCache::set_best(int64_t measurement_id) {
     }
   }
   StatementLease s = impl_->db.cached(
-      "INSERT OR REPLACE INTO best (gpu_id, kernel_id, shape, dtype, measurement_id, updated_at)"
-      " SELECT gpu_id, kernel_id, shape, dtype, id, ?2 FROM measurements WHERE id = ?1");
+      "INSERT OR REPLACE INTO best (gpu_id, kernel_id, shape, dtype, layout, measurement_id, updated_at)"
+      " SELECT gpu_id, kernel_id, shape, dtype, layout, id, ?2 FROM measurements WHERE id = ?1");
   s->bind(1, measurement_id).bind(2, detail::now_iso());
   s->run();
   tx.commit();

@@ -1,6 +1,6 @@
 #pragma once
 /// The ConfigCache: ktune's SQLite database, the source of truth (DESIGN.md D7). It holds every
-/// measurement of every run, the winner per key (GPU, kernel, shape, dtype), the GPUs with their
+/// measurement of every run, the winner per key (GPU, kernel, shape, dtype, layout), the GPUs with their
 /// measured ceilings, and the compile cache. WAL mode, a busy timeout, one transaction a write,
 /// schema version with forward migrations. docs/schema.md documents it as a stable interface.
 
@@ -74,10 +74,13 @@ struct Stats {
   int64_t samples = 0;
 };
 
-/// One measured (or failed) config for one shape and dtype.
+/// One measured (or failed) config for one shape, dtype and layout.
 struct Measurement {
-  std::string shape;               ///< canonical shape text
-  std::string dtype;               ///< "f32", "f16", "bf16", "fp8e4m3", ...
+  std::string shape;  ///< canonical shape text
+  std::string dtype;  ///< "f32", "f16", "bf16", "fp8e4m3", ...
+  /// The kernel's layout/mode text, part of the key: "nt", "nn", "nt+bias+silu" for gemm; "" for a
+  /// kernel that has none.
+  std::string layout;
   std::string config_name;         ///< canonical config name, e.g. gemm.bf16.nt.128x128x32.w2x2.s3.sk1
   std::string config_json = "{}";  ///< the config's parameters as a JSON object
   Outcome outcome = Outcome::kOk;
@@ -88,6 +91,9 @@ struct Measurement {
   std::string baseline;                 ///< "" for a candidate; "cublas", "default", ... for a baseline
   std::optional<double> sm_clock_mhz;   ///< seen during timing (NVML), absent when unknown
   std::optional<double> temperature_c;  ///< seen during timing (NVML), absent when unknown
+  /// The timing effort the measurement was made with: 1.0 is the full protocol, less is a cheaper
+  /// pass (successive halving times every config at low fidelity first). Finite and > 0.
+  double fidelity = 1.0;
 };
 
 /// A measurement as stored, with its row ids and the names of what it belongs to.
@@ -101,13 +107,15 @@ struct StoredMeasurement {
   std::string measured_at;  ///< ISO-8601 UTC
 };
 
-/// A lookup of the best config.
+/// A lookup of the best config. `layout` comes last so that positional initializers written
+/// before it existed keep their meaning (layout "": a kernel without layouts).
 struct Lookup {
   std::string gpu_name;  ///< matched exactly against GpuInfo::name
   std::string kernel;
   std::string shape;  ///< canonical
   std::string dtype;
   std::optional<std::string> source_hash;  ///< when absent, the kernel's most recent hash
+  std::string layout;                      ///< part of the key, matched exactly ("" = none)
 };
 
 /// The answer to a Lookup.
@@ -117,12 +125,13 @@ struct BestConfig {
   std::string shape;        ///< the shape asked for
   std::string tuned_shape;  ///< the shape the answer was tuned for (differs when fallback)
   std::string dtype;
+  std::string layout;  ///< "" for a kernel without layouts
   std::string config_name;
   std::string config_json;
   Stats stats;
   int64_t measurement_id = 0;
   bool fallback = false;  ///< true when tuned_shape is the nearest tuned shape, not the one asked for
-  /// {"gpu":..,"kernel":..,"source_hash":..,"shape":..,"tuned_shape":..,"dtype":..,"config_name":..,
+  /// {"gpu":..,"kernel":..,"source_hash":..,"shape":..,"tuned_shape":..,"dtype":..,"layout":..,"config_name":..,
   ///  "config":{..},"median_us":..,"fallback":bool,...}
   std::string to_json() const;
 };
@@ -133,11 +142,29 @@ struct Filter {
   std::string kernel;
   std::string dtype;
   std::optional<int64_t> run_id;
+  std::optional<std::string> layout;  ///< absent: every layout; "" matches only rows without one
+};
+
+/// The latest stored result of one config for one key (ConfigCache::results_for): what a restarted
+/// sweep needs to answer an already-measured config from the cache instead of measuring it again.
+struct StoredResult {
+  std::string config_name;
+  int64_t measurement_id = 0;
+  Outcome outcome = Outcome::kOk;
+  std::string reason;
+  std::optional<Stats> stats;  ///< present when timed
+  double fidelity = 1.0;
+  std::string baseline;  ///< "" for a candidate
+  std::string resources_json = "{}";
+  /// Whether this result answers a request at `requested_fidelity`: an ok result measured at the same
+  /// or a higher fidelity; a failure (compile_error ... crashed) at any fidelity, since more timing
+  /// does not change it. `skipped` never answers: the config was not measured.
+  bool answers(double requested_fidelity) const;
 };
 
 struct MergeStats {
   int64_t measurements_added = 0;
-  int64_t measurements_skipped = 0;  ///< already present (same key, config and run)
+  int64_t measurements_skipped = 0;  ///< already present (same key, config, fidelity and run)
   int64_t best_updated = 0;
 };
 
@@ -196,16 +223,17 @@ class ConfigCache {
   /// Records measurements of one run for one GPU and kernel, all in one transaction.
   std::vector<int64_t> record(int64_t run_id, int64_t gpu_id, int64_t kernel_id,
                               const std::vector<Measurement>& measurements);
-  /// Names measurement `measurement_id` the winner for its (GPU, kernel, shape, dtype).
+  /// Names measurement `measurement_id` the winner for its (GPU, kernel, shape, dtype, layout).
   void set_best(int64_t measurement_id);
 
   // ---- reading ----
   /// Best config for the key; with `allow_fallback`, the nearest tuned shape of the same kernel,
-  /// dtype and GPU when the shape itself was not tuned (flagged in the answer). Throws
+  /// dtype, layout and GPU when the shape itself was not tuned (flagged in the answer). Throws
   /// ktune::Error(kBadInput) when a fallback is needed and `lookup.shape` does not parse.
   /// Costs one SQLite query (microseconds); for lookups on a hot path, load a BestIndex.
   std::optional<BestConfig> best(const Lookup& lookup, bool allow_fallback = true) const;
-  /// Every best row matching `filter` (all template hashes), ordered by GPU, kernel, hash, dtype, shape.
+  /// Every best row matching `filter` (all template hashes), ordered by GPU, kernel, hash, dtype,
+  /// layout, shape.
   std::vector<BestConfig> list_best(const Filter& filter = {}) const;
   /// The kernel's most recently registered template hash (the one a Lookup without source_hash
   /// uses); nullopt for an unknown kernel.
@@ -214,9 +242,18 @@ class ConfigCache {
   /// `fn` must not call back into this ConfigCache (the handle is locked while it streams).
   void for_each_measurement(const Filter& filter,
                             const std::function<void(const StoredMeasurement&)>& fn) const;
-  /// Whether a measurement exists for (gpu, kernel, shape, dtype, config_name) — resume support.
+  /// Whether a measurement exists for (gpu, kernel, shape, dtype, layout, config_name).
   bool has_measurement(int64_t gpu_id, int64_t kernel_id, std::string_view shape, std::string_view dtype,
-                       std::string_view config_name) const;
+                       std::string_view layout, std::string_view config_name) const;
+  /// has_measurement() for layout "" (a kernel without layouts).
+  bool has_measurement(int64_t gpu_id, int64_t kernel_id, std::string_view shape, std::string_view dtype,
+                       std::string_view config_name) const {
+    return has_measurement(gpu_id, kernel_id, shape, dtype, std::string_view(), config_name);
+  }
+  /// Resume support: for each config name measured for the key (baselines included), its latest
+  /// measurement (greatest measured_at, then greatest id), ordered by config name. One indexed query.
+  std::vector<StoredResult> results_for(int64_t gpu_id, int64_t kernel_id, std::string_view shape,
+                                        std::string_view dtype, std::string_view layout) const;
   std::vector<GpuInfo> gpus() const;
   std::vector<RunInfo> runs() const;
 
@@ -231,9 +268,9 @@ class ConfigCache {
   /// Imports an export; rows already present are skipped (same rule as merge).
   MergeStats import_json(const std::filesystem::path& in);
   /// Merges another ktune database into this one, in one transaction. Duplicate rule: a
-  /// measurement already present (same GPU, kernel hash, shape, dtype, config name, baseline, run
-  /// start time and host, and measured_at) is skipped; for each key the best is re-chosen as the
-  /// lowest median among the two databases' best rows (exact tie: the config name that sorts
+  /// measurement already present (same GPU, kernel hash, shape, dtype, layout, config name,
+  /// baseline, fidelity, run start time and host, and measured_at) is skipped; for each key the best is
+  /// re-chosen as the lowest median among the two databases' best rows (exact tie: the config name that sorts
   /// first). docs/export-format.md states the full rule.
   MergeStats merge(const std::filesystem::path& other);
   /// Removes kernels whose name is in `current_hashes` with a different hash (stale templates),

@@ -24,6 +24,15 @@ std::optional<std::string> current_hash(detail::Database& db, std::string_view k
   return s->text(0);
 }
 
+/// Binds an optional layout filter: NULL (every layout) when absent.
+void bind_layout(detail::Statement& s, int index, const std::optional<std::string>& layout) {
+  if (layout) {
+    s.bind(index, *layout);
+  } else {
+    s.bind_null(index);
+  }
+}
+
 }  // namespace
 
 // best() runs several single-table statements inside one read transaction rather than one join:
@@ -72,6 +81,7 @@ std::optional<BestConfig> ConfigCache::best(const Lookup& lookup, bool allow_fal
     b.shape = lookup.shape;
     b.tuned_shape = std::string(tuned_shape);
     b.dtype = lookup.dtype;
+    b.layout = lookup.layout;
     b.config_name = m->text(0);
     b.config_json = m->text(1);
     b.stats = Stats{m->real(2), m->real(3), m->real(4), m->real(5), m->real(6), m->int64(7)};
@@ -81,8 +91,9 @@ std::optional<BestConfig> ConfigCache::best(const Lookup& lookup, bool allow_fal
 
   for (const int64_t gpu_id : gpu_ids) {
     StatementLease s = db.cached(
-        "SELECT measurement_id FROM best WHERE gpu_id = ?1 AND kernel_id = ?2 AND shape = ?3 AND dtype = ?4");
-    s->bind(1, gpu_id).bind(2, kernel_id).bind(3, lookup.shape).bind(4, lookup.dtype);
+        "SELECT measurement_id FROM best WHERE gpu_id = ?1 AND kernel_id = ?2 AND shape = ?3 AND dtype = ?4"
+        " AND layout = ?5");
+    s->bind(1, gpu_id).bind(2, kernel_id).bind(3, lookup.shape).bind(4, lookup.dtype).bind(5, lookup.layout);
     if (s->step()) consider(s->int64(0), lookup.shape);
   }
   if (chosen || !allow_fallback) return chosen;
@@ -93,8 +104,9 @@ std::optional<BestConfig> ConfigCache::best(const Lookup& lookup, bool allow_fal
   std::vector<std::pair<int64_t, std::string>> nearest;  // (measurement, shape) at chosen_distance
   for (const int64_t gpu_id : gpu_ids) {
     StatementLease s = db.cached(
-        "SELECT shape, measurement_id FROM best WHERE gpu_id = ?1 AND kernel_id = ?2 AND dtype = ?3");
-    s->bind(1, gpu_id).bind(2, kernel_id).bind(3, lookup.dtype);
+        "SELECT shape, measurement_id FROM best WHERE gpu_id = ?1 AND kernel_id = ?2 AND dtype = ?3"
+        " AND layout = ?4");
+    s->bind(1, gpu_id).bind(2, kernel_id).bind(3, lookup.dtype).bind(4, lookup.layout);
     while (s->step()) {
       double d = std::numeric_limits<double>::infinity();
       try {
@@ -127,9 +139,11 @@ std::vector<BestConfig> ConfigCache::list_best(const Filter& filter) const {
   std::lock_guard lock(impl_->mu);
   StatementLease s = impl_->db.cached(fmt::format(
       "SELECT {} {} WHERE (?1 = '' OR g.name = ?1) AND (?2 = '' OR k.name = ?2) AND (?3 = '' OR b.dtype = ?3)"
-      " AND (?4 IS NULL OR m.run_id = ?4) ORDER BY g.name, k.name, k.source_hash, b.dtype, b.shape",
+      " AND (?4 IS NULL OR m.run_id = ?4) AND (?5 IS NULL OR b.layout = ?5)"
+      " ORDER BY g.name, k.name, k.source_hash, b.dtype, b.layout, b.shape",
       detail::kBestColumns, detail::kBestJoins));
   s->bind(1, filter.gpu_name).bind(2, filter.kernel).bind(3, filter.dtype).bind(4, filter.run_id);
+  bind_layout(*s, 5, filter.layout);
   std::vector<BestConfig> out;
   while (s->step()) out.push_back(detail::read_best(*s));
   return out;
@@ -138,58 +152,85 @@ std::vector<BestConfig> ConfigCache::list_best(const Filter& filter) const {
 void ConfigCache::for_each_measurement(const Filter& filter,
                                        const std::function<void(const StoredMeasurement&)>& fn) const {
   std::lock_guard lock(impl_->mu);
-  StatementLease s = impl_->db.cached(
-      "SELECT m.id, m.run_id, r.started_at, g.name, g.cc_major, g.cc_minor, g.sm_count, g.memory_bytes,"
-      " g.ceilings_json, k.name, k.source_hash, m.shape, m.dtype, m.config_name, m.config_json, m.outcome,"
-      " m.reason, m.median_us, m.min_us, m.mean_us, m.p90_us, m.stdev_us, m.samples, m.counters_json,"
-      " m.resources_json, m.baseline, m.sm_clock_mhz, m.temperature_c, m.measured_at"
+  StatementLease s = impl_->db.cached(fmt::format(
+      "SELECT {}, r.started_at, g.name, g.cc_major, g.cc_minor, g.sm_count, g.memory_bytes, g.ceilings_json,"
+      " k.name, k.source_hash"
       " FROM measurements m JOIN runs r ON r.id = m.run_id JOIN gpus g ON g.id = m.gpu_id"
       " JOIN kernels k ON k.id = m.kernel_id"
       " WHERE (?1 = '' OR g.name = ?1) AND (?2 = '' OR k.name = ?2) AND (?3 = '' OR m.dtype = ?3)"
-      " AND (?4 IS NULL OR m.run_id = ?4) ORDER BY m.id");
+      " AND (?4 IS NULL OR m.run_id = ?4) AND (?5 IS NULL OR m.layout = ?5) ORDER BY m.id",
+      detail::kMeasurementColumns));
   s->bind(1, filter.gpu_name).bind(2, filter.kernel).bind(3, filter.dtype).bind(4, filter.run_id);
+  bind_layout(*s, 5, filter.layout);
+  constexpr int c = detail::kMeasurementColumnCount;
   StoredMeasurement row;
   while (s->step()) {
     row.id = s->int64(0);
     row.run_id = s->int64(1);
-    row.run_started_at = s->text(2);
-    row.gpu = GpuInfo{s->text(3),
-                      static_cast<int>(s->int64(4)),
-                      static_cast<int>(s->int64(5)),
-                      static_cast<int>(s->int64(6)),
-                      s->int64(7),
-                      s->text(8)};
-    row.kernel = KernelInfo{s->text(9), s->text(10)};
-    Measurement& m = row.m;
-    m.shape = s->text(11);
-    m.dtype = s->text(12);
-    m.config_name = s->text(13);
-    m.config_json = s->text(14);
-    m.outcome = outcome_from_string(s->text_view(15));
-    m.reason = s->text(16);
-    if (s->is_null(17)) {
-      m.stats.reset();
-    } else {
-      m.stats = Stats{s->real(17), s->real(18), s->real(19), s->real(20), s->real(21), s->int64(22)};
-    }
-    m.counters_json = s->text(23);
-    m.resources_json = s->text(24);
-    m.baseline = s->text(25);
-    m.sm_clock_mhz = s->opt_real(26);
-    m.temperature_c = s->opt_real(27);
-    row.measured_at = s->text(28);
+    detail::read_measurement(*s, row.m);
+    row.measured_at = s->text(22);
+    row.run_started_at = s->text(c);
+    row.gpu = GpuInfo{s->text(c + 1),
+                      static_cast<int>(s->int64(c + 2)),
+                      static_cast<int>(s->int64(c + 3)),
+                      static_cast<int>(s->int64(c + 4)),
+                      s->int64(c + 5),
+                      s->text(c + 6)};
+    row.kernel = KernelInfo{s->text(c + 7), s->text(c + 8)};
     fn(row);
   }
 }
 
 bool ConfigCache::has_measurement(int64_t gpu_id, int64_t kernel_id, std::string_view shape,
-                                  std::string_view dtype, std::string_view config_name) const {
+                                  std::string_view dtype, std::string_view layout,
+                                  std::string_view config_name) const {
   std::lock_guard lock(impl_->mu);
   StatementLease s = impl_->db.cached(
       "SELECT 1 FROM measurements WHERE gpu_id = ?1 AND kernel_id = ?2 AND shape = ?3 AND dtype = ?4"
-      " AND config_name = ?5 LIMIT 1");
-  s->bind(1, gpu_id).bind(2, kernel_id).bind(3, shape).bind(4, dtype).bind(5, config_name);
+      " AND layout = ?5 AND config_name = ?6 LIMIT 1");
+  s->bind(1, gpu_id).bind(2, kernel_id).bind(3, shape).bind(4, dtype).bind(5, layout).bind(6, config_name);
   return s->step();
+}
+
+bool StoredResult::answers(double requested_fidelity) const {
+  switch (outcome) {
+    case Outcome::kOk:
+      return fidelity >= requested_fidelity;
+    case Outcome::kSkipped:
+      return false;
+    default:
+      return true;
+  }
+}
+
+std::vector<StoredResult> ConfigCache::results_for(int64_t gpu_id, int64_t kernel_id, std::string_view shape,
+                                                   std::string_view dtype, std::string_view layout) const {
+  std::lock_guard lock(impl_->mu);
+  // The key's rows come from the measurements_key index; a key holds at most a few thousand rows.
+  StatementLease s = impl_->db.cached(
+      "SELECT config_name, id, outcome, reason, median_us, min_us, mean_us, p90_us, stdev_us, samples,"
+      " fidelity, baseline, resources_json FROM ("
+      "  SELECT *, row_number() OVER (PARTITION BY config_name ORDER BY measured_at DESC, id DESC) AS nth"
+      "  FROM measurements"
+      "  WHERE gpu_id = ?1 AND kernel_id = ?2 AND shape = ?3 AND dtype = ?4 AND layout = ?5)"
+      " WHERE nth = 1 ORDER BY config_name");
+  s->bind(1, gpu_id).bind(2, kernel_id).bind(3, shape).bind(4, dtype).bind(5, layout);
+  std::vector<StoredResult> out;
+  while (s->step()) {
+    StoredResult r;
+    r.config_name = s->text(0);
+    r.measurement_id = s->int64(1);
+    r.outcome = outcome_from_string(s->text_view(2));
+    r.reason = s->text(3);
+    if (!s->is_null(4)) {
+      r.stats = Stats{s->real(4), s->real(5), s->real(6), s->real(7), s->real(8), s->int64(9)};
+    }
+    r.fidelity = s->real(10);
+    r.baseline = s->text(11);
+    r.resources_json = s->text(12);
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 std::vector<GpuInfo> ConfigCache::gpus() const {

@@ -83,45 +83,48 @@ void ConfigCache::export_json(const std::filesystem::path& out_path) const {
     });
   }
   {
-    StatementLease s = db.cached(
-        "SELECT id, run_id, gpu_id, kernel_id, shape, dtype, config_name, config_json, outcome, reason, "
-        "median_us,"
-        " min_us, mean_us, p90_us, stdev_us, samples, counters_json, resources_json, baseline, sm_clock_mhz,"
-        " temperature_c, measured_at FROM measurements ORDER BY id");
+    StatementLease s =
+        db.cached(fmt::format("SELECT {} FROM measurements m ORDER BY m.id", detail::kMeasurementColumns));
     write_array(out, "measurements", *s, [](const detail::Statement& r) {
+      Measurement m;
+      detail::read_measurement(r, m);
       json stats = nullptr;
-      if (!r.is_null(10)) {
-        stats = {{"median_us", r.real(10)}, {"min_us", r.real(11)},   {"mean_us", r.real(12)},
-                 {"p90_us", r.real(13)},    {"stdev_us", r.real(14)}, {"samples", r.int64(15)}};
+      if (m.stats) {
+        stats = {{"median_us", m.stats->median_us}, {"min_us", m.stats->min_us},
+                 {"mean_us", m.stats->mean_us},     {"p90_us", m.stats->p90_us},
+                 {"stdev_us", m.stats->stdev_us},   {"samples", m.stats->samples}};
       }
       return json{{"id", r.int64(0)},
                   {"run_id", r.int64(1)},
                   {"gpu_id", r.int64(2)},
                   {"kernel_id", r.int64(3)},
-                  {"shape", r.text(4)},
-                  {"dtype", r.text(5)},
-                  {"config_name", r.text(6)},
-                  {"config", object_or_text(r.text_view(7))},
-                  {"outcome", r.text(8)},
-                  {"reason", r.text(9)},
+                  {"shape", m.shape},
+                  {"dtype", m.dtype},
+                  {"layout", m.layout},
+                  {"config_name", m.config_name},
+                  {"config", object_or_text(m.config_json)},
+                  {"outcome", to_string(m.outcome)},
+                  {"reason", m.reason},
                   {"stats", stats},
-                  {"counters", object_or_text(r.text_view(16))},
-                  {"resources", object_or_text(r.text_view(17))},
-                  {"baseline", r.text(18)},
-                  {"sm_clock_mhz", opt(r.opt_real(19))},
-                  {"temperature_c", opt(r.opt_real(20))},
-                  {"measured_at", r.text(21)}};
+                  {"fidelity", m.fidelity},
+                  {"counters", object_or_text(m.counters_json)},
+                  {"resources", object_or_text(m.resources_json)},
+                  {"baseline", m.baseline},
+                  {"sm_clock_mhz", opt(m.sm_clock_mhz)},
+                  {"temperature_c", opt(m.temperature_c)},
+                  {"measured_at", r.text(22)}};
     });
   }
   {
     StatementLease s = db.cached(
-        "SELECT gpu_id, kernel_id, shape, dtype, measurement_id, updated_at FROM best"
-        " ORDER BY gpu_id, kernel_id, dtype, shape");
+        "SELECT gpu_id, kernel_id, shape, dtype, measurement_id, updated_at, layout FROM best"
+        " ORDER BY gpu_id, kernel_id, dtype, layout, shape");
     write_array(
         out, "best", *s,
         [](const detail::Statement& r) {
-          return json{{"gpu_id", r.int64(0)}, {"kernel_id", r.int64(1)},      {"shape", r.text(2)},
-                      {"dtype", r.text(3)},   {"measurement_id", r.int64(4)}, {"updated_at", r.text(5)}};
+          return json{{"gpu_id", r.int64(0)},   {"kernel_id", r.int64(1)}, {"shape", r.text(2)},
+                      {"dtype", r.text(3)},     {"layout", r.text(6)},     {"measurement_id", r.int64(4)},
+                      {"updated_at", r.text(5)}};
         },
         /*last=*/true);
   }
@@ -188,6 +191,7 @@ MergeStats ConfigCache::import_json(const std::filesystem::path& in_path) {
       Measurement& m = row.m;
       m.shape = j.at("shape").get<std::string>();
       m.dtype = j.at("dtype").get<std::string>();
+      m.layout = j.value("layout", "");
       m.config_name = j.at("config_name").get<std::string>();
       m.config_json = text_of(j.value("config", json::object()));
       m.outcome = outcome_from_string(j.at("outcome").get<std::string>());
@@ -205,13 +209,15 @@ MergeStats ConfigCache::import_json(const std::filesystem::path& in_path) {
       m.baseline = j.value("baseline", "");
       m.sm_clock_mhz = opt_num(j.value("sm_clock_mhz", json()));
       m.temperature_c = opt_num(j.value("temperature_c", json()));
+      m.fidelity = j.value("fidelity", 1.0);
+      detail::require_fidelity(m.fidelity, m.config_name);
       row.measured_at = j.value("measured_at", "");
       importer.add_measurement(row);
     }
     for (const json& b : doc.at("best")) {
       importer.add_best({b.at("gpu_id").get<int64_t>(), b.at("kernel_id").get<int64_t>(),
                          b.at("shape").get<std::string>(), b.at("dtype").get<std::string>(),
-                         b.at("measurement_id").get<int64_t>()});
+                         b.value("layout", ""), b.at("measurement_id").get<int64_t>()});
     }
   } catch (const json::exception& e) {
     throw Error(ErrorKind::kBadInput,

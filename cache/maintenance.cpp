@@ -85,7 +85,8 @@ VerifyReport ConfigCache::verify() const {
                           "SELECT b.shape, b.dtype, b.measurement_id, m.outcome FROM best b"
                           " JOIN measurements m ON m.id = b.measurement_id"
                           " WHERE m.outcome <> 'ok' OR m.median_us IS NULL OR m.gpu_id <> b.gpu_id"
-                          " OR m.kernel_id <> b.kernel_id OR m.shape <> b.shape OR m.dtype <> b.dtype");
+                          " OR m.kernel_id <> b.kernel_id OR m.shape <> b.shape OR m.dtype <> b.dtype"
+                          " OR m.layout <> b.layout");
       while (s.step()) {
         report.problems.push_back(
             fmt::format("best row ({}, {}) names measurement {} ({}), which does not fit it", s.text(0),

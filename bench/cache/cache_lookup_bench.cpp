@@ -176,7 +176,7 @@ void BM_RepeatedLookup_BestIndex(benchmark::State& state) {
   size_t i = 0;
   for (auto _ : state) {
     const Key& k = d.keys[i++ % d.keys.size()];
-    const BestConfig* b = idx.find(k.kernel, k.shape, k.dtype);
+    const BestConfig* b = idx.find(k.kernel, k.shape, k.dtype, "");
     benchmark::DoNotOptimize(b);
   }
 }
@@ -190,7 +190,7 @@ void BM_RepeatedLookup_BestIndexMiss(benchmark::State& state) {
   size_t i = 0;
   for (auto _ : state) {
     const Key& k = d.misses[i++ % d.misses.size()];
-    const BestConfig* b = idx.find(k.kernel, k.shape, k.dtype);
+    const BestConfig* b = idx.find(k.kernel, k.shape, k.dtype, "");
     benchmark::DoNotOptimize(b);
   }
 }

@@ -1,4 +1,5 @@
 #include <chrono>
+#include <cmath>
 #include <ctime>
 
 #include <fmt/format.h>
@@ -34,6 +35,34 @@ void require_json_object(std::string_view text, std::string_view what) {
   if (j.is_discarded() || !j.is_object()) {
     throw Error(ErrorKind::kBadInput, fmt::format("{} must be a JSON object, got '{}'", what, text));
   }
+}
+
+void require_fidelity(double fidelity, std::string_view config_name) {
+  if (!std::isfinite(fidelity) || fidelity <= 0) {
+    throw Error(ErrorKind::kBadInput, fmt::format("measurement {}: fidelity must be finite and > 0, got {}",
+                                                  config_name, fidelity));
+  }
+}
+
+void read_measurement(const Statement& s, Measurement& m) {
+  m.shape = s.text(4);
+  m.dtype = s.text(5);
+  m.layout = s.text(6);
+  m.config_name = s.text(7);
+  m.config_json = s.text(8);
+  m.outcome = outcome_from_string(s.text_view(9));
+  m.reason = s.text(10);
+  if (s.is_null(11)) {
+    m.stats.reset();
+  } else {
+    m.stats = Stats{s.real(11), s.real(12), s.real(13), s.real(14), s.real(15), s.int64(16)};
+  }
+  m.counters_json = s.text(17);
+  m.resources_json = s.text(18);
+  m.baseline = s.text(19);
+  m.sm_clock_mhz = s.opt_real(20);
+  m.temperature_c = s.opt_real(21);
+  m.fidelity = s.real(23);
 }
 
 }  // namespace detail

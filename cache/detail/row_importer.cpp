@@ -75,9 +75,15 @@ void RowImporter::add_measurement(const SourceMeasurement& row) {
   if (new_runs_.count(run) == 0) {  // a run this import created cannot hold duplicates yet
     StatementLease q = db_.cached(
         "SELECT id FROM measurements WHERE gpu_id = ?1 AND kernel_id = ?2 AND shape = ?3 AND dtype = ?4"
-        " AND config_name = ?5 AND run_id = ?6 AND baseline = ?7 AND measured_at = ?8 LIMIT 1");
-    q->bind(1, gpu).bind(2, kernel).bind(3, m.shape).bind(4, m.dtype).bind(5, m.config_name).bind(6, run);
-    q->bind(7, m.baseline).bind(8, row.measured_at);
+        " AND layout = ?5 AND config_name = ?6 AND run_id = ?7 AND baseline = ?8 AND fidelity = ?9"
+        " AND measured_at = ?10 LIMIT 1");
+    q->bind(1, gpu)
+        .bind(2, kernel)
+        .bind(3, m.shape)
+        .bind(4, m.dtype)
+        .bind(5, m.layout)
+        .bind(6, m.config_name);
+    q->bind(7, run).bind(8, m.baseline).bind(9, m.fidelity).bind(10, row.measured_at);
     if (q->step()) {
       measurements_[row.id] = q->int64(0);
       ++stats_.measurements_skipped;
@@ -87,13 +93,8 @@ void RowImporter::add_measurement(const SourceMeasurement& row) {
   require_json_object(m.config_json, "measurement config");
   require_json_object(m.counters_json, "measurement counters");
   require_json_object(m.resources_json, "measurement resources");
-  StatementLease s = db_.cached(
-      "INSERT INTO measurements (run_id, gpu_id, kernel_id, shape, dtype, config_name, config_json, outcome,"
-      " reason, median_us, min_us, mean_us, p90_us, stdev_us, samples, counters_json, resources_json, "
-      "baseline,"
-      " sm_clock_mhz, temperature_c, measured_at)"
-      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
-      "?21)");
+  require_fidelity(m.fidelity, m.config_name);
+  StatementLease s = db_.cached(kInsertMeasurement);
   s->bind(1, run).bind(2, gpu).bind(3, kernel).bind(4, m.shape).bind(5, m.dtype).bind(6, m.config_name);
   s->bind(7, m.config_json).bind(8, to_string(m.outcome)).bind(9, m.reason);
   if (m.stats) {
@@ -102,6 +103,7 @@ void RowImporter::add_measurement(const SourceMeasurement& row) {
   }
   s->bind(16, m.counters_json).bind(17, m.resources_json).bind(18, m.baseline).bind(19, m.sm_clock_mhz);
   s->bind(20, m.temperature_c).bind(21, row.measured_at.empty() ? now_iso() : row.measured_at);
+  s->bind(22, m.layout).bind(23, m.fidelity);
   s->run();
   measurements_[row.id] = db_.last_insert_rowid();
   ++stats_.measurements_added;
@@ -114,7 +116,9 @@ void RowImporter::add_best(const SourceBest& row) {
   double cand_median = 0;
   std::string cand_name;
   {
-    StatementLease q = db_.cached("SELECT outcome, median_us, config_name FROM measurements WHERE id = ?1");
+    StatementLease q = db_.cached(
+        "SELECT outcome, median_us, config_name, gpu_id, kernel_id, shape, dtype, layout FROM measurements"
+        " WHERE id = ?1");
     q->bind(1, candidate);
     q->step();
     if (q->text_view(0) != "ok" || q->is_null(1)) {
@@ -123,15 +127,23 @@ void RowImporter::add_best(const SourceBest& row) {
                               "an 'ok' timed measurement",
                               row.shape, row.dtype, row.measurement_id));
     }
+    if (q->int64(3) != gpu || q->int64(4) != kernel || q->text_view(5) != row.shape ||
+        q->text_view(6) != row.dtype || q->text_view(7) != row.layout) {
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("import: best row ({}, {}, layout '{}') names measurement {} of another key "
+                              "({}, {}, layout '{}')",
+                              row.shape, row.dtype, row.layout, row.measurement_id, q->text_view(5),
+                              q->text_view(6), q->text_view(7)));
+    }
     cand_median = q->real(1);
     cand_name = q->text(2);
   }
   {
     StatementLease q = db_.cached(
         "SELECT b.measurement_id, m.median_us, m.config_name FROM best b JOIN measurements m"
-        " ON m.id = b.measurement_id WHERE b.gpu_id = ?1 AND b.kernel_id = ?2 AND b.shape = ?3 AND b.dtype = "
-        "?4");
-    q->bind(1, gpu).bind(2, kernel).bind(3, row.shape).bind(4, row.dtype);
+        " ON m.id = b.measurement_id WHERE b.gpu_id = ?1 AND b.kernel_id = ?2 AND b.shape = ?3"
+        " AND b.dtype = ?4 AND b.layout = ?5");
+    q->bind(1, gpu).bind(2, kernel).bind(3, row.shape).bind(4, row.dtype).bind(5, row.layout);
     if (q->step()) {
       const int64_t current = q->int64(0);
       const double median = q->real(1);
@@ -141,9 +153,10 @@ void RowImporter::add_best(const SourceBest& row) {
     }
   }
   StatementLease s = db_.cached(
-      "INSERT OR REPLACE INTO best (gpu_id, kernel_id, shape, dtype, measurement_id, updated_at)"
-      " VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-  s->bind(1, gpu).bind(2, kernel).bind(3, row.shape).bind(4, row.dtype).bind(5, candidate).bind(6, now_iso());
+      "INSERT OR REPLACE INTO best (gpu_id, kernel_id, shape, dtype, layout, measurement_id, updated_at)"
+      " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  s->bind(1, gpu).bind(2, kernel).bind(3, row.shape).bind(4, row.dtype).bind(5, row.layout);
+  s->bind(6, candidate).bind(7, now_iso());
   s->run();
   ++stats_.best_updated;
 }

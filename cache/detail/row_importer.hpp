@@ -39,6 +39,7 @@ struct SourceBest {
   int64_t kernel_id = 0;
   std::string shape;
   std::string dtype;
+  std::string layout;
   int64_t measurement_id = 0;
 };
 

@@ -51,6 +51,7 @@ CREATE TABLE measurements (
   kernel_id      INTEGER NOT NULL REFERENCES kernels (id) ON DELETE CASCADE,
   shape          TEXT    NOT NULL,
   dtype          TEXT    NOT NULL,
+  layout         TEXT    NOT NULL DEFAULT '',
   config_name    TEXT    NOT NULL,
   config_json    TEXT    NOT NULL DEFAULT '{}',
   outcome        TEXT    NOT NULL CHECK (outcome IN ('ok', 'compile_error', 'exceeds_limits',
@@ -67,9 +68,10 @@ CREATE TABLE measurements (
   baseline       TEXT    NOT NULL DEFAULT '',
   sm_clock_mhz   REAL,
   temperature_c  REAL,
-  measured_at    TEXT    NOT NULL
+  measured_at    TEXT    NOT NULL,
+  fidelity       REAL    NOT NULL DEFAULT 1.0 CHECK (fidelity > 0)
 );
-CREATE INDEX measurements_key ON measurements (gpu_id, kernel_id, shape, dtype, config_name);
+CREATE INDEX measurements_key ON measurements (gpu_id, kernel_id, shape, dtype, layout, config_name);
 CREATE INDEX measurements_run ON measurements (run_id);
 CREATE INDEX measurements_kernel ON measurements (kernel_id);
 CREATE TABLE best (
@@ -77,11 +79,12 @@ CREATE TABLE best (
   kernel_id      INTEGER NOT NULL REFERENCES kernels (id) ON DELETE CASCADE,
   shape          TEXT    NOT NULL,
   dtype          TEXT    NOT NULL,
+  layout         TEXT    NOT NULL DEFAULT '',
   measurement_id INTEGER NOT NULL REFERENCES measurements (id) ON DELETE CASCADE,
   updated_at     TEXT    NOT NULL,
-  PRIMARY KEY (gpu_id, kernel_id, shape, dtype)
+  PRIMARY KEY (gpu_id, kernel_id, shape, dtype, layout)
 ) WITHOUT ROWID;
-CREATE INDEX best_kernel_key ON best (kernel_id, dtype, shape);
+CREATE INDEX best_kernel_key ON best (kernel_id, dtype, layout, shape);
 CREATE INDEX best_measurement ON best (measurement_id);
 CREATE TABLE compile_cache (
   key                TEXT PRIMARY KEY,
@@ -108,12 +111,12 @@ const std::map<std::string, std::vector<std::string>>& expected_columns() {
       {"gpus", {"id", "name", "cc_major", "cc_minor", "sm_count", "memory_bytes", "ceilings_json"}},
       {"kernels", {"id", "name", "source_hash", "registered_at"}},
       {"runs", {"id", "started_at", "host", "ktune_version", "arguments", "driver_version", "cuda_version"}},
-      {"measurements",
-       {"id",          "run_id",       "gpu_id",        "kernel_id",  "shape",         "dtype",
-        "config_name", "config_json",  "outcome",       "reason",     "median_us",     "min_us",
-        "mean_us",     "p90_us",       "stdev_us",      "samples",    "counters_json", "resources_json",
-        "baseline",    "sm_clock_mhz", "temperature_c", "measured_at"}},
-      {"best", {"gpu_id", "kernel_id", "shape", "dtype", "measurement_id", "updated_at"}},
+      {"measurements", {"id",           "run_id",        "gpu_id",        "kernel_id",      "shape",
+                        "dtype",        "layout",        "config_name",   "config_json",    "outcome",
+                        "reason",       "median_us",     "min_us",        "mean_us",        "p90_us",
+                        "stdev_us",     "samples",       "counters_json", "resources_json", "baseline",
+                        "sm_clock_mhz", "temperature_c", "measured_at",   "fidelity"}},
+      {"best", {"gpu_id", "kernel_id", "shape", "dtype", "layout", "measurement_id", "updated_at"}},
       {"compile_cache",
        {"key", "cubin", "log", "lowered_names_json", "resources_json", "compile_ms", "kernel_name",
         "source_hash", "created_at", "last_used_at"}},
@@ -191,6 +194,18 @@ int read_schema_version(Database& db, const std::filesystem::path& path) {
     bad_file(path,
              fmt::format("schema version {} is newer than this ktune understands ({}); use a newer ktune",
                          version, kSchemaVersion));
+  }
+  if (version == kSchemaVersion) {
+    // Version 1 gained measurements.layout and .fidelity (and best.layout) before its release; a file
+    // written by a build from before that cannot be read by this one's queries.
+    StatementLease s = db.cached(
+        "SELECT count(*), coalesce(sum(name IN ('layout', 'fidelity')), 0)"
+        " FROM pragma_table_info('measurements')");
+    if (s->step() && s->int64(0) > 0 && s->int64(1) < 2) {
+      bad_file(path,
+               "written by a pre-release ktune build (schema 1 without the layout and fidelity columns); "
+               "delete it and tune again");
+    }
   }
   return static_cast<int>(version);
 }

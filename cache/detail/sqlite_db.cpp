@@ -90,9 +90,10 @@ Statement& Statement::bind(int index, double value) {
 }
 
 Statement& Statement::bind(int index, std::string_view text) {
-  KTUNE_SQLITE_CHECK(
-      sqlite3_bind_text64(stmt_, index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8), db_,
-      "sqlite3_bind_text64: " + sql_);
+  // A default-constructed view has no data pointer, which SQLite would bind as NULL, not ''.
+  const char* data = text.data() != nullptr ? text.data() : "";
+  KTUNE_SQLITE_CHECK(sqlite3_bind_text64(stmt_, index, data, text.size(), SQLITE_TRANSIENT, SQLITE_UTF8), db_,
+                     "sqlite3_bind_text64: " + sql_);
   return *this;
 }
 

@@ -22,18 +22,21 @@ TEST(BestIndex, MatchesSqliteLookupsForEveryKey) {
   const int64_t og = db.upsert_gpu(other_gpu);
   const int64_t run = db.begin_run(testing::random_run(r));
   std::vector<KernelInfo> kernels;
-  std::vector<std::tuple<std::string, std::string, std::string>> keys;
+  std::vector<std::tuple<std::string, std::string, std::string, std::string>> keys;
+  const std::vector<std::string> layouts = {"", "nt", "nn", "nt+bias+silu"};
   for (int k = 0; k < 3; ++k) {
     kernels.push_back(testing::random_kernel(r));
     const int64_t kid = db.upsert_kernel(kernels.back());
     for (int s = 0; s < 15; ++s) {
       const std::string shape = testing::random_shape(r);
       const std::string dtype = r.coin() ? "bf16" : "f16";
-      const auto ids = db.record(
-          run, r.uniform(0, 3) ? g : og, kid,
-          {testing::random_measurement(r, shape, dtype), testing::random_measurement(r, shape, dtype)});
+      const std::string layout = layouts[static_cast<size_t>(r.uniform(0, 3))];
+      std::vector<Measurement> ms = {testing::random_measurement(r, shape, dtype),
+                                     testing::random_measurement(r, shape, dtype)};
+      for (Measurement& m : ms) m.layout = layout;
+      const auto ids = db.record(run, r.uniform(0, 3) ? g : og, kid, ms);
       db.set_best(ids[static_cast<size_t>(r.uniform(0, 1))]);
-      keys.emplace_back(kernels.back().name, shape, dtype);
+      keys.emplace_back(kernels.back().name, shape, dtype, layout);
     }
   }
   // An older hash of kernel 0 with its own best row: the index must ignore it.
@@ -45,40 +48,47 @@ TEST(BestIndex, MatchesSqliteLookupsForEveryKey) {
 
   const BestIndex idx = BestIndex::load(db, gpu.name);
   size_t found = 0;
-  for (const auto& [kernel, shape, dtype] : keys) {
-    const auto want = db.best({gpu.name, kernel, shape, dtype, std::nullopt}, false);
-    const BestConfig* got = idx.find(kernel, shape, dtype);
+  for (const auto& [kernel, shape, dtype, layout] : keys) {
+    const auto want = db.best({gpu.name, kernel, shape, dtype, std::nullopt, layout}, false);
+    const BestConfig* got = idx.find(kernel, shape, dtype, layout);
     ASSERT_EQ(got != nullptr, want.has_value()) << kernel << " " << shape;
     if (!got) continue;
     ++found;
     EXPECT_EQ(got->config_name, want->config_name);
     EXPECT_EQ(got->measurement_id, want->measurement_id);
     EXPECT_EQ(got->stats.median_us, want->stats.median_us);
+    EXPECT_EQ(got->layout, layout);
+    EXPECT_EQ(idx.find(kernel, shape, dtype, layout + "x"), nullptr);
   }
   EXPECT_EQ(idx.size(), found);
   EXPECT_GT(found, 0u);
-  EXPECT_EQ(idx.find(kernels[0].name, stale_shape, "bf16"), nullptr);
-  EXPECT_EQ(idx.find(kernels[0].name + "x", std::get<1>(keys[0]), std::get<2>(keys[0])), nullptr);
+  EXPECT_EQ(idx.find(kernels[0].name, stale_shape, "bf16", ""), nullptr);
+  EXPECT_EQ(idx.find(kernels[0].name + "x", std::get<1>(keys[0]), std::get<2>(keys[0]), std::get<3>(keys[0])),
+            nullptr);
 
   // With the stale hash named explicitly, its row is the one served.
   const BestIndex old = BestIndex::load(db, gpu.name, {{kernels[0].name, stale_hash}});
-  const BestConfig* stale_best = old.find(kernels[0].name, stale_shape, "bf16");
+  const BestConfig* stale_best = old.find(kernels[0].name, stale_shape, "bf16", "");
   ASSERT_NE(stale_best, nullptr);
   EXPECT_EQ(stale_best->kernel.source_hash, stale_hash);
-  EXPECT_EQ(old.find(std::get<0>(keys[0]), std::get<1>(keys[0]), std::get<2>(keys[0])), nullptr);
+  EXPECT_EQ(old.find(std::get<0>(keys[0]), std::get<1>(keys[0]), std::get<2>(keys[0]), std::get<3>(keys[0])),
+            nullptr);
 
   // Fallback agrees with ConfigCache::best's.
   for (int q = 0; q < 20; ++q) {
     const auto& k = kernels[static_cast<size_t>(r.uniform(0, 2))];
     const std::string dtype = r.coin() ? "bf16" : "f16";
+    const std::string layout = layouts[static_cast<size_t>(r.uniform(0, 3))];
     const Shape asked = Shape::parse(testing::random_shape(r));
-    const auto want = db.best({gpu.name, k.name, asked.canonical(), dtype, std::nullopt}, true);
-    const auto got = idx.find_or_nearest(k.name, asked, dtype);
+    const auto want = db.best({gpu.name, k.name, asked.canonical(), dtype, std::nullopt, layout}, true);
+    const auto got = idx.find_or_nearest(k.name, asked, dtype, layout);
     ASSERT_EQ(got.has_value(), want.has_value());
     if (!got) continue;
     EXPECT_EQ(got->tuned_shape, want->tuned_shape);
     EXPECT_EQ(got->fallback, want->fallback);
     EXPECT_EQ(got->shape, asked.canonical());
+    EXPECT_EQ(got->layout, layout);
+    EXPECT_EQ(got->config_name, want->config_name);
   }
 }
 

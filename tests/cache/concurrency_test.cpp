@@ -95,7 +95,7 @@ TEST(Concurrency, TwoWritersAndAReaderLoseNothing) {
       if (n < last) return false;  // a committed row disappeared
       last = n;
       for (const auto& b : db.list_best()) {
-        if (!db.best({b.gpu_name, b.kernel.name, b.shape, b.dtype, std::nullopt}, false)) return false;
+        if (!db.best({b.gpu_name, b.kernel.name, b.shape, b.dtype, std::nullopt, ""}, false)) return false;
       }
       ++reads;
     }

@@ -99,9 +99,9 @@ TEST(ConfigCache, RecordKeepsEveryFieldAndBestPicksTheNamedWinner) {
   for (size_t i = 0; i < 30; ++i) {
     if (ms[i].stats->median_us < ms[win].stats->median_us) win = i;
   }
-  EXPECT_FALSE(f.db.best({f.gpu.name, f.kernel.name, shape, "bf16", std::nullopt}).has_value());
+  EXPECT_FALSE(f.db.best({f.gpu.name, f.kernel.name, shape, "bf16", std::nullopt, ""}).has_value());
   f.db.set_best(ids[win]);
-  const auto best = f.db.best({f.gpu.name, f.kernel.name, shape, "bf16", std::nullopt});
+  const auto best = f.db.best({f.gpu.name, f.kernel.name, shape, "bf16", std::nullopt, ""});
   ASSERT_TRUE(best.has_value());
   EXPECT_FALSE(best->fallback);
   EXPECT_EQ(best->config_name, ms[win].config_name);
@@ -115,11 +115,11 @@ TEST(ConfigCache, RecordKeepsEveryFieldAndBestPicksTheNamedWinner) {
   EXPECT_EQ(j.at("config"), nlohmann::json::parse(ms[win].config_json));
 
   // Other dtype, GPU or kernel: no answer.
-  EXPECT_FALSE(f.db.best({f.gpu.name, f.kernel.name, shape, "f16", std::nullopt}).has_value());
-  EXPECT_FALSE(f.db.best({"other", f.kernel.name, shape, "bf16", std::nullopt}).has_value());
-  EXPECT_FALSE(f.db.best({f.gpu.name, "other", shape, "bf16", std::nullopt}).has_value());
-  EXPECT_FALSE(f.db.best({f.gpu.name, f.kernel.name, shape, "bf16", std::string("feed")}).has_value());
-  EXPECT_TRUE(f.db.best({f.gpu.name, f.kernel.name, shape, "bf16", f.kernel.source_hash}).has_value());
+  EXPECT_FALSE(f.db.best({f.gpu.name, f.kernel.name, shape, "f16", std::nullopt, ""}).has_value());
+  EXPECT_FALSE(f.db.best({"other", f.kernel.name, shape, "bf16", std::nullopt, ""}).has_value());
+  EXPECT_FALSE(f.db.best({f.gpu.name, "other", shape, "bf16", std::nullopt, ""}).has_value());
+  EXPECT_FALSE(f.db.best({f.gpu.name, f.kernel.name, shape, "bf16", std::string("feed"), ""}).has_value());
+  EXPECT_TRUE(f.db.best({f.gpu.name, f.kernel.name, shape, "bf16", f.kernel.source_hash, ""}).has_value());
 
   // A failed measurement may not win; an unknown id is not found.
   try {
@@ -175,7 +175,7 @@ TEST(ConfigCache, FallbackPicksNearestTunedShapeAndSaysSo) {
         want = s;
       }
     }
-    const auto got = f.db.best({f.gpu.name, f.kernel.name, asked, "f16", std::nullopt});
+    const auto got = f.db.best({f.gpu.name, f.kernel.name, asked, "f16", std::nullopt, ""});
     ASSERT_TRUE(got.has_value());
     if (std::find(shapes.begin(), shapes.end(), asked) != shapes.end()) continue;
     EXPECT_TRUE(got->fallback);
@@ -183,10 +183,10 @@ TEST(ConfigCache, FallbackPicksNearestTunedShapeAndSaysSo) {
     EXPECT_EQ(got->tuned_shape, want);
     EXPECT_EQ(got->config_name, winner[want]);
     EXPECT_EQ(nlohmann::json::parse(got->to_json()).at("fallback"), true);
-    EXPECT_FALSE(f.db.best({f.gpu.name, f.kernel.name, asked, "f16", std::nullopt}, false).has_value());
+    EXPECT_FALSE(f.db.best({f.gpu.name, f.kernel.name, asked, "f16", std::nullopt, ""}, false).has_value());
   }
   // Another dtype has nothing to fall back on.
-  EXPECT_FALSE(f.db.best({f.gpu.name, f.kernel.name, shapes[0], "bf16", std::nullopt}).has_value());
+  EXPECT_FALSE(f.db.best({f.gpu.name, f.kernel.name, shapes[0], "bf16", std::nullopt, ""}).has_value());
 }
 
 TEST(ConfigCache, LookupWithoutHashUsesMostRecentRegistration) {
@@ -201,11 +201,11 @@ TEST(ConfigCache, LookupWithoutHashUsesMostRecentRegistration) {
   f.db.set_best(old_ids[0]);
   f.db.set_best(new_ids[0]);
   EXPECT_EQ(f.db.current_source_hash(f.kernel.name), newer.source_hash);
-  auto got = f.db.best({f.gpu.name, f.kernel.name, shape, "f32", std::nullopt});
+  auto got = f.db.best({f.gpu.name, f.kernel.name, shape, "f32", std::nullopt, ""});
   ASSERT_TRUE(got);
   EXPECT_EQ(got->measurement_id, new_ids[0]);
   EXPECT_EQ(got->kernel.source_hash, newer.source_hash);
-  got = f.db.best({f.gpu.name, f.kernel.name, shape, "f32", f.kernel.source_hash});
+  got = f.db.best({f.gpu.name, f.kernel.name, shape, "f32", f.kernel.source_hash, ""});
   ASSERT_TRUE(got);
   EXPECT_EQ(got->measurement_id, old_ids[0]);
   EXPECT_EQ(f.db.list_best().size(), 2u);
@@ -225,12 +225,13 @@ TEST(ConfigCache, ListBestFilters) {
     ++per_gpu[second];
   }
   EXPECT_EQ(f.db.list_best().size(), 20u);
-  EXPECT_EQ(f.db.list_best({f.gpu.name, "", "", std::nullopt}).size(), size_t(per_gpu[0]));
-  EXPECT_EQ(f.db.list_best({gpu2.name, "", "", std::nullopt}).size(), size_t(per_gpu[1]));
-  for (const auto& b : f.db.list_best({"", "", "bf16", std::nullopt})) EXPECT_EQ(b.dtype, "bf16");
-  EXPECT_EQ(f.db.list_best({"", "nope", "", std::nullopt}).size(), 0u);
-  EXPECT_EQ(f.db.list_best({"", "", "", f.run_id}).size(), 20u);
-  EXPECT_EQ(f.db.list_best({"", "", "", f.run_id + 1}).size(), 0u);
+  EXPECT_EQ(f.db.list_best({f.gpu.name, "", "", std::nullopt, std::nullopt}).size(), size_t(per_gpu[0]));
+  EXPECT_EQ(f.db.list_best({gpu2.name, "", "", std::nullopt, std::nullopt}).size(), size_t(per_gpu[1]));
+  for (const auto& b : f.db.list_best({"", "", "bf16", std::nullopt, std::nullopt}))
+    EXPECT_EQ(b.dtype, "bf16");
+  EXPECT_EQ(f.db.list_best({"", "nope", "", std::nullopt, std::nullopt}).size(), 0u);
+  EXPECT_EQ(f.db.list_best({"", "", "", f.run_id, std::nullopt}).size(), 20u);
+  EXPECT_EQ(f.db.list_best({"", "", "", f.run_id + 1, std::nullopt}).size(), 0u);
 }
 
 TEST(ConfigCache, RejectsBadRowsWithBadInput) {

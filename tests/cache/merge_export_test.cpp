@@ -17,9 +17,9 @@ using testing::Rng;
 using testing::TempDir;
 
 /// Everything that identifies a stored measurement and its content, independent of row ids.
-using RowKey =
-    std::tuple<std::string, std::string, std::string, std::string, std::string, std::string, std::string,
-               std::string, std::optional<double>, std::string, std::string, std::string>;
+using RowKey = std::tuple<std::string, std::string, std::string, std::string, std::string, std::string,
+                          std::string, std::string, std::optional<double>, std::string, std::string,
+                          std::string, std::string, double>;
 
 std::multiset<RowKey> all_rows(const ConfigCache& db) {
   std::multiset<RowKey> rows;
@@ -27,7 +27,7 @@ std::multiset<RowKey> all_rows(const ConfigCache& db) {
     rows.emplace(s.gpu.name, s.kernel.name + "@" + s.kernel.source_hash, s.run_started_at, s.m.shape,
                  s.m.dtype, s.m.config_name, s.m.config_json, std::string(to_string(s.m.outcome)),
                  s.m.stats ? std::optional(s.m.stats->median_us) : std::nullopt, s.m.counters_json,
-                 s.m.resources_json, s.measured_at);
+                 s.m.resources_json, s.measured_at, s.m.layout, s.m.fidelity);
   });
   return rows;
 }
@@ -35,14 +35,16 @@ std::multiset<RowKey> all_rows(const ConfigCache& db) {
 std::map<std::string, std::string> best_map(const ConfigCache& db) {
   std::map<std::string, std::string> out;
   for (const auto& b : db.list_best()) {
-    out[b.gpu_name + "|" + b.kernel.name + "|" + b.kernel.source_hash + "|" + b.shape + "|" + b.dtype] =
-        b.config_name;
+    out[b.gpu_name + "|" + b.kernel.name + "|" + b.kernel.source_hash + "|" + b.shape + "|" + b.dtype + "|" +
+        b.layout] = b.config_name;
   }
   return out;
 }
 
-/// Fills `db` with random GPUs, kernels, runs, measurements (some failed) and best rows.
+/// Fills `db` with random GPUs, kernels, runs, measurements (some failed, random layouts and
+/// fidelities) and best rows.
 void fill(ConfigCache& db, Rng& r, int runs) {
+  static const std::vector<std::string> kLayouts = {"", "nt", "nn", "nt+bias+silu"};
   const int64_t gpu = db.upsert_gpu(testing::random_gpu(r));
   for (int k = 0; k < 2; ++k) {
     const int64_t kernel = db.upsert_kernel(testing::random_kernel(r));
@@ -53,6 +55,11 @@ void fill(ConfigCache& db, Rng& r, int runs) {
         std::vector<Measurement> ms;
         for (int i = 0; i < 6; ++i) ms.push_back(testing::random_measurement(r, shape, "bf16"));
         ms.push_back(testing::random_failure(r, shape, "bf16"));
+        const std::string layout = kLayouts[static_cast<size_t>(r.uniform(0, 3))];
+        for (Measurement& m : ms) {
+          m.layout = layout;
+          m.fidelity = r.coin() ? 1.0 : r.real(0.05, 0.95);
+        }
         const auto ids = db.record(run_id, gpu, kernel, ms);
         db.set_best(ids[static_cast<size_t>(r.uniform(0, 5))]);
       }
@@ -149,7 +156,7 @@ TEST(Merge, KeepsEveryRowAndChoosesLowerMedian) {
   EXPECT_EQ(st.measurements_skipped, 0);
   EXPECT_EQ(all_rows(a), want);
   EXPECT_EQ(best_map(a), want_best);
-  const auto got = a.best({gpu.name, kernel.name, shape, "f16", std::nullopt}, false);
+  const auto got = a.best({gpu.name, kernel.name, shape, "f16", std::nullopt, ""}, false);
   ASSERT_TRUE(got);
   EXPECT_EQ(got->config_name, fast.config_name);
   EXPECT_EQ(a.gpus().size(), 3u);  // two from fill(), the shared one once
@@ -164,7 +171,7 @@ TEST(Merge, KeepsEveryRowAndChoosesLowerMedian) {
 
   // The slower side merged into the faster one keeps the faster winner.
   b.merge(dir / "a.db");
-  EXPECT_EQ(b.best({gpu.name, kernel.name, shape, "f16", std::nullopt}, false)->config_name,
+  EXPECT_EQ(b.best({gpu.name, kernel.name, shape, "f16", std::nullopt, ""}, false)->config_name,
             fast.config_name);
 }
 

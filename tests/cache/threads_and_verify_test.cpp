@@ -39,7 +39,7 @@ TEST(Threads, OneHandleSharedByThreads) {
           if (!got || got->key != key) ++failures;
           const std::string shape = testing::random_shape(tr);
           db.set_best(db.record(run, g, k, {testing::random_measurement(tr, shape, "bf16")})[0]);
-          if (!db.best({gpu.name, kernel.name, shape, "bf16", std::nullopt}, false)) ++failures;
+          if (!db.best({gpu.name, kernel.name, shape, "bf16", std::nullopt, ""}, false)) ++failures;
         }
       } catch (const std::exception& e) {
         ADD_FAILURE() << e.what();
