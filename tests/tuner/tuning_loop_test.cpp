@@ -1,0 +1,240 @@
+// The tuning loop without a GPU: a fake compiler and a fake measurer stand in for NVRTC and the
+// worker. A sweep killed mid-way (SIGKILL in a child process, or an exception) and restarted
+// measures nothing twice and loses nothing; failures are stored with their outcome; compile-only
+// records resources, compile errors and exceeds_limits; the winner follows pick_winner's rule.
+
+#include "tuner/tuning_loop.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "kernel_templates/embedded_sources.hpp"
+#include "tests/tuner/loop_test_util.hpp"
+#include "tuner/shape_set.hpp"
+
+namespace ktune::tuner {
+namespace {
+
+using test::FakeMeasurer;
+
+const cache::GpuInfo kGpu{"Fake GPU", 9, 0, 132, int64_t{141} << 30, "{}"};
+
+ConfigSpace gemm_space() { return ConfigSpace::load(configs_dir() / "spaces" / "gemm.toml"); }
+
+TuneKey key(int64_t m, int64_t n, int64_t k) {
+  return {"gemm", NamedShape{"test", {{"m", m}, {"n", n}, {"k", k}}}, "bf16", "nt"};
+}
+
+TuneOptions options(size_t budget, StrategyKind kind = StrategyKind::kExhaustive) {
+  TuneOptions o;
+  o.strategy = kind;
+  o.budget = budget;
+  o.compile_threads = 2;
+  o.counters = false;
+  return o;
+}
+
+struct Sweep {
+  KeySummary summary;
+  std::vector<std::string> measured;
+  std::vector<std::string> retimed;
+};
+
+Sweep run_sweep(const std::filesystem::path& db_path, const TuneKey& k, const TuneOptions& o,
+                std::function<void(int)> before_measure = {}) {
+  auto db = cache::ConfigCache::open(db_path);
+  static const auto sources = kernel_templates::SourceLibrary::builtin();
+  FakeMeasurer measurer;
+  measurer.before_measure = std::move(before_measure);
+  LoopDeps deps{test::fake_compile(), &measurer, &sources, nullptr};
+  Sweep out;
+  {
+    TuningLoop loop(db, kGpu, cache::RunInfo{}, o, deps);
+    out.summary = loop.tune(gemm_space(), k);
+  }
+  out.measured = measurer.measured;
+  out.retimed = measurer.retimed;
+  return out;
+}
+
+TEST(TuningLoop, StoresEveryResultAndNamesTheFastestWinner) {
+  test::TempDir dir;
+  const Sweep s = run_sweep(dir / "k.db", key(16, 512, 1024), options(30));
+  ASSERT_TRUE(s.summary.error.empty()) << s.summary.error;
+  EXPECT_EQ(s.summary.evaluations, 30u);
+  EXPECT_EQ(s.summary.measured, 30u);
+  EXPECT_EQ(s.summary.from_cache, 0u);
+
+  auto db = cache::ConfigCache::open(dir / "k.db");
+  const auto rows = test::all_measurements(db);
+  // 30 evaluations, then the re-time of the best few.
+  ASSERT_EQ(rows.size(), 30u + s.retimed.size());
+  size_t incorrect = 0;
+  double fastest = 1e30;
+  for (size_t i = 0; i < 30; ++i) {
+    const auto& m = rows[i].m;
+    EXPECT_EQ(m.shape, "m=16,n=512,k=1024");
+    EXPECT_EQ(m.layout, "nt");
+    EXPECT_TRUE(m.config_name.starts_with("gemm.bf16.nt.")) << m.config_name;
+    if (m.outcome == cache::Outcome::kIncorrect) {
+      ++incorrect;
+      EXPECT_FALSE(m.reason.empty());
+    }
+    if (m.outcome == cache::Outcome::kOk) fastest = std::min(fastest, m.stats->median_us);
+    EXPECT_NE(m.outcome, cache::Outcome::kSkipped)
+        << "split-K plans are left out of the search: " << m.reason;
+  }
+  EXPECT_EQ(incorrect, s.summary.outcomes.count("incorrect") ? s.summary.outcomes.at("incorrect") : 0u);
+  ASSERT_TRUE(s.summary.winner.has_value());
+  ASSERT_FALSE(s.retimed.empty());
+  // The winner's re-timed median is within the tie window of the fastest (the fake slows every
+  // re-time by 0.1 % alike), and it is the stored best.
+  EXPECT_LE(s.summary.winner_median_us, fastest * 1.001 * (1 + options(1).tie_noise) + 1e-9);
+  const auto best = db.best({kGpu.name, "gemm", "m=16,n=512,k=1024", "bf16", std::nullopt, "nt"}, false);
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->config_name, *s.summary.winner);
+  EXPECT_EQ(test::fake_incorrect(best->config_name), false);
+}
+
+TEST(TuningLoop, KilledSweepResumesWithoutMeasuringTwice) {
+  test::TempDir dir;
+  const auto db_path = dir / "kill.db";
+  const TuneKey k = key(16, 4096, 4096);
+  const TuneOptions o = options(40, StrategyKind::kRandom);
+  constexpr int kKillAt = 9;  // the 10th measurement never returns
+
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    run_sweep(db_path, k, o, [](int calls) {
+      if (calls == kKillAt) ::raise(SIGKILL);
+    });
+    _exit(0);  // not reached
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the child should have been killed";
+  EXPECT_EQ(WTERMSIG(status), SIGKILL);
+
+  std::set<std::string> stored_measured;  // configs measured on the GPU before the kill
+  {
+    auto db = cache::ConfigCache::open(db_path);
+    for (const auto& r : test::all_measurements(db)) {
+      if (r.m.outcome != cache::Outcome::kSkipped) stored_measured.insert(r.m.config_name);
+    }
+  }
+  // Every measurement that returned before the kill was committed (one transaction a result).
+  EXPECT_EQ(stored_measured.size(), static_cast<size_t>(kKillAt));
+
+  const Sweep resumed = run_sweep(db_path, k, o);
+  ASSERT_TRUE(resumed.summary.error.empty()) << resumed.summary.error;
+  for (const auto& name : resumed.measured) {
+    EXPECT_EQ(stored_measured.count(name), 0u) << name << " was measured again after the restart";
+  }
+  EXPECT_EQ(resumed.summary.from_cache, stored_measured.size());
+  EXPECT_EQ(resumed.summary.evaluations, 40u);
+
+  // Nothing lost, nothing twice: one candidate row per measured config over both runs, and the
+  // two runs together evaluated exactly what one uninterrupted sweep evaluates.
+  const Sweep fresh = run_sweep(dir / "fresh.db", k, o);
+  auto db = cache::ConfigCache::open(db_path);
+  std::multiset<std::string> measured_rows;
+  for (const auto& r : test::all_measurements(db)) {
+    if (r.m.outcome != cache::Outcome::kSkipped) measured_rows.insert(r.m.config_name);
+  }
+  std::multiset<std::string> expected(fresh.measured.begin(), fresh.measured.end());
+  for (const auto& name : resumed.retimed) expected.insert(name);  // the resumed run's re-time rows
+  EXPECT_EQ(measured_rows, expected);
+  EXPECT_EQ(resumed.summary.winner, fresh.summary.winner);
+}
+
+TEST(TuningLoop, ExceptionMidSweepLosesNothingAndAFinishedKeyIsNotMeasuredAgain) {
+  test::TempDir dir;
+  const auto db_path = dir / "throw.db";
+  const TuneKey k = key(1, 4096, 4096);
+  const TuneOptions o = options(24, StrategyKind::kModel);
+  EXPECT_THROW(run_sweep(db_path, k, o,
+                         [](int calls) {
+                           if (calls == 5) throw std::runtime_error("worker machine lost");
+                         }),
+               std::runtime_error);
+  const Sweep second = run_sweep(db_path, k, o);
+  EXPECT_EQ(second.summary.from_cache, 5u);
+  ASSERT_TRUE(second.summary.winner.has_value()) << second.summary.error;
+
+  // A third sweep of the same key: everything comes from the cache, the stored winner stands.
+  const Sweep third = run_sweep(db_path, k, o);
+  EXPECT_TRUE(third.measured.empty());
+  EXPECT_TRUE(third.retimed.empty());
+  EXPECT_TRUE(third.summary.winner_kept);
+  EXPECT_EQ(third.summary.winner, second.summary.winner);
+
+  // --retune measures again.
+  TuneOptions retune = o;
+  retune.retune = true;
+  const Sweep fourth = run_sweep(db_path, k, retune);
+  EXPECT_EQ(fourth.summary.from_cache, 0u);
+  EXPECT_FALSE(fourth.measured.empty());
+}
+
+TEST(TuningLoop, CompileOnlyRecordsResourcesCompileErrorsAndLimits) {
+  test::TempDir dir;
+  auto db = cache::ConfigCache::open(dir / "co.db");
+  const auto sources = kernel_templates::SourceLibrary::builtin();
+  TuneOptions o = options(60, StrategyKind::kRandom);
+  o.compile_only = true;
+  // 200 registers a thread: a block of 384 threads or more needs more than 64 Ki registers.
+  // Template arguments starting "<128," (BLOCK_M = 128 tiles) fail to compile.
+  LoopDeps deps{test::fake_compile(200, "<128,"), nullptr, &sources, nullptr};
+  KeySummary s;
+  {
+    TuningLoop loop(db, kGpu, cache::RunInfo{}, o, deps);
+    s = loop.tune(gemm_space(), key(300, 700, 1000));
+  }
+  ASSERT_TRUE(s.error.empty()) << s.error;
+  EXPECT_FALSE(s.winner.has_value());
+  std::map<cache::Outcome, int> counts;
+  for (const auto& r : test::all_measurements(db)) {
+    ++counts[r.m.outcome];
+    const auto res = nlohmann::json::parse(r.m.resources_json);
+    if (r.m.outcome == cache::Outcome::kSkipped) {
+      EXPECT_EQ(r.m.reason, "compile-only");
+      EXPECT_EQ(res.at("registers"), 200);
+      EXPECT_GT(res.at("threads_per_block").get<int>(), 0);
+      EXPECT_LT(res.at("threads_per_block").get<int>(), 384);
+    }
+    if (r.m.outcome == cache::Outcome::kExceedsLimits) {
+      EXPECT_NE(r.m.reason.find("registers"), std::string::npos) << r.m.reason;
+      EXPECT_GE(res.at("threads_per_block").get<int>(), 384);
+    }
+    if (r.m.outcome == cache::Outcome::kCompileError) {
+      EXPECT_NE(r.m.config_name.find(".128x"), std::string::npos) << r.m.config_name;
+      EXPECT_NE(r.m.reason.find("error: something"), std::string::npos) << r.m.reason;
+    }
+  }
+  EXPECT_EQ(counts[cache::Outcome::kSkipped] + counts[cache::Outcome::kExceedsLimits] +
+                counts[cache::Outcome::kCompileError],
+            60);
+  EXPECT_GT(counts[cache::Outcome::kSkipped], 0);
+  EXPECT_GT(counts[cache::Outcome::kExceedsLimits], 0);
+  EXPECT_GT(counts[cache::Outcome::kCompileError], 0);
+}
+
+TEST(TuningLoop, EmptySpaceIsAKeyErrorNotACrash) {
+  test::TempDir dir;
+  TuneOptions o = options(10);
+  o.limits.max_threads_per_block = 16;  // below one warp: every template's threads_fit fails
+  const Sweep s = run_sweep(dir / "e.db", key(16, 512, 512), o);
+  EXPECT_FALSE(s.summary.error.empty());
+  EXPECT_NE(s.summary.error.find("threads_fit"), std::string::npos) << s.summary.error;
+  EXPECT_TRUE(s.measured.empty());
+}
+
+}  // namespace
+}  // namespace ktune::tuner

@@ -1,0 +1,27 @@
+#include "tuner/candidate_measurer.hpp"
+
+#include <string>
+
+#include "harness/retime.hpp"
+
+namespace ktune::tuner {
+
+RunnerMeasurer::RunnerMeasurer(int device) {
+  harness::RunnerOptions options;
+  options.worker_command = harness::default_worker_command();
+  options.worker_command.insert(options.worker_command.end(), {"--device", std::to_string(device)});
+  runner_ = std::make_unique<harness::CandidateRunner>(options);
+}
+
+RunnerMeasurer::~RunnerMeasurer() { runner_->shutdown(); }
+
+harness::CandidateResult RunnerMeasurer::measure(const harness::CandidateRequest& request) {
+  return runner_->run(request);
+}
+
+std::vector<harness::CandidateResult> RunnerMeasurer::retime(std::vector<harness::CandidateRequest> requests,
+                                                             int rounds) {
+  return harness::retime_interleaved(*runner_, std::move(requests), rounds);
+}
+
+}  // namespace ktune::tuner

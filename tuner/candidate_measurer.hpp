@@ -1,0 +1,40 @@
+#pragma once
+/// What the tuning loop asks of the GPU side: measure one candidate, and re-time the best few
+/// interleaved before a winner is named. The real one goes through the measurement harness's
+/// worker process (harness::CandidateRunner, D5); tests inject a fake so the loop runs without a
+/// GPU.
+
+#include <memory>
+#include <vector>
+
+#include "harness/candidate.hpp"
+#include "harness/candidate_runner.hpp"
+
+namespace ktune::tuner {
+
+class CandidateMeasurer {
+ public:
+  virtual ~CandidateMeasurer() = default;
+  /// One candidate; always returns a result (failures are outcomes). May throw ktune::Error
+  /// (kNoDevice) when no worker can start at all.
+  virtual harness::CandidateResult measure(const harness::CandidateRequest& request) = 0;
+  /// The candidates re-timed interleaved; one result per candidate, in the order given.
+  virtual std::vector<harness::CandidateResult> retime(std::vector<harness::CandidateRequest> requests,
+                                                       int rounds) = 0;
+};
+
+/// The measurer over worker processes: `ktune worker --device N` (harness::default_worker_command).
+class RunnerMeasurer final : public CandidateMeasurer {
+ public:
+  explicit RunnerMeasurer(int device);
+  ~RunnerMeasurer() override;
+  harness::CandidateResult measure(const harness::CandidateRequest& request) override;
+  std::vector<harness::CandidateResult> retime(std::vector<harness::CandidateRequest> requests,
+                                               int rounds) override;
+  harness::CandidateRunner& runner() { return *runner_; }
+
+ private:
+  std::unique_ptr<harness::CandidateRunner> runner_;
+};
+
+}  // namespace ktune::tuner

@@ -1,0 +1,401 @@
+#include "tuner/tuning_loop.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <future>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kernel_templates/spec_registry.hpp"
+#include "ktune/error.hpp"
+#include "tuner/compile_pool.hpp"
+#include "tuner/detail/candidate_preparer.hpp"
+#include "tuner/detail/stored_results.hpp"
+#include "tuner/progress.hpp"
+#include "tuner/resource_limits.hpp"
+
+namespace ktune::tuner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using detail::KeyContext;
+using detail::Prepared;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+/// Rounds of the interleaved re-time (harness::retime_interleaved's default: forward and reversed
+/// twice, so no candidate always follows the same neighbour).
+constexpr int kRetimeRounds = 4;
+
+/// A proposed candidate on its way through the compile stage.
+struct InFlight {
+  Candidate candidate;
+  std::string name;
+  std::future<Prepared> future;
+  std::optional<Prepared> got;
+  std::exception_ptr failure;
+};
+
+/// What the loop knows of one evaluated config of the key (for the re-time and the winner).
+struct Known {
+  Config config;
+  int64_t measurement_id = 0;
+  double median_us = 0;
+  double fidelity = 0;
+  Resources resources;
+};
+
+size_t launch_count(const std::string& kernel, const kernel_templates::Problem& problem,
+                    const Config& config) {
+  const auto& spec = kernel_templates::find_spec(kernel, config.template_name());
+  const auto kc = kernel_templates::Config::from_json(config.to_json());
+  if (spec.rejection(problem, kc)) return 1;  // stored as skipped with the reason
+  return spec.launch_plan(problem, kc).launches.size();
+}
+
+Resources resources_from_json(const std::string& text) {
+  Resources r;
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) return r;
+  r.registers_per_thread = j.value("registers", int64_t{0});
+  r.threads_per_block = j.value("threads_per_block", int64_t{0});
+  r.static_smem_bytes = j.value("static_smem_bytes", int64_t{0});
+  r.dynamic_smem_bytes = j.value("dynamic_smem_bytes", int64_t{0});
+  r.local_bytes = j.value("local_bytes", int64_t{0});
+  return r;
+}
+
+}  // namespace
+
+/// The end of a key: re-time the best few interleaved, read their counters, name the winner.
+struct LoopFinish {
+  static void finish(TuningLoop& loop, const TuneKey& key, KeySummary& s,
+                     const std::shared_ptr<KeyContext>& ctx, int64_t kernel_id,
+                     const std::string& source_hash, const std::map<std::string, Known>& known,
+                     size_t new_successes);
+};
+
+size_t planned_evaluations(const ConfigSpace& space, const TuneKey& key, const TuneOptions& options) {
+  ProblemContext pc;
+  pc.dims = key.shape.normalized(space.dims()).dims;
+  pc.elem_bytes = dtype_bytes(key.dtype);
+  pc.layout = key.layout;
+  pc.limits = options.limits;
+  Enumeration e = space.enumerate(pc);
+  if (!options.compile_only && options.max_launches > 0) {
+    const kernel_templates::Problem problem{pc.dims, harness::dtype_from_string(key.dtype), key.layout};
+    std::erase_if(e.configs, [&](const Config& c) {
+      return launch_count(key.kernel, problem, c) > options.max_launches;
+    });
+  }
+  const size_t kept = e.configs.size();
+  return options.budget == 0 ? kept : std::min(kept, options.budget);
+}
+
+TuningLoop::TuningLoop(cache::ConfigCache& db, const cache::GpuInfo& gpu, const cache::RunInfo& run,
+                       TuneOptions options, LoopDeps deps)
+    : db_(db), gpu_(gpu), options_(std::move(options)), deps_(std::move(deps)) {
+  if (!deps_.compile) throw Error(ErrorKind::kBadInput, "tuning loop without a compile function");
+  if (deps_.sources == nullptr) throw Error(ErrorKind::kBadInput, "tuning loop without template sources");
+  if (!options_.compile_only && deps_.measurer == nullptr)
+    throw Error(ErrorKind::kBadInput, "tuning loop without a measurer (only --compile-only needs none)");
+  gpu_id_ = db_.upsert_gpu(gpu_);
+  run_id_ = db_.begin_run(run);
+  pool_ = std::make_unique<CompilePool>(options_.compile_threads);
+  if (options_.lookahead == 0) options_.lookahead = 2 * pool_->threads();
+}
+
+TuningLoop::~TuningLoop() = default;
+
+KeySummary TuningLoop::tune(const ConfigSpace& space, const TuneKey& key) {
+  KeySummary s;
+  s.kernel = key.kernel;
+  s.label = key.shape.label;
+  s.dtype = key.dtype;
+  s.layout = key.layout;
+  if (space.kernel() != key.kernel) {
+    throw Error(ErrorKind::kBadInput, fmt::format("space {} is for kernel '{}', not '{}'",
+                                                  space.source_name(), space.kernel(), key.kernel));
+  }
+  const NamedShape shape = key.shape.normalized(space.dims());
+  s.shape = shape.canonical();
+
+  ProblemContext pc{shape.dims, dtype_bytes(key.dtype), key.layout, options_.limits};
+  Enumeration e;
+  try {
+    e = space.enumerate(pc);
+  } catch (const Error& err) {
+    if (err.kind() != ErrorKind::kBadInput) throw;
+    s.error = err.what();
+    return s;
+  }
+  s.space_points = e.total;
+  const kernel_templates::Problem problem{shape.dims, harness::dtype_from_string(key.dtype), key.layout};
+  if (!options_.compile_only && options_.max_launches > 0) {
+    std::erase_if(e.configs, [&](const Config& c) {
+      return launch_count(key.kernel, problem, c) > options_.max_launches;
+    });
+    s.unmeasurable = e.total - e.pruned - e.configs.size();
+    if (e.configs.empty()) {
+      s.error = fmt::format(
+          "every config the space keeps for {} needs more than {} launch(es), which the "
+          "measurement harness cannot time yet",
+          s.shape, options_.max_launches);
+      return s;
+    }
+  }
+  s.candidates = e.configs.size();
+
+  const std::string source_hash = deps_.sources->hash(kernel_templates::kernel_source_files(key.kernel));
+  const int64_t kernel_id = db_.upsert_kernel({key.kernel, source_hash});
+  std::map<std::string, cache::StoredResult> stored;
+  if (!options_.retune)
+    stored = detail::load_stored_results(db_, gpu_id_, kernel_id, s.shape, key.dtype, key.layout);
+
+  auto ctx = std::make_shared<KeyContext>();
+  ctx->kernel = key.kernel;
+  ctx->dtype = key.dtype;
+  ctx->layout = key.layout;
+  ctx->shape = s.shape;
+  ctx->problem = problem;
+  ctx->limits = options_.limits;
+  ctx->arch = options_.arch;
+  ctx->compile_only = options_.compile_only;
+  ctx->device = options_.device;
+  ctx->timing = options_.timing;
+  ctx->sources = deps_.sources;
+  ctx->compile = deps_.compile;
+  StrategyOptions so;
+  so.budget = options_.budget;
+  so.seed = options_.seed;
+  auto strategy = make_strategy(options_.strategy, e.configs, so);
+
+  Progress* progress = deps_.progress;
+  if (progress != nullptr)
+    progress->set_key(fmt::format("{} {} {} {}", key.kernel, s.shape, key.dtype, key.layout));
+  std::map<std::string, Known> known;  // successes by name
+  std::optional<double> best_us;
+  auto note = [&](const Candidate& c, const std::string& name, cache::Outcome outcome,
+                  std::optional<double> us, int64_t id, const Resources& resources) {
+    ++s.evaluations;
+    ++s.outcomes[std::string(cache::to_string(outcome))];
+    strategy->report(c.config, us, c.fidelity);
+    if (us) {
+      Known& k = known[name];
+      if (c.fidelity >= k.fidelity) k = Known{c.config, id, *us, c.fidelity, resources};
+      if (!best_us || *us < *best_us) {
+        best_us = us;
+        if (progress != nullptr) progress->set_best(name, *us);
+      }
+    }
+    if (progress != nullptr) progress->advance();
+  };
+
+  std::deque<InFlight> inflight;
+  size_t new_successes = 0;
+  auto submit = [&](const Candidate& c, const std::string& name) {
+    auto task = [ctx, config = c.config, name, fidelity = c.fidelity] {
+      return detail::prepare_candidate(*ctx, config, name, fidelity);
+    };
+    inflight.push_back({c, name, pool_->submit(std::move(task)), std::nullopt, nullptr});
+  };
+
+  for (;;) {
+    // Keep the compile stage `lookahead` candidates ahead of the GPU.
+    while (inflight.size() < options_.lookahead) {
+      std::vector<Candidate> batch = strategy->next_batch(options_.lookahead - inflight.size());
+      if (batch.empty()) break;
+      for (const Candidate& c : batch) {
+        const std::string name = space.canonical_name(c.config, key.dtype, key.layout);
+        auto hit = stored.find(name);
+        if (hit != stored.end() && detail::answers(hit->second, c.fidelity, options_.compile_only)) {
+          ++s.from_cache;
+          std::optional<double> us;
+          if (hit->second.outcome == cache::Outcome::kOk && hit->second.stats)
+            us = hit->second.stats->median_us;
+          note(c, name, hit->second.outcome, us, hit->second.measurement_id,
+               resources_from_json(hit->second.resources_json));
+        } else {
+          submit(c, name);
+        }
+      }
+    }
+    if (inflight.empty()) {
+      if (!strategy->done()) s.error = "the search strategy stalled (nothing proposed, nothing awaited)";
+      break;
+    }
+
+    // Take the front (waiting for its compile), then every following one that is compiled and
+    // needs no GPU; their rows go to the cache in one transaction.
+    std::vector<cache::Measurement> rows;
+    std::vector<std::pair<InFlight, Prepared>> done;
+    const auto wait_start = Clock::now();
+    Prepared first;
+    try {
+      InFlight& front = inflight.front();
+      if (front.failure) std::rethrow_exception(front.failure);
+      first = front.got ? std::move(*front.got) : front.future.get();
+    } catch (const Error& err) {
+      // Not the candidate's fault (the reference does not compile, a source is missing): this key
+      // cannot be tuned; NVRTC or the driver missing ends the sweep.
+      if (err.kind() == ErrorKind::kNoDevice) throw;
+      s.error = err.what();
+      break;
+    }
+    s.compile_wait_s += seconds_since(wait_start);
+    done.emplace_back(std::move(inflight.front()), std::move(first));
+    inflight.pop_front();
+    if (done.back().second.decided) {
+      while (!inflight.empty()) {
+        InFlight& next = inflight.front();
+        if (!next.got) {
+          if (next.future.wait_for(std::chrono::seconds(0)) != std::future_status::ready) break;
+          try {
+            next.got = next.future.get();
+          } catch (...) {
+            next.failure = std::current_exception();  // raised again when it reaches the front
+            break;
+          }
+        }
+        if (!next.got->decided) break;
+        Prepared p = std::move(*next.got);
+        done.emplace_back(std::move(next), std::move(p));
+        inflight.pop_front();
+      }
+    }
+    for (auto& [item, prepared] : done) {
+      if (prepared.decided) {
+        rows.push_back(*prepared.decided);
+      } else {
+        const auto t = Clock::now();
+        const harness::CandidateResult r = deps_.measurer->measure(*prepared.request);
+        s.measure_s += seconds_since(t);
+        rows.push_back(detail::to_measurement(*ctx, item.candidate.config, item.name, prepared, r));
+      }
+      rows.back().fidelity = item.candidate.fidelity;
+    }
+    const std::vector<int64_t> ids = db_.record(run_id_, gpu_id_, kernel_id, rows);
+    for (size_t i = 0; i < done.size(); ++i) {
+      const cache::Measurement& m = rows[i];
+      std::optional<double> us;
+      if (m.outcome == cache::Outcome::kOk && m.stats) us = m.stats->median_us;
+      ++s.measured;
+      if (us) ++new_successes;
+      note(done[i].first.candidate, done[i].first.name, m.outcome, us, ids.at(i), done[i].second.resources);
+    }
+  }
+  if (!s.error.empty() || options_.compile_only) return s;
+  LoopFinish::finish(*this, key, s, ctx, kernel_id, source_hash, known, new_successes);
+  return s;
+}
+
+void LoopFinish::finish(TuningLoop& loop, const TuneKey& key, KeySummary& s,
+                        const std::shared_ptr<KeyContext>& ctx, int64_t kernel_id,
+                        const std::string& source_hash, const std::map<std::string, Known>& known,
+                        size_t new_successes) {
+  const TuneOptions& o = loop.options_;
+  if (known.empty()) {
+    std::string counts;
+    for (const auto& [outcome, n] : s.outcomes)
+      counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, outcome);
+    s.error =
+        fmt::format("no config was measured successfully ({})", counts.empty() ? "none evaluated" : counts);
+    return;
+  }
+  if (new_successes == 0 && !o.retune) {
+    // Everything came from the cache: the stored winner stands.
+    const cache::Lookup lookup{loop.gpu_.name, key.kernel, s.shape, key.dtype, source_hash, key.layout};
+    if (auto best = loop.db_.best(lookup, false)) {
+      s.winner = best->config_name;
+      s.winner_config_json = best->config_json;
+      s.winner_median_us = best->stats.median_us;
+      s.winner_kept = true;
+      return;
+    }
+  }
+
+  // The contenders: the fastest at the highest fidelity measured (ties: name order).
+  double top_fidelity = 0;
+  for (const auto& [name, k] : known) top_fidelity = std::max(top_fidelity, k.fidelity);
+  std::vector<std::pair<std::string, const Known*>> top;
+  for (const auto& [name, k] : known)
+    if (k.fidelity == top_fidelity) top.emplace_back(name, &k);
+  std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) {
+    return a.second->median_us != b.second->median_us ? a.second->median_us < b.second->median_us
+                                                      : a.first < b.first;
+  });
+  top.resize(std::min(top.size(), static_cast<size_t>(std::max(1, o.timing.retime_top_k))));
+
+  std::vector<std::future<Prepared>> futures;
+  for (const auto& [name, k] : top) {
+    futures.push_back(loop.pool_->submit([ctx, config = k->config, name = name] {
+      return detail::prepare_candidate(*ctx, config, name, 1.0);
+    }));
+  }
+  std::vector<Prepared> prepared;
+  std::vector<harness::CandidateRequest> requests;
+  std::vector<size_t> top_index;
+  for (size_t i = 0; i < futures.size(); ++i) {
+    Prepared p = futures[i].get();
+    if (!p.request) continue;  // cannot happen for a config that was measured; be safe
+    requests.push_back(*p.request);
+    prepared.push_back(std::move(p));
+    top_index.push_back(i);
+  }
+
+  std::vector<cache::Measurement> rows;
+  if (!requests.empty()) {
+    const auto t = Clock::now();
+    const std::vector<harness::CandidateResult> retimed =
+        loop.deps_.measurer->retime(requests, kRetimeRounds);
+    for (size_t i = 0; i < retimed.size() && i < requests.size(); ++i) {
+      const Known& k = *top[top_index[i]].second;
+      rows.push_back(
+          detail::to_measurement(*ctx, k.config, top[top_index[i]].first, prepared[i], retimed[i]));
+      if (o.counters && rows.back().outcome == cache::Outcome::kOk) {
+        // A separate profiling pass (never the timed runs): the fewest samples the protocol allows.
+        harness::CandidateRequest r = requests[i];
+        r.timing.counters = true;
+        r.timing.max_samples = r.timing.min_samples;
+        r.timing.max_time_ms = std::min(r.timing.max_time_ms, 100.0);
+        const harness::CandidateResult counted = loop.deps_.measurer->measure(r);
+        if (counted.counters.is_object() && !counted.counters.empty())
+          rows.back().counters_json = counted.counters.dump();
+      }
+      rows.back().fidelity = 1.0;
+    }
+    s.measure_s += seconds_since(t);
+  }
+  const std::vector<int64_t> ids =
+      rows.empty() ? std::vector<int64_t>{} : loop.db_.record(loop.run_id_, loop.gpu_id_, kernel_id, rows);
+
+  std::vector<Contender> contenders;
+  std::vector<int64_t> contender_ids;
+  std::vector<const std::string*> contender_json;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].outcome != cache::Outcome::kOk || !rows[i].stats) continue;
+    contenders.push_back({rows[i].config_name, rows[i].stats->median_us, prepared[i].resources});
+    contender_ids.push_back(ids[i]);
+    contender_json.push_back(&rows[i].config_json);
+  }
+  std::vector<std::string> fallback_json;
+  if (contenders.empty()) {
+    // Every re-time failed (a flaky config, a lost worker): the original measurements decide.
+    fallback_json.reserve(top.size());
+    for (const auto& [name, k] : top) {
+      contenders.push_back({name, k->median_us, k->resources});
+      contender_ids.push_back(k->measurement_id);
+      fallback_json.push_back(k->config.to_json_text());
+    }
+    for (const auto& j : fallback_json) contender_json.push_back(&j);
+  }
+  const size_t w = pick_winner(contenders, o.limits, o.tie_noise);
+  loop.db_.set_best(contender_ids[w]);
+  s.winner = contenders[w].name;
+  s.winner_median_us = contenders[w].median_us;
+  s.winner_config_json = *contender_json[w];
+}
+
+}  // namespace ktune::tuner

@@ -1,0 +1,139 @@
+#pragma once
+/// The tuning loop (D6, D7): for one (kernel, shape, dtype, layout) it enumerates and prunes the
+/// space, drives a search strategy, compiles the proposed candidates with NVRTC on a pool of threads
+/// AHEAD of the GPU (cubins through the compile cache), has each one measured in the worker
+/// (verified against the reference, timed), and writes every result to the ConfigCache as it
+/// arrives. Failed configs are stored with their outcome and reason. A killed sweep resumes: a
+/// config already measured for the key is answered from the cache (unless `retune`). At the end the
+/// best few are re-timed interleaved, CUPTI counters are read for them, pick_winner's tie rule names
+/// the winner, and set_best records it.
+///
+/// `compile_only` needs no GPU: every candidate is compiled for `arch` and stored with its resources
+/// as `skipped` (reason "compile-only"), or as `compile_error` / `exceeds_limits` (against `limits`).
+///
+/// The compiler and the measurer are injected (LoopDeps), so tests run the whole loop without a GPU.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cache/config_cache.hpp"
+#include "harness/nvrtc_compiler.hpp"
+#include "harness/timing_options.hpp"
+#include "kernel_templates/embedded_sources.hpp"
+#include "tuner/candidate_measurer.hpp"
+#include "tuner/config_space.hpp"
+#include "tuner/search_strategy.hpp"
+#include "tuner/shape_set.hpp"
+
+namespace ktune::tuner {
+
+class Progress;
+
+/// One (kernel, shape, dtype, layout) to tune.
+struct TuneKey {
+  std::string kernel;  ///< e.g. "gemm"
+  NamedShape shape;    ///< in any order; normalised to the space's dims
+  std::string dtype;   ///< "bf16", ...
+  std::string layout;  ///< "nt" / "nn" for gemm, "" where the kernel has none
+};
+
+struct TuneOptions {
+  StrategyKind strategy = StrategyKind::kModel;
+  size_t budget = 0;  ///< measurements a key (0 = no limit)
+  uint64_t seed = StrategyOptions{}.seed;
+  bool retune = false;        ///< measure again what the cache already holds
+  bool compile_only = false;  ///< compile and record resources; no GPU
+  std::string arch = "sm_90";
+  DeviceLimits limits;  ///< enumeration constraints and exceeds_limits
+  harness::TimingOptions timing;
+  int device = 0;
+  /// Read CUPTI counters for the re-timed contenders (the worker says when they are unavailable).
+  bool counters = true;
+  /// Medians within this fraction of the fastest tie, and pick_winner's rule decides (fewer
+  /// resources, then name). 1 %: twice the protocol's 0.5 % target RSE of a median.
+  double tie_noise = 0.01;
+  /// Compile threads; 0 = one per core.
+  size_t compile_threads = 0;
+  /// Candidates compiled ahead of the GPU; 0 = twice the compile threads.
+  size_t lookahead = 0;
+  /// Most launches a candidate's plan may have to be measured: harness::CandidateRequest holds one
+  /// kernel, so split-K plans (GEMM + reduction) are left out of the search until the harness times
+  /// launch sequences (0 = no limit). Compile-only sweeps keep them.
+  size_t max_launches = 1;
+};
+
+/// The outside world the loop uses.
+struct LoopDeps {
+  /// Compiles one request (thread-safe); throws ktune::Error on a compile error (detail = the log).
+  std::function<harness::CompileResult(const harness::CompileRequest&)> compile;
+  /// Measures candidates; may be null when compile_only.
+  CandidateMeasurer* measurer = nullptr;
+  /// Template sources (built-in or overlaid); must outlive the loop.
+  const kernel_templates::SourceLibrary* sources = nullptr;
+  /// Optional progress display.
+  Progress* progress = nullptr;
+};
+
+/// What happened for one key.
+struct KeySummary {
+  std::string kernel;
+  std::string shape;  ///< canonical
+  std::string label;  ///< the shape's label ("llama3-8b.q_proj.m16", or "" when given by hand)
+  std::string dtype;
+  std::string layout;
+  uint64_t space_points = 0;  ///< before pruning
+  size_t candidates = 0;      ///< kept by the constraints (and measurable)
+  size_t unmeasurable = 0;    ///< kept by the constraints but left out: more launches than max_launches
+  size_t evaluations = 0;     ///< results the strategy received
+  size_t measured = 0;        ///< of which measured (or compiled) in this run
+  size_t from_cache = 0;      ///< of which answered from the cache
+  std::map<std::string, size_t> outcomes;  ///< outcome name -> evaluations with it
+  std::optional<std::string> winner;       ///< canonical config name
+  std::string winner_config_json;
+  double winner_median_us = 0;
+  bool winner_kept = false;   ///< nothing new was measured: the stored winner stands
+  double compile_wait_s = 0;  ///< GPU side waiting for compiles
+  double measure_s = 0;       ///< time in the measurer
+  std::string error;          ///< why the key could not be tuned ("" when it was)
+};
+
+/// Planned evaluations of a key (for progress totals): the configs the space keeps, capped by the
+/// budget. Throws what ConfigSpace::enumerate throws.
+size_t planned_evaluations(const ConfigSpace& space, const TuneKey& key, const TuneOptions& options);
+
+class TuningLoop {
+ public:
+  /// @param db   receives every result; not owned
+  /// @param gpu  the GPU the results belong to (compile-only: a stand-in for the arch)
+  /// @param run  this sweep's run row
+  TuningLoop(cache::ConfigCache& db, const cache::GpuInfo& gpu, const cache::RunInfo& run,
+             TuneOptions options, LoopDeps deps);
+  ~TuningLoop();
+  TuningLoop(const TuningLoop&) = delete;
+  TuningLoop& operator=(const TuningLoop&) = delete;
+
+  /// Tunes one key with `space` (whose kernel is key.kernel). A key that cannot be tuned (no config
+  /// kept, nothing verified) returns a summary with `error` set; ktune::Error escapes only for what
+  /// ends the whole sweep (no device, a database that cannot be written).
+  KeySummary tune(const ConfigSpace& space, const TuneKey& key);
+
+  int64_t run_id() const { return run_id_; }
+  int64_t gpu_id() const { return gpu_id_; }
+
+ private:
+  friend struct LoopFinish;
+  cache::ConfigCache& db_;
+  cache::GpuInfo gpu_;
+  TuneOptions options_;
+  LoopDeps deps_;
+  int64_t gpu_id_ = 0;
+  int64_t run_id_ = 0;
+  std::unique_ptr<class CompilePool> pool_;
+};
+
+}  // namespace ktune::tuner
