@@ -40,7 +40,7 @@ __device__ __forceinline__ bool aligned_to(const void* p, int bytes) {
 /// Loads VEC elements at p (aligned to VEC * sizeof(T)) as f32.
 template <typename T, int VEC>
 __device__ __forceinline__ void load_vec(const T* p, float* out) {
-  using Raw = typename RawVec<VEC * static_cast<int>(sizeof(T))>::type;
+  using Raw = typename RawVec<VEC* static_cast<int>(sizeof(T))>::type;
   const Raw raw = *reinterpret_cast<const Raw*>(p);
   const T* e = reinterpret_cast<const T*>(&raw);
 #pragma unroll
@@ -50,7 +50,7 @@ __device__ __forceinline__ void load_vec(const T* p, float* out) {
 /// Stores VEC f32 values at p (aligned to VEC * sizeof(T)), rounded to T.
 template <typename T, int VEC>
 __device__ __forceinline__ void store_vec(T* p, const float* in) {
-  using Raw = typename RawVec<VEC * static_cast<int>(sizeof(T))>::type;
+  using Raw = typename RawVec<VEC* static_cast<int>(sizeof(T))>::type;
   Raw raw;
   T* e = reinterpret_cast<T*>(&raw);
 #pragma unroll
@@ -87,7 +87,9 @@ __device__ __forceinline__ void store_some(T* p, int limit, bool vector, const f
 /// An empty asm statement that claims to modify `r`: values computed from `r` before it cannot be
 /// reused after it, so a row kept packed is unpacked again in each pass instead of the compiler
 /// keeping every unpacked f32 value alive across passes (seen: 255 registers for 128 bf16 values).
-__device__ __forceinline__ void refresh(int4& r) { asm volatile("" : "+r"(r.x), "+r"(r.y), "+r"(r.z), "+r"(r.w)); }
+__device__ __forceinline__ void refresh(int4& r) {
+  asm volatile("" : "+r"(r.x), "+r"(r.y), "+r"(r.z), "+r"(r.w));
+}
 __device__ __forceinline__ void refresh(int2& r) { asm volatile("" : "+r"(r.x), "+r"(r.y)); }
 __device__ __forceinline__ void refresh(int& r) { asm volatile("" : "+r"(r)); }
 __device__ __forceinline__ void refresh(short&) {}
@@ -96,7 +98,7 @@ __device__ __forceinline__ void refresh(short&) {}
 /// an element instead of 4 (half the registers for f16 / bf16, so more blocks fit an SM).
 template <typename T, int VEC>
 struct Packed {
-  using Raw = typename RawVec<VEC * static_cast<int>(sizeof(T))>::type;
+  using Raw = typename RawVec<VEC* static_cast<int>(sizeof(T))>::type;
   Raw raw;
 
   /// Loads p[0..VEC): one vector load with `vector`, else element by element with the elements at

@@ -35,7 +35,8 @@ std::optional<std::string> dtype_rejection(std::string_view kernel, DType dtype)
 
 std::optional<std::string> params_rejection(std::string_view variant, const Config& config,
                                             const std::vector<std::string>& names) {
-  if (config.variant != variant) return fmt::format("config variant '{}' is not '{}'", config.variant, variant);
+  if (config.variant != variant)
+    return fmt::format("config variant '{}' is not '{}'", config.variant, variant);
   for (const auto& name : names) {
     const auto it = config.params.find(name);
     if (it == config.params.end()) return fmt::format("{} config lacks parameter {}", variant, name);

@@ -41,8 +41,9 @@ double round_to_dtype(double v, harness::DType dtype) {
   }
 }
 
-RmsNormResult rmsnorm_f64(std::span<const double> x, std::span<const double> residual, std::span<const double> w,
-                          int64_t rows, int64_t hidden, double eps, harness::DType dtype) {
+RmsNormResult rmsnorm_f64(std::span<const double> x, std::span<const double> residual,
+                          std::span<const double> w, int64_t rows, int64_t hidden, double eps,
+                          harness::DType dtype) {
   require_size(x, rows * hidden, "rmsnorm x");
   require_size(w, hidden, "rmsnorm w");
   const bool has_residual = !residual.empty();
@@ -94,7 +95,8 @@ std::vector<double> rmsnorm_rope_f64(std::span<const double> x, std::span<const 
     for (int64_t h = 0; h < heads; ++h) {
       const std::size_t base = static_cast<std::size_t>((t * heads + h) * head_dim);
       double ss = 0;
-      for (int64_t i = 0; i < head_dim; ++i) ss += x[base + static_cast<std::size_t>(i)] * x[base + static_cast<std::size_t>(i)];
+      for (int64_t i = 0; i < head_dim; ++i)
+        ss += x[base + static_cast<std::size_t>(i)] * x[base + static_cast<std::size_t>(i)];
       const double inv = 1.0 / std::sqrt(ss / static_cast<double>(head_dim) + eps);
       for (int64_t j = 0; j < half; ++j) {
         const int64_t ia = style == RopeStyle::kGptj ? 2 * j : j;
@@ -116,8 +118,8 @@ std::vector<double> rope_table_f64(int64_t max_pos, int64_t head_dim, double the
   std::vector<double> t(static_cast<std::size_t>(max_pos * head_dim));
   for (int64_t p = 0; p < max_pos; ++p) {
     for (int64_t j = 0; j < half; ++j) {
-      const double angle =
-          static_cast<double>(p) * std::pow(theta, -2.0 * static_cast<double>(j) / static_cast<double>(head_dim));
+      const double angle = static_cast<double>(p) *
+                           std::pow(theta, -2.0 * static_cast<double>(j) / static_cast<double>(head_dim));
       t[static_cast<std::size_t>(p * head_dim + j)] = std::cos(angle);
       t[static_cast<std::size_t>(p * head_dim + half + j)] = std::sin(angle);
     }

@@ -23,8 +23,9 @@ struct RmsNormResult {
 
 /// y = s / sqrt(mean(s^2) + eps) * w per row, s = x, or s = round_dtype(x + residual) when
 /// `residual` is not empty (then residual_out = s). x, residual: [rows, hidden]; w: [hidden].
-RmsNormResult rmsnorm_f64(std::span<const double> x, std::span<const double> residual, std::span<const double> w,
-                          int64_t rows, int64_t hidden, double eps, harness::DType dtype);
+RmsNormResult rmsnorm_f64(std::span<const double> x, std::span<const double> residual,
+                          std::span<const double> w, int64_t rows, int64_t hidden, double eps,
+                          harness::DType dtype);
 
 /// The rotary pairing of rmsnorm_rope.
 enum class RopeStyle {

@@ -9,8 +9,8 @@ __global__ void __launch_bounds__(128)
     ktune_rmsnorm_rope_reference(const T* __restrict__ q, const T* __restrict__ k,
                                  const T* __restrict__ q_weight, const T* __restrict__ k_weight,
                                  const float* __restrict__ cos_sin, const int* __restrict__ positions,
-                                 float* __restrict__ q_ref, float* __restrict__ k_ref, int tokens, int heads_q,
-                                 int heads_kv, int head_dim, int max_pos, float eps) {
+                                 float* __restrict__ q_ref, float* __restrict__ k_ref, int tokens,
+                                 int heads_q, int heads_kv, int head_dim, int max_pos, float eps) {
   using ktune_dev::to_f32;
   const int heads = heads_q + heads_kv;
   const long long item = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;

@@ -39,15 +39,17 @@ std::vector<TensorSpec> input_tensors(const Problem& p) {
 }
 
 std::vector<ArgSpec> common_args() {
-  return {ArgSpec::of_tensor("q"),        ArgSpec::of_tensor("k"),         ArgSpec::of_tensor("q_weight"),
-          ArgSpec::of_tensor("k_weight"), ArgSpec::of_tensor("cos_sin"),   ArgSpec::of_tensor("positions")};
+  return {ArgSpec::of_tensor("q"),        ArgSpec::of_tensor("k"),       ArgSpec::of_tensor("q_weight"),
+          ArgSpec::of_tensor("k_weight"), ArgSpec::of_tensor("cos_sin"), ArgSpec::of_tensor("positions")};
 }
 
 }  // namespace
 
 RopeStyle RmsNormRopeSpec::style(const Problem& problem) {
   const auto mode = parse_mode(problem.layout, modes());
-  if (!mode) throw Error(ErrorKind::kBadInput, fmt::format("rmsnorm_rope mode '{}' is neither 'neox' nor 'gptj'", problem.layout));
+  if (!mode)
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("rmsnorm_rope mode '{}' is neither 'neox' nor 'gptj'", problem.layout));
   return *mode == "gptj" ? RopeStyle::kGptj : RopeStyle::kNeox;
 }
 
@@ -119,10 +121,10 @@ LaunchPlan RmsNormRopeSpec::launch_plan(const Problem& problem, const Config& co
   l.dims.grid = {u32(ceil_div(t * (hq + hk), config.at("HEADS"))), 1, 1};
   l.dims.block = {u32(config.at("THREADS") * config.at("HEADS")), 1, 1};
   l.args = common_args();
-  for (const ArgSpec& a : {ArgSpec::of_tensor("q_out"), ArgSpec::of_tensor("k_out"),
-                           ArgSpec::i32(static_cast<int32_t>(t)), ArgSpec::i32(static_cast<int32_t>(hq)),
-                           ArgSpec::i32(static_cast<int32_t>(hk)), ArgSpec::i32(static_cast<int32_t>(kMaxPos)),
-                           ArgSpec::f32(kEps)}) {
+  for (const ArgSpec& a :
+       {ArgSpec::of_tensor("q_out"), ArgSpec::of_tensor("k_out"), ArgSpec::i32(static_cast<int32_t>(t)),
+        ArgSpec::i32(static_cast<int32_t>(hq)), ArgSpec::i32(static_cast<int32_t>(hk)),
+        ArgSpec::i32(static_cast<int32_t>(kMaxPos)), ArgSpec::f32(kEps)}) {
     l.args.push_back(a);
   }
   p.launches.push_back(l);
@@ -146,7 +148,8 @@ std::vector<AlignmentRule> RmsNormRopeSpec::alignment(const Problem& problem, co
       "per-element path",
       bytes, bytes);
   std::vector<AlignmentRule> out;
-  for (const char* t : {"q", "k", "q_weight", "k_weight", "q_out", "k_out"}) out.push_back({t, bytes, false, note});
+  for (const char* t : {"q", "k", "q_weight", "k_weight", "q_out", "k_out"})
+    out.push_back({t, bytes, false, note});
   out.push_back({"cos_sin", 4, true, "f32 table"});
   out.push_back({"positions", 4, true, "int32 positions"});
   return out;
@@ -174,10 +177,10 @@ ReferenceSpec RmsNormRopeSpec::reference(const Problem& problem) const {
   l.dims.grid = {u32(ceil_div(t * (hq + hk), kThreads)), 1, 1};
   l.dims.block = {u32(kThreads), 1, 1};
   l.args = common_args();
-  for (const ArgSpec& a :
-       {ArgSpec::of_tensor("q_ref"), ArgSpec::of_tensor("k_ref"), ArgSpec::i32(static_cast<int32_t>(t)),
-        ArgSpec::i32(static_cast<int32_t>(hq)), ArgSpec::i32(static_cast<int32_t>(hk)),
-        ArgSpec::i32(static_cast<int32_t>(d)), ArgSpec::i32(static_cast<int32_t>(kMaxPos)), ArgSpec::f32(kEps)}) {
+  for (const ArgSpec& a : {ArgSpec::of_tensor("q_ref"), ArgSpec::of_tensor("k_ref"),
+                           ArgSpec::i32(static_cast<int32_t>(t)), ArgSpec::i32(static_cast<int32_t>(hq)),
+                           ArgSpec::i32(static_cast<int32_t>(hk)), ArgSpec::i32(static_cast<int32_t>(d)),
+                           ArgSpec::i32(static_cast<int32_t>(kMaxPos)), ArgSpec::f32(kEps)}) {
     l.args.push_back(a);
   }
   r.plan.launches = {l};

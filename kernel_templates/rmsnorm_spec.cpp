@@ -20,7 +20,8 @@ bool has_residual(const Problem& p) { return p.layout == "residual"; }
 
 const std::vector<double>& input(const HostTensors& inputs, const char* name) {
   const auto it = inputs.find(name);
-  if (it == inputs.end()) throw Error(ErrorKind::kBadInput, fmt::format("rmsnorm cpu reference needs input '{}'", name));
+  if (it == inputs.end())
+    throw Error(ErrorKind::kBadInput, fmt::format("rmsnorm cpu reference needs input '{}'", name));
   return it->second;
 }
 
@@ -54,8 +55,9 @@ std::optional<std::string> RmsNormSpec::rejection(const Problem& problem, const 
   const int64_t elem_bytes = static_cast<int64_t>(harness::size_of(problem.dtype));
   const int64_t row_bytes = chunks(problem.dim("hidden"), config) * config.at("VEC") * elem_bytes;
   if (reg == 1 && row_bytes > kMaxRegisterBytes) {
-    return fmt::format("REG=1 keeps {} bytes of the row a thread for hidden={} (at most {}): use more THREADS or REG=0",
-                       row_bytes, problem.dim("hidden"), kMaxRegisterBytes);
+    return fmt::format(
+        "REG=1 keeps {} bytes of the row a thread for hidden={} (at most {}): use more THREADS or REG=0",
+        row_bytes, problem.dim("hidden"), kMaxRegisterBytes);
   }
   return std::nullopt;
 }
@@ -71,9 +73,9 @@ CompileSpec RmsNormSpec::compile_spec(const Problem& problem, const Config& conf
   const int64_t c = config.at("REG") == 1 ? chunks(problem.dim("hidden"), config) : 0;
   CompileSpec spec;
   spec.source_name = std::string(source_name());
-  spec.name_expressions = {fmt::format("ktune_rmsnorm<{},{},{},{},{},{}>", config.at("THREADS"), config.at("ROWS"),
-                                       config.at("VEC"), c, has_residual(problem) ? "true" : "false",
-                                       harness::cuda_type_name(problem.dtype))};
+  spec.name_expressions = {fmt::format(
+      "ktune_rmsnorm<{},{},{},{},{},{}>", config.at("THREADS"), config.at("ROWS"), config.at("VEC"), c,
+      has_residual(problem) ? "true" : "false", harness::cuda_type_name(problem.dtype))};
   spec.options = {"-std=c++17"};
   return spec;
 }
@@ -119,7 +121,8 @@ std::vector<AlignmentRule> RmsNormSpec::alignment(const Problem& problem, const 
       "{}-byte vector access of a row when its pointer is {}-byte aligned (all rows: hidden % VEC == 0); "
       "otherwise the per-element path",
       bytes, bytes);
-  std::vector<AlignmentRule> out = {{"x", bytes, false, note}, {"w", bytes, false, note}, {"y", bytes, false, note}};
+  std::vector<AlignmentRule> out = {
+      {"x", bytes, false, note}, {"w", bytes, false, note}, {"y", bytes, false, note}};
   if (has_residual(problem)) {
     out.push_back({"residual", bytes, false, note});
     out.push_back({"residual_out", bytes, false, note});
@@ -135,8 +138,8 @@ ReferenceSpec RmsNormSpec::reference(const Problem& problem) const {
   constexpr int64_t kRowsPerBlock = 4;  // rmsnorm_reference.cu: a warp a row, 128 threads
   ReferenceSpec r;
   r.compile.source_name = "rmsnorm_reference.cu";
-  const std::string expr = fmt::format("ktune_rmsnorm_reference<{},{}>", harness::cuda_type_name(problem.dtype),
-                                       res ? "true" : "false");
+  const std::string expr = fmt::format("ktune_rmsnorm_reference<{},{}>",
+                                       harness::cuda_type_name(problem.dtype), res ? "true" : "false");
   r.compile.name_expressions = {expr};
   r.compile.options = {"-std=c++17"};
   r.plan.tensors.push_back({"x", TensorRole::kInput, problem.dtype, rows * hidden});
@@ -166,8 +169,9 @@ HostTensors RmsNormSpec::cpu_reference(const Problem& problem, const HostTensors
   throw_if(problem_rejection(problem));
   const bool res = has_residual(problem);
   static const std::vector<double> kNone;
-  RmsNormResult r = rmsnorm_f64(input(inputs, "x"), res ? input(inputs, "residual") : kNone, input(inputs, "w"),
-                                problem.dim("rows"), problem.dim("hidden"), kEps, problem.dtype);
+  RmsNormResult r =
+      rmsnorm_f64(input(inputs, "x"), res ? input(inputs, "residual") : kNone, input(inputs, "w"),
+                  problem.dim("rows"), problem.dim("hidden"), kEps, problem.dtype);
   HostTensors out;
   out["y"] = std::move(r.y);
   if (res) out["residual_out"] = std::move(r.residual_out);

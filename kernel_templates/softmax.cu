@@ -18,8 +18,8 @@
 
 template <int THREADS, int ROWS, int VEC, int CHUNKS, int MASK, typename T>
 __global__ void __launch_bounds__(THREADS* ROWS)
-    ktune_softmax(const T* __restrict__ x, T* __restrict__ y, const int* __restrict__ lengths, int rows, int cols,
-                  float scale, int row_offset) {
+    ktune_softmax(const T* __restrict__ x, T* __restrict__ y, const int* __restrict__ lengths, int rows,
+                  int cols, float scale, int row_offset) {
   using namespace ktune_ops;
   static_assert(THREADS % 32 == 0 && THREADS * ROWS <= 1024, "THREADS a multiple of 32, block <= 1024");
   static_assert(MASK >= 0 && MASK <= 2, "MASK: 0 none, 1 causal, 2 padding");
@@ -37,7 +37,9 @@ __global__ void __launch_bounds__(THREADS* ROWS)
   const bool vec = aligned_to(xr, kBytes) && aligned_to(yr, kBytes);
   int n = cols;
   if (MASK == 1) n = min(cols, max(0, row + row_offset + 1));
-  if (MASK == 2) n = active ? static_cast<int>(static_cast<unsigned>(lengths[row]) % (static_cast<unsigned>(cols) + 1u)) : 0;
+  if (MASK == 2)
+    n = active ? static_cast<int>(static_cast<unsigned>(lengths[row]) % (static_cast<unsigned>(cols) + 1u))
+               : 0;
   const int len = active ? cols : 0;
   if (!active) n = 0;
   const float k = scale * kLog2e;

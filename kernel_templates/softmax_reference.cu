@@ -5,15 +5,18 @@
 
 template <typename T, int MASK>
 __global__ void __launch_bounds__(128)
-    ktune_softmax_reference(const T* __restrict__ x, float* __restrict__ y_ref, const int* __restrict__ lengths,
-                            int rows, int cols, float scale, int row_offset) {
+    ktune_softmax_reference(const T* __restrict__ x, float* __restrict__ y_ref,
+                            const int* __restrict__ lengths, int rows, int cols, float scale,
+                            int row_offset) {
   using ktune_dev::to_f32;
   const int row = static_cast<int>(blockIdx.x) * 4 + static_cast<int>(threadIdx.x) / 32;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const bool active = row < rows;  // inactive warps still take part in the shuffles
   int n = cols;
   if (MASK == 1) n = min(cols, max(0, row + row_offset + 1));
-  if (MASK == 2) n = active ? static_cast<int>(static_cast<unsigned>(lengths[row]) % (static_cast<unsigned>(cols) + 1u)) : 0;
+  if (MASK == 2)
+    n = active ? static_cast<int>(static_cast<unsigned>(lengths[row]) % (static_cast<unsigned>(cols) + 1u))
+               : 0;
   if (!active) n = 0;
   const size_t base = static_cast<size_t>(active ? row : 0) * static_cast<size_t>(cols);
   float m = ktune_ops::neg_inf();

@@ -34,8 +34,9 @@ std::vector<ArgSpec> args(const Problem& p, const char* out, bool padding) {
 SoftmaxMask SoftmaxSpec::mask(const Problem& problem) {
   const auto m = parse_mode(problem.layout, modes());
   if (!m) {
-    throw Error(ErrorKind::kBadInput,
-                fmt::format("softmax mode '{}' is none of '' (no mask), 'causal', 'padding'", problem.layout));
+    throw Error(
+        ErrorKind::kBadInput,
+        fmt::format("softmax mode '{}' is none of '' (no mask), 'causal', 'padding'", problem.layout));
   }
   return *m == "causal" ? SoftmaxMask::kCausal : *m == "padding" ? SoftmaxMask::kPadding : SoftmaxMask::kNone;
 }
@@ -72,16 +73,18 @@ std::optional<std::string> SoftmaxSpec::rejection(const Problem& problem, const 
   const int64_t elem_bytes = static_cast<int64_t>(harness::size_of(problem.dtype));
   const int64_t row_bytes = chunks(problem.dim("cols"), config) * config.at("VEC") * elem_bytes;
   if (online == 0 && row_bytes > kMaxRegisterBytes) {
-    return fmt::format("one-pass softmax keeps {} bytes of the row a thread for cols={} (at most {}): use ONLINE=1",
-                       row_bytes, problem.dim("cols"), kMaxRegisterBytes);
+    return fmt::format(
+        "one-pass softmax keeps {} bytes of the row a thread for cols={} (at most {}): use ONLINE=1",
+        row_bytes, problem.dim("cols"), kMaxRegisterBytes);
   }
   return std::nullopt;
 }
 
 std::string SoftmaxSpec::canonical_name(const Problem& problem, const Config& config) const {
   const std::string mode = parse_mode(problem.layout, modes()).value_or(problem.layout);
-  return fmt::format("softmax.{}{}{}.t{}.r{}.v{}.on{}", harness::to_string(problem.dtype), mode.empty() ? "" : ".",
-                     mode, config.at("THREADS"), config.at("ROWS"), config.at("VEC"), config.at("ONLINE"));
+  return fmt::format("softmax.{}{}{}.t{}.r{}.v{}.on{}", harness::to_string(problem.dtype),
+                     mode.empty() ? "" : ".", mode, config.at("THREADS"), config.at("ROWS"), config.at("VEC"),
+                     config.at("ONLINE"));
 }
 
 CompileSpec SoftmaxSpec::compile_spec(const Problem& problem, const Config& config) const {
@@ -89,8 +92,8 @@ CompileSpec SoftmaxSpec::compile_spec(const Problem& problem, const Config& conf
   const int64_t c = config.at("ONLINE") == 1 ? 0 : chunks(problem.dim("cols"), config);
   CompileSpec spec;
   spec.source_name = std::string(source_name());
-  spec.name_expressions = {fmt::format("ktune_softmax<{},{},{},{},{},{}>", config.at("THREADS"), config.at("ROWS"),
-                                       config.at("VEC"), c, mask_code(mask(problem)),
+  spec.name_expressions = {fmt::format("ktune_softmax<{},{},{},{},{},{}>", config.at("THREADS"),
+                                       config.at("ROWS"), config.at("VEC"), c, mask_code(mask(problem)),
                                        harness::cuda_type_name(problem.dtype))};
   spec.options = {"-std=c++17"};
   return spec;
@@ -142,8 +145,8 @@ ReferenceSpec SoftmaxSpec::reference(const Problem& problem) const {
   constexpr int64_t kRowsPerBlock = 4;  // softmax_reference.cu: a warp a row, 128 threads
   ReferenceSpec r;
   r.compile.source_name = "softmax_reference.cu";
-  const std::string expr = fmt::format("ktune_softmax_reference<{},{}>", harness::cuda_type_name(problem.dtype),
-                                       mask_code(mask(problem)));
+  const std::string expr = fmt::format("ktune_softmax_reference<{},{}>",
+                                       harness::cuda_type_name(problem.dtype), mask_code(mask(problem)));
   r.compile.name_expressions = {expr};
   r.compile.options = {"-std=c++17"};
   r.plan.tensors.push_back({"x", TensorRole::kInput, problem.dtype, n});

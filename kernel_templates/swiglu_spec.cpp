@@ -35,7 +35,9 @@ std::vector<ArgSpec> args(const Problem& p, const char* out) {
 
 bool SwigluSpec::split(const Problem& problem) {
   const auto m = parse_mode(problem.layout, modes());
-  if (!m) throw Error(ErrorKind::kBadInput, fmt::format("swiglu mode '{}' is neither 'fused' nor 'split'", problem.layout));
+  if (!m)
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("swiglu mode '{}' is neither 'fused' nor 'split'", problem.layout));
   return *m == "split";
 }
 
@@ -45,8 +47,10 @@ std::optional<std::string> SwigluSpec::problem_rejection(const Problem& problem)
   if (!parse_mode(problem.layout, modes())) {
     return fmt::format("swiglu mode '{}' is neither 'fused' nor 'split'", problem.layout);
   }
-  if (problem.dim("m") > kMaxGridY) return fmt::format("swiglu serves m <= {} (grid.y), not {}", kMaxGridY, problem.dim("m"));
-  if (2 * problem.dim("i") > kMaxDim) return fmt::format("swiglu: 2*i={} exceeds {}", 2 * problem.dim("i"), kMaxDim);
+  if (problem.dim("m") > kMaxGridY)
+    return fmt::format("swiglu serves m <= {} (grid.y), not {}", kMaxGridY, problem.dim("m"));
+  if (2 * problem.dim("i") > kMaxDim)
+    return fmt::format("swiglu: 2*i={} exceeds {}", 2 * problem.dim("i"), kMaxDim);
   return std::nullopt;
 }
 
@@ -60,16 +64,16 @@ std::optional<std::string> SwigluSpec::rejection(const Problem& problem, const C
   if (auto why = vec_rejection(config.at("VEC"), problem.dtype)) return why;
   const int64_t items = config.at("ITEMS");
   if (items < 1 || items * config.at("VEC") > kMaxRegisterElems / 2) {
-    return fmt::format("ITEMS*VEC={} is outside [1, {}] (gate and up values a thread)", items * config.at("VEC"),
-                       kMaxRegisterElems / 2);
+    return fmt::format("ITEMS*VEC={} is outside [1, {}] (gate and up values a thread)",
+                       items * config.at("VEC"), kMaxRegisterElems / 2);
   }
   return std::nullopt;
 }
 
 std::string SwigluSpec::canonical_name(const Problem& problem, const Config& config) const {
   const auto mode = parse_mode(problem.layout, modes()).value_or(problem.layout);
-  return fmt::format("swiglu.{}.{}.t{}.v{}.e{}", harness::to_string(problem.dtype), mode, config.at("THREADS"),
-                     config.at("VEC"), config.at("ITEMS"));
+  return fmt::format("swiglu.{}.{}.t{}.v{}.e{}", harness::to_string(problem.dtype), mode,
+                     config.at("THREADS"), config.at("VEC"), config.at("ITEMS"));
 }
 
 CompileSpec SwigluSpec::compile_spec(const Problem& problem, const Config& config) const {
@@ -123,8 +127,9 @@ ReferenceSpec SwigluSpec::reference(const Problem& problem) const {
   constexpr int64_t kThreads = 256;  // swiglu_reference.cu: a thread an element
   ReferenceSpec r;
   r.compile.source_name = "swiglu_reference.cu";
-  const std::string expr = fmt::format("ktune_swiglu_reference<{},{}>", harness::cuda_type_name(problem.dtype),
-                                       split(problem) ? "true" : "false");
+  const std::string expr =
+      fmt::format("ktune_swiglu_reference<{},{}>", harness::cuda_type_name(problem.dtype),
+                  split(problem) ? "true" : "false");
   r.compile.name_expressions = {expr};
   r.compile.options = {"-std=c++17"};
   r.plan.tensors = inputs_of(problem);
@@ -143,7 +148,8 @@ HostTensors SwigluSpec::cpu_reference(const Problem& problem, const HostTensors&
   throw_if(problem_rejection(problem));
   auto need = [&](const char* name) -> const std::vector<double>& {
     const auto it = inputs.find(name);
-    if (it == inputs.end()) throw Error(ErrorKind::kBadInput, fmt::format("swiglu cpu reference needs input '{}'", name));
+    if (it == inputs.end())
+      throw Error(ErrorKind::kBadInput, fmt::format("swiglu cpu reference needs input '{}'", name));
     return it->second;
   };
   HostTensors out;

@@ -71,18 +71,21 @@ std::vector<kt::Config> sweep(const std::string& op, DType dtype) {
       }
     }
   } else if (op == "softmax") {
-    const int64_t tro[][3] = {{32, 4, 0},   {128, 1, 0}, {256, 1, 0}, {512, 1, 0},  {1024, 1, 0},
-                              {256, 1, 1},  {512, 1, 1}, {1024, 1, 1}, {128, 2, 0}, {64, 4, 0}};
+    const int64_t tro[][3] = {{32, 4, 0},  {128, 1, 0}, {256, 1, 0},  {512, 1, 0}, {1024, 1, 0},
+                              {256, 1, 1}, {512, 1, 1}, {1024, 1, 1}, {128, 2, 0}, {64, 4, 0}};
     for (const auto& x : tro) {
       out.push_back(cfg("rowwise", {{"THREADS", x[0]}, {"ROWS", x[1]}, {"VEC", v16}, {"ONLINE", x[2]}}));
     }
   } else if (op == "swiglu") {
     for (int64_t t : {128, 256, 512}) {
-      for (int64_t items : {1, 2, 4}) out.push_back(cfg("elementwise", {{"THREADS", t}, {"VEC", v16}, {"ITEMS", items}}));
+      for (int64_t items : {1, 2, 4})
+        out.push_back(cfg("elementwise", {{"THREADS", t}, {"VEC", v16}, {"ITEMS", items}}));
     }
   } else {
-    const int64_t lhv[][3] = {{8, 8, 8}, {8, 16, 8}, {16, 8, 4}, {16, 16, 4}, {32, 4, 2}, {32, 8, 2}, {4, 16, 8}, {4, 32, 8}};
-    for (const auto& x : lhv) out.push_back(cfg("headwise", {{"THREADS", x[0]}, {"HEADS", x[1]}, {"VEC", x[2]}}));
+    const int64_t lhv[][3] = {{8, 8, 8},  {8, 16, 8}, {16, 8, 4}, {16, 16, 4},
+                              {32, 4, 2}, {32, 8, 2}, {4, 16, 8}, {4, 32, 8}};
+    for (const auto& x : lhv)
+      out.push_back(cfg("headwise", {{"THREADS", x[0]}, {"HEADS", x[1]}, {"VEC", x[2]}}));
   }
   return out;
 }
@@ -95,9 +98,12 @@ std::vector<Size> sizes() {
   auto smx = [&](int64_t rows, int64_t cols, const char* mode, const char* target) {
     return Size{"softmax", {{{"rows", rows}, {"cols", cols}}, b, mode}, target};
   };
-  auto swi = [&](int64_t m, int64_t i) { return Size{"swiglu", {{{"m", m}, {"i", i}}, b, "fused"}, ">=85% of copy"}; };
+  auto swi = [&](int64_t m, int64_t i) {
+    return Size{"swiglu", {{{"m", m}, {"i", i}}, b, "fused"}, ">=85% of copy"};
+  };
   auto rope = [&](int64_t t) {
-    return Size{"rmsnorm_rope", {{{"tokens", t}, {"heads_q", 32}, {"heads_kv", 8}, {"head_dim", 128}}, b, "neox"},
+    return Size{"rmsnorm_rope",
+                {{{"tokens", t}, {"heads_q", 32}, {"heads_kv", 8}, {"head_dim", 128}}, b, "neox"},
                 ">=85% of copy"};
   };
   return {
@@ -164,7 +170,8 @@ int main(int argc, char** argv) {
     if (quick) {
       std::vector<Size> first;
       for (const auto& s : all) {
-        if (std::none_of(first.begin(), first.end(), [&](const Size& f) { return f.op == s.op; })) first.push_back(s);
+        if (std::none_of(first.begin(), first.end(), [&](const Size& f) { return f.op == s.op; }))
+          first.push_back(s);
       }
       all = first;
     }
@@ -206,13 +213,15 @@ int main(int argc, char** argv) {
         kt::testing::run_plan(kernels, compile, plan, tensors);
         bool ok = true;
         for (const auto& [out, ref_name] : ref.compare) {
-          const auto got = kt::testing::download_values(tensors, plan.tensors[static_cast<std::size_t>(plan.tensor_index(out))]);
-          const auto want =
-              kt::testing::download_values(tensors, ref.plan.tensors[static_cast<std::size_t>(ref.plan.tensor_index(ref_name))]);
+          const auto got = kt::testing::download_values(
+              tensors, plan.tensors[static_cast<std::size_t>(plan.tensor_index(out))]);
+          const auto want = kt::testing::download_values(
+              tensors, ref.plan.tensors[static_cast<std::size_t>(ref.plan.tensor_index(ref_name))]);
           const auto v = ktune::harness::judge(ktune::harness::compare(got, want),
                                                ktune::harness::tolerance_for(s.problem.dtype));
           if (!v.ok) {
-            std::printf("  INCORRECT %s @ %s: %s\n", name.c_str(), s.problem.shape_text().c_str(), v.reason.c_str());
+            std::printf("  INCORRECT %s @ %s: %s\n", name.c_str(), s.problem.shape_text().c_str(),
+                        v.reason.c_str());
             ok = false;
           }
         }
@@ -225,8 +234,9 @@ int main(int argc, char** argv) {
         r.args = std::make_unique<kt::PackedArgs>(plan, r.launch, ptrs);
         const auto& d = r.launch.dims;
         auto enqueue = [&] {
-          ktune::harness::launch(r.function, {d.grid.x, d.grid.y, d.grid.z}, {d.block.x, d.block.y, d.block.z},
-                                 d.dynamic_smem_bytes, stream, r.args->data());
+          ktune::harness::launch(r.function, {d.grid.x, d.grid.y, d.grid.z},
+                                 {d.block.x, d.block.y, d.block.z}, d.dynamic_smem_bytes, stream,
+                                 r.args->data());
         };
         for (int i = 0; i < kWarmup; ++i) enqueue();
         ktune::harness::EventTimer timer(stream);
@@ -254,9 +264,9 @@ int main(int argc, char** argv) {
           best_batch = batch;
         }
         if (csv.is_open()) {
-          csv << s.op << "," << s.problem.layout << ",\"" << s.problem.shape_text() << "\",bf16," << name << "," << us
-              << "," << bytes / us / 1e3 << "," << 100.0 * bytes / us / 1e3 / kCopyCeilingGBs << "," << batch
-              << ",1\n";
+          csv << s.op << "," << s.problem.layout << ",\"" << s.problem.shape_text() << "\",bf16," << name
+              << "," << us << "," << bytes / us / 1e3 << "," << 100.0 * bytes / us / 1e3 / kCopyCeilingGBs
+              << "," << batch << ",1\n";
         }
       }
       KTUNE_CU_CHECK(drv.cuStreamSynchronize(stream));
@@ -266,9 +276,9 @@ int main(int argc, char** argv) {
         continue;
       }
       const double gbs = bytes / best_us / 1e3;
-      std::printf("%-13s %-9s %-38s %-34s %10.2f %9.0f %5.1f%%  %s%s\n", s.op.c_str(), s.problem.layout.c_str(),
-                  s.problem.shape_text().c_str(), best_name.c_str(), best_us, gbs, 100.0 * gbs / kCopyCeilingGBs,
-                  s.target.c_str(), best_batch > 1 ? " (graph)" : "");
+      std::printf("%-13s %-9s %-38s %-34s %10.2f %9.0f %5.1f%%  %s%s\n", s.op.c_str(),
+                  s.problem.layout.c_str(), s.problem.shape_text().c_str(), best_name.c_str(), best_us, gbs,
+                  100.0 * gbs / kCopyCeilingGBs, s.target.c_str(), best_batch > 1 ? " (graph)" : "");
       std::fflush(stdout);
     }
     KTUNE_CU_CHECK(drv.cuStreamDestroy(stream));

@@ -91,7 +91,8 @@ bool expect_matches_reference(Fixture& f, const KernelSpec& spec, const Config& 
     for (const auto& [out, want] : f.ref) {
       const auto& t = plan.tensors[static_cast<std::size_t>(plan.tensor_index(out))];
       const auto got = testing::download_values(f.tensors, t);
-      const harness::Verdict v = harness::judge(harness::compare(got, want), harness::tolerance_for(f.problem.dtype));
+      const harness::Verdict v =
+          harness::judge(harness::compare(got, want), harness::tolerance_for(f.problem.dtype));
       EXPECT_TRUE(v.ok) << label << " output " << out << ": " << v.reason;
     }
   } catch (const Error& e) {
@@ -119,8 +120,9 @@ void verify_samples(const KernelSpec& spec, const std::vector<Problem>& problems
   }
 }
 
-std::vector<Problem> with_dtypes_and_modes(const std::vector<std::vector<std::pair<std::string, int64_t>>>& shapes,
-                                           const std::vector<std::string>& modes) {
+std::vector<Problem> with_dtypes_and_modes(
+    const std::vector<std::vector<std::pair<std::string, int64_t>>>& shapes,
+    const std::vector<std::string>& modes) {
   std::vector<Problem> out;
   for (DType t : testing::ops_dtypes()) {
     for (const auto& m : modes) {
@@ -131,20 +133,24 @@ std::vector<Problem> with_dtypes_and_modes(const std::vector<std::vector<std::pa
 }
 
 TEST_F(OpsGpu, RmsNormSamplesMatchReference) {
-  const auto problems = with_dtypes_and_modes(
-      {{{"rows", 1}, {"hidden", 4096}}, {{"rows", 7}, {"hidden", 4095}}, {{"rows", 33}, {"hidden", 37}},
-       {{"rows", 130}, {"hidden", 8192}}, {{"rows", 5}, {"hidden", 1000}}},
-      {"", "residual"});
+  const auto problems = with_dtypes_and_modes({{{"rows", 1}, {"hidden", 4096}},
+                                               {{"rows", 7}, {"hidden", 4095}},
+                                               {{"rows", 33}, {"hidden", 37}},
+                                               {{"rows", 130}, {"hidden", 8192}},
+                                               {{"rows", 5}, {"hidden", 1000}}},
+                                              {"", "residual"});
   verify_samples(find_spec("rmsnorm", "rowwise"), problems, testing::rmsnorm_samples);
 }
 
 TEST_F(OpsGpu, RmsNormRopeSamplesMatchReference) {
-  const auto problems = with_dtypes_and_modes({{{"tokens", 1}, {"heads_q", 32}, {"heads_kv", 8}, {"head_dim", 128}},
-                                               {{"tokens", 7}, {"heads_q", 16}, {"heads_kv", 8}, {"head_dim", 64}},
-                                               {{"tokens", 5}, {"heads_q", 28}, {"heads_kv", 4}, {"head_dim", 128}},
-                                               {{"tokens", 3}, {"heads_q", 5}, {"heads_kv", 1}, {"head_dim", 256}}},
-                                              {"neox", "gptj"});
-  verify_samples(find_spec("rmsnorm_rope", "headwise"), problems, [](DType) { return testing::rope_samples(); });
+  const auto problems =
+      with_dtypes_and_modes({{{"tokens", 1}, {"heads_q", 32}, {"heads_kv", 8}, {"head_dim", 128}},
+                             {{"tokens", 7}, {"heads_q", 16}, {"heads_kv", 8}, {"head_dim", 64}},
+                             {{"tokens", 5}, {"heads_q", 28}, {"heads_kv", 4}, {"head_dim", 128}},
+                             {{"tokens", 3}, {"heads_q", 5}, {"heads_kv", 1}, {"head_dim", 256}}},
+                            {"neox", "gptj"});
+  verify_samples(find_spec("rmsnorm_rope", "headwise"), problems,
+                 [](DType) { return testing::rope_samples(); });
 }
 
 TEST_F(OpsGpu, SoftmaxSamplesMatchReference) {
@@ -158,9 +164,11 @@ TEST_F(OpsGpu, SoftmaxSamplesMatchReference) {
 }
 
 TEST_F(OpsGpu, SwigluSamplesMatchReference) {
-  const auto problems = with_dtypes_and_modes(
-      {{{"m", 1}, {"i", 14336}}, {{"m", 7}, {"i", 4095}}, {{"m", 33}, {"i", 1000}}, {{"m", 130}, {"i", 18944}}},
-      {"fused", "split"});
+  const auto problems = with_dtypes_and_modes({{{"m", 1}, {"i", 14336}},
+                                               {{"m", 7}, {"i", 4095}},
+                                               {{"m", 33}, {"i", 1000}},
+                                               {{"m", 130}, {"i", 18944}}},
+                                              {"fused", "split"});
   verify_samples(find_spec("swiglu", "elementwise"), problems, testing::swiglu_samples);
 }
 
@@ -171,11 +179,14 @@ TEST_F(OpsGpu, GpuReferencesMatchCpuFloat64) {
   };
   std::vector<Case> cases;
   for (DType t : testing::ops_dtypes()) {
-    for (const char* m : {"", "residual"}) cases.push_back({"rmsnorm", {{{"rows", 5}, {"hidden", 301}}, t, m}});
+    for (const char* m : {"", "residual"})
+      cases.push_back({"rmsnorm", {{{"rows", 5}, {"hidden", 301}}, t, m}});
     for (const char* m : {"neox", "gptj"}) {
-      cases.push_back({"rmsnorm_rope", {{{"tokens", 3}, {"heads_q", 4}, {"heads_kv", 2}, {"head_dim", 64}}, t, m}});
+      cases.push_back(
+          {"rmsnorm_rope", {{{"tokens", 3}, {"heads_q", 4}, {"heads_kv", 2}, {"head_dim", 64}}, t, m}});
     }
-    for (const char* m : {"", "causal", "padding"}) cases.push_back({"softmax", {{{"rows", 6}, {"cols", 333}}, t, m}});
+    for (const char* m : {"", "causal", "padding"})
+      cases.push_back({"softmax", {{{"rows", 6}, {"cols", 333}}, t, m}});
     for (const char* m : {"fused", "split"}) cases.push_back({"swiglu", {{{"m", 3}, {"i", 257}}, t, m}});
   }
   for (const auto& c : cases) {
@@ -198,7 +209,8 @@ TEST_F(OpsGpu, MisalignedPointersTakeThePerElementPaths) {
   // pointer checks send the kernels to their per-element paths (AlignmentRule::required false).
   const std::vector<std::pair<const char*, Problem>> cases = {
       {"rmsnorm", {{{"rows", 9}, {"hidden", 1024}}, DType::kBF16, "residual"}},
-      {"rmsnorm_rope", {{{"tokens", 3}, {"heads_q", 8}, {"heads_kv", 2}, {"head_dim", 128}}, DType::kF16, "gptj"}},
+      {"rmsnorm_rope",
+       {{{"tokens", 3}, {"heads_q", 8}, {"heads_kv", 2}, {"head_dim", 128}}, DType::kF16, "gptj"}},
       {"softmax", {{{"rows", 9}, {"cols", 2048}}, DType::kBF16, ""}},
       {"swiglu", {{{"m", 9}, {"i", 2048}}, DType::kF32, "split"}},
   };
@@ -213,7 +225,8 @@ TEST_F(OpsGpu, PositionsAsRandomBitPatternsStayInTheTable) {
   // The tuner's harness fills "positions" (declared f32) with random float bits: the kernel must
   // wrap them into the table, as the reference does, and not fault.
   const KernelSpec& spec = find_spec("rmsnorm_rope", "headwise");
-  const Problem p{{{"tokens", 64}, {"heads_q", 32}, {"heads_kv", 8}, {"head_dim", 128}}, DType::kBF16, "neox"};
+  const Problem p{
+      {{"tokens", 64}, {"heads_q", 32}, {"heads_kv", 8}, {"head_dim", 128}}, DType::kBF16, "neox"};
   auto f = make_fixture(spec, p, 91);
   std::vector<double> ignored;
   const ReferenceSpec ref = spec.reference(p);
@@ -221,7 +234,8 @@ TEST_F(OpsGpu, PositionsAsRandomBitPatternsStayInTheTable) {
   f->tensors.upload("positions", testing::random_tensor(DType::kF32, pos.elements, 5, ignored));
   testing::run_plan(*gpu().kernels, ref.compile, ref.plan, f->tensors);
   for (const auto& [out, ref_name] : ref.compare) {
-    f->ref[out] = testing::download_values(f->tensors, ref.plan.tensors[static_cast<std::size_t>(ref.plan.tensor_index(ref_name))]);
+    f->ref[out] = testing::download_values(
+        f->tensors, ref.plan.tensors[static_cast<std::size_t>(ref.plan.tensor_index(ref_name))]);
   }
   for (const Config& c : testing::rope_samples()) expect_matches_reference(*f, spec, c);
 }

@@ -39,7 +39,8 @@ TEST(OpsManifest, EveryManifestAgreesWithItsSpec) {
     EXPECT_EQ(strings(v["params"]), spec.param_names()) << kernel;
     EXPECT_EQ(spec.reference(Problem{[&] {
                                        std::vector<std::pair<std::string, int64_t>> d;
-                                       for (const auto& n : spec.dims()) d.emplace_back(n, n == "head_dim" ? 128 : 8);
+                                       for (const auto& n : spec.dims())
+                                         d.emplace_back(n, n == "head_dim" ? 128 : 8);
                                        return d;
                                      }(),
                                      DType::kBF16, std::string(kernel) == "rmsnorm_rope" ? "neox" : ""})

@@ -22,8 +22,9 @@ namespace {
 /// does not spill its row.
 void compile_all(const KernelSpec& spec, const Problem& problem, const std::vector<Config>& configs,
                  std::size_t min_accepted) {
-  const std::string label = std::string(spec.kernel()) + "." + std::string(harness::to_string(problem.dtype)) +
-                            (problem.layout.empty() ? "" : "." + problem.layout) + " @ " + problem.shape_text();
+  const std::string label =
+      std::string(spec.kernel()) + "." + std::string(harness::to_string(problem.dtype)) +
+      (problem.layout.empty() ? "" : "." + problem.layout) + " @ " + problem.shape_text();
   CompileSpec merged;
   std::size_t accepted = 0;
   for (const Config& c : configs) {
@@ -68,11 +69,12 @@ void compile_all(const KernelSpec& spec, const Problem& problem, const std::vect
 
 TEST(OpsNvrtc, RmsNormSampleCompiles) {
   const KernelSpec& spec = find_spec("rmsnorm", "rowwise");
-  compile_all(spec, {{{"rows", 7}, {"hidden", 4096}}, DType::kBF16, ""}, testing::rmsnorm_samples(DType::kBF16), 6);
-  compile_all(spec, {{{"rows", 7}, {"hidden", 4095}}, DType::kF16, "residual"}, testing::rmsnorm_samples(DType::kF16),
-              6);
-  compile_all(spec, {{{"rows", 7}, {"hidden", 1024}}, DType::kF32, "residual"}, testing::rmsnorm_samples(DType::kF32),
-              6);
+  compile_all(spec, {{{"rows", 7}, {"hidden", 4096}}, DType::kBF16, ""},
+              testing::rmsnorm_samples(DType::kBF16), 6);
+  compile_all(spec, {{{"rows", 7}, {"hidden", 4095}}, DType::kF16, "residual"},
+              testing::rmsnorm_samples(DType::kF16), 6);
+  compile_all(spec, {{{"rows", 7}, {"hidden", 1024}}, DType::kF32, "residual"},
+              testing::rmsnorm_samples(DType::kF32), 6);
 }
 
 TEST(OpsNvrtc, RmsNormRopeSampleCompiles) {
@@ -87,14 +89,18 @@ TEST(OpsNvrtc, RmsNormRopeSampleCompiles) {
 
 TEST(OpsNvrtc, SoftmaxSampleCompiles) {
   const KernelSpec& spec = find_spec("softmax", "rowwise");
-  compile_all(spec, {{{"rows", 9}, {"cols", 4096}}, DType::kBF16, ""}, testing::softmax_samples(DType::kBF16), 6);
-  compile_all(spec, {{{"rows", 9}, {"cols", 1000}}, DType::kF16, "causal"}, testing::softmax_samples(DType::kF16), 6);
-  compile_all(spec, {{{"rows", 9}, {"cols", 777}}, DType::kF32, "padding"}, testing::softmax_samples(DType::kF32), 6);
+  compile_all(spec, {{{"rows", 9}, {"cols", 4096}}, DType::kBF16, ""}, testing::softmax_samples(DType::kBF16),
+              6);
+  compile_all(spec, {{{"rows", 9}, {"cols", 1000}}, DType::kF16, "causal"},
+              testing::softmax_samples(DType::kF16), 6);
+  compile_all(spec, {{{"rows", 9}, {"cols", 777}}, DType::kF32, "padding"},
+              testing::softmax_samples(DType::kF32), 6);
 }
 
 TEST(OpsNvrtc, SwigluSampleCompiles) {
   const KernelSpec& spec = find_spec("swiglu", "elementwise");
-  compile_all(spec, {{{"m", 5}, {"i", 14336}}, DType::kBF16, "fused"}, testing::swiglu_samples(DType::kBF16), 6);
+  compile_all(spec, {{{"m", 5}, {"i", 14336}}, DType::kBF16, "fused"}, testing::swiglu_samples(DType::kBF16),
+              6);
   compile_all(spec, {{{"m", 5}, {"i", 4095}}, DType::kF16, "split"}, testing::swiglu_samples(DType::kF16), 6);
   compile_all(spec, {{{"m", 5}, {"i", 1000}}, DType::kF32, "fused"}, testing::swiglu_samples(DType::kF32), 6);
 }

@@ -16,29 +16,32 @@ inline int64_t vec_elems(int64_t bytes, DType dtype) {
 }
 
 inline std::vector<Config> rmsnorm_samples(DType dtype) {
-  const int64_t s[][4] = {{32, 4, 16, 1},  {64, 2, 8, 1},  {128, 1, 16, 1}, {256, 1, 16, 0},
+  const int64_t s[][4] = {{32, 4, 16, 1},  {64, 2, 8, 1},   {128, 1, 16, 1}, {256, 1, 16, 0},
                           {512, 1, 16, 1}, {1024, 1, 4, 0}, {32, 8, 16, 0},  {256, 2, 4, 1}};
   std::vector<Config> out;
   for (const auto& c : s) {
-    out.push_back({"rowwise", {{"THREADS", c[0]}, {"ROWS", c[1]}, {"VEC", vec_elems(c[2], dtype)}, {"REG", c[3]}}});
+    out.push_back(
+        {"rowwise", {{"THREADS", c[0]}, {"ROWS", c[1]}, {"VEC", vec_elems(c[2], dtype)}, {"REG", c[3]}}});
   }
   return out;
 }
 
 /// THREADS (lanes a head), HEADS, VEC in elements (even); some do not divide head_dim 64.
 inline std::vector<Config> rope_samples() {
-  const int64_t s[][3] = {{16, 2, 2}, {8, 4, 4}, {4, 8, 8}, {32, 1, 2}, {16, 8, 4}, {2, 16, 8}, {8, 16, 2}, {32, 4, 4}};
+  const int64_t s[][3] = {{16, 2, 2}, {8, 4, 4},  {4, 8, 8},  {32, 1, 2},
+                          {16, 8, 4}, {2, 16, 8}, {8, 16, 2}, {32, 4, 4}};
   std::vector<Config> out;
   for (const auto& c : s) out.push_back({"headwise", {{"THREADS", c[0]}, {"HEADS", c[1]}, {"VEC", c[2]}}});
   return out;
 }
 
 inline std::vector<Config> softmax_samples(DType dtype) {
-  const int64_t s[][4] = {{32, 4, 16, 0},  {128, 1, 16, 0}, {256, 1, 8, 1}, {1024, 1, 16, 1},
-                          {64, 2, 4, 0},   {512, 1, 16, 0}, {32, 8, 16, 1}, {256, 2, 16, 1}};
+  const int64_t s[][4] = {{32, 4, 16, 0}, {128, 1, 16, 0}, {256, 1, 8, 1}, {1024, 1, 16, 1},
+                          {64, 2, 4, 0},  {512, 1, 16, 0}, {32, 8, 16, 1}, {256, 2, 16, 1}};
   std::vector<Config> out;
   for (const auto& c : s) {
-    out.push_back({"rowwise", {{"THREADS", c[0]}, {"ROWS", c[1]}, {"VEC", vec_elems(c[2], dtype)}, {"ONLINE", c[3]}}});
+    out.push_back(
+        {"rowwise", {{"THREADS", c[0]}, {"ROWS", c[1]}, {"VEC", vec_elems(c[2], dtype)}, {"ONLINE", c[3]}}});
   }
   return out;
 }

@@ -52,13 +52,14 @@ void check_space(const std::string& kernel, const std::vector<std::string>& mode
         for (const auto& c : e.configs) {
           const Config sc = to_spec_config(c);
           const auto why = spec.rejection(problem, sc);
-          EXPECT_FALSE(why.has_value()) << space.canonical_name(c, dtype, mode) << " " << shape.label << ": "
-                                        << why.value_or("");
+          EXPECT_FALSE(why.has_value())
+              << space.canonical_name(c, dtype, mode) << " " << shape.label << ": " << why.value_or("");
           EXPECT_EQ(spec.canonical_name(problem, sc), space.canonical_name(c, dtype, mode));
           ++checked;
         }
         const Config d = to_spec_config(*default_config);
-        EXPECT_EQ(spec.rejection(problem, d), std::nullopt) << kernel << " default @ " << shape.label << " " << dtype;
+        EXPECT_EQ(spec.rejection(problem, d), std::nullopt)
+            << kernel << " default @ " << shape.label << " " << dtype;
       }
     }
   }

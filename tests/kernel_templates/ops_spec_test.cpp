@@ -20,7 +20,8 @@ namespace {
 Problem rms(int64_t rows, int64_t hidden, DType dtype = DType::kBF16, std::string mode = "") {
   return {{{"rows", rows}, {"hidden", hidden}}, dtype, std::move(mode)};
 }
-Problem rope(int64_t tokens, int64_t hq, int64_t hk, int64_t d, DType dtype = DType::kBF16, std::string mode = "") {
+Problem rope(int64_t tokens, int64_t hq, int64_t hk, int64_t d, DType dtype = DType::kBF16,
+             std::string mode = "") {
   return {{{"tokens", tokens}, {"heads_q", hq}, {"heads_kv", hk}, {"head_dim", d}}, dtype, std::move(mode)};
 }
 Problem smx(int64_t rows, int64_t cols, DType dtype = DType::kBF16, std::string mode = "") {
@@ -63,8 +64,9 @@ TEST(OpsSpec, RmsNormNamesAndExpressions) {
   // REG 1: CHUNKS = ceil(4096 / (256 * 8)) = 2; REG 0: 0 (one cubin for every hidden).
   EXPECT_EQ(s.compile_spec(rms(16, 4096), rms_cfg(256, 1, 8, 1)).name_expressions.at(0),
             "ktune_rmsnorm<256,1,8,2,false,__nv_bfloat16>");
-  EXPECT_EQ(s.compile_spec(rms(16, 4095, DType::kF16, "residual"), rms_cfg(128, 2, 8, 0)).name_expressions.at(0),
-            "ktune_rmsnorm<128,2,8,0,true,__half>");
+  EXPECT_EQ(
+      s.compile_spec(rms(16, 4095, DType::kF16, "residual"), rms_cfg(128, 2, 8, 0)).name_expressions.at(0),
+      "ktune_rmsnorm<128,2,8,0,true,__half>");
   EXPECT_EQ(s.compile_spec(rms(1, 4095), rms_cfg(128, 2, 8, 1)).name_expressions.at(0),
             "ktune_rmsnorm<128,2,8,4,false,__nv_bfloat16>");
 }
@@ -73,11 +75,11 @@ TEST(OpsSpec, RmsNormRejections) {
   const RmsNormSpec s;
   const Problem p = rms(7, 4096);
   EXPECT_EQ(s.rejection(p, rms_cfg(256, 1, 8, 1)), std::nullopt);
-  EXPECT_NE(s.rejection(p, rms_cfg(48, 1, 8, 0)), std::nullopt);     // not a multiple of 32
-  EXPECT_NE(s.rejection(p, rms_cfg(512, 4, 8, 0)), std::nullopt);    // 2048 threads
-  EXPECT_NE(s.rejection(p, rms_cfg(256, 1, 16, 0)), std::nullopt);   // 32 bytes
-  EXPECT_NE(s.rejection(p, rms_cfg(256, 1, 3, 0)), std::nullopt);    // not a power of two
-  EXPECT_NE(s.rejection(p, rms_cfg(256, 1, 8, 2)), std::nullopt);    // REG 0/1
+  EXPECT_NE(s.rejection(p, rms_cfg(48, 1, 8, 0)), std::nullopt);             // not a multiple of 32
+  EXPECT_NE(s.rejection(p, rms_cfg(512, 4, 8, 0)), std::nullopt);            // 2048 threads
+  EXPECT_NE(s.rejection(p, rms_cfg(256, 1, 16, 0)), std::nullopt);           // 32 bytes
+  EXPECT_NE(s.rejection(p, rms_cfg(256, 1, 3, 0)), std::nullopt);            // not a power of two
+  EXPECT_NE(s.rejection(p, rms_cfg(256, 1, 8, 2)), std::nullopt);            // REG 0/1
   EXPECT_NE(s.rejection(rms(7, 8192), rms_cfg(32, 1, 8, 1)), std::nullopt);  // 256 elements a thread
   EXPECT_EQ(s.rejection(rms(7, 8192), rms_cfg(32, 1, 8, 0)), std::nullopt);  // two-pass serves it
   EXPECT_NE(s.rejection(rms(7, 4096, DType::kF32), rms_cfg(256, 1, 8, 0)), std::nullopt);  // f32: VEC <= 4
@@ -88,7 +90,8 @@ TEST(OpsSpec, RmsNormRejections) {
   missing.params.erase("REG");
   EXPECT_NE(s.rejection(p, missing), std::nullopt);
   // Bad input throws before anything is launched.
-  expect_bad_input([&] { s.launch_plan(rms(7, 4096, DType::kFP8E4M3), rms_cfg(256, 1, 8, 0)); }, "f32, f16, bf16");
+  expect_bad_input([&] { s.launch_plan(rms(7, 4096, DType::kFP8E4M3), rms_cfg(256, 1, 8, 0)); },
+                   "f32, f16, bf16");
   expect_bad_input([&] { s.compile_spec(rms(7, 4096, DType::kBF16, "nt"), rms_cfg(256, 1, 8, 0)); }, "mode");
   expect_bad_input([&] { s.launch_plan(rms(0, 4096), rms_cfg(256, 1, 8, 0)); }, "rows=0");
   expect_bad_input([&] { s.reference({{{"rows", 4}}, DType::kBF16, ""}); }, "hidden");
@@ -125,7 +128,8 @@ TEST(OpsSpec, RopeRejectsBadHeadDimsBeforeLaunch) {
   const Config c = s.default_config(rope(1, 32, 8, 128));
   expect_bad_input([&] { s.launch_plan(rope(4, 32, 8, 127), c); }, "even head_dim");
   expect_bad_input([&] { s.compile_spec(rope(4, 32, 8, 96), c); }, "head_dim 64, 128 and 256");
-  expect_bad_input([&] { s.reference(rope(4, 32, 8, 128, DType::kBF16, "rotate")); }, "neither 'neox' nor 'gptj'");
+  expect_bad_input([&] { s.reference(rope(4, 32, 8, 128, DType::kBF16, "rotate")); },
+                   "neither 'neox' nor 'gptj'");
   expect_bad_input([&] { s.launch_plan(rope(4, 32, 8, 128, DType::kFP8E4M3), c); }, "f32, f16, bf16");
   for (int64_t d : {64, 128, 256}) {
     for (DType t : testing::ops_dtypes()) EXPECT_EQ(s.rejection(rope(3, 5, 1, d, t), c), std::nullopt) << d;
@@ -146,7 +150,8 @@ TEST(OpsSpec, RopeNamesRulesAndPlan) {
             std::nullopt);  // 16 threads: not whole warps
   EXPECT_NE(s.rejection(rope(1, 2, 1, 128), Config{"headwise", {{"THREADS", 16}, {"HEADS", 2}, {"VEC", 1}}}),
             std::nullopt);  // VEC odd
-  EXPECT_NE(s.rejection(rope(1, 2, 1, 128, DType::kF32), Config{"headwise", {{"THREADS", 8}, {"HEADS", 4}, {"VEC", 8}}}),
+  EXPECT_NE(s.rejection(rope(1, 2, 1, 128, DType::kF32),
+                        Config{"headwise", {{"THREADS", 8}, {"HEADS", 4}, {"VEC", 8}}}),
             std::nullopt);  // 32 bytes
   const LaunchPlan plan = s.launch_plan(rope(10, 32, 8, 128), c);
   EXPECT_EQ(plan.launches[0].dims.grid, (Dim3{100, 1, 1}));  // 10 * 40 heads / 4
@@ -155,7 +160,8 @@ TEST(OpsSpec, RopeNamesRulesAndPlan) {
   EXPECT_EQ(plan.tensors[plan.tensor_index("cos_sin")].elements, RmsNormRopeSpec::kMaxPos * 128);
   EXPECT_EQ(plan.launches[0].args.size(), 13u);  // 8 tensors, 5 scalars
   const ReferenceSpec r = s.reference(rope(10, 32, 8, 128));
-  EXPECT_EQ(r.compare, (std::vector<std::pair<std::string, std::string>>{{"q_out", "q_ref"}, {"k_out", "k_ref"}}));
+  EXPECT_EQ(r.compare,
+            (std::vector<std::pair<std::string, std::string>>{{"q_out", "q_ref"}, {"k_out", "k_ref"}}));
   EXPECT_EQ(r.plan.launches[0].args.size(), 14u);  // + head_dim
   EXPECT_GT(s.work(rope(10, 32, 8, 128)).min_bytes, 2.0 * 10 * 40 * 128 * 2);
 }
@@ -180,10 +186,12 @@ TEST(OpsSpec, SoftmaxModesNamesAndRules) {
   const Config one{"rowwise", {{"THREADS", 1024}, {"ROWS", 1}, {"VEC", 8}, {"ONLINE", 0}}};
   const Config online{"rowwise", {{"THREADS", 1024}, {"ROWS", 1}, {"VEC", 8}, {"ONLINE", 1}}};
   EXPECT_EQ(s.canonical_name(smx(4096, 32768), one), "softmax.bf16.t1024.r1.v8.on0");
-  EXPECT_EQ(s.canonical_name(smx(4096, 32768, DType::kBF16, "causal"), online), "softmax.bf16.causal.t1024.r1.v8.on1");
+  EXPECT_EQ(s.canonical_name(smx(4096, 32768, DType::kBF16, "causal"), online),
+            "softmax.bf16.causal.t1024.r1.v8.on1");
   EXPECT_EQ(s.compile_spec(smx(4096, 32768), one).name_expressions.at(0),
             "ktune_softmax<1024,1,8,4,0,__nv_bfloat16>");
-  EXPECT_EQ(s.compile_spec(smx(1, 262144, DType::kF32, "padding"), Config{"rowwise", {{"THREADS", 1024}, {"ROWS", 1}, {"VEC", 4}, {"ONLINE", 1}}})
+  EXPECT_EQ(s.compile_spec(smx(1, 262144, DType::kF32, "padding"),
+                           Config{"rowwise", {{"THREADS", 1024}, {"ROWS", 1}, {"VEC", 4}, {"ONLINE", 1}}})
                 .name_expressions.at(0),
             "ktune_softmax<1024,1,4,0,2,float>");
   EXPECT_NE(s.rejection(smx(1, 262144), one), std::nullopt);  // 256 elements a thread
@@ -212,10 +220,11 @@ TEST(OpsSpec, SwigluModes) {
   EXPECT_EQ(fused.tensors[fused.tensor_index("x")].elements, 2 * 16 * 14336);
   EXPECT_EQ(fused.launches[0].dims.grid, (Dim3{4, 16, 1}));  // ceil(14336 / 4096)
   EXPECT_EQ(fused.launches[0].args[1].kind, ArgSpec::Kind::kNullPointer);
-  const LaunchPlan split = s.launch_plan(swi(3, 100, DType::kF32, "split"), c.variant == "" ? c : Config{"elementwise", {{"THREADS", 64}, {"VEC", 4}, {"ITEMS", 1}}});
+  const LaunchPlan split = s.launch_plan(swi(3, 100, DType::kF32, "split"),
+                                         Config{"elementwise", {{"THREADS", 64}, {"VEC", 4}, {"ITEMS", 1}}});
   EXPECT_EQ(split.tensors.size(), 3u);
   EXPECT_EQ(split.launches[0].args[1].tensor, "up");
-  EXPECT_NE(s.rejection(swi(70000, 64), c), std::nullopt);  // grid.y
+  EXPECT_NE(s.rejection(swi(70000, 64), c), std::nullopt);           // grid.y
   EXPECT_NE(s.rejection(swi(1, 64, DType::kF32), c), std::nullopt);  // f32 VEC 8
   expect_bad_input([&] { s.compile_spec(swi(1, 64, DType::kBF16, "geglu"), c); }, "mode");
   EXPECT_DOUBLE_EQ(s.work(swi(16, 14336)).min_bytes, 3.0 * 16 * 14336 * 2);
@@ -237,10 +246,18 @@ TEST(OpsSpec, DefaultsServeEveryProblemAndSamplesAreNamedUniquely) {
   const SwigluSpec sw;
   for (DType t : testing::ops_dtypes()) {
     const std::vector<Case> cases = {
-        {&r, rms(1, 1, t)},           {&r, rms(16384, 8192, t, "residual")}, {&r, rms(3, 4095, t)},
-        {&rp, rope(1, 32, 8, 128, t)}, {&rp, rope(7, 16, 8, 64, t, "gptj")}, {&rp, rope(2, 28, 4, 256, t)},
-        {&sm, smx(1, 1, t)},          {&sm, smx(3, 262144, t, "causal")},     {&sm, smx(4096, 32769, t, "padding")},
-        {&sw, swi(1, 1, t)},          {&sw, swi(16384, 18944, t, "split")},    {&sw, swi(3, 14335, t)},
+        {&r, rms(1, 1, t)},
+        {&r, rms(16384, 8192, t, "residual")},
+        {&r, rms(3, 4095, t)},
+        {&rp, rope(1, 32, 8, 128, t)},
+        {&rp, rope(7, 16, 8, 64, t, "gptj")},
+        {&rp, rope(2, 28, 4, 256, t)},
+        {&sm, smx(1, 1, t)},
+        {&sm, smx(3, 262144, t, "causal")},
+        {&sm, smx(4096, 32769, t, "padding")},
+        {&sw, swi(1, 1, t)},
+        {&sw, swi(16384, 18944, t, "split")},
+        {&sw, swi(3, 14335, t)},
     };
     for (const auto& c : cases) {
       EXPECT_EQ(c.spec->rejection(c.problem, c.spec->default_config(c.problem)), std::nullopt)

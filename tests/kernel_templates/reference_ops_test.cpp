@@ -26,13 +26,15 @@ TEST(ReferenceOps, RoundToDtypeIsNearestEven) {
 
 TEST(ReferenceOps, RmsNormByHand) {
   // x = [3, 4]: mean square 12.5, rms 3.5355...; w = [1, 2].
-  const auto r = rmsnorm_f64(std::vector<double>{3, 4}, {}, std::vector<double>{1, 2}, 1, 2, 0.0, DType::kF32);
+  const auto r =
+      rmsnorm_f64(std::vector<double>{3, 4}, {}, std::vector<double>{1, 2}, 1, 2, 0.0, DType::kF32);
   EXPECT_NEAR(r.y[0], 3 / std::sqrt(12.5), 1e-15);
   EXPECT_NEAR(r.y[1], 8 / std::sqrt(12.5), 1e-15);
   EXPECT_NEAR(r.y[0], 0.848528137423857, 1e-12);
   EXPECT_TRUE(r.residual_out.empty());
   // eps enters under the root: x = [1, 1], eps = 3 -> 1 / sqrt(4) = 0.5.
-  const auto e = rmsnorm_f64(std::vector<double>{1, 1}, {}, std::vector<double>{1, 1}, 1, 2, 3.0, DType::kF32);
+  const auto e =
+      rmsnorm_f64(std::vector<double>{1, 1}, {}, std::vector<double>{1, 1}, 1, 2, 3.0, DType::kF32);
   EXPECT_DOUBLE_EQ(e.y[1], 0.5);
 }
 
@@ -82,8 +84,8 @@ TEST(ReferenceOps, RopePositionsWrapAndWeightsApply) {
   EXPECT_NEAR(out[7], -4 * inv2, 1e-15);
   EXPECT_NEAR(out[8], 1 * inv2, 1e-15);
   EXPECT_NEAR(out[11], 4 * inv2, 1e-15);
-  EXPECT_THROW(rmsnorm_rope_f64(std::vector<double>(3), std::vector<double>(3), std::vector<double>(3), pos, 1, 1, 3,
-                                1, RopeStyle::kNeox, 0.0),
+  EXPECT_THROW(rmsnorm_rope_f64(std::vector<double>(3), std::vector<double>(3), std::vector<double>(3), pos,
+                                1, 1, 3, 1, RopeStyle::kNeox, 0.0),
                Error);
 }
 
@@ -117,7 +119,8 @@ TEST(ReferenceOps, SoftmaxByHand) {
   const std::vector<int32_t> lengths = {1, 4};
   const auto p = softmax_f64(x, 2, 3, 1.0, SoftmaxMask::kPadding, 0, lengths);
   EXPECT_EQ(p, (std::vector<double>{1, 0, 0, 0, 0, 0}));
-  EXPECT_EQ(softmax_valid_columns(SoftmaxMask::kPadding, 0, 3, 0, std::vector<int32_t>{-1}), 3);  // 2^32-1 mod 4
+  EXPECT_EQ(softmax_valid_columns(SoftmaxMask::kPadding, 0, 3, 0, std::vector<int32_t>{-1}),
+            3);  // 2^32-1 mod 4
   EXPECT_EQ(softmax_valid_columns(SoftmaxMask::kCausal, 5, 3, 0, {}), 3);
 }
 

@@ -107,20 +107,26 @@ template <int THREADS, int ROWS, int VEC, bool REG, bool RES, class T>
 void rmsnorm_case(int rows, int hidden, bool misalign = false, bool in_place = false) {
   constexpr int kUnused = 0;
   (void)kUnused;
-  Buf<T> x(std::size_t(rows) * hidden, misalign), r(std::size_t(rows) * hidden, misalign), w(hidden, misalign);
+  Buf<T> x(std::size_t(rows) * hidden, misalign), r(std::size_t(rows) * hidden, misalign),
+      w(hidden, misalign);
   Buf<T> y(std::size_t(rows) * hidden, misalign), ro(std::size_t(rows) * hidden, misalign);
   const auto xv = x.randomize(1u + rows), rv = r.randomize(2u + hidden), wv = w.randomize(3u);
-  const auto want = kt::rmsnorm_f64(xv, RES ? rv : std::vector<double>{}, wv, rows, hidden, 1e-6f, dtype_of<T>());
+  const auto want =
+      kt::rmsnorm_f64(xv, RES ? rv : std::vector<double>{}, wv, rows, hidden, 1e-6f, dtype_of<T>());
   T* res_out = in_place ? r.p : ro.p;
   const int chunks = REG ? (hidden + THREADS * VEC - 1) / (THREADS * VEC) : 0;
   const std::string what = "rmsnorm t" + std::to_string(THREADS) + " r" + std::to_string(ROWS) + " v" +
                            std::to_string(VEC) + (REG ? " reg" : " twice") + (RES ? " residual " : " ") +
-                           std::to_string(rows) + "x" + std::to_string(hidden) + (misalign ? " misaligned" : "");
+                           std::to_string(rows) + "x" + std::to_string(hidden) +
+                           (misalign ? " misaligned" : "");
   launch({cdiv(rows, ROWS), 1, 1}, {THREADS * ROWS, 1, 1}, [&] {
     if (REG) {
-      if (chunks == 1) ktune_rmsnorm<THREADS, ROWS, VEC, 1, RES, T>(x.p, r.p, w.p, y.p, res_out, rows, hidden, 1e-6f);
-      if (chunks == 2) ktune_rmsnorm<THREADS, ROWS, VEC, 2, RES, T>(x.p, r.p, w.p, y.p, res_out, rows, hidden, 1e-6f);
-      if (chunks == 3) ktune_rmsnorm<THREADS, ROWS, VEC, 3, RES, T>(x.p, r.p, w.p, y.p, res_out, rows, hidden, 1e-6f);
+      if (chunks == 1)
+        ktune_rmsnorm<THREADS, ROWS, VEC, 1, RES, T>(x.p, r.p, w.p, y.p, res_out, rows, hidden, 1e-6f);
+      if (chunks == 2)
+        ktune_rmsnorm<THREADS, ROWS, VEC, 2, RES, T>(x.p, r.p, w.p, y.p, res_out, rows, hidden, 1e-6f);
+      if (chunks == 3)
+        ktune_rmsnorm<THREADS, ROWS, VEC, 3, RES, T>(x.p, r.p, w.p, y.p, res_out, rows, hidden, 1e-6f);
     } else {
       ktune_rmsnorm<THREADS, ROWS, VEC, 0, RES, T>(x.p, r.p, w.p, y.p, res_out, rows, hidden, 1e-6f);
     }
@@ -135,11 +141,11 @@ void rmsnorm_case(int rows, int hidden, bool misalign = false, bool in_place = f
 }
 
 TEST(OpsEmulation, RmsNormRegisterAndTwoPassOddSizes) {
-  rmsnorm_case<32, 4, 8, true, false, bf16e>(5, 37);     // odd: rows alternate vector / element paths
-  rmsnorm_case<64, 1, 8, true, false, bf16e>(2, 1000);   // 2 chunks, vector path, tail vector
-  rmsnorm_case<32, 2, 4, false, false, float>(3, 301);   // two-pass loop, odd
-  rmsnorm_case<64, 2, 4, true, false, float>(3, 256);    // round
-  rmsnorm_case<32, 1, 1, false, false, bf16e>(1, 33);    // scalar vectors
+  rmsnorm_case<32, 4, 8, true, false, bf16e>(5, 37);    // odd: rows alternate vector / element paths
+  rmsnorm_case<64, 1, 8, true, false, bf16e>(2, 1000);  // 2 chunks, vector path, tail vector
+  rmsnorm_case<32, 2, 4, false, false, float>(3, 301);  // two-pass loop, odd
+  rmsnorm_case<64, 2, 4, true, false, float>(3, 256);   // round
+  rmsnorm_case<32, 1, 1, false, false, bf16e>(1, 33);   // scalar vectors
 }
 
 TEST(OpsEmulation, RmsNormResidual) {
@@ -181,15 +187,18 @@ void rope_case(int tokens, int hq, int hk, bool misalign = false) {
   std::vector<int32_t> pos(static_cast<std::size_t>(tokens));
   for (int t = 0; t < tokens; ++t) pos[std::size_t(t)] = (t % 3 == 2) ? -5 - t : 3 * t + 2;  // wraps too
   launch({cdiv((long long)tokens * (hq + hk), HEADS), 1, 1}, {LANES * HEADS, 1, 1}, [&] {
-    ktune_rmsnorm_rope<D, LANES, VEC, HEADS, GPTJ, T>(q.p, k.p, qw.p, kw.p, cs.data(), pos.data(), qo.p, ko.p, tokens,
-                                                        hq, hk, max_pos, 1e-6f);
+    ktune_rmsnorm_rope<D, LANES, VEC, HEADS, GPTJ, T>(q.p, k.p, qw.p, kw.p, cs.data(), pos.data(), qo.p, ko.p,
+                                                      tokens, hq, hk, max_pos, 1e-6f);
   });
   const auto style = GPTJ ? kt::RopeStyle::kGptj : kt::RopeStyle::kNeox;
-  const std::string what = std::string("rope ") + (GPTJ ? "gptj" : "neox") + " lanes " + std::to_string(LANES) +
-                           " vec " + std::to_string(VEC) + (misalign ? " misaligned" : "");
-  expect_close<T>(qo.values(), kt::rmsnorm_rope_f64(qv, qwv, table32, pos, tokens, hq, D, max_pos, style, 1e-6f),
+  const std::string what = std::string("rope ") + (GPTJ ? "gptj" : "neox") + " lanes " +
+                           std::to_string(LANES) + " vec " + std::to_string(VEC) +
+                           (misalign ? " misaligned" : "");
+  expect_close<T>(qo.values(),
+                  kt::rmsnorm_rope_f64(qv, qwv, table32, pos, tokens, hq, D, max_pos, style, 1e-6f),
                   what + " q");
-  expect_close<T>(ko.values(), kt::rmsnorm_rope_f64(kv, kwv, table32, pos, tokens, hk, D, max_pos, style, 1e-6f),
+  expect_close<T>(ko.values(),
+                  kt::rmsnorm_rope_f64(kv, kwv, table32, pos, tokens, hk, D, max_pos, style, 1e-6f),
                   what + " k");
 }
 
@@ -223,9 +232,11 @@ TEST(OpsEmulation, RmsNormRopeReferenceKernel) {
     });
     const auto style = gptj ? kt::RopeStyle::kGptj : kt::RopeStyle::kNeox;
     expect_close<float>(std::vector<double>(q_ref.begin(), q_ref.end()),
-                        kt::rmsnorm_rope_f64(qv, qwv, table32, pos, tokens, hq, d, max_pos, style, 1e-6f), "q ref");
+                        kt::rmsnorm_rope_f64(qv, qwv, table32, pos, tokens, hq, d, max_pos, style, 1e-6f),
+                        "q ref");
     expect_close<float>(std::vector<double>(k_ref.begin(), k_ref.end()),
-                        kt::rmsnorm_rope_f64(kv, kwv, table32, pos, tokens, hk, d, max_pos, style, 1e-6f), "k ref");
+                        kt::rmsnorm_rope_f64(kv, kwv, table32, pos, tokens, hk, d, max_pos, style, 1e-6f),
+                        "k ref");
   }
 }
 
@@ -241,28 +252,34 @@ void softmax_case(int rows, int cols, bool misalign = false) {
   const float scale = 0.75f;
   const int chunks = ONLINE ? 0 : (cols + THREADS * VEC - 1) / (THREADS * VEC);
   launch({cdiv(rows, ROWS), 1, 1}, {THREADS * ROWS, 1, 1}, [&] {
-    if (ONLINE) ktune_softmax<THREADS, ROWS, VEC, 0, MASK, T>(x.p, y.p, lengths.data(), rows, cols, scale, row_offset);
-    if (chunks == 1) ktune_softmax<THREADS, ROWS, VEC, 1, MASK, T>(x.p, y.p, lengths.data(), rows, cols, scale, row_offset);
-    if (chunks == 2) ktune_softmax<THREADS, ROWS, VEC, 2, MASK, T>(x.p, y.p, lengths.data(), rows, cols, scale, row_offset);
-    if (chunks == 3) ktune_softmax<THREADS, ROWS, VEC, 3, MASK, T>(x.p, y.p, lengths.data(), rows, cols, scale, row_offset);
+    if (ONLINE)
+      ktune_softmax<THREADS, ROWS, VEC, 0, MASK, T>(x.p, y.p, lengths.data(), rows, cols, scale, row_offset);
+    if (chunks == 1)
+      ktune_softmax<THREADS, ROWS, VEC, 1, MASK, T>(x.p, y.p, lengths.data(), rows, cols, scale, row_offset);
+    if (chunks == 2)
+      ktune_softmax<THREADS, ROWS, VEC, 2, MASK, T>(x.p, y.p, lengths.data(), rows, cols, scale, row_offset);
+    if (chunks == 3)
+      ktune_softmax<THREADS, ROWS, VEC, 3, MASK, T>(x.p, y.p, lengths.data(), rows, cols, scale, row_offset);
   });
   ASSERT_TRUE(ONLINE || (chunks >= 1 && chunks <= 3));
-  const auto mask = MASK == 0 ? kt::SoftmaxMask::kNone : MASK == 1 ? kt::SoftmaxMask::kCausal : kt::SoftmaxMask::kPadding;
+  const auto mask = MASK == 0   ? kt::SoftmaxMask::kNone
+                    : MASK == 1 ? kt::SoftmaxMask::kCausal
+                                : kt::SoftmaxMask::kPadding;
   const auto want = kt::softmax_f64(xv, rows, cols, scale, mask, row_offset, lengths);
   expect_close<T>(y.values(), want,
-                  "softmax mask " + std::to_string(MASK) + (ONLINE ? " online " : " one-pass ") + std::to_string(rows) +
-                      "x" + std::to_string(cols) + (misalign ? " misaligned" : ""),
+                  "softmax mask " + std::to_string(MASK) + (ONLINE ? " online " : " one-pass ") +
+                      std::to_string(rows) + "x" + std::to_string(cols) + (misalign ? " misaligned" : ""),
                   1e-7);
 }
 
 TEST(OpsEmulation, SoftmaxOnePassAndOnlineEveryMask) {
   softmax_case<32, 2, 8, false, 0, bf16e>(3, 37);
   softmax_case<32, 2, 8, true, 0, bf16e>(3, 37);
-  softmax_case<64, 1, 4, false, 0, float>(2, 500);   // 2 chunks, tail
-  softmax_case<32, 4, 4, true, 0, float>(5, 1001);   // online, many vectors a thread
-  softmax_case<32, 1, 8, false, 1, bf16e>(4, 40);    // causal
-  softmax_case<64, 1, 4, true, 1, float>(6, 130);    // causal, online
-  softmax_case<32, 2, 8, false, 2, bf16e>(4, 64);    // padding: lengths 3, 0, > cols, 24
+  softmax_case<64, 1, 4, false, 0, float>(2, 500);  // 2 chunks, tail
+  softmax_case<32, 4, 4, true, 0, float>(5, 1001);  // online, many vectors a thread
+  softmax_case<32, 1, 8, false, 1, bf16e>(4, 40);   // causal
+  softmax_case<64, 1, 4, true, 1, float>(6, 130);   // causal, online
+  softmax_case<32, 2, 8, false, 2, bf16e>(4, 64);   // padding: lengths 3, 0, > cols, 24
   softmax_case<32, 2, 2, true, 2, float>(4, 77);
   softmax_case<32, 1, 8, true, 0, bf16e>(2, 128, /*misalign=*/true);
 }
@@ -275,11 +292,16 @@ TEST(OpsEmulation, SoftmaxReferenceKernel) {
     std::vector<int32_t> lengths = {3, 0, 60, 45, 17};
     std::vector<float> y_ref(rows * cols, NAN);
     launch({2, 1, 1}, {128, 1, 1}, [&] {
-      if (mask == 0) ktune_softmax_reference<float, 0>(x.p, y_ref.data(), lengths.data(), rows, cols, 0.75f, 40);
-      if (mask == 1) ktune_softmax_reference<float, 1>(x.p, y_ref.data(), lengths.data(), rows, cols, 0.75f, 40);
-      if (mask == 2) ktune_softmax_reference<float, 2>(x.p, y_ref.data(), lengths.data(), rows, cols, 0.75f, 40);
+      if (mask == 0)
+        ktune_softmax_reference<float, 0>(x.p, y_ref.data(), lengths.data(), rows, cols, 0.75f, 40);
+      if (mask == 1)
+        ktune_softmax_reference<float, 1>(x.p, y_ref.data(), lengths.data(), rows, cols, 0.75f, 40);
+      if (mask == 2)
+        ktune_softmax_reference<float, 2>(x.p, y_ref.data(), lengths.data(), rows, cols, 0.75f, 40);
     });
-    const auto m = mask == 0 ? kt::SoftmaxMask::kNone : mask == 1 ? kt::SoftmaxMask::kCausal : kt::SoftmaxMask::kPadding;
+    const auto m = mask == 0   ? kt::SoftmaxMask::kNone
+                   : mask == 1 ? kt::SoftmaxMask::kCausal
+                               : kt::SoftmaxMask::kPadding;
     expect_close<float>(std::vector<double>(y_ref.begin(), y_ref.end()),
                         kt::softmax_f64(xv, rows, cols, 0.75, m, 40, lengths), "softmax reference", 1e-7);
   }
@@ -302,7 +324,7 @@ void swiglu_case(int m, int inter, bool misalign = false) {
 }
 
 TEST(OpsEmulation, SwigluFusedAndSplit) {
-  swiglu_case<32, 8, 1, false, bf16e>(3, 37);   // fused, odd: up half and rows misaligned
+  swiglu_case<32, 8, 1, false, bf16e>(3, 37);  // fused, odd: up half and rows misaligned
   swiglu_case<32, 8, 2, false, bf16e>(2, 1024);
   swiglu_case<64, 4, 2, true, float>(3, 301);
   swiglu_case<32, 2, 4, true, bf16e>(2, 130);
@@ -313,10 +335,12 @@ TEST(OpsEmulation, SwigluReferenceKernel) {
   Buf<bf16e> x(3 * 2 * 37);
   const auto xv = x.randomize(61);
   std::vector<float> out(3 * 37, NAN);
-  launch({1, 1, 1}, {256, 1, 1}, [&] { ktune_swiglu_reference<bf16e, false>(x.p, nullptr, out.data(), 3, 37); });
+  launch({1, 1, 1}, {256, 1, 1},
+         [&] { ktune_swiglu_reference<bf16e, false>(x.p, nullptr, out.data(), 3, 37); });
   std::vector<double> gate, up;
   kt::split_gate_up(xv, 3, 37, gate, up);
-  expect_close<float>(std::vector<double>(out.begin(), out.end()), kt::swiglu_f64(gate, up), "swiglu reference");
+  expect_close<float>(std::vector<double>(out.begin(), out.end()), kt::swiglu_f64(gate, up),
+                      "swiglu reference");
 }
 
 }  // namespace
