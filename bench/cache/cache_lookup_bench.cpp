@@ -98,7 +98,7 @@ const Data& data() {
   return d;
 }
 
-Lookup lookup_of(const Key& k) { return Lookup{kGpu, k.kernel, k.shape, k.dtype, std::nullopt}; }
+Lookup lookup_of(const Key& k) { return Lookup{kGpu, k.kernel, k.shape, k.dtype, std::nullopt, ""}; }
 
 /// Open a handle and ask once: what a short-lived program (ktune query, a script) pays.
 void BM_FirstLookup_OpenAndBest(benchmark::State& state) {
