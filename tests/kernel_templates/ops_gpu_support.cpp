@@ -30,7 +30,9 @@ void fill_inputs(const Problem& problem, const std::vector<TensorSpec>& tensors,
       device.poison(t.name);
       continue;
     }
-    device.ensure(t, is_int32_tensor(t.name) ? 0 : offset_bytes);
+    // The f32 table and the int32 tensors need their natural alignment (AlignmentRule::required).
+    const bool natural = is_int32_tensor(t.name) || t.name == "cos_sin";
+    device.ensure(t, natural ? 0 : offset_bytes);
     std::vector<double>& values = host[t.name];
     if (is_int32_tensor(t.name)) {
       std::vector<int32_t> ints(static_cast<std::size_t>(t.elements));
