@@ -17,8 +17,8 @@ namespace ktune::kernel_templates::testing {
 bool is_int32_tensor(const std::string& name);
 
 /// Allocates and fills every input tensor of `tensors` (each but cos_sin and the int32 ones
-/// `offset_bytes` past its allocation's
-/// 16-byte alignment) and records its values in `host` (int32 tensors as their integer values);
+/// `offset_bytes` past its allocation's 16-byte alignment) and records its values in `host` (int32
+/// tensors as their integer values);
 /// allocates and poisons every other tensor. Positions are in [-3, 3 * kMaxPos) (rmsnorm_rope),
 /// lengths in [0, cols + 2] with one -1 (softmax; both wrap in the kernels).
 void fill_inputs(const Problem& problem, const std::vector<TensorSpec>& tensors, DeviceTensors& device,
