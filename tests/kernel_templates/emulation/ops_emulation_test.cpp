@@ -146,6 +146,7 @@ TEST(OpsEmulation, RmsNormRegisterAndTwoPassOddSizes) {
   rmsnorm_case<32, 2, 4, false, false, float>(3, 301);  // two-pass loop, odd
   rmsnorm_case<64, 2, 4, true, false, float>(3, 256);   // round
   rmsnorm_case<32, 1, 1, false, false, bf16e>(1, 33);   // scalar vectors
+  rmsnorm_case<32, 1, 4, true, false, float>(2, 300);   // 3 chunks: weights loaded after the reduction
 }
 
 TEST(OpsEmulation, RmsNormResidual) {
