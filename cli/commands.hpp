@@ -23,6 +23,8 @@ void add_cache_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 /// `ktune bench --kernel K --shape S --dtype D ...`: time one kernel at one config (cli/bench_command.cpp).
 void add_bench_command(CLI::App& app);
+/// `ktune tune (--kernel K | --preset P) ...`: the tuning sweep (cli/tune_command.cpp).
+void add_tune_command(CLI::App& app);
 /// `ktune worker --fd N` (internal, hidden): the isolated measuring process (cli/worker_command.cpp).
 void add_worker_command(CLI::App& app);
 

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   ktune::cli::add_cache_command(app);
   ktune::cli::add_report_command(app);
   ktune::cli::add_bench_command(app);
+  ktune::cli::add_tune_command(app);
   ktune::cli::add_worker_command(app);
   return ktune::cli::run_app(app, argc, argv);
 }
