@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -34,17 +35,41 @@ std::vector<std::string> strings(const toml::array* arr) {
   return out;
 }
 
+/// The template files on disk: every `.cu`, `.cuh` and `.toml` directly in kernel_templates/.
+std::vector<std::string> template_files_on_disk(std::string_view extension = "") {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(source_dir() / "kernel_templates")) {
+    const auto ext = e.path().extension().string();
+    if (ext != ".cu" && ext != ".cuh" && ext != ".toml") continue;
+    if (!extension.empty() && ext != extension) continue;
+    out.push_back(e.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 TEST(EmbeddedSources, MatchTheFilesOnDisk) {
   const SourceLibrary lib = SourceLibrary::builtin();
-  for (const char* name : {"gemm_tiled.cu", "gemm_gemv.cu", "gemm_reference.cu", "ktune_device.cuh",
-                           "gemm_splitk_reduce.cuh", "gemm.toml"}) {
+  const auto on_disk = template_files_on_disk();
+  for (const char* name : {"gemm_tiled.cu", "gemm_gemv.cu", "gemm_mma.cu", "gemm_reference.cu",
+                           "ktune_device.cuh", "gemm_splitk_reduce.cuh", "gemm.toml"}) {
+    EXPECT_NE(std::find(on_disk.begin(), on_disk.end(), name), on_disk.end()) << name;
+  }
+  EXPECT_EQ(lib.names(), on_disk);  // every template file is embedded, and nothing else
+  for (const auto& name : on_disk) {
     ASSERT_TRUE(lib.contains(name)) << name;
     EXPECT_EQ(lib.text(name), read_file(source_dir() / "kernel_templates" / name)) << name;
   }
   EXPECT_EQ(embedded_files().size(), lib.names().size());
+  // NVRTC gets every .cuh, in name order.
   const auto headers = lib.headers();
-  ASSERT_EQ(headers.size(), 2u);
-  EXPECT_EQ(headers[0].first, "gemm_splitk_reduce.cuh");
+  const auto cuh = template_files_on_disk(".cuh");
+  ASSERT_EQ(headers.size(), cuh.size());
+  ASSERT_GE(cuh.size(), 2u);  // at least ktune_device.cuh and gemm_splitk_reduce.cuh
+  for (size_t i = 0; i < cuh.size(); ++i) {
+    EXPECT_EQ(headers[i].first, cuh[i]);
+    EXPECT_EQ(headers[i].second, lib.text(cuh[i]));
+  }
   try {
     (void)lib.text("nope.cu");
     FAIL() << "no error";
@@ -76,7 +101,7 @@ TEST(EmbeddedSources, FolderOverlaysAndChangesTheHash) {
   EXPECT_EQ(h, SourceLibrary::builtin().hash(files));
   EXPECT_NE(h, user.hash(files));  // a header the templates include changed
   EXPECT_EQ(template_source_hash("gemm"), h);
-  EXPECT_EQ(template_source_hash("softmax"), "");
+  EXPECT_EQ(template_source_hash("no_such_kernel"), "");
   std::filesystem::remove_all(dir);
   EXPECT_THROW(SourceLibrary::with_folder(dir), Error);
 }
