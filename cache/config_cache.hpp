@@ -131,8 +131,8 @@ struct BestConfig {
   Stats stats;
   int64_t measurement_id = 0;
   bool fallback = false;  ///< true when tuned_shape is the nearest tuned shape, not the one asked for
-  /// {"gpu":..,"kernel":..,"source_hash":..,"shape":..,"tuned_shape":..,"dtype":..,"layout":..,"config_name":..,
-  ///  "config":{..},"median_us":..,"fallback":bool,...}
+  /// {"gpu":..,"kernel":..,"source_hash":..,"shape":..,"tuned_shape":..,"dtype":..,"layout":..,
+  ///  "config_name":..,"config":{..},"median_us":..,"fallback":bool,...}
   std::string to_json() const;
 };
 
@@ -269,9 +269,9 @@ class ConfigCache {
   MergeStats import_json(const std::filesystem::path& in);
   /// Merges another ktune database into this one, in one transaction. Duplicate rule: a
   /// measurement already present (same GPU, kernel hash, shape, dtype, layout, config name,
-  /// baseline, fidelity, run start time and host, and measured_at) is skipped; for each key the best is
-  /// re-chosen as the lowest median among the two databases' best rows (exact tie: the config name that sorts
-  /// first). docs/export-format.md states the full rule.
+  /// baseline, fidelity, run start time and host, and measured_at) is skipped; for each key the
+  /// best is re-chosen as the lowest median among the two databases' best rows (exact tie: the
+  /// config name that sorts first). docs/export-format.md states the full rule.
   MergeStats merge(const std::filesystem::path& other);
   /// Removes kernels whose name is in `current_hashes` with a different hash (stale templates),
   /// with their measurements and best rows.
