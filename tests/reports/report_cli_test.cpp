@@ -55,6 +55,9 @@ TEST_F(ReportCliTest, EveryFormat) {
   EXPECT_EQ(nlohmann::json::parse(read("r.json"))["measurements"].size(), fixture_.measurements.size());
   ASSERT_EQ(report("--format md " + out("r.md")), 0) << err_;
   EXPECT_TRUE(read("r.md").starts_with("# ktune report"));
+  ASSERT_EQ(report("--format md --out - > '" + (dir_.path() / "stdout.md").string() + "'"), 0) << err_;
+  EXPECT_TRUE(read("stdout.md").starts_with("# ktune report"));  // the summary line went to stderr
+  EXPECT_NE(err_.find("wrote md report to stdout"), std::string::npos);
   if (std::filesystem::exists("/usr/share/javascript/chart.js/chart.min.js")) {
     ASSERT_EQ(report("--format html " + out("r.html")), 0) << err_;
     EXPECT_NE(read("r.html").find("<canvas"), std::string::npos);
