@@ -1,0 +1,156 @@
+// ktune::Runtime on a GPU: the reference answer for odd and round shapes, tuned, nearest and default
+// configs, from inside a captured CUDA graph, and the D8 checks that refuse a bad call.
+
+#include <gtest/gtest.h>
+
+#include <cuda.h>
+
+#include "harness/cuda_check.hpp"
+#include "harness/device_buffer.hpp"
+#include "harness/driver_api.hpp"
+#include "ktune/ktune.hpp"
+#include "tests/tuner/gpu_test_util.hpp"
+#include "tests/tuner/loop_test_util.hpp"
+
+namespace ktune::tuner {
+namespace {
+
+using namespace gpu_test;
+
+struct Problem {
+  int64_t m, n, k;
+  bool nt = true;
+};
+
+/// Runs one gemm through `rt` (optionally inside a captured graph) and returns the max error.
+double run_gemm(Runtime& rt, const Problem& p, bool in_graph) {
+  const auto a = random_bf16(static_cast<size_t>(p.m * p.k), 1);
+  const auto b = random_bf16(static_cast<size_t>(p.n * p.k), 2);
+  auto da = harness::DeviceBuffer::from_host<uint16_t>(a);
+  auto db = harness::DeviceBuffer::from_host<uint16_t>(b);
+  harness::DeviceBuffer dc(static_cast<size_t>(p.m * p.n) * 2);
+  dc.fill_u8(0xFF);
+  const Layout layout = p.nt ? Layout::kNT : Layout::kNN;
+  auto call = [&](CUstream s) {
+    rt.gemm(reinterpret_cast<const void*>(da.get()), reinterpret_cast<const void*>(db.get()),
+            reinterpret_cast<void*>(dc.get()), p.m, p.n, p.k, DType::kBF16, layout,
+            reinterpret_cast<Stream>(s));
+  };
+  const auto& d = harness::driver();
+  if (!in_graph) {
+    call(nullptr);
+  } else {
+    rt.prepare_gemm(p.m, p.n, p.k, DType::kBF16, layout);
+    CUstream s = nullptr;
+    KTUNE_CU_CHECK(d.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    KTUNE_CU_CHECK(d.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    call(s);
+    CUgraph graph = nullptr;
+    KTUNE_CU_CHECK(d.cuStreamEndCapture(s, &graph));
+    CUgraphExec exec = nullptr;
+    KTUNE_CU_CHECK(d.cuGraphInstantiateWithFlags(&exec, graph, 0));
+    KTUNE_CU_CHECK(d.cuGraphLaunch(exec, s));
+    KTUNE_CU_CHECK(d.cuStreamSynchronize(s));
+    KTUNE_CU_CHECK(d.cuGraphExecDestroy(exec));
+    KTUNE_CU_CHECK(d.cuGraphDestroy(graph));
+    KTUNE_CU_CHECK(d.cuStreamDestroy(s));
+  }
+  const auto c = dc.download_as<uint16_t>(static_cast<size_t>(p.m * p.n));
+  return gemm_error(a, b, c, p.m, p.n, p.k, p.nt);
+}
+
+TEST(RuntimeGpu, DefaultConfigGivesTheReferenceAnswer) {
+  KTUNE_SKIP_WITHOUT_GPU();
+  test::TempDir dir;
+  RuntimeOptions o;
+  o.db_path = (dir / "none.db").string();  // no database: every shape is a miss
+  Runtime rt(o);
+  for (const Problem& p : {Problem{37, 301, 515}, Problem{16, 4096, 4096}, Problem{128, 256, 512, false}}) {
+    const GemmPlanInfo info = rt.prepare_gemm(p.m, p.n, p.k, DType::kBF16, p.nt ? Layout::kNT : Layout::kNN);
+    EXPECT_EQ(info.source, GemmPlanInfo::Source::kDefault);
+    EXPECT_LE(run_gemm(rt, p, false), kBf16Tolerance)
+        << p.m << "x" << p.n << "x" << p.k << " " << info.config_name;
+    EXPECT_LE(run_gemm(rt, p, true), kBf16Tolerance) << "in a graph: " << info.config_name;
+  }
+}
+
+TEST(RuntimeGpu, TunedAndNearestConfigsGiveTheReferenceAnswerAlsoInAGraph) {
+  KTUNE_SKIP_WITHOUT_GPU();
+  use_ktune_binary();
+  test::TempDir dir;
+  const std::string db = (dir / "t.db").string();
+  // A small real sweep of two shapes (random strategy: a mix of templates), through the CLI.
+  for (const char* shape : {"m=16,n=4096,k=4096", "m=64,n=1024,k=1024"}) {
+    const std::string cmd =
+        std::string(std::getenv("KTUNE_BIN")) + " tune --kernel gemm --shape " + shape +
+        " --dtype bf16 --strategy random --budget 12 --max-time-ms 50 --no-counters --db " + db +
+        " > /dev/null 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+  RuntimeOptions o;
+  o.db_path = db;
+  Runtime rt(o);
+  EXPECT_GE(rt.tuned_keys(), 2u);
+  const GemmPlanInfo tuned = rt.prepare_gemm(16, 4096, 4096, DType::kBF16, Layout::kNT);
+  EXPECT_EQ(tuned.source, GemmPlanInfo::Source::kTuned);
+  EXPECT_LE(run_gemm(rt, {16, 4096, 4096}, false), kBf16Tolerance) << tuned.config_name;
+  EXPECT_LE(run_gemm(rt, {16, 4096, 4096}, true), kBf16Tolerance) << tuned.config_name;
+  const GemmPlanInfo near = rt.prepare_gemm(13, 4000, 4100, DType::kBF16, Layout::kNT);
+  EXPECT_EQ(near.source, near.source == GemmPlanInfo::Source::kDefault ? GemmPlanInfo::Source::kDefault
+                                                                       : GemmPlanInfo::Source::kNearest);
+  EXPECT_LE(run_gemm(rt, {13, 4000, 4100}, true), kBf16Tolerance) << near.config_name;
+
+  RuntimeOptions strict = o;
+  strict.on_miss = MissPolicy::kError;
+  Runtime rt_strict(strict);
+  try {
+    rt_strict.prepare_gemm(13, 4000, 4100, DType::kBF16, Layout::kNT);
+    ADD_FAILURE() << "a miss with MissPolicy::kError must throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
+    EXPECT_NE(std::string(e.what()).find("ktune tune"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RuntimeGpu, RefusesBadCallsBeforeLaunching) {
+  KTUNE_SKIP_WITHOUT_GPU();
+  test::TempDir dir;
+  RuntimeOptions o;
+  o.db_path = (dir / "none.db").string();
+  Runtime rt(o);
+  harness::DeviceBuffer buf(1 << 20);
+  const auto base = reinterpret_cast<char*>(buf.get());
+  auto expect_bad = [&](const std::function<void()>& fn, const std::string& part) {
+    try {
+      fn();
+      ADD_FAILURE() << "expected kBadInput mentioning " << part;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kBadInput) << e.what();
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  expect_bad([&] { rt.gemm(base, base, base + 4096, 0, 8, 8, DType::kBF16, Layout::kNT, nullptr); }, "m=0");
+  expect_bad([&] { rt.gemm(nullptr, base, base + 4096, 8, 8, 8, DType::kBF16, Layout::kNT, nullptr); },
+             "A is null");
+  expect_bad([&] { rt.gemm(base + 1, base, base + 4096, 8, 8, 8, DType::kBF16, Layout::kNT, nullptr); },
+             "not aligned");
+  expect_bad([&] { rt.gemm(base, base + 2, base + 4096, 8, 8, 8, DType::kF32, Layout::kNT, nullptr); },
+             "not aligned");
+  // The first call of a key inside capture: a clear error, and the capture is not broken by a launch.
+  const auto& d = harness::driver();
+  CUstream s = nullptr;
+  KTUNE_CU_CHECK(d.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+  KTUNE_CU_CHECK(d.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+  expect_bad(
+      [&] {
+        rt.gemm(base, base, base + 8192, 8, 9, 10, DType::kBF16, Layout::kNT, reinterpret_cast<Stream>(s));
+      },
+      "prepare_gemm");
+  CUgraph graph = nullptr;
+  EXPECT_EQ(d.cuStreamEndCapture(s, &graph), CUDA_SUCCESS);
+  if (graph != nullptr) d.cuGraphDestroy(graph);
+  d.cuStreamDestroy(s);
+}
+
+}  // namespace
+}  // namespace ktune::tuner
