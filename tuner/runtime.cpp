@@ -279,6 +279,11 @@ Runtime::~Runtime() = default;
 const std::string& Runtime::gpu_name() const { return impl_->device.name; }
 std::size_t Runtime::tuned_keys() const { return impl_->index.size(); }
 
+bool Runtime::ready(int64_t m, int64_t n, int64_t k, DType dtype, Layout layout) const noexcept {
+  std::shared_lock lock(impl_->map_mutex);
+  return impl_->entries.find(Key{m, n, k, dtype, layout}) != impl_->entries.end();
+}
+
 GemmPlanInfo Runtime::prepare_gemm(int64_t m, int64_t n, int64_t k, DType dtype, Layout layout) {
   const int32_t dummy = 0;  // 4-byte aligned: passes the element-alignment check of every dtype
   check_args(&dummy, &dummy, &dummy, m, n, k, dtype);

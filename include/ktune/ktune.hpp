@@ -95,6 +95,10 @@ class Runtime {
   /// workspace. Call it before capturing a CUDA graph. Returns how the key is served.
   GemmPlanInfo prepare_gemm(int64_t m, int64_t n, int64_t k, DType dtype, Layout layout);
 
+  /// Whether the key has been prepared (its plan is in memory): the hot-path lookup alone, without
+  /// launching. A gemm() of a ready key allocates nothing and compiles nothing.
+  bool ready(int64_t m, int64_t n, int64_t k, DType dtype, Layout layout) const noexcept;
+
   /// The GPU model the answers are for, e.g. "NVIDIA H200".
   const std::string& gpu_name() const;
   /// Tuned keys loaded from the database for this GPU.

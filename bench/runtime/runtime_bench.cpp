@@ -1,0 +1,124 @@
+// Dispatch on a hit through ktune::Runtime (goal: the lookup <= 200 ns; a launch costs what a direct
+// cuLaunchKernel costs). GPU benchmarks report an error and do nothing without a device.
+//
+//   ktune_bench_runtime [--benchmark_filter=...]       # $KTUNE_DB: a database tuned on this GPU (optional)
+
+#include <benchmark/benchmark.h>
+
+#include <cuda.h>
+
+#include <memory>
+#include <string>
+
+#include "harness/cuda_check.hpp"
+#include "harness/device_buffer.hpp"
+#include "harness/device_info.hpp"
+#include "harness/driver_api.hpp"
+#include "harness/module.hpp"
+#include "harness/nvrtc_compiler.hpp"
+#include "kernel_templates/compile_request.hpp"
+#include "kernel_templates/spec_registry.hpp"
+#include "ktune/ktune.hpp"
+
+namespace {
+
+// A decode-sized GEMV-like problem: the kernel is a few microseconds, so launch cost shows.
+constexpr int64_t kM = 1, kN = 256, kK = 512;
+/// Launches between synchronisations: keeps the launch queue from filling (it blocks at ~1024).
+constexpr int64_t kSyncEvery = 256;
+
+std::string no_device() {
+  try {
+    return ktune::harness::device_count() > 0 ? "" : "no CUDA device";
+  } catch (const ktune::Error& e) {
+    return e.what();
+  }
+}
+
+struct Fixture {
+  std::unique_ptr<ktune::Runtime> rt;
+  std::unique_ptr<ktune::harness::DeviceBuffer> a, b, c;
+  CUstream stream = nullptr;
+
+  static Fixture& get() {
+    static Fixture f;
+    return f;
+  }
+  Fixture() {
+    if (!no_device().empty()) return;
+    rt = std::make_unique<ktune::Runtime>();
+    a = std::make_unique<ktune::harness::DeviceBuffer>(kM * kK * 2);
+    b = std::make_unique<ktune::harness::DeviceBuffer>(kN * kK * 2);
+    c = std::make_unique<ktune::harness::DeviceBuffer>(kM * kN * 2);
+    a->fill_u8(0x3c);
+    b->fill_u8(0x3c);
+    KTUNE_CU_CHECK(ktune::harness::driver().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    rt->prepare_gemm(kM, kN, kK, ktune::DType::kBF16, ktune::Layout::kNT);
+  }
+};
+
+void BM_LookupHit(benchmark::State& state) {
+  if (const auto why = no_device(); !why.empty()) return state.SkipWithError(why.c_str());
+  auto& f = Fixture::get();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(f.rt->ready(kM, kN, kK, ktune::DType::kBF16, ktune::Layout::kNT));
+  }
+}
+BENCHMARK(BM_LookupHit);
+
+void BM_RuntimeGemmLaunch(benchmark::State& state) {
+  if (const auto why = no_device(); !why.empty()) return state.SkipWithError(why.c_str());
+  auto& f = Fixture::get();
+  const auto* a = reinterpret_cast<const void*>(f.a->get());
+  const auto* b = reinterpret_cast<const void*>(f.b->get());
+  auto* c = reinterpret_cast<void*>(f.c->get());
+  int64_t i = 0;
+  for (auto _ : state) {
+    f.rt->gemm(a, b, c, kM, kN, kK, ktune::DType::kBF16, ktune::Layout::kNT,
+               reinterpret_cast<ktune::Stream>(f.stream));
+    if (++i % kSyncEvery == 0) {
+      state.PauseTiming();
+      ktune::harness::driver().cuStreamSynchronize(f.stream);
+      state.ResumeTiming();
+    }
+  }
+  ktune::harness::driver().cuStreamSynchronize(f.stream);
+}
+BENCHMARK(BM_RuntimeGemmLaunch);
+
+/// The same default-config kernel launched with cuLaunchKernel directly: the floor.
+void BM_DirectLaunch(benchmark::State& state) {
+  namespace kt = ktune::kernel_templates;
+  if (const auto why = no_device(); !why.empty()) return state.SkipWithError(why.c_str());
+  auto& f = Fixture::get();
+  const kt::Problem p{{{"m", kM}, {"n", kN}, {"k", kK}}, kt::DType::kBF16, "nt"};
+  const kt::KernelSpec& spec = kt::find_spec("gemm", "tiled");
+  const kt::Config config = spec.default_config(p);
+  ktune::harness::NvrtcCompiler compiler;
+  const auto compiled = compiler.compile(kt::make_compile_request(
+      spec.compile_spec(p, config), kt::SourceLibrary::builtin(), ktune::harness::query_device(0).arch()));
+  const kt::LaunchPlan plan = spec.launch_plan(p, config);
+  const auto& launch = plan.launches.front();
+  auto module = ktune::harness::Module::load(compiled.cubin);
+  CUfunction fn = module.function(compiled.lowered_names.at(launch.name_expression));
+  CUdeviceptr a = f.a->get(), b = f.b->get(), c = f.c->get(), ws = 0;
+  int m = kM, n = kN, k = kK;
+  void* args[] = {&a, &b, &c, &ws, &m, &n, &k};
+  const auto& d = ktune::harness::driver();
+  int64_t i = 0;
+  for (auto _ : state) {
+    d.cuLaunchKernel(fn, launch.dims.grid.x, launch.dims.grid.y, launch.dims.grid.z, launch.dims.block.x, 1,
+                     1, launch.dims.dynamic_smem_bytes, f.stream, args, nullptr);
+    if (++i % kSyncEvery == 0) {
+      state.PauseTiming();
+      d.cuStreamSynchronize(f.stream);
+      state.ResumeTiming();
+    }
+  }
+  d.cuStreamSynchronize(f.stream);
+}
+BENCHMARK(BM_DirectLaunch);
+
+}  // namespace
+
+BENCHMARK_MAIN();
