@@ -137,6 +137,12 @@ struct Runtime::Impl {
   }
 
   ~Impl() {
+    try {
+      context.make_current();  // cuMemFree and cuModuleUnload act on the current context
+    } catch (const Error& e) {
+      fmt::print(stderr, "ktune::Runtime: cannot make the context current to free memory: {}\n", e.what());
+      return;
+    }
     for (auto& [key, e] : entries) {
       if (e->own_workspace != 0) {
         const CUresult r = harness::driver().cuMemFree(e->own_workspace);

@@ -1,6 +1,7 @@
 #include "tuner/tuning_loop.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <deque>
 #include <future>
@@ -28,6 +29,12 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 /// Rounds of the interleaved re-time (harness::retime_interleaved's default: forward and reversed
 /// twice, so no candidate always follows the same neighbour).
 constexpr int kRetimeRounds = 4;
+
+/// Ids of candidate requests, unique in the process (the worker protocol pairs results by id).
+uint64_t next_request_id() {
+  static std::atomic<uint64_t> next{1};
+  return next++;
+}
 
 /// A proposed candidate on its way through the compile stage.
 struct InFlight {
@@ -270,7 +277,9 @@ KeySummary TuningLoop::tune(const ConfigSpace& space, const TuneKey& key) {
         rows.push_back(*prepared.decided);
       } else {
         const auto t = Clock::now();
-        const harness::CandidateResult r = deps_.measurer->measure(*prepared.request);
+        harness::CandidateRequest& request = *prepared.request;
+        request.id = next_request_id();
+        const harness::CandidateResult r = deps_.measurer->measure(request);
         s.measure_s += seconds_since(t);
         rows.push_back(detail::to_measurement(*ctx, item.candidate.config, item.name, prepared, r));
       }
@@ -340,6 +349,7 @@ void LoopFinish::finish(TuningLoop& loop, const TuneKey& key, KeySummary& s,
   for (size_t i = 0; i < futures.size(); ++i) {
     Prepared p = futures[i].get();
     if (!p.request) continue;  // cannot happen for a config that was measured; be safe
+    p.request->id = next_request_id();
     requests.push_back(*p.request);
     prepared.push_back(std::move(p));
     top_index.push_back(i);
