@@ -17,6 +17,11 @@ struct Tolerance {
   /// Bound on max_i |out_i - ref_i| / max_i |ref_i| (catches a few wrong elements that the
   /// norm of a large output would hide).
   double max_abs_rel;
+  /// Absolute resolution floor: an output whose max_i |out_i - ref_i| is at most this passes
+  /// whatever its relative errors. Derived from the format: 2 x (half the subnormal spacing), the
+  /// most that rounding a result near the reference to the output type can cost where the type
+  /// has no relative precision left (outputs below the smallest normal). 0 = no floor.
+  double abs_floor;
   /// Why these numbers.
   std::string_view reason;
 };

@@ -79,9 +79,14 @@ Verdict judge(const ErrorMetrics& m, const Tolerance& tol) {
     // Inputs are random and never zero, so an all-zero reference means the reference (or the
     // input fill) did not run; passing would let any output through.
     v.reason = fmt::format("reference is all zeros ({} elements): nothing to verify against", m.count);
+  } else if (m.max_abs_err <= tol.abs_floor) {
+    // Every element is within the output type's absolute resolution (tolerance.hpp, abs_floor):
+    // no relative bound can be met more closely by a correctly rounded output.
+    v.ok = true;
   } else if (!(m.rel_err <= tol.rel_l2)) {
-    v.reason = fmt::format("relative error {:.3g} > {:.3g} ({} tolerance); max abs error {:.3g}", m.rel_err,
-                           tol.rel_l2, to_string(tol.dtype), m.max_abs_err);
+    v.reason =
+        fmt::format("relative error {:.3g} > {:.3g} ({} tolerance); max abs error {:.3g} > abs floor {:.3g}",
+                    m.rel_err, tol.rel_l2, to_string(tol.dtype), m.max_abs_err, tol.abs_floor);
   } else if (!(m.max_abs_err <= tol.max_abs_rel * m.max_abs_ref)) {
     v.reason =
         fmt::format("max abs error {:.3g} > {:.3g} x max|ref| {:.3g} ({} tolerance); relative error {:.3g}",

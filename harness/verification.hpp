@@ -51,9 +51,10 @@ struct Verdict {
   ErrorMetrics metrics;
 };
 
-/// Judges metrics against a tolerance: no non-finite value on either side, a reference that is not
-/// all zeros, rel_err <= rel_l2,
-/// max_abs_err <= max_abs_rel * max_abs_ref, and at least one element compared.
+/// Judges metrics against a tolerance: at least one element compared, no non-finite value on either
+/// side, a reference that is not all zeros, and then either max_abs_err <= abs_floor (the output
+/// type's resolution near zero) or both rel_err <= rel_l2 and
+/// max_abs_err <= max_abs_rel * max_abs_ref.
 Verdict judge(const ErrorMetrics& metrics, const Tolerance& tolerance);
 
 }  // namespace ktune::harness

@@ -2,6 +2,7 @@
 #include "harness/verification.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <set>
 #include <vector>
@@ -117,6 +118,83 @@ TEST(Verification, AllZeroReferenceFailsEvenWhenOutputMatches) {
 
 TEST(Verification, LengthMismatchIsBadInput) {
   EXPECT_THROW(compare(std::vector<double>{1, 2}, std::vector<double>{1}), Error);
+}
+
+/// Softmax-like outputs ~4e-6 (below f16's smallest normal 2^-14 = 6.1e-5): pseudo-random
+/// references in [3.5e-6, 4.5e-6), never zero.
+std::vector<double> tiny_reference() {
+  std::vector<double> ref;
+  uint64_t x = 0x9e3779b97f4a7c15ULL;
+  for (int i = 0; i < 4096; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;  // LCG (Knuth MMIX constants)
+    ref.push_back(3.5e-6 + 1e-6 * static_cast<double>(x >> 11) * 0x1p-53);
+  }
+  return ref;
+}
+
+/// Rounds to the nearest multiple of `step` (f16's subnormal grid for step = 2^-24).
+std::vector<double> round_to_grid(const std::vector<double>& v, double step) {
+  std::vector<double> out;
+  for (double x : v) out.push_back(std::nearbyint(x / step) * step);
+  return out;
+}
+
+constexpr double kF16Subnormal = 0x1p-24;  // f16 bit pattern 0x0001
+
+TEST(Verification, F16SubnormalOutputsRoundedCorrectlyPass) {
+  const std::vector<double> ref = tiny_reference();
+  std::vector<double> out = round_to_grid(ref, kF16Subnormal);
+  const Tolerance& t = tolerance_for(DType::kF16);
+  const Verdict v = judge(compare(out, ref), t);
+  EXPECT_TRUE(v.ok) << v.reason;
+  // The relative bounds alone would reject it: half a step of 6e-8 is ~0.7% of 4e-6.
+  EXPECT_GT(v.metrics.rel_err, t.rel_l2);
+  EXPECT_LE(v.metrics.max_abs_err, kF16Subnormal / 2);
+  // A value a hair past a rounding midpoint, rounded to the other neighbour, still passes.
+  out[10] = ref[10] - std::fmod(ref[10], kF16Subnormal);  // round down
+  out[11] = out[10] + kF16Subnormal;                      // round up
+  std::vector<double> near_mid = ref;
+  near_mid[10] = out[10] + kF16Subnormal * 0.51;  // nearest is out[11]; out[10] is 0.51 steps off
+  near_mid[11] = out[11] - kF16Subnormal * 0.51;  // nearest is out[10]; out[11] is 0.51 steps off
+  std::vector<double> other = round_to_grid(near_mid, kF16Subnormal);
+  other[10] = out[10];
+  other[11] = out[11];
+  const Verdict w = judge(compare(other, near_mid), t);
+  EXPECT_TRUE(w.ok) << w.reason;
+  EXPECT_NEAR(w.metrics.max_abs_err, 0.51 * kF16Subnormal, 1e-3 * kF16Subnormal);
+}
+
+TEST(Verification, F16SubnormalOutputTwoStepsOffFails) {
+  const std::vector<double> ref = tiny_reference();
+  std::vector<double> out = round_to_grid(ref, kF16Subnormal);
+  out[1234] += 2 * kF16Subnormal;  // error in [1.5, 2.5] steps > the 1-step floor
+  const Verdict v = judge(compare(out, ref), tolerance_for(DType::kF16));
+  EXPECT_FALSE(v.ok);
+  EXPECT_GE(v.metrics.max_abs_err, 1.5 * kF16Subnormal);
+  EXPECT_NE(v.reason.find("abs floor"), std::string::npos) << v.reason;
+}
+
+TEST(Verification, F32HasNoAbsoluteFloor) {
+  // The same f16-grid rounding judged as an f32 output: 0.4% relative error is far over f32's
+  // bounds, and no floor rescues it.
+  const std::vector<double> ref = tiny_reference();
+  const Verdict v = judge(compare(round_to_grid(ref, kF16Subnormal), ref), tolerance_for(DType::kF32));
+  EXPECT_FALSE(v.ok);
+  EXPECT_EQ(tolerance_for(DType::kF32).abs_floor, 0);
+  // And an f32-accurate output of the same tiny values still passes on its relative bounds.
+  std::vector<double> close;
+  for (double r : ref) close.push_back(r * (1 + 0x1p-24));
+  const Verdict w = judge(compare(close, ref), tolerance_for(DType::kF32));
+  EXPECT_TRUE(w.ok) << w.reason;
+}
+
+TEST(ToleranceTable, AbsoluteFloorIsOneSubnormalStepOfTheFormat) {
+  // Independent of tolerance.cpp: the value of the smallest subnormal bit pattern of each format.
+  EXPECT_EQ(tolerance_for(DType::kF16).abs_floor, decode_f16(0x0001));
+  EXPECT_EQ(tolerance_for(DType::kBF16).abs_floor, decode_bf16(0x0001));
+  EXPECT_EQ(tolerance_for(DType::kFP8E4M3).abs_floor, decode_fp8e4m3(0x01));
+  EXPECT_EQ(tolerance_for(DType::kFP8E5M2).abs_floor, decode_fp8e5m2(0x01));
+  EXPECT_EQ(tolerance_for(DType::kF16).abs_floor, 0x1p-24);
 }
 
 TEST(ToleranceTable, OneRowPerDtypeWithAReason) {
