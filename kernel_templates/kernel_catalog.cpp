@@ -10,20 +10,45 @@ namespace {
 
 const std::vector<KernelDescriptor>& table() {
   static const std::vector<KernelDescriptor> kTable = {
-      {"gemm", {"m", "n", "k"}, {"f32", "f16", "bf16"}, "C[m,n] = A[m,k] * B[k,n]"},
-      {"rmsnorm", {"rows", "hidden"}, {"f32", "f16", "bf16"}, "RMS normalisation of each row"},
+      {"gemm",
+       {"m", "n", "k"},
+       {"f32", "f16", "bf16"},
+       "C[m,n] = A[m,k] * B[k,n]",
+       "nt",
+       // The operand layout, then the optional epilogues (kernel_templates/gemm.toml).
+       {"nt", "nn", "nt+bias", "nn+bias", "nt+silu", "nn+silu", "nt+bias+silu", "nn+bias+silu"}},
+      {"rmsnorm",
+       {"rows", "hidden"},
+       {"f32", "f16", "bf16"},
+       "RMS normalisation of each row",
+       "",
+       {"", "residual"}},
       {"rmsnorm_rope",
        {"tokens", "heads_q", "heads_kv", "head_dim"},
        {"f32", "f16", "bf16"},
-       "fused RMS normalisation and rotary position embedding of Q and K"},
-      {"softmax", {"rows", "cols"}, {"f32", "f16", "bf16"}, "softmax of each row"},
-      {"swiglu", {"m", "i"}, {"f32", "f16", "bf16"}, "SwiGLU activation: silu(gate) * up"},
+       "fused RMS normalisation and rotary position embedding of Q and K",
+       "neox",
+       {"neox", "gptj"}},
+      {"softmax",
+       {"rows", "cols"},
+       {"f32", "f16", "bf16"},
+       "softmax of each row",
+       "",
+       {"", "causal", "padding"}},
+      {"swiglu",
+       {"m", "i"},
+       {"f32", "f16", "bf16"},
+       "SwiGLU activation: silu(gate) * up",
+       "fused",
+       {"fused", "split"}},
       {"decode_attention",
        {"batch", "heads_q", "heads_kv", "seq", "head_dim"},
        {"bf16"},
-       "single-token attention over a KV cache (decode step)"},
-      {"fp8_gemm", {"m", "n", "k"}, {"fp8e4m3"}, "GEMM with FP8 (e4m3) inputs"},
-      {"copy", {"n"}, {"f32", "f16", "bf16"}, "device-to-device copy (bandwidth ceiling)"},
+       "single-token attention over a KV cache (decode step)",
+       "",
+       {""}},
+      {"fp8_gemm", {"m", "n", "k"}, {"fp8e4m3"}, "GEMM with FP8 (e4m3) inputs", "nt", {"nt"}},
+      {"copy", {"n"}, {"f32", "f16", "bf16"}, "device-to-device copy (bandwidth ceiling)", "", {""}},
   };
   return kTable;
 }
@@ -47,6 +72,19 @@ void KernelDescriptor::require_dtype(std::string_view dtype) const {
   if (!supports(dtype)) {
     throw Error(ErrorKind::kBadInput, "kernel '" + name + "' does not support dtype '" + std::string(dtype) +
                                           "' (supported: " + join(dtypes) + ")");
+  }
+}
+
+bool KernelDescriptor::supports_layout(std::string_view layout) const {
+  return std::find(layouts.begin(), layouts.end(), layout) != layouts.end();
+}
+
+void KernelDescriptor::require_layout(std::string_view layout) const {
+  if (!supports_layout(layout)) {
+    std::vector<std::string> shown;
+    for (const auto& l : layouts) shown.push_back(l.empty() ? "\"\"" : l);
+    throw Error(ErrorKind::kBadInput, "kernel '" + name + "' does not accept layout '" + std::string(layout) +
+                                          "' (accepted: " + join(shown) + ")");
   }
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 /// The kernel catalog: every kernel ktune knows, with its problem dimensions in canonical order
 /// (the order of a shape's canonical text, part of the cache key) and the dtypes it supports.
-/// The command line, the C ABI and the tuner validate a (kernel, shape, dtype) request here
+/// The command line, the C ABI and the tuner validate a (kernel, shape, dtype, layout) request here
 /// before they touch the database. The templates themselves are in spec_registry.hpp.
 
 #include <map>
@@ -18,11 +18,20 @@ struct KernelDescriptor {
   std::vector<std::string> dims;    ///< dimension names in canonical order, e.g. {"m","n","k"}
   std::vector<std::string> dtypes;  ///< supported dtypes, e.g. {"f32","f16","bf16"}
   std::string summary;              ///< one line for `--help` and error messages
+  /// The layout (or mode) a request without one means; part of the cache key. "" for a kernel
+  /// without layouts.
+  std::string default_layout;
+  /// Every layout the kernel accepts, `default_layout` first.
+  std::vector<std::string> layouts;
 
   /// Whether `dtype` is one of `dtypes`.
   bool supports(std::string_view dtype) const;
   /// Throws ktune::Error(kBadInput) naming the dtype and the supported ones when unsupported.
   void require_dtype(std::string_view dtype) const;
+  /// Whether `layout` is one of `layouts`.
+  bool supports_layout(std::string_view layout) const;
+  /// Throws ktune::Error(kBadInput) naming the layout and the accepted ones when not accepted.
+  void require_layout(std::string_view layout) const;
   /// An example shape text with these dimensions, e.g. "m=16,n=4096,k=4096", for help text.
   std::string example_shape() const;
 };
