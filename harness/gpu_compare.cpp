@@ -11,6 +11,11 @@ namespace ktune::harness {
 
 ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, CUdeviceptr ref, DType dtype,
                          uint64_t count, CUstream stream) {
+  return gpu_compare(kernels, out, dtype, ref, dtype, count, stream);
+}
+
+ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, DType dtype, CUdeviceptr ref,
+                         DType ref_dtype, uint64_t count, CUstream stream) {
   // 1024 blocks: enough to fill the GPU, few enough partials to merge on the host in microseconds.
   const auto blocks =
       static_cast<unsigned>(std::clamp<uint64_t>((count + kCompareBlock - 1) / kCompareBlock, 1, 1024));
@@ -20,7 +25,7 @@ ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, CUdevic
   CUdeviceptr s = sums.get();
   CUdeviceptr c = counts.get();
   void* args[] = {&out, &ref, &n, &s, &c};
-  KTUNE_CU_CHECK(driver().cuLaunchKernel(kernels.compare(dtype), blocks, 1, 1, kCompareBlock, 1, 1, 0, stream,
+  KTUNE_CU_CHECK(driver().cuLaunchKernel(kernels.compare(dtype, ref_dtype), blocks, 1, 1, kCompareBlock, 1, 1, 0, stream,
                                          args, nullptr));
   KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream));
   const auto hs = sums.download_as<double>(4 * blocks);

@@ -15,5 +15,8 @@ namespace ktune::harness {
 /// Compares `count` elements of `dtype` at `out` and `ref`; synchronises `stream`.
 ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, CUdeviceptr ref, DType dtype,
                          uint64_t count, CUstream stream);
+/// The same for an output of `dtype` against a reference of `ref_dtype` (the same dtype, or f32).
+ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, DType dtype, CUdeviceptr ref,
+                         DType ref_dtype, uint64_t count, CUstream stream);
 
 }  // namespace ktune::harness

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "harness/nvrtc_compiler.hpp"
+#include "ktune/error.hpp"
 
 namespace ktune::harness {
 
@@ -80,9 +81,9 @@ __global__ void ktune_fill(typename ktune_bits<KIND>::type* __restrict__ p, unsi
 
 // Per block: sums[4*b + {0,1,2,3}] = sum (out-ref)^2, sum ref^2, max |out-ref|, max |ref| over finite
 // values; counts[2*b + {0,1}] = non-finite outputs, non-finite references. Block size 256.
-template <int KIND>
+template <int KIND, int REF_KIND>
 __global__ void __launch_bounds__(256) ktune_compare(const typename ktune_bits<KIND>::type* __restrict__ out,
-                                                     const typename ktune_bits<KIND>::type* __restrict__ ref,
+                                                     const typename ktune_bits<REF_KIND>::type* __restrict__ ref,
                                                      unsigned long long n, double* sums, unsigned long long* counts) {
   __shared__ double s[4][256];
   __shared__ unsigned long long c[2][256];
@@ -91,7 +92,7 @@ __global__ void __launch_bounds__(256) ktune_compare(const typename ktune_bits<K
   const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
   for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
     const double o = ktune_decode<KIND>(out[i]);
-    const double r = ktune_decode<KIND>(ref[i]);
+    const double r = ktune_decode<REF_KIND>(ref[i]);
     const bool ook = isfinite(o), rok = isfinite(r);
     bo += !ook;
     br += !rok;
@@ -126,27 +127,44 @@ const std::string& utility_kernels_source() {
 }
 
 std::string fill_name_expression(DType dtype) { return fmt::format("ktune_fill<{}>", index_of(dtype)); }
-std::string compare_name_expression(DType dtype) { return fmt::format("ktune_compare<{}>", index_of(dtype)); }
+std::string compare_name_expression(DType dtype, DType ref_dtype) {
+  return fmt::format("ktune_compare<{},{}>", index_of(dtype), index_of(ref_dtype));
+}
+std::string compare_name_expression(DType dtype) { return compare_name_expression(dtype, dtype); }
 
 UtilityKernels::UtilityKernels(const std::string& arch) {
   CompileRequest req;
   req.source = utility_kernels_source();
   req.program_name = "ktune_utility_kernels.cu";
   req.arch = arch;
+  // Outputs are compared with a reference of their own dtype, or with an f32 reference (the kernels'
+  // GPU references accumulate and store in f32).
   for (DType d : kAll) {
     req.name_expressions.push_back(fill_name_expression(d));
     req.name_expressions.push_back(compare_name_expression(d));
+    if (d != DType::kF32) req.name_expressions.push_back(compare_name_expression(d, DType::kF32));
   }
   NvrtcCompiler compiler;
   const CompileResult res = compiler.compile(req);
   module_ = Module::load(res.cubin);
   for (DType d : kAll) {
     fill_[index_of(d)] = module_.function(res.lowered_names.at(fill_name_expression(d)));
-    compare_[index_of(d)] = module_.function(res.lowered_names.at(compare_name_expression(d)));
+    compare_[index_of(d)][index_of(d)] = module_.function(res.lowered_names.at(compare_name_expression(d)));
+    if (d != DType::kF32) {
+      compare_[index_of(d)][index_of(DType::kF32)] =
+          module_.function(res.lowered_names.at(compare_name_expression(d, DType::kF32)));
+    }
   }
 }
 
 CUfunction UtilityKernels::fill(DType dtype) const { return fill_[index_of(dtype)]; }
-CUfunction UtilityKernels::compare(DType dtype) const { return compare_[index_of(dtype)]; }
+CUfunction UtilityKernels::compare(DType dtype, DType ref_dtype) const {
+  CUfunction f = compare_[index_of(dtype)][index_of(ref_dtype)];
+  if (f == nullptr) {
+    throw Error(ErrorKind::kBadInput, fmt::format("no compare kernel for a {} output against a {} reference",
+                                                  to_string(dtype), to_string(ref_dtype)));
+  }
+  return f;
+}
 
 }  // namespace ktune::harness

@@ -17,6 +17,8 @@ const std::string& utility_kernels_source();
 /// Name expressions of the source, e.g. "ktune_fill<0>" (the template argument is the DType index).
 std::string fill_name_expression(DType dtype);
 std::string compare_name_expression(DType dtype);
+/// An output of `dtype` against a reference of `ref_dtype` (the same dtype, or f32).
+std::string compare_name_expression(DType dtype, DType ref_dtype);
 
 /// Block size the compare kernel is written for (its shared-memory reduction).
 inline constexpr unsigned kCompareBlock = 256;
@@ -26,12 +28,15 @@ class UtilityKernels {
   /// Compiles (NVRTC, for `arch`, e.g. "sm_90") and loads the module into the current context.
   explicit UtilityKernels(const std::string& arch);
   CUfunction fill(DType dtype) const;
-  CUfunction compare(DType dtype) const;
+  /// The compare kernel for an output of `dtype` against a reference of `ref_dtype` (same dtype or
+  /// f32); throws ktune::Error(kBadInput) for any other pair.
+  CUfunction compare(DType dtype, DType ref_dtype) const;
+  CUfunction compare(DType dtype) const { return compare(dtype, dtype); }
 
  private:
   Module module_;
   CUfunction fill_[5] = {};
-  CUfunction compare_[5] = {};
+  CUfunction compare_[5][5] = {};  ///< [output dtype][reference dtype]
 };
 
 }  // namespace ktune::harness

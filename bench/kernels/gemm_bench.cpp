@@ -277,7 +277,7 @@ int main(int argc, char** argv) {
 
       double best_us = 1e30;
       std::string best_name = "(none valid)";
-      for (const kt::Config& cfg : ktune::bench::mma_sweep(s.m)) {
+      for (const kt::Config& cfg : ktune::bench::mma_sweep(s.m)) try {
         if (spec.rejection(p, cfg)) continue;
         const std::string name = spec.canonical_name(p, cfg);
         const kt::CompileSpec cs = spec.compile_spec(p, cfg);
@@ -322,7 +322,11 @@ int main(int argc, char** argv) {
         const h::ErrorMetrics err = h::gpu_compare(util, c.get(), c_blas.get(), *dtype, static_cast<uint64_t>(s.m * s.n), stream);
         const bool ok = h::judge(err, h::tolerance_for(*dtype)).ok;
         const double us = time_launches(enqueue, sets, stream, flush, samples);
-        const auto& res = comp.resources.at(plan.launches[plan.launches.size() > 1 && cfg.at("SPLIT_K_MODE") == 1 ? 1 : 0].name_expression);
+        // Resources of the main (mma) launch; absent when ptxas reported none for it.
+        const std::string& main_expr =
+            plan.launches[plan.launches.size() > 1 && cfg.at("SPLIT_K_MODE") == 1 ? 1 : 0].name_expression;
+        const auto found = comp.resources.find(main_expr);
+        const h::KernelResources res = found != comp.resources.end() ? found->second : h::KernelResources{};
         row("mma", name, us, res.registers, res.spill_store_bytes, ok);
         if (verbose) {
           std::printf("    %-56s %9.2f us %7.1f TFLOP/s %7.0f GB/s regs %3d spill %d%s\n", name.c_str(), us,
@@ -333,6 +337,8 @@ int main(int argc, char** argv) {
           best_us = us;
           best_name = name;
         }
+      } catch (const std::exception& e) {  // one broken config must not end the whole comparison
+        std::fprintf(stderr, "config skipped: %s\n", e.what());
       }
       const double ratio = blas_us / best_us;
       std::printf("%-32s %6lld %6lld %6lld | %9.2f %7.1f %7.0f | %9.2f %7.1f %7.0f | %-50s %5.2f\n", s.label.c_str(),
