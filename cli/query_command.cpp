@@ -1,7 +1,8 @@
-/// `ktune query`: the best tuned config for (GPU, kernel, shape, dtype), read-only.
+/// `ktune query`: the best tuned config for (GPU, kernel, shape, dtype, layout), read-only.
 
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -24,6 +25,7 @@ struct QueryOptions {
   std::string kernel;
   std::string shape;
   std::string dtype;
+  std::optional<std::string> layout;  ///< absent: the kernel's default layout
   std::string gpu;
   int device = -1;
   std::string db;
@@ -34,6 +36,8 @@ struct QueryOptions {
 void run_query(const QueryOptions& o) {
   const auto* desc = kernel_templates::find_kernel(o.kernel);
   desc->require_dtype(o.dtype);
+  const std::string layout = o.layout.value_or(desc->default_layout);
+  desc->require_layout(layout);
   const std::string shape = cache::Shape::parse(o.shape).normalized(desc->dims).canonical();
 
   const auto path = db_path(o.db);
@@ -44,12 +48,14 @@ void run_query(const QueryOptions& o) {
   lookup.kernel = desc->name;
   lookup.shape = shape;
   lookup.dtype = o.dtype;
+  lookup.layout = layout;
   auto best = db.best(lookup, !o.no_fallback);
   if (!best) {
-    throw Error(ErrorKind::kNotFound,
-                fmt::format("no tuned config for kernel {}, shape {}, dtype {} on GPU '{}' in {}{}",
-                            desc->name, shape, o.dtype, lookup.gpu_name, path.string(),
-                            o.no_fallback ? " (--no-fallback: nearest tuned shapes not considered)" : ""));
+    throw Error(
+        ErrorKind::kNotFound,
+        fmt::format("no tuned config for kernel {}, shape {}, dtype {}, layout '{}' on GPU '{}' in {}{}",
+                    desc->name, shape, o.dtype, layout, lookup.gpu_name, path.string(),
+                    o.no_fallback ? " (--no-fallback: nearest tuned shapes not considered)" : ""));
   }
 
   if (best->fallback) {
@@ -71,7 +77,8 @@ void run_query(const QueryOptions& o) {
             << fmt::format("gpu          {}\n", best->gpu_name)
             << fmt::format("kernel       {} (template {})\n", best->kernel.name, best->kernel.source_hash)
             << fmt::format("shape        {}{}\n", best->tuned_shape, best->fallback ? " (fallback)" : "")
-            << fmt::format("dtype        {}\n", best->dtype);
+            << fmt::format("dtype        {}\n", best->dtype)
+            << fmt::format("layout       {}\n", best->layout.empty() ? "(none)" : best->layout);
 }
 
 }  // namespace
@@ -93,6 +100,12 @@ void add_query_command(CLI::App& app) {
                   "Data type, e.g. --dtype bf16 (f32, f16, bf16, fp8e4m3; per kernel)")
       ->required()
       ->type_name("DTYPE");
+  cmd->add_option("--layout", opts->layout,
+                  "Layout or mode of the kernel, part of the key, e.g. --layout nn (gemm: nt, nn, with "
+                  "optional +bias/+silu; rmsnorm: \"\", residual; rmsnorm_rope: neox, gptj; softmax: \"\", "
+                  "causal, padding; swiglu: fused, split; default: the kernel's default layout, "
+                  "nt for gemm)")
+      ->type_name("TEXT");
   auto* gpu =
       cmd->add_option("--gpu", opts->gpu,
                       "GPU model name as `ktune devices` prints it, e.g. --gpu \"NVIDIA H200\" (default: "
@@ -113,15 +126,17 @@ void add_query_command(CLI::App& app) {
   add_json_flag(*cmd, opts->json);
   std::string kernels;
   for (const auto& k : kernel_templates::kernel_catalog()) {
-    kernels += fmt::format("  {:<17} {:<52} {}\n", k.name, k.example_shape(), fmt::join(k.dtypes, ","));
+    kernels += fmt::format("  {:<17} {:<52} {:<15} layout {}\n", k.name, k.example_shape(),
+                           fmt::join(k.dtypes, ","), k.default_layout.empty() ? "\"\"" : k.default_layout);
   }
   cmd->footer(
       "Examples:\n"
       "  ktune query --kernel gemm --shape m=16,n=4096,k=4096 --dtype bf16\n"
+      "  ktune query --kernel gemm --shape m=16,n=4096,k=4096 --dtype bf16 --layout nn\n"
       "  ktune query --kernel rmsnorm --shape rows=16,hidden=4096 --dtype f16 --gpu \"NVIDIA H200\" --json\n"
-      "Kernels, their dimensions (example shape) and dtypes:\n" +
+      "Kernels, their dimensions (example shape), dtypes and default layout:\n" +
       kernels +
-      "Exit codes: 0 found, 2 bad kernel/shape/dtype, 3 --device without a GPU, 4 nothing tuned or no "
+      "Exit codes: 0 found, 2 bad kernel/shape/dtype/layout, 3 --device without a GPU, 4 nothing tuned or no "
       "database.");
   cmd->callback([opts] { run_query(*opts); });
 }

@@ -49,9 +49,45 @@ TEST_F(QueryTest, FoundPrintsTheWinnerAsJson) {
   EXPECT_EQ(j.at("tuned_shape"), "m=512,n=4096,k=4096");
   EXPECT_EQ(j.at("gpu"), "Test GPU Alpha");
   EXPECT_EQ(j.at("dtype"), "bf16");
+  EXPECT_EQ(j.at("layout"), "nt");
   EXPECT_EQ(j.at("fallback"), false);
   EXPECT_TRUE(j.at("config").is_object());
   EXPECT_EQ(r.err.find("nearest"), std::string::npos) << r.err;
+}
+
+TEST_F(QueryTest, TwoLayoutsOfOneShapeAnswerSeparatelyAndGemmDefaultsToNt) {
+  SCOPED_TRACE("seed " + std::to_string(db_.seed));
+  const std::string shape = "m=16,n=4096,k=4096";
+  const auto& nt = db_.find("Test GPU Alpha", "gemm", shape, "bf16", "nt");
+  const auto& nn = db_.find("Test GPU Alpha", "gemm", shape, "bf16", "nn");
+  ASSERT_NE(nt.config_name, nn.config_name);
+  auto ask = [&](const std::vector<std::string>& extra) {
+    auto args = query("gemm", shape, "bf16");
+    args.insert(args.end(), {"--gpu", "Test GPU Alpha", "--json", "--no-fallback"});
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run_ktune(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+  };
+  const auto j_nn = ask({"--layout", "nn"});
+  EXPECT_EQ(j_nn.value("config_name", ""), nn.config_name);
+  EXPECT_EQ(j_nn.value("layout", ""), "nn");
+  const auto j_nt = ask({"--layout", "nt"});
+  EXPECT_EQ(j_nt.value("config_name", ""), nt.config_name);
+  EXPECT_EQ(j_nt.value("layout", ""), "nt");
+  const auto j_default = ask({});
+  EXPECT_EQ(j_default.value("config_name", ""), nt.config_name);
+  EXPECT_EQ(j_default.value("layout", ""), "nt");
+
+  // A layout the kernel does not accept is bad input; an accepted one never tuned is not found.
+  auto bad = query("gemm", shape, "bf16");
+  bad.insert(bad.end(), {"--gpu", "Test GPU Alpha", "--layout", "tt"});
+  const auto rb = run_ktune(bad);
+  EXPECT_EQ(rb.exit_code, 2) << rb.err;
+  EXPECT_NE(rb.err.find("'tt'"), std::string::npos) << rb.err;
+  auto untuned = query("gemm", shape, "bf16");
+  untuned.insert(untuned.end(), {"--gpu", "Test GPU Alpha", "--layout", "nn+silu"});
+  EXPECT_EQ(run_ktune(untuned).exit_code, 4);
 }
 
 TEST_F(QueryTest, FoundPrintsHumanTextOnStdout) {

@@ -18,6 +18,7 @@ struct Key {
   std::string kernel;
   std::string shape;
   std::string dtype;
+  std::string layout;
 };
 
 cache::GpuInfo gpu_info(const std::string& name, std::mt19937_64& gen) {
@@ -32,10 +33,17 @@ std::string hex(std::mt19937_64& gen) { return fmt::format("{:016x}", gen()); }
 
 const ExpectedBest& TestDb::find(const std::string& gpu, const std::string& kernel, const std::string& shape,
                                  const std::string& dtype) const {
+  return find(gpu, kernel, shape, dtype, kernel == "gemm" ? "nt" : "");
+}
+
+const ExpectedBest& TestDb::find(const std::string& gpu, const std::string& kernel, const std::string& shape,
+                                 const std::string& dtype, const std::string& layout) const {
   for (const auto& b : best) {
-    if (b.gpu == gpu && b.kernel == kernel && b.shape == shape && b.dtype == dtype) return b;
+    if (b.gpu == gpu && b.kernel == kernel && b.shape == shape && b.dtype == dtype && b.layout == layout)
+      return b;
   }
-  throw std::logic_error("fixture has no key " + gpu + "/" + kernel + "/" + shape + "/" + dtype);
+  throw std::logic_error("fixture has no key " + gpu + "/" + kernel + "/" + shape + "/" + dtype + "/" +
+                         layout);
 }
 
 TestDb make_test_db(const std::filesystem::path& path, uint32_t seed, const std::string& gpu_suffix) {
@@ -50,10 +58,11 @@ TestDb make_test_db(const std::filesystem::path& path, uint32_t seed, const std:
   const std::string beta = "Test GPU Beta" + gpu_suffix;
   out.gpus = {alpha, beta};
   const std::vector<Key> keys = {
-      {alpha, "gemm", "m=16,n=4096,k=4096", "bf16"},
-      {alpha, "gemm", "m=512,n=4096,k=4096", "bf16"},
-      {alpha, "rmsnorm", "rows=16,hidden=4096", "f16"},
-      {beta, "gemm", "m=64,n=1024,k=1024", "bf16"},
+      {alpha, "gemm", "m=16,n=4096,k=4096", "bf16", "nt"},
+      {alpha, "gemm", "m=16,n=4096,k=4096", "bf16", "nn"},
+      {alpha, "gemm", "m=512,n=4096,k=4096", "bf16", "nt"},
+      {alpha, "rmsnorm", "rows=16,hidden=4096", "f16", ""},
+      {beta, "gemm", "m=64,n=1024,k=1024", "bf16", "nt"},
   };
 
   cache::RunInfo run;
@@ -78,8 +87,10 @@ TestDb make_test_db(const std::filesystem::path& path, uint32_t seed, const std:
       cache::Measurement m;
       m.shape = key.shape;
       m.dtype = key.dtype;
+      m.layout = key.layout;
       m.config_name =
-          fmt::format("{}.{}.t{}.s{}", key.kernel, key.dtype, tiles[static_cast<size_t>(i)], i + 2);
+          fmt::format("{}.{}{}.t{}.s{}", key.kernel, key.dtype, key.layout.empty() ? "" : "." + key.layout,
+                      tiles[static_cast<size_t>(i)], i + 2);
       m.config_json = fmt::format(R"({{"tile":{},"stages":{}}})", tiles[static_cast<size_t>(i)], i + 2);
       const double med = median(gen);
       m.stats = cache::Stats{med, med * 0.97, med * 1.01, med * 1.05, med * 0.02, 50 + i};
@@ -97,8 +108,8 @@ TestDb make_test_db(const std::filesystem::path& path, uint32_t seed, const std:
       if (ms[i].stats->median_us < ms[win].stats->median_us) win = i;
     }
     db.set_best(ids[win]);
-    out.best.push_back(
-        {key.gpu, key.kernel, key.shape, key.dtype, ms[win].config_name, ms[win].stats->median_us});
+    out.best.push_back({key.gpu, key.kernel, key.shape, key.dtype, key.layout, ms[win].config_name,
+                        ms[win].stats->median_us});
   }
   return out;
 }

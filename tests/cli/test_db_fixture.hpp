@@ -16,6 +16,7 @@ struct ExpectedBest {
   std::string kernel;
   std::string shape;  ///< canonical
   std::string dtype;
+  std::string layout;  ///< "nt"/"nn" for gemm, "" for rmsnorm
   std::string config_name;
   double median_us = 0;
 };
@@ -28,16 +29,21 @@ struct TestDb {
   std::vector<ExpectedBest> best;  ///< every key's winner
   int64_t measurements = 0;        ///< rows written, all outcomes
 
-  /// The winner for a key; fails the test (throws) when the fixture has none.
+  /// The winner for a key; fails the test (throws) when the fixture has none. `layout` defaults to
+  /// the kernel's default layout as the fixture stores it ("nt" for gemm, "" otherwise).
   const ExpectedBest& find(const std::string& gpu, const std::string& kernel, const std::string& shape,
                            const std::string& dtype) const;
+  /// The winner for a key with an explicit layout.
+  const ExpectedBest& find(const std::string& gpu, const std::string& kernel, const std::string& shape,
+                           const std::string& dtype, const std::string& layout) const;
 };
 
 /// Writes a database at `path` (which must not exist) from `seed`. `gpu_suffix` makes GPU names
 /// distinct between two fixtures, so merges have rows of both. Contents, for GPU
-/// "Test GPU Alpha<suffix>": gemm bf16 at m=16 and m=512 (n=k=4096), rmsnorm f16 at
-/// rows=16,hidden=4096; for "Test GPU Beta<suffix>": gemm bf16 at m=64,n=1024,k=1024. Every key
-/// has four configs (one of them incorrect, faster than the rest, so it must never win).
+/// "Test GPU Alpha<suffix>": gemm bf16 layout "nt" at m=16 and m=512 (n=k=4096), gemm bf16 layout
+/// "nn" at m=16,n=4096,k=4096 (its own winner), rmsnorm f16 layout "" at rows=16,hidden=4096; for
+/// "Test GPU Beta<suffix>": gemm bf16 "nt" at m=64,n=1024,k=1024. Every key has four configs (one
+/// of them incorrect, faster than the rest, so it must never win); config names carry the layout.
 TestDb make_test_db(const std::filesystem::path& path, uint32_t seed, const std::string& gpu_suffix = "");
 
 /// A fresh folder under the temp dir, removed on destruction.
