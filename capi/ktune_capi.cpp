@@ -107,7 +107,7 @@ int ktune_open(const char* path, ktune_db** out) {
 }
 
 int ktune_lookup(ktune_db* db, const char* gpu, const char* kernel, const char* shape, const char* dtype,
-                 int allow_fallback, char** json_out) {
+                 const char* layout, int allow_fallback, char** json_out) {
   if (json_out != nullptr) *json_out = nullptr;
   return guarded([&] {
     if (db == nullptr) return fail(KTUNE_ERR_BAD_INPUT, "ktune_lookup: db is NULL");
@@ -118,6 +118,8 @@ int ktune_lookup(ktune_db* db, const char* gpu, const char* kernel, const char* 
 
     const auto* desc = ktune::kernel_templates::find_kernel(kernel);
     desc->require_dtype(dtype);
+    const std::string chosen_layout = layout != nullptr ? std::string(layout) : desc->default_layout;
+    desc->require_layout(chosen_layout);
     const std::string canonical = ktune::cache::Shape::parse(shape).normalized(desc->dims).canonical();
 
     ktune::cache::Lookup lookup;
@@ -125,10 +127,12 @@ int ktune_lookup(ktune_db* db, const char* gpu, const char* kernel, const char* 
     lookup.kernel = desc->name;
     lookup.shape = canonical;
     lookup.dtype = dtype;
+    lookup.layout = chosen_layout;
     auto best = db->cache.best(lookup, allow_fallback != 0);
     if (!best) {
       return fail(KTUNE_ERR_NOT_FOUND, "no tuned config for kernel " + desc->name + ", shape " + canonical +
-                                           ", dtype " + dtype + " on GPU '" + lookup.gpu_name + "'" +
+                                           ", dtype " + dtype + ", layout '" + chosen_layout + "' on GPU '" +
+                                           lookup.gpu_name + "'" +
                                            (allow_fallback != 0 ? "" : " (fallback disabled)"));
     }
     // Re-serialised here so the ABI's JSON is compact and always carries these keys.

@@ -1,13 +1,13 @@
 #ifndef KTUNE_KTUNE_H
 #define KTUNE_KTUNE_H
 /*
- * ktune's C ABI: look up the best tuned config for (GPU, kernel, shape, dtype) in a ktune
+ * ktune's C ABI: look up the best tuned config for (GPU, kernel, shape, dtype, layout) in a ktune
  * database from any language. Plain C89, no C++ in this header; link with -lktune.
  *
  *   ktune_db* db = NULL;
  *   char* json = NULL;
  *   if (ktune_open(NULL, &db) != KTUNE_OK) { fprintf(stderr, "%s\n", ktune_last_error()); ... }
- *   rc = ktune_lookup(db, "NVIDIA H200", "gemm", "m=16,n=4096,k=4096", "bf16", 1, &json);
+ *   rc = ktune_lookup(db, "NVIDIA H200", "gemm", "m=16,n=4096,k=4096", "bf16", "nt", 1, &json);
  *   if (rc == KTUNE_OK) { ... use json ...; ktune_free_string(json); }
  *   ktune_close(db);
  *
@@ -46,22 +46,28 @@ typedef struct ktune_db ktune_db;
 KTUNE_API int ktune_open(const char* path, ktune_db** out);
 
 /**
- * Looks up the best config for (gpu, kernel, shape, dtype).
+ * Looks up the best config for (gpu, kernel, shape, dtype, layout).
  *   gpu            the GPU model name as `ktune devices` prints it ("NVIDIA H200"); NULL means
  *                  the database's only GPU (KTUNE_ERR_BAD_INPUT when it holds several)
  *   kernel         "gemm", "rmsnorm", ... (`ktune query --help` lists them)
  *   shape          "m=16,n=4096,k=4096"; any order of dimensions; every dimension of the kernel
  *   dtype          "f32", "f16", "bf16", "fp8e4m3"
+ *   layout         the kernel's layout or mode, part of the key: "nt" or "nn" for gemm (optionally
+ *                  followed by "+bias" and/or "+silu"), "" or "residual" for rmsnorm, "neox" or
+ *                  "gptj" for rmsnorm_rope, "", "causal" or "padding" for softmax, "fused" or
+ *                  "split" for swiglu, "" for kernels without layouts; NULL means the kernel's
+ *                  default layout ("nt" for gemm, "neox" for rmsnorm_rope, "fused" for swiglu,
+ *                  "" otherwise). A layout the kernel does not accept is KTUNE_ERR_BAD_INPUT.
  *   allow_fallback non-zero: when the shape was not tuned, answer with the nearest tuned shape
- *                  of the same kernel, dtype and GPU (the JSON says "fallback":true)
+ *                  of the same kernel, dtype, layout and GPU (the JSON says "fallback":true)
  *   json_out       receives a JSON object (free it with ktune_free_string), NULL on failure:
- *                  {"gpu","kernel","source_hash","shape","tuned_shape","dtype","config_name",
+ *                  {"gpu","kernel","source_hash","shape","tuned_shape","dtype","layout","config_name",
  *                   "config":{...},"median_us",...,"fallback":true|false}
  * Returns KTUNE_OK, KTUNE_ERR_NOT_FOUND (nothing tuned for the key), KTUNE_ERR_BAD_INPUT or
  * KTUNE_ERR_RUNTIME.
  */
 KTUNE_API int ktune_lookup(ktune_db* db, const char* gpu, const char* kernel, const char* shape,
-                           const char* dtype, int allow_fallback, char** json_out);
+                           const char* dtype, const char* layout, int allow_fallback, char** json_out);
 
 /** Frees a string returned by ktune_lookup; NULL is allowed. */
 KTUNE_API void ktune_free_string(char* s);

@@ -48,7 +48,8 @@ static void json_pair(char* buf, size_t size, const char* key, const char* value
 }
 
 int main(int argc, char** argv) {
-  char gpu[256], exact_shape[256], reordered[256], exact_config[256], fallback_shape[256], seed[64];
+  char gpu[256], exact_shape[256], reordered[256], exact_config[256], nn_config[256], fallback_shape[256],
+      seed[64];
   char want[600];
   ktune_db* db = NULL;
   ktune_db* db_env = NULL;
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
   expected(argv[2], "exact_shape", exact_shape, sizeof exact_shape);
   expected(argv[2], "reordered_shape", reordered, sizeof reordered);
   expected(argv[2], "exact_config", exact_config, sizeof exact_config);
+  expected(argv[2], "nn_config", nn_config, sizeof nn_config);
   expected(argv[2], "fallback_shape", fallback_shape, sizeof fallback_shape);
   printf("fixture seed %s\n", seed);
 
@@ -92,7 +94,7 @@ int main(int argc, char** argv) {
   if (db == NULL) return 1;
 
   /* Found. */
-  rc = ktune_lookup(db, gpu, "gemm", exact_shape, "bf16", 1, &json);
+  rc = ktune_lookup(db, gpu, "gemm", exact_shape, "bf16", "nt", 1, &json);
   check(rc == KTUNE_OK, "lookup of a tuned key returns KTUNE_OK", ktune_last_error());
   check(strcmp(ktune_last_error(), "") == 0, "a successful call leaves no last error", ktune_last_error());
   json_pair(want, sizeof want, "config_name", exact_config);
@@ -103,13 +105,28 @@ int main(int argc, char** argv) {
   check(contains(json, "\"median_us\":"), "found: JSON has the median", json);
   ktune_free_string(json);
 
-  rc = ktune_lookup(db, gpu, "gemm", reordered, "bf16", 0, &json);
+  rc = ktune_lookup(db, gpu, "gemm", reordered, "bf16", "nt", 0, &json);
   json_pair(want, sizeof want, "config_name", exact_config);
   check(rc == KTUNE_OK && contains(json, want), "dimensions in another order find the same winner", json);
   ktune_free_string(json);
 
+  /* Layouts: each its own winner; NULL is the kernel's default layout (nt for gemm). */
+  rc = ktune_lookup(db, gpu, "gemm", exact_shape, "bf16", "nn", 0, &json);
+  json_pair(want, sizeof want, "config_name", nn_config);
+  check(rc == KTUNE_OK && contains(json, want), "layout nn finds the nn winner", json);
+  check(contains(json, "\"layout\":\"nn\""), "layout nn: JSON says layout nn", json);
+  ktune_free_string(json);
+  rc = ktune_lookup(db, gpu, "gemm", exact_shape, "bf16", NULL, 0, &json);
+  json_pair(want, sizeof want, "config_name", exact_config);
+  check(rc == KTUNE_OK && contains(json, want), "layout NULL finds the nt winner", json);
+  check(contains(json, "\"layout\":\"nt\""), "layout NULL: JSON says layout nt", json);
+  ktune_free_string(json);
+  rc = ktune_lookup(db, gpu, "gemm", exact_shape, "bf16", "tn", 1, &json);
+  check(rc == KTUNE_ERR_BAD_INPUT && contains(ktune_last_error(), "'tn'"),
+        "unknown layout: KTUNE_ERR_BAD_INPUT naming it", ktune_last_error());
+
   /* Fallback. */
-  rc = ktune_lookup(db, gpu, "gemm", fallback_shape, "bf16", 1, &json);
+  rc = ktune_lookup(db, gpu, "gemm", fallback_shape, "bf16", "nt", 1, &json);
   check(rc == KTUNE_OK, "lookup of an untuned shape with fallback returns KTUNE_OK", ktune_last_error());
   check(contains(json, "\"fallback\":true"), "fallback: JSON says fallback true", json);
   json_pair(want, sizeof want, "tuned_shape", exact_shape);
@@ -122,43 +139,43 @@ int main(int argc, char** argv) {
 
   /* Not found. */
   json = (char*)&rc; /* must be reset to NULL on failure */
-  rc = ktune_lookup(db, gpu, "gemm", fallback_shape, "bf16", 0, &json);
+  rc = ktune_lookup(db, gpu, "gemm", fallback_shape, "bf16", "nt", 0, &json);
   check(rc == KTUNE_ERR_NOT_FOUND, "untuned shape without fallback returns KTUNE_ERR_NOT_FOUND",
         ktune_last_error());
   check(json == NULL, "a failed lookup leaves *json_out NULL", NULL);
   check(contains(ktune_last_error(), "no tuned config"), "not found: a message", ktune_last_error());
-  rc = ktune_lookup(db, gpu, "gemm", exact_shape, "f16", 1, &json);
+  rc = ktune_lookup(db, gpu, "gemm", exact_shape, "f16", "nt", 1, &json);
   check(rc == KTUNE_ERR_NOT_FOUND, "untuned dtype returns KTUNE_ERR_NOT_FOUND", ktune_last_error());
-  rc = ktune_lookup(db, "No Such GPU", "gemm", exact_shape, "bf16", 1, &json);
+  rc = ktune_lookup(db, "No Such GPU", "gemm", exact_shape, "bf16", "nt", 1, &json);
   check(rc == KTUNE_ERR_NOT_FOUND, "unknown GPU returns KTUNE_ERR_NOT_FOUND", ktune_last_error());
 
   /* Bad input. */
-  rc = ktune_lookup(db, gpu, "gemm", "m=-1,n=4096,k=4096", "bf16", 1, &json);
+  rc = ktune_lookup(db, gpu, "gemm", "m=-1,n=4096,k=4096", "bf16", "nt", 1, &json);
   check(rc == KTUNE_ERR_BAD_INPUT && contains(ktune_last_error(), "'m=-1'"),
         "negative dimension: KTUNE_ERR_BAD_INPUT naming it", ktune_last_error());
-  rc = ktune_lookup(db, gpu, "gemm", "m=16,n=4096", "bf16", 1, &json);
+  rc = ktune_lookup(db, gpu, "gemm", "m=16,n=4096", "bf16", "nt", 1, &json);
   check(rc == KTUNE_ERR_BAD_INPUT && contains(ktune_last_error(), "'k'"),
         "missing dimension: KTUNE_ERR_BAD_INPUT naming it", ktune_last_error());
-  rc = ktune_lookup(db, gpu, "gemm", "m=16,n=4096,k=2147483648", "bf16", 1, &json);
+  rc = ktune_lookup(db, gpu, "gemm", "m=16,n=4096,k=2147483648", "bf16", "nt", 1, &json);
   check(rc == KTUNE_ERR_BAD_INPUT && contains(ktune_last_error(), "2147483648"),
         "dimension past 2^31-1: KTUNE_ERR_BAD_INPUT naming it", ktune_last_error());
-  rc = ktune_lookup(db, gpu, "gemx", exact_shape, "bf16", 1, &json);
+  rc = ktune_lookup(db, gpu, "gemx", exact_shape, "bf16", "nt", 1, &json);
   check(rc == KTUNE_ERR_BAD_INPUT && contains(ktune_last_error(), "'gemx'"),
         "unknown kernel: KTUNE_ERR_BAD_INPUT naming it", ktune_last_error());
-  rc = ktune_lookup(db, gpu, "gemm", exact_shape, "f64", 1, &json);
+  rc = ktune_lookup(db, gpu, "gemm", exact_shape, "f64", "nt", 1, &json);
   check(rc == KTUNE_ERR_BAD_INPUT && contains(ktune_last_error(), "'f64'"),
         "unsupported dtype: KTUNE_ERR_BAD_INPUT naming it", ktune_last_error());
-  check(ktune_lookup(db, gpu, NULL, exact_shape, "bf16", 1, &json) == KTUNE_ERR_BAD_INPUT,
+  check(ktune_lookup(db, gpu, NULL, exact_shape, "bf16", "nt", 1, &json) == KTUNE_ERR_BAD_INPUT,
         "NULL kernel: KTUNE_ERR_BAD_INPUT", NULL);
-  check(ktune_lookup(db, gpu, "gemm", NULL, "bf16", 1, &json) == KTUNE_ERR_BAD_INPUT,
+  check(ktune_lookup(db, gpu, "gemm", NULL, "bf16", "nt", 1, &json) == KTUNE_ERR_BAD_INPUT,
         "NULL shape: KTUNE_ERR_BAD_INPUT", NULL);
-  check(ktune_lookup(db, gpu, "gemm", exact_shape, NULL, 1, &json) == KTUNE_ERR_BAD_INPUT,
+  check(ktune_lookup(db, gpu, "gemm", exact_shape, NULL, "nt", 1, &json) == KTUNE_ERR_BAD_INPUT,
         "NULL dtype: KTUNE_ERR_BAD_INPUT", NULL);
-  check(ktune_lookup(db, gpu, "gemm", exact_shape, "bf16", 1, NULL) == KTUNE_ERR_BAD_INPUT,
+  check(ktune_lookup(db, gpu, "gemm", exact_shape, "bf16", "nt", 1, NULL) == KTUNE_ERR_BAD_INPUT,
         "NULL json_out: KTUNE_ERR_BAD_INPUT", NULL);
-  check(ktune_lookup(NULL, gpu, "gemm", exact_shape, "bf16", 1, &json) == KTUNE_ERR_BAD_INPUT,
+  check(ktune_lookup(NULL, gpu, "gemm", exact_shape, "bf16", "nt", 1, &json) == KTUNE_ERR_BAD_INPUT,
         "NULL db: KTUNE_ERR_BAD_INPUT", NULL);
-  rc = ktune_lookup(db, NULL, "gemm", exact_shape, "bf16", 1, &json);
+  rc = ktune_lookup(db, NULL, "gemm", exact_shape, "bf16", "nt", 1, &json);
   check(rc == KTUNE_ERR_BAD_INPUT && contains(ktune_last_error(), "several GPUs"),
         "NULL gpu with two GPUs in the database: KTUNE_ERR_BAD_INPUT", ktune_last_error());
 

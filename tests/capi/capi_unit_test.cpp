@@ -31,7 +31,7 @@ TEST_F(CapiTest, LastErrorIsPerThread) {
   ktune_db* db = nullptr;
   ASSERT_EQ(ktune_open(db_.path.c_str(), &db), KTUNE_OK) << ktune_last_error();
   char* json = nullptr;
-  ASSERT_EQ(ktune_lookup(db, "Test GPU Alpha", "gemm", "m=-7,n=1,k=1", "bf16", 1, &json),
+  ASSERT_EQ(ktune_lookup(db, "Test GPU Alpha", "gemm", "m=-7,n=1,k=1", "bf16", "nt", 1, &json),
             KTUNE_ERR_BAD_INPUT);
   const std::string mine = ktune_last_error();
   EXPECT_NE(mine.find("'m=-7'"), std::string::npos) << mine;
@@ -68,7 +68,7 @@ TEST_F(CapiTest, ConcurrentLookupsWithAHandlePerThread) {
         const auto& want = db_.best[gen() % db_.best.size()];
         char* json = nullptr;
         const int rc = ktune_lookup(db, want.gpu.c_str(), want.kernel.c_str(), want.shape.c_str(),
-                                    want.dtype.c_str(), 0, &json);
+                                    want.dtype.c_str(), want.layout.c_str(), 0, &json);
         if (rc != KTUNE_OK || nlohmann::json::parse(json).at("config_name") != want.config_name) ++wrong;
         ktune_free_string(json);
       }
@@ -77,6 +77,50 @@ TEST_F(CapiTest, ConcurrentLookupsWithAHandlePerThread) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST_F(CapiTest, LayoutsAnswerSeparatelyAndNullMeansTheKernelsDefault) {
+  SCOPED_TRACE("seed " + std::to_string(db_.seed));
+  const std::string gpu = "Test GPU Alpha";
+  const std::string shape = "m=16,n=4096,k=4096";
+  const auto& nt = db_.find(gpu, "gemm", shape, "bf16", "nt");
+  const auto& nn = db_.find(gpu, "gemm", shape, "bf16", "nn");
+  ASSERT_NE(nt.config_name, nn.config_name);
+  ktune_db* db = nullptr;
+  ASSERT_EQ(ktune_open(db_.path.c_str(), &db), KTUNE_OK) << ktune_last_error();
+  auto winner = [&](const char* layout) -> std::string {
+    char* json = nullptr;
+    const int rc = ktune_lookup(db, gpu.c_str(), "gemm", shape.c_str(), "bf16", layout, 0, &json);
+    EXPECT_EQ(rc, KTUNE_OK) << ktune_last_error();
+    if (rc != KTUNE_OK) return {};
+    const auto j = nlohmann::json::parse(json);
+    ktune_free_string(json);
+    EXPECT_EQ(j.at("layout"), layout != nullptr ? layout : "nt");
+    return j.at("config_name").get<std::string>();
+  };
+  EXPECT_EQ(winner("nn"), nn.config_name);
+  EXPECT_EQ(winner("nt"), nt.config_name);
+  EXPECT_EQ(winner(nullptr), nt.config_name) << "NULL is gemm's default layout, nt";
+
+  char* json = nullptr;
+  EXPECT_EQ(ktune_lookup(db, gpu.c_str(), "gemm", shape.c_str(), "bf16", "tn", 1, &json),
+            KTUNE_ERR_BAD_INPUT);
+  EXPECT_NE(std::string(ktune_last_error()).find("'tn'"), std::string::npos) << ktune_last_error();
+  EXPECT_EQ(ktune_lookup(db, gpu.c_str(), "gemm", shape.c_str(), "bf16", "nt+bias", 1, &json),
+            KTUNE_ERR_NOT_FOUND)
+      << "an accepted layout never tuned: fallback keeps the layout";
+  // rmsnorm rows are stored without a layout: NULL and "" find them, another mode does not.
+  const auto& rms = db_.find(gpu, "rmsnorm", "rows=16,hidden=4096", "f16");
+  for (const char* layout : {static_cast<const char*>(nullptr), ""}) {
+    ASSERT_EQ(ktune_lookup(db, gpu.c_str(), "rmsnorm", "rows=16,hidden=4096", "f16", layout, 0, &json),
+              KTUNE_OK)
+        << ktune_last_error();
+    EXPECT_EQ(nlohmann::json::parse(json).at("config_name"), rms.config_name);
+    ktune_free_string(json);
+  }
+  EXPECT_EQ(ktune_lookup(db, gpu.c_str(), "rmsnorm", "rows=16,hidden=4096", "f16", "residual", 1, &json),
+            KTUNE_ERR_NOT_FOUND);
+  ktune_close(db);
 }
 
 TEST_F(CapiTest, NullGpuMeansTheDatabasesOnlyGpu) {
@@ -91,6 +135,7 @@ TEST_F(CapiTest, NullGpuMeansTheDatabasesOnlyGpu) {
     cache::Measurement m;
     m.shape = "m=32,n=2048,k=2048";
     m.dtype = "bf16";
+    m.layout = "nt";
     m.config_name = config;
     const double med = 1.0 + static_cast<double>(gen() % 1000);
     m.stats = cache::Stats{med, med, med, med, 0.1, 10};
@@ -99,7 +144,7 @@ TEST_F(CapiTest, NullGpuMeansTheDatabasesOnlyGpu) {
   ktune_db* db = nullptr;
   ASSERT_EQ(ktune_open(single.c_str(), &db), KTUNE_OK) << ktune_last_error();
   char* json = nullptr;
-  ASSERT_EQ(ktune_lookup(db, nullptr, "gemm", "n=2048,k=2048,m=32", "bf16", 0, &json), KTUNE_OK)
+  ASSERT_EQ(ktune_lookup(db, nullptr, "gemm", "n=2048,k=2048,m=32", "bf16", nullptr, 0, &json), KTUNE_OK)
       << ktune_last_error();
   const auto j = nlohmann::json::parse(json);
   EXPECT_EQ(j.at("gpu"), "Solo GPU");
@@ -109,7 +154,8 @@ TEST_F(CapiTest, NullGpuMeansTheDatabasesOnlyGpu) {
 
   // The two-GPU fixture: NULL is ambiguous, and the error names the GPUs to choose from.
   ASSERT_EQ(ktune_open(db_.path.c_str(), &db), KTUNE_OK);
-  EXPECT_EQ(ktune_lookup(db, nullptr, "gemm", "m=64,n=1024,k=1024", "bf16", 1, &json), KTUNE_ERR_BAD_INPUT);
+  EXPECT_EQ(ktune_lookup(db, nullptr, "gemm", "m=64,n=1024,k=1024", "bf16", "nt", 1, &json),
+            KTUNE_ERR_BAD_INPUT);
   EXPECT_NE(std::string(ktune_last_error()).find("Test GPU Beta"), std::string::npos) << ktune_last_error();
   EXPECT_EQ(json, nullptr);
   ktune_close(db);
@@ -134,7 +180,7 @@ TEST_F(CapiTest, FilesThatAreNotDatabasesAreBadInput) {
     char* json = nullptr;
     const auto& want = db_.best.front();
     const int lrc = ktune_lookup(db, want.gpu.c_str(), want.kernel.c_str(), want.shape.c_str(),
-                                 want.dtype.c_str(), 1, &json);
+                                 want.dtype.c_str(), want.layout.c_str(), 1, &json);
     EXPECT_TRUE(lrc == KTUNE_ERR_BAD_INPUT || lrc == KTUNE_ERR_RUNTIME || lrc == KTUNE_ERR_NOT_FOUND)
         << "lookup on a truncated database returned " << lrc;
     ktune_free_string(json);

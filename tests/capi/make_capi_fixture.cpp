@@ -19,14 +19,16 @@ int main(int argc, char** argv) {
   for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(db.string() + suffix);
   const uint32_t seed = std::random_device{}();
   const auto fixture = ktune::testing::make_test_db(db, seed);
-  const auto& exact = fixture.find("Test GPU Alpha", "gemm", "m=16,n=4096,k=4096", "bf16");
+  const auto& exact = fixture.find("Test GPU Alpha", "gemm", "m=16,n=4096,k=4096", "bf16", "nt");
+  const auto& nn = fixture.find("Test GPU Alpha", "gemm", "m=16,n=4096,k=4096", "bf16", "nn");
 
   std::ofstream out(argv[2]);
   out << "seed=" << seed << "\n"
       << "gpu=" << exact.gpu << "\n"
       << "exact_shape=" << exact.shape << "\n"
       << "reordered_shape=k=4096,n=4096,m=16\n"
-      << "exact_config=" << exact.config_name
+      << "exact_config=" << exact.config_name << "\n"
+      << "nn_config=" << nn.config_name
       << "\n"
       // |log2(24/16)| = 0.58 against |log2(512/24)| = 4.4: the nearest tuned shape is m=16.
       << "fallback_shape=m=24,n=4096,k=4096\n";
