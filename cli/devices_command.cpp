@@ -1,15 +1,19 @@
 /// `ktune devices`: every CUDA device of this machine with the properties that make up the GPU
-/// key (name, compute capability, SM count, memory) and the limits tuning cares about.
+/// key (name, compute capability, SM count, memory) and the limits tuning cares about; with
+/// `--calibrate`, each device's measured ceilings too, stored with the GPU in the database.
 
 #include <iostream>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/calibrate.hpp"
 #include "cli/commands.hpp"
+#include "cli/db_option.hpp"
 #include "cli/output.hpp"
 #include "harness/device_info.hpp"
 #include "harness/nvrtc_api.hpp"
@@ -58,7 +62,29 @@ std::string nvrtc_version() {
   }
 }
 
-void run_devices(bool json) {
+struct DevicesOptions {
+  bool json = false;
+  bool calibrate = false;
+  std::string db;
+};
+
+void print_ceilings(std::ostream& out, const nlohmann::json& c) {
+  auto row = [&out](const char* key, const std::string& value) {
+    out << fmt::format("  {:<28} {}\n", key, value);
+  };
+  if (c.contains("copy_gbps"))
+    row("copy bandwidth (measured)", fmt::format("{:.1f} GB/s", c["copy_gbps"].get<double>()));
+  if (c.contains("bf16_tflops"))
+    row("bf16 GEMM (cuBLASLt)", fmt::format("{:.1f} TFLOP/s", c["bf16_tflops"].get<double>()));
+  if (c.contains("f16_tflops"))
+    row("f16 GEMM (cuBLASLt)", fmt::format("{:.1f} TFLOP/s", c["f16_tflops"].get<double>()));
+  if (c.contains("unavailable")) {
+    for (const auto& [key, why] : c["unavailable"].items()) row(("no " + key).c_str(), why.dump());
+  }
+  if (c.contains("db")) row("ceilings stored in", c["db"].get<std::string>());
+}
+
+void run_devices(const DevicesOptions& o) {
   int count = 0;
   try {
     count = harness::device_count();
@@ -72,34 +98,54 @@ void run_devices(bool json) {
   std::vector<harness::DeviceInfo> devices;
   for (int i = 0; i < count; ++i) devices.push_back(harness::query_device(i));
 
+  std::vector<nlohmann::json> ceilings;
+  if (o.calibrate) {
+    for (const auto& d : devices) ceilings.push_back(calibrate_device(d.ordinal, o.db));
+  }
+
   const std::string nvrtc = nvrtc_version();
-  if (json) {
+  if (o.json) {
     nlohmann::json doc;
     doc["count"] = count;
     doc["nvrtc_version"] = nvrtc.empty() ? nlohmann::json(nullptr) : nlohmann::json(nvrtc);
     doc["devices"] = nlohmann::json::array();
-    for (const auto& d : devices) doc["devices"].push_back(harness::to_json(d));
+    for (size_t i = 0; i < devices.size(); ++i) {
+      auto dev = harness::to_json(devices[i]);
+      if (o.calibrate) dev["ceilings"] = ceilings[i];
+      doc["devices"].push_back(std::move(dev));
+    }
     print_json(doc);
     return;
   }
-  for (const auto& d : devices) print_device(std::cout, d);
+  for (size_t i = 0; i < devices.size(); ++i) {
+    print_device(std::cout, devices[i]);
+    if (o.calibrate) print_ceilings(std::cout, ceilings[i]);
+  }
   std::cout << "NVRTC (CUDA toolkit) " << (nvrtc.empty() ? std::string("not found") : nvrtc) << "\n";
 }
 
 }  // namespace
 
 void add_devices_command(CLI::App& app) {
-  auto json = std::make_shared<bool>(false);
+  auto opts = std::make_shared<DevicesOptions>();
   auto* cmd = app.add_subcommand(
       "devices",
       "List this machine's CUDA devices: name, compute capability, SMs, memory, L2, limits, clocks, driver");
-  add_json_flag(*cmd, *json);
+  auto* calibrate =
+      cmd->add_flag("--calibrate", opts->calibrate,
+                    "Also measure each device's ceilings (copy bandwidth, cuBLASLt bf16/f16 GEMM rate) "
+                    "and store them with the GPU in the database, e.g. --calibrate --db ./ktune.db");
+  add_db_option(*cmd, opts->db);
+  cmd->get_option("--db")->needs(calibrate);
+  add_json_flag(*cmd, opts->json);
   cmd->footer(
       "Examples:\n"
       "  ktune devices\n"
       "  ktune devices --json | jq '.devices[0].name'\n"
-      "Exit codes: 0 ok, 3 no driver or no GPU (the message says which).");
-  cmd->callback([json] { run_devices(*json); });
+      "  ktune devices --calibrate --json | jq '.devices[0].ceilings'\n"
+      "Exit codes: 0 ok, 1 a measurement or the database failed, 3 no driver or no GPU (the message "
+      "says which).");
+  cmd->callback([opts] { run_devices(*opts); });
 }
 
 }  // namespace ktune::cli

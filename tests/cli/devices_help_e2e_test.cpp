@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -24,6 +27,23 @@ int devices_here() {
     EXPECT_EQ(e.kind(), ErrorKind::kNoDevice) << e.what();
     return -1;
   }
+}
+
+TEST(DevicesCommand, CalibrateWithoutAGpuExits3AndWritesNothing) {
+  if (devices_here() > 0) GTEST_SKIP() << "a GPU is present: calibration is covered on the GPU machine";
+  const auto db =
+      std::filesystem::temp_directory_path() / ("ktune-calibrate-" + std::to_string(::getpid()) + ".db");
+  const auto r = run_ktune({"devices", "--calibrate", "--db", db.string(), "--json"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("ktune: error:"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(db)) << "no device: no database created";
+  std::filesystem::remove(db);
+}
+
+TEST(DevicesCommand, DbNeedsCalibrate) {
+  const auto r = run_ktune({"devices", "--db", "/tmp/x.db"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
 }
 
 TEST(DevicesCommand, ReportsDevicesOrSaysClearlyThereAreNone) {
