@@ -1,6 +1,11 @@
 #include "tuner/config_space.hpp"
 
+#include <filesystem>
+#include <fstream>
+#include <regex>
 #include <set>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -34,6 +39,38 @@ b_below_k = "B < k"
 odd_sum = "(A + B) % 2 == 1"
 smem = "bytes <= max_smem_per_block"
 )";
+
+/// A template as the TOML text names it, read with a regex (independent of ConfigSpace's parser).
+struct TemplateInFile {
+  std::string name;
+  std::set<std::string> layouts;  ///< empty: the file lists none
+};
+
+std::vector<TemplateInFile> templates_in_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::vector<TemplateInFile> out;
+  const std::regex name_re(R"re(^name\s*=\s*"([^"]+)")re");
+  const std::regex layouts_re(R"re(^layouts\s*=\s*\[(.*)\])re");
+  const std::regex quoted_re(R"re("([^"]*)")re");
+  bool in_template_header = false;
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (line.rfind("[[template]]", 0) == 0) {
+      out.emplace_back();
+      in_template_header = true;
+    } else if (line.rfind("[", 0) == 0) {
+      in_template_header = false;  // a [template.params] or other table
+    } else if (in_template_header && std::regex_search(line, m, name_re)) {
+      out.back().name = m[1];
+    } else if (in_template_header && std::regex_search(line, m, layouts_re)) {
+      const std::string list = m[1];
+      for (std::sregex_iterator it(list.begin(), list.end(), quoted_re), end; it != end; ++it)
+        out.back().layouts.insert((*it)[1]);
+    }
+  }
+  EXPECT_FALSE(out.empty()) << "no [[template]] in " << path;
+  return out;
+}
 
 ProblemContext toy_context(int64_t m, int64_t k, int64_t elem_bytes, int64_t smem) {
   ProblemContext c;
@@ -139,9 +176,13 @@ TEST(ConfigSpace, EmptyAfterPruningIsBadInputWithCounts) {
 TEST(ConfigSpace, GemmSpaceLoadsAndNamesAreUnique) {
   const auto space = ConfigSpace::load(test::source_configs() / "spaces" / "gemm.toml");
   EXPECT_EQ(space.kernel(), "gemm");
-  ASSERT_EQ(space.templates().size(), 2u);
-  EXPECT_EQ(space.templates()[0].name, "tiled");
-  EXPECT_EQ(space.templates()[1].name, "gemv");
+  // The templates in file order, read from the text independently of the parser.
+  std::vector<std::string> in_file;
+  for (const auto& t : templates_in_file(test::source_configs() / "spaces" / "gemm.toml"))
+    in_file.push_back(t.name);
+  ASSERT_GE(in_file.size(), 3u) << "tiled, gemv and mma at least";
+  ASSERT_EQ(space.templates().size(), in_file.size());
+  for (size_t i = 0; i < in_file.size(); ++i) EXPECT_EQ(space.templates()[i].name, in_file[i]);
   // Every point of the unpruned product gets its own name.
   std::set<std::string> names;
   uint64_t points = 0;
@@ -166,6 +207,8 @@ TEST(ConfigSpace, GemmSpaceLoadsAndNamesAreUnique) {
             "gemm.bf16.nt.64x64x32.w2x2.s2.sk1");
   EXPECT_EQ(space.canonical_name(*space.default_config("gemv"), "f16", "nt"),
             "gemm.f16.nt.gemv.k256.sk1.w4.r2");
+  EXPECT_EQ(space.canonical_name(*space.default_config("mma"), "bf16", "nn"),
+            "gemm.bf16.nn.mma.64x128x32.w2x2.s3.sk1.a0.g8");
 }
 
 TEST(ConfigSpace, GemmSpaceOffersGemvOnlyForSkinnyShapes) {
@@ -190,17 +233,37 @@ TEST(ConfigSpace, GemmSpaceOffersGemvOnlyForSkinnyShapes) {
 }
 
 TEST(ConfigSpace, TemplatesServeTheirLayouts) {
-  const auto space = ConfigSpace::load(test::source_configs() / "spaces" / "gemm.toml");
+  const auto file = test::source_configs() / "spaces" / "gemm.toml";
+  const auto space = ConfigSpace::load(file);
+  const auto in_file = templates_in_file(file);
+  std::set<std::string> serve_nn, skip_nn;
+  for (const auto& t : in_file) (t.layouts.count("nn") != 0 ? serve_nn : skip_nn).insert(t.name);
+  // Both sets non-empty, or the test below proves nothing (the file: tiled, mma serve nn; gemv not).
+  ASSERT_FALSE(serve_nn.empty());
+  ASSERT_FALSE(skip_nn.empty());
+
   ProblemContext c;
   c.dims = {{"m", 4}, {"n", 4096}, {"k", 4096}};
+  c.elem_bytes = 2;  // a half dtype, so mma's half_precision rule keeps its configs
   c.layout = "nn";
   const auto e = space.enumerate(c);
-  for (const auto& cfg : e.configs) EXPECT_EQ(cfg.template_name(), "tiled");
-  const auto& skipped = e.pruned_by.back();
-  EXPECT_EQ(skipped.template_name, "gemv");
-  EXPECT_EQ(skipped.constraint, "layout");
-  EXPECT_EQ(skipped.count, space.template_space("gemv").size());
-  EXPECT_EQ(space.first_failing_constraint(*space.default_config("gemv"), c), "gemv.layout");
+  std::set<std::string> seen;
+  for (const auto& cfg : e.configs) {
+    EXPECT_EQ(serve_nn.count(cfg.template_name()), 1u) << cfg.key();
+    seen.insert(cfg.template_name());
+  }
+  EXPECT_EQ(seen, serve_nn);
+  for (const auto& name : skip_nn) {
+    SCOPED_TRACE(name);
+    size_t layout_rows = 0;
+    for (const auto& p : e.pruned_by) {
+      if (p.template_name != name || p.constraint != "layout") continue;
+      ++layout_rows;
+      EXPECT_EQ(p.count, space.template_space(name).size());
+    }
+    EXPECT_EQ(layout_rows, 1u);
+    EXPECT_EQ(space.first_failing_constraint(*space.default_config(name), c), name + ".layout");
+  }
   c.layout = "nt";
   EXPECT_EQ(space.first_failing_constraint(*space.default_config("gemv"), c), std::nullopt);
 }
