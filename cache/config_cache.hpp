@@ -14,26 +14,17 @@
 #include <string_view>
 #include <vector>
 
+#include "ktune/outcome.hpp"
+
 namespace ktune::cache {
 
 /// The schema version this build writes; a database with a newer one is refused unchanged.
 inline constexpr int kSchemaVersion = 1;
 
-/// Outcome of one measurement (DESIGN.md "Names and outcomes").
-enum class Outcome {
-  kOk,
-  kCompileError,
-  kExceedsLimits,
-  kLaunchError,
-  kIncorrect,
-  kTimeout,
-  kCrashed,
-  kSkipped
-};
-/// "ok", "compile_error", "exceeds_limits", "launch_error", "incorrect", "timeout", "crashed", "skipped".
-std::string_view to_string(Outcome outcome);
-/// Inverse of to_string; throws ktune::Error(kBadInput) on an unknown name.
-Outcome outcome_from_string(std::string_view name);
+/// Outcome of one measurement (DESIGN.md "Names and outcomes"): one definition, shared with the harness.
+using ktune::Outcome;
+using ktune::outcome_from_string;
+using ktune::to_string;
 
 /// A GPU model. The key is (name, compute capability, SM count, memory size): a result holds for
 /// every card of the model, so the UUID is not part of it.

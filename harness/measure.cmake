@@ -11,7 +11,6 @@ add_library(ktune_measure_core
   dtype.cpp
   tolerance.cpp
   verification.cpp
-  outcome.cpp
   candidate.cpp
   worker_protocol.cpp
   worker_process.cpp
