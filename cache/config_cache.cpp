@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cache/detail/impl.hpp"
+#include "cache/detail/lookup_statements.hpp"
 #include "cache/detail/schema.hpp"
 #include "ktune/error.hpp"
 
@@ -82,6 +83,7 @@ ConfigCache ConfigCache::open(const fs::path& path, Mode mode) {
                   fmt::format("{} has schema version {}; open it read-write once to migrate it to {}",
                               path.string(), impl->version, kSchemaVersion));
     }
+    detail::prepare_lookup_statements(impl->db);
     return ConfigCache(std::move(impl));
   }
 
@@ -111,6 +113,7 @@ ConfigCache ConfigCache::open(const fs::path& path, Mode mode) {
                 e.api_code(), e.where());
   }
   impl->version = kSchemaVersion;
+  detail::prepare_lookup_statements(impl->db);
   return ConfigCache(std::move(impl));
 }
 

@@ -7,6 +7,7 @@
 
 #include "cache/config_cache.hpp"
 #include "cache/detail/impl.hpp"
+#include "cache/detail/lookup_statements.hpp"
 #include "cache/shape.hpp"
 #include "ktune/error.hpp"
 
@@ -37,7 +38,7 @@ void bind_layout(detail::Statement& s, int index, const std::optional<std::strin
 
 // best() runs several single-table statements inside one read transaction rather than one join:
 // SQLite prepares a four-table join in ~120 us on the reference box but a single-table statement in
-// a few, and the first lookup on a fresh handle is dominated by preparing (docs/perf/cache-lookup.md).
+// 7-15, and open() prepares those (detail/lookup_statements.hpp; docs/perf/cache-lookup.md).
 std::optional<BestConfig> ConfigCache::best(const Lookup& lookup, bool allow_fallback) const {
   std::lock_guard lock(impl_->mu);
   detail::Database& db = impl_->db;
@@ -47,11 +48,7 @@ std::optional<BestConfig> ConfigCache::best(const Lookup& lookup, bool allow_fal
   std::string hash;
   {
     StatementLease s =
-        lookup.source_hash
-            ? db.cached("SELECT id, source_hash FROM kernels WHERE name = ?1 AND source_hash = ?2")
-            : db.cached(
-                  "SELECT id, source_hash FROM kernels WHERE name = ?1"
-                  " ORDER BY registered_at DESC, id DESC LIMIT 1");
+        lookup.source_hash ? db.cached(detail::kSqlKernelByHash) : db.cached(detail::kSqlKernelLatest);
     s->bind(1, lookup.kernel);
     if (lookup.source_hash) s->bind(2, *lookup.source_hash);
     if (!s->step()) return std::nullopt;
@@ -60,7 +57,7 @@ std::optional<BestConfig> ConfigCache::best(const Lookup& lookup, bool allow_fal
   }
   std::vector<int64_t> gpu_ids;  // usually one; several only for models that differ in memory or SMs
   {
-    StatementLease s = db.cached("SELECT id FROM gpus WHERE name = ?1 ORDER BY id");
+    StatementLease s = db.cached(detail::kSqlGpusByName);
     s->bind(1, lookup.gpu_name);
     while (s->step()) gpu_ids.push_back(s->int64(0));
   }
@@ -69,9 +66,7 @@ std::optional<BestConfig> ConfigCache::best(const Lookup& lookup, bool allow_fal
   // The measurement behind a best row; among several GPU rows of one name the fastest wins.
   std::optional<BestConfig> chosen;
   const auto consider = [&](int64_t measurement_id, std::string_view tuned_shape) {
-    StatementLease m = db.cached(
-        "SELECT config_name, config_json, median_us, min_us, mean_us, p90_us, stdev_us, samples"
-        " FROM measurements WHERE id = ?1");
+    StatementLease m = db.cached(detail::kSqlMeasurementById);
     m->bind(1, measurement_id);
     if (!m->step()) return;
     if (chosen && chosen->stats.median_us <= m->real(2)) return;
@@ -90,9 +85,7 @@ std::optional<BestConfig> ConfigCache::best(const Lookup& lookup, bool allow_fal
   };
 
   for (const int64_t gpu_id : gpu_ids) {
-    StatementLease s = db.cached(
-        "SELECT measurement_id FROM best WHERE gpu_id = ?1 AND kernel_id = ?2 AND shape = ?3 AND dtype = ?4"
-        " AND layout = ?5");
+    StatementLease s = db.cached(detail::kSqlBestExact);
     s->bind(1, gpu_id).bind(2, kernel_id).bind(3, lookup.shape).bind(4, lookup.dtype).bind(5, lookup.layout);
     if (s->step()) consider(s->int64(0), lookup.shape);
   }
