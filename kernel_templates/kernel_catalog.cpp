@@ -47,7 +47,13 @@ const std::vector<KernelDescriptor>& table() {
        "single-token attention over a KV cache (decode step)",
        "",
        {""}},
-      {"fp8_gemm", {"m", "n", "k"}, {"fp8e4m3"}, "GEMM with FP8 (e4m3) inputs", "nt", {"nt"}},
+      {"fp8_gemm",
+       {"m", "n", "k"},
+       {"fp8e4m3"},
+       "C[m,n] (bf16) = scale * A[m,k] * B[n,k]^T, A and B e4m3",
+       "nt",
+       // Per-tensor scales, or per row of A x per column of B (kernel_templates/fp8_gemm_spec.hpp).
+       {"nt", "nt+rowcol"}},
       {"copy", {"n"}, {"f32", "f16", "bf16"}, "device-to-device copy (bandwidth ceiling)", "", {""}},
   };
   return kTable;

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 
+#include "kernel_templates/decode_attention_spec.hpp"
 #include "kernel_templates/embedded_sources.hpp"
+#include "kernel_templates/fp8_gemm_spec.hpp"
 #include "kernel_templates/gemm_mma_spec.hpp"
 #include "kernel_templates/gemm_spec.hpp"
+#include "kernel_templates/gemm_wgmma_spec.hpp"
 #include "kernel_templates/gemv_spec.hpp"
 #include "kernel_templates/rmsnorm_rope_spec.hpp"
 #include "kernel_templates/rmsnorm_spec.hpp"
@@ -19,12 +22,16 @@ const std::vector<const KernelSpec*>& all_specs() {
   static const TiledGemmSpec kTiled;
   static const GemvSpec kGemv;
   static const MmaGemmSpec kMma;
+  static const WgmmaGemmSpec kWgmma;
   static const RmsNormSpec kRmsNorm;
   static const RmsNormRopeSpec kRmsNormRope;
   static const SoftmaxSpec kSoftmax;
   static const SwigluSpec kSwiglu;
-  static const std::vector<const KernelSpec*> kAll = {&kTiled,   &kGemv,    &kMma,   &kRmsNorm,
-                                                      &kRmsNormRope, &kSoftmax, &kSwiglu};
+  static const Fp8GemmSpec kFp8Gemm;
+  static const DecodeAttentionSpec kDecodeAttention;
+  static const std::vector<const KernelSpec*> kAll = {&kTiled,   &kGemv,    &kMma,   &kWgmma, &kRmsNorm,
+                                                      &kRmsNormRope, &kSoftmax, &kSwiglu, &kFp8Gemm,
+                                                      &kDecodeAttention};
   return kAll;
 }
 
@@ -57,9 +64,11 @@ std::vector<std::string> kernel_source_files(std::string_view kernel) {
     out.emplace_back("gemm_epilogue_reference.cu");
   }
   // The operators' GPU references: <kernel>_reference.cu.
-  if (kernel == "rmsnorm" || kernel == "rmsnorm_rope" || kernel == "softmax" || kernel == "swiglu") {
+  if (kernel == "rmsnorm" || kernel == "rmsnorm_rope" || kernel == "softmax" || kernel == "swiglu" ||
+      kernel == "decode_attention") {
     out.push_back(std::string(kernel) + "_reference.cu");
   }
+  if (kernel == "fp8_gemm") out.emplace_back("fp8_gemm_reference.cu");
   std::sort(out.begin(), out.end());
   return out;
 }
