@@ -1,0 +1,17 @@
+# fp8_gemm's suites (issue 6), included by this folder's CMakeLists.txt: unit (CPU reference, e4m3
+# decoding, spec, manifest, catalog), nvrtc (a sample compiles for sm_90 and sm_89, no spills in the
+# main configs, sm_80 refused) and gpu (skips without a device or below sm_89).
+ktune_add_gtest(NAME ktune_fp8_unit_tests LABEL unit
+  SOURCES fp8_gemm_spec_test.cpp
+  LIBS ktune_kernel_templates tomlplusplus::tomlplusplus)
+
+ktune_add_gtest(NAME ktune_fp8_nvrtc_tests LABEL nvrtc
+  SOURCES fp8_gemm_nvrtc_test.cpp
+  LIBS ktune_kernel_templates ktune_harness)
+
+# Carry this executable to the GPU machine with ktune_fp8_bench (docs/kernels.md, "fp8_gemm").
+ktune_add_gtest(NAME ktune_fp8_gpu_tests LABEL gpu
+  SOURCES fp8_gemm_gpu_test.cpp gpu_plan_runner.cpp
+  LIBS ktune_kernel_templates ktune_harness ktune_measure_core)
+# Without a (sm_89+) device every test skips with "no usable GPU"; ctest then reports "Skipped".
+set_tests_properties(ktune_fp8_gpu_tests PROPERTIES SKIP_REGULAR_EXPRESSION "no usable GPU")
