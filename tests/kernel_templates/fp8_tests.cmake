@@ -15,3 +15,9 @@ ktune_add_gtest(NAME ktune_fp8_gpu_tests LABEL gpu
   LIBS ktune_kernel_templates ktune_harness ktune_measure_core)
 # Without a (sm_89+) device every test skips with "no usable GPU"; ctest then reports "Skipped".
 set_tests_properties(ktune_fp8_gpu_tests PROPERTIES SKIP_REGULAR_EXPRESSION "no usable GPU")
+
+# The default space and shape set against the spec (needs the tuner's space reader).
+ktune_add_gtest(NAME ktune_fp8_space_tests LABEL unit
+  SOURCES fp8_gemm_space_test.cpp
+  LIBS ktune_kernel_templates ktune_tuner)
+target_compile_definitions(ktune_fp8_space_tests PRIVATE KTUNE_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

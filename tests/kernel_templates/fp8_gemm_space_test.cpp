@@ -1,0 +1,72 @@
+// unit: fp8_gemm's default config space (configs/spaces/fp8_gemm.toml) against its spec over the
+// shipped shape set (configs/shapes/fp8_llama3-8b.toml): every kept config is accepted by the spec,
+// names agree, each shape keeps configs, the default is accepted everywhere, a K that is not a
+// multiple of 16 keeps nothing.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "harness/dtype.hpp"
+#include "kernel_templates/spec_registry.hpp"
+#include "tuner/config_space.hpp"
+#include "tuner/shape_set.hpp"
+
+namespace ktune::kernel_templates {
+namespace {
+
+std::filesystem::path configs() {
+  const char* dir = std::getenv("KTUNE_SOURCE_DIR");
+  return std::filesystem::path(dir != nullptr ? dir : KTUNE_TEST_SOURCE_DIR) / "configs";
+}
+
+Config to_spec_config(const tuner::Config& c) {
+  Config out;
+  out.variant = c.template_name();
+  for (const auto& [name, value] : c.params()) out.params[name] = value;
+  return out;
+}
+
+TEST(Fp8Space, SpaceAgreesWithSpecOverLlamaShapes) {
+  const auto space = tuner::ConfigSpace::load(configs() / "spaces" / "fp8_gemm.toml");
+  const auto shapes = tuner::load_shape_set(configs() / "shapes" / "fp8_llama3-8b.toml");
+  ASSERT_EQ(space.kernel(), "fp8_gemm");
+  ASSERT_EQ(shapes.kernel, "fp8_gemm");
+  EXPECT_EQ(shapes.shapes.size(), 20u);  // 4 layers x 5 token counts
+  const KernelSpec& spec = find_spec("fp8_gemm", "mma");
+  ASSERT_EQ(space.dims(), spec.dims());
+  const auto default_config = space.default_config();
+  ASSERT_TRUE(default_config.has_value());
+  EXPECT_EQ(to_spec_config(*default_config).params, spec.default_config(Problem{}).params);
+  std::size_t checked = 0;
+  for (const auto& shape : shapes.shapes) {
+    for (const char* mode : {"nt", "nt+rowcol"}) {
+      tuner::ProblemContext ctx;
+      ctx.dims = shape.dims;
+      ctx.elem_bytes = tuner::dtype_bytes("fp8e4m3");
+      ctx.layout = mode;
+      const Problem problem{shape.dims, DType::kFP8E4M3, mode};
+      const auto e = space.enumerate(ctx);
+      EXPECT_FALSE(e.configs.empty()) << shape.label;
+      for (const auto& c : e.configs) {
+        const Config sc = to_spec_config(c);
+        const auto why = spec.rejection(problem, sc);
+        EXPECT_FALSE(why.has_value()) << space.canonical_name(c, "fp8e4m3", mode) << " " << shape.label << ": "
+                                      << why.value_or("");
+        EXPECT_EQ(spec.canonical_name(problem, sc), space.canonical_name(c, "fp8e4m3", mode));
+        ++checked;
+      }
+      EXPECT_EQ(spec.rejection(problem, to_spec_config(*default_config)), std::nullopt) << shape.label;
+    }
+  }
+  EXPECT_GT(checked, 1000u);
+  tuner::ProblemContext odd;
+  odd.dims = {{"m", 16}, {"n", 4096}, {"k", 4100}};
+  odd.elem_bytes = 1;
+  odd.layout = "nt";
+  EXPECT_TRUE(space.enumerate(odd).configs.empty());
+}
+
+}  // namespace
+}  // namespace ktune::kernel_templates
