@@ -1,0 +1,151 @@
+#include "kernel_templates/gemm_wgmma_spec.hpp"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "kernel_templates/gemm_mma_spec.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::kernel_templates {
+namespace {
+
+constexpr int64_t kMaxGridX = std::numeric_limits<int32_t>::max();  // gridDim.x limit (2^31 - 1)
+constexpr int64_t kBlockK = 64;      // one 128-byte swizzle row of 16-bit elements
+constexpr int64_t kRowBytes = 128;   // bytes of one shared-memory tile row (BLOCK_K * 2)
+constexpr int64_t kMinStages = 3;    // a stage is refilled two k tiles after it was read
+constexpr int64_t kMaxStages = 8;    // beyond, more stages only take shared memory from occupancy
+constexpr int64_t kWarpgroupRows = 64;
+constexpr int64_t kWarpgroupThreads = 128;
+
+uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+const char* cpp_bool(bool b) { return b ? "true" : "false"; }
+bool one_of(int64_t v, std::initializer_list<int64_t> values) {
+  for (int64_t x : values) {
+    if (v == x) return true;
+  }
+  return false;
+}
+
+/// The mma template's spec, whose references and work this template shares (same problems).
+const MmaGemmSpec& mma_spec() {
+  static const MmaGemmSpec kMma;
+  return kMma;
+}
+
+}  // namespace
+
+std::vector<std::string> WgmmaGemmSpec::param_names() const {
+  return {"BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES", "SPLIT_K", "SWIZZLE"};
+}
+
+int64_t WgmmaGemmSpec::shared_bytes(const Config& config) {
+  return config.at("STAGES") * (config.at("BLOCK_M") + config.at("BLOCK_N")) * kRowBytes + kAlignSlackBytes;
+}
+
+std::optional<std::string> WgmmaGemmSpec::arch_rejection(std::string_view arch) {
+  if (arch == "sm_90" || arch == "sm_90a") return std::nullopt;
+  return fmt::format("the wgmma template needs sm_90a (Hopper wgmma.mma_async); {} lacks it", arch);
+}
+
+std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, const Config& config) const {
+  const auto form = parse_gemm_form(problem.layout);
+  if (!form) {
+    return fmt::format("gemm layout '{}' is not nt or nn with an optional +bias then +silu", problem.layout);
+  }
+  Problem base = problem;
+  base.layout = std::string(gemm_layout_name(form->layout));
+  if (auto why = problem_rejection(base)) return why;
+  if (problem.dtype != DType::kF16 && problem.dtype != DType::kBF16) {
+    return fmt::format("the wgmma template takes f16 and bf16, not {}", harness::to_string(problem.dtype));
+  }
+  if (auto why = params_rejection(config)) return why;
+  const int64_t bm = config.at("BLOCK_M");
+  const int64_t bn = config.at("BLOCK_N");
+  const int64_t stages = config.at("STAGES");
+  if (!one_of(bm, {64, 128, 256})) return fmt::format("BLOCK_M={} is not 64, 128 or 256 (64-row warpgroups)", bm);
+  if (!one_of(bn, {64, 128, 256})) return fmt::format("BLOCK_N={} is not 64, 128 or 256 (the wgmma N)", bn);
+  if (config.at("BLOCK_K") != kBlockK) {
+    return fmt::format("BLOCK_K={} is not 64 (one 128-byte swizzle row of 16-bit elements)", config.at("BLOCK_K"));
+  }
+  if (stages < kMinStages || stages > kMaxStages) {
+    return fmt::format("STAGES={} is outside [{}, {}]", stages, kMinStages, kMaxStages);
+  }
+  if (config.at("SPLIT_K") != 1) {
+    return fmt::format("SPLIT_K={}: the wgmma template has no split-K (the mma template serves small M)",
+                       config.at("SPLIT_K"));
+  }
+  if (shared_bytes(config) > kMaxSharedBytes) {
+    return fmt::format("{} bytes of shared memory exceed {} (227 KiB)", shared_bytes(config), kMaxSharedBytes);
+  }
+  if (ceil_div(problem.dim("m"), bm) * ceil_div(problem.dim("n"), bn) > kMaxGridX) {
+    return fmt::format("{} needs more than {} blocks", problem.shape_text(), kMaxGridX);
+  }
+  return std::nullopt;
+}
+
+std::string WgmmaGemmSpec::canonical_name(const Problem& problem, const Config& config) const {
+  const auto form = parse_gemm_form(problem.layout).value_or(GemmForm{});
+  return fmt::format("gemm.{}.{}.wgmma.{}x{}x{}.s{}.sk{}.g{}", harness::to_string(problem.dtype), form.text(),
+                     config.at("BLOCK_M"), config.at("BLOCK_N"), config.at("BLOCK_K"), config.at("STAGES"),
+                     config.at("SPLIT_K"), config.at("SWIZZLE"));
+}
+
+CompileSpec WgmmaGemmSpec::compile_spec(const Problem& problem, const Config& config) const {
+  require_accepted(problem, config);
+  const GemmForm form = *parse_gemm_form(problem.layout);
+  CompileSpec c;
+  c.source_name = std::string(source_name());
+  c.name_expressions.push_back(fmt::format(
+      "ktune_gemm_wgmma<{},{},{},{},{},{},{},{}>", config.at("BLOCK_M"), config.at("BLOCK_N"), config.at("STAGES"),
+      config.at("SWIZZLE"), harness::cuda_type_name(problem.dtype), cpp_bool(form.layout == GemmLayout::kNT),
+      cpp_bool(form.bias), cpp_bool(form.silu)));
+  // After the target's own --gpu-architecture: NVRTC compiles for the last one given.
+  c.options = {"-std=c++17", "--gpu-architecture=sm_90a"};
+  return c;
+}
+
+LaunchPlan WgmmaGemmSpec::launch_plan(const Problem& problem, const Config& config) const {
+  const CompileSpec c = compile_spec(problem, config);
+  const GemmForm form = *parse_gemm_form(problem.layout);
+  const int64_t m = problem.dim("m");
+  const int64_t n = problem.dim("n");
+  const int64_t k = problem.dim("k");
+  LaunchPlan p;
+  p.tensors = tensors(problem, 1);
+  if (form.bias) p.tensors.push_back({"bias", TensorRole::kInput, problem.dtype, n});
+  KernelLaunch l;
+  l.name_expression = c.name_expressions.front();
+  l.dims.grid = {u32(ceil_div(m, config.at("BLOCK_M")) * ceil_div(n, config.at("BLOCK_N"))), 1, 1};
+  l.dims.block = {u32(config.at("BLOCK_M") / kWarpgroupRows * kWarpgroupThreads), 1, 1};
+  l.dims.dynamic_smem_bytes = u32(shared_bytes(config));
+  l.args = {ArgSpec::of_tensor("a"),
+            ArgSpec::of_tensor("b"),
+            ArgSpec::of_tensor("c"),
+            form.bias ? ArgSpec::of_tensor("bias") : ArgSpec::null_pointer(),
+            ArgSpec::i32(static_cast<int32_t>(m)),
+            ArgSpec::i32(static_cast<int32_t>(n)),
+            ArgSpec::i32(static_cast<int32_t>(k))};
+  p.launches.push_back(l);
+  return p;
+}
+
+WorkCounts WgmmaGemmSpec::work(const Problem& problem) const { return mma_spec().work(problem); }
+
+std::vector<AlignmentRule> WgmmaGemmSpec::alignment(const Problem& problem, const Config& config) const {
+  return mma_spec().alignment(problem, config);
+}
+
+ReferenceSpec WgmmaGemmSpec::reference(const Problem& problem) const { return mma_spec().reference(problem); }
+
+HostTensors WgmmaGemmSpec::cpu_reference(const Problem& problem, const HostTensors& inputs) const {
+  return mma_spec().cpu_reference(problem, inputs);
+}
+
+Config WgmmaGemmSpec::default_config(const Problem&) const {
+  return {"wgmma",
+          {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"STAGES", 4}, {"SPLIT_K", 1}, {"SWIZZLE", 8}}};
+}
+
+}  // namespace ktune::kernel_templates

@@ -1,0 +1,68 @@
+#pragma once
+/// The Hopper tensor-core template of the `gemm` family (gemm_wgmma.cu): wgmma.mma_async m64nNk16
+/// with both operands in 128-byte-swizzled shared memory, a cp.async pipeline, grouped block order,
+/// optional bias and SiLU epilogue. f16 and bf16, "nt" and "nn", SPLIT_K 1 only (the mma template
+/// covers split-K for small M). Compiled for sm_90a only: compile_spec adds
+/// `--gpu-architecture=sm_90a` after the target's own option (NVRTC takes the last one).
+///
+/// Parameters (name order): BLOCK_M (64, 128 or 256: BLOCK_M / 64 warpgroups of 128 threads),
+/// BLOCK_N (64, 128 or 256: the wgmma's N), BLOCK_K (64 only: one 128-byte swizzle row of 16-bit
+/// elements), STAGES (3..8 shared-memory stages, STAGES - 2 k tiles in flight), SPLIT_K (1 only),
+/// SWIZZLE (block-rows walked together, 1 = row-major order). Shared memory:
+/// STAGES (BLOCK_M + BLOCK_N) 128 bytes + 1 KiB alignment slack <= 227 KiB.
+///
+/// Layouts as the mma template's: "nt", "nn", optionally "+bias" then "+silu" (GemmForm).
+///
+/// Architecture: KernelSpec::rejection sees no device, so a caller that knows the target must ask
+/// arch_rejection() (sm_90 / sm_90a only); the default space keeps the template only where the
+/// device limits are Hopper's (configs/spaces/gemm.toml).
+///
+/// Name: `gemm.<dtype>.<layout>.wgmma.<BM>x<BN>x<BK>.s<STAGES>.sk<SPLIT_K>.g<SWIZZLE>`,
+/// e.g. `gemm.bf16.nt.wgmma.128x256x64.s4.sk1.g8`.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernel_templates/gemm_spec.hpp"
+
+namespace ktune::kernel_templates {
+
+class WgmmaGemmSpec final : public GemmSpecBase {
+ public:
+  /// Largest dynamic shared memory a block may opt in to on sm_90 (H100/H200: 227 KiB).
+  static constexpr int64_t kMaxSharedBytes = 227 * 1024;
+  /// Slack the kernel uses to round its shared memory up to a 1024-byte boundary (swizzle atoms).
+  static constexpr int64_t kAlignSlackBytes = 1024;
+
+  std::string_view variant() const override { return "wgmma"; }
+  std::vector<std::string> param_names() const override;
+  std::string_view source_name() const override { return "gemm_wgmma.cu"; }
+  std::optional<std::string> rejection(const Problem& problem, const Config& config) const override;
+  std::string canonical_name(const Problem& problem, const Config& config) const override;
+  /// One kernel, options `-std=c++17 --gpu-architecture=sm_90a`.
+  CompileSpec compile_spec(const Problem& problem, const Config& config) const override;
+  /// One launch: grid ceil(M/BM) * ceil(N/BN), BM / 64 * 128 threads, shared_bytes() (needs the
+  /// opt-in above 48 KiB).
+  LaunchPlan launch_plan(const Problem& problem, const Config& config) const override;
+  /// As the mma template's (the GEMM plus the bias read).
+  WorkCounts work(const Problem& problem) const override;
+  /// A, B 16-byte aligned with K (and N for an "nn" B) a multiple of 8 for the cp.async path, C
+  /// 4-byte aligned with N even for paired stores; otherwise element paths. Nothing is required.
+  std::vector<AlignmentRule> alignment(const Problem& problem, const Config& config) const override;
+  /// As the mma template's: the family's reference, or gemm_epilogue_reference.cu with an epilogue.
+  ReferenceSpec reference(const Problem& problem) const override;
+  /// As the mma template's: float64 GEMM, + bias, SiLU.
+  HostTensors cpu_reference(const Problem& problem, const HostTensors& inputs) const override;
+  /// 128x128x64, 4 stages, no split, group 8: 129 KiB of shared memory.
+  Config default_config(const Problem& problem) const override;
+
+  /// Why the template cannot run on `arch` ("sm_80", "sm_90", "sm_90a", ...): everything but sm_90
+  /// and sm_90a lacks wgmma (sm_100 dropped it), so only those two are accepted.
+  static std::optional<std::string> arch_rejection(std::string_view arch);
+  /// Dynamic shared memory of a config: STAGES * (BLOCK_M + BLOCK_N) * 128 bytes + 1 KiB.
+  static int64_t shared_bytes(const Config& config);
+};
+
+}  // namespace ktune::kernel_templates
