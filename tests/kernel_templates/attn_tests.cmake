@@ -5,3 +5,24 @@
 ktune_add_gtest(NAME ktune_attn_nvrtc_tests LABEL nvrtc
   SOURCES decode_attention_nvrtc_test.cpp
   LIBS ktune_kernel_templates ktune_harness)
+
+# The template and its GPU reference run on the CPU (emulation/): split, tail and combine bugs show
+# up without a GPU.
+set(KTUNE_EMULATED_ATTN
+  ${PROJECT_SOURCE_DIR}/kernel_templates/ops_reduce.cuh
+  ${PROJECT_SOURCE_DIR}/kernel_templates/decode_attention.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/decode_attention_reference.cu)
+add_custom_command(
+  OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/emulation/attn_templates_emulated.hpp
+  COMMAND ${CMAKE_COMMAND} "-DOUTPUT=${CMAKE_CURRENT_BINARY_DIR}/emulation/attn_templates_emulated.hpp"
+          "-DFILES=${KTUNE_EMULATED_ATTN}" -P ${CMAKE_CURRENT_SOURCE_DIR}/emulation/emulate_ops.cmake
+  DEPENDS ${KTUNE_EMULATED_ATTN} ${CMAKE_CURRENT_SOURCE_DIR}/emulation/emulate_ops.cmake
+  VERBATIM)
+ktune_add_gtest(NAME ktune_attn_emulation_tests LABEL unit
+  SOURCES emulation/attn_emulation_test.cpp ${CMAKE_CURRENT_BINARY_DIR}/emulation/attn_templates_emulated.hpp
+  LIBS ktune_kernel_templates Threads::Threads)
+target_include_directories(ktune_attn_emulation_tests PRIVATE
+  ${CMAKE_CURRENT_SOURCE_DIR}/emulation ${CMAKE_CURRENT_BINARY_DIR}/emulation)
+# CUDA-style device code: the host warning set does not apply; its vector-load idioms break strict
+# aliasing (ops_tests.cmake).
+target_compile_options(ktune_attn_emulation_tests PRIVATE -w -fno-strict-aliasing)
