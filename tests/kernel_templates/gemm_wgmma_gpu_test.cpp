@@ -1,0 +1,218 @@
+// gpu: the wgmma template (gemm_wgmma.cu, sm_90a) against the f32 GPU reference on random data:
+// every sampled config, f16 and bf16, both layouts, odd shapes (no tile divides M, N or K; K % 8 != 0
+// takes the element path), shapes with many k tiles and blocks, round ones; epilogues (bias, SiLU);
+// misaligned pointers; the SASS holds HGMMA and LDGSTS. Skips with the reason when there is no GPU
+// or the GPU is not sm_90.
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include <unistd.h>
+
+#include "gemm_samples.hpp"
+#include "gemm_wgmma_samples.hpp"
+#include "gpu_plan_runner.hpp"
+#include "harness/context.hpp"
+#include "harness/device_info.hpp"
+#include "harness/tolerance.hpp"
+#include "harness/verification.hpp"
+#include "kernel_templates/compile_request.hpp"
+#include "kernel_templates/gemm_wgmma_spec.hpp"
+#include "kernel_templates/spec_registry.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::kernel_templates {
+namespace {
+
+using testing::DeviceTensors;
+using testing::gemm_problem;
+using testing::KernelCache;
+
+struct Gpu {
+  std::unique_ptr<harness::PrimaryContext> context;
+  std::unique_ptr<KernelCache> kernels;
+  std::string arch;
+  std::string skip_reason;
+};
+
+Gpu& gpu() {
+  static Gpu g = [] {
+    Gpu out;
+    try {
+      if (harness::device_count() < 1) throw Error(ErrorKind::kNoDevice, "no CUDA device");
+      const std::string arch = harness::query_device(0).arch();
+      if (auto why = WgmmaGemmSpec::arch_rejection(arch)) {
+        out.skip_reason = "no usable GPU: " + *why;
+        return out;
+      }
+      out.context = std::make_unique<harness::PrimaryContext>(0);
+      out.arch = arch;
+      out.kernels = std::make_unique<KernelCache>(out.arch);
+    } catch (const Error& e) {
+      out.skip_reason = std::string("no usable GPU: ") + e.what();
+    }
+    return out;
+  }();
+  return g;
+}
+
+const KernelSpec& wgmma() { return find_spec("gemm", "wgmma"); }
+
+class WgmmaGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!gpu().context) GTEST_SKIP() << gpu().skip_reason;
+    gpu().context->make_current();
+  }
+};
+
+struct Fixture {
+  Problem problem;
+  DeviceTensors tensors;
+  HostTensors host;
+  std::vector<double> c_ref;
+};
+
+/// Random inputs (misaligned by one element when `misalign`) and the GPU reference output.
+std::unique_ptr<Fixture> make_fixture(const Problem& problem, uint64_t seed, bool misalign = false) {
+  auto f = std::make_unique<Fixture>();
+  f->problem = problem;
+  const ReferenceSpec ref = wgmma().reference(problem);
+  const std::size_t offset = misalign ? harness::size_of(problem.dtype) : 0;
+  for (const auto& t : ref.plan.tensors) {
+    f->tensors.ensure(t, t.role == TensorRole::kInput ? offset : 0);
+    if (t.role == TensorRole::kInput) {
+      f->tensors.upload(t.name, testing::random_tensor(t.dtype, t.elements, seed++, f->host[t.name]));
+    } else {
+      f->tensors.poison(t.name);
+    }
+  }
+  testing::run_plan(*gpu().kernels, ref.compile, ref.plan, f->tensors);
+  const auto& c_ref = ref.plan.tensors[static_cast<std::size_t>(ref.plan.tensor_index("c_ref"))];
+  const auto raw = f->tensors.download("c_ref", static_cast<std::size_t>(c_ref.bytes()));
+  f->c_ref = harness::decode(DType::kF32, std::as_bytes(std::span(raw)));
+  return f;
+}
+
+std::vector<uint8_t> run_candidate(Fixture& f, const Config& config) {
+  const CompileSpec compile = wgmma().compile_spec(f.problem, config);
+  const LaunchPlan plan = wgmma().launch_plan(f.problem, config);
+  for (const auto& t : plan.tensors) {
+    f.tensors.ensure(t);
+    if (t.role != TensorRole::kInput) f.tensors.poison(t.name);
+  }
+  testing::run_plan(*gpu().kernels, compile, plan, f.tensors);
+  const auto& c = plan.tensors[static_cast<std::size_t>(plan.tensor_index("c"))];
+  return f.tensors.download("c", static_cast<std::size_t>(c.bytes()));
+}
+
+void expect_config_matches(Fixture& f, const Config& config) {
+  const std::string label = wgmma().canonical_name(f.problem, config) + " @ " + f.problem.shape_text();
+  if (auto why = wgmma().rejection(f.problem, config)) {
+    ADD_FAILURE() << label << " rejected: " << *why;
+    return;
+  }
+  try {
+    const auto bytes = run_candidate(f, config);
+    const auto out = harness::decode(f.problem.dtype, std::as_bytes(std::span(bytes)));
+    const harness::Verdict v =
+        harness::judge(harness::compare(out, f.c_ref), harness::tolerance_for(f.problem.dtype));
+    EXPECT_TRUE(v.ok) << label << ": " << v.reason;
+  } catch (const Error& e) {
+    ADD_FAILURE() << label << ": " << e.what() << "\n" << e.detail();
+  }
+}
+
+void prefetch(const Problem& p, const std::vector<Config>& configs) {
+  for (const auto& c : configs) {
+    if (!wgmma().rejection(p, c)) gpu().kernels->prefetch(wgmma().compile_spec(p, c));
+  }
+  gpu().kernels->prefetch(wgmma().reference(p).compile);
+}
+
+// Odd with K % 8 != 0 (element path), odd with K % 8 == 0 (cp.async with M, N, K edges), many k
+// tiles and blocks (grouped order over several block-rows), round.
+constexpr int64_t kShapes[][3] = {{77, 93, 331}, {133, 200, 520}, {1000, 1032, 2056}, {256, 512, 256}};
+
+TEST_F(WgmmaGpu, SampleMatchesReference) {
+  const auto configs = testing::wgmma_samples();
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    for (const char* layout : {"nt", "nn"}) {
+      for (const auto& s : kShapes) prefetch(gemm_problem(s[0], s[1], s[2], dtype, layout), configs);
+    }
+  }
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    for (const char* layout : {"nt", "nn"}) {
+      for (const auto& s : kShapes) {
+        auto f = make_fixture(gemm_problem(s[0], s[1], s[2], dtype, layout), 17);
+        for (const Config& c : configs) expect_config_matches(*f, c);
+      }
+    }
+  }
+}
+
+TEST_F(WgmmaGpu, EpiloguesMatchReference) {
+  const auto s = testing::wgmma_samples();
+  const std::vector<Config> configs = {s[0], s[3]};
+  const char* layouts[] = {"nt+bias+silu", "nn+bias", "nt+silu"};
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    for (const char* layout : layouts) prefetch(gemm_problem(133, 200, 520, dtype, layout), configs);
+  }
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    for (const char* layout : layouts) {
+      auto f = make_fixture(gemm_problem(133, 200, 520, dtype, layout), 31);
+      for (const Config& c : configs) expect_config_matches(*f, c);
+    }
+  }
+}
+
+TEST_F(WgmmaGpu, MisalignedPointersTakeTheElementPath) {
+  for (const char* layout : {"nt", "nn"}) {
+    auto f = make_fixture(gemm_problem(65, 136, 1024, DType::kBF16, layout), 41, /*misalign=*/true);
+    ASSERT_NE(f->tensors.ptr("a") % 16, 0u);
+    expect_config_matches(*f, testing::wgmma_samples()[0]);
+    expect_config_matches(*f, testing::wgmma_samples()[3]);
+  }
+}
+
+/// The cuobjdump of the toolkit, or "" when there is none.
+std::string find_cuobjdump() {
+  std::vector<std::filesystem::path> candidates;
+  if (const char* home = std::getenv("CUDA_HOME")) candidates.emplace_back(std::filesystem::path(home) / "bin/cuobjdump");
+  candidates.emplace_back("/usr/local/cuda/bin/cuobjdump");
+  for (const auto& c : candidates) {
+    if (std::filesystem::exists(c)) return c.string();
+  }
+  return {};
+}
+
+TEST(WgmmaSass, MainConfigUsesWarpgroupMmaAndCpAsync) {
+  const std::string cuobjdump = find_cuobjdump();
+  if (cuobjdump.empty()) GTEST_SKIP() << "no cuobjdump in $CUDA_HOME/bin or /usr/local/cuda/bin";
+  for (const char* layout : {"nt", "nn"}) {
+    const Problem p = gemm_problem(4096, 4096, 4096, DType::kBF16, layout);
+    const CompileSpec spec = wgmma().compile_spec(p, testing::wgmma_main_samples()[0]);
+    harness::NvrtcCompiler compiler;
+    const auto result = compiler.compile(make_compile_request(spec, SourceLibrary::builtin(), "sm_90"));
+    const auto dir = std::filesystem::temp_directory_path() / ("ktune_wgmma_sass_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto cubin = dir / "wgmma.cubin";
+    std::ofstream(cubin, std::ios::binary) << result.cubin;
+    const std::string cmd = cuobjdump + " -sass " + cubin.string() + " > " + (dir / "wgmma.sass").string();
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    std::ifstream in(dir / "wgmma.sass");
+    const std::string sass((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::filesystem::remove_all(dir);
+    for (const char* op : {"HGMMA.64x256x16.F32.BF16", "LDGSTS", "WARPGROUP.ARRIVE"}) {
+      EXPECT_NE(sass.find(op), std::string::npos) << layout << ": no " << op << " in the SASS";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ktune::kernel_templates
