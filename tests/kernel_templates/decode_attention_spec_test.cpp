@@ -1,0 +1,246 @@
+// decode_attention's spec without CUDA: names, name expressions, rejections (bad configs and bad
+// input, before any launch), plans (one launch or split + combine), arguments, work counts,
+// references, the default config, the registry and the manifest.
+
+#include <gtest/gtest.h>
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include "decode_attention_samples.hpp"
+#include "kernel_templates/decode_attention_spec.hpp"
+#include "kernel_templates/embedded_sources.hpp"
+#include "kernel_templates/spec_registry.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::kernel_templates {
+namespace {
+
+using testing::decode_problem;
+
+Config cfg(int64_t block_n, int64_t warps, int64_t split_k) {
+  return {"splitkv", {{"BLOCK_N", block_n}, {"WARPS", warps}, {"SPLIT_K", split_k}}};
+}
+
+void expect_bad_input(const std::function<void()>& f, const std::string& needle) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one containing '" << needle << "'";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kBadInput);
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(AttnSpec, RegisteredWithItsSources) {
+  ASSERT_EQ(specs_of("decode_attention").size(), 1u);
+  EXPECT_EQ(&find_spec("decode_attention", "splitkv"), specs_of("decode_attention").front());
+  EXPECT_EQ(kernel_source_files("decode_attention"),
+            (std::vector<std::string>{"decode_attention.cu", "decode_attention_reference.cu"}));
+  EXPECT_FALSE(template_source_hash("decode_attention").empty());
+  EXPECT_NE(template_source_hash("decode_attention"), template_source_hash("softmax"));
+}
+
+TEST(AttnSpec, NamesAndExpressions) {
+  const DecodeAttentionSpec s;
+  const Problem llama = decode_problem(8, 32, 8, 4096, 128);
+  EXPECT_EQ(s.canonical_name(llama, cfg(32, 4, 16)), "decode_attention.bf16.n32.w4.sk16");
+  const CompileSpec c = s.compile_spec(llama, cfg(32, 4, 16));
+  EXPECT_EQ(c.source_name, "decode_attention.cu");
+  EXPECT_EQ(c.name_expressions, (std::vector<std::string>{"ktune_decode_attention<128,4,32,4,__nv_bfloat16>",
+                                                          "ktune_decode_attention_combine<128,__nv_bfloat16>"}));
+  // One cubin for every SPLIT_K, batch and seq.
+  EXPECT_EQ(s.compile_spec(decode_problem(1, 32, 8, 77, 128), cfg(32, 4, 1)).name_expressions, c.name_expressions);
+  // G: the group when <= 8, else its largest divisor <= 8.
+  EXPECT_EQ(DecodeAttentionSpec::heads_per_block(decode_problem(1, 28, 4, 9, 128)), 7);
+  EXPECT_EQ(DecodeAttentionSpec::heads_per_block(decode_problem(1, 8, 8, 9, 128)), 1);
+  EXPECT_EQ(DecodeAttentionSpec::heads_per_block(decode_problem(1, 16, 1, 9, 128)), 8);
+  EXPECT_EQ(DecodeAttentionSpec::heads_per_block(decode_problem(1, 12, 1, 9, 128)), 6);
+  EXPECT_EQ(DecodeAttentionSpec::heads_per_block(decode_problem(1, 11, 1, 9, 128)), 1);
+  EXPECT_EQ(DecodeAttentionSpec::unroll(llama, cfg(32, 4, 1)), 4);
+  EXPECT_EQ(DecodeAttentionSpec::unroll(decode_problem(1, 32, 8, 9, 64), cfg(32, 4, 1)), 2);
+}
+
+TEST(AttnSpec, BadInputIsRefusedBeforeAnyLaunch) {
+  const DecodeAttentionSpec s;
+  const Config c = cfg(32, 4, 8);
+  expect_bad_input([&] { s.launch_plan(decode_problem(1, 32, 8, 4096, 96), c); }, "head_dim 64 and 128, not 96");
+  expect_bad_input([&] { s.compile_spec(decode_problem(1, 30, 8, 4096, 128), c); },
+                   "heads_q=30 is not a multiple of heads_kv=8");
+  Problem f16 = decode_problem(1, 32, 8, 4096, 128);
+  f16.dtype = DType::kF16;
+  expect_bad_input([&] { s.launch_plan(f16, c); }, "bf16 only, not f16");
+  Problem masked = decode_problem(1, 32, 8, 4096, 128);
+  masked.layout = "causal";
+  expect_bad_input([&] { s.reference(masked); }, "no mode 'causal'");
+  expect_bad_input([&] { s.launch_plan(decode_problem(1, 32, 8, 0, 128), c); }, "seq=0");
+  expect_bad_input([&] { s.launch_plan({{{"batch", 1}, {"heads_q", 8}}, DType::kBF16, ""}, c); }, "heads_kv");
+  expect_bad_input([&] { s.launch_plan(decode_problem(70000, 32, 8, 64, 128), c); }, "grid z");
+  // A context longer than the cache.
+  const Problem p = decode_problem(2, 32, 8, 4096, 128);
+  expect_bad_input([&] { s.launch_plan(p, c, {4000, false, 0.0f}); }, "seq=4096 exceeds the KV cache capacity seq_max=4000");
+  expect_bad_input([&] { s.reference(p, {4000, false, 0.0f}); }, "exceeds the KV cache");
+  expect_bad_input([&] { s.launch_plan(p, c, {8192, false, std::nanf("")}); }, "not finite");
+  EXPECT_NO_THROW(s.launch_plan(p, c, {4096, true, 0.1f}));
+}
+
+TEST(AttnSpec, ConfigRules) {
+  const DecodeAttentionSpec s;
+  const Problem d128 = decode_problem(1, 32, 8, 4096, 128);  // G 4, 2 keys a warp load
+  const Problem d64 = decode_problem(1, 32, 8, 4096, 64);    // G 4, 4 keys a warp load
+  const Problem g8 = decode_problem(1, 64, 8, 4096, 128);
+  EXPECT_EQ(s.rejection(d128, cfg(64, 4, 1)), std::nullopt);  // U 8
+  EXPECT_EQ(s.rejection(d64, cfg(16, 4, 1)), std::nullopt);   // U 1
+  EXPECT_NE(s.rejection(d64, cfg(8, 4, 1)), std::nullopt);    // less than one load a lane
+  EXPECT_NE(s.rejection(d128, cfg(128, 4, 1)), std::nullopt);  // U 16
+  EXPECT_EQ(s.rejection(d128, cfg(24, 4, 1)), std::nullopt);   // U 3
+  EXPECT_NE(s.rejection(d128, cfg(20, 4, 1)), std::nullopt);   // not a multiple of 8 keys
+  EXPECT_NE(s.rejection(d128, cfg(32, 3, 1)), std::nullopt);   // WARPS 3
+  EXPECT_NE(s.rejection(d128, cfg(32, 4, 0)), std::nullopt);
+  EXPECT_NE(s.rejection(d128, cfg(32, 4, 1025)), std::nullopt);
+  EXPECT_EQ(s.rejection(g8, cfg(32, 4, 1)), std::nullopt);  // U 4 x G 8 = 32 scores
+  const auto why = s.rejection(g8, cfg(64, 4, 1));            // 64 scores a lane
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("64 scores"), std::string::npos) << *why;
+  EXPECT_NE(s.rejection(d128, {"tiled", {{"BLOCK_N", 32}, {"WARPS", 4}, {"SPLIT_K", 1}}}), std::nullopt);
+  EXPECT_NE(s.rejection(d128, {"splitkv", {{"BLOCK_N", 32}, {"WARPS", 4}}}), std::nullopt);
+}
+
+TEST(AttnSpec, PlanWithoutSplitIsOneLaunch) {
+  const DecodeAttentionSpec s;
+  const Problem p = decode_problem(3, 32, 8, 1000, 128);
+  const LaunchPlan plan = s.launch_plan(p, cfg(32, 4, 1));
+  ASSERT_EQ(plan.launches.size(), 1u);
+  std::vector<std::string> names;
+  for (const auto& t : plan.tensors) names.push_back(t.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"q", "k", "v", "o"}));
+  EXPECT_EQ(plan.tensors[1].elements, 3 * 8 * 1000 * 128);
+  EXPECT_EQ(plan.tensors[3].role, TensorRole::kOutput);
+  const KernelLaunch& l = plan.launches[0];
+  EXPECT_EQ(l.dims.grid, (Dim3{1, 8, 3}));
+  EXPECT_EQ(l.dims.block, (Dim3{128, 1, 1}));
+  ASSERT_EQ(l.args.size(), 12u);
+  EXPECT_EQ(l.args[3].tensor, "o");
+  EXPECT_EQ(l.args[4].kind, ArgSpec::Kind::kNullPointer);  // no workspace
+  EXPECT_EQ(l.args[5].kind, ArgSpec::Kind::kNullPointer);  // uniform context
+  EXPECT_EQ(l.args[8].integer, 1000);                      // seq
+  EXPECT_EQ(l.args[9].integer, 1000);                      // seq_max = seq
+  EXPECT_EQ(l.args[10].integer, 1);                        // num_splits
+  EXPECT_FLOAT_EQ(l.args[11].real, 1.0f / std::sqrt(128.0f));
+}
+
+TEST(AttnSpec, SplitPlanAddsWorkspaceAndCombine) {
+  const DecodeAttentionSpec s;
+  const Problem p = decode_problem(3, 32, 8, 1000, 64);
+  const LaunchPlan plan = s.launch_plan(p, cfg(32, 4, 6), {1500, true, 0.25f});
+  ASSERT_EQ(plan.launches.size(), 2u);
+  EXPECT_EQ(plan.tensors[1].elements, 3 * 8 * 1500 * 64);  // the cache, not the context
+  EXPECT_EQ(plan.tensor_index("context_lens"), 3);
+  const TensorSpec& ws = plan.tensors[static_cast<std::size_t>(plan.tensor_index("workspace"))];
+  EXPECT_EQ(ws.role, TensorRole::kWorkspace);
+  EXPECT_EQ(ws.dtype, DType::kF32);
+  EXPECT_EQ(ws.elements, 3 * 32 * 6 * (64 + 2));
+  const KernelLaunch& main = plan.launches[0];
+  EXPECT_EQ(main.dims.grid, (Dim3{6, 8, 3}));
+  EXPECT_EQ(main.args[3].kind, ArgSpec::Kind::kNullPointer);
+  EXPECT_EQ(main.args[4].tensor, "workspace");
+  EXPECT_EQ(main.args[5].tensor, "context_lens");
+  EXPECT_EQ(main.args[9].integer, 1500);
+  EXPECT_EQ(main.args[10].integer, 6);
+  EXPECT_FLOAT_EQ(main.args[11].real, 0.25f);
+  const KernelLaunch& combine = plan.launches[1];
+  EXPECT_EQ(combine.name_expression, "ktune_decode_attention_combine<64,__nv_bfloat16>");
+  EXPECT_EQ(combine.dims.grid, (Dim3{24, 1, 1}));  // 96 rows, 4 a block
+  EXPECT_EQ(combine.dims.block, (Dim3{128, 1, 1}));
+  ASSERT_EQ(combine.args.size(), 4u);
+  EXPECT_EQ(combine.args[0].tensor, "workspace");
+  EXPECT_EQ(combine.args[1].tensor, "o");
+  EXPECT_EQ(combine.args[2].integer, 96);
+  EXPECT_EQ(combine.args[3].integer, 6);
+}
+
+TEST(AttnSpec, WorkAlignmentAndReference) {
+  const DecodeAttentionSpec s;
+  const Problem p = decode_problem(8, 32, 8, 4096, 128);
+  const WorkCounts w = s.work(p);
+  EXPECT_DOUBLE_EQ(w.flops, 4.0 * 8 * 32 * 4096 * 128);
+  EXPECT_DOUBLE_EQ(w.min_bytes, 2.0 * 2 * 8 * 8 * 4096 * 128 + 2.0 * 2 * 8 * 32 * 128);
+  const auto rules = s.alignment(p, cfg(32, 4, 1));
+  ASSERT_EQ(rules.size(), 2u);
+  EXPECT_TRUE(rules[0].required);
+  EXPECT_EQ(rules[0].bytes, 16);
+  const ReferenceSpec r = s.reference(p, {5000, true, 0.0f});
+  EXPECT_EQ(r.compile.name_expressions.at(0), "ktune_decode_attention_reference<128,__nv_bfloat16>");
+  EXPECT_EQ(r.compare, (std::vector<std::pair<std::string, std::string>>{{"o", "o_ref"}}));
+  EXPECT_EQ(r.plan.launches.at(0).dims.grid, (Dim3{32, 8, 1}));
+  EXPECT_EQ(r.plan.tensors.at(static_cast<std::size_t>(r.plan.tensor_index("scores_ref"))).elements, 8 * 32 * 4096);
+  EXPECT_EQ(r.plan.launches.at(0).args.size(), 11u);
+  EXPECT_EQ(r.plan.launches.at(0).args[5].tensor, "context_lens");
+  EXPECT_EQ(r.plan.launches.at(0).args[9].integer, 5000);
+}
+
+TEST(AttnSpec, CpuReferenceFollowsTheCall) {
+  const DecodeAttentionSpec s;
+  const Problem p = decode_problem(1, 2, 1, 1, 64);
+  HostTensors in;
+  in["q"].assign(128, 0.5);
+  in["k"].assign(2 * 64, 0.25);
+  in["v"].assign(2 * 64, 0.75);  // key 0 (the only one in the context) and key 1 of a cache of 2
+  in["v"][64] = -9;
+  const HostTensors out = s.cpu_reference(p, in, {2, false, 0.0f});
+  EXPECT_EQ(out.at("o"), std::vector<double>(128, 0.75));
+  in["context_lens"] = {0};
+  EXPECT_EQ(s.cpu_reference(p, in, {2, true, 0.0f}).at("o"), std::vector<double>(128, 0.0));
+  in.erase("q");
+  expect_bad_input([&] { s.cpu_reference(p, in); }, "needs input 'q'");
+}
+
+TEST(AttnSpec, DefaultServesEveryProblem) {
+  const DecodeAttentionSpec s;
+  for (int64_t d : {64, 128}) {
+    for (auto [hq, hkv] : {std::pair<int64_t, int64_t>{32, 8}, {8, 8}, {28, 4}, {64, 8}, {16, 1}, {14, 2}}) {
+      for (int64_t b : {1, 3, 32}) {
+        for (int64_t seq : {1, 77, 4096, 131072}) {
+          const Problem p = decode_problem(b, hq, hkv, seq, d);
+          const Config c = s.default_config(p);
+          EXPECT_EQ(s.rejection(p, c), std::nullopt) << p.shape_text();
+        }
+      }
+    }
+  }
+  // B 1 with 8 groups: ~264 / 8 = 33 splits; a short context keeps one split.
+  EXPECT_EQ(s.default_config(decode_problem(1, 32, 8, 131072, 128)).at("SPLIT_K"), 33);
+  EXPECT_EQ(s.default_config(decode_problem(1, 32, 8, 300, 128)).at("SPLIT_K"), 1);
+  EXPECT_EQ(s.default_config(decode_problem(32, 32, 8, 131072, 128)).at("SPLIT_K"), 2);
+}
+
+TEST(AttnSpec, ManifestAgreesWithSpec) {
+  const SourceLibrary lib = SourceLibrary::builtin();
+  const toml::table t = toml::parse(lib.text("decode_attention.toml"));
+  const DecodeAttentionSpec s;
+  auto strings = [](const toml::node_view<const toml::node>& node) {
+    std::vector<std::string> out;
+    if (const auto* a = node.as_array()) {
+      for (const auto& e : *a) out.push_back(e.value_or(std::string()));
+    }
+    return out;
+  };
+  EXPECT_EQ(t["name"].value_or(std::string()), "decode_attention");
+  EXPECT_EQ(strings(t["dims"]), s.dims());
+  EXPECT_EQ(strings(t["dtypes"]), std::vector<std::string>{"bf16"});
+  EXPECT_EQ(t["reference"].value_or(std::string()), s.reference(decode_problem(1, 8, 8, 8, 128)).compile.source_name);
+  const auto* variants = t["variants"].as_array();
+  ASSERT_NE(variants, nullptr);
+  ASSERT_EQ(variants->size(), 1u);
+  const toml::table& v = *variants->at(0).as_table();
+  EXPECT_EQ(v["name"].value_or(std::string()), s.variant());
+  EXPECT_EQ(v["source"].value_or(std::string()), s.source_name());
+  EXPECT_EQ(strings(v["params"]), s.param_names());
+  EXPECT_TRUE(lib.contains("decode_attention_reference.cu"));
+}
+
+}  // namespace
+}  // namespace ktune::kernel_templates
