@@ -11,6 +11,8 @@
 // have the byte layout of m16n8k16's for 16-bit types (A: registers {row g, k 4t..4t+3}, {row g+8,
 // same k}, {row g, k 16+4t..}, {row g+8, k 16+4t..}; B: {n g, k 4t..}, {n g, k 16+4t..}; g = lane/4,
 // t = lane%4; PTX ISA "Matrix Fragments for mma.m16n8k32"), so ldmatrix.b16 on byte data gives them.
+// On sm_90 .. sm_11x (no native mma.sync fp8) the fragments are converted to f16 in registers and fed
+// to two m16n8k16 f16 MMAs (exact: every e4m3 value is an f16; see KTUNE_FP8_CONVERT_TO_F16).
 // B is [N,K] ("nt", the nn.Linear weight layout) only: ldmatrix.trans moves 16-bit units and
 // cannot transpose bytes.
 //
@@ -33,6 +35,43 @@ __device__ __forceinline__ void mma_16832(float (&d)[4], const unsigned (&a)[4],
       "{%0,%1,%2,%3};\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && __CUDA_ARCH__ < 1200
+// Hopper and data-centre Blackwell run mma.sync e4m3 as e4m3 -> f16 conversions plus f16 MMAs
+// (their native fp8 paths are wgmma / tcgen05). Converting here, B once a k-slice and A once per
+// row tile, keeps fewer converted fragments live than ptxas's expansion: 128x256 tiles with 64x64
+// warp tiles fit 255 registers without spills (nvrtc test; 48 bytes spilled otherwise).
+#define KTUNE_FP8_CONVERT_TO_F16 1
+#else
+#define KTUNE_FP8_CONVERT_TO_F16 0
+#endif
+
+/// Two e4m3 values (the low and high byte of `v`) as an f16x2 (exact: every e4m3 value is an f16).
+__device__ __forceinline__ unsigned e4m3x2_to_f16x2(unsigned short v) {
+  unsigned r;
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(r) : "h"(v));
+  return r;
+}
+
+/// An m16n8k32 e4m3 fragment (A: 4 registers, B: 2) as the operands of two m16n8k16 f16 MMAs: out[h]
+/// for k-half h. Register q of the e4m3 A fragment holds k 4t..4t+3 (+16 for q >= 2); its low pair
+/// feeds f16 k-slots 2t, 2t+1 and its high pair slots 8+2t, 8+2t+1 of the same half. B is converted
+/// by the same rule, so slot s pairs actual k 4(s%8/2) + 2(s/8) + s%2 of A and B alike.
+__device__ __forceinline__ void a_to_f16(const unsigned (&a)[4], unsigned (&out)[2][4]) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    out[h][0] = e4m3x2_to_f16x2(static_cast<unsigned short>(a[2 * h] & 0xffffu));
+    out[h][1] = e4m3x2_to_f16x2(static_cast<unsigned short>(a[2 * h + 1] & 0xffffu));
+    out[h][2] = e4m3x2_to_f16x2(static_cast<unsigned short>(a[2 * h] >> 16));
+    out[h][3] = e4m3x2_to_f16x2(static_cast<unsigned short>(a[2 * h + 1] >> 16));
+  }
+}
+__device__ __forceinline__ void b_to_f16(unsigned b0, unsigned b1, unsigned (&out)[4]) {
+  out[0] = e4m3x2_to_f16x2(static_cast<unsigned short>(b0 & 0xffffu));
+  out[1] = e4m3x2_to_f16x2(static_cast<unsigned short>(b0 >> 16));
+  out[2] = e4m3x2_to_f16x2(static_cast<unsigned short>(b1 & 0xffffu));
+  out[3] = e4m3x2_to_f16x2(static_cast<unsigned short>(b1 >> 16));
 }
 
 /// The scaled, saturated output value of an f32 sum at (row, col).
@@ -159,6 +198,28 @@ __global__ void __launch_bounds__(WM* WN * 32)
     const unsigned b_base = b_smem + (t % STAGES) * B_STAGE;
 #pragma unroll
     for (int ks = 0; ks < BK / 32; ++ks) {
+#if KTUNE_FP8_CONVERT_TO_F16
+      unsigned bh[NI][4];
+#pragma unroll
+      for (int p = 0; p < NI / 2; ++p) {
+        unsigned r[4];
+        ldmatrix_x4(r, b_base + ((b_row + p * 16) * CPR + ((2 * ks + b_chunk) ^ b_xor)) * 16);
+        b_to_f16(r[0], r[1], bh[2 * p]);
+        b_to_f16(r[2], r[3], bh[2 * p + 1]);
+      }
+#pragma unroll
+      for (int i = 0; i < MI; ++i) {
+        unsigned af[4];
+        unsigned ah[2][4];
+        ldmatrix_x4(af, a_base + ((a_row + i * 16) * CPR + ((2 * ks + a_chunk) ^ a_xor)) * 16);
+        a_to_f16(af, ah);
+#pragma unroll
+        for (int j = 0; j < NI; ++j) {
+          mma_16816<__half>(acc[i][j], ah[0], bh[j][0], bh[j][1]);
+          mma_16816<__half>(acc[i][j], ah[1], bh[j][2], bh[j][3]);
+        }
+      }
+#else
       unsigned af[MI][4];
       unsigned bf[NI][2];
 #pragma unroll
@@ -179,6 +240,7 @@ __global__ void __launch_bounds__(WM* WN * 32)
 #pragma unroll
         for (int j = 0; j < NI; ++j) mma_16832(acc[i][j], af[i], bf[j][0], bf[j][1]);
       }
+#endif
     }
   }
   ktune_dev::cp_async_wait<0>();
