@@ -30,3 +30,9 @@ target_compile_options(ktune_attn_emulation_tests PRIVATE -w -fno-strict-aliasin
 ktune_add_gtest(NAME ktune_attn_unit_tests LABEL unit
   SOURCES decode_attention_f64_test.cpp decode_attention_spec_test.cpp
   LIBS ktune_kernel_templates tomlplusplus::tomlplusplus)
+
+# The default space against the spec over the shipped shape set (needs the tuner's space reader).
+ktune_add_gtest(NAME ktune_attn_space_tests LABEL unit
+  SOURCES decode_attention_space_test.cpp
+  LIBS ktune_kernel_templates ktune_tuner)
+target_compile_definitions(ktune_attn_space_tests PRIVATE KTUNE_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
