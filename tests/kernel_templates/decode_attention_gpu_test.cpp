@@ -1,0 +1,184 @@
+// gpu: decode_attention. The GPU reference against the CPU float64 reference on small shapes (D4);
+// every sampled config against the GPU reference at odd sizes (context not a multiple of BLOCK_N
+// nor of SPLIT_K * BLOCK_N, seq 1, batch 3, groups of 1, 4, 7, 8 and 16, head_dim 64 and 128, a 32K
+// context), with a cache larger than the context and with per-sequence lengths (0, 1, clamped).
+// Skips with the reason when there is no GPU.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <random>
+
+#include "decode_attention_samples.hpp"
+#include "gpu_plan_runner.hpp"
+#include "harness/context.hpp"
+#include "harness/device_info.hpp"
+#include "harness/tolerance.hpp"
+#include "harness/verification.hpp"
+#include "kernel_templates/decode_attention_spec.hpp"
+#include "ktune/error.hpp"
+#include "ops_gpu_support.hpp"
+
+namespace ktune::kernel_templates {
+namespace {
+
+using testing::decode_problem;
+using testing::DeviceTensors;
+using testing::KernelCache;
+
+struct Gpu {
+  std::unique_ptr<harness::PrimaryContext> context;
+  std::unique_ptr<KernelCache> kernels;
+  std::string skip_reason;
+};
+
+Gpu& gpu() {
+  static Gpu g = [] {
+    Gpu out;
+    try {
+      if (harness::device_count() < 1) throw Error(ErrorKind::kNoDevice, "no CUDA device");
+      out.context = std::make_unique<harness::PrimaryContext>(0);
+      out.kernels = std::make_unique<KernelCache>(harness::query_device(0).arch());
+    } catch (const Error& e) {
+      out.skip_reason = std::string("no usable GPU: ") + e.what();
+    }
+    return out;
+  }();
+  return g;
+}
+
+class AttnGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!gpu().context) GTEST_SKIP() << gpu().skip_reason;
+    gpu().context->make_current();
+  }
+};
+
+const DecodeAttentionSpec& spec() {
+  static const DecodeAttentionSpec kSpec;
+  return kSpec;
+}
+
+/// One problem and call: random inputs on the device and the host, and the GPU reference output.
+struct Fixture {
+  Problem problem;
+  DecodeAttentionCall call;
+  DeviceTensors tensors;
+  HostTensors host;
+  std::vector<double> ref;
+};
+
+std::unique_ptr<Fixture> make_fixture(const Problem& p, const DecodeAttentionCall& call,
+                                      const std::vector<int32_t>& lens, uint64_t seed) {
+  auto f = std::make_unique<Fixture>();
+  f->problem = p;
+  f->call = call;
+  const ReferenceSpec ref = spec().reference(p, call);
+  std::mt19937_64 rng(seed);
+  for (const TensorSpec& t : ref.plan.tensors) {
+    f->tensors.ensure(t);
+    if (t.role != TensorRole::kInput) {
+      f->tensors.poison(t.name);
+    } else if (t.name == "context_lens") {
+      std::vector<uint8_t> bytes(lens.size() * 4);
+      std::memcpy(bytes.data(), lens.data(), bytes.size());
+      f->tensors.upload(t.name, bytes);
+      f->host[t.name].assign(lens.begin(), lens.end());
+    } else {
+      f->tensors.upload(t.name, testing::random_tensor(t.dtype, t.elements, rng(), f->host[t.name]));
+    }
+  }
+  testing::run_plan(*gpu().kernels, ref.compile, ref.plan, f->tensors);
+  f->ref = testing::download_values(f->tensors, ref.plan.tensors[static_cast<std::size_t>(ref.plan.tensor_index("o_ref"))]);
+  return f;
+}
+
+/// Runs `config` on the fixture's inputs with a poisoned output; false when the config is rejected.
+bool expect_matches_reference(Fixture& f, const Config& config) {
+  if (spec().rejection(f.problem, config)) return false;
+  const std::string label = spec().canonical_name(f.problem, config) + " @ " + f.problem.shape_text() +
+                            " seq_max=" + std::to_string(f.call.seq_max) + (f.call.context_lens ? " lens" : "");
+  try {
+    const CompileSpec compile = spec().compile_spec(f.problem, config);
+    const LaunchPlan plan = spec().launch_plan(f.problem, config, f.call);
+    for (const auto& t : plan.tensors) {
+      f.tensors.ensure(t);
+      if (t.role != TensorRole::kInput) f.tensors.poison(t.name);
+    }
+    testing::run_plan(*gpu().kernels, compile, plan, f.tensors);
+    const auto got = testing::download_values(f.tensors, plan.tensors[static_cast<std::size_t>(plan.tensor_index("o"))]);
+    const harness::Verdict v = harness::judge(harness::compare(got, f.ref), harness::tolerance_for(DType::kBF16));
+    EXPECT_TRUE(v.ok) << label << ": " << v.reason;
+  } catch (const Error& e) {
+    ADD_FAILURE() << label << ": " << e.what() << "\n" << e.detail();
+  }
+  return true;
+}
+
+struct Case {
+  Problem problem;
+  DecodeAttentionCall call;
+  std::vector<int32_t> lens;
+};
+
+void verify_samples(const std::vector<Case>& cases) {
+  for (const Case& c : cases) {
+    for (const Config& s : testing::decode_attention_samples()) {
+      if (!spec().rejection(c.problem, s)) gpu().kernels->prefetch(spec().compile_spec(c.problem, s));
+    }
+    gpu().kernels->prefetch(spec().reference(c.problem, c.call).compile);
+  }
+  uint64_t seed = 300;
+  for (const Case& c : cases) {
+    auto f = make_fixture(c.problem, c.call, c.lens, seed++);
+    int accepted = 0;
+    for (const Config& s : testing::decode_attention_samples()) accepted += expect_matches_reference(*f, s) ? 1 : 0;
+    EXPECT_GT(accepted, 0) << c.problem.shape_text() << ": no sample accepted";
+    EXPECT_TRUE(expect_matches_reference(*f, spec().default_config(c.problem))) << c.problem.shape_text();
+  }
+}
+
+TEST_F(AttnGpu, GpuReferenceMatchesCpuFloat64) {
+  const std::vector<Case> cases = {
+      {decode_problem(3, 8, 2, 100, 64), {}, {}},
+      {decode_problem(3, 8, 2, 100, 128), {120, true, 0.0f}, {0, 1, 200}},
+      {decode_problem(2, 7, 7, 1, 128), {}, {}},
+      {decode_problem(1, 16, 2, 513, 64), {600, false, 0.3f}, {}},
+  };
+  for (const Case& c : cases) {
+    auto f = make_fixture(c.problem, c.call, c.lens, 7);
+    const HostTensors cpu = spec().cpu_reference(c.problem, f->host, c.call);
+    const harness::ErrorMetrics m = harness::compare(f->ref, cpu.at("o"));
+    // f32 arithmetic on values of 8 significant bits over at most ~600 keys: within a few 1e-7 of
+    // float64; 1e-5 is 10x under the f32 tolerance.
+    EXPECT_LT(m.rel_err, 1e-5) << c.problem.shape_text();
+    EXPECT_LT(m.max_abs_err, 1e-5) << c.problem.shape_text();
+    EXPECT_EQ(m.nonfinite_ref + m.nonfinite_out, 0u) << c.problem.shape_text();
+    EXPECT_EQ(m.count, f->ref.size());
+  }
+}
+
+TEST_F(AttnGpu, SamplesMatchReferenceAtOddSizes) {
+  verify_samples({
+      {decode_problem(3, 32, 8, 1000, 128), {}, {}},    // Llama-3-8B heads, G 4
+      {decode_problem(3, 32, 8, 4097, 64), {}, {}},     // D 64, one key past 4K
+      {decode_problem(1, 8, 8, 1, 64), {}, {}},         // G 1, seq 1: every split but one empty
+      {decode_problem(3, 64, 8, 777, 128), {}, {}},     // G 8
+      {decode_problem(2, 28, 4, 333, 128), {}, {}},     // G 7 (Qwen2.5-7B)
+      {decode_problem(2, 16, 1, 95, 64), {}, {}},       // group 16: two blocks of 8 heads
+      {decode_problem(1, 32, 8, 32773, 128), {}, {}},   // 32K + 5
+  });
+}
+
+TEST_F(AttnGpu, SamplesMatchReferenceWithCacheStrideAndLengths) {
+  verify_samples({
+      {decode_problem(3, 32, 8, 1000, 128), {1024, false, 0.0f}, {}},
+      {decode_problem(5, 32, 8, 700, 64), {800, true, 0.0f}, {0, 1, 699, 5000, 333}},
+      {decode_problem(4, 8, 2, 129, 128), {129, true, 0.2f}, {129, -7, 64, 2}},
+  });
+}
+
+}  // namespace
+}  // namespace ktune::kernel_templates
