@@ -2,7 +2,9 @@
 // The built-in config sweep of ktune_gemm_bench, by shape class: the few mma configs worth timing
 // for decode (M <= 16: one 16-row tile, split-K so 132 SMs stream the weights), mid M (<= 256:
 // 32-128 row tiles, some split-K for narrow N) and large M (128x256 / 256x128 tiles with 8 warps,
-// 64x64 warp tiles, BLOCK_K 32/64, 3-4 stages, grouped order).
+// 64x64 warp tiles, BLOCK_K 32/64, 3-4 stages, grouped order). From M >= 128 the Hopper wgmma
+// template joins (sm_90a only: variant "wgmma", configs without warps or split-K mode; the bench
+// looks each config's spec up by its variant).
 
 #include <vector>
 
@@ -24,8 +26,27 @@ inline kernel_templates::Config mma(int64_t bm, int64_t bn, int64_t bk, int64_t 
            {"SWIZZLE", swizzle}}};
 }
 
+inline kernel_templates::Config wgmma(int64_t bm, int64_t bn, int64_t stages, int64_t swizzle) {
+  return {"wgmma",
+          {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", 64}, {"STAGES", stages}, {"SPLIT_K", 1}, {"SWIZZLE", swizzle}}};
+}
+
+/// The wgmma configs for a problem with `m` rows (none below 128: one 64-row warpgroup tile would
+/// mostly compute padding). 128x256 (4 stages, the most that fit 227 KiB) and 128x128 / 64x256 /
+/// 64x128 with deeper pipelines; group 8 and 16.
+inline std::vector<kernel_templates::Config> wgmma_sweep(int64_t m) {
+  if (m < 128) return {};
+  if (m <= 256) {
+    return {wgmma(64, 128, 6, 8), wgmma(64, 256, 5, 8), wgmma(128, 128, 5, 8), wgmma(128, 256, 4, 8)};
+  }
+  return {
+      wgmma(128, 256, 4, 8), wgmma(128, 256, 4, 16), wgmma(128, 256, 3, 8), wgmma(128, 128, 5, 8),
+      wgmma(128, 128, 6, 8), wgmma(64, 256, 5, 8),   wgmma(64, 128, 6, 8),
+  };
+}
+
 /// 14-16 configs for a problem with `m` rows.
-inline std::vector<kernel_templates::Config> mma_sweep(int64_t m) {
+inline std::vector<kernel_templates::Config> mma_only_sweep(int64_t m) {
   if (m <= 16) {
     return {
         mma(16, 64, 128, 1, 4, 4, 1, 0, 1), mma(16, 64, 128, 1, 4, 4, 2, 0, 1), mma(16, 64, 128, 1, 4, 4, 4, 0, 1),
@@ -52,6 +73,13 @@ inline std::vector<kernel_templates::Config> mma_sweep(int64_t m) {
       mma(128, 256, 32, 2, 4, 3, 1, 0, 4),  mma(128, 256, 32, 2, 4, 4, 1, 0, 1),  mma(256, 128, 32, 4, 2, 4, 1, 0, 16),
       mma(128, 128, 64, 2, 2, 3, 1, 0, 8),  mma(128, 256, 32, 4, 2, 3, 1, 0, 8),
   };
+}
+
+/// The sweep ktune_gemm_bench times: the mma configs, then the wgmma ones.
+inline std::vector<kernel_templates::Config> mma_sweep(int64_t m) {
+  std::vector<kernel_templates::Config> out = mma_only_sweep(m);
+  for (auto& c : wgmma_sweep(m)) out.push_back(std::move(c));
+  return out;
 }
 
 }  // namespace ktune::bench
