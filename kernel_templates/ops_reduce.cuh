@@ -6,6 +6,12 @@
 
 #include "ktune_device.cuh"
 
+/// Declares `name` as the block's dynamic shared memory, 16-byte aligned (int4). A macro so the
+/// CPU emulation (tests/kernel_templates/emulation/ops_emu_device.hpp) can define its own.
+#ifndef KTUNE_OPS_DYNAMIC_SMEM
+#define KTUNE_OPS_DYNAMIC_SMEM(name) extern __shared__ int4 name[]
+#endif
+
 namespace ktune_ops {
 
 /// -infinity (NVRTC defines no INFINITY macro).

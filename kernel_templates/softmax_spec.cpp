@@ -19,6 +19,16 @@ const std::vector<std::string>& modes() {
 
 int mask_code(SoftmaxMask m) { return m == SoftmaxMask::kNone ? 0 : m == SoftmaxMask::kCausal ? 1 : 2; }
 
+/// Dynamic shared memory a block may opt in to on sm_90 (227 KB; the staged row must fit).
+constexpr int64_t kMaxStagedBytes = 232448;
+/// Blocks a row in split mode: the finishing blocks read every partial of their row (from L2).
+constexpr int64_t kMaxSplit = 64;
+
+std::string type_args(const Problem& p, const Config& c) {
+  return fmt::format("{},{},{},{}", c.at("THREADS"), c.at("VEC"), mask_code(SoftmaxSpec::mask(p)),
+                     harness::cuda_type_name(p.dtype));
+}
+
 std::vector<ArgSpec> args(const Problem& p, const char* out, bool padding) {
   return {ArgSpec::of_tensor("x"),
           ArgSpec::of_tensor(out),
@@ -49,6 +59,20 @@ int64_t SoftmaxSpec::chunks(int64_t cols, const Config& config) {
   return ceil_div(cols, config.at("THREADS") * config.at("VEC"));
 }
 
+int64_t SoftmaxSpec::split(const Config& config) {
+  const auto it = config.params.find("SPLIT");
+  return it == config.params.end() ? 1 : it->second;
+}
+
+int64_t SoftmaxSpec::segment(int64_t cols, const Config& config) {
+  const int64_t vec = config.at("VEC");
+  return ceil_div(ceil_div(cols, split(config)), vec) * vec;
+}
+
+int64_t SoftmaxSpec::staged_bytes(const Problem& problem) {
+  return ceil_div(problem.dim("cols") * static_cast<int64_t>(harness::size_of(problem.dtype)), 16) * 16;
+}
+
 std::optional<std::string> SoftmaxSpec::problem_rejection(const Problem& problem) const {
   if (auto why = dims_rejection(kernel(), problem, dims())) return why;
   if (auto why = dtype_rejection(kernel(), problem.dtype)) return why;
@@ -60,7 +84,10 @@ std::optional<std::string> SoftmaxSpec::problem_rejection(const Problem& problem
 
 std::optional<std::string> SoftmaxSpec::rejection(const Problem& problem, const Config& config) const {
   if (auto why = problem_rejection(problem)) return why;
-  if (auto why = params_rejection(variant(), config, param_names())) return why;
+  // SPLIT may be absent (configs stored before it existed): it reads as 1.
+  Config full = config;
+  full.params.emplace("SPLIT", 1);
+  if (auto why = params_rejection(variant(), full, param_names())) return why;
   const int64_t threads = config.at("THREADS");
   const int64_t rows = config.at("ROWS");
   if (threads < 32 || threads % 32 != 0) return fmt::format("THREADS={} is not a multiple of 32", threads);
@@ -69,7 +96,20 @@ std::optional<std::string> SoftmaxSpec::rejection(const Problem& problem, const 
   }
   if (auto why = vec_rejection(config.at("VEC"), problem.dtype)) return why;
   const int64_t online = config.at("ONLINE");
-  if (online > 1) return fmt::format("ONLINE={} is neither 0 nor 1", online);
+  if (online > 2) return fmt::format("ONLINE={} is none of 0, 1, 2", online);
+  if (online == 2 && rows != 1) return fmt::format("ONLINE=2 stages one row a block: ROWS must be 1, not {}", rows);
+  if (online == 2 && staged_bytes(problem) > kMaxStagedBytes) {
+    return fmt::format("ONLINE=2 stages {} bytes of shared memory a row for cols={} (at most {}): use SPLIT",
+                       staged_bytes(problem), problem.dim("cols"), kMaxStagedBytes);
+  }
+  const int64_t sp = split(config);
+  if (sp < 1 || sp > kMaxSplit) return fmt::format("SPLIT={} is outside [1, {}]", sp, kMaxSplit);
+  if (sp > 1 && (online != 1 || rows != 1)) {
+    return fmt::format("SPLIT={} needs ONLINE=1 and ROWS=1 (got ONLINE={}, ROWS={})", sp, online, rows);
+  }
+  if (sp > 1 && problem.dim("rows") > kMaxGridY) {
+    return fmt::format("SPLIT={} puts rows on grid.y: rows={} exceeds {}", sp, problem.dim("rows"), kMaxGridY);
+  }
   const int64_t elem_bytes = static_cast<int64_t>(harness::size_of(problem.dtype));
   const int64_t row_bytes = chunks(problem.dim("cols"), config) * config.at("VEC") * elem_bytes;
   if (online == 0 && row_bytes > kMaxRegisterBytes) {
@@ -82,20 +122,30 @@ std::optional<std::string> SoftmaxSpec::rejection(const Problem& problem, const 
 
 std::string SoftmaxSpec::canonical_name(const Problem& problem, const Config& config) const {
   const std::string mode = parse_mode(problem.layout, modes()).value_or(problem.layout);
-  return fmt::format("softmax.{}{}{}.t{}.r{}.v{}.on{}", harness::to_string(problem.dtype),
+  const bool has_split = config.params.contains("SPLIT");
+  return fmt::format("softmax.{}{}{}.t{}.r{}.v{}.on{}{}", harness::to_string(problem.dtype),
                      mode.empty() ? "" : ".", mode, config.at("THREADS"), config.at("ROWS"), config.at("VEC"),
-                     config.at("ONLINE"));
+                     config.at("ONLINE"), has_split ? fmt::format(".s{}", split(config)) : "");
 }
 
 CompileSpec SoftmaxSpec::compile_spec(const Problem& problem, const Config& config) const {
   throw_if(rejection(problem, config));
-  const int64_t c = config.at("ONLINE") == 1 ? 0 : chunks(problem.dim("cols"), config);
   CompileSpec spec;
   spec.source_name = std::string(source_name());
+  spec.options = {"-std=c++17"};
+  if (split(config) > 1) {
+    spec.name_expressions = {fmt::format("ktune_softmax_partial<{}>", type_args(problem, config)),
+                             fmt::format("ktune_softmax_split_finish<{}>", type_args(problem, config))};
+    return spec;
+  }
+  if (config.at("ONLINE") == 2) {
+    spec.name_expressions = {fmt::format("ktune_softmax_staged<{}>", type_args(problem, config))};
+    return spec;
+  }
+  const int64_t c = config.at("ONLINE") == 1 ? 0 : chunks(problem.dim("cols"), config);
   spec.name_expressions = {fmt::format("ktune_softmax<{},{},{},{},{},{}>", config.at("THREADS"),
                                        config.at("ROWS"), config.at("VEC"), c, mask_code(mask(problem)),
                                        harness::cuda_type_name(problem.dtype))};
-  spec.options = {"-std=c++17"};
   return spec;
 }
 
@@ -108,10 +158,28 @@ LaunchPlan SoftmaxSpec::launch_plan(const Problem& problem, const Config& config
   p.tensors.push_back({"x", TensorRole::kInput, problem.dtype, n});
   if (padding) p.tensors.push_back({"lengths", TensorRole::kInput, DType::kF32, rows});  // int32 values
   p.tensors.push_back({"y", TensorRole::kOutput, problem.dtype, n});
+  const int64_t sp = split(config);
+  if (sp > 1) {
+    // Two launches over grid (SPLIT, rows): partial (max, sum) of each segment, then the output.
+    p.tensors.push_back({"partials", TensorRole::kWorkspace, DType::kF32, rows * sp * 2});
+    const auto seg = ArgSpec::i32(static_cast<int32_t>(segment(problem.dim("cols"), config)));
+    std::vector<ArgSpec> base = args(problem, "y", padding);
+    KernelLaunch partial;
+    partial.name_expression = c.name_expressions[0];
+    partial.dims.grid = {u32(sp), u32(rows), 1};
+    partial.dims.block = {u32(config.at("THREADS")), 1, 1};
+    partial.args = {base[0], ArgSpec::of_tensor("partials"), base[2], base[3], base[4], base[5], base[6], seg};
+    KernelLaunch finish = partial;
+    finish.name_expression = c.name_expressions[1];
+    finish.args = {base[0], ArgSpec::of_tensor("partials"), base[1], base[2], base[3], base[4], base[5], base[6], seg};
+    p.launches = {partial, finish};
+    return p;
+  }
   KernelLaunch l;
   l.name_expression = c.name_expressions.front();
   l.dims.grid = {u32(ceil_div(rows, config.at("ROWS"))), 1, 1};
   l.dims.block = {u32(config.at("THREADS") * config.at("ROWS")), 1, 1};
+  if (config.at("ONLINE") == 2) l.dims.dynamic_smem_bytes = u32(staged_bytes(problem));
   l.args = args(problem, "y", padding);
   p.launches.push_back(l);
   return p;
@@ -179,6 +247,7 @@ HostTensors SoftmaxSpec::cpu_reference(const Problem& problem, const HostTensors
 }
 
 Config SoftmaxSpec::default_config(const Problem& problem) const {
+  // No SPLIT: the name and behaviour of the default from before SPLIT existed.
   return {"rowwise", {{"THREADS", 256}, {"ROWS", 1}, {"VEC", vec16(problem.dtype)}, {"ONLINE", 1}}};
 }
 

@@ -10,8 +10,13 @@
 /// Tensors: x, [lengths] inputs; y output; the GPU reference writes y_ref (f32).
 /// Parameters: THREADS (a row, multiple of 32), ROWS (rows a block), VEC (<= 16 bytes), ONLINE
 /// (0: one pass, the row in registers packed as T, at most 256 bytes a thread; 1: online max/sum,
-/// any cols).
-/// Name: `softmax.<dtype>[.causal|.padding].t<THREADS>.r<ROWS>.v<VEC>.on<ONLINE>`.
+/// any cols; 2: staged, the row read once into dynamic shared memory, ROWS 1, cols * sizeof(T) <=
+/// 227 KB), SPLIT (blocks a row, 1..64; > 1 needs ONLINE 1 and ROWS 1: two launches, a per-segment
+/// (max, sum) into the workspace tensor "partials" [rows * SPLIT * 2] f32, then the output; SPLIT may be
+/// absent from a config and then reads as 1).
+/// Name: `softmax.<dtype>[.causal|.padding].t<THREADS>.r<ROWS>.v<VEC>.on<ONLINE>[.s<SPLIT>]` (the
+/// suffix when the config has SPLIT, as every config of the default space does; a config stored
+/// before SPLIT existed keeps its name).
 
 #include "kernel_templates/kernel_spec.hpp"
 #include "kernel_templates/reference_ops.hpp"
@@ -27,11 +32,15 @@ class SoftmaxSpec final : public KernelSpec {
   std::string_view kernel() const override { return "softmax"; }
   std::string_view variant() const override { return "rowwise"; }
   std::vector<std::string> dims() const override { return {"rows", "cols"}; }
-  std::vector<std::string> param_names() const override { return {"THREADS", "ROWS", "VEC", "ONLINE"}; }
+  std::vector<std::string> param_names() const override {
+    return {"THREADS", "ROWS", "VEC", "ONLINE", "SPLIT"};
+  }
   std::string_view source_name() const override { return "softmax.cu"; }
   std::optional<std::string> rejection(const Problem& problem, const Config& config) const override;
   std::string canonical_name(const Problem& problem, const Config& config) const override;
-  /// `ktune_softmax<THREADS,ROWS,VEC,CHUNKS,MASK,T>`; CHUNKS = 0 when ONLINE.
+  /// `ktune_softmax<THREADS,ROWS,VEC,CHUNKS,MASK,T>` (CHUNKS = 0 when ONLINE 1);
+  /// `ktune_softmax_staged<THREADS,VEC,MASK,T>` (ONLINE 2); `ktune_softmax_partial<...>` and
+  /// `ktune_softmax_split_finish<...>` (SPLIT > 1).
   CompileSpec compile_spec(const Problem& problem, const Config& config) const override;
   LaunchPlan launch_plan(const Problem& problem, const Config& config) const override;
   /// x read and y written once (+ lengths); ~5 flops an element.
@@ -40,7 +49,7 @@ class SoftmaxSpec final : public KernelSpec {
   ReferenceSpec reference(const Problem& problem) const override;
   /// Inputs x (, lengths as int32 values) -> y.
   HostTensors cpu_reference(const Problem& problem, const HostTensors& inputs) const override;
-  /// 256 threads, 1 row, 16-byte vectors, online: serves every problem.
+  /// 256 threads, 1 row, 16-byte vectors, online, no SPLIT (reads as 1): serves every problem.
   Config default_config(const Problem& problem) const override;
 
   /// The problem's mask; throws ktune::Error(kBadInput) for an unknown mode.
@@ -49,6 +58,12 @@ class SoftmaxSpec final : public KernelSpec {
   static int64_t row_offset(const Problem& problem);
   /// Vectors a thread holds in one-pass mode.
   static int64_t chunks(int64_t cols, const Config& config);
+  /// The config's SPLIT (1 when absent).
+  static int64_t split(const Config& config);
+  /// Columns of one block's segment in split mode: ceil(cols / SPLIT) rounded up to VEC.
+  static int64_t segment(int64_t cols, const Config& config);
+  /// Dynamic shared memory of the staged mode: cols * sizeof(T) rounded up to 16 bytes.
+  static int64_t staged_bytes(const Problem& problem);
 
  private:
   std::optional<std::string> problem_rejection(const Problem& problem) const;

@@ -163,6 +163,28 @@ TEST_F(OpsGpu, SoftmaxSamplesMatchReference) {
   verify_samples(find_spec("softmax", "rowwise"), problems, testing::softmax_samples);
 }
 
+TEST_F(OpsGpu, SoftmaxStagedAndSplitRowsMatchReference) {
+  // Staged rows up to the 227 KB of shared memory (f32 32768 columns: 128 KB; bf16 100003: odd,
+  // 195 KB; 262144 columns only split), split rows with odd segment ends and empty segments (37
+  // columns over up to 64 blocks), every mode.
+  const auto problems = with_dtypes_and_modes({{{"rows", 1}, {"cols", 32768}},
+                                               {{"rows", 7}, {"cols", 4095}},
+                                               {{"rows", 3}, {"cols", 262144}},
+                                               {{"rows", 2}, {"cols", 100003}},
+                                               {{"rows", 64}, {"cols", 37}}},
+                                              {"", "causal", "padding"});
+  verify_samples(find_spec("softmax", "rowwise"), problems, testing::softmax_long_samples);
+}
+
+TEST_F(OpsGpu, SoftmaxLongRowModesTakeThePerElementPathsWhenMisaligned) {
+  const KernelSpec& spec = find_spec("softmax", "rowwise");
+  const Problem p{{{"rows", 5}, {"cols", 8192}}, DType::kBF16, "causal"};
+  auto f = make_fixture(spec, p, 83, harness::size_of(p.dtype));
+  int accepted = 0;
+  for (const Config& c : testing::softmax_long_samples(p.dtype)) accepted += expect_matches_reference(*f, spec, c);
+  EXPECT_EQ(accepted, 8);
+}
+
 TEST_F(OpsGpu, SwigluSamplesMatchReference) {
   const auto problems = with_dtypes_and_modes({{{"m", 1}, {"i", 14336}},
                                                {{"m", 7}, {"i", 4095}},

@@ -97,6 +97,16 @@ TEST(OpsNvrtc, SoftmaxSampleCompiles) {
               testing::softmax_samples(DType::kF32), 6);
 }
 
+TEST(OpsNvrtc, SoftmaxLongRowModesCompile) {
+  const KernelSpec& spec = find_spec("softmax", "rowwise");
+  compile_all(spec, {{{"rows", 9}, {"cols", 32768}}, DType::kBF16, ""},
+              testing::softmax_long_samples(DType::kBF16), 8);
+  compile_all(spec, {{{"rows", 9}, {"cols", 5000}}, DType::kF16, "causal"},
+              testing::softmax_long_samples(DType::kF16), 8);
+  compile_all(spec, {{{"rows", 9}, {"cols", 777}}, DType::kF32, "padding"},
+              testing::softmax_long_samples(DType::kF32), 8);
+}
+
 TEST(OpsNvrtc, SwigluSampleCompiles) {
   const KernelSpec& spec = find_spec("swiglu", "elementwise");
   compile_all(spec, {{{"m", 5}, {"i", 14336}}, DType::kBF16, "fused"}, testing::swiglu_samples(DType::kBF16),

@@ -46,6 +46,18 @@ inline std::vector<Config> softmax_samples(DType dtype) {
   return out;
 }
 
+/// The long-row modes of softmax: staged (ONLINE 2) and split rows (SPLIT > 1, online), VEC in bytes.
+inline std::vector<Config> softmax_long_samples(DType dtype) {
+  const int64_t s[][4] = {{256, 16, 2, 1}, {1024, 16, 2, 1}, {128, 8, 2, 1}, {256, 16, 1, 4},
+                          {512, 16, 1, 16}, {128, 8, 1, 3},  {1024, 16, 1, 2}, {64, 16, 1, 64}};
+  std::vector<Config> out;
+  for (const auto& c : s) {
+    out.push_back({"rowwise",
+                   {{"THREADS", c[0]}, {"ROWS", 1}, {"VEC", vec_elems(c[1], dtype)}, {"ONLINE", c[2]}, {"SPLIT", c[3]}}});
+  }
+  return out;
+}
+
 inline std::vector<Config> swiglu_samples(DType dtype) {
   const int64_t s[][3] = {{256, 16, 1}, {128, 16, 2}, {512, 8, 1}, {64, 4, 4}, {256, 16, 4}, {1024, 16, 1}};
   std::vector<Config> out;

@@ -211,6 +211,65 @@ TEST(OpsSpec, SoftmaxModesNamesAndRules) {
             "ktune_softmax_reference<__half,1>");
 }
 
+TEST(OpsSpec, SoftmaxStagedAndSplitPlans) {
+  const SoftmaxSpec s;
+  const Config staged{"rowwise", {{"THREADS", 512}, {"ROWS", 1}, {"VEC", 8}, {"ONLINE", 2}, {"SPLIT", 1}}};
+  const Config split{"rowwise", {{"THREADS", 256}, {"ROWS", 1}, {"VEC", 8}, {"ONLINE", 1}, {"SPLIT", 8}}};
+  EXPECT_EQ(s.canonical_name(smx(4096, 32768), staged), "softmax.bf16.t512.r1.v8.on2.s1");
+  EXPECT_EQ(s.canonical_name(smx(64, 262144, DType::kBF16, "padding"), split),
+            "softmax.bf16.padding.t256.r1.v8.on1.s8");
+
+  const LaunchPlan st = s.launch_plan(smx(4096, 32767), staged);
+  ASSERT_EQ(st.launches.size(), 1u);
+  EXPECT_EQ(st.launches[0].name_expression, "ktune_softmax_staged<512,8,0,__nv_bfloat16>");
+  EXPECT_EQ(st.launches[0].dims.dynamic_smem_bytes, 65536u);  // 32767 * 2 rounded up to 16
+  EXPECT_EQ(st.launches[0].dims.grid, (Dim3{4096, 1, 1}));
+  EXPECT_EQ(st.launches[0].dims.block, (Dim3{512, 1, 1}));
+  EXPECT_NE(s.rejection(smx(2, 262144), staged), std::nullopt);  // 512 KB of shared memory
+  EXPECT_EQ(s.rejection(smx(2, 116224), staged), std::nullopt);  // exactly 227 KB
+  EXPECT_NE(s.rejection(smx(2, 116225), staged), std::nullopt);
+  Config staged_rows = staged;
+  staged_rows.params["ROWS"] = 2;
+  staged_rows.params["THREADS"] = 128;
+  EXPECT_NE(s.rejection(smx(8, 4096), staged_rows), std::nullopt);
+
+  const LaunchPlan sp = s.launch_plan(smx(64, 262143, DType::kF16, "causal"), split);
+  ASSERT_EQ(sp.launches.size(), 2u);
+  const auto& ws = sp.tensors[sp.tensor_index("partials")];
+  EXPECT_EQ(ws.role, TensorRole::kWorkspace);
+  EXPECT_EQ(ws.elements, 64 * 8 * 2);
+  EXPECT_EQ(sp.launches[0].name_expression, "ktune_softmax_partial<256,8,1,__half>");
+  EXPECT_EQ(sp.launches[1].name_expression, "ktune_softmax_split_finish<256,8,1,__half>");
+  for (const auto& l : sp.launches) {
+    EXPECT_EQ(l.dims.grid, (Dim3{8, 64, 1}));
+    EXPECT_EQ(l.args.back().integer, 32768);  // ceil(262143 / 8) = 32768, a multiple of VEC
+  }
+  EXPECT_EQ(sp.launches[0].args[1].tensor, "partials");
+  EXPECT_EQ(sp.launches[1].args[2].tensor, "y");
+  EXPECT_EQ(sp.launches[1].args.size(), 9u);
+  EXPECT_EQ(sp.launches[1].args[7].integer, 262143 - 64);  // causal row offset
+  EXPECT_EQ(SoftmaxSpec::segment(1001, split), 128);        // ceil(1001 / 8) = 126 -> multiple of 8
+  const CompileSpec c = s.compile_spec(smx(64, 262144), split);
+  EXPECT_EQ(c.name_expressions.size(), 2u);
+
+  Config bad = split;
+  bad.params["ONLINE"] = 0;
+  EXPECT_NE(s.rejection(smx(64, 1024), bad), std::nullopt);
+  bad.params["ONLINE"] = 2;
+  EXPECT_NE(s.rejection(smx(64, 1024), bad), std::nullopt);
+  bad = split;
+  bad.params["SPLIT"] = 65;
+  EXPECT_NE(s.rejection(smx(64, 262144), bad), std::nullopt);
+  EXPECT_NE(s.rejection(smx(70000, 4096), split), std::nullopt);  // rows on grid.y
+
+  // A config without SPLIT (stored before it existed) is accepted, named and planned as before.
+  const Config legacy{"rowwise", {{"THREADS", 256}, {"ROWS", 1}, {"VEC", 8}, {"ONLINE", 1}}};
+  EXPECT_EQ(s.rejection(smx(4, 1000), legacy), std::nullopt);
+  EXPECT_EQ(s.canonical_name(smx(4, 1000), legacy), "softmax.bf16.t256.r1.v8.on1");
+  EXPECT_EQ(s.launch_plan(smx(4, 1000), legacy).launches.size(), 1u);
+  EXPECT_EQ(s.launch_plan(smx(4, 1000), legacy).launches[0].dims.dynamic_smem_bytes, 0u);
+}
+
 TEST(OpsSpec, SwigluModes) {
   const SwigluSpec s;
   const Config c{"elementwise", {{"THREADS", 256}, {"VEC", 8}, {"ITEMS", 2}}};

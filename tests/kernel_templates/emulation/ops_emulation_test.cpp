@@ -285,6 +285,61 @@ TEST(OpsEmulation, SoftmaxOnePassAndOnlineEveryMask) {
   softmax_case<32, 1, 8, true, 0, bf16e>(2, 128, /*misalign=*/true);
 }
 
+/// ONLINE 2 (ktune_softmax_staged, one row a block) or SPLIT > 1 blocks a row (ktune_softmax_partial
+/// then ktune_softmax_split_finish, segments of `seg` columns).
+template <int THREADS, int VEC, int MASK, class T>
+void softmax_long_case(int rows, int cols, int split, bool misalign = false) {
+  Buf<T> x(std::size_t(rows) * cols, misalign), y(std::size_t(rows) * cols, misalign);
+  const auto xv = x.randomize(57u + cols);
+  std::vector<int32_t> lengths(static_cast<std::size_t>(rows));
+  for (int r = 0; r < rows; ++r) lengths[std::size_t(r)] = r == 1 ? 0 : (r == 2 ? cols + 5 : 11 * r + 3);
+  const int row_offset = std::max(cols - rows, 0);
+  const float scale = 0.75f;
+  if (split == 1) {
+    launch({unsigned(rows), 1, 1}, {THREADS, 1, 1}, [&] {
+      ktune_softmax_staged<THREADS, VEC, MASK, T>(x.p, y.p, lengths.data(), rows, cols, scale, row_offset);
+    });
+  } else {
+    const int seg = (cols + split - 1) / split;
+    const int seg_vec = (seg + VEC - 1) / VEC * VEC;
+    std::vector<float> partials(std::size_t(rows) * split * 2, NAN);
+    launch({unsigned(split), unsigned(rows), 1}, {THREADS, 1, 1}, [&] {
+      ktune_softmax_partial<THREADS, VEC, MASK, T>(x.p, partials.data(), lengths.data(), rows, cols, scale,
+                                                   row_offset, seg_vec);
+    });
+    launch({unsigned(split), unsigned(rows), 1}, {THREADS, 1, 1}, [&] {
+      ktune_softmax_split_finish<THREADS, VEC, MASK, T>(x.p, partials.data(), y.p, lengths.data(), rows, cols,
+                                                        scale, row_offset, seg_vec);
+    });
+  }
+  const auto mask = MASK == 0   ? kt::SoftmaxMask::kNone
+                    : MASK == 1 ? kt::SoftmaxMask::kCausal
+                                : kt::SoftmaxMask::kPadding;
+  const auto want = kt::softmax_f64(xv, rows, cols, scale, mask, row_offset, lengths);
+  expect_close<T>(y.values(), want,
+                  "softmax mask " + std::to_string(MASK) + (split == 1 ? " staged " : " split ") +
+                      std::to_string(split) + " " + std::to_string(rows) + "x" + std::to_string(cols) +
+                      (misalign ? " misaligned" : ""),
+                  1e-7);
+}
+
+TEST(OpsEmulation, SoftmaxStagedEveryMask) {
+  softmax_long_case<32, 8, 0, bf16e>(3, 1037, 1);  // several batches of kUnroll vectors, odd tail
+  softmax_long_case<64, 4, 0, float>(2, 512, 1);   // round
+  softmax_long_case<32, 8, 1, bf16e>(5, 300, 1);   // causal
+  softmax_long_case<32, 4, 2, float>(4, 77, 1);    // padding: lengths 3, 0, > cols, 36
+  softmax_long_case<32, 8, 0, bf16e>(2, 128, 1, /*misalign=*/true);
+}
+
+TEST(OpsEmulation, SoftmaxSplitRowEveryMask) {
+  softmax_long_case<32, 8, 0, bf16e>(2, 3001, 4);  // odd: segments of 752 columns, short last one
+  softmax_long_case<64, 4, 0, float>(3, 2048, 8);
+  softmax_long_case<32, 8, 1, bf16e>(6, 700, 3);   // causal: early rows end in the first segment
+  softmax_long_case<32, 4, 2, float>(4, 500, 5);   // padding, incl. an empty row
+  softmax_long_case<32, 8, 0, bf16e>(2, 1000, 7, /*misalign=*/true);
+  softmax_long_case<32, 8, 0, bf16e>(2, 40, 8);    // more blocks than vectors: empty segments
+}
+
 TEST(OpsEmulation, SoftmaxReferenceKernel) {
   for (int mask : {0, 1, 2}) {
     const int rows = 5, cols = 45;
