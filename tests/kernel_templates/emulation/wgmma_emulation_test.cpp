@@ -1,0 +1,173 @@
+// The wgmma template's own source (gemm_wgmma.cu) run on the CPU with a model of wgmma read from
+// the PTX ISA (wgmma_emu_device.hpp): the loaders, the 128B swizzle, the descriptors and their k
+// advance, the warpgroup split, the accumulator-to-C mapping, predicated edges and the pipeline's
+// stage reuse are all checked before GPU time is spent. Two adversarial schedules of the
+// asynchronous copies and MMAs (late copies, late MMAs) expose a missing wait or a stage refilled
+// too early. Compared with a float64 product; C is poisoned first, so an unwritten element fails.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gemm_wgmma_emulated.hpp"
+
+thread_local uint3e threadIdx;
+thread_local uint3e blockIdx;
+uint3e blockDim;
+uint3e gridDim;
+std::barrier<>* g_barrier = nullptr;
+alignas(1024) unsigned char g_smem[232448];  // the H200's opt-in shared memory per block
+
+namespace wgmma_emu {
+Schedule g_schedule = Schedule::kLateCopies;
+std::atomic<int> g_bad_descriptors{0};
+thread_local Groups t_copies;
+thread_local Groups t_mmas;
+}  // namespace wgmma_emu
+
+namespace {
+
+using wgmma_emu::Schedule;
+
+/// Runs `body` for every thread of every block, one block at a time.
+void launch(unsigned grid, unsigned block, const std::function<void()>& body) {
+  gridDim = {grid, 1, 1};
+  blockDim = {block, 1, 1};
+  for (unsigned bx = 0; bx < grid; ++bx) {
+    std::memset(g_smem, 0xCD, sizeof g_smem);  // stale shared memory must not matter
+    std::barrier<> barrier(block);
+    g_barrier = &barrier;
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < block; ++t) {
+      threads.emplace_back([&, t] {
+        blockIdx = {bx, 0, 0};
+        threadIdx = {t, 0, 0};
+        wgmma_emu::t_copies = {};
+        wgmma_emu::t_mmas = {};
+        body();
+        // Nothing may be left in flight when a thread ends.
+        if (!wgmma_emu::t_copies.committed.empty() || !wgmma_emu::t_mmas.committed.empty() ||
+            !wgmma_emu::t_mmas.open.empty()) {
+          ++wgmma_emu::g_bad_descriptors;
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+  }
+}
+
+unsigned cdiv(long long a, long long b) { return static_cast<unsigned>((a + b - 1) / b); }
+
+/// Inputs (random, never zero; optionally one element past 16-byte alignment), a poisoned C, the
+/// float64 product with the optional bias and SiLU.
+template <class T>
+struct Problem {
+  int m, n, k;
+  bool nt;
+  std::vector<T> a_mem, b_mem, bias, c;
+  T* a = nullptr;
+  T* b = nullptr;
+  std::vector<double> expected;
+
+  Problem(int m_, int n_, int k_, bool nt_, bool with_bias, bool silu, bool misalign)
+      : m(m_), n(n_), k(k_), nt(nt_) {
+    const std::size_t off = misalign ? 1 : 0;
+    a_mem.resize(std::size_t(m) * k + 16);
+    b_mem.resize(std::size_t(n) * k + 16);
+    // std::vector's storage is 16-byte aligned by the allocator (operator new: 16 on x86-64).
+    a = a_mem.data() + off;
+    b = b_mem.data() + off;
+    std::mt19937 rng(static_cast<unsigned>(m * 131 + n * 7 + k));
+    std::uniform_real_distribution<float> mag(0.25f, 1.0f);
+    auto value = [&] { return ktune_dev::from_f32<T>((rng() & 1 ? 1.0f : -1.0f) * mag(rng)); };
+    for (int i = 0; i < m * k; ++i) a[i] = value();
+    for (int i = 0; i < n * k; ++i) b[i] = value();
+    bias.resize(std::size_t(n));
+    for (auto& v : bias) v = value();
+    c.assign(std::size_t(m) * n, T{0xFFFF});  // NaN in both formats
+    expected.assign(std::size_t(m) * n, 0.0);
+    for (int i = 0; i < m; ++i) {
+      for (int j = 0; j < n; ++j) {
+        double s = 0;
+        for (int p = 0; p < k; ++p) {
+          s += double(ktune_dev::to_f32(a[i * k + p])) * ktune_dev::to_f32(nt ? b[j * k + p] : b[p * n + j]);
+        }
+        if (with_bias) s += ktune_dev::to_f32(bias[std::size_t(j)]);
+        if (silu) s = s / (1.0 + std::exp(-s));
+        expected[std::size_t(i) * n + j] = s;
+      }
+    }
+  }
+
+  /// Every element within half an output ulp (bf16: 2^-8 relative) plus f32 accumulation error.
+  void expect_close(const std::string& what) const {
+    for (int i = 0; i < m * n; ++i) {
+      const double got = ktune_dev::to_f32(c[std::size_t(i)]);
+      const double want = expected[std::size_t(i)];
+      const double tol = std::fabs(want) * 0.0079 + 1e-3;
+      ASSERT_TRUE(std::fabs(got - want) <= tol) << what << " element " << i << " (row " << i / n << ", col "
+                                                << i % n << "): " << got << " vs " << want;
+    }
+  }
+};
+
+template <int BM, int BN, int STAGES, int SWIZZLE, class T, bool NT, bool BIAS = false, bool SILU = false>
+void run(int m, int n, int k, Schedule schedule, bool misalign = false) {
+  wgmma_emu::g_schedule = schedule;
+  wgmma_emu::g_bad_descriptors = 0;
+  Problem<T> p(m, n, k, NT, BIAS, SILU, misalign);
+  launch(cdiv(m, BM) * cdiv(n, BN), BM / 64 * 128, [&] {
+    ktune_gemm_wgmma<BM, BN, STAGES, SWIZZLE, T, NT, BIAS, SILU>(p.a, p.b, p.c.data(), BIAS ? p.bias.data() : nullptr,
+                                                                  m, n, k);
+  });
+  const std::string what = std::string("wgmma<") + std::to_string(BM) + "," + std::to_string(BN) + "," +
+                           std::to_string(STAGES) + "> " + (NT ? "nt " : "nn ") + std::to_string(m) + "x" +
+                           std::to_string(n) + "x" + std::to_string(k) +
+                           (schedule == Schedule::kLateCopies ? " late-copies" : " late-mma");
+  EXPECT_EQ(wgmma_emu::g_bad_descriptors.load(), 0) << what << ": bad descriptor or work left in flight";
+  p.expect_close(what);
+}
+
+constexpr Schedule kSchedules[] = {Schedule::kLateCopies, Schedule::kLateMma};
+
+TEST(WgmmaEmulation, OneWarpgroupBothLayoutsBothSchedules) {
+  for (Schedule s : kSchedules) {
+    run<64, 64, 3, 1, bf16e, true>(77, 93, 136, s);   // cp.async path, M, N edges
+    run<64, 64, 3, 1, bf16e, false>(77, 96, 136, s);  // "nn" cp.async path
+    run<64, 128, 4, 2, f16e, true>(70, 130, 200, s);  // K edge inside a 16-byte chunk row: K % 64 != 0
+    run<64, 128, 4, 2, f16e, false>(70, 136, 200, s);
+  }
+}
+
+TEST(WgmmaEmulation, TwoWarpgroupsWideTiles) {
+  for (Schedule s : kSchedules) {
+    run<128, 256, 4, 8, bf16e, true>(200, 300, 320, s);
+    run<128, 256, 4, 8, bf16e, false>(200, 264, 320, s);  // four 64-n panels of the N-major B
+    run<128, 128, 5, 8, f16e, true>(130, 136, 456, s);
+  }
+}
+
+TEST(WgmmaEmulation, FourWarpgroupsAndDeepPipeline) {
+  run<256, 64, 4, 3, bf16e, true>(300, 70, 264, Schedule::kLateMma);
+  run<64, 64, 8, 2, bf16e, false>(65, 72, 640, Schedule::kLateMma);  // 10 k tiles through 8 stages
+  run<64, 64, 8, 2, bf16e, false>(65, 72, 640, Schedule::kLateCopies);
+}
+
+TEST(WgmmaEmulation, ElementPathsAndEpilogues) {
+  for (Schedule s : kSchedules) {
+    run<64, 64, 3, 1, bf16e, true>(37, 29, 53, s);                   // K % 8 != 0: element loads
+    run<64, 64, 3, 1, f16e, false>(37, 30, 64, s);                   // N % 8 != 0: element loads of B
+    run<64, 128, 3, 1, bf16e, true>(33, 100, 256, s, /*misalign=*/true);  // misaligned pointers
+    run<64, 64, 3, 1, bf16e, true, true, true>(70, 90, 136, s);      // bias + SiLU
+    run<128, 128, 4, 8, f16e, false, true, false>(130, 90, 100, s);  // bias, odd N: single stores
+  }
+}
+
+}  // namespace
