@@ -40,14 +40,30 @@ BufferSpec::Init init_from(const std::string& s) {
 
 constexpr std::array<std::string_view, 7> kArgKinds{"buffer", "i32", "u32", "i64", "u64", "f32", "f64"};
 
-// The cubin goes into `attachment` (raw bytes after the CBOR body, see worker_protocol.hpp) when
+// The cubins go into `attachment` (raw bytes after the CBOR body, see worker_protocol.hpp) when
 // one is given: CBOR byte strings are decoded byte by byte (~140 MB/s), the attachment is a slice.
-json cubin_to_json(const std::string& cubin, std::string* attachment) {
-  if (!attachment) return binary_of(cubin);
-  json ref{{"offset", attachment->size()}, {"bytes", cubin.size()}};
-  attachment->append(cubin);
-  return ref;
-}
+// A cubin several launches share (a split-K GEMM and its reduction) is appended once.
+class CubinSink {
+ public:
+  explicit CubinSink(std::string* attachment) : attachment_(attachment) {}
+
+  json put(const std::string& cubin) {
+    if (!attachment_) return binary_of(cubin);
+    for (const auto& [offset, bytes] : placed_) {
+      if (bytes == cubin.size() && attachment_->compare(offset, bytes, cubin) == 0)
+        return slice(offset, bytes);
+    }
+    const std::size_t offset = attachment_->size();
+    attachment_->append(cubin);
+    placed_.emplace_back(offset, cubin.size());
+    return slice(offset, cubin.size());
+  }
+
+ private:
+  static json slice(std::size_t offset, std::size_t bytes) { return {{"offset", offset}, {"bytes", bytes}}; }
+  std::string* attachment_;
+  std::vector<std::pair<std::size_t, std::size_t>> placed_;
+};
 
 std::string cubin_from_json(const json& j, const std::string* attachment) {
   if (j.is_binary()) return bytes_of(j);
@@ -60,7 +76,7 @@ std::string cubin_from_json(const json& j, const std::string* attachment) {
   return attachment->substr(offset, bytes);
 }
 
-json to_json(const LaunchSpec& l, std::string* attachment) {
+json to_json(const LaunchSpec& l, CubinSink& cubins) {
   json args = json::array();
   for (const KernelArg& a : l.args) {
     json ja{{"kind", kArgKinds[static_cast<std::size_t>(a.kind)]}};
@@ -73,12 +89,8 @@ json to_json(const LaunchSpec& l, std::string* attachment) {
     }
     args.push_back(std::move(ja));
   }
-  return {{"cubin", cubin_to_json(l.cubin, attachment)},
-          {"function", l.function},
-          {"grid", l.grid},
-          {"block", l.block},
-          {"shared_bytes", l.shared_bytes},
-          {"args", std::move(args)}};
+  return {{"cubin", cubins.put(l.cubin)},   {"function", l.function}, {"grid", l.grid}, {"block", l.block},
+          {"shared_bytes", l.shared_bytes}, {"args", std::move(args)}};
 }
 
 LaunchSpec launch_from_json(const json& j, const std::string* attachment) {
@@ -206,16 +218,20 @@ json to_json(const CandidateRequest& r, std::string* attachment) {
   }
   json checks = json::array();
   for (const OutputCheck& c : r.checks) checks.push_back({{"output", c.output}, {"reference", c.reference}});
+  CubinSink cubins(attachment);
+  json launches = json::array();
+  for (const LaunchSpec& l : r.launches) launches.push_back(to_json(l, cubins));
   json j{{"id", r.id},
          {"name", r.name},
          {"device", r.device},
          {"buffers", std::move(buffers)},
-         {"kernel", to_json(r.kernel, attachment)},
+         {"launches", std::move(launches)},
+         {"main_launch", r.main_launch},
          {"checks", std::move(checks)},
          {"timing", to_json(r.timing)},
          {"bytes_moved", r.bytes_moved},
          {"flops", r.flops}};
-  if (r.reference) j["reference"] = to_json(*r.reference, attachment);
+  if (r.reference) j["reference"] = to_json(*r.reference, cubins);
   return j;
 }
 
@@ -238,7 +254,14 @@ CandidateRequest candidate_request_from_json(const json& j, const std::string* a
       b.scale = jb.at("scale").get<double>();
       r.buffers.push_back(std::move(b));
     }
-    r.kernel = launch_from_json(j.at("kernel"), attachment);
+    for (const json& jl : j.at("launches")) r.launches.push_back(launch_from_json(jl, attachment));
+    if (r.launches.empty()) throw Error(ErrorKind::kBadInput, "candidate request has no launches");
+    r.main_launch = j.at("main_launch").get<uint32_t>();
+    if (r.main_launch >= r.launches.size()) {
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("candidate request's main_launch {} is not one of its {} launches",
+                              r.main_launch, r.launches.size()));
+    }
     if (j.contains("reference")) r.reference = launch_from_json(j.at("reference"), attachment);
     for (const json& jc : j.at("checks")) {
       r.checks.push_back({jc.at("output").get<std::string>(), jc.at("reference").get<std::string>()});

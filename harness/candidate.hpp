@@ -1,8 +1,14 @@
 #pragma once
 /// What the parent asks a worker to measure, and what comes back. A candidate is described as
-/// data (buffers, a compiled cubin with its lowered kernel name, launch geometry, arguments, an
-/// optional GPU reference kernel, output checks), so the worker needs no knowledge of kernels:
-/// the tuner, `ktune bench` and the tests all build a CandidateRequest and call CandidateRunner.
+/// data (buffers, a sequence of launches each with its compiled cubin, lowered kernel name, launch
+/// geometry and arguments, an optional GPU reference kernel, output checks), so the worker needs no
+/// knowledge of kernels: the tuner, `ktune bench` and the tests all build a CandidateRequest and
+/// call CandidateRunner.
+///
+/// A candidate is the whole sequence a caller pays for on every call: a split-K GEMM is the GEMM
+/// and its reduction; the atomic variant also zeroes its workspace first (a launch of its own).
+/// The sequence is verified after a whole run, timed as one sample (events around all of it; a
+/// CUDA-graph batch captures N whole sequences), and profiled as one CUPTI pass.
 
 #include <array>
 #include <cstdint>
@@ -51,7 +57,8 @@ struct KernelArg {
   static KernelArg f64(double v) { return {Kind::kF64, {}, 0, v}; }
 };
 
-/// A compiled kernel and how to launch it.
+/// A compiled kernel and how to launch it. Launches of one sequence usually share one cubin: it
+/// travels (and is loaded) once.
 struct LaunchSpec {
   std::string cubin;     ///< CUBIN bytes from NVRTC
   std::string function;  ///< lowered (mangled) name, from CompileResult::lowered_names
@@ -74,12 +81,16 @@ struct CandidateRequest {
   std::string name;  ///< canonical config name (log key, report row)
   int device = 0;
   std::vector<BufferSpec> buffers;
-  LaunchSpec kernel;
+  /// The candidate: launched in this order on one stream for every run; never empty.
+  std::vector<LaunchSpec> launches;
+  /// The launch whose resources the result reports at the top level of `resources` (a split-K
+  /// plan's GEMM, not its zeroing or reduction); every launch's are under resources["launches"].
+  uint32_t main_launch = 0;
   std::optional<LaunchSpec> reference;  ///< run once, before the candidate, on the same inputs
   std::vector<OutputCheck> checks;      ///< empty: the candidate is timed unverified (bench --no-verify)
   TimingOptions timing;
-  double bytes_moved = 0;  ///< per launch, for GB/s (0: not reported)
-  double flops = 0;        ///< per launch, for TFLOP/s (0: not reported)
+  double bytes_moved = 0;  ///< per run of the whole sequence, for GB/s (0: not reported)
+  double flops = 0;        ///< per run of the whole sequence, for TFLOP/s (0: not reported)
 };
 
 /// What came back for one candidate.
@@ -88,11 +99,11 @@ struct CandidateResult {
   std::string name;
   Outcome outcome = Outcome::kSkipped;
   std::string reason;                ///< "" for ok
-  std::optional<SampleStats> stats;  ///< microseconds per launch; present when timed
-  std::vector<double> samples_us;    ///< per-launch sample values, arrival order
+  std::optional<SampleStats> stats;  ///< microseconds per run of the whole sequence; present when timed
+  std::vector<double> samples_us;    ///< per-run sample values, arrival order
   std::string stop_reason;           ///< StopReason name ("converged", "sample_cap", "time_cap")
   double drift = 0;                  ///< StoppingRule::drift() at the end
-  int launches_per_sample = 1;       ///< > 1 when timed in CUDA-graph batches
+  int launches_per_sample = 1;       ///< runs of the whole sequence per sample: > 1 in CUDA-graph batches
   std::string flush;                 ///< flush mode used
   double rel_err = -1;               ///< verification (-1: not verified)
   double max_abs_err = -1;
@@ -100,21 +111,23 @@ struct CandidateResult {
   nlohmann::json resources = nlohmann::json::object();  ///< registers, shared/local bytes, ...
   std::optional<double> sm_clock_mhz;                   ///< NVML, absent when unknown
   std::optional<double> temperature_c;                  ///< NVML, absent when unknown
-  std::optional<double> activity_median_us;             ///< CUPTI Activity median, when asked for
-  double gbps = 0;                                      ///< bytes_moved / median (0 when not reported)
-  double tflops = 0;                                    ///< flops / median
-  double wall_ms = 0;  ///< parent-side wall time of this candidate (queueing, load, verify, time)
+  std::optional<double>
+      activity_median_us;  ///< CUPTI Activity median of a run (its kernels' sum), when asked for
+  double gbps = 0;         ///< bytes_moved / median (0 when not reported)
+  double tflops = 0;       ///< flops / median
+  double wall_ms = 0;      ///< parent-side wall time of this candidate (queueing, load, verify, time)
   int worker_pid = 0;
 };
 
 nlohmann::json to_json(const SampleStats& s);
 SampleStats sample_stats_from_json(const nlohmann::json& j);
-/// Request and result as JSON; the cubin travels as a JSON binary value (CBOR byte string).
+/// Request and result as JSON; each cubin travels as a JSON binary value (CBOR byte string).
 nlohmann::json to_json(const CandidateRequest& r);
 nlohmann::json to_json(const CandidateResult& r);
 nlohmann::json to_json(const TimingOptions& t);
 /// The request with its cubins appended to `attachment` instead (the wire form: see
-/// worker_protocol.hpp); the JSON then holds {"offset","bytes"} slices of the attachment.
+/// worker_protocol.hpp); the JSON then holds {"offset","bytes"} slices of the attachment. A cubin
+/// that several launches share is appended once and sliced by each.
 nlohmann::json to_json(const CandidateRequest& r, std::string* attachment);
 /// Inverses; throw ktune::Error(kBadInput) naming the missing or mistyped field.
 CandidateRequest candidate_request_from_json(const nlohmann::json& j);

@@ -49,9 +49,14 @@ BufferSet clone_buffers(const BufferSet& from, CUstream stream) {
   return set;
 }
 
-LoadedKernel::LoadedKernel(const LaunchSpec& spec, const DeviceInfo& device) : spec_(spec) {
-  module_ = Module::load(spec_.cubin);
-  function_ = module_.function(spec_.function);
+LoadedKernel::LoadedKernel(const LaunchSpec& spec, const DeviceInfo& device)
+    : LoadedKernel(spec, std::make_shared<const Module>(Module::load(spec.cubin)), device) {}
+
+LoadedKernel::LoadedKernel(const LaunchSpec& spec, std::shared_ptr<const Module> module,
+                           const DeviceInfo& device)
+    : spec_(spec), module_(std::move(module)) {
+  spec_.cubin.clear();  // the module holds the code; a copy of a few MiB per launch is not needed
+  function_ = module_->function(spec_.function);
   const int regs = func_attr(function_, CU_FUNC_ATTRIBUTE_NUM_REGS);
   const int static_smem = func_attr(function_, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
   const int local = func_attr(function_, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);

@@ -1,12 +1,14 @@
 #pragma once
 /// The pieces of one candidate on the device: its buffer sets (set 0 is verified; more sets exist
-/// for FlushMode::kRotate) and a loaded kernel with its packed arguments, ready to launch.
+/// for FlushMode::kRotate) and a loaded kernel with its packed arguments, ready to launch (a
+/// candidate's whole launch sequence: candidate_sequence.hpp).
 
 #include <cuda.h>
 
 #include <array>
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,8 @@ class LoadedKernel {
  public:
   /// Loads `spec.cubin`, finds `spec.function`, opts in to > 48 KiB dynamic shared memory.
   LoadedKernel(const LaunchSpec& spec, const DeviceInfo& device);
+  /// The same with `spec.cubin` already loaded as `module` (shared by the launches of a sequence).
+  LoadedKernel(const LaunchSpec& spec, std::shared_ptr<const Module> module, const DeviceInfo& device);
 
   /// "" when the launch fits the device and the kernel; else why it exceeds the limits.
   std::string limit_violation() const { return violation_; }
@@ -46,6 +50,8 @@ class LoadedKernel {
   /// Enqueues one launch on `stream` with the arguments bound to set `set`.
   void launch(std::size_t set, CUstream stream);
   CUfunction function() const { return function_; }
+  /// The lowered name it was found by.
+  const std::string& function_name() const { return spec_.function; }
 
  private:
   struct Packed {
@@ -53,7 +59,7 @@ class LoadedKernel {
     std::vector<void*> pointers;
   };
   LaunchSpec spec_;
-  Module module_;
+  std::shared_ptr<const Module> module_;
   CUfunction function_ = nullptr;
   std::string violation_;
   nlohmann::json resources_ = nlohmann::json::object();

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "harness/candidate_launch.hpp"
+#include "harness/candidate_sequence.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/cupti_activity.hpp"
 #include "harness/cupti_profiler.hpp"
@@ -72,11 +73,11 @@ CandidateResult CandidateMeasurer::measure(const CandidateRequest& req, bool* co
     }
     const TimingOptions& t = req.timing;
     in_phase("load");
-    LoadedKernel kernel(req.kernel, device_);
-    res.resources = kernel.resources();
-    if (!kernel.limit_violation().empty()) {
+    LoadedSequence sequence(req.launches, req.main_launch, device_);
+    res.resources = sequence.resources();
+    if (const std::string why = sequence.limit_violation(); !why.empty()) {
       res.outcome = Outcome::kExceedsLimits;
-      res.reason = kernel.limit_violation();
+      res.reason = why;
       return res;
     }
     std::optional<LoadedKernel> reference;
@@ -96,7 +97,7 @@ CandidateResult CandidateMeasurer::measure(const CandidateRequest& req, bool* co
         poison(p, b.bytes(), stream_);
       }
     }
-    kernel.bind({&sets[0]});
+    sequence.bind({&sets[0]});
     if (reference) {
       in_phase("reference");
       reference->bind({&sets[0]});
@@ -104,7 +105,7 @@ CandidateResult CandidateMeasurer::measure(const CandidateRequest& req, bool* co
       KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
     }
     in_phase("first run");
-    kernel.launch(0, stream_);
+    sequence.launch(0, stream_);
     KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
 
     if (!req.checks.empty()) {
@@ -117,8 +118,8 @@ CandidateResult CandidateMeasurer::measure(const CandidateRequest& req, bool* co
                       fmt::format("check '{}' vs '{}': lengths differ or the reference is neither {} nor f32",
                                   c.output, c.reference, to_string(out.dtype)));
         }
-        const ErrorMetrics m = gpu_compare(utility(), sets[0].at(c.output), out.dtype, sets[0].at(c.reference),
-                                           ref.dtype, out.count, stream_);
+        const ErrorMetrics m = gpu_compare(utility(), sets[0].at(c.output), out.dtype,
+                                           sets[0].at(c.reference), ref.dtype, out.count, stream_);
         const Verdict v = judge(m, tolerance_for(out.dtype));
         res.rel_err = std::max(res.rel_err, m.rel_err);
         res.max_abs_err = std::max(res.max_abs_err, m.max_abs_err);
@@ -143,7 +144,7 @@ CandidateResult CandidateMeasurer::measure(const CandidateRequest& req, bool* co
     }
     std::vector<const BufferSet*> set_ptrs;
     for (const BufferSet& s : sets) set_ptrs.push_back(&s);
-    kernel.bind(set_ptrs);
+    sequence.bind(set_ptrs);
     const std::size_t n_sets = sets.size();
     auto flush = [&] {
       if (flusher) flusher->flush(stream_);
@@ -157,7 +158,7 @@ CandidateResult CandidateMeasurer::measure(const CandidateRequest& req, bool* co
     while (static_cast<int>(warm.size()) < t.warmup_min_launches || now_ms() - warm_start < t.warmup_min_ms) {
       flush();
       const std::size_t s = next_set++ % n_sets;
-      warm.push_back(timer.time_us([&] { kernel.launch(s, stream_); }));
+      warm.push_back(timer.time_us([&] { sequence.launch(s, stream_); }));
     }
     // Median of the second half: the first launches include module and clock ramp-up.
     const double estimate_us = median_of({warm.begin() + static_cast<long>(warm.size() / 2), warm.end()});
@@ -169,7 +170,7 @@ CandidateResult CandidateMeasurer::measure(const CandidateRequest& req, bool* co
           std::clamp(static_cast<int>(std::lround(t.graph_batch_target_us / std::max(estimate_us, 0.1))), 2,
                      t.graph_batch_max_launches);
       batch = std::make_unique<GraphBatch>(
-          stream_, n, [&](int i) { kernel.launch(static_cast<std::size_t>(i) % n_sets, stream_); });
+          stream_, n, [&](int i) { sequence.launch(static_cast<std::size_t>(i) % n_sets, stream_); });
       batch->launch();  // the graph's own first run is not a sample
       KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
     }
@@ -185,7 +186,7 @@ CandidateResult CandidateMeasurer::measure(const CandidateRequest& req, bool* co
         rule.add(timer.time_us([&] { batch->launch(); }) / batch->launches());
       } else {
         const std::size_t s = next_set++ % n_sets;
-        rule.add(timer.time_us([&] { kernel.launch(s, stream_); }));
+        rule.add(timer.time_us([&] { sequence.launch(s, stream_); }));
       }
       stop = rule.check(now_ms() - t0);
     }
@@ -207,14 +208,23 @@ CandidateResult CandidateMeasurer::measure(const CandidateRequest& req, bool* co
       if (activity) {
         for (int i = 0; i < kActivityLaunches; ++i) {
           flush();
-          kernel.launch(0, stream_);
+          sequence.launch(0, stream_);
         }
         KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
-        const auto us = activity->stop(req.kernel.function, kActivityLaunches);
-        if (!us.empty()) {
-          res.activity_median_us = median_of(us);
+        const std::size_t per_run = sequence.size();
+        const auto us = activity->stop(sequence.functions(), kActivityLaunches * per_run);
+        // Records in start order; the launches of one run are consecutive (one stream).
+        std::vector<double> runs;
+        for (std::size_t i = 0; i + per_run <= us.size(); i += per_run) {
+          double sum = 0;
+          for (std::size_t j = 0; j < per_run; ++j) sum += us[i + j];
+          runs.push_back(sum);
+        }
+        if (!runs.empty()) {
+          res.activity_median_us = median_of(runs);
         } else {
-          why = "CUPTI delivered no kernel record for " + req.kernel.function;
+          why = fmt::format("CUPTI delivered {} kernel records for {}, fewer than one run's {}", us.size(),
+                            fmt::join(sequence.functions(), ", "), per_run);
         }
       }
       if (!why.empty()) res.counters["activity_reason"] = why;
@@ -224,7 +234,7 @@ CandidateResult CandidateMeasurer::measure(const CandidateRequest& req, bool* co
       flush();
       KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
       nlohmann::json c = profile_counters(context_.get(), device_.ordinal, t.metrics, [&] {
-        kernel.launch(0, stream_);
+        sequence.launch(0, stream_);
         KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
       });
       for (auto& [k, v] : c.items()) res.counters[k] = v;

@@ -1,9 +1,10 @@
 #pragma once
-/// The worker side of a candidate (DESIGN.md D4, D5 and "Timing protocol"): load the cubin, check
-/// launch limits, fill inputs with random data and poison outputs, run the reference and the
-/// candidate once, verify, then warm up, time (events, CUDA-graph batches for short kernels, L2
-/// flush or buffer rotation, stopping rule), read NVML, and optionally run the CUPTI Activity timer
-/// and the CUPTI counter pass. Runs inside `ktune worker`, never in the tuner's process: a faulting
+/// The worker side of a candidate (DESIGN.md D4, D5 and "Timing protocol"): load the cubins of its
+/// launch sequence, check launch limits, fill inputs with random data and poison outputs, run the
+/// reference and the whole sequence once, verify, then warm up, time (events around whole runs of
+/// the sequence, CUDA-graph batches of runs for short ones, L2 flush or buffer rotation, stopping
+/// rule), read NVML, and optionally run the CUPTI Activity timer and the CUPTI counter pass (both
+/// over whole runs). Runs inside `ktune worker`, never in the tuner's process: a faulting
 /// kernel loses the context, and the worker then exits.
 
 #include <memory>

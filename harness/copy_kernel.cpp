@@ -118,11 +118,12 @@ CandidateRequest make_copy_request(uint64_t n, DType dtype, const CopyConfig& co
   r.device = device;
   r.buffers = {{"src", dtype, n, BufferSpec::Init::kRandom, 1.0},
                {"dst", dtype, n, BufferSpec::Init::kPoison, 1.0}};
-  r.kernel.cubin = compiled.cubin;
-  r.kernel.function = compiled.lowered_names.at(copy_name_expression(config));
-  r.kernel.grid = {static_cast<uint32_t>(grid), 1, 1};
-  r.kernel.block = {static_cast<uint32_t>(config.block), 1, 1};
-  r.kernel.args = {KernelArg::buf("src"), KernelArg::buf("dst"), KernelArg::u64(vectors)};
+  LaunchSpec& copy = r.launches.emplace_back();
+  copy.cubin = compiled.cubin;
+  copy.function = compiled.lowered_names.at(copy_name_expression(config));
+  copy.grid = {static_cast<uint32_t>(grid), 1, 1};
+  copy.block = {static_cast<uint32_t>(config.block), 1, 1};
+  copy.args = {KernelArg::buf("src"), KernelArg::buf("dst"), KernelArg::u64(vectors)};
   r.checks = {{"dst", "src"}};
   r.timing = timing;
   r.bytes_moved = 2.0 * static_cast<double>(bytes);

@@ -81,10 +81,16 @@ ActivityTimer::~ActivityTimer() {
 }
 
 std::vector<double> ActivityTimer::stop(const std::string& function, std::size_t expected) {
+  return stop(std::vector<std::string>{function}, expected);
+}
+
+std::vector<double> ActivityTimer::stop(const std::vector<std::string>& functions, std::size_t expected) {
+  auto wanted = [&](const Record& r) {
+    return std::find(functions.begin(), functions.end(), r.name) != functions.end();
+  };
   auto matching = [&] {
     std::lock_guard<std::mutex> lock(g_mutex);
-    return static_cast<std::size_t>(std::count_if(g_records.begin(), g_records.end(),
-                                                  [&](const Record& r) { return r.name == function; }));
+    return static_cast<std::size_t>(std::count_if(g_records.begin(), g_records.end(), wanted));
   };
   KTUNE_CUPTI_CHECK(g_api->cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
   for (int tries = 0; tries < 20 && matching() < expected; ++tries) {  // 20 x 50 ms, as the probe needed
@@ -102,7 +108,7 @@ std::vector<double> ActivityTimer::stop(const std::string& function, std::size_t
             [](const Record& a, const Record& b) { return a.start < b.start; });
   std::vector<double> us;
   for (const Record& r : records) {
-    if (r.name == function) us.push_back(static_cast<double>(r.end - r.start) * 1e-3);
+    if (wanted(r)) us.push_back(static_cast<double>(r.end - r.start) * 1e-3);
   }
   return us;
 }

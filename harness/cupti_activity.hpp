@@ -23,6 +23,9 @@ class ActivityTimer {
   /// microseconds of the kernels named `function` (lowered name), in start order. Flushes again
   /// (up to ~1 s) until `expected` records of it arrived: CUPTI may deliver buffers late.
   std::vector<double> stop(const std::string& function, std::size_t expected);
+  /// The same for a launch sequence: records of any of `functions`, in start order, flushing until
+  /// `expected` of them arrived (runs x launches a run).
+  std::vector<double> stop(const std::vector<std::string>& functions, std::size_t expected);
 
  private:
   ActivityTimer() = default;

@@ -1,5 +1,6 @@
 #include "harness/cupti_profiler.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 
@@ -54,8 +55,8 @@ struct Teardown {
   }
 };
 
-// Ranges the counter image holds: the pass profiles a single kernel launch; 8 leaves room for a
-// launch helper that enqueues a few kernels.
+// Ranges the counter image holds: the pass profiles one run of a candidate's launch sequence (up to
+// 3 kernels today: zeroing, GEMM, reduction); 8 leaves room.
 constexpr size_t kMaxRanges = 8;
 }  // namespace
 
@@ -203,10 +204,12 @@ nlohmann::json profile_counters(CUcontext ctx, int ordinal, const std::vector<st
     check(api->cuptiRangeProfilerGetCounterDataInfo(&di), "cuptiRangeProfilerGetCounterDataInfo");
     if (di.numTotalRanges == 0) throw Unavailable{"the profiled pass recorded no range (no kernel ran?)"};
 
-    // Sum over ranges (one per kernel launched in the pass): counts add; for percentages the
-    // single-launch pass has one range, so the sum is that range's value.
+    // One range per kernel of the pass (a candidate's launch sequence: GEMM, reduction, ...).
+    // Counts (".sum") add; every other metric (percentages, rates, averages) is the mean over the
+    // ranges weighted by each range's duration when gpu__time_duration.sum is among the metrics,
+    // else the plain mean. One range: its value either way.
     nlohmann::json values = nlohmann::json::object();
-    std::vector<double> sum(names.size(), 0.0);
+    std::vector<std::vector<double>> per_range;
     for (size_t r = 0; r < di.numTotalRanges; ++r) {
       std::vector<double> vals(names.size());
       auto ev = params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
@@ -219,9 +222,20 @@ nlohmann::json profile_counters(CUcontext ctx, int ordinal, const std::vector<st
       ev.numMetrics = names.size();
       ev.pMetricValues = vals.data();
       check(api->cuptiProfilerHostEvaluateToGpuValues(&ev), "cuptiProfilerHostEvaluateToGpuValues");
-      for (size_t m = 0; m < names.size(); ++m) sum[m] += vals[m];
+      per_range.push_back(std::move(vals));
     }
-    for (size_t m = 0; m < names.size(); ++m) values[metrics[m]] = sum[m];
+    const auto duration = std::find(metrics.begin(), metrics.end(), "gpu__time_duration.sum");
+    for (size_t m = 0; m < names.size(); ++m) {
+      const bool count = metrics[m].ends_with(".sum");
+      double total = 0;
+      double weights = 0;
+      for (const auto& vals : per_range) {
+        const double w = (count || duration == metrics.end()) ? 1.0 : vals[duration - metrics.begin()];
+        total += count ? vals[m] : w * vals[m];
+        weights += w;
+      }
+      values[metrics[m]] = count ? total : (weights > 0 ? total / weights : 0.0);
+    }
     return {{"available", true},
             {"metrics", values},
             {"passes", np.numOfPasses},

@@ -15,8 +15,9 @@
 
 namespace ktune::harness {
 
-/// Profiles what `launch_once` enqueues (one kernel launch, then it must synchronise) on device
-/// `ordinal` with context `ctx`. Returns
+/// Profiles what `launch_once` enqueues (one run of a candidate's launch sequence, then it must
+/// synchronise) on device `ordinal` with context `ctx`. Over the kernels of the run, ".sum" metrics
+/// add and the others are duration-weighted means. Returns
 ///   {"available":true,"metrics":{"<metric>":value,...},"passes":N,"ranges":R,"ms":setup+collect}
 /// or {"available":false,"reason":"..."}. Never throws for CUPTI's sake; a CUDA error raised by
 /// `launch_once` itself propagates (the kernel faulted).

@@ -15,6 +15,7 @@ std::unique_ptr<ActivityTimer> ActivityTimer::start(std::string* why) {
 }
 ActivityTimer::~ActivityTimer() = default;
 std::vector<double> ActivityTimer::stop(const std::string&, std::size_t) { return {}; }
+std::vector<double> ActivityTimer::stop(const std::vector<std::string>&, std::size_t) { return {}; }
 
 nlohmann::json profile_counters(CUcontext, int, const std::vector<std::string>&,
                                 const std::function<void()>&) {

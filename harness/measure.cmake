@@ -32,6 +32,7 @@ add_library(ktune_measure
   timer.cpp
   nvml.cpp
   candidate_launch.cpp
+  candidate_sequence.cpp
   candidate_measure.cpp
   worker_main.cpp
   copy_kernel.cpp

@@ -9,8 +9,9 @@
 ///   bytes 8..11  body length, little-endian, at most kMaxBodyBytes
 ///   bytes 12..15 attachment length, little-endian, at most kMaxBodyBytes
 ///   body         one CBOR-encoded JSON value
-///   attachment   raw bytes the body refers to by offset (cubins: a CBOR byte string decodes at
-///                ~140 MB/s, a slice of the attachment at memcpy speed)
+///   attachment   raw bytes the body refers to by offset (the cubins of a candidate's launches, each
+///                distinct cubin once: a CBOR byte string decodes at ~140 MB/s, a slice of the
+///                attachment at memcpy speed)
 /// Anything else — a wrong magic, another version, an unknown type, an oversized length, a body
 /// that is not CBOR — is a protocol error (api_code "KTUNE_PROTOCOL_ERROR"); the stream cannot be
 /// resynchronised, so the parent kills that worker and starts another.
@@ -28,7 +29,8 @@
 
 namespace ktune::harness {
 
-inline constexpr uint16_t kProtocolVersion = 1;
+/// 2: a candidate is a sequence of launches ("launches", "main_launch"), no longer one "kernel".
+inline constexpr uint16_t kProtocolVersion = 2;
 inline constexpr std::size_t kFrameHeaderBytes = 16;
 /// 256 MiB: far above any cubin (a few MiB); a larger length is garbage, not a message.
 inline constexpr uint32_t kMaxBodyBytes = 256U << 20;

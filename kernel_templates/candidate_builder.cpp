@@ -68,6 +68,14 @@ CandidateParts make_candidate_parts(const KernelSpec& spec, const Problem& probl
   add_buffers(parts.buffers, plan.tensors);
   add_buffers(parts.buffers, ref.plan.tensors);
   for (const KernelLaunch& l : plan.launches) parts.launches.push_back(to_launch_spec(l, compiled));
+  // The main kernel is the compile spec's first name expression (the tuner's rule, too).
+  const std::vector<std::string> exprs = spec.compile_spec(problem, config).name_expressions;
+  for (std::size_t i = 0; i < plan.launches.size() && !exprs.empty(); ++i) {
+    if (plan.launches[i].name_expression == exprs.front()) {
+      parts.main_launch = static_cast<uint32_t>(i);
+      break;
+    }
+  }
   parts.reference = to_launch_spec(ref.plan.launches.front(), reference_compiled);
   for (const auto& [out, expected] : ref.compare) parts.checks.push_back({out, expected});
   const WorkCounts w = spec.work(problem);
@@ -77,15 +85,16 @@ CandidateParts make_candidate_parts(const KernelSpec& spec, const Problem& probl
 }
 
 harness::CandidateRequest make_candidate_request(const CandidateParts& parts) {
-  if (parts.launches.size() != 1) {
-    throw Error(ErrorKind::kBadInput,
-                "candidate '" + parts.name + "' needs " + std::to_string(parts.launches.size()) +
-                    " launches in sequence; harness::CandidateRequest holds one kernel");
+  if (parts.launches.empty() || parts.main_launch >= parts.launches.size()) {
+    throw Error(ErrorKind::kBadInput, "candidate '" + parts.name + "' has no launch " +
+                                          std::to_string(parts.main_launch) + " (it has " +
+                                          std::to_string(parts.launches.size()) + ")");
   }
   harness::CandidateRequest r;
   r.name = parts.name;
   r.buffers = parts.buffers;
-  r.kernel = parts.launches.front();
+  r.launches = parts.launches;
+  r.main_launch = parts.main_launch;
   r.reference = parts.reference;
   r.checks = parts.checks;
   r.flops = parts.flops;

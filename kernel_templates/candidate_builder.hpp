@@ -1,8 +1,11 @@
 #pragma once
 /// From a KernelSpec's plain data to the measurement harness's candidate description
 /// (harness/candidate.hpp): buffers by name (inputs random, outputs and workspace poisoned), the
-/// launches with their lowered names and arguments, the GPU reference, the output checks, FLOPs and
-/// minimum bytes.
+/// plan's whole launch sequence with lowered names and arguments, the GPU reference, the output
+/// checks, FLOPs and minimum bytes. A split-K plan is measured as the sequence it is: the GEMM and
+/// its reduction (and, for the atomic variant, the launch that zeroes the workspace) run, verify and
+/// time together, as dispatch pays for them. The workspace is poisoned once, before the verified
+/// run, so a plan that reads workspace none of its launches wrote fails verification.
 
 #include <string>
 #include <vector>
@@ -19,6 +22,7 @@ struct CandidateParts {
   std::string name;                           ///< canonical config name
   std::vector<harness::BufferSpec> buffers;   ///< the plan's and the reference's tensors, by name
   std::vector<harness::LaunchSpec> launches;  ///< the candidate, in order
+  uint32_t main_launch = 0;                   ///< the launch of the config's main kernel (the GEMM)
   harness::LaunchSpec reference;              ///< the GPU reference (one launch)
   std::vector<harness::OutputCheck> checks;   ///< candidate output vs reference output
   double flops = 0;
@@ -36,9 +40,8 @@ CandidateParts make_candidate_parts(const KernelSpec& spec, const Problem& probl
                                     const harness::CompileResult& compiled,
                                     const harness::CompileResult& reference_compiled);
 
-/// The parts as a harness::CandidateRequest (timing options and device left at their defaults).
-/// Throws ktune::Error(kBadInput) for a plan of more than one launch: CandidateRequest holds a
-/// single kernel until the harness can time a launch sequence.
+/// The parts as a harness::CandidateRequest with every launch of the sequence (timing options and
+/// device left at their defaults). Throws ktune::Error(kBadInput) for parts without launches.
 harness::CandidateRequest make_candidate_request(const CandidateParts& parts);
 
 }  // namespace ktune::kernel_templates

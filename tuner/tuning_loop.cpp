@@ -146,10 +146,9 @@ KeySummary TuningLoop::tune(const ConfigSpace& space, const TuneKey& key) {
     });
     s.unmeasurable = e.total - e.pruned - e.configs.size();
     if (e.configs.empty()) {
-      s.error = fmt::format(
-          "every config the space keeps for {} needs more than {} launch(es), which the "
-          "measurement harness cannot time yet",
-          s.shape, options_.max_launches);
+      s.error =
+          fmt::format("every config the space keeps for {} needs more than max_launches = {} launch(es)",
+                      s.shape, options_.max_launches);
       return s;
     }
   }

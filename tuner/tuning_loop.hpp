@@ -61,10 +61,11 @@ struct TuneOptions {
   size_t compile_threads = 0;
   /// Candidates compiled ahead of the GPU; 0 = twice the compile threads.
   size_t lookahead = 0;
-  /// Most launches a candidate's plan may have to be measured: harness::CandidateRequest holds one
-  /// kernel, so split-K plans (GEMM + reduction) are left out of the search until the harness times
-  /// launch sequences (0 = no limit). Compile-only sweeps keep them.
-  size_t max_launches = 1;
+  /// Most launches a candidate's plan may have to enter a measured search (0 = no limit, the
+  /// default: the harness times a plan's whole launch sequence, so split-K configs are measured
+  /// like any other). A limit leaves longer plans out, counted as `unmeasurable`; compile-only
+  /// sweeps keep them.
+  size_t max_launches = 0;
 };
 
 /// The outside world the loop uses.
@@ -88,7 +89,7 @@ struct KeySummary {
   std::string layout;
   uint64_t space_points = 0;  ///< before pruning
   size_t candidates = 0;      ///< kept by the constraints (and measurable)
-  size_t unmeasurable = 0;    ///< kept by the constraints but left out: more launches than max_launches
+  size_t unmeasurable = 0;    ///< kept by the constraints but left out: more launches than a max_launches set
   size_t evaluations = 0;     ///< results the strategy received
   size_t measured = 0;        ///< of which measured (or compiled) in this run
   size_t from_cache = 0;      ///< of which answered from the cache

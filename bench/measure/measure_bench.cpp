@@ -17,9 +17,10 @@ CandidateRequest request_with_cubin(std::size_t cubin_bytes) {
   r.name = "gemm.bf16.nt.128x128x32.w2x2.s3.sk1";
   r.buffers = {{"a", DType::kBF16, 1 << 24, BufferSpec::Init::kRandom, 1.0},
                {"c", DType::kBF16, 1 << 24, BufferSpec::Init::kPoison, 1.0}};
-  r.kernel.cubin.assign(cubin_bytes, '\x5a');
-  r.kernel.function = "_Z4gemmILi128ELi128ELi32EEvPK13__nv_bfloat16PS0_iii";
-  r.kernel.args = {KernelArg::buf("a"), KernelArg::buf("c"), KernelArg::i32(4096)};
+  LaunchSpec& gemm = r.launches.emplace_back();
+  gemm.cubin.assign(cubin_bytes, '\x5a');
+  gemm.function = "_Z4gemmILi128ELi128ELi32EEvPK13__nv_bfloat16PS0_iii";
+  gemm.args = {KernelArg::buf("a"), KernelArg::buf("c"), KernelArg::i32(4096)};
   return r;
 }
 
@@ -34,7 +35,7 @@ void BM_RequestRoundTrip(benchmark::State& state) {
     d.feed(frame);
     auto m = d.next();
     CandidateRequest back = candidate_request_from_json(m->body, &m->attachment);
-    benchmark::DoNotOptimize(back.kernel.cubin.data());
+    benchmark::DoNotOptimize(back.launches.front().cubin.data());
   }
   state.SetBytesProcessed(state.iterations() * state.range(0));
 }

@@ -50,8 +50,41 @@ TEST(CandidateBuilder, SplitKPartsHaveTwoLaunchesAndSharedInputs) {
   EXPECT_EQ(parts.checks[0].output, "c");
   EXPECT_EQ(parts.checks[0].reference, "c_ref");
   EXPECT_EQ(parts.flops, 2.0 * 77 * 93 * 331);
-  // Two launches do not fit CandidateRequest's single kernel yet.
-  EXPECT_THROW(make_candidate_request(parts), Error);
+  EXPECT_EQ(parts.main_launch, 0u);
+  // The request carries the whole sequence: the GEMM, then the reduction, from one cubin.
+  const harness::CandidateRequest r = make_candidate_request(parts);
+  ASSERT_EQ(r.launches.size(), 2u);
+  EXPECT_EQ(r.main_launch, 0u);
+  EXPECT_EQ(r.launches[1].function, "_Z_lowered_ktune_gemm_splitk_reduce<__nv_bfloat16>");
+  EXPECT_EQ(r.launches[1].cubin, "CUBIN");
+  EXPECT_EQ(r.launches[1].args[0].buffer, "workspace");
+  EXPECT_EQ(r.launches[1].args[1].buffer, "c");
+  EXPECT_EQ(r.launches[1].args[3].i, 4);  // the reduction sums SPLIT_K slices
+}
+
+TEST(CandidateBuilder, AtomicSplitKZeroesItsWorkspaceInsideTheSequence) {
+  const KernelSpec& spec = find_spec("gemm", "mma");
+  const Problem p = testing::gemm_problem(16, 4096, 4096, DType::kBF16, "nt");
+  Config c = spec.default_config(p);
+  c.params["SPLIT_K"] = 4;
+  c.params["SPLIT_K_MODE"] = 1;
+  ASSERT_FALSE(spec.rejection(p, c).has_value()) << *spec.rejection(p, c);
+  const auto parts = make_candidate_parts(spec, p, c, fake_compile(spec.compile_spec(p, c), "MMA"),
+                                          fake_compile(spec.reference(p).compile, "R"));
+  const harness::CandidateRequest r = make_candidate_request(parts);
+  ASSERT_EQ(r.launches.size(), 3u);
+  EXPECT_NE(r.launches[0].function.find("ktune_gemm_mma_zero"), std::string::npos) << r.launches[0].function;
+  EXPECT_EQ(r.launches[0].args[0].buffer, "workspace");
+  EXPECT_EQ(r.launches[0].args[1].i, 16 * 4096);  // every f32 sum of C zeroed, each call
+  EXPECT_EQ(r.main_launch, 1u);                   // resources are the GEMM's, not the zeroing's
+  EXPECT_NE(r.launches[1].function.find("ktune_gemm_mma<"), std::string::npos) << r.launches[1].function;
+  EXPECT_EQ(r.launches[1].grid[2], 4u);
+  EXPECT_EQ(r.launches[2].args[0].buffer, "workspace");
+  for (const auto& b : r.buffers) {
+    if (b.name == "workspace") {
+      EXPECT_EQ(b.count, 16u * 4096u);  // one sum per element, not per split
+    }
+  }
 }
 
 TEST(CandidateBuilder, SingleLaunchRequest) {
@@ -62,9 +95,10 @@ TEST(CandidateBuilder, SingleLaunchRequest) {
                                           fake_compile(spec.reference(p).compile, "R"));
   const harness::CandidateRequest r = make_candidate_request(parts);
   EXPECT_EQ(r.name, "gemm.f16.nt.gemv.k256.sk1.w4.r2");
-  EXPECT_EQ(r.buffers.size(), 4u);                                   // a, b, c, c_ref
-  EXPECT_EQ(r.kernel.args[3].kind, harness::KernelArg::Kind::kU64);  // null workspace
-  EXPECT_EQ(r.kernel.args[3].i, 0);
+  EXPECT_EQ(r.buffers.size(), 4u);  // a, b, c, c_ref
+  ASSERT_EQ(r.launches.size(), 1u);
+  EXPECT_EQ(r.launches[0].args[3].kind, harness::KernelArg::Kind::kU64);  // null workspace
+  EXPECT_EQ(r.launches[0].args[3].i, 0);
   ASSERT_TRUE(r.reference.has_value());
   EXPECT_EQ(r.bytes_moved, (2.0 * 4096 + 4096.0 * 4096 + 2 * 4096) * 2);
   EXPECT_THROW(to_launch_spec(spec.launch_plan(p, c).launches[0], harness::CompileResult{}), Error);

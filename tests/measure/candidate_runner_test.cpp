@@ -25,6 +25,7 @@ CandidateRequest request(uint64_t id, std::string name, double true_us = 10) {
   r.name = std::move(name);
   r.bytes_moved = true_us;  // the fake worker reports samples around this value
   r.timing.candidate_timeout_ms = 5000;
+  r.launches.push_back({std::string(64, '\x5a'), "_Z4copyv", {1, 1, 1}, {32, 1, 1}, 0, {}});
   return r;
 }
 
@@ -79,6 +80,25 @@ TEST(CandidateRunner, FailuresAreRecordedAndGoodCandidatesAfterThemAreMeasured) 
   EXPECT_EQ(runner.workers_started(), 8);
   EXPECT_EQ(pids.size(), 8U);
   EXPECT_EQ(runner.device().value("name", ""), "Fake GPU");
+}
+
+TEST(CandidateRunner, TheWholeLaunchSequenceReachesTheWorker) {
+  ::unsetenv("FAKE_WORKER_HELLO");
+  CandidateRunner runner(fake_options());
+  CandidateRequest r = request(7, "ok-split-k", 42);
+  const std::string shared(3000, '\x3c');  // GEMM and reduction: one compile
+  r.launches = {{std::string(1000, '\x11'), "_Z4zerov", {8, 1, 1}, {256, 1, 1}, 0, {}},
+                {shared, "_Z4gemmv", {32, 1, 4}, {128, 1, 1}, 16384, {KernelArg::buf("a")}},
+                {shared, "_Z6reducev", {16, 1, 1}, {256, 1, 1}, 0, {KernelArg::i32(4)}}};
+  r.main_launch = 1;
+  const CandidateResult got = runner.run(r);
+  ASSERT_EQ(got.outcome, Outcome::kOk) << got.reason;
+  EXPECT_EQ(got.resources.at("launches"), 3);
+  EXPECT_EQ(got.resources.at("functions"), nlohmann::json({"_Z4zerov", "_Z4gemmv", "_Z6reducev"}));
+  EXPECT_EQ(got.resources.at("cubin_bytes"), nlohmann::json({1000, 3000, 3000}));
+  EXPECT_EQ(got.resources.at("main_launch"), 1);
+  ASSERT_TRUE(got.stats);
+  EXPECT_NEAR(got.stats->median, 42, 0.1);
 }
 
 TEST(CandidateRunner, CrashReasonCarriesTheWorkersStderr) {

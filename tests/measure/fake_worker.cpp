@@ -3,7 +3,9 @@
 // name: "ok..." answers with synthetic samples; "segv" raises SIGSEGV; "abort" aborts; "hang"
 // sleeps forever; "garbage" writes bytes that are not a frame; "exit" exits with status 7;
 // "wrong-id" answers for another candidate; "bad-body" sends a result frame whose body is not a
-// result. Env FAKE_WORKER_HELLO: "nodevice" (hello with ok=false), "die" (exit before hello).
+// result. Every answer echoes what arrived of the launch sequence under resources: "launches" (count),
+// "functions" and "cubin_bytes" (per launch), "main_launch". Env FAKE_WORKER_HELLO: "nodevice" (hello with
+// ok=false), "die" (exit before hello).
 #include <unistd.h>
 
 #include <csignal>
@@ -73,6 +75,16 @@ int main(int argc, char** argv) {
     res.flush = "l2";
     res.rel_err = 0;
     res.max_abs_err = 0;
+    nlohmann::json functions = nlohmann::json::array();
+    nlohmann::json cubin_bytes = nlohmann::json::array();
+    for (const LaunchSpec& l : req.launches) {
+      functions.push_back(l.function);
+      cubin_bytes.push_back(l.cubin.size());
+    }
+    res.resources = {{"launches", req.launches.size()},
+                     {"functions", functions},
+                     {"cubin_bytes", cubin_bytes},
+                     {"main_launch", req.main_launch}};
     write_message(fd, {MessageType::kResult, to_json(res)});
   }
 }

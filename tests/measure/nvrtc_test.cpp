@@ -51,8 +51,8 @@ TEST(MeasureNvrtc, CopyRequestChecksAlignmentAndConfig) {
                                                "sm_90", TimingOptions{});
   EXPECT_EQ(r.name, "copy.bf16.u8.b256");
   EXPECT_EQ(r.bytes_moved, 2.0 * 2 * (1 << 20));
-  EXPECT_EQ(r.kernel.grid[0], (1U << 20) * 2 / 16 / (256 * 8));
-  EXPECT_FALSE(r.kernel.cubin.empty());
+  EXPECT_EQ(r.launches.at(0).grid[0], (1U << 20) * 2 / 16 / (256 * 8));
+  EXPECT_FALSE(r.launches.at(0).cubin.empty());
   ASSERT_EQ(r.checks.size(), 1U);
   EXPECT_EQ(r.checks[0].output, "dst");
 }

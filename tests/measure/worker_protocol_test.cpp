@@ -28,16 +28,17 @@ CandidateRequest sample_request() {
   r.device = 1;
   r.buffers = {{"src", DType::kBF16, 1000, BufferSpec::Init::kRandom, 2.0},
                {"dst", DType::kBF16, 1000, BufferSpec::Init::kPoison, 1.0}};
-  r.kernel.cubin = std::string(
+  LaunchSpec& copy = r.launches.emplace_back();
+  copy.cubin = std::string(
       "\x7f"
       "ELF\0\x01\xff binary",
       15);
-  r.kernel.function = "_Z4copyILi4EEvPK5uint4PS0_y";
-  r.kernel.grid = {7, 2, 1};
-  r.kernel.block = {256, 1, 1};
-  r.kernel.shared_bytes = 1024;
-  r.kernel.args = {KernelArg::buf("src"), KernelArg::buf("dst"), KernelArg::u64(1ULL << 40),
-                   KernelArg::f32(0.5f), KernelArg::i32(-3)};
+  copy.function = "_Z4copyILi4EEvPK5uint4PS0_y";
+  copy.grid = {7, 2, 1};
+  copy.block = {256, 1, 1};
+  copy.shared_bytes = 1024;
+  copy.args = {KernelArg::buf("src"), KernelArg::buf("dst"), KernelArg::u64(1ULL << 40), KernelArg::f32(0.5f),
+               KernelArg::i32(-3)};
   r.checks = {{"dst", "src"}};
   r.timing.flush = FlushMode::kRotate;
   r.timing.max_samples = 77;
@@ -49,7 +50,7 @@ CandidateRequest sample_request() {
 TEST(WorkerProtocol, FrameRoundTripByteAtATime) {
   Message in{MessageType::kMeasure, {}, {}};
   in.body = to_json(sample_request(), &in.attachment);
-  EXPECT_EQ(in.attachment, sample_request().kernel.cubin);  // the cubin travels raw
+  EXPECT_EQ(in.attachment, sample_request().launches[0].cubin);  // the cubin travels raw
   const std::string frame =
       encode_frame(in) + encode_frame({MessageType::kShutdown, nlohmann::json::object()});
   FrameDecoder d;
@@ -64,16 +65,18 @@ TEST(WorkerProtocol, FrameRoundTripByteAtATime) {
   EXPECT_EQ(d.pending(), 0U);
   const CandidateRequest out = candidate_request_from_json(got[0].body, &got[0].attachment);
   const CandidateRequest ref = sample_request();
-  EXPECT_EQ(out.kernel.cubin, ref.kernel.cubin);  // binary with NUL and 0xff survives
-  EXPECT_EQ(out.kernel.args.size(), 5U);
-  EXPECT_EQ(static_cast<uint64_t>(out.kernel.args[2].i), 1ULL << 40);
-  EXPECT_EQ(out.kernel.args[3].f, 0.5);
-  EXPECT_EQ(out.kernel.args[4].i, -3);
+  ASSERT_EQ(out.launches.size(), 1U);
+  const LaunchSpec& k = out.launches[0];
+  EXPECT_EQ(k.cubin, ref.launches[0].cubin);  // binary with NUL and 0xff survives
+  EXPECT_EQ(k.args.size(), 5U);
+  EXPECT_EQ(static_cast<uint64_t>(k.args[2].i), 1ULL << 40);
+  EXPECT_EQ(k.args[3].f, 0.5);
+  EXPECT_EQ(k.args[4].i, -3);
   EXPECT_EQ(out.buffers[0].dtype, DType::kBF16);
   EXPECT_EQ(out.buffers[1].init, BufferSpec::Init::kPoison);
   EXPECT_EQ(out.timing.flush, FlushMode::kRotate);
   EXPECT_EQ(out.timing.max_samples, 77);
-  EXPECT_EQ(out.kernel.grid[1], 2U);
+  EXPECT_EQ(k.grid[1], 2U);
   EXPECT_EQ(out.checks[0].reference, "src");
 }
 
@@ -122,7 +125,8 @@ TEST(WorkerProtocol, WrongVersionUnknownTypeOversizeAndBadBodyAreRejected) {
 
 TEST(WorkerProtocol, EmbeddedAndAttachedCubinsAgreeAndBadSlicesAreRejected) {
   const CandidateRequest r = sample_request();
-  EXPECT_EQ(candidate_request_from_json(to_json(r)).kernel.cubin, r.kernel.cubin);  // CBOR byte string form
+  EXPECT_EQ(candidate_request_from_json(to_json(r)).launches.at(0).cubin,
+            r.launches[0].cubin);  // CBOR byte string
   std::string attachment;
   const nlohmann::json j = to_json(r, &attachment);
   std::string short_attachment = attachment.substr(0, 3);
@@ -135,13 +139,13 @@ TEST(WorkerProtocol, EmbeddedAndAttachedCubinsAgreeAndBadSlicesAreRejected) {
 
 TEST(WorkerProtocol, MalformedRequestBodyIsBadInput) {
   nlohmann::json j = to_json(sample_request());
-  j.erase("kernel");
+  j.erase("launches");
   try {
     candidate_request_from_json(j);
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kBadInput);
-    EXPECT_NE(std::string(e.what()).find("kernel"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("launches"), std::string::npos) << e.what();
   }
 }
 

@@ -73,6 +73,7 @@ class FakeMeasurer : public CandidateMeasurer {
     if (before_measure) before_measure(calls_);
     ++calls_;
     measured.push_back(request.name);
+    launches_of[request.name] = request.launches.size();
     return result(request, 1.0);
   }
   std::vector<harness::CandidateResult> retime(std::vector<harness::CandidateRequest> requests,
@@ -89,6 +90,7 @@ class FakeMeasurer : public CandidateMeasurer {
 
   std::vector<std::string> measured;
   std::vector<std::string> retimed;
+  std::map<std::string, size_t> launches_of;  ///< launches of each measured request, by name
 
  private:
   static harness::CandidateResult result(const harness::CandidateRequest& request, double factor) {

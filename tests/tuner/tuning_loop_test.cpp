@@ -87,8 +87,7 @@ TEST(TuningLoop, StoresEveryResultAndNamesTheFastestWinner) {
       EXPECT_FALSE(m.reason.empty());
     }
     if (m.outcome == cache::Outcome::kOk) fastest = std::min(fastest, m.stats->median_us);
-    EXPECT_NE(m.outcome, cache::Outcome::kSkipped)
-        << "split-K plans are left out of the search: " << m.reason;
+    EXPECT_NE(m.outcome, cache::Outcome::kSkipped) << m.reason;
   }
   EXPECT_EQ(incorrect, s.summary.outcomes.count("incorrect") ? s.summary.outcomes.at("incorrect") : 0u);
   ASSERT_TRUE(s.summary.winner.has_value());
@@ -100,6 +99,78 @@ TEST(TuningLoop, StoresEveryResultAndNamesTheFastestWinner) {
   ASSERT_TRUE(best.has_value());
   EXPECT_EQ(best->config_name, *s.summary.winner);
   EXPECT_EQ(test::fake_incorrect(best->config_name), false);
+}
+
+/// Whether a gemm config name says SPLIT_K 1 (".sk1" at the end or before the next field; not ".sk16").
+bool unsplit(const std::string& name) {
+  return name.ends_with(".sk1") || name.find(".sk1.") != std::string::npos;
+}
+
+Sweep run_sweep_with(const std::filesystem::path& db_path, const TuneKey& k, const TuneOptions& o,
+                     FakeMeasurer& measurer) {
+  auto db = cache::ConfigCache::open(db_path);
+  static const auto sources = kernel_templates::SourceLibrary::builtin();
+  LoopDeps deps{test::fake_compile(), &measurer, &sources, nullptr};
+  Sweep out;
+  {
+    TuningLoop loop(db, kGpu, cache::RunInfo{}, o, deps);
+    out.summary = loop.tune(gemm_space(), k);
+  }
+  out.measured = measurer.measured;
+  out.retimed = measurer.retimed;
+  return out;
+}
+
+// Split-K configs (tiled, gemv, mma; deterministic and atomic) are measured like any other: the
+// request carries the plan's whole launch sequence.
+TEST(TuningLoop, SplitKConfigsAreMeasuredAsWholeLaunchSequences) {
+  test::TempDir dir;
+  const TuneKey k = key(2, 32, 512);  // ~600 configs, split-K ones of every template; a fast test
+  const size_t everything = planned_evaluations(gemm_space(), k, options(0));
+  TuneOptions compile_only = options(0);
+  compile_only.compile_only = true;
+  EXPECT_EQ(everything, planned_evaluations(gemm_space(), k, compile_only));  // nothing left out
+
+  FakeMeasurer measurer;
+  const Sweep s = run_sweep_with(dir / "sk.db", k, options(0), measurer);
+  ASSERT_TRUE(s.summary.error.empty()) << s.summary.error;
+  EXPECT_EQ(s.summary.unmeasurable, 0u);
+  EXPECT_EQ(s.summary.candidates, everything);
+  EXPECT_EQ(s.summary.measured, everything);
+  std::map<std::string, size_t> split_by_template;  // "tiled", "gemv", "mma.a0", "mma.a1"
+  for (const auto& [name, launches] : measurer.launches_of) {
+    if (unsplit(name)) {
+      EXPECT_EQ(launches, 1u) << name;
+      continue;
+    }
+    std::string t = name.find(".gemv.") != std::string::npos  ? "gemv"
+                    : name.find(".mma.") != std::string::npos ? "mma"
+                                                              : "tiled";
+    if (t == "mma") t += name.find(".a1.") != std::string::npos ? ".a1" : ".a0";
+    ++split_by_template[t];
+    // GEMM + reduction; the atomic variant zeroes its workspace first.
+    EXPECT_EQ(launches, t == "mma.a1" ? 3u : 2u) << name;
+  }
+  for (const char* t : {"tiled", "gemv", "mma.a0", "mma.a1"}) EXPECT_GT(split_by_template[t], 0u) << t;
+
+  auto db = cache::ConfigCache::open(dir / "sk.db");
+  for (const auto& r : test::all_measurements(db)) {
+    if (unsplit(r.m.config_name)) continue;
+    EXPECT_GE(nlohmann::json::parse(r.m.resources_json).at("launches").get<int>(), 2) << r.m.config_name;
+  }
+}
+
+TEST(TuningLoop, ALaunchLimitStillLeavesLongerPlansOut) {
+  test::TempDir dir;
+  TuneOptions o = options(0);
+  o.max_launches = 1;
+  FakeMeasurer measurer;
+  const Sweep s = run_sweep_with(dir / "one.db", key(2, 32, 512), o, measurer);
+  ASSERT_TRUE(s.summary.error.empty()) << s.summary.error;
+  EXPECT_GT(s.summary.unmeasurable, 0u);
+  EXPECT_EQ(s.summary.measured + s.summary.unmeasurable,
+            planned_evaluations(gemm_space(), key(2, 32, 512), options(0)));
+  for (const auto& [name, launches] : measurer.launches_of) EXPECT_EQ(launches, 1u) << name;
 }
 
 TEST(TuningLoop, KilledSweepResumesWithoutMeasuringTwice) {
