@@ -1,0 +1,345 @@
+// The dispatch runtime's operator path without a GPU: the D8 checks each entry point makes before
+// any launch (dims, pointers, the problems the templates cannot serve), the binding of every
+// operator's plan to its slots and call-time scalars, and the plan choice from a database made here.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cache/best_index.hpp"
+#include "cache/config_cache.hpp"
+#include "kernel_templates/spec_registry.hpp"
+#include "ktune/ktune.hpp"
+#include "tests/tuner/test_util.hpp"
+#include "tuner/detail/op_binding.hpp"
+#include "tuner/detail/plan_chooser.hpp"
+#include "tuner/detail/plan_launcher.hpp"
+
+namespace ktune::tuner::detail {
+namespace {
+
+namespace kt = kernel_templates;
+using test::expect_bad_input;
+
+PlanKey key(OpKind op, uint8_t mode, DType dtype, std::array<int64_t, kMaxOpDims> dims) {
+  return {op, mode, dtype, dims};
+}
+
+TEST(RuntimeOpsChecks, DimsOutsideTheKernelsRangeNameTheOperatorAndTheDimension) {
+  expect_bad_input([] { check_dims("rmsnorm", {{"rows", 0}, {"hidden", 4096}}); }, {"rmsnorm", "rows=0"});
+  expect_bad_input([] { check_dims("softmax", {{"rows", 3}, {"cols", -5}}); }, {"softmax", "cols=-5"});
+  expect_bad_input(
+      [] {
+        check_dims("swiglu", {{"m", 2}, {"i", int64_t{1} << 31}});
+      },
+      {"swiglu", "i=2147483648"});
+  EXPECT_NO_THROW(check_dims("rmsnorm_rope", {{"tokens", 1}, {"head_dim", 2147483647}}));
+}
+
+TEST(RuntimeOpsChecks, NullAndMisalignedPointersAreRefusedByName) {
+  alignas(16) static char buf[64];
+  expect_bad_input(
+      [] {
+        check_pointers("rmsnorm", {{"x", buf, 2}, {"w", nullptr, 2}, {"y", buf, 2}});
+      },
+      {"rmsnorm", "w is null"});
+  expect_bad_input(
+      [] {
+        check_pointers("softmax", {{"x", buf + 2, 4}, {"y", buf, 4}});
+      },
+      {"softmax", "x at", "not aligned to its 4-byte"});
+  expect_bad_input([] { check_pointers("rmsnorm_rope", {{"positions", buf + 1, 4}}); }, {"positions"});
+  EXPECT_NO_THROW(check_pointers("swiglu", {{"x", buf + 2, 2}, {"out", buf + 6, 2}}));
+}
+
+TEST(RuntimeOpsChecks, ProblemsTheTemplatesCannotServeAreBadInputNamingWhy) {
+  // A head_dim rmsnorm_rope has no kernel for, an odd one, a dtype the operators lack, swiglu's
+  // grid limit, an unknown mode code.
+  expect_bad_input(
+      [] {
+        check_problem(key(OpKind::kRmsNormRope, 0, DType::kBF16, {7, 32, 8, 96, 0}));
+      },
+      {"rmsnorm_rope", "head_dim", "96"});
+  expect_bad_input(
+      [] {
+        check_problem(key(OpKind::kRmsNormRope, 1, DType::kF16, {7, 32, 8, 63, 0}));
+      },
+      {"rmsnorm_rope", "63"});
+  expect_bad_input(
+      [] {
+        check_problem(key(OpKind::kRmsNorm, 0, DType::kFP8E4M3, {7, 4095, 0, 0, 0}));
+      },
+      {"rmsnorm", "fp8e4m3"});
+  expect_bad_input(
+      [] {
+        check_problem(key(OpKind::kSoftmax, 2, DType::kFP8E4M3, {7, 4095, 0, 0, 0}));
+      },
+      {"softmax", "fp8e4m3"});
+  expect_bad_input(
+      [] {
+        check_problem(key(OpKind::kSwiglu, 1, DType::kBF16, {70000, 11, 0, 0, 0}));
+      },
+      {"swiglu", "65535", "70000"});
+  expect_bad_input(
+      [] {
+        check_problem(key(OpKind::kSoftmax, 7, DType::kBF16, {7, 4095, 0, 0, 0}));
+      },
+      {"softmax", "mode"});
+  for (const PlanKey& k : {key(OpKind::kRmsNorm, 1, DType::kBF16, {7, 4095, 0, 0, 0}),
+                           key(OpKind::kRmsNormRope, 1, DType::kF32, {5, 7, 3, 128, 0}),
+                           key(OpKind::kSoftmax, 1, DType::kF16, {3, 100003, 0, 0, 0}),
+                           key(OpKind::kSwiglu, 0, DType::kBF16, {9, 1377, 0, 0, 0}),
+                           key(OpKind::kGemm, 1, DType::kBF16, {37, 301, 515, 0, 0})}) {
+    EXPECT_NO_THROW(check_problem(k)) << describe(k);
+  }
+}
+
+TEST(RuntimeOpsChecks, KeysDescribeThemselvesAndHashByEveryField) {
+  const PlanKey a = key(OpKind::kSoftmax, 1, DType::kBF16, {7, 4095, 0, 0, 0});
+  EXPECT_EQ(describe(a), "softmax rows=7,cols=4095 bf16 causal");
+  PlanKey b = a;
+  b.mode = 2;
+  PlanKey c = a;
+  c.dtype = DType::kF16;
+  PlanKey d = a;
+  d.op = OpKind::kRmsNorm;
+  PlanKeyHash h;
+  for (const PlanKey& other : {b, c, d}) {
+    EXPECT_FALSE(a == other);
+    EXPECT_NE(h(a), h(other));
+  }
+}
+
+/// Every operator's default plan binds to its entry point: tensors to slots, the caller's
+/// scalars where the spec wrote its constants. Fails without a GPU if a spec moves an argument.
+TEST(RuntimeOpsBinding, EveryOperatorsPlanBindsToItsSlotsAndScalars) {
+  struct Case {
+    PlanKey key;
+    std::vector<std::string> used;
+    std::size_t scalars;
+  };
+  const Case cases[] = {
+      {key(OpKind::kRmsNorm, 0, DType::kBF16, {7, 4095, 0, 0, 0}), {"x", "w", "y"}, 1},
+      {key(OpKind::kRmsNorm, 1, DType::kBF16, {7, 4095, 0, 0, 0}),
+       {"x", "residual", "w", "y", "residual_out"},
+       1},
+      {key(OpKind::kRmsNormRope, 0, DType::kBF16, {5, 7, 3, 128, 0}),
+       {"q", "k", "q_weight", "k_weight", "cos_sin", "positions", "q_out", "k_out"},
+       2},
+      {key(OpKind::kSoftmax, 0, DType::kF32, {3, 1001, 0, 0, 0}), {"x", "y"}, 1},
+      {key(OpKind::kSoftmax, 2, DType::kF32, {3, 1001, 0, 0, 0}), {"x", "y", "lengths"}, 1},
+      {key(OpKind::kSwiglu, 0, DType::kF16, {9, 1377, 0, 0, 0}), {"x", "out"}, 0},
+      {key(OpKind::kSwiglu, 1, DType::kF16, {9, 1377, 0, 0, 0}), {"gate", "up", "out"}, 0},
+  };
+  for (const Case& c : cases) {
+    const OpBinding& b = binding_of(c.key.op);
+    const kt::Problem p = make_problem(c.key);
+    const kt::KernelSpec& spec = kt::find_spec(b.kernel, b.default_variant);
+    const kt::Config config = spec.default_config(p);
+    const PlanLauncher l =
+        bind_plan(spec.launch_plan(p, config), spec.alignment(p, config), b.slots, b.scalars);
+    ASSERT_EQ(l.steps.size(), 1u) << describe(c.key);
+    EXPECT_EQ(l.workspace_bytes, 0u);
+    for (std::size_t i = 0; i < b.slots.size(); ++i) {
+      const bool expected = std::find(c.used.begin(), c.used.end(), b.slots[i]) != c.used.end();
+      EXPECT_EQ(l.slot_used[i], expected) << describe(c.key) << " slot " << b.slots[i];
+    }
+    const auto scalars =
+        std::count_if(l.steps[0].args.begin(), l.steps[0].args.end(), [](const LaunchArg& a) {
+          return a.kind == LaunchArg::Kind::kScalarF32 || a.kind == LaunchArg::Kind::kScalarI32;
+        });
+    EXPECT_EQ(static_cast<std::size_t>(scalars), c.scalars) << describe(c.key);
+  }
+  // softmax's padding lengths are int32: the only alignment a launch must have.
+  const OpBinding& sm = binding_of(OpKind::kSoftmax);
+  const kt::Problem pp = make_problem(key(OpKind::kSoftmax, 2, DType::kF32, {3, 1001, 0, 0, 0}));
+  const kt::KernelSpec& spec = kt::find_spec("softmax", "rowwise");
+  const PlanLauncher l = bind_plan(spec.launch_plan(pp, spec.default_config(pp)),
+                                   spec.alignment(pp, spec.default_config(pp)), sm.slots, sm.scalars);
+  EXPECT_EQ(l.slot_align[2], 4);
+  EXPECT_EQ(l.slot_align[0], 0);
+}
+
+TEST(RuntimeOpsBinding, SplitKWorkspaceComesFromTheRuntimeNotASlot) {
+  const OpBinding& b = binding_of(OpKind::kGemm);
+  const PlanKey k = key(OpKind::kGemm, 0, DType::kBF16, {3, 257, 4099, 0, 0});
+  const kt::Problem p = make_problem(k);
+  const kt::KernelSpec& spec = kt::find_spec("gemm", "tiled");
+  kt::Config c = spec.default_config(p);
+  c.params["SPLIT_K"] = 4;
+  ASSERT_FALSE(spec.rejection(p, c)) << *spec.rejection(p, c);
+  const PlanLauncher l = bind_plan(spec.launch_plan(p, c), spec.alignment(p, c), b.slots, b.scalars);
+  EXPECT_GE(l.steps.size(), 2u);                               // GEMM + reduction
+  EXPECT_GE(l.workspace_bytes, std::size_t{4} * 3 * 257 * 4);  // SPLIT_K f32 partials of C
+  EXPECT_EQ(l.workspace_bytes % kWorkspaceAlign, 0u);
+  bool saw_workspace = false;
+  for (const auto& s : l.steps)
+    for (const auto& a : s.args) saw_workspace |= a.kind == LaunchArg::Kind::kWorkspace;
+  EXPECT_TRUE(saw_workspace);
+}
+
+TEST(RuntimeOpsBinding, SoftmaxSplitRowsTakeTheCallersScaleInBothLaunchesAndARuntimeWorkspace) {
+  const OpBinding& b = binding_of(OpKind::kSoftmax);
+  const PlanKey k = key(OpKind::kSoftmax, 2, DType::kF32, {3, 100003, 0, 0, 0});
+  const kt::Problem p = make_problem(k);
+  const kt::KernelSpec& spec = kt::find_spec("softmax", "rowwise");
+  const kt::Config c{"rowwise", {{"THREADS", 256}, {"ROWS", 1}, {"VEC", 4}, {"ONLINE", 1}, {"SPLIT", 4}}};
+  ASSERT_FALSE(spec.rejection(p, c)) << *spec.rejection(p, c);
+  const PlanLauncher l = bind_plan(spec.launch_plan(p, c), spec.alignment(p, c), b.slots, b.scalars);
+  ASSERT_EQ(l.steps.size(), 2u);  // partial (max, sum) per segment, then the output
+  for (const LaunchStep& s : l.steps) {
+    const auto scales = std::count_if(s.args.begin(), s.args.end(), [](const LaunchArg& a) {
+      return a.kind == LaunchArg::Kind::kScalarF32;
+    });
+    EXPECT_EQ(scales, 1) << s.name_expression;
+    EXPECT_TRUE(std::none_of(s.args.begin(), s.args.end(),
+                             [](const LaunchArg& a) { return a.kind == LaunchArg::Kind::kF32; }))
+        << "the spec's own scale left in " << s.name_expression;
+  }
+  EXPECT_GE(l.workspace_bytes, std::size_t{3} * 4 * 2 * 4);  // rows * SPLIT (max, sum) f32
+  EXPECT_TRUE(l.slot_used[2]);                               // lengths
+}
+
+TEST(RuntimeOpsBinding, APlanTensorWithoutASlotOrAMovedScalarIsRefused) {
+  kt::LaunchPlan plan;
+  plan.tensors = {{"x", kt::TensorRole::kInput, kt::DType::kF32, 8},
+                  {"bias", kt::TensorRole::kInput, kt::DType::kF32, 8}};
+  kt::KernelLaunch l;
+  l.name_expression = "k<1>";
+  l.args = {kt::ArgSpec::of_tensor("x"), kt::ArgSpec::of_tensor("bias"), kt::ArgSpec::f32(0.5f)};
+  plan.launches = {l};
+  const std::vector<std::string> slots = {"x", "y"};
+  expect_bad_input([&] { bind_plan(plan, {}, slots, {}); }, {"bias", "x, y"});
+  plan.tensors.pop_back();
+  plan.launches[0].args[1] = kt::ArgSpec::i32(3);
+  const ScalarBinding wrong[] = {{ScalarBinding::kEveryLaunch, 2, ScalarBinding::Kind::kF32, 0.25, 0}};
+  try {
+    bind_plan(plan, {}, slots, wrong);
+    ADD_FAILURE() << "a scalar binding that does not find the spec's value must throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kRuntime);
+    EXPECT_NE(std::string(e.what()).find("argument 2"), std::string::npos) << e.what();
+  }
+  const ScalarBinding right[] = {{ScalarBinding::kEveryLaunch, 2, ScalarBinding::Kind::kF32, 0.5, 0}};
+  EXPECT_EQ(bind_plan(plan, {}, slots, right).steps[0].args[2].kind, LaunchArg::Kind::kScalarF32);
+  // By value: the constant must be somewhere in the plan.
+  const ScalarBinding by_value[] = {
+      {ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, ScalarBinding::Kind::kF32, 0.5, 0}};
+  EXPECT_EQ(bind_plan(plan, {}, slots, by_value).steps[0].args[2].kind, LaunchArg::Kind::kScalarF32);
+  const ScalarBinding absent[] = {
+      {ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, ScalarBinding::Kind::kF32, 0.75, 0}};
+  try {
+    bind_plan(plan, {}, slots, absent);
+    ADD_FAILURE() << "a by-value binding that matches nothing must throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kRuntime);
+  }
+}
+
+// ---- plan choice from a database written here
+
+class RuntimeOpsChoice : public ::testing::Test {
+ protected:
+  static constexpr const char* kGpu = "Test GPU";
+
+  void SetUp() override {
+    db_ = std::make_unique<cache::ConfigCache>(cache::ConfigCache::open(file_.path()));
+    gpu_ = db_->upsert_gpu({kGpu, 9, 0, 132, int64_t{141} << 30});
+    run_ = db_->begin_run({});
+  }
+
+  /// Stores `config` as the winner of (kernel, shape, dtype, layout) with the built-in templates' hash.
+  void store_best(const std::string& kernel, const std::string& shape, const std::string& dtype,
+                  const std::string& layout, const kt::Config& config, const std::string& name) {
+    const int64_t kid = db_->upsert_kernel({kernel, kt::template_source_hash(kernel)});
+    cache::Measurement m;
+    m.shape = shape;
+    m.dtype = dtype;
+    m.layout = layout;
+    m.config_name = name;
+    m.config_json = config.to_json().dump();
+    m.stats = cache::Stats{3.5, 3.4, 3.6, 3.7, 0.05, 20};
+    db_->set_best(db_->record(run_, gpu_, kid, {m}).front());
+  }
+
+  cache::BestIndex index() const {
+    std::map<std::string, std::string> hashes;
+    for (const char* k : {"gemm", "rmsnorm", "rmsnorm_rope", "softmax", "swiglu"})
+      hashes[k] = kt::template_source_hash(k);
+    return cache::BestIndex::load(*db_, kGpu, hashes);
+  }
+
+  test::TempFile file_{"ops.db", ""};
+  std::unique_ptr<cache::ConfigCache> db_;
+  int64_t gpu_ = 0, run_ = 0;
+};
+
+TEST_F(RuntimeOpsChoice, TunedNearestDefaultAndErrorPerOperatorAndMode) {
+  const kt::Config rms{"rowwise", {{"THREADS", 128}, {"ROWS", 2}, {"VEC", 8}, {"REG", 0}}};
+  store_best("rmsnorm", "rows=7,hidden=4095", "bf16", "residual", rms,
+             "rmsnorm.bf16.residual.t128.r2.v8.reg0");
+  const kt::Config sm{"rowwise", {{"THREADS", 64}, {"ROWS", 4}, {"VEC", 4}, {"ONLINE", 1}}};
+  store_best("softmax", "rows=16,cols=32000", "f32", "causal", sm, "softmax.f32.causal.t64.r4.v4.on1");
+  const cache::BestIndex idx = index();
+
+  auto [c1, tuned] =
+      choose_plan(idx, MissPolicy::kNearest, kGpu, key(OpKind::kRmsNorm, 1, DType::kBF16, {7, 4095}));
+  EXPECT_EQ(tuned.source, PlanInfo::Source::kTuned);
+  EXPECT_EQ(tuned.config_name, "rmsnorm.bf16.residual.t128.r2.v8.reg0");
+  EXPECT_DOUBLE_EQ(tuned.tuned_median_us, 3.5);
+  EXPECT_EQ(c1.params, rms.params);
+
+  // The same shape without the residual is another key: not tuned, no tuned shape of its mode.
+  auto [c2, plain] =
+      choose_plan(idx, MissPolicy::kNearest, kGpu, key(OpKind::kRmsNorm, 0, DType::kBF16, {7, 4095}));
+  EXPECT_EQ(plain.source, PlanInfo::Source::kDefault);
+  EXPECT_EQ(c2.variant, "rowwise");
+
+  auto [c3, near] =
+      choose_plan(idx, MissPolicy::kNearest, kGpu, key(OpKind::kSoftmax, 1, DType::kF32, {17, 30011}));
+  EXPECT_EQ(near.source, PlanInfo::Source::kNearest);
+  EXPECT_EQ(near.tuned_shape, "rows=16,cols=32000");
+  EXPECT_EQ(c3.params, sm.params);
+
+  auto [c4, dflt] =
+      choose_plan(idx, MissPolicy::kDefault, kGpu, key(OpKind::kSoftmax, 1, DType::kF32, {17, 30011}));
+  EXPECT_EQ(dflt.source, PlanInfo::Source::kDefault);
+  EXPECT_EQ(dflt.config_name,
+            kt::find_spec("softmax", "rowwise")
+                .canonical_name(make_problem(key(OpKind::kSoftmax, 1, DType::kF32, {17, 30011})), c4));
+
+  try {
+    choose_plan(idx, MissPolicy::kError, kGpu, key(OpKind::kSwiglu, 1, DType::kBF16, {9, 1377}));
+    ADD_FAILURE() << "a miss with MissPolicy::kError must throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("ktune tune --kernel swiglu --shape m=9,i=1377 --dtype bf16 --layout split"),
+              std::string::npos)
+        << what;
+  }
+}
+
+TEST_F(RuntimeOpsChoice, ANearestConfigThatCannotServeTheShapeFallsBackToTheDefault) {
+  // One-pass softmax with the row in registers serves cols=1000 but not cols=100000.
+  const kt::Config one_pass{"rowwise", {{"THREADS", 128}, {"ROWS", 1}, {"VEC", 8}, {"ONLINE", 0}}};
+  const kt::Problem tuned_p = make_problem(key(OpKind::kSoftmax, 0, DType::kBF16, {4, 1000}));
+  ASSERT_FALSE(kt::find_spec("softmax", "rowwise").rejection(tuned_p, one_pass));
+  store_best("softmax", "rows=4,cols=1000", "bf16", "", one_pass, "softmax.bf16.t128.r1.v8.on0");
+  const cache::BestIndex idx = index();
+  auto [c, info] =
+      choose_plan(idx, MissPolicy::kNearest, kGpu, key(OpKind::kSoftmax, 0, DType::kBF16, {4, 100000}));
+  EXPECT_EQ(info.source, PlanInfo::Source::kDefault);
+  EXPECT_EQ(c.at("ONLINE"), 1);
+  auto [c2, info2] =
+      choose_plan(idx, MissPolicy::kNearest, kGpu, key(OpKind::kSoftmax, 0, DType::kBF16, {5, 999}));
+  EXPECT_EQ(info2.source, PlanInfo::Source::kNearest);
+  EXPECT_EQ(c2.at("ONLINE"), 0);
+}
+
+}  // namespace
+}  // namespace ktune::tuner::detail

@@ -1,0 +1,191 @@
+#include "tuner/detail/op_binding.hpp"
+
+#include <fmt/format.h>
+
+#include "kernel_templates/decode_attention_spec.hpp"
+#include "kernel_templates/fp8_gemm_spec.hpp"
+#include "kernel_templates/rmsnorm_rope_spec.hpp"
+#include "kernel_templates/rmsnorm_spec.hpp"
+#include "kernel_templates/softmax_spec.hpp"
+#include "kernel_templates/spec_registry.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::tuner::detail {
+namespace {
+
+namespace kt = kernel_templates;
+using SK = ScalarBinding::Kind;
+
+constexpr int64_t kMaxDim = 2147483647;  // the kernels take int32 dimensions
+
+// The caller's scalars replace the specs' constants: eps and scale by value (softmax passes its
+// scale to both launches of a split row, at different positions), rope's max_pos (an i32 that a
+// dimension could equal) by its position in rmsnorm_rope.cu's signature; bind_plan checks that
+// the spec's own value sits there.
+const OpBinding kBindings[] = {
+    {OpKind::kGemm, "gemm", {"m", "n", "k"}, {"nt", "nn"}, "tiled", {"a", "b", "c"}, {}, "prepare_gemm"},
+    {OpKind::kRmsNorm,
+     "rmsnorm",
+     {"rows", "hidden"},
+     {"", "residual"},
+     "rowwise",
+     {"x", "residual", "w", "y", "residual_out"},
+     {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kt::RmsNormSpec::kEps, 0}},
+     "prepare_rmsnorm"},
+    {OpKind::kRmsNormRope,
+     "rmsnorm_rope",
+     {"tokens", "heads_q", "heads_kv", "head_dim"},
+     {"neox", "gptj"},
+     "headwise",
+     {"q", "k", "q_weight", "k_weight", "cos_sin", "positions", "q_out", "k_out"},
+     {{ScalarBinding::kEveryLaunch, 11, SK::kI32, static_cast<double>(kt::RmsNormRopeSpec::kMaxPos), 0},
+      {ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kt::RmsNormRopeSpec::kEps, 1}},
+     "prepare_rmsnorm_rope"},
+    {OpKind::kSoftmax,
+     "softmax",
+     {"rows", "cols"},
+     {"", "causal", "padding"},
+     "rowwise",
+     {"x", "y", "lengths"},
+     {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kt::SoftmaxSpec::kScale, 0}},
+     "prepare_softmax"},
+    {OpKind::kSwiglu,
+     "swiglu",
+     {"m", "i"},
+     {"fused", "split"},
+     "elementwise",
+     {"x", "gate", "up", "out"},
+     {},
+     "prepare_swiglu"},
+    {OpKind::kDecodeAttention,
+     "decode_attention",
+     {"batch", "heads_q", "heads_kv", "seq", "head_dim"},
+     {""},
+     "splitkv",
+     {"q", "k", "v", "o", "context_lens"},
+     {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kDecodeScaleSentinel, 0}},
+     "prepare_decode_attention"},
+    {OpKind::kFp8Gemm,
+     "fp8_gemm",
+     {"m", "n", "k"},
+     {"nt", "nt+rowcol"},
+     "mma",
+     {"a", "b", "a_scale", "b_scale", "c"},
+     {},
+     "prepare_fp8_gemm"},
+};
+
+kt::DecodeAttentionCall decode_call(const PlanKey& key) {
+  return {key.extra, (key.flags & kContextLens) != 0, kDecodeScaleSentinel};
+}
+
+}  // namespace
+
+std::size_t PlanKeyHash::operator()(const PlanKey& key) const noexcept {
+  uint64_t h = 0x9E3779B97F4A7C15ULL;
+  auto mix = [&h](uint64_t v) {
+    h = (h ^ v) * 0xBF58476D1CE4E5B9ULL;
+    h ^= h >> 31;
+  };
+  for (int64_t d : key.dims) mix(static_cast<uint64_t>(d));
+  mix(static_cast<uint64_t>(key.extra));
+  mix((static_cast<uint64_t>(key.flags) << 24) | (static_cast<uint64_t>(key.op) << 16) |
+      (static_cast<uint64_t>(key.mode) << 8) | static_cast<uint64_t>(key.dtype));
+  return h;
+}
+
+const OpBinding& binding_of(OpKind op) {
+  for (const OpBinding& b : kBindings) {
+    if (b.op == op) return b;
+  }
+  throw Error(ErrorKind::kBadInput, "unknown operator");
+}
+
+harness::DType to_harness(DType dtype) {
+  switch (dtype) {
+    case DType::kF32:
+      return harness::DType::kF32;
+    case DType::kF16:
+      return harness::DType::kF16;
+    case DType::kBF16:
+      return harness::DType::kBF16;
+    case DType::kFP8E4M3:
+      return harness::DType::kFP8E4M3;
+  }
+  throw Error(ErrorKind::kBadInput, fmt::format("unknown dtype {}", static_cast<int>(dtype)));
+}
+
+std::size_t element_bytes(DType dtype) { return harness::size_of(to_harness(dtype)); }
+
+kt::Problem make_problem(const PlanKey& key) {
+  const OpBinding& b = binding_of(key.op);
+  kt::Problem p;
+  for (std::size_t i = 0; i < b.dims.size(); ++i) p.dims.emplace_back(b.dims[i], key.dims[i]);
+  p.dtype = to_harness(key.dtype);
+  p.layout = key.mode < b.modes.size() ? b.modes[key.mode] : "?";
+  return p;
+}
+
+std::string describe(const PlanKey& key) {
+  const kt::Problem p = make_problem(key);
+  std::string out = fmt::format("{} {} {}{}{}", binding_of(key.op).kernel, p.shape_text(),
+                                to_string(key.dtype), p.layout.empty() ? "" : " ", p.layout);
+  if (key.op == OpKind::kDecodeAttention) {
+    out += fmt::format(" seq_max={}{}", key.extra, (key.flags & kContextLens) != 0 ? " context_lens" : "");
+  }
+  return out;
+}
+
+kt::LaunchPlan launch_plan_for(const PlanKey& key, const kt::KernelSpec& spec, const kt::Problem& problem,
+                               const kt::Config& config) {
+  if (key.op == OpKind::kDecodeAttention) {
+    const auto* decode = dynamic_cast<const kt::DecodeAttentionSpec*>(&spec);
+    if (decode == nullptr)
+      throw Error(ErrorKind::kRuntime, "decode_attention's spec is not a DecodeAttentionSpec");
+    return decode->launch_plan(problem, config, decode_call(key));
+  }
+  return spec.launch_plan(problem, config);
+}
+
+void check_arch(const PlanKey& key, std::string_view arch) {
+  if (key.op != OpKind::kFp8Gemm) return;
+  if (auto why = kt::Fp8GemmSpec::arch_rejection(arch))
+    throw Error(ErrorKind::kBadInput, "fp8_gemm: " + *why);
+}
+
+void check_dims(std::string_view op, std::initializer_list<std::pair<const char*, int64_t>> dims) {
+  for (const auto& [name, value] : dims) {
+    if (value < 1 || value > kMaxDim) {
+      throw Error(ErrorKind::kBadInput, fmt::format("{}: {}={} is outside [1, 2^31-1]", op, name, value));
+    }
+  }
+}
+
+void check_pointers(std::string_view op, std::initializer_list<PointerArg> pointers) {
+  for (const PointerArg& p : pointers) {
+    if (p.ptr == nullptr) throw Error(ErrorKind::kBadInput, fmt::format("{}: {} is null", op, p.name));
+    if (reinterpret_cast<uintptr_t>(p.ptr) % p.align != 0) {
+      throw Error(ErrorKind::kBadInput, fmt::format("{}: {} at {} is not aligned to its {}-byte elements", op,
+                                                    p.name, p.ptr, p.align));
+    }
+  }
+}
+
+void check_problem(const PlanKey& key) {
+  const OpBinding& b = binding_of(key.op);
+  if (key.mode >= b.modes.size())
+    throw Error(ErrorKind::kBadInput, fmt::format("{}: unknown mode {}", b.kernel, key.mode));
+  const kt::Problem p = make_problem(key);
+  const kt::KernelSpec& spec = kt::find_spec(b.kernel, b.default_variant);
+  // The default config serves every problem the template supports, so its rejection is the
+  // problem's own (dtype, mode, head_dim, size limits).
+  if (auto why = spec.rejection(p, spec.default_config(p)))
+    throw Error(ErrorKind::kBadInput, fmt::format("{}: {}", describe(key), *why));
+  if (key.op == OpKind::kDecodeAttention) {
+    const auto& decode = dynamic_cast<const kt::DecodeAttentionSpec&>(spec);
+    if (auto why = decode.call_rejection(p, decode_call(key)))
+      throw Error(ErrorKind::kBadInput, fmt::format("{}: {}", describe(key), *why));
+  }
+}
+
+}  // namespace ktune::tuner::detail

@@ -1,0 +1,110 @@
+#pragma once
+/// What the dispatch runtime knows of each operator beyond its KernelSpec: the key of a plan (op,
+/// dims, dtype, mode), the problem it stands for, the caller's tensor slots and call-time scalars,
+/// and the D8 checks that run without a GPU (the public entry points call them before any launch;
+/// the unit tests call them directly).
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kernel_templates/kernel_spec.hpp"
+#include "ktune/ktune.hpp"
+#include "tuner/detail/plan_launcher.hpp"
+
+namespace ktune::tuner::detail {
+
+enum class OpKind : uint8_t { kGemm, kRmsNorm, kRmsNormRope, kSoftmax, kSwiglu, kDecodeAttention, kFp8Gemm };
+
+/// Every operator, in a fixed order.
+inline constexpr OpKind kAllOps[] = {OpKind::kGemm,    OpKind::kRmsNorm, OpKind::kRmsNormRope,
+                                     OpKind::kSoftmax, OpKind::kSwiglu,  OpKind::kDecodeAttention,
+                                     OpKind::kFp8Gemm};
+
+/// Most dimensions an operator has (decode_attention's batch, heads_q, heads_kv, seq, head_dim).
+inline constexpr std::size_t kMaxOpDims = 5;
+
+/// One plan's key: unused dims are 0; `mode` indexes OpBinding::modes. decode_attention adds the
+/// call's geometry beyond its shape: `extra` = seq_max (the KV cache capacity), `flags` bit 0 =
+/// a context_lens tensor.
+struct PlanKey {
+  OpKind op = OpKind::kGemm;
+  uint8_t mode = 0;
+  DType dtype = DType::kF32;
+  std::array<int64_t, kMaxOpDims> dims{};
+  int64_t extra = 0;
+  uint8_t flags = 0;
+  bool operator==(const PlanKey&) const = default;
+};
+
+/// flags bit of a decode_attention key with per-sequence context lengths.
+inline constexpr uint8_t kContextLens = 1;
+/// The scale decode_attention plans are built with and the caller's replaces at launch (by value:
+/// the plan's only f32 argument). Any finite non-zero value serves; 1/pi is no one's default.
+inline constexpr float kDecodeScaleSentinel = 0.318309886f;
+
+struct PlanKeyHash {
+  std::size_t operator()(const PlanKey& key) const noexcept;
+};
+
+/// The runtime's view of one operator.
+struct OpBinding {
+  OpKind op;
+  std::string kernel;              ///< the cache's kernel name, e.g. "rmsnorm"
+  std::vector<std::string> dims;   ///< canonical order (the spec's dims())
+  std::vector<std::string> modes;  ///< the key's layout text by mode code, e.g. {"", "residual"}
+  std::string default_variant;     ///< the template whose default config serves every problem
+  std::vector<std::string> slots;  ///< tensor names in the entry point's pointer order
+  std::vector<ScalarBinding> scalars;
+  std::string prepare_name;  ///< "prepare_rmsnorm": named by the in-capture error
+};
+
+/// The binding of `op`.
+const OpBinding& binding_of(OpKind op);
+
+/// The problem a key stands for (dims by name, dtype, the mode's layout text).
+kernel_templates::Problem make_problem(const PlanKey& key);
+/// "rmsnorm rows=7,hidden=4095 bf16 residual": the key in error messages.
+std::string describe(const PlanKey& key);
+
+/// The harness's dtype of a public one.
+harness::DType to_harness(DType dtype);
+/// Bytes an element of `dtype` takes.
+std::size_t element_bytes(DType dtype);
+
+/// Every dimension in [1, 2^31-1] (the kernels index with int); ktune::Error(kBadInput) naming the
+/// first that is not, as `<op>: <name>=<value> ...`.
+void check_dims(std::string_view op, std::initializer_list<std::pair<const char*, int64_t>> dims);
+
+/// A pointer argument: its name in messages and the alignment its element type needs.
+struct PointerArg {
+  const char* name;
+  const void* ptr;
+  std::size_t align;
+};
+/// Each pointer non-null and aligned to its element; ktune::Error(kBadInput) naming the first that
+/// is not.
+void check_pointers(std::string_view op, std::initializer_list<PointerArg> pointers);
+
+/// The launches of (key, config): the spec's launch_plan, with decode_attention's call geometry
+/// (seq_max, context_lens, kDecodeScaleSentinel) from the key.
+kernel_templates::LaunchPlan launch_plan_for(const PlanKey& key, const kernel_templates::KernelSpec& spec,
+                                             const kernel_templates::Problem& problem,
+                                             const kernel_templates::Config& config);
+
+/// ktune::Error(kBadInput) when the operator cannot run on `arch` (e.g. "sm_80": fp8_gemm needs
+/// sm_89 or newer).
+void check_arch(const PlanKey& key, std::string_view arch);
+
+/// Whether the operator's templates can serve the problem at all (supported dtype, mode, head_dim,
+/// size limits): the spec's own rejection of the problem, as ktune::Error(kBadInput) naming the op.
+/// Runs once per key (the first call or prepare), not per launch.
+void check_problem(const PlanKey& key);
+
+}  // namespace ktune::tuner::detail

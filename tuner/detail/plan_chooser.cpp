@@ -1,0 +1,73 @@
+#include "tuner/detail/plan_chooser.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cache/shape.hpp"
+#include "kernel_templates/spec_registry.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::tuner::detail {
+namespace {
+
+namespace kt = kernel_templates;
+
+/// The stored config as a Config of one of the kernel's templates that serves `p`; nullopt when
+/// it names an unknown template, does not parse, or is rejected for this problem.
+std::optional<kt::Config> usable(const std::string& kernel, const cache::BestConfig& best,
+                                 const kt::Problem& p) {
+  try {
+    kt::Config c = kt::Config::from_json(nlohmann::json::parse(best.config_json));
+    const auto specs = kt::specs_of(kernel);
+    const auto it = std::find_if(specs.begin(), specs.end(),
+                                 [&](const kt::KernelSpec* s) { return s->variant() == c.variant; });
+    if (it == specs.end() || (*it)->rejection(p, c)) return std::nullopt;
+    return c;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::pair<kt::Config, PlanInfo> choose_plan(const cache::BestIndex& index, MissPolicy policy,
+                                            const std::string& gpu_name, const PlanKey& key) {
+  const OpBinding& b = binding_of(key.op);
+  const kt::Problem p = make_problem(key);
+  const std::string shape = p.shape_text();
+  const char* dtype = to_string(key.dtype);
+  std::optional<cache::BestConfig> best;
+  if (const cache::BestConfig* exact = index.find(b.kernel, shape, dtype, p.layout)) {
+    best = *exact;
+  } else if (policy == MissPolicy::kNearest) {
+    best = index.find_or_nearest(b.kernel, cache::Shape::parse(shape), dtype, p.layout);
+  } else if (policy == MissPolicy::kError) {
+    throw Error(ErrorKind::kNotFound,
+                fmt::format("no tuned {} config for {} {}{}{} on {}: run `ktune tune --kernel {} --shape {} "
+                            "--dtype {}{}{}`",
+                            b.kernel, shape, dtype, p.layout.empty() ? "" : " ", p.layout, gpu_name, b.kernel,
+                            shape, dtype, p.layout.empty() ? "" : " --layout ", p.layout));
+  }
+  PlanInfo info;
+  if (best) {
+    if (auto c = usable(b.kernel, *best, p)) {
+      info.source = best->fallback ? PlanInfo::Source::kNearest : PlanInfo::Source::kTuned;
+      info.config_name = best->config_name;
+      info.tuned_shape = best->tuned_shape;
+      info.tuned_median_us = best->stats.median_us;
+      return {std::move(*c), info};
+    }
+  }
+  const kt::KernelSpec& spec = kt::find_spec(b.kernel, b.default_variant);
+  kt::Config c = spec.default_config(p);
+  info.source = PlanInfo::Source::kDefault;
+  info.config_name = spec.canonical_name(p, c);
+  return {std::move(c), info};
+}
+
+}  // namespace ktune::tuner::detail

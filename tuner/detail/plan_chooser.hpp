@@ -1,0 +1,22 @@
+#pragma once
+/// Which config serves a key: the tuned winner, the nearest tuned shape's winner when it serves the
+/// problem, or the operator's default config, per the runtime's MissPolicy. Needs no GPU: a
+/// BestIndex snapshot and the kernel specs are all it reads.
+
+#include <string>
+#include <utility>
+
+#include "cache/best_index.hpp"
+#include "kernel_templates/kernel_spec.hpp"
+#include "ktune/ktune.hpp"
+#include "tuner/detail/op_binding.hpp"
+
+namespace ktune::tuner::detail {
+
+/// The config for `key` and how it was found (config_name, tuned shape and time; launches and
+/// workspace are left to the caller). Throws ktune::Error(kNotFound) on a miss with
+/// MissPolicy::kError, naming the `ktune tune` command that would fill it.
+std::pair<kernel_templates::Config, PlanInfo> choose_plan(const cache::BestIndex& index, MissPolicy policy,
+                                                          const std::string& gpu_name, const PlanKey& key);
+
+}  // namespace ktune::tuner::detail

@@ -1,0 +1,211 @@
+#include "tuner/detail/plan_launcher.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "harness/cuda_check.hpp"
+#include "harness/driver_api.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::tuner::detail {
+namespace {
+
+namespace kt = kernel_templates;
+
+/// Dynamic shared memory a kernel may use without opting in (every CUDA GPU).
+constexpr unsigned kDefaultDynamicSmem = 48 * 1024;
+
+std::string slot_list(std::span<const std::string> slots) {
+  std::string out;
+  for (const auto& s : slots) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+bool holds(const ScalarBinding& b, const kt::ArgSpec& a) {
+  if (b.kind == ScalarBinding::Kind::kF32)
+    return a.kind == kt::ArgSpec::Kind::kF32 && a.real == static_cast<float>(b.spec_value);
+  return a.kind == kt::ArgSpec::Kind::kI32 && static_cast<double>(a.integer) == b.spec_value;
+}
+
+/// The scalar binding that takes argument `ai` of launch `li`, or null. A positional binding
+/// whose argument does not hold the spec's value throws kRuntime: the spec's arguments moved.
+const ScalarBinding* scalar_at(std::span<const ScalarBinding> scalars, std::size_t li, std::size_t ai,
+                               const kt::ArgSpec& a, const std::string& kernel) {
+  for (const ScalarBinding& b : scalars) {
+    if (b.arg == ScalarBinding::kByValue) {
+      if (holds(b, a)) return &b;
+      continue;
+    }
+    if ((b.launch != ScalarBinding::kEveryLaunch && b.launch != li) || b.arg != ai) continue;
+    if (!holds(b, a)) {
+      throw Error(
+          ErrorKind::kRuntime,
+          fmt::format("dispatch: argument {} of '{}' is not the {} {} the runtime replaces with the "
+                      "caller's value (the spec's arguments changed)",
+                      b.arg, kernel, b.kind == ScalarBinding::Kind::kF32 ? "f32" : "i32", b.spec_value));
+    }
+    return &b;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+PlanLauncher bind_plan(const kt::LaunchPlan& plan, const std::vector<kt::AlignmentRule>& alignment,
+                       std::span<const std::string> slots, std::span<const ScalarBinding> scalars) {
+  PlanLauncher l;
+  l.slot_align.assign(slots.size(), 0);
+  l.slot_used.assign(slots.size(), false);
+  std::map<std::string, LaunchArg, std::less<>> tensors;
+  for (std::size_t i = 0; i < slots.size(); ++i)
+    tensors[slots[i]] = {LaunchArg::Kind::kSlot, static_cast<int64_t>(i), 0};
+  for (const kt::TensorSpec& t : plan.tensors) {
+    if (t.role != kt::TensorRole::kWorkspace) continue;
+    tensors[t.name] = {LaunchArg::Kind::kWorkspace, static_cast<int64_t>(l.workspace_bytes), 0};
+    const auto bytes = static_cast<std::size_t>(t.bytes());
+    l.workspace_bytes += (bytes + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
+  }
+  auto find = [&](const std::string& name) {
+    const auto it = tensors.find(name);
+    if (it == tensors.end()) {
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("the dispatch runtime cannot bind tensor '{}' (it knows {} and the plan's "
+                              "workspace): the config needs an input this entry point does not take",
+                              name, slot_list(slots)));
+    }
+    return it->second;
+  };
+  for (const kt::TensorSpec& t : plan.tensors) find(t.name);
+  for (const kt::AlignmentRule& rule : alignment) {
+    if (!rule.required) continue;
+    const LaunchArg a = find(rule.tensor);
+    if (a.kind != LaunchArg::Kind::kSlot) continue;  // workspace tensors sit at kWorkspaceAlign
+    auto& need = l.slot_align[static_cast<std::size_t>(a.integer)];
+    need = std::max(need, rule.bytes);
+  }
+  std::vector<int> matched(scalars.size(), 0);
+  for (std::size_t li = 0; li < plan.launches.size(); ++li) {
+    const kt::KernelLaunch& launch = plan.launches[li];
+    if (launch.args.size() > kMaxLaunchArgs)
+      throw Error(ErrorKind::kBadInput, "kernel '" + launch.name_expression + "' has too many arguments");
+    LaunchStep s;
+    s.name_expression = launch.name_expression;
+    s.grid[0] = launch.dims.grid.x;
+    s.grid[1] = launch.dims.grid.y;
+    s.grid[2] = launch.dims.grid.z;
+    s.block[0] = launch.dims.block.x;
+    s.block[1] = launch.dims.block.y;
+    s.block[2] = launch.dims.block.z;
+    s.smem_bytes = launch.dims.dynamic_smem_bytes;
+    for (std::size_t ai = 0; ai < launch.args.size(); ++ai) {
+      const kt::ArgSpec& a = launch.args[ai];
+      if (const ScalarBinding* b = scalar_at(scalars, li, ai, a, launch.name_expression)) {
+        const bool f32 = b->kind == ScalarBinding::Kind::kF32;
+        s.args.push_back({f32 ? LaunchArg::Kind::kScalarF32 : LaunchArg::Kind::kScalarI32,
+                          static_cast<int64_t>(b->index), 0});
+        ++matched[static_cast<std::size_t>(b - scalars.data())];
+        continue;
+      }
+      switch (a.kind) {
+        case kt::ArgSpec::Kind::kTensor: {
+          const LaunchArg bound = find(a.tensor);
+          if (bound.kind == LaunchArg::Kind::kSlot)
+            l.slot_used[static_cast<std::size_t>(bound.integer)] = true;
+          s.args.push_back(bound);
+          break;
+        }
+        case kt::ArgSpec::Kind::kNullPointer:
+          s.args.push_back({LaunchArg::Kind::kNull, 0, 0});
+          break;
+        case kt::ArgSpec::Kind::kI32:
+          s.args.push_back({LaunchArg::Kind::kI32, a.integer, 0});
+          break;
+        case kt::ArgSpec::Kind::kI64:
+          s.args.push_back({LaunchArg::Kind::kI64, a.integer, 0});
+          break;
+        case kt::ArgSpec::Kind::kF32:
+          s.args.push_back({LaunchArg::Kind::kF32, 0, a.real});
+          break;
+      }
+    }
+    l.steps.push_back(std::move(s));
+  }
+  for (std::size_t i = 0; i < scalars.size(); ++i) {
+    if (matched[i] == 0) {
+      throw Error(
+          ErrorKind::kRuntime,
+          fmt::format("dispatch: no argument of the plan holds the spec's {} that the caller's scalar {} "
+                      "replaces (the spec's arguments changed)",
+                      scalars[i].spec_value, scalars[i].index));
+    }
+  }
+  return l;
+}
+
+void resolve_functions(PlanLauncher& l, const harness::CompileResult& compiled,
+                       const harness::Module& module) {
+  const harness::DriverApi& d = harness::driver();
+  for (LaunchStep& s : l.steps) {
+    const auto lowered = compiled.lowered_names.find(s.name_expression);
+    if (lowered == compiled.lowered_names.end())
+      throw Error(ErrorKind::kRuntime, "compiled module lacks '" + s.name_expression + "'");
+    s.function = module.function(lowered->second);
+    if (s.smem_bytes > kDefaultDynamicSmem) {
+      KTUNE_CU_CHECK(d.cuFuncSetAttribute(s.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          static_cast<int>(s.smem_bytes)));
+    }
+  }
+}
+
+void launch_plan(const PlanLauncher& l, std::span<const CUdeviceptr> slots, CUdeviceptr workspace,
+                 std::span<const double> scalars, CUstream stream) {
+  const harness::DriverApi& d = harness::driver();
+  for (const LaunchStep& s : l.steps) {
+    std::array<uint64_t, kMaxLaunchArgs> values;
+    std::array<void*, kMaxLaunchArgs> params;
+    for (std::size_t i = 0; i < s.args.size(); ++i) {
+      const LaunchArg& arg = s.args[i];
+      uint64_t v = 0;
+      switch (arg.kind) {
+        case LaunchArg::Kind::kSlot:
+          v = slots[static_cast<std::size_t>(arg.integer)];
+          break;
+        case LaunchArg::Kind::kWorkspace:
+          v = workspace + static_cast<uint64_t>(arg.integer);
+          break;
+        case LaunchArg::Kind::kNull:
+          break;
+        case LaunchArg::Kind::kI32:
+        case LaunchArg::Kind::kScalarI32: {
+          const auto x = static_cast<int32_t>(
+              arg.kind == LaunchArg::Kind::kI32
+                  ? arg.integer
+                  : static_cast<int64_t>(scalars[static_cast<std::size_t>(arg.integer)]));
+          std::memcpy(&v, &x, sizeof x);
+          break;
+        }
+        case LaunchArg::Kind::kI64:
+          v = static_cast<uint64_t>(arg.integer);
+          break;
+        case LaunchArg::Kind::kF32:
+        case LaunchArg::Kind::kScalarF32: {
+          const float x = arg.kind == LaunchArg::Kind::kF32
+                              ? arg.real
+                              : static_cast<float>(scalars[static_cast<std::size_t>(arg.integer)]);
+          std::memcpy(&v, &x, sizeof x);
+          break;
+        }
+      }
+      values[i] = v;
+      params[i] = &values[i];
+    }
+    KTUNE_CU_CHECK(d.cuLaunchKernel(s.function, s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1],
+                                    s.block[2], s.smem_bytes, stream, params.data(), nullptr));
+  }
+}
+
+}  // namespace ktune::tuner::detail

@@ -1,0 +1,82 @@
+#pragma once
+/// ktune::Runtime's state and its one generic path, shared by the entry points of every operator
+/// (tuner/runtime.cpp: gemm and the runtime itself; tuner/runtime_ops.cpp: the other operators).
+/// The hot path is a shared-lock hash lookup of the PlanKey, the plan's alignment checks and
+/// launch_plan; everything else happens once per key in build().
+
+#include <cuda.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+
+#include "cache/best_index.hpp"
+#include "cache/config_cache.hpp"
+#include "harness/context.hpp"
+#include "harness/device_info.hpp"
+#include "harness/module.hpp"
+#include "harness/nvrtc_compiler.hpp"
+#include "kernel_templates/embedded_sources.hpp"
+#include "ktune/ktune.hpp"
+#include "tuner/cache_compile_store.hpp"
+#include "tuner/detail/op_binding.hpp"
+#include "tuner/detail/plan_launcher.hpp"
+
+namespace ktune {
+
+/// One prepared key: its launcher, the runtime-owned workspace, and how it is served.
+struct RuntimePlan {
+  tuner::detail::PlanLauncher launcher;
+  CUdeviceptr own_workspace = 0;
+  PlanInfo info;
+};
+
+struct Runtime::Impl {
+  /// A kernel's compile cache (the database's, read-only) and the compiler that uses it.
+  struct KernelCompiler {
+    std::unique_ptr<tuner::CacheCompileStore> store;
+    std::unique_ptr<harness::NvrtcCompiler> compiler;
+  };
+
+  RuntimeOptions options;
+  harness::PrimaryContext context;
+  harness::DeviceInfo device;
+  kernel_templates::SourceLibrary sources = kernel_templates::SourceLibrary::from_environment();
+  std::map<std::string, std::string> source_hashes;  ///< kernel -> template source hash
+  std::optional<cache::ConfigCache> db;
+  cache::BestIndex index;
+
+  std::shared_mutex map_mutex;
+  std::unordered_map<tuner::detail::PlanKey, std::unique_ptr<RuntimePlan>, tuner::detail::PlanKeyHash> plans;
+  std::mutex build_mutex;                           ///< one cold build at a time; guards what follows
+  std::map<std::string, harness::Module> modules;   ///< by compile cache key
+  std::map<std::string, KernelCompiler> compilers;  ///< by kernel name
+
+  explicit Impl(RuntimeOptions o);
+  ~Impl();
+
+  /// Makes the runtime's context current when the thread has none; refuses another one (the
+  /// modules belong to this device's primary context).
+  void ensure_context() const;
+
+  /// The plan of `key`, built on first use. `capturing`: the caller's stream, checked for capture
+  /// before a build (absent for prepare).
+  const RuntimePlan& plan(const tuner::detail::PlanKey& key, std::optional<CUstream> capturing);
+
+  /// The hot path of every operator: the plan of `key`, a null check of every slot the plan
+  /// reads, the alignment the config requires, the workspace (`workspace` when given, else the
+  /// plan's own), then the launches. `slots` in the binding's order; `scalars` by binding index.
+  void run(const tuner::detail::PlanKey& key, std::span<const void* const> slots,
+           std::span<const double> scalars, void* workspace, std::size_t workspace_bytes, Stream stream);
+
+ private:
+  RuntimePlan* build(const tuner::detail::PlanKey& key, std::optional<CUstream> capturing);
+  KernelCompiler& compiler_for(const std::string& kernel);
+};
+
+}  // namespace ktune
