@@ -33,7 +33,8 @@ inline kernel_templates::Config wgmma(int64_t bm, int64_t bn, int64_t stages, in
 
 /// The wgmma configs for a problem with `m` rows (none below 128: one 64-row warpgroup tile would
 /// mostly compute padding). 128x256 (4 stages, the most that fit 227 KiB) and 128x128 / 64x256 /
-/// 64x128 with deeper pipelines; group 8 and 16.
+/// 64x128 with deeper pipelines; group 8 and 16; 64x64 for narrow N (N = 1024: 128x128 tiles would
+/// leave most of the 132 SMs idle at M = 512).
 inline std::vector<kernel_templates::Config> wgmma_sweep(int64_t m) {
   if (m < 128) return {};
   if (m <= 256) {
@@ -41,7 +42,7 @@ inline std::vector<kernel_templates::Config> wgmma_sweep(int64_t m) {
   }
   return {
       wgmma(128, 256, 4, 8), wgmma(128, 256, 4, 16), wgmma(128, 256, 3, 8), wgmma(128, 128, 5, 8),
-      wgmma(128, 128, 6, 8), wgmma(64, 256, 5, 8),   wgmma(64, 128, 6, 8),
+      wgmma(128, 128, 6, 8), wgmma(64, 256, 5, 8),   wgmma(64, 128, 6, 8),  wgmma(64, 64, 8, 8),
   };
 }
 
