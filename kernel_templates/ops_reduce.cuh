@@ -17,6 +17,20 @@ namespace ktune_ops {
 /// -infinity (NVRTC defines no INFINITY macro).
 __device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000u); }
 
+/// 2^x with one MUFU.EX2 (ex2.approx.ftz.f32: ~2 ulp, results below 2^-126 flush to 0) instead of
+/// exp2f's four instructions with subnormal scaling: softmax evaluates it twice an element, and at
+/// 4096 x 32768 the exp2 instructions are a large share of the issue slots a memory-bound pass has.
+/// (The CPU emulation, which has no __CUDA_ARCH__, uses exp2f.)
+__device__ __forceinline__ float fast_exp2(float x) {
+#ifdef __CUDA_ARCH__
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return exp2f(x);
+#endif
+}
+
 /// The integer type of one VEC-element access of T (16 bytes -> int4, 8 -> int2, 4 -> int,
 /// 2 -> short).
 template <int BYTES>
@@ -43,11 +57,20 @@ __device__ __forceinline__ bool aligned_to(const void* p, int bytes) {
   return (reinterpret_cast<unsigned long long>(p) & static_cast<unsigned long long>(bytes - 1)) == 0;
 }
 
+/// One aligned vector load; STREAM: ld.global.cs (evict-first in L1 and L2) for data read for the
+/// last time, so it does not push out of L2 what is still wanted (the kernel's own output, which the
+/// next kernel reads; other kernels' data).
+template <bool STREAM, typename Raw>
+__device__ __forceinline__ Raw load_raw(const Raw* p) {
+  if (STREAM) return __ldcs(p);
+  return *p;
+}
+
 /// Loads VEC elements at p (aligned to VEC * sizeof(T)) as f32.
-template <typename T, int VEC>
+template <typename T, int VEC, bool STREAM = false>
 __device__ __forceinline__ void load_vec(const T* p, float* out) {
   using Raw = typename RawVec<VEC* static_cast<int>(sizeof(T))>::type;
-  const Raw raw = *reinterpret_cast<const Raw*>(p);
+  const Raw raw = load_raw<STREAM>(reinterpret_cast<const Raw*>(p));
   const T* e = reinterpret_cast<const T*>(&raw);
 #pragma unroll
   for (int i = 0; i < VEC; ++i) out[i] = ktune_dev::to_f32<T>(e[i]);
@@ -67,10 +90,10 @@ __device__ __forceinline__ void store_vec(T* p, const float* in) {
 /// Loads the VEC elements at p[0..VEC) that lie below `limit` (index relative to p); the others
 /// read as `fill`. With `vector` the whole access is one vector load (the caller checked alignment
 /// and that the vector lies below the limit).
-template <typename T, int VEC>
+template <typename T, int VEC, bool STREAM = false>
 __device__ __forceinline__ void load_some(const T* p, int limit, bool vector, float fill, float* out) {
   if (vector) {
-    load_vec<T, VEC>(p, out);
+    load_vec<T, VEC, STREAM>(p, out);
   } else {
 #pragma unroll
     for (int i = 0; i < VEC; ++i) out[i] = i < limit ? ktune_dev::to_f32<T>(p[i]) : fill;
@@ -107,11 +130,12 @@ struct Packed {
   using Raw = typename RawVec<VEC* static_cast<int>(sizeof(T))>::type;
   Raw raw;
 
-  /// Loads p[0..VEC): one vector load with `vector`, else element by element with the elements at
-  /// or past `limit` set to 0.
+  /// Loads p[0..VEC): one vector load with `vector` (ld.global.cs with STREAM, see load_raw), else
+  /// element by element with the elements at or past `limit` set to 0.
+  template <bool STREAM = false>
   __device__ __forceinline__ void load(const T* p, int limit, bool vector) {
     if (vector) {
-      raw = *reinterpret_cast<const Raw*>(p);
+      raw = load_raw<STREAM>(reinterpret_cast<const Raw*>(p));
     } else {
       T* e = reinterpret_cast<T*>(&raw);
 #pragma unroll

@@ -82,13 +82,13 @@ __global__ void __launch_bounds__(THREADS* ROWS)
       const int col = (c * THREADS + t) * VEC;
       const int limit = len - col;
       const bool full = vec && limit >= VEC;
-      v[c].load(xr + col, limit, full);
+      v[c].template load<true>(xr + col, limit, full);  // x is read once: evict-first
       if (kWeightsAhead) wv[kWeightsAhead ? c : 0].load(w + col, limit, full);
       float f[VEC];
       v[c].unpack(f);
       if (RESIDUAL) {
         Packed<T, VEC> r;
-        r.load(rr + col, limit, full);
+        r.template load<true>(rr + col, limit, full);
         float g[VEC];
         r.unpack(g);
 #pragma unroll
@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(THREADS* ROWS)
     for (int col = t * VEC; col < len; col += THREADS * VEC) {
       const int limit = len - col;
       float v[VEC];
-      load_some<T, VEC>(src + col, limit, vec && limit >= VEC, 0.0f, v);
+      load_some<T, VEC, true>(src + col, limit, vec && limit >= VEC, 0.0f, v);  // the last read: evict-first
       store_row(col, v, inv, nullptr);
     }
   }

@@ -50,8 +50,9 @@ __global__ void __launch_bounds__(LANES* HEADS)
 #pragma unroll
   for (int c = 0; c < kChunks; ++c) {
     const int off = (c * LANES + lane) * VEC;
-    load_some<T, VEC>(src + off, limit, vec && active, 0.0f, a[c]);
-    load_some<T, VEC>(src + kHalf + off, limit, vec && active, 0.0f, b[c]);
+    // q and k are read once: evict-first (the weights and the table stay).
+    load_some<T, VEC, true>(src + off, limit, vec && active, 0.0f, a[c]);
+    load_some<T, VEC, true>(src + kHalf + off, limit, vec && active, 0.0f, b[c]);
 #pragma unroll
     for (int i = 0; i < VEC; ++i) ss = fmaf(a[c][i], a[c][i], fmaf(b[c][i], b[c][i], ss));
   }

@@ -69,9 +69,9 @@ __device__ __forceinline__ void online_span(const T* xr, int begin, int end, int
       p[u].refresh();
       p[u].unpack(f);
 #pragma unroll
-      for (int i = 0; i < VEC; ++i) add += i < limit ? exp2f(fmaf(f[i], k, -vm)) : 0.0f;
+      for (int i = 0; i < VEC; ++i) add += i < limit ? fast_exp2(fmaf(f[i], k, -vm)) : 0.0f;
     }
-    s = s * exp2f(m - vm) + add;  // m = -inf on the first batch: exp2f gives 0 and s is 0
+    s = s * fast_exp2(m - vm) + add;  // m = -inf on the first batch: fast_exp2 gives 0 and s is 0
     m = vm;
   }
 }
@@ -108,9 +108,10 @@ __global__ void __launch_bounds__(THREADS* ROWS)
   const float neg_inf = ktune_ops::neg_inf();
 
   // The vector at `col` in base-2 units, -inf past n.
+  // The second (last) read of the online mode: evict-first.
   auto load_t = [&](int col, float* v) {
     const int limit = n - col;
-    load_some<T, VEC>(xr + col, limit, vec && limit >= VEC, 0.0f, v);
+    load_some<T, VEC, true>(xr + col, limit, vec && limit >= VEC, 0.0f, v);
 #pragma unroll
     for (int i = 0; i < VEC; ++i) v[i] = i < limit ? v[i] * k : neg_inf;
   };
@@ -118,7 +119,7 @@ __global__ void __launch_bounds__(THREADS* ROWS)
     const int limit = len - col;
     float out[VEC];
 #pragma unroll
-    for (int i = 0; i < VEC; ++i) out[i] = col + i < n ? exp2f(v[i] - m) * inv : 0.0f;
+    for (int i = 0; i < VEC; ++i) out[i] = col + i < n ? fast_exp2(v[i] - m) * inv : 0.0f;
     store_some<T, VEC>(yr + col, limit, vec && limit >= VEC, out);
   };
 
@@ -130,7 +131,7 @@ __global__ void __launch_bounds__(THREADS* ROWS)
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
       const int col = (c * THREADS + t) * VEC;
-      v[c].load(xr + col, n - col, vec && n - col >= VEC);
+      v[c].template load<true>(xr + col, n - col, vec && n - col >= VEC);  // read once: evict-first
     }
     auto scaled = [&](int c, float* f) {
       const int col = (c * THREADS + t) * VEC;
@@ -155,7 +156,7 @@ __global__ void __launch_bounds__(THREADS* ROWS)
       float f[VEC];
       scaled(c, f);
 #pragma unroll
-      for (int i = 0; i < VEC; ++i) s += exp2f(f[i] - m);
+      for (int i = 0; i < VEC; ++i) s += fast_exp2(f[i] - m);
     }
     s = row_sum<THREADS, ROWS>(s, scratch);
     const float inv = s > 0.0f ? 1.0f / s : 0.0f;
@@ -171,7 +172,7 @@ __global__ void __launch_bounds__(THREADS* ROWS)
     ktune_softmax_detail::online_span<THREADS, VEC, T>(xr, 0, n, n, vec, k, t, m, s);
     float big = row_max<THREADS, ROWS>(m, scratch);
     if (big == neg_inf) big = 0.0f;
-    s = row_sum<THREADS, ROWS>(m == neg_inf ? 0.0f : s * exp2f(m - big), scratch);
+    s = row_sum<THREADS, ROWS>(m == neg_inf ? 0.0f : s * fast_exp2(m - big), scratch);
     const float inv = s > 0.0f ? 1.0f / s : 0.0f;
 #pragma unroll 2
     for (int col = t * VEC; col < len; col += THREADS * VEC) {
@@ -219,7 +220,7 @@ __global__ void __launch_bounds__(THREADS)
     for (int u = 0; u < kUnroll; ++u) {
       const int col = b + u * THREADS * VEC;
       const int limit = n - col;
-      if (limit > 0) p[u].load(xr + col, limit, vec && limit >= VEC);
+      if (limit > 0) p[u].template load<true>(xr + col, limit, vec && limit >= VEC);  // read once
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
@@ -243,7 +244,7 @@ __global__ void __launch_bounds__(THREADS)
     float f[VEC];
     p.unpack(f);
 #pragma unroll
-    for (int i = 0; i < VEC; ++i) s += col + i < n ? exp2f(fmaf(f[i], k, -mk)) : 0.0f;
+    for (int i = 0; i < VEC; ++i) s += col + i < n ? fast_exp2(fmaf(f[i], k, -mk)) : 0.0f;
   }
   s = row_sum<THREADS, 1>(s, scratch);
   const float inv = s > 0.0f ? 1.0f / s : 0.0f;
@@ -256,7 +257,7 @@ __global__ void __launch_bounds__(THREADS)
     }
     float out[VEC];
 #pragma unroll
-    for (int i = 0; i < VEC; ++i) out[i] = col + i < n ? exp2f(fmaf(f[i], k, -mk)) * inv : 0.0f;
+    for (int i = 0; i < VEC; ++i) out[i] = col + i < n ? fast_exp2(fmaf(f[i], k, -mk)) * inv : 0.0f;
     const int limit = len - col;
     store_some<T, VEC>(yr + col, limit, vec && limit >= VEC, out);
   }
@@ -265,8 +266,10 @@ __global__ void __launch_bounds__(THREADS)
 // SPLIT > 1, first launch: grid (SPLIT, rows); block (s, r) reduces columns [s * seg, (s + 1) *
 // seg) of row r (seg a multiple of VEC) to its running (max, sum of exp2(t - max)) in base-2 units
 // and writes them to partials[(r * SPLIT + s) * 2 + {0, 1}] (max -inf and sum 0 for an empty span).
+// At least 1024 threads an SM resident (<= 64 registers a thread): the streaming loop needs many
+// loads in flight, and ptxas otherwise spends up to 95 registers on it (f16, THREADS 256).
 template <int THREADS, int VEC, int MASK, typename T>
-__global__ void __launch_bounds__(THREADS)
+__global__ void __launch_bounds__(THREADS, 1024 / THREADS)
     ktune_softmax_partial(const T* __restrict__ x, float* __restrict__ partials, const int* __restrict__ lengths,
                           int rows, int cols, float scale, int row_offset, int seg) {
   using namespace ktune_ops;
@@ -286,7 +289,7 @@ __global__ void __launch_bounds__(THREADS)
   ktune_softmax_detail::online_span<THREADS, VEC, T>(xr, begin, min(begin + seg, cols), n, vec, scale * kLog2e, t,
                                                      m, s);
   const float big = row_max<THREADS, 1>(m, scratch);
-  s = row_sum<THREADS, 1>(m == neg_inf() ? 0.0f : s * exp2f(m - big), scratch);
+  s = row_sum<THREADS, 1>(m == neg_inf() ? 0.0f : s * fast_exp2(m - big), scratch);
   if (t == 0) {
     partials[(static_cast<size_t>(row) * split + blockIdx.x) * 2] = big;
     partials[(static_cast<size_t>(row) * split + blockIdx.x) * 2 + 1] = s;
@@ -297,7 +300,7 @@ __global__ void __launch_bounds__(THREADS)
 // (max M = max m_i, sum S = sum s_i exp2(m_i - M)), then block (s, r) writes its columns of y
 // (reading x again, mostly from L2: the first launch read it just before).
 template <int THREADS, int VEC, int MASK, typename T>
-__global__ void __launch_bounds__(THREADS)
+__global__ void __launch_bounds__(THREADS, 1024 / THREADS)
     ktune_softmax_split_finish(const T* __restrict__ x, const float* __restrict__ partials, T* __restrict__ y,
                                const int* __restrict__ lengths, int rows, int cols, float scale, int row_offset,
                                int seg) {
@@ -320,7 +323,7 @@ __global__ void __launch_bounds__(THREADS)
   for (int i = 0; i < split; ++i) big = fmaxf(big, pr[2 * i]);
   if (big == neg_inf()) big = 0.0f;  // no unmasked column in the row
   float s = 0.0f;
-  for (int i = 0; i < split; ++i) s += pr[2 * i] == neg_inf() ? 0.0f : pr[2 * i + 1] * exp2f(pr[2 * i] - big);
+  for (int i = 0; i < split; ++i) s += pr[2 * i] == neg_inf() ? 0.0f : pr[2 * i + 1] * fast_exp2(pr[2 * i] - big);
   const float inv = s > 0.0f ? 1.0f / s : 0.0f;
   const float k = scale * kLog2e;
   for (int b = begin + t * VEC; b < end; b += ktune_softmax_detail::kUnroll * THREADS * VEC) {
@@ -329,7 +332,7 @@ __global__ void __launch_bounds__(THREADS)
     for (int u = 0; u < ktune_softmax_detail::kUnroll; ++u) {
       const int col = b + u * THREADS * VEC;
       const int limit = min(n, end) - col;
-      load_some<T, VEC>(xr + col, limit, vec && limit >= VEC, 0.0f, v[u]);
+      load_some<T, VEC, true>(xr + col, limit, vec && limit >= VEC, 0.0f, v[u]);  // the last read
     }
 #pragma unroll
     for (int u = 0; u < ktune_softmax_detail::kUnroll; ++u) {
@@ -337,7 +340,7 @@ __global__ void __launch_bounds__(THREADS)
       if (col < end) {
         float out[VEC];
 #pragma unroll
-        for (int i = 0; i < VEC; ++i) out[i] = col + i < n ? exp2f(fmaf(v[u][i], k, -big)) * inv : 0.0f;
+        for (int i = 0; i < VEC; ++i) out[i] = col + i < n ? fast_exp2(fmaf(v[u][i], k, -big)) * inv : 0.0f;
         const int limit = end - col;
         store_some<T, VEC>(yr + col, limit, vec && limit >= VEC, out);
       }

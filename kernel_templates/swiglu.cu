@@ -29,8 +29,9 @@ __global__ void __launch_bounds__(THREADS)
   for (int it = 0; it < ITEMS; ++it) {
     const int col = ((first + it * THREADS) + static_cast<int>(threadIdx.x)) * VEC;
     const int limit = len - col;
-    load_some<T, VEC>(g + col, limit, vec && limit >= VEC, 0.0f, gv[it]);
-    load_some<T, VEC>(u + col, limit, vec && limit >= VEC, 0.0f, uv[it]);
+    // gate and up are read once: evict-first, so they do not push out of L2 what is still wanted.
+    load_some<T, VEC, true>(g + col, limit, vec && limit >= VEC, 0.0f, gv[it]);
+    load_some<T, VEC, true>(u + col, limit, vec && limit >= VEC, 0.0f, uv[it]);
   }
 #pragma unroll
   for (int it = 0; it < ITEMS; ++it) {

@@ -1,16 +1,26 @@
-// ktune_ops_bench: times a small built-in sweep of each memory-bound operator on GPU 0 at the
-// sizes of issue 6 and prints, per (op, size), the best config's median time and its GB/s against
-// the H200's 4.28 TB/s device-to-device copy ceiling (shared/device/README.md), next to torch's
-// numbers the issue quotes. Runs before the tuning loop exists, so it is written against the
-// harness primitives directly.
+// ktune_ops_bench: times a built-in sweep of each memory-bound operator on GPU 0 at the sizes of
+// issue 6 and prints, per (op, size), the best config's median time and its GB/s against the
+// H200's 4.28 TB/s device-to-device copy ceiling (shared/device/README.md), next to torch's numbers
+// the issue quotes. Runs before the tuning loop exists, so it is written against the harness
+// primitives directly.
 //
-// Protocol per config: verified once against the GPU reference (a wrong config is reported and
-// never wins); 10 warm-up launches; then >= 30 samples, each after an L2 flush (a write of twice
-// the L2 size); a kernel whose eager estimate is under 20 us is timed as a CUDA graph of launches
-// worth >= 200 us and divided (eager launches cost ~4 us of host time there), so a sample of a
-// short kernel is the graph-replayed time torch's figures also use. Reports the median.
+// Protocol per config: verified once against the GPU reference, on the GPU (a wrong config is
+// reported and never wins); 10 warm-up runs; then >= 30 samples, each after an L2 flush (--flush
+// clean: a memset of 2x the L2 then a read of another 2x-L2 buffer, so no dirty line is left for
+// the kernel to write back; --flush dirty: the memset only, as the harness's L2Flusher);
+// a plan whose eager estimate is under 20 us is timed as a CUDA graph of runs worth >= 200 us and
+// divided (eager launches cost ~4 us of host time there), so a sample of a short kernel is the
+// graph-replayed time torch's figures also use. Reports the median; a plan of several launches
+// (softmax SPLIT > 1) is timed as a whole. Inputs are filled on the GPU, so large sizes cost no
+// host time. Each size's line is printed (and flushed) as soon as it is measured.
 //
-// Usage: ktune_ops_bench [--csv FILE] [--quick]   (--quick: the first size of each op only)
+// Usage: ktune_ops_bench [--csv FILE] [--quick] [--filter TEXT]... [--wide] [--configs N]
+//                        [--flush clean|dirty] [--verbose]
+//   --filter TEXT: only sizes whose "op mode shape" contains TEXT (repeatable: any of them), e.g.
+//                  --filter hidden=8192 --filter "softmax  rows=64,"
+//   --wide:        a wider sweep for the large sizes (>= 64 MiB moved)
+//   --configs N:   at most N configs a size (the sweep's first N)
+//   --verbose:     a line for every config, not only the best
 
 #include <cuda.h>
 
@@ -27,13 +37,14 @@
 #include "harness/cuda_check.hpp"
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
-#include "harness/l2_flush.hpp"
+#include "harness/utility_kernels.hpp"
 #include "harness/module.hpp"
 #include "harness/timer.hpp"
 #include "harness/tolerance.hpp"
 #include "harness/verification.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
+#include "ops_bench_device.hpp"
 #include "ops_gpu_support.hpp"
 
 namespace kt = ktune::kernel_templates;
@@ -60,32 +71,65 @@ kt::Config cfg(const char* variant, std::vector<std::pair<const char*, int64_t>>
   return c;
 }
 
-std::vector<kt::Config> sweep(const std::string& op, DType dtype) {
+/// The default sweep of `op`; `wide` adds more thread counts, rows a block, items and modes (for
+/// the large sizes).
+std::vector<kt::Config> sweep(const std::string& op, DType dtype, bool wide) {
   const int64_t v16 = 16 / static_cast<int64_t>(ktune::harness::size_of(dtype));
   std::vector<kt::Config> out;
   if (op == "rmsnorm") {
     const int64_t tr[][2] = {{32, 4}, {32, 8}, {64, 4}, {128, 1}, {128, 2}, {256, 1}, {512, 1}, {1024, 1}};
+    const int64_t wide_tr[][2] = {{64, 1}, {64, 2}, {64, 8}, {128, 4}, {128, 8}, {256, 2}, {256, 4}, {512, 2}};
     for (const auto& x : tr) {
       for (int64_t reg : {1, 0}) {
         out.push_back(cfg("rowwise", {{"THREADS", x[0]}, {"ROWS", x[1]}, {"VEC", v16}, {"REG", reg}}));
       }
     }
+    if (wide) {
+      for (const auto& x : wide_tr) {
+        for (int64_t reg : {1, 0})
+          out.push_back(cfg("rowwise", {{"THREADS", x[0]}, {"ROWS", x[1]}, {"VEC", v16}, {"REG", reg}}));
+      }
+      for (int64_t t : {256, 512, 1024})
+        out.push_back(cfg("rowwise", {{"THREADS", t}, {"ROWS", 1}, {"VEC", v16 / 2}, {"REG", 1}}));
+    }
   } else if (op == "softmax") {
-    const int64_t tro[][3] = {{32, 4, 0},  {128, 1, 0}, {256, 1, 0},  {512, 1, 0}, {1024, 1, 0},
-                              {256, 1, 1}, {512, 1, 1}, {1024, 1, 1}, {128, 2, 0}, {64, 4, 0}};
-    for (const auto& x : tro) {
-      out.push_back(cfg("rowwise", {{"THREADS", x[0]}, {"ROWS", x[1]}, {"VEC", v16}, {"ONLINE", x[2]}}));
+    // {THREADS, ROWS, ONLINE, SPLIT}; staged (ONLINE 2) and split rows (SPLIT > 1) are rejected by
+    // the spec where they do not apply (rows over 227 KB, many rows).
+    const int64_t tros[][4] = {{32, 4, 0, 1},   {128, 1, 0, 1},  {256, 1, 0, 1},  {512, 1, 0, 1},
+                               {1024, 1, 0, 1}, {256, 1, 1, 1},  {512, 1, 1, 1},  {1024, 1, 1, 1},
+                               {128, 2, 0, 1},  {64, 4, 0, 1},   {256, 1, 2, 1},  {512, 1, 2, 1},
+                               {1024, 1, 2, 1}, {256, 1, 1, 8},  {512, 1, 1, 8},  {256, 1, 1, 16}};
+    const int64_t wide_tros[][4] = {{128, 1, 2, 1}, {128, 1, 1, 1},  {256, 1, 1, 4},  {512, 1, 1, 4},
+                                    {256, 1, 1, 32}, {512, 1, 1, 16}, {1024, 1, 1, 8}, {128, 1, 1, 16}};
+    auto add = [&](const int64_t* x) {
+      out.push_back(cfg("rowwise", {{"THREADS", x[0]}, {"ROWS", x[1]}, {"VEC", v16}, {"ONLINE", x[2]}, {"SPLIT", x[3]}}));
+    };
+    for (const auto& x : tros) add(x);
+    if (wide) {
+      for (const auto& x : wide_tros) add(x);
     }
   } else if (op == "swiglu") {
     for (int64_t t : {128, 256, 512}) {
       for (int64_t items : {1, 2, 4})
         out.push_back(cfg("elementwise", {{"THREADS", t}, {"VEC", v16}, {"ITEMS", items}}));
     }
+    if (wide) {
+      for (int64_t t : {64, 1024}) {
+        for (int64_t items : {1, 2, 4})
+          out.push_back(cfg("elementwise", {{"THREADS", t}, {"VEC", v16}, {"ITEMS", items}}));
+      }
+      for (int64_t t : {128, 256, 512}) out.push_back(cfg("elementwise", {{"THREADS", t}, {"VEC", v16}, {"ITEMS", 8}}));
+    }
   } else {
     const int64_t lhv[][3] = {{8, 8, 8},  {8, 16, 8}, {16, 8, 4}, {16, 16, 4},
                               {32, 4, 2}, {32, 8, 2}, {4, 16, 8}, {4, 32, 8}};
+    const int64_t wide_lhv[][3] = {{8, 4, 8}, {8, 32, 8}, {16, 4, 4}, {16, 32, 4}, {32, 16, 2}, {4, 8, 8}};
     for (const auto& x : lhv)
       out.push_back(cfg("headwise", {{"THREADS", x[0]}, {"HEADS", x[1]}, {"VEC", x[2]}}));
+    if (wide) {
+      for (const auto& x : wide_lhv)
+        out.push_back(cfg("headwise", {{"THREADS", x[0]}, {"HEADS", x[1]}, {"VEC", x[2]}}));
+    }
   }
   return out;
 }
@@ -98,8 +142,8 @@ std::vector<Size> sizes() {
   auto smx = [&](int64_t rows, int64_t cols, const char* mode, const char* target) {
     return Size{"softmax", {{{"rows", rows}, {"cols", cols}}, b, mode}, target};
   };
-  auto swi = [&](int64_t m, int64_t i) {
-    return Size{"swiglu", {{{"m", m}, {"i", i}}, b, "fused"}, ">=85% of copy"};
+  auto swi = [&](int64_t m, int64_t i, const char* mode = "fused") {
+    return Size{"swiglu", {{{"m", m}, {"i", i}}, b, mode}, ">=85% of copy"};
   };
   auto rope = [&](int64_t t) {
     return Size{"rmsnorm_rope",
@@ -112,6 +156,7 @@ std::vector<Size> sizes() {
       rms(4096, 4096, "", "torch 2.8 TB/s"),
       rms(4096, 4096, "residual", ">=85% of copy"),
       rms(16384, 8192, "", ">=85% of copy"),
+      rms(16384, 8192, "residual", ">=85% of copy"),
       rms(4096, 4095, "", "odd size"),
       smx(4096, 32768, "", "torch 2.2 TB/s"),
       smx(4096, 32768, "causal", "torch 2.2 TB/s"),
@@ -121,88 +166,163 @@ std::vector<Size> sizes() {
       swi(1, 14336),
       swi(128, 14336),
       swi(4096, 14336),
+      swi(16384, 14336),
+      swi(16384, 14336, "split"),
       rope(1),
       rope(128),
       rope(4096),
+      rope(16384),
   };
 }
 
-/// A config ready to launch: its function and packed arguments.
+/// A plan ready to run: each launch's function and packed arguments.
 struct Ready {
-  CUfunction function = nullptr;
-  kt::KernelLaunch launch;
-  std::unique_ptr<kt::PackedArgs> args;
+  std::vector<CUfunction> functions;
+  std::vector<kt::KernelLaunch> launches;
+  std::vector<std::unique_ptr<kt::PackedArgs>> args;
+
+  void enqueue(CUstream stream) const {
+    for (std::size_t i = 0; i < launches.size(); ++i) {
+      const auto& d = launches[i].dims;
+      ktune::harness::launch(functions[i], {d.grid.x, d.grid.y, d.grid.z}, {d.block.x, d.block.y, d.block.z},
+                             d.dynamic_smem_bytes, stream, args[i]->data());
+    }
+  }
 };
+
+Ready prepare(kt::testing::KernelCache& kernels, const kt::CompileSpec& compile, const kt::LaunchPlan& plan,
+              const kt::testing::DeviceTensors& tensors) {
+  constexpr uint32_t kDefaultSmemLimit = 48 * 1024;  // above it a function must opt in
+  std::vector<uint64_t> ptrs;
+  for (const auto& t : plan.tensors) ptrs.push_back(tensors.ptr(t.name));
+  Ready r;
+  for (const auto& l : plan.launches) {
+    CUfunction f = kernels.function(compile, l.name_expression);
+    if (l.dims.dynamic_smem_bytes > kDefaultSmemLimit) {
+      KTUNE_CU_CHECK(ktune::harness::driver().cuFuncSetAttribute(
+          f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(l.dims.dynamic_smem_bytes)));
+    }
+    r.functions.push_back(f);
+    r.launches.push_back(l);
+    r.args.push_back(std::make_unique<kt::PackedArgs>(plan, l, ptrs));
+  }
+  return r;
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
 }
 
+struct Options {
+  std::string csv_path;
+  bool quick = false;
+  std::vector<std::string> filters;
+  bool wide = false;
+  std::size_t max_configs = 0;  // 0: all
+  kt::testing::FlushMode flush = kt::testing::FlushMode::kClean;
+  bool verbose = false;
+};
+
+std::string label_of(const Size& s) { return s.op + " " + s.problem.layout + " " + s.problem.shape_text(); }
+
+bool selected(const Size& s, const Options& o) {
+  if (o.filters.empty()) return true;
+  const std::string label = label_of(s);
+  return std::any_of(o.filters.begin(), o.filters.end(),
+                     [&](const std::string& f) { return label.find(f) != std::string::npos; });
+}
+
+/// The configs tried at size `s`: the sweep (wide for >= 64 MiB moved), the spec's rejections
+/// dropped, at most max_configs.
+std::vector<kt::Config> configs_of(const Size& s, const Options& o) {
+  constexpr double kLargeBytes = 64.0 * 1024 * 1024;
+  const kt::KernelSpec& spec = *kt::specs_of(s.op).front();
+  const bool wide = o.wide && spec.work(s.problem).min_bytes >= kLargeBytes;
+  std::vector<kt::Config> out;
+  for (const auto& c : sweep(s.op, s.problem.dtype, wide)) {
+    if (o.max_configs > 0 && out.size() >= o.max_configs) break;
+    if (!spec.rejection(s.problem, c)) out.push_back(c);
+  }
+  return out;
+}
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const bool has_value = i + 1 < argc;
+    if (std::strcmp(argv[i], "--csv") == 0 && has_value) {
+      o.csv_path = argv[++i];
+    } else if (std::strcmp(argv[i], "--quick") == 0) {
+      o.quick = true;
+    } else if (std::strcmp(argv[i], "--filter") == 0 && has_value) {
+      o.filters.emplace_back(argv[++i]);
+    } else if (std::strcmp(argv[i], "--wide") == 0) {
+      o.wide = true;
+    } else if (std::strcmp(argv[i], "--configs") == 0 && has_value) {
+      o.max_configs = static_cast<std::size_t>(std::max(0L, std::strtol(argv[++i], nullptr, 10)));
+    } else if (std::strcmp(argv[i], "--flush") == 0 && has_value) {
+      o.flush = kt::testing::parse_flush_mode(argv[++i]);
+    } else if (std::strcmp(argv[i], "--verbose") == 0) {
+      o.verbose = true;
+    } else {
+      throw ktune::Error(ktune::ErrorKind::kBadInput,
+                         "usage: ktune_ops_bench [--csv FILE] [--quick] [--filter TEXT]... [--wide] [--configs N] "
+                         "[--flush clean|dirty] [--verbose]");
+    }
+  }
+  return o;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string csv_path;
-  bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--csv") == 0 && i + 1 < argc) {
-      csv_path = argv[++i];
-    } else if (std::strcmp(argv[i], "--quick") == 0) {
-      quick = true;
-    } else {
-      std::fprintf(stderr, "usage: ktune_ops_bench [--csv FILE] [--quick]\n");
-      return 2;
-    }
-  }
   try {
+    const Options opt = parse_options(argc, argv);
     if (ktune::harness::device_count() < 1) throw ktune::Error(ktune::ErrorKind::kNoDevice, "no CUDA device");
     ktune::harness::PrimaryContext context(0);
     const auto info = ktune::harness::query_device(0);
     kt::testing::KernelCache kernels(info.arch());
+    const ktune::harness::UtilityKernels utility(info.arch());
     auto& drv = ktune::harness::driver();
     CUstream stream = nullptr;
     KTUNE_CU_CHECK(drv.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    ktune::harness::L2Flusher flusher(info.l2_bytes, 2.0);
-    std::printf("device: %s, L2 %lld MiB; ceiling %.0f GB/s (D2D copy)\n", info.name.c_str(),
-                static_cast<long long>(info.l2_bytes >> 20), kCopyCeilingGBs);
+    kt::testing::BenchFlusher flusher(info.l2_bytes, info.arch(), opt.flush);
+    std::printf("device: %s, L2 %lld MiB; ceiling %.0f GB/s (D2D copy); L2 flush: %s\n", info.name.c_str(),
+                static_cast<long long>(info.l2_bytes >> 20), kCopyCeilingGBs, kt::testing::to_string(opt.flush));
 
-    auto all = sizes();
-    if (quick) {
-      std::vector<Size> first;
-      for (const auto& s : all) {
-        if (std::none_of(first.begin(), first.end(), [&](const Size& f) { return f.op == s.op; }))
-          first.push_back(s);
-      }
-      all = first;
+    std::vector<Size> all;
+    for (const auto& s : sizes()) {
+      if (!selected(s, opt)) continue;
+      if (opt.quick && std::any_of(all.begin(), all.end(), [&](const Size& f) { return f.op == s.op; })) continue;
+      all.push_back(s);
     }
     for (const Size& s : all) {  // compile everything up front, on every core
       const kt::KernelSpec& spec = *kt::specs_of(s.op).front();
-      for (const auto& c : sweep(s.op, s.problem.dtype)) {
-        if (!spec.rejection(s.problem, c)) kernels.prefetch(spec.compile_spec(s.problem, c));
-      }
+      for (const auto& c : configs_of(s, opt)) kernels.prefetch(spec.compile_spec(s.problem, c));
       kernels.prefetch(spec.reference(s.problem).compile);
     }
 
     std::ofstream csv;
-    if (!csv_path.empty()) {
-      csv.open(csv_path);
-      csv << "op,mode,shape,dtype,config,median_us,gbps,pct_of_copy,launches_per_sample,verified\n";
+    if (!opt.csv_path.empty()) {
+      csv.open(opt.csv_path);
+      csv << "op,mode,shape,dtype,config,median_us,gbps,pct_of_copy,launches_per_sample,verified,flush\n";
     }
-    std::printf("\n%-13s %-9s %-38s %-34s %10s %9s %6s  %s\n", "op", "mode", "shape", "best config", "us",
+    std::printf("\n%-13s %-9s %-38s %-38s %10s %9s %6s  %s\n", "op", "mode", "shape", "best config", "us",
                 "GB/s", "%copy", "target");
+    std::fflush(stdout);
+    uint64_t seed = 1234;
     for (const Size& s : all) {
       const kt::KernelSpec& spec = *kt::specs_of(s.op).front();
       const kt::ReferenceSpec ref = spec.reference(s.problem);
       kt::testing::DeviceTensors tensors;
-      kt::HostTensors host;
-      kt::testing::fill_inputs(s.problem, ref.plan.tensors, tensors, host, 1234);
+      kt::testing::fill_inputs_on_device(s.problem, ref.plan.tensors, tensors, utility, seed++, stream);
       kt::testing::run_plan(kernels, ref.compile, ref.plan, tensors);
       const double bytes = spec.work(s.problem).min_bytes;
       std::string best_name;
       double best_us = 0;
       int best_batch = 1;
-      for (const kt::Config& c : sweep(s.op, s.problem.dtype)) {
-        if (spec.rejection(s.problem, c)) continue;
+      for (const kt::Config& c : configs_of(s, opt)) {
         const std::string name = spec.canonical_name(s.problem, c);
         const kt::CompileSpec compile = spec.compile_spec(s.problem, c);
         const kt::LaunchPlan plan = spec.launch_plan(s.problem, c);
@@ -210,15 +330,18 @@ int main(int argc, char** argv) {
           tensors.ensure(t);
           if (t.role != kt::TensorRole::kInput) tensors.poison(t.name);
         }
-        kt::testing::run_plan(kernels, compile, plan, tensors);
+        Ready r;
+        try {
+          r = prepare(kernels, compile, plan, tensors);
+        } catch (const ktune::Error& e) {
+          std::printf("  FAILED %s @ %s: %s\n", name.c_str(), s.problem.shape_text().c_str(), e.what());
+          continue;
+        }
+        r.enqueue(stream);
         bool ok = true;
         for (const auto& [out, ref_name] : ref.compare) {
-          const auto got = kt::testing::download_values(
-              tensors, plan.tensors[static_cast<std::size_t>(plan.tensor_index(out))]);
-          const auto want = kt::testing::download_values(
-              tensors, ref.plan.tensors[static_cast<std::size_t>(ref.plan.tensor_index(ref_name))]);
-          const auto v = ktune::harness::judge(ktune::harness::compare(got, want),
-                                               ktune::harness::tolerance_for(s.problem.dtype));
+          const auto v = kt::testing::verify_on_device(tensors, plan, out, ref.plan, ref_name, s.problem.dtype,
+                                                       utility, stream);
           if (!v.ok) {
             std::printf("  INCORRECT %s @ %s: %s\n", name.c_str(), s.problem.shape_text().c_str(),
                         v.reason.c_str());
@@ -226,36 +349,25 @@ int main(int argc, char** argv) {
           }
         }
         if (!ok) continue;
-        std::vector<uint64_t> ptrs;
-        for (const auto& t : plan.tensors) ptrs.push_back(tensors.ptr(t.name));
-        Ready r;
-        r.launch = plan.launches.front();
-        r.function = kernels.function(compile, r.launch.name_expression);
-        r.args = std::make_unique<kt::PackedArgs>(plan, r.launch, ptrs);
-        const auto& d = r.launch.dims;
-        auto enqueue = [&] {
-          ktune::harness::launch(r.function, {d.grid.x, d.grid.y, d.grid.z},
-                                 {d.block.x, d.block.y, d.block.z}, d.dynamic_smem_bytes, stream,
-                                 r.args->data());
-        };
-        for (int i = 0; i < kWarmup; ++i) enqueue();
+        for (int i = 0; i < kWarmup; ++i) r.enqueue(stream);
         ktune::harness::EventTimer timer(stream);
         std::vector<double> eager;
         for (int i = 0; i < 5; ++i) {
           flusher.flush(stream);
-          eager.push_back(timer.time_us(enqueue));
+          eager.push_back(timer.time_us([&] { r.enqueue(stream); }));
         }
         int batch = 1;
         std::unique_ptr<ktune::harness::GraphBatch> graph;
         if (median(eager) < kGraphThresholdUs) {
           batch = std::max(10, static_cast<int>(kGraphTargetUs / std::max(median(eager), 1.0)));
-          graph = std::make_unique<ktune::harness::GraphBatch>(stream, batch, [&](int) { enqueue(); });
+          graph = std::make_unique<ktune::harness::GraphBatch>(stream, batch, [&](int) { r.enqueue(stream); });
           graph->launch();
         }
         std::vector<double> samples;
         for (int i = 0; i < kSamples; ++i) {
           flusher.flush(stream);
-          samples.push_back(graph ? timer.time_us([&] { graph->launch(); }) / batch : timer.time_us(enqueue));
+          samples.push_back(graph ? timer.time_us([&] { graph->launch(); }) / batch
+                                  : timer.time_us([&] { r.enqueue(stream); }));
         }
         const double us = median(samples);
         if (best_name.empty() || us < best_us) {
@@ -263,28 +375,34 @@ int main(int argc, char** argv) {
           best_us = us;
           best_batch = batch;
         }
+        const double gbs = bytes / us / 1e3;
+        if (opt.verbose) {
+          std::printf("  %-36s %10.2f us %7.0f GB/s %5.1f%%\n", name.c_str(), us, gbs, 100.0 * gbs / kCopyCeilingGBs);
+          std::fflush(stdout);
+        }
         if (csv.is_open()) {
-          csv << s.op << "," << s.problem.layout << ",\"" << s.problem.shape_text() << "\",bf16," << name
-              << "," << us << "," << bytes / us / 1e3 << "," << 100.0 * bytes / us / 1e3 / kCopyCeilingGBs
-              << "," << batch << ",1\n";
+          csv << s.op << "," << s.problem.layout << ",\"" << s.problem.shape_text() << "\",bf16," << name << ","
+              << us << "," << gbs << "," << 100.0 * gbs / kCopyCeilingGBs << "," << batch << ",1,"
+              << kt::testing::to_string(opt.flush) << "\n";
+          csv.flush();
         }
       }
       KTUNE_CU_CHECK(drv.cuStreamSynchronize(stream));
       if (best_name.empty()) {
         std::printf("%-13s %-9s %-38s no config verified\n", s.op.c_str(), s.problem.layout.c_str(),
                     s.problem.shape_text().c_str());
-        continue;
+      } else {
+        const double gbs = bytes / best_us / 1e3;
+        std::printf("%-13s %-9s %-38s %-38s %10.2f %9.0f %5.1f%%  %s%s\n", s.op.c_str(), s.problem.layout.c_str(),
+                    s.problem.shape_text().c_str(), best_name.c_str(), best_us, gbs, 100.0 * gbs / kCopyCeilingGBs,
+                    s.target.c_str(), best_batch > 1 ? " (graph)" : "");
       }
-      const double gbs = bytes / best_us / 1e3;
-      std::printf("%-13s %-9s %-38s %-34s %10.2f %9.0f %5.1f%%  %s%s\n", s.op.c_str(),
-                  s.problem.layout.c_str(), s.problem.shape_text().c_str(), best_name.c_str(), best_us, gbs,
-                  100.0 * gbs / kCopyCeilingGBs, s.target.c_str(), best_batch > 1 ? " (graph)" : "");
       std::fflush(stdout);
     }
     KTUNE_CU_CHECK(drv.cuStreamDestroy(stream));
   } catch (const ktune::Error& e) {
     std::fprintf(stderr, "ktune_ops_bench: %s\n%s\n", e.what(), e.detail().c_str());
-    return e.kind() == ktune::ErrorKind::kNoDevice ? 3 : 1;
+    return e.kind() == ktune::ErrorKind::kNoDevice ? 3 : e.kind() == ktune::ErrorKind::kBadInput ? 2 : 1;
   }
   return 0;
 }

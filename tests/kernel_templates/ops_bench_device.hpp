@@ -1,0 +1,66 @@
+#pragma once
+// Device-side pieces of the operators' benchmark (ops_bench.cpp) that keep large sizes cheap and
+// the cold-cache state honest:
+// - BenchFlusher evicts the previous sample's data from L2 before each sample. "dirty" is the
+//   harness's L2Flusher (a memset of 2x the L2): it leaves the L2 full of dirty lines, which the
+//   timed kernel then has to write back to DRAM (up to the L2 size of extra write traffic: +60 MiB
+//   on a 64 MiB rmsnorm). "clean" follows that memset with a read of a second 2x-L2 buffer, so the
+//   L2 holds only clean lines and the kernel pays for its own traffic only.
+// - fill_inputs_on_device fills the float inputs with the harness's counter-based random kernel
+//   (no host copy: a 16384 x 14336 bf16 input is 470 MB) and the small special tensors (int32
+//   positions / lengths, the rotary table) with the gpu suite's fill_inputs.
+// - verify_on_device compares an output with its reference on the GPU (harness::gpu_compare).
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpu_plan_runner.hpp"
+#include "harness/device_buffer.hpp"
+#include "harness/module.hpp"
+#include "harness/utility_kernels.hpp"
+#include "harness/verification.hpp"
+#include "kernel_templates/kernel_spec.hpp"
+
+namespace ktune::kernel_templates::testing {
+
+/// How the benchmark leaves the L2 before each sample.
+enum class FlushMode { kClean, kDirty };
+
+/// Parses "clean" / "dirty"; throws ktune::Error(kBadInput) otherwise.
+FlushMode parse_flush_mode(const std::string& text);
+const char* to_string(FlushMode mode);
+
+class BenchFlusher {
+ public:
+  /// Needs the context current; compiles the read kernel with NVRTC for `arch` in clean mode.
+  BenchFlusher(int64_t l2_bytes, const std::string& arch, FlushMode mode);
+  /// Enqueues the flush on `stream` (asynchronous).
+  void flush(CUstream stream);
+  FlushMode mode() const { return mode_; }
+
+ private:
+  FlushMode mode_;
+  harness::DeviceBuffer written_;
+  harness::DeviceBuffer read_;
+  harness::DeviceBuffer sink_;
+  harness::Module module_;
+  CUfunction read_all_ = nullptr;
+  uint32_t value_ = 0;
+};
+
+/// Allocates every tensor of `tensors`, fills the inputs (random values, seed-dependent) and poisons
+/// the others; synchronises `stream`.
+void fill_inputs_on_device(const Problem& problem, const std::vector<TensorSpec>& tensors,
+                           DeviceTensors& device, const harness::UtilityKernels& utility, uint64_t seed,
+                           CUstream stream);
+
+/// Output `out` of `plan` against reference output `ref` of `ref_plan` (f32), on the GPU; judged
+/// at the problem dtype's tolerance.
+harness::Verdict verify_on_device(const DeviceTensors& device, const LaunchPlan& plan, const std::string& out,
+                                  const LaunchPlan& ref_plan, const std::string& ref, DType dtype,
+                                  const harness::UtilityKernels& utility, CUstream stream);
+
+}  // namespace ktune::kernel_templates::testing
