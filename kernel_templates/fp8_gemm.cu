@@ -26,7 +26,7 @@
 namespace ktune_fp8 {
 
 /// The largest finite bf16, 0x7F7F: (2 - 2^-7) * 2^127.
-constexpr float kBf16Max = 3.38953139e38f;
+constexpr float kBf16Max = 0x1.fep127f;
 
 /// d += a * b for one 16x8x32 tile of e4m3 values, f32 accumulation.
 __device__ __forceinline__ void mma_16832(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {

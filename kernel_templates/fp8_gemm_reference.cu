@@ -21,7 +21,7 @@ __global__ void __launch_bounds__(256)
                              const float* __restrict__ a_scale, const float* __restrict__ b_scale,
                              float* __restrict__ C_ref, int M, int N, int K) {
   constexpr int kTile = 16;
-  constexpr float kBf16Max = 3.38953139e38f;  // 0x7F7F
+  constexpr float kBf16Max = 0x1.fep127f;  // 0x7F7F
   __shared__ float as[kTile][kTile + 1];  // as[m][k]
   __shared__ float bs[kTile][kTile + 1];  // bs[k][n]
   const int tx = threadIdx.x;

@@ -3,13 +3,19 @@
 // half an MMA slice; K not divisible by SPLIT_K * BLOCK_K) and round and decode ones; the GPU
 // reference against the CPU float64 one (D4); saturation to the largest finite bf16 (values past
 // f32 range and values that round to inf in bf16), with and without split-K; split-K bit-identical
-// over runs; the cuBLASLt fp8 baseline against the reference. Skips with the reason when there is
-// no GPU or it is older than sm_89.
+// over runs; the cuBLASLt fp8 baseline against the reference; the SASS of the main config (native
+// fp8 MMAs on sm_89, f16 MMAs after conversions on sm_90). Skips with the reason when there is no
+// GPU or it is older than sm_89.
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <random>
 
@@ -20,6 +26,7 @@
 #include "harness/device_info.hpp"
 #include "harness/tolerance.hpp"
 #include "harness/verification.hpp"
+#include "kernel_templates/compile_request.hpp"
 #include "kernel_templates/fp8_gemm_spec.hpp"
 #include "kernel_templates/reference_fp8_gemm.hpp"
 #include "kernel_templates/spec_registry.hpp"
@@ -279,6 +286,50 @@ TEST_F(Fp8Gpu, CublasLtFp8MatchesReference) {
     expect_matches(*f, f->tensors.download("c", static_cast<std::size_t>(c.bytes())),
                    "cublasLt fp8 " + f->problem.shape_text());
   }
+}
+
+/// The SASS of the main config for `arch` (cuobjdump), "" when the toolkit has no cuobjdump.
+std::string sass_of(const std::string& arch) {
+  const char* home = std::getenv("CUDA_HOME");
+  const std::filesystem::path tool =
+      std::filesystem::path(home != nullptr ? home : "/usr/local/cuda") / "bin" / "cuobjdump";
+  if (!std::filesystem::exists(tool)) return {};
+  const CompileSpec spec = fp8().compile_spec(fp8_problem(4096, 4096, 4096), testing::fp8_main_samples()[0]);
+  harness::NvrtcCompiler compiler;
+  const auto result = compiler.compile(make_compile_request(spec, SourceLibrary::builtin(), arch));
+  const auto dir = std::filesystem::temp_directory_path() / ("ktune_fp8_sass_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "k.cubin", std::ios::binary) << result.cubin;
+  const std::string cmd = tool.string() + " -sass " + (dir / "k.cubin").string() + " > " + (dir / "k.sass").string();
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream in(dir / "k.sass");
+  std::string sass((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove_all(dir);
+  return sass;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Needs no GPU, only the toolkit's cuobjdump (absent from the CI image: it skips there).
+TEST(Fp8Sass, TensorCoresLdmatrixAndCpAsync) {
+  const std::string sm89 = sass_of("sm_89");
+  if (sm89.empty()) GTEST_SKIP() << "no cuobjdump in $CUDA_HOME/bin or /usr/local/cuda/bin";
+  const std::string sm90 = sass_of("sm_90");
+  for (const auto* sass : {&sm89, &sm90}) {
+    EXPECT_GT(count(*sass, "LDSM.16.M88.4"), 0u);
+    EXPECT_GT(count(*sass, "LDGSTS"), 0u);
+  }
+  // 128x256x64 tile, 8 warps of 64x64: 4 x 8 tiles x 2 k32 slices = 64 fp8 MMAs a warp and k-tile
+  // (sm_89), each two f16 k16 MMAs on sm_90 (128), after its e4m3 -> f16 conversions.
+  std::printf("sm_89: %zu QMMA, %zu HMMA; sm_90: %zu HMMA.16816.F32, %zu F2FP\n", count(sm89, "QMMA"),
+              count(sm89, "HMMA"), count(sm90, "HMMA.16816.F32"), count(sm90, "F2FP"));
+  EXPECT_EQ(count(sm89, "HMMA"), 0u) << "sm_89 should run fp8 MMAs natively";
+  EXPECT_GE(count(sm89, "QMMA"), 64u);
+  EXPECT_GE(count(sm90, "HMMA.16816.F32"), 128u);
 }
 
 }  // namespace
