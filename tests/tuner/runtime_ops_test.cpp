@@ -240,6 +240,80 @@ TEST(RuntimeOpsBinding, APlanTensorWithoutASlotOrAMovedScalarIsRefused) {
   }
 }
 
+TEST(RuntimeOpsDecodeFp8, DecodeAttentionChecksItsCallGeometry) {
+  // batch, heads_q, heads_kv, seq, head_dim; extra = seq_max.
+  PlanKey k = key(OpKind::kDecodeAttention, 0, DType::kBF16, {3, 28, 4, 1000, 96});
+  k.extra = 1000;
+  expect_bad_input([&] { check_problem(k); }, {"decode_attention", "head_dim"});
+  k.dims = {3, 28, 4, 1001, 128};
+  expect_bad_input([&] { check_problem(k); }, {"decode_attention", "seq=1001", "seq_max=1000"});
+  k.dims = {3, 28, 4, 1000, 128};
+  k.dtype = DType::kF16;
+  expect_bad_input([&] { check_problem(k); }, {"decode_attention", "f16"});
+  k.dtype = DType::kBF16;
+  EXPECT_NO_THROW(check_problem(k)) << describe(k);
+  EXPECT_NE(describe(k).find("seq_max=1000"), std::string::npos) << describe(k);
+}
+
+TEST(RuntimeOpsDecodeFp8, DecodeAttentionPlansBindTheScaleTheLengthsAndTheSplitKvWorkspace) {
+  const OpBinding& b = binding_of(OpKind::kDecodeAttention);
+  const kt::KernelSpec& spec = kt::find_spec("decode_attention", "splitkv");
+  for (bool lens : {false, true}) {
+    PlanKey k = key(OpKind::kDecodeAttention, 0, DType::kBF16, {2, 28, 4, 4099, 128});
+    k.extra = 5000;
+    k.flags = lens ? kContextLens : 0;
+    const kt::Problem p = make_problem(k);
+    kt::Config c = spec.default_config(p);
+    c.params["SPLIT_K"] = 8;
+    ASSERT_FALSE(spec.rejection(p, c)) << *spec.rejection(p, c);
+    const PlanLauncher l =
+        bind_plan(launch_plan_for(k, spec, p, c), spec.alignment(p, c), b.slots, b.scalars);
+    ASSERT_EQ(l.steps.size(), 2u);  // the split-KV partials, then the (max, sum) combine
+    EXPECT_GT(l.workspace_bytes, 0u);
+    EXPECT_EQ(l.slot_used[4], lens) << "context_lens";
+    EXPECT_EQ(l.slot_align[1], 16);  // k
+    EXPECT_EQ(l.slot_align[2], 16);  // v
+    const auto scales = std::count_if(l.steps[0].args.begin(), l.steps[0].args.end(), [](const LaunchArg& a) {
+      return a.kind == LaunchArg::Kind::kScalarF32;
+    });
+    EXPECT_EQ(scales, 1);
+    // seq_max is the K/V head stride the plan passes: the key's, not seq.
+    EXPECT_TRUE(std::any_of(l.steps[0].args.begin(), l.steps[0].args.end(), [](const LaunchArg& a) {
+      return a.kind == LaunchArg::Kind::kI32 && a.integer == 5000;
+    }));
+  }
+}
+
+TEST(RuntimeOpsDecodeFp8, Fp8GemmBindsBothScalingModesAndRefusesOldArchesAndOddK) {
+  const OpBinding& b = binding_of(OpKind::kFp8Gemm);
+  const kt::KernelSpec& spec = kt::find_spec("fp8_gemm", "mma");
+  for (uint8_t mode : {0, 1}) {
+    const PlanKey k = key(OpKind::kFp8Gemm, mode, DType::kFP8E4M3, {37, 301, 512, 0, 0});
+    EXPECT_NO_THROW(check_problem(k)) << describe(k);
+    const kt::Problem p = make_problem(k);
+    const kt::Config c = spec.default_config(p);
+    const PlanLauncher l =
+        bind_plan(launch_plan_for(k, spec, p, c), spec.alignment(p, c), b.slots, b.scalars);
+    EXPECT_TRUE(std::all_of(l.slot_used.begin(), l.slot_used.end(), [](bool u) { return u; }));
+    EXPECT_EQ(l.slot_align[0], 16);  // a
+    EXPECT_EQ(l.slot_align[2], 4);   // a_scale
+  }
+  expect_bad_input(
+      [] {
+        check_problem(key(OpKind::kFp8Gemm, 0, DType::kFP8E4M3, {16, 64, 100, 0, 0}));
+      },
+      {"fp8_gemm", "100"});
+  expect_bad_input(
+      [] {
+        check_problem(key(OpKind::kFp8Gemm, 0, DType::kBF16, {16, 64, 128, 0, 0}));
+      },
+      {"fp8_gemm", "bf16"});
+  const PlanKey ok = key(OpKind::kFp8Gemm, 0, DType::kFP8E4M3, {16, 64, 128, 0, 0});
+  expect_bad_input([&] { check_arch(ok, "sm_80"); }, {"fp8_gemm", "sm_89"});
+  EXPECT_NO_THROW(check_arch(ok, "sm_90"));
+  EXPECT_NO_THROW(check_arch(key(OpKind::kRmsNorm, 0, DType::kBF16, {1, 8, 0, 0, 0}), "sm_70"));
+}
+
 // ---- plan choice from a database written here
 
 class RuntimeOpsChoice : public ::testing::Test {
@@ -268,8 +342,7 @@ class RuntimeOpsChoice : public ::testing::Test {
 
   cache::BestIndex index() const {
     std::map<std::string, std::string> hashes;
-    for (const char* k : {"gemm", "rmsnorm", "rmsnorm_rope", "softmax", "swiglu"})
-      hashes[k] = kt::template_source_hash(k);
+    for (OpKind op : kAllOps) hashes[binding_of(op).kernel] = kt::template_source_hash(binding_of(op).kernel);
     return cache::BestIndex::load(*db_, kGpu, hashes);
   }
 
