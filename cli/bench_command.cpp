@@ -1,178 +1,279 @@
-/// `ktune bench`: times one kernel at one config (and its baseline) with the full protocol —
-/// worker process, verification, warm-up, flush, events/graph batches, stopping rule, NVML, and
-/// optionally CUPTI counters and the Activity timer — and prints a table, JSON, or Google
-/// Benchmark JSON (`--format gbench`, readable by benchmark's compare.py).
+/// `ktune bench`: times one kernel at one config (given, the cached winner, or the default) and its
+/// baselines (the default config, or cuBLASLt for gemm) with the full protocol — the config in the
+/// worker process (verification, warm-up, flush, events/graph batches, stopping rule, NVML, and
+/// optionally CUPTI counters and the Activity timer), cuBLASLt in this process with the same
+/// TimingOptions — and prints the rows side by side as a table, JSON, or Google Benchmark JSON.
+///
+/// Order of checks: flags, kernel, shape, dtype, layout, config and baseline first (exit 2), then
+/// the GPU (exit 3), then the database for --best (exit 4).
 
 #include <unistd.h>
 
-#include <chrono>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
 #include <memory>
-#include <thread>
+#include <optional>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "cache/shape.hpp"
+#include "cache/config_cache.hpp"
+#include "cli/bench_table.hpp"
+#include "cli/bench_target.hpp"
 #include "cli/commands.hpp"
+#include "cli/db_option.hpp"
 #include "cli/output.hpp"
 #include "cli/timing_flags.hpp"
 #include "harness/candidate_runner.hpp"
 #include "harness/copy_kernel.hpp"
 #include "harness/device_info.hpp"
+#include "harness/nvrtc_compiler.hpp"
+#include "kernel_templates/candidate_builder.hpp"
+#include "kernel_templates/compile_request.hpp"
+#include "kernel_templates/embedded_sources.hpp"
 #include "ktune/error.hpp"
+#include "reports/roofline.hpp"
+#include "tuner/baseline_measurement.hpp"
+#include "tuner/cublas_baseline_measurer.hpp"
 
 namespace ktune::cli {
 namespace {
+
+namespace kt = kernel_templates;
 
 struct BenchArgs {
   std::string kernel;
   std::string shape;
   std::string dtype = "f32";
-  std::string config = "{}";
+  std::string layout;
+  std::optional<std::string> config;
+  bool best = false;
   std::string baseline = "none";
   std::string format = "table";
   bool json = false;
+  bool no_verify = false;
   int device = 0;
+  std::string db;
   TimingFlags timing;
 };
 
-std::string fmt_opt(const std::optional<double>& v, const char* f) {
-  return v ? fmt::format(fmt::runtime(f), *v) : std::string("unknown");
+/// What is timed in the worker: a ready request, or a result already decided (a compile error).
+struct Planned {
+  BenchRow row;
+  std::optional<harness::CandidateRequest> request;
+};
+
+Planned plan_template(const BenchTarget& target, const BenchConfig& config, const std::string& arch,
+                      const harness::TimingOptions& timing, int device, bool verify,
+                      harness::NvrtcCompiler& compiler, const kt::SourceLibrary& sources) {
+  Planned p;
+  p.row.result.name = config.name;
+  harness::CompileResult compiled;
+  harness::CompileResult reference;
+  try {
+    compiled = compiler.compile(
+        kt::make_compile_request(config.spec->compile_spec(target.problem, config.config), sources, arch));
+    reference = compiler.compile(
+        kt::make_compile_request(config.spec->reference(target.problem).compile, sources, arch));
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kNoDevice) throw;  // NVRTC missing
+    p.row.result.outcome = harness::Outcome::kCompileError;
+    p.row.result.reason = e.what() + (e.detail().empty() ? std::string() : "\n" + e.detail());
+    return p;
+  }
+  const kt::CandidateParts parts =
+      kt::make_candidate_parts(*config.spec, target.problem, config.config, compiled, reference);
+  harness::CandidateRequest r = kt::make_candidate_request(parts);
+  r.name = config.name;
+  r.device = device;
+  r.timing = timing;
+  if (!verify) {
+    r.checks.clear();
+    r.reference.reset();
+  }
+  p.request = std::move(r);
+  return p;
 }
 
-void print_table(std::ostream& out, const harness::DeviceInfo& dev, const std::string& shape,
-                 const std::vector<harness::CandidateResult>& results) {
-  out << fmt::format("{} ({}), shape {}\n", dev.name, dev.arch(), shape);
-  out << fmt::format("{:<26} {:<9} {:>11} {:>11} {:>11} {:>7} {:>7} {:>6} {:>9} {:>9} {:>6}\n", "config",
-                     "outcome", "median us", "min us", "p90 us", "rse %", "samples", "batch", "GB/s",
-                     "SM MHz", "temp C");
-  for (const auto& r : results) {
-    if (!r.stats) {
-      out << fmt::format("{:<26} {:<9} {}\n", r.name, harness::to_string(r.outcome), r.reason);
-      continue;
-    }
-    const auto& s = *r.stats;
-    out << fmt::format(
-        "{:<26} {:<9} {:>11.3f} {:>11.3f} {:>11.3f} {:>7.3f} {:>7} {:>6} {:>9.1f} {:>9} {:>6}\n", r.name,
-        harness::to_string(r.outcome), s.median, s.min, s.p90, 100 * s.rse_median, s.samples,
-        r.launches_per_sample, r.gbps, fmt_opt(r.sm_clock_mhz, "{:.0f}"), fmt_opt(r.temperature_c, "{:.0f}"));
-    if (r.activity_median_us) {
-      out << fmt::format("  CUPTI Activity median {:.3f} us ({:+.2f} % vs events)\n", *r.activity_median_us,
-                         100 * (*r.activity_median_us / s.median - 1));
-    }
-    if (r.counters.value("available", false)) {
-      for (const auto& [k, v] : r.counters.at("metrics").items())
-        out << fmt::format("  {:<52} {}\n", k, v.dump());
-    } else if (r.counters.contains("reason") && r.counters.at("reason") != "not requested") {
-      out << "  counters unavailable: " << r.counters.at("reason").get<std::string>() << "\n";
-    }
-    if (r.stop_reason != "converged")
-      out << fmt::format("  stopped at the {} (drift {:+.2f} %)\n", r.stop_reason, 100 * r.drift);
+Planned plan_copy(const BenchTarget& target, const harness::CopyConfig& config, const std::string& arch,
+                  const harness::TimingOptions& timing, int device, bool verify) {
+  Planned p;
+  harness::CandidateRequest r = harness::make_copy_request(
+      static_cast<uint64_t>(target.problem.dim("n")), target.problem.dtype, config, arch, timing, device);
+  if (!verify) r.checks.clear();
+  p.row.result.name = r.name;
+  p.request = std::move(r);
+  return p;
+}
+
+harness::CopyConfig parse_copy_config(const std::string& text) {
+  try {
+    return harness::CopyConfig::from_json(nlohmann::json::parse(text));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorKind::kBadInput, fmt::format("--config is not JSON ({}): {}", text, e.what()));
   }
 }
 
-nlohmann::json gbench_document(const harness::DeviceInfo& dev, const BenchArgs& a,
-                               const std::vector<harness::CandidateResult>& results) {
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  char date[64] = {};
-  const std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S+00:00", std::gmtime(&now));
-  nlohmann::json doc;
-  doc["context"] = {{"date", date},
-                    {"host_name", host},
-                    {"executable", "ktune bench"},
-                    {"num_cpus", std::thread::hardware_concurrency()},
-                    {"mhz_per_cpu", 0},
-                    {"cpu_scaling_enabled", false},
-                    {"caches", nlohmann::json::array()},
-                    {"library_build_type", "release"},
-                    {"ktune_device", dev.name},
-                    {"ktune_arch", dev.arch()}};
-  doc["benchmarks"] = nlohmann::json::array();
-  for (const auto& r : results) {
-    if (!r.stats) continue;  // compare.py has no place for a failed run; --json keeps it
-    const std::string name = fmt::format("{}/{}/{}/{}", a.kernel, a.shape, a.dtype, r.name);
-    nlohmann::json b{{"name", name},
-                     {"run_name", name},
-                     {"run_type", "iteration"},
-                     {"repetitions", 1},
-                     {"repetition_index", 0},
-                     {"threads", 1},
-                     {"iterations", r.stats->samples},
-                     {"real_time", r.stats->median},
-                     {"cpu_time", r.stats->median},
-                     {"time_unit", "us"},
-                     {"min_us", r.stats->min},
-                     {"p90_us", r.stats->p90},
-                     {"rse_median", r.stats->rse_median}};
-    if (r.gbps > 0) b["bytes_per_second"] = r.gbps * 1e9;
-    doc["benchmarks"].push_back(std::move(b));
+/// The GPU's calibrated ceilings from the database, or null (no database, GPU not calibrated).
+nlohmann::json stored_ceilings(const std::string& db_flag, const harness::DeviceInfo& dev) {
+  try {
+    const auto path = db_path(db_flag);
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) return nullptr;
+    const auto db = cache::ConfigCache::open(path, cache::ConfigCache::Mode::kReadOnly);
+    for (const cache::GpuInfo& g : db.gpus()) {
+      if (g.name != dev.name || g.cc_major != dev.cc_major || g.sm_count != dev.sm_count) continue;
+      auto j = nlohmann::json::parse(g.ceilings_json, nullptr, false);
+      if (j.is_object() && !j.empty()) return j;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "note: ceilings not read from the database: " << e.what() << "\n";
   }
-  return doc;
+  return nullptr;
+}
+
+void add_percent_of_ceiling(std::vector<BenchRow>& rows, const nlohmann::json& ceilings,
+                            const std::string& dtype) {
+  if (ceilings.is_null()) return;
+  const reports::Ceilings c = reports::ceilings_for(ceilings.dump(), dtype);
+  for (BenchRow& r : rows) {
+    if (!r.result.stats || r.result.stats->median <= 0) continue;
+    const double us = r.result.stats->median;
+    reports::Work work;
+    if (r.result.tflops > 0) work.flops = r.result.tflops * 1e12 * us * 1e-6;
+    if (r.result.gbps > 0) work.bytes = r.result.gbps * 1e9 * us * 1e-6;
+    r.pct_of_ceiling = reports::roofline(work, c, us).pct_of_ceiling;
+  }
+}
+
+void print(const BenchArgs& a, const BenchContext& context, const std::vector<BenchRow>& rows) {
+  if (a.format == "json") {
+    print_json(bench_json(context, rows));
+  } else if (a.format == "gbench") {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    char date[64] = {};
+    const std::time_t now = std::time(nullptr);
+    std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S+00:00", std::gmtime(&now));
+    print_json(bench_gbench_json(context, rows, host, date));
+  } else {
+    print_bench_table(std::cout, context, rows);
+  }
 }
 
 void run_bench(BenchArgs& a) {
   if (a.json) a.format = "json";
+  if (a.best && a.config) throw Error(ErrorKind::kBadInput, "--config and --best exclude each other");
   const harness::TimingOptions timing = finish_timing_options(a.timing);
-  if (a.kernel != "copy") {
-    throw Error(ErrorKind::kBadInput,
-                fmt::format("ktune bench knows the built-in kernel 'copy'; '{}' is not one of its kernels",
-                            a.kernel));
+  const BenchTarget target = parse_bench_target(a.kernel, a.shape, a.dtype, a.layout);
+  const bool copy = target.kernel->name == "copy";
+  const bool verify = !a.no_verify;
+  if (a.baseline == "cublas") {
+    if (auto why = tuner::no_cublas_baseline(target.kernel->name, target.problem))
+      throw Error(ErrorKind::kBadInput, *why);
   }
-  const auto shape = cache::Shape::parse(a.shape).normalized(std::vector<std::string>{"n"});
-  const harness::DType dtype = harness::dtype_from_string(a.dtype);
-  nlohmann::json config_json;
-  try {
-    config_json = nlohmann::json::parse(a.config);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorKind::kBadInput, fmt::format("--config is not JSON: {}", e.what()));
-  }
-  const harness::CopyConfig config = harness::CopyConfig::from_json(config_json);
-  const auto n = static_cast<uint64_t>(shape.at("n"));
-  harness::check_copy_size(n, dtype);
-  const harness::DeviceInfo dev = harness::query_device(a.device);
 
-  std::vector<harness::CandidateRequest> requests;
-  requests.push_back(harness::make_copy_request(n, dtype, config, dev.arch(), timing, a.device));
-  if (a.baseline == "default") {
-    requests.push_back(
-        harness::make_copy_request(n, dtype, harness::CopyConfig{}, dev.arch(), timing, a.device));
+  // Everything that needs no GPU: the config (unless it comes from the database) and the baseline's.
+  std::optional<BenchConfig> config;
+  std::optional<BenchConfig> default_config;
+  harness::CopyConfig copy_config;
+  if (copy) {
+    harness::check_copy_size(static_cast<uint64_t>(target.problem.dim("n")), target.problem.dtype);
+    if (a.config) copy_config = parse_copy_config(*a.config);
+  } else {
+    if (!a.best) config = a.config ? parse_bench_config(target, *a.config) : default_bench_config(target);
+    if (a.baseline == "default") default_config = default_bench_config(target);
   }
+
+  const harness::DeviceInfo dev = harness::query_device(a.device);  // no GPU: exit 3
+  BenchContext context;
+  context.kernel = target.kernel->name;
+  context.shape = target.shape;
+  context.dtype = a.dtype;
+  context.layout = target.problem.layout;
+  context.config_source = a.best ? "--best" : a.config ? "--config" : "default";
+  context.device = harness::to_json(dev);
+  context.timing = harness::to_json(timing);
+  if (a.best) {
+    const auto path = db_path(a.db);
+    const auto db = open_existing(path);  // missing: exit 4
+    const cache::Lookup lookup{dev.name, target.kernel->name, target.shape,
+                               a.dtype,  std::nullopt,        target.problem.layout};
+    const auto best = db.best(lookup, false);
+    if (!best) {
+      throw Error(
+          ErrorKind::kNotFound,
+          fmt::format("no tuned config for {} {} {} layout '{}' on {} in {}; run `ktune tune --kernel {} "
+                      "--shape {} --dtype {}` first",
+                      target.kernel->name, target.shape, a.dtype, target.problem.layout, dev.name,
+                      path.string(), target.kernel->name, target.shape, a.dtype));
+    }
+    context.best = nlohmann::json::parse(best->to_json());
+    const auto stored = nlohmann::json::parse(best->config_json);
+    if (copy) {
+      copy_config = harness::CopyConfig::from_json(stored);
+    } else {
+      config = check_bench_config(target, kt::Config::from_json(stored));
+    }
+  }
+  context.config = copy ? copy_config.to_json() : config->config.to_json();
+  context.ceilings = stored_ceilings(a.db, dev);
+
+  // The rows timed in the worker: the config, then the default-config baseline.
+  std::vector<Planned> planned;
+  if (copy) {
+    planned.push_back(plan_copy(target, copy_config, dev.arch(), timing, a.device, verify));
+    if (a.baseline == "default")
+      planned.push_back(plan_copy(target, {}, dev.arch(), timing, a.device, verify));
+  } else {
+    harness::NvrtcCompiler compiler;
+    const kt::SourceLibrary sources = kt::SourceLibrary::from_environment();
+    planned.push_back(
+        plan_template(target, *config, dev.arch(), timing, a.device, verify, compiler, sources));
+    if (default_config) {
+      planned.push_back(
+          plan_template(target, *default_config, dev.arch(), timing, a.device, verify, compiler, sources));
+    }
+  }
+  if (planned.size() > 1) {
+    planned.back().row.role = "baseline";
+    planned.back().row.baseline = "default";
+  }
+  planned.front().row.role = "config";
+
+  std::vector<BenchRow> rows;
   harness::RunnerOptions ro;
   ro.worker_command = harness::default_worker_command();
   ro.worker_command.insert(ro.worker_command.end(), {"--device", std::to_string(a.device)});
   harness::CandidateRunner runner(ro);
-  std::vector<harness::CandidateResult> results;
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    requests[i].id = i;
-    results.push_back(runner.run(requests[i]));
-    if (i > 0) results.back().name += " (baseline)";
+  uint64_t id = 0;
+  for (Planned& p : planned) {
+    if (p.request) {
+      p.request->id = ++id;
+      p.row.result = runner.run(*p.request);
+    }
+    rows.push_back(std::move(p.row));
   }
   runner.shutdown();
-
-  if (a.format == "json") {
-    nlohmann::json doc{{"kernel", a.kernel},
-                       {"shape", shape.canonical()},
-                       {"dtype", a.dtype},
-                       {"config", config.to_json()},
-                       {"device", harness::to_json(dev)},
-                       {"timing", harness::to_json(timing)},
-                       {"results", nlohmann::json::array()}};
-    for (const auto& r : results) doc["results"].push_back(harness::to_json(r));
-    print_json(doc);
-  } else if (a.format == "gbench") {
-    print_json(gbench_document(dev, a, results));
-  } else {
-    print_table(std::cout, dev, shape.canonical(), results);
+  if (a.baseline == "cublas") {
+    tuner::CublasBaselineMeasurer blas(a.device);
+    BenchRow row;
+    row.role = "baseline";
+    row.baseline = std::string(tuner::kCublasBaseline);
+    row.result = blas.measure_cublas(target.problem, timing, verify);
+    rows.push_back(std::move(row));
   }
-  const auto& main = results.front();
-  if (main.outcome != harness::Outcome::kOk) {
-    throw Error(ErrorKind::kRuntime,
-                fmt::format("{}: {}: {}", main.name, harness::to_string(main.outcome), main.reason));
+
+  compute_speedups(rows);
+  add_percent_of_ceiling(rows, context.ceilings, a.dtype);
+  print(a, context, rows);
+  for (const BenchRow& r : rows) {
+    if (r.result.outcome != harness::Outcome::kOk) {
+      throw Error(ErrorKind::kRuntime, fmt::format("{}: {}: {}", r.result.name,
+                                                   harness::to_string(r.result.outcome), r.result.reason));
+    }
   }
 }
 
@@ -180,17 +281,30 @@ void run_bench(BenchArgs& a) {
 
 void add_bench_command(CLI::App& app) {
   auto a = std::make_shared<BenchArgs>();
-  auto* cmd = app.add_subcommand("bench", "Time one kernel at one config with the full measurement protocol");
-  cmd->add_option("--kernel", a->kernel, "Kernel name (built-in: copy)")->required();
-  cmd->add_option("--shape", a->shape, "Problem shape, e.g. n=268435456")->required();
-  cmd->add_option("--dtype", a->dtype, "Element type: f32, f16, bf16, fp8e4m3, fp8e5m2")
+  auto* cmd = app.add_subcommand(
+      "bench",
+      "Time one kernel at one config (given, the cached winner or the default) against its baselines");
+  cmd->add_option("--kernel", a->kernel, "Kernel: " + kt::known_kernel_names())->required();
+  cmd->add_option("--shape", a->shape, "Problem shape in the kernel's dimensions, e.g. m=128,n=4096,k=4096")
+      ->required();
+  cmd->add_option("--dtype", a->dtype, "Element type: f32, f16, bf16 (copy also fp8e4m3, fp8e5m2)")
       ->capture_default_str();
-  cmd->add_option("--config", a->config, "Config as JSON, e.g. '{\"unroll\":8,\"block\":512}'")
+  cmd->add_option("--layout", a->layout,
+                  "Layout or mode (gemm: nt, nn, nt+bias, ...); default: the kernel's");
+  auto* config =
+      cmd->add_option("--config", a->config,
+                      "Config as JSON: {\"template\":\"mma\",\"params\":{\"BLOCK_M\":128,...}} or flat "
+                      "{\"template\":\"mma\",\"BLOCK_M\":128}; left-out parameters take the default");
+  cmd->add_flag("--best", a->best, "Time the cached winner for this GPU (--db); none: exit 4")
+      ->excludes(config);
+  cmd->add_option(
+         "--baseline", a->baseline,
+         "Also time a baseline: cublas (gemm: cuBLASLt in this process), default (the default config), none")
+      ->check(CLI::IsMember({"none", "default", "cublas"}))
       ->capture_default_str();
-  cmd->add_option("--baseline", a->baseline, "Also time a baseline: none or default (the default config)")
-      ->check(CLI::IsMember({"none", "default"}))
-      ->capture_default_str();
+  cmd->add_flag("--no-verify", a->no_verify, "Time without checking the output against the reference");
   cmd->add_option("--device", a->device, "CUDA device ordinal")->capture_default_str();
+  add_db_option(*cmd, a->db);
   cmd->add_option("--format", a->format, "table, json or gbench (Google Benchmark JSON)")
       ->check(CLI::IsMember({"table", "json", "gbench"}))
       ->capture_default_str();
@@ -198,10 +312,14 @@ void add_bench_command(CLI::App& app) {
   add_timing_flags(*cmd, a->timing);
   cmd->footer(
       "Examples:\n"
-      "  ktune bench --kernel copy --shape n=268435456 --dtype f32\n"
-      "  ktune bench --kernel copy --shape n=1048576 --config '{\"unroll\":8}' --baseline default --json\n"
+      "  ktune bench --kernel gemm --shape m=128,n=4096,k=4096 --dtype bf16 --baseline cublas\n"
+      "  ktune bench --kernel gemm --shape m=16,n=4096,k=4096 --dtype bf16 --best --baseline cublas --json\n"
+      "  ktune bench --kernel gemm --shape m=512,n=4096,k=4096 --dtype bf16 --layout nn \\\n"
+      "      --config '{\"template\":\"mma\",\"params\":{\"BLOCK_M\":128,\"BLOCK_N\":128}}' --baseline "
+      "default\n"
+      "  ktune bench --kernel rmsnorm --shape rows=16,hidden=4096 --dtype bf16 --baseline default\n"
       "  ktune bench --kernel copy --shape n=67108864 --format gbench > copy.json   # for compare.py\n"
-      "  ktune bench --kernel copy --shape n=536870912 --counters --activity-timer");
+      "Exit codes: 2 bad kernel/shape/config/baseline, 3 no GPU, 4 --best found nothing, 1 a row failed.");
   cmd->callback([a] { run_bench(*a); });
 }
 

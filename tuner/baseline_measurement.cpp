@@ -1,0 +1,93 @@
+#include "tuner/baseline_measurement.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "ktune/error.hpp"
+
+namespace ktune::tuner {
+
+std::optional<std::string> no_cublas_baseline(std::string_view kernel,
+                                              const kernel_templates::Problem& problem) {
+  if (kernel != "gemm") return fmt::format("no cuBLAS baseline for kernel {}", kernel);
+  const harness::DType d = problem.dtype;
+  if (d != harness::DType::kF16 && d != harness::DType::kBF16 && d != harness::DType::kF32) {
+    return fmt::format("no cuBLAS baseline for gemm in {} (f16, bf16 and f32 have one)",
+                       harness::to_string(d));
+  }
+  if (!problem.layout.empty() && problem.layout != "nt" && problem.layout != "nn") {
+    return fmt::format("no cuBLAS baseline for gemm layout '{}' (nt and nn have one; epilogues do not)",
+                       problem.layout);
+  }
+  for (const char* dim : {"m", "n", "k"}) {
+    const auto it =
+        std::find_if(problem.dims.begin(), problem.dims.end(), [&](const auto& p) { return p.first == dim; });
+    if (it == problem.dims.end()) return fmt::format("no cuBLAS baseline: the gemm shape has no '{}'", dim);
+    // cuBLASLt takes 64-bit extents, but ktune's gemm shapes are int32 (cache/shape.hpp).
+    if (it->second < 1 || it->second > std::numeric_limits<int32_t>::max()) {
+      return fmt::format("no cuBLAS baseline: {}={} is out of range", dim, it->second);
+    }
+  }
+  return std::nullopt;
+}
+
+std::string cublas_baseline_name(const kernel_templates::Problem& problem) {
+  return fmt::format("cublas.{}.{}", harness::to_string(problem.dtype),
+                     problem.layout.empty() ? std::string("nt") : problem.layout);
+}
+
+cache::Measurement to_baseline_measurement(const kernel_templates::Problem& problem,
+                                           const harness::CandidateResult& result) {
+  cache::Measurement m;
+  m.shape = problem.shape_text();
+  m.dtype = std::string(harness::to_string(problem.dtype));
+  m.layout = problem.layout;
+  m.config_name = cublas_baseline_name(problem);
+  m.baseline = std::string(kCublasBaseline);
+  nlohmann::json config = nlohmann::json::object();
+  for (const char* key : {"library", "algorithm"}) {
+    if (result.resources.is_object() && result.resources.contains(key))
+      config[key] = result.resources.at(key);
+  }
+  m.config_json = config.dump();
+  m.outcome = result.outcome;
+  m.reason = result.reason;
+  if (result.stats) {
+    const harness::SampleStats& s = *result.stats;
+    m.stats = cache::Stats{s.median, s.min, s.mean, s.p90, s.stdev, static_cast<int64_t>(s.samples)};
+  }
+  if (m.outcome == cache::Outcome::kOk && !m.stats) {
+    m.outcome = cache::Outcome::kLaunchError;
+    m.reason = "the cuBLAS baseline reported ok without timing statistics";
+  }
+  if (result.counters.is_object() && !result.counters.empty()) m.counters_json = result.counters.dump();
+  if (result.resources.is_object()) m.resources_json = result.resources.dump();
+  m.sm_clock_mhz = result.sm_clock_mhz;
+  m.temperature_c = result.temperature_c;
+  return m;
+}
+
+std::optional<int64_t> record_cublas_baseline(cache::ConfigCache& db, int64_t run_id, int64_t gpu_id,
+                                              int64_t kernel_id, std::string_view kernel,
+                                              const kernel_templates::Problem& problem,
+                                              const harness::TimingOptions& timing,
+                                              BaselineMeasurer& measurer) {
+  if (no_cublas_baseline(kernel, problem)) return std::nullopt;
+  harness::CandidateResult result;
+  try {
+    result = measurer.measure_cublas(problem, timing, true);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kNoDevice) throw;
+    result.name = cublas_baseline_name(problem);
+    result.outcome = harness::Outcome::kLaunchError;
+    result.reason = e.what();
+  }
+  const std::vector<int64_t> ids =
+      db.record(run_id, gpu_id, kernel_id, {to_baseline_measurement(problem, result)});
+  return ids.at(0);
+}
+
+}  // namespace ktune::tuner

@@ -1,0 +1,280 @@
+#include "tuner/cublas_baseline_measurer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "harness/context.hpp"
+#include "harness/cublaslt_gemm.hpp"
+#include "harness/cuda_check.hpp"
+#include "harness/device_buffer.hpp"
+#include "harness/device_info.hpp"
+#include "harness/driver_api.hpp"
+#include "harness/gpu_compare.hpp"
+#include "harness/l2_flush.hpp"
+#include "harness/module.hpp"
+#include "harness/nvml.hpp"
+#include "harness/nvrtc_compiler.hpp"
+#include "harness/poison.hpp"
+#include "harness/random_fill.hpp"
+#include "harness/stopping_rule.hpp"
+#include "harness/timer.hpp"
+#include "harness/tolerance.hpp"
+#include "harness/utility_kernels.hpp"
+#include "kernel_templates/compile_request.hpp"
+#include "kernel_templates/embedded_sources.hpp"
+#include "kernel_templates/spec_registry.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::tuner {
+namespace {
+
+namespace h = harness;
+namespace kt = kernel_templates;
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Dynamic shared memory above this needs the per-function opt-in (CUDA's default limit, 48 KiB).
+constexpr uint32_t kDefaultSmemLimit = 48u << 10;
+
+/// One copy of the GEMM's operands and output.
+struct OperandSet {
+  h::DeviceBuffer a;
+  h::DeviceBuffer b;
+  h::DeviceBuffer c;
+};
+
+}  // namespace
+
+struct CublasBaselineMeasurer::State {
+  h::DeviceInfo device;
+  h::PrimaryContext context;
+  CUstream stream = nullptr;
+  h::UtilityKernels utility;
+  h::CublasLtGemm blas;
+  h::NvrtcCompiler compiler;
+  kt::SourceLibrary sources = kt::SourceLibrary::builtin();
+  std::map<std::string, std::pair<h::Module, std::map<std::string, std::string>>> references;
+
+  explicit State(int ordinal)
+      : device(h::query_device(ordinal)), context(ordinal), stream(make_stream()), utility(device.arch()) {}
+  ~State() {
+    if (stream != nullptr) h::driver().cuStreamDestroy(stream);
+  }
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+
+  static CUstream make_stream() {
+    CUstream s = nullptr;
+    KTUNE_CU_CHECK(h::driver().cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    return s;
+  }
+
+  /// The reference's module (compiled once per source and name expressions) and its lowered names.
+  const std::pair<h::Module, std::map<std::string, std::string>>& reference_module(
+      const kt::CompileSpec& cs) {
+    std::string id = cs.source_name;
+    for (const auto& e : cs.name_expressions) id += "|" + e;
+    auto it = references.find(id);
+    if (it == references.end()) {
+      const h::CompileResult r = compiler.compile(kt::make_compile_request(cs, sources, device.arch()));
+      it = references.emplace(id, std::make_pair(h::Module::load(r.cubin), r.lowered_names)).first;
+    }
+    return it->second;
+  }
+};
+
+CublasBaselineMeasurer::CublasBaselineMeasurer(int device) : device_(device) {}
+CublasBaselineMeasurer::~CublasBaselineMeasurer() = default;
+
+CublasBaselineMeasurer::State& CublasBaselineMeasurer::state() {
+  if (!state_) state_ = std::make_unique<State>(device_);
+  state_->context.make_current();
+  return *state_;
+}
+
+h::CandidateResult CublasBaselineMeasurer::measure_cublas(const kt::Problem& problem,
+                                                          const h::TimingOptions& t, bool verify) {
+  h::CandidateResult res;
+  res.name = cublas_baseline_name(problem);
+  res.flush = std::string(h::to_string(t.flush));
+  if (auto why = no_cublas_baseline("gemm", problem)) {
+    res.outcome = h::Outcome::kSkipped;
+    res.reason = *why;
+    return res;
+  }
+  t.validate();
+  State& s = state();  // kNoDevice (no driver, no GPU, no libcublasLt) escapes from here
+  std::string phase = "inputs";
+  try {
+    const int64_t m = problem.dim("m"), n = problem.dim("n"), k = problem.dim("k");
+    const h::DType dtype = problem.dtype;
+    const h::CublasGemmProblem bp{dtype, problem.layout != "nn", m, n, k};
+    const uint64_t a_count = static_cast<uint64_t>(m * k), b_count = static_cast<uint64_t>(k * n),
+                   c_count = static_cast<uint64_t>(m * n);
+    const std::size_t esize = h::size_of(dtype);
+    std::vector<OperandSet> sets;
+    sets.push_back({h::DeviceBuffer(a_count * esize), h::DeviceBuffer(b_count * esize),
+                    h::DeviceBuffer(c_count * esize)});
+    // The worker's seeds for buffers 0 ("a") and 1 ("b"): the candidate and cuBLAS see the same inputs.
+    h::random_fill(s.utility, sets[0].a.get(), dtype, a_count, t.seed, 1.0f, s.stream);
+    h::random_fill(s.utility, sets[0].b.get(), dtype, b_count, t.seed + (uint64_t{1} << 32), 1.0f, s.stream);
+    h::poison(sets[0].c.get(), sets[0].c.size(), s.stream);
+
+    std::optional<h::DeviceBuffer> c_ref;
+    if (verify) {
+      phase = "reference";
+      const kt::ReferenceSpec ref = kt::specs_of("gemm").at(0)->reference(problem);
+      const auto& [module, lowered] = s.reference_module(ref.compile);
+      std::map<std::string, h::DeviceBuffer> own;
+      std::vector<uint64_t> ptrs;
+      for (const kt::TensorSpec& tensor : ref.plan.tensors) {
+        if (tensor.name == "a") {
+          ptrs.push_back(sets[0].a.get());
+        } else if (tensor.name == "b") {
+          ptrs.push_back(sets[0].b.get());
+        } else {
+          auto& buffer = own.emplace(tensor.name, h::DeviceBuffer(static_cast<std::size_t>(tensor.bytes())))
+                             .first->second;
+          h::poison(buffer.get(), buffer.size(), s.stream);
+          ptrs.push_back(buffer.get());
+        }
+      }
+      for (const kt::KernelLaunch& launch : ref.plan.launches) {
+        const CUfunction f = module.function(lowered.at(launch.name_expression));
+        if (launch.dims.dynamic_smem_bytes > kDefaultSmemLimit) {
+          KTUNE_CU_CHECK(h::driver().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                        static_cast<int>(launch.dims.dynamic_smem_bytes)));
+        }
+        kt::PackedArgs args(ref.plan, launch, ptrs);
+        h::launch(f, {launch.dims.grid.x, launch.dims.grid.y, launch.dims.grid.z},
+                  {launch.dims.block.x, launch.dims.block.y, launch.dims.block.z},
+                  launch.dims.dynamic_smem_bytes, s.stream, args.data());
+      }
+      KTUNE_CU_CHECK(h::driver().cuStreamSynchronize(s.stream));
+      if (ref.compare.size() != 1 || !own.contains(ref.compare.front().second)) {
+        throw Error(ErrorKind::kRuntime, "the gemm reference does not name one output to compare with");
+      }
+      c_ref = std::move(own.at(ref.compare.front().second));
+    }
+
+    phase = "first run";
+    s.blas.run(bp, sets[0].a.get(), sets[0].b.get(), sets[0].c.get(), s.stream);  // builds the plan
+    KTUNE_CU_CHECK(h::driver().cuStreamSynchronize(s.stream));
+    res.resources = {{"library", s.blas.version()}, {"algorithm", s.blas.algorithm(bp)}};
+
+    if (c_ref) {
+      phase = "verify";
+      const h::ErrorMetrics err =
+          h::gpu_compare(s.utility, sets[0].c.get(), dtype, c_ref->get(), h::DType::kF32, c_count, s.stream);
+      const h::Verdict v = h::judge(err, h::tolerance_for(dtype));
+      res.rel_err = err.rel_err;
+      res.max_abs_err = err.max_abs_err;
+      if (!v.ok) {
+        res.outcome = h::Outcome::kIncorrect;
+        res.reason = fmt::format("cuBLASLt output vs the gemm reference: {}", v.reason);
+        return res;
+      }
+      c_ref.reset();
+    }
+
+    phase = "flush set-up";
+    std::unique_ptr<h::L2Flusher> flusher;
+    if (t.flush == h::FlushMode::kL2)
+      flusher = std::make_unique<h::L2Flusher>(s.device.l2_bytes, t.l2_flush_factor);
+    if (t.flush == h::FlushMode::kRotate) {
+      // As the worker does: enough copies that their total exceeds factor x the L2 size.
+      const double set_bytes = static_cast<double>((a_count + b_count + c_count) * esize);
+      const double want = t.l2_flush_factor * static_cast<double>(s.device.l2_bytes) / set_bytes;
+      const int n_sets = std::clamp(static_cast<int>(std::ceil(want)) + 1, 2, t.rotate_max_sets);
+      for (int i = 1; i < n_sets; ++i) {
+        OperandSet copy{h::DeviceBuffer(sets[0].a.size()), h::DeviceBuffer(sets[0].b.size()),
+                        h::DeviceBuffer(sets[0].c.size())};
+        KTUNE_CU_CHECK(h::driver().cuMemcpyDtoDAsync(copy.a.get(), sets[0].a.get(), copy.a.size(), s.stream));
+        KTUNE_CU_CHECK(h::driver().cuMemcpyDtoDAsync(copy.b.get(), sets[0].b.get(), copy.b.size(), s.stream));
+        sets.push_back(std::move(copy));
+      }
+      KTUNE_CU_CHECK(h::driver().cuStreamSynchronize(s.stream));
+    }
+    const std::size_t n_sets = sets.size();
+    const auto run_set = [&](std::size_t i) {
+      const OperandSet& o = sets[i % n_sets];
+      s.blas.run(bp, o.a.get(), o.b.get(), o.c.get(), s.stream);
+    };
+    const auto flush = [&] {
+      if (flusher) flusher->flush(s.stream);
+    };
+
+    phase = "warm-up";
+    h::EventTimer timer(s.stream);
+    std::vector<double> warm;
+    const double warm_start = now_ms();
+    std::size_t next_set = 0;
+    while (static_cast<int>(warm.size()) < t.warmup_min_launches || now_ms() - warm_start < t.warmup_min_ms) {
+      flush();
+      const std::size_t i = next_set++;
+      warm.push_back(timer.time_us([&] { run_set(i); }));
+    }
+    // Median of the second half: the first launches include clock ramp-up (the worker's estimate).
+    const double estimate_us =
+        h::summarize({warm.begin() + static_cast<long>(warm.size() / 2), warm.end()}).median;
+
+    std::unique_ptr<h::GraphBatch> batch;
+    if (estimate_us < t.graph_batch_threshold_us) {
+      phase = "graph capture";
+      const int count =
+          std::clamp(static_cast<int>(std::lround(t.graph_batch_target_us / std::max(estimate_us, 0.1))), 2,
+                     t.graph_batch_max_launches);
+      batch = std::make_unique<h::GraphBatch>(s.stream, count,
+                                              [&](int i) { run_set(static_cast<std::size_t>(i)); });
+      batch->launch();  // the graph's own first run is not a sample
+      KTUNE_CU_CHECK(h::driver().cuStreamSynchronize(s.stream));
+    }
+    res.launches_per_sample = batch ? batch->launches() : 1;
+
+    phase = "timing";
+    h::StoppingRule rule(t);
+    const double t0 = now_ms();
+    h::StopReason stop = h::StopReason::kContinue;
+    while (stop == h::StopReason::kContinue) {
+      flush();
+      if (batch) {
+        rule.add(timer.time_us([&] { batch->launch(); }) / batch->launches());
+      } else {
+        const std::size_t i = next_set++;
+        rule.add(timer.time_us([&] { run_set(i); }));
+      }
+      stop = rule.check(now_ms() - t0);
+    }
+    res.samples_us = rule.samples();
+    res.stats = rule.stats();
+    res.stop_reason = std::string(h::to_string(stop));
+    res.drift = rule.drift();
+    const h::NvmlReading nvml = h::nvml_read(s.device.pci_bus_id);
+    res.sm_clock_mhz = nvml.sm_clock_mhz;
+    res.temperature_c = nvml.temperature_c;
+    if (!nvml.unknown_reason.empty()) res.resources["nvml_unknown_reason"] = nvml.unknown_reason;
+    const kt::WorkCounts work = kt::specs_of("gemm").at(0)->work(problem);
+    res.gbps = work.min_bytes / (res.stats->median * 1e-6) / 1e9;
+    res.tflops = work.flops / (res.stats->median * 1e-6) / 1e12;
+    res.counters = {{"available", false}, {"reason", "not measured for the cuBLAS baseline"}};
+    res.outcome = h::Outcome::kOk;
+    return res;
+  } catch (const Error& e) {
+    res.stats.reset();
+    res.samples_us.clear();
+    res.outcome =
+        e.api_code() == "CUDA_ERROR_OUT_OF_MEMORY" ? h::Outcome::kExceedsLimits : h::Outcome::kLaunchError;
+    res.reason = fmt::format("{}: {}", phase, e.what());
+    return res;
+  }
+}
+
+}  // namespace ktune::tuner
