@@ -31,7 +31,8 @@ template <int MASK>
 __device__ __forceinline__ int valid_prefix(int row, int rows, int cols, const int* lengths, int row_offset) {
   if (row >= rows) return 0;
   if (MASK == 1) return min(cols, max(0, row + row_offset + 1));
-  if (MASK == 2) return static_cast<int>(static_cast<unsigned>(lengths[row]) % (static_cast<unsigned>(cols) + 1u));
+  if (MASK == 2)
+    return static_cast<int>(static_cast<unsigned>(lengths[row]) % (static_cast<unsigned>(cols) + 1u));
   return cols;
 }
 
@@ -190,8 +191,8 @@ __global__ void __launch_bounds__(THREADS* ROWS)
 // overlap one row's loads with another's math and stores.
 template <int THREADS, int VEC, int MASK, typename T>
 __global__ void __launch_bounds__(THREADS)
-    ktune_softmax_staged(const T* __restrict__ x, T* __restrict__ y, const int* __restrict__ lengths, int rows,
-                         int cols, float scale, int row_offset) {
+    ktune_softmax_staged(const T* __restrict__ x, T* __restrict__ y, const int* __restrict__ lengths,
+                         int rows, int cols, float scale, int row_offset) {
   using namespace ktune_ops;
   using ktune_softmax_detail::kUnroll;
   static_assert(THREADS % 32 == 0 && THREADS <= 1024, "THREADS a multiple of 32, at most 1024");
@@ -270,8 +271,9 @@ __global__ void __launch_bounds__(THREADS)
 // loads in flight, and ptxas otherwise spends up to 95 registers on it (f16, THREADS 256).
 template <int THREADS, int VEC, int MASK, typename T>
 __global__ void __launch_bounds__(THREADS, 1024 / THREADS)
-    ktune_softmax_partial(const T* __restrict__ x, float* __restrict__ partials, const int* __restrict__ lengths,
-                          int rows, int cols, float scale, int row_offset, int seg) {
+    ktune_softmax_partial(const T* __restrict__ x, float* __restrict__ partials,
+                          const int* __restrict__ lengths, int rows, int cols, float scale, int row_offset,
+                          int seg) {
   using namespace ktune_ops;
   static_assert(THREADS % 32 == 0 && THREADS <= 1024, "THREADS a multiple of 32, at most 1024");
   constexpr int kBytes = VEC * static_cast<int>(sizeof(T));
@@ -286,8 +288,8 @@ __global__ void __launch_bounds__(THREADS, 1024 / THREADS)
   const int n = ktune_softmax_detail::valid_prefix<MASK>(row, rows, cols, lengths, row_offset);
   float m = neg_inf();
   float s = 0.0f;
-  ktune_softmax_detail::online_span<THREADS, VEC, T>(xr, begin, min(begin + seg, cols), n, vec, scale * kLog2e, t,
-                                                     m, s);
+  ktune_softmax_detail::online_span<THREADS, VEC, T>(xr, begin, min(begin + seg, cols), n, vec,
+                                                     scale * kLog2e, t, m, s);
   const float big = row_max<THREADS, 1>(m, scratch);
   s = row_sum<THREADS, 1>(m == neg_inf() ? 0.0f : s * fast_exp2(m - big), scratch);
   if (t == 0) {
@@ -302,8 +304,8 @@ __global__ void __launch_bounds__(THREADS, 1024 / THREADS)
 template <int THREADS, int VEC, int MASK, typename T>
 __global__ void __launch_bounds__(THREADS, 1024 / THREADS)
     ktune_softmax_split_finish(const T* __restrict__ x, const float* __restrict__ partials, T* __restrict__ y,
-                               const int* __restrict__ lengths, int rows, int cols, float scale, int row_offset,
-                               int seg) {
+                               const int* __restrict__ lengths, int rows, int cols, float scale,
+                               int row_offset, int seg) {
   using namespace ktune_ops;
   static_assert(THREADS % 32 == 0 && THREADS <= 1024, "THREADS a multiple of 32, at most 1024");
   constexpr int kBytes = VEC * static_cast<int>(sizeof(T));
@@ -323,7 +325,8 @@ __global__ void __launch_bounds__(THREADS, 1024 / THREADS)
   for (int i = 0; i < split; ++i) big = fmaxf(big, pr[2 * i]);
   if (big == neg_inf()) big = 0.0f;  // no unmasked column in the row
   float s = 0.0f;
-  for (int i = 0; i < split; ++i) s += pr[2 * i] == neg_inf() ? 0.0f : pr[2 * i + 1] * fast_exp2(pr[2 * i] - big);
+  for (int i = 0; i < split; ++i)
+    s += pr[2 * i] == neg_inf() ? 0.0f : pr[2 * i + 1] * fast_exp2(pr[2 * i] - big);
   const float inv = s > 0.0f ? 1.0f / s : 0.0f;
   const float k = scale * kLog2e;
   for (int b = begin + t * VEC; b < end; b += ktune_softmax_detail::kUnroll * THREADS * VEC) {

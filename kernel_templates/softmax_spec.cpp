@@ -97,7 +97,8 @@ std::optional<std::string> SoftmaxSpec::rejection(const Problem& problem, const 
   if (auto why = vec_rejection(config.at("VEC"), problem.dtype)) return why;
   const int64_t online = config.at("ONLINE");
   if (online > 2) return fmt::format("ONLINE={} is none of 0, 1, 2", online);
-  if (online == 2 && rows != 1) return fmt::format("ONLINE=2 stages one row a block: ROWS must be 1, not {}", rows);
+  if (online == 2 && rows != 1)
+    return fmt::format("ONLINE=2 stages one row a block: ROWS must be 1, not {}", rows);
   if (online == 2 && staged_bytes(problem) > kMaxStagedBytes) {
     return fmt::format("ONLINE=2 stages {} bytes of shared memory a row for cols={} (at most {}): use SPLIT",
                        staged_bytes(problem), problem.dim("cols"), kMaxStagedBytes);
@@ -108,7 +109,8 @@ std::optional<std::string> SoftmaxSpec::rejection(const Problem& problem, const 
     return fmt::format("SPLIT={} needs ONLINE=1 and ROWS=1 (got ONLINE={}, ROWS={})", sp, online, rows);
   }
   if (sp > 1 && problem.dim("rows") > kMaxGridY) {
-    return fmt::format("SPLIT={} puts rows on grid.y: rows={} exceeds {}", sp, problem.dim("rows"), kMaxGridY);
+    return fmt::format("SPLIT={} puts rows on grid.y: rows={} exceeds {}", sp, problem.dim("rows"),
+                       kMaxGridY);
   }
   const int64_t elem_bytes = static_cast<int64_t>(harness::size_of(problem.dtype));
   const int64_t row_bytes = chunks(problem.dim("cols"), config) * config.at("VEC") * elem_bytes;
@@ -168,10 +170,12 @@ LaunchPlan SoftmaxSpec::launch_plan(const Problem& problem, const Config& config
     partial.name_expression = c.name_expressions[0];
     partial.dims.grid = {u32(sp), u32(rows), 1};
     partial.dims.block = {u32(config.at("THREADS")), 1, 1};
-    partial.args = {base[0], ArgSpec::of_tensor("partials"), base[2], base[3], base[4], base[5], base[6], seg};
+    partial.args = {base[0], ArgSpec::of_tensor("partials"), base[2], base[3], base[4], base[5], base[6],
+                    seg};
     KernelLaunch finish = partial;
     finish.name_expression = c.name_expressions[1];
-    finish.args = {base[0], ArgSpec::of_tensor("partials"), base[1], base[2], base[3], base[4], base[5], base[6], seg};
+    finish.args = {
+        base[0], ArgSpec::of_tensor("partials"), base[1], base[2], base[3], base[4], base[5], base[6], seg};
     p.launches = {partial, finish};
     return p;
   }

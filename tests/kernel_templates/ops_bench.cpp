@@ -37,10 +37,10 @@
 #include "harness/cuda_check.hpp"
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
-#include "harness/utility_kernels.hpp"
 #include "harness/module.hpp"
 #include "harness/timer.hpp"
 #include "harness/tolerance.hpp"
+#include "harness/utility_kernels.hpp"
 #include "harness/verification.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
@@ -78,7 +78,8 @@ std::vector<kt::Config> sweep(const std::string& op, DType dtype, bool wide) {
   std::vector<kt::Config> out;
   if (op == "rmsnorm") {
     const int64_t tr[][2] = {{32, 4}, {32, 8}, {64, 4}, {128, 1}, {128, 2}, {256, 1}, {512, 1}, {1024, 1}};
-    const int64_t wide_tr[][2] = {{64, 1}, {64, 2}, {64, 8}, {128, 4}, {128, 8}, {256, 2}, {256, 4}, {512, 2}};
+    const int64_t wide_tr[][2] = {{64, 1},  {64, 2},  {64, 8},  {128, 4},
+                                  {128, 8}, {256, 2}, {256, 4}, {512, 2}};
     for (const auto& x : tr) {
       for (int64_t reg : {1, 0}) {
         out.push_back(cfg("rowwise", {{"THREADS", x[0]}, {"ROWS", x[1]}, {"VEC", v16}, {"REG", reg}}));
@@ -95,14 +96,15 @@ std::vector<kt::Config> sweep(const std::string& op, DType dtype, bool wide) {
   } else if (op == "softmax") {
     // {THREADS, ROWS, ONLINE, SPLIT}; staged (ONLINE 2) and split rows (SPLIT > 1) are rejected by
     // the spec where they do not apply (rows over 227 KB, many rows).
-    const int64_t tros[][4] = {{32, 4, 0, 1},   {128, 1, 0, 1},  {256, 1, 0, 1},  {512, 1, 0, 1},
-                               {1024, 1, 0, 1}, {256, 1, 1, 1},  {512, 1, 1, 1},  {1024, 1, 1, 1},
-                               {128, 2, 0, 1},  {64, 4, 0, 1},   {256, 1, 2, 1},  {512, 1, 2, 1},
-                               {1024, 1, 2, 1}, {256, 1, 1, 8},  {512, 1, 1, 8},  {256, 1, 1, 16}};
-    const int64_t wide_tros[][4] = {{128, 1, 2, 1}, {128, 1, 1, 1},  {256, 1, 1, 4},  {512, 1, 1, 4},
+    const int64_t tros[][4] = {{32, 4, 0, 1},   {128, 1, 0, 1}, {256, 1, 0, 1}, {512, 1, 0, 1},
+                               {1024, 1, 0, 1}, {256, 1, 1, 1}, {512, 1, 1, 1}, {1024, 1, 1, 1},
+                               {128, 2, 0, 1},  {64, 4, 0, 1},  {256, 1, 2, 1}, {512, 1, 2, 1},
+                               {1024, 1, 2, 1}, {256, 1, 1, 8}, {512, 1, 1, 8}, {256, 1, 1, 16}};
+    const int64_t wide_tros[][4] = {{128, 1, 2, 1},  {128, 1, 1, 1},  {256, 1, 1, 4},  {512, 1, 1, 4},
                                     {256, 1, 1, 32}, {512, 1, 1, 16}, {1024, 1, 1, 8}, {128, 1, 1, 16}};
     auto add = [&](const int64_t* x) {
-      out.push_back(cfg("rowwise", {{"THREADS", x[0]}, {"ROWS", x[1]}, {"VEC", v16}, {"ONLINE", x[2]}, {"SPLIT", x[3]}}));
+      out.push_back(cfg(
+          "rowwise", {{"THREADS", x[0]}, {"ROWS", x[1]}, {"VEC", v16}, {"ONLINE", x[2]}, {"SPLIT", x[3]}}));
     };
     for (const auto& x : tros) add(x);
     if (wide) {
@@ -118,7 +120,8 @@ std::vector<kt::Config> sweep(const std::string& op, DType dtype, bool wide) {
         for (int64_t items : {1, 2, 4})
           out.push_back(cfg("elementwise", {{"THREADS", t}, {"VEC", v16}, {"ITEMS", items}}));
       }
-      for (int64_t t : {128, 256, 512}) out.push_back(cfg("elementwise", {{"THREADS", t}, {"VEC", v16}, {"ITEMS", 8}}));
+      for (int64_t t : {128, 256, 512})
+        out.push_back(cfg("elementwise", {{"THREADS", t}, {"VEC", v16}, {"ITEMS", 8}}));
     }
   } else {
     const int64_t lhv[][3] = {{8, 8, 8},  {8, 16, 8}, {16, 8, 4}, {16, 16, 4},
@@ -173,40 +176,6 @@ std::vector<Size> sizes() {
       rope(4096),
       rope(16384),
   };
-}
-
-/// A plan ready to run: each launch's function and packed arguments.
-struct Ready {
-  std::vector<CUfunction> functions;
-  std::vector<kt::KernelLaunch> launches;
-  std::vector<std::unique_ptr<kt::PackedArgs>> args;
-
-  void enqueue(CUstream stream) const {
-    for (std::size_t i = 0; i < launches.size(); ++i) {
-      const auto& d = launches[i].dims;
-      ktune::harness::launch(functions[i], {d.grid.x, d.grid.y, d.grid.z}, {d.block.x, d.block.y, d.block.z},
-                             d.dynamic_smem_bytes, stream, args[i]->data());
-    }
-  }
-};
-
-Ready prepare(kt::testing::KernelCache& kernels, const kt::CompileSpec& compile, const kt::LaunchPlan& plan,
-              const kt::testing::DeviceTensors& tensors) {
-  constexpr uint32_t kDefaultSmemLimit = 48 * 1024;  // above it a function must opt in
-  std::vector<uint64_t> ptrs;
-  for (const auto& t : plan.tensors) ptrs.push_back(tensors.ptr(t.name));
-  Ready r;
-  for (const auto& l : plan.launches) {
-    CUfunction f = kernels.function(compile, l.name_expression);
-    if (l.dims.dynamic_smem_bytes > kDefaultSmemLimit) {
-      KTUNE_CU_CHECK(ktune::harness::driver().cuFuncSetAttribute(
-          f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(l.dims.dynamic_smem_bytes)));
-    }
-    r.functions.push_back(f);
-    r.launches.push_back(l);
-    r.args.push_back(std::make_unique<kt::PackedArgs>(plan, l, ptrs));
-  }
-  return r;
 }
 
 double median(std::vector<double> v) {
@@ -266,9 +235,10 @@ Options parse_options(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--verbose") == 0) {
       o.verbose = true;
     } else {
-      throw ktune::Error(ktune::ErrorKind::kBadInput,
-                         "usage: ktune_ops_bench [--csv FILE] [--quick] [--filter TEXT]... [--wide] [--configs N] "
-                         "[--flush clean|dirty] [--verbose]");
+      throw ktune::Error(
+          ktune::ErrorKind::kBadInput,
+          "usage: ktune_ops_bench [--csv FILE] [--quick] [--filter TEXT]... [--wide] [--configs N] "
+          "[--flush clean|dirty] [--verbose]");
     }
   }
   return o;
@@ -289,12 +259,14 @@ int main(int argc, char** argv) {
     KTUNE_CU_CHECK(drv.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
     kt::testing::BenchFlusher flusher(info.l2_bytes, info.arch(), opt.flush);
     std::printf("device: %s, L2 %lld MiB; ceiling %.0f GB/s (D2D copy); L2 flush: %s\n", info.name.c_str(),
-                static_cast<long long>(info.l2_bytes >> 20), kCopyCeilingGBs, kt::testing::to_string(opt.flush));
+                static_cast<long long>(info.l2_bytes >> 20), kCopyCeilingGBs,
+                kt::testing::to_string(opt.flush));
 
     std::vector<Size> all;
     for (const auto& s : sizes()) {
       if (!selected(s, opt)) continue;
-      if (opt.quick && std::any_of(all.begin(), all.end(), [&](const Size& f) { return f.op == s.op; })) continue;
+      if (opt.quick && std::any_of(all.begin(), all.end(), [&](const Size& f) { return f.op == s.op; }))
+        continue;
       all.push_back(s);
     }
     for (const Size& s : all) {  // compile everything up front, on every core
@@ -330,9 +302,9 @@ int main(int argc, char** argv) {
           tensors.ensure(t);
           if (t.role != kt::TensorRole::kInput) tensors.poison(t.name);
         }
-        Ready r;
+        kt::testing::ReadyPlan r;
         try {
-          r = prepare(kernels, compile, plan, tensors);
+          r = kt::testing::prepare_plan(kernels, compile, plan, tensors);
         } catch (const ktune::Error& e) {
           std::printf("  FAILED %s @ %s: %s\n", name.c_str(), s.problem.shape_text().c_str(), e.what());
           continue;
@@ -340,8 +312,8 @@ int main(int argc, char** argv) {
         r.enqueue(stream);
         bool ok = true;
         for (const auto& [out, ref_name] : ref.compare) {
-          const auto v = kt::testing::verify_on_device(tensors, plan, out, ref.plan, ref_name, s.problem.dtype,
-                                                       utility, stream);
+          const auto v = kt::testing::verify_on_device(tensors, plan, out, ref.plan, ref_name,
+                                                       s.problem.dtype, utility, stream);
           if (!v.ok) {
             std::printf("  INCORRECT %s @ %s: %s\n", name.c_str(), s.problem.shape_text().c_str(),
                         v.reason.c_str());
@@ -360,7 +332,8 @@ int main(int argc, char** argv) {
         std::unique_ptr<ktune::harness::GraphBatch> graph;
         if (median(eager) < kGraphThresholdUs) {
           batch = std::max(10, static_cast<int>(kGraphTargetUs / std::max(median(eager), 1.0)));
-          graph = std::make_unique<ktune::harness::GraphBatch>(stream, batch, [&](int) { r.enqueue(stream); });
+          graph =
+              std::make_unique<ktune::harness::GraphBatch>(stream, batch, [&](int) { r.enqueue(stream); });
           graph->launch();
         }
         std::vector<double> samples;
@@ -377,12 +350,13 @@ int main(int argc, char** argv) {
         }
         const double gbs = bytes / us / 1e3;
         if (opt.verbose) {
-          std::printf("  %-36s %10.2f us %7.0f GB/s %5.1f%%\n", name.c_str(), us, gbs, 100.0 * gbs / kCopyCeilingGBs);
+          std::printf("  %-36s %10.2f us %7.0f GB/s %5.1f%%\n", name.c_str(), us, gbs,
+                      100.0 * gbs / kCopyCeilingGBs);
           std::fflush(stdout);
         }
         if (csv.is_open()) {
-          csv << s.op << "," << s.problem.layout << ",\"" << s.problem.shape_text() << "\",bf16," << name << ","
-              << us << "," << gbs << "," << 100.0 * gbs / kCopyCeilingGBs << "," << batch << ",1,"
+          csv << s.op << "," << s.problem.layout << ",\"" << s.problem.shape_text() << "\",bf16," << name
+              << "," << us << "," << gbs << "," << 100.0 * gbs / kCopyCeilingGBs << "," << batch << ",1,"
               << kt::testing::to_string(opt.flush) << "\n";
           csv.flush();
         }
@@ -393,9 +367,9 @@ int main(int argc, char** argv) {
                     s.problem.shape_text().c_str());
       } else {
         const double gbs = bytes / best_us / 1e3;
-        std::printf("%-13s %-9s %-38s %-38s %10.2f %9.0f %5.1f%%  %s%s\n", s.op.c_str(), s.problem.layout.c_str(),
-                    s.problem.shape_text().c_str(), best_name.c_str(), best_us, gbs, 100.0 * gbs / kCopyCeilingGBs,
-                    s.target.c_str(), best_batch > 1 ? " (graph)" : "");
+        std::printf("%-13s %-9s %-38s %-38s %10.2f %9.0f %5.1f%%  %s%s\n", s.op.c_str(),
+                    s.problem.layout.c_str(), s.problem.shape_text().c_str(), best_name.c_str(), best_us, gbs,
+                    100.0 * gbs / kCopyCeilingGBs, s.target.c_str(), best_batch > 1 ? " (graph)" : "");
       }
       std::fflush(stdout);
     }

@@ -76,6 +76,33 @@ void BenchFlusher::flush(CUstream stream) {
   harness::launch(read_all_, {kReadBlocks, 1, 1}, {kReadBlock, 1, 1}, 0, stream, args);
 }
 
+void ReadyPlan::enqueue(CUstream stream) const {
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    const auto& d = launches[i].dims;
+    harness::launch(functions[i], {d.grid.x, d.grid.y, d.grid.z}, {d.block.x, d.block.y, d.block.z},
+                    d.dynamic_smem_bytes, stream, args[i]->data());
+  }
+}
+
+ReadyPlan prepare_plan(KernelCache& kernels, const CompileSpec& compile, const LaunchPlan& plan,
+                       const DeviceTensors& tensors) {
+  constexpr uint32_t kDefaultSmemLimit = 48 * 1024;  // above it a function must opt in
+  std::vector<uint64_t> ptrs;
+  for (const auto& t : plan.tensors) ptrs.push_back(tensors.ptr(t.name));
+  ReadyPlan r;
+  for (const auto& l : plan.launches) {
+    CUfunction f = kernels.function(compile, l.name_expression);
+    if (l.dims.dynamic_smem_bytes > kDefaultSmemLimit) {
+      KTUNE_CU_CHECK(harness::driver().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                          static_cast<int>(l.dims.dynamic_smem_bytes)));
+    }
+    r.functions.push_back(f);
+    r.launches.push_back(l);
+    r.args.push_back(std::make_unique<PackedArgs>(plan, l, ptrs));
+  }
+  return r;
+}
+
 void fill_inputs_on_device(const Problem& problem, const std::vector<TensorSpec>& tensors,
                            DeviceTensors& device, const harness::UtilityKernels& utility, uint64_t seed,
                            CUstream stream) {
@@ -89,8 +116,8 @@ void fill_inputs_on_device(const Problem& problem, const std::vector<TensorSpec>
     if (t.role != TensorRole::kInput) {
       device.poison(t.name);
     } else {
-      harness::random_fill(utility, device.ptr(t.name), t.dtype, static_cast<uint64_t>(t.elements),
-                           seed++, 1.0f, stream);
+      harness::random_fill(utility, device.ptr(t.name), t.dtype, static_cast<uint64_t>(t.elements), seed++,
+                           1.0f, stream);
     }
   }
   HostTensors ignored;

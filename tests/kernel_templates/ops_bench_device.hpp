@@ -9,11 +9,13 @@
 // - fill_inputs_on_device fills the float inputs with the harness's counter-based random kernel
 //   (no host copy: a 16384 x 14336 bf16 input is 470 MB) and the small special tensors (int32
 //   positions / lengths, the rotary table) with the gpu suite's fill_inputs.
+// - prepare_plan / ReadyPlan run a plan of any number of launches on the timing stream.
 // - verify_on_device compares an output with its reference on the GPU (harness::gpu_compare).
 
 #include <cuda.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,20 @@ class BenchFlusher {
   CUfunction read_all_ = nullptr;
   uint32_t value_ = 0;
 };
+
+/// A plan ready to run on a stream: each launch's function and packed arguments.
+struct ReadyPlan {
+  std::vector<CUfunction> functions;
+  std::vector<KernelLaunch> launches;
+  std::vector<std::unique_ptr<PackedArgs>> args;
+  /// Enqueues every launch in order on `stream`.
+  void enqueue(CUstream stream) const;
+};
+
+/// Looks up (compiling as needed) each launch's function, opts it in to its dynamic shared memory
+/// above 48 KB, and packs its arguments against `tensors` (which must hold every plan tensor).
+ReadyPlan prepare_plan(KernelCache& kernels, const CompileSpec& compile, const LaunchPlan& plan,
+                       const DeviceTensors& tensors);
 
 /// Allocates every tensor of `tensors`, fills the inputs (random values, seed-dependent) and poisons
 /// the others; synchronises `stream`.

@@ -181,7 +181,8 @@ TEST_F(OpsGpu, SoftmaxLongRowModesTakeThePerElementPathsWhenMisaligned) {
   const Problem p{{{"rows", 5}, {"cols", 8192}}, DType::kBF16, "causal"};
   auto f = make_fixture(spec, p, 83, harness::size_of(p.dtype));
   int accepted = 0;
-  for (const Config& c : testing::softmax_long_samples(p.dtype)) accepted += expect_matches_reference(*f, spec, c);
+  for (const Config& c : testing::softmax_long_samples(p.dtype))
+    accepted += expect_matches_reference(*f, spec, c);
   EXPECT_EQ(accepted, 8);
 }
 

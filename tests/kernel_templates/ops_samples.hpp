@@ -48,12 +48,16 @@ inline std::vector<Config> softmax_samples(DType dtype) {
 
 /// The long-row modes of softmax: staged (ONLINE 2) and split rows (SPLIT > 1, online), VEC in bytes.
 inline std::vector<Config> softmax_long_samples(DType dtype) {
-  const int64_t s[][4] = {{256, 16, 2, 1}, {1024, 16, 2, 1}, {128, 8, 2, 1}, {256, 16, 1, 4},
-                          {512, 16, 1, 16}, {128, 8, 1, 3},  {1024, 16, 1, 2}, {64, 16, 1, 64}};
+  const int64_t s[][4] = {{256, 16, 2, 1},  {1024, 16, 2, 1}, {128, 8, 2, 1},   {256, 16, 1, 4},
+                          {512, 16, 1, 16}, {128, 8, 1, 3},   {1024, 16, 1, 2}, {64, 16, 1, 64}};
   std::vector<Config> out;
   for (const auto& c : s) {
     out.push_back({"rowwise",
-                   {{"THREADS", c[0]}, {"ROWS", 1}, {"VEC", vec_elems(c[1], dtype)}, {"ONLINE", c[2]}, {"SPLIT", c[3]}}});
+                   {{"THREADS", c[0]},
+                    {"ROWS", 1},
+                    {"VEC", vec_elems(c[1], dtype)},
+                    {"ONLINE", c[2]},
+                    {"SPLIT", c[3]}}});
   }
   return out;
 }

@@ -248,7 +248,7 @@ TEST(OpsSpec, SoftmaxStagedAndSplitPlans) {
   EXPECT_EQ(sp.launches[1].args[2].tensor, "y");
   EXPECT_EQ(sp.launches[1].args.size(), 9u);
   EXPECT_EQ(sp.launches[1].args[7].integer, 262143 - 64);  // causal row offset
-  EXPECT_EQ(SoftmaxSpec::segment(1001, split), 128);        // ceil(1001 / 8) = 126 -> multiple of 8
+  EXPECT_EQ(SoftmaxSpec::segment(1001, split), 128);       // ceil(1001 / 8) = 126 -> multiple of 8
   const CompileSpec c = s.compile_spec(smx(64, 262144), split);
   EXPECT_EQ(c.name_expressions.size(), 2u);
 

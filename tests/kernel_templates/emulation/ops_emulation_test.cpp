@@ -334,10 +334,10 @@ TEST(OpsEmulation, SoftmaxStagedEveryMask) {
 TEST(OpsEmulation, SoftmaxSplitRowEveryMask) {
   softmax_long_case<32, 8, 0, bf16e>(2, 3001, 4);  // odd: segments of 752 columns, short last one
   softmax_long_case<64, 4, 0, float>(3, 2048, 8);
-  softmax_long_case<32, 8, 1, bf16e>(6, 700, 3);   // causal: early rows end in the first segment
-  softmax_long_case<32, 4, 2, float>(4, 500, 5);   // padding, incl. an empty row
+  softmax_long_case<32, 8, 1, bf16e>(6, 700, 3);  // causal: early rows end in the first segment
+  softmax_long_case<32, 4, 2, float>(4, 500, 5);  // padding, incl. an empty row
   softmax_long_case<32, 8, 0, bf16e>(2, 1000, 7, /*misalign=*/true);
-  softmax_long_case<32, 8, 0, bf16e>(2, 40, 8);    // more blocks than vectors: empty segments
+  softmax_long_case<32, 8, 0, bf16e>(2, 40, 8);  // more blocks than vectors: empty segments
 }
 
 TEST(OpsEmulation, SoftmaxReferenceKernel) {
