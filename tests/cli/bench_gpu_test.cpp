@@ -2,10 +2,18 @@
 // there is no device): the JSON of `--baseline cublas` has both rows timed, verified and positive;
 // the cuBLAS measurer in this process agrees with the protocol (graph batches for short GEMMs,
 // rotation); `--best` times the winner the database names for this GPU and exits 4 without one.
+// The ktune binary is $KTUNE_BIN when set (the packed one on the GPU machine), else this build's.
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -32,6 +40,37 @@ std::string no_gpu_reason() {
   }
 }
 
+/// The ktune under test: $KTUNE_BIN (the packed binary on the GPU machine), else this build's.
+std::string ktune_under_test() {
+  const char* env = std::getenv("KTUNE_BIN");
+  return env != nullptr && *env != '\0' ? env : ktune_binary();
+}
+
+std::string shell_quoted(const std::string& s) {
+  std::string q = "'";
+  for (const char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// Runs ktune_under_test() with `args`, stdout and stderr captured apart.
+RunResult run_bench(const std::vector<std::string>& args) {
+  TempDir tmp;
+  std::string command = shell_quoted(ktune_under_test());
+  for (const auto& a : args) command += " " + shell_quoted(a);
+  command += " >" + shell_quoted((tmp / "out").string()) + " 2>" + shell_quoted((tmp / "err").string());
+  const int status = std::system(command.c_str());
+  RunResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(tmp / "out");
+  r.err = slurp(tmp / "err");
+  return r;
+}
+
 #define REQUIRE_GPU()                                         \
   do {                                                        \
     const std::string why = no_gpu_reason();                  \
@@ -40,7 +79,7 @@ std::string no_gpu_reason() {
 
 TEST(BenchGpu, GemmAgainstCublasPrintsBothRowsTimedAndVerified) {
   REQUIRE_GPU();
-  const auto r = run_ktune({"bench", "--kernel", "gemm", "--shape", "m=128,n=256,k=512", "--dtype", "bf16",
+  const auto r = run_bench({"bench", "--kernel", "gemm", "--shape", "m=128,n=256,k=512", "--dtype", "bf16",
                             "--baseline", "cublas", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const auto doc = nlohmann::json::parse(r.out);
@@ -88,7 +127,7 @@ TEST(BenchGpu, EveryTemplateKernelBenchesAgainstItsDefault) {
     for (const char* extra : {"--baseline", "default", "--json", "--max-time-ms", "100"})
       args.emplace_back(extra);
     SCOPED_TRACE(args[2]);
-    const auto r = run_ktune(args);
+    const auto r = run_bench(args);
     ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
     const auto doc = nlohmann::json::parse(r.out);
     ASSERT_EQ(doc.at("results").size(), 2u);
@@ -155,7 +194,7 @@ TEST(BenchGpu, BestTimesTheCachedWinnerAndExits4WithoutOne) {
     m.stats = cache::Stats{12.5, 12, 12.6, 13, 0.1, 40};
     db.set_best(db.record(run, gpu, kernel, {m}).at(0));
   }
-  const auto r = run_ktune({"bench", "--kernel", "gemm", "--shape", "m=64,n=512,k=256", "--dtype", "bf16",
+  const auto r = run_bench({"bench", "--kernel", "gemm", "--shape", "m=64,n=512,k=256", "--dtype", "bf16",
                             "--best", "--db", path.string(), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   const auto doc = nlohmann::json::parse(r.out);
@@ -163,11 +202,11 @@ TEST(BenchGpu, BestTimesTheCachedWinnerAndExits4WithoutOne) {
   EXPECT_EQ(doc.at("results").at(0).at("name"), name);
   EXPECT_EQ(doc.at("best").at("config_name"), name);
 
-  const auto miss = run_ktune({"bench", "--kernel", "gemm", "--shape", "m=65,n=512,k=256", "--dtype", "bf16",
+  const auto miss = run_bench({"bench", "--kernel", "gemm", "--shape", "m=65,n=512,k=256", "--dtype", "bf16",
                                "--best", "--db", path.string()});
   EXPECT_EQ(miss.exit_code, 4) << miss.err;
   EXPECT_NE(miss.err.find("no tuned config"), std::string::npos) << miss.err;
-  const auto no_db = run_ktune({"bench", "--kernel", "gemm", "--shape", "m=64,n=512,k=256", "--dtype", "bf16",
+  const auto no_db = run_bench({"bench", "--kernel", "gemm", "--shape", "m=64,n=512,k=256", "--dtype", "bf16",
                                 "--best", "--db", (tmp / "absent.db").string()});
   EXPECT_EQ(no_db.exit_code, 4) << no_db.err;
 }
