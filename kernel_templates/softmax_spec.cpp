@@ -19,8 +19,9 @@ const std::vector<std::string>& modes() {
 
 int mask_code(SoftmaxMask m) { return m == SoftmaxMask::kNone ? 0 : m == SoftmaxMask::kCausal ? 1 : 2; }
 
-/// Dynamic shared memory a block may opt in to on sm_90 (227 KB; the staged row must fit).
-constexpr int64_t kMaxStagedBytes = 232448;
+/// Dynamic shared memory the staged row may take: sm_90's 227 KB (232448 bytes) a block, static
+/// and dynamic together, less the reduction scratch of up to 1024 threads (32 floats).
+constexpr int64_t kMaxStagedBytes = 232448 - 128;
 /// Blocks a row in split mode: the finishing blocks read every partial of their row (from L2).
 constexpr int64_t kMaxSplit = 64;
 

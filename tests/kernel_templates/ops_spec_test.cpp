@@ -226,8 +226,8 @@ TEST(OpsSpec, SoftmaxStagedAndSplitPlans) {
   EXPECT_EQ(st.launches[0].dims.grid, (Dim3{4096, 1, 1}));
   EXPECT_EQ(st.launches[0].dims.block, (Dim3{512, 1, 1}));
   EXPECT_NE(s.rejection(smx(2, 262144), staged), std::nullopt);  // 512 KB of shared memory
-  EXPECT_EQ(s.rejection(smx(2, 116224), staged), std::nullopt);  // exactly 227 KB
-  EXPECT_NE(s.rejection(smx(2, 116225), staged), std::nullopt);
+  EXPECT_EQ(s.rejection(smx(2, 116160), staged), std::nullopt);  // 227 KB less 128 bytes of scratch
+  EXPECT_NE(s.rejection(smx(2, 116161), staged), std::nullopt);
   Config staged_rows = staged;
   staged_rows.params["ROWS"] = 2;
   staged_rows.params["THREADS"] = 128;
