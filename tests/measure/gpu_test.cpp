@@ -1,4 +1,5 @@
-// GPU tests of the measurement harness, run through the real `ktune worker` (DESIGN.md D4, D5).
+// GPU tests of the measurement harness, run through the real `ktune worker` (DESIGN.md D4, D5),
+// including candidates that are sequences of launches (split-K's shape: verified and timed whole).
 // The lead runs this executable directly on the GPU machine; it finds the ktune binary through
 // $KTUNE_BIN (else the path it was built with). Without a GPU every test skips with the reason,
 // except WorkerWithoutGpuSaysWhy, which then checks the worker's refusal.
@@ -71,8 +72,8 @@ CandidateRequest planted(const std::string& name, const std::string& source, uin
   c.arch = arch();
   NvrtcCompiler compiler;
   const CompileResult res = compiler.compile(c);
-  r.kernel.cubin = res.cubin;
-  r.kernel.function = res.lowered_names.at(name);
+  r.launches.at(0).cubin = res.cubin;
+  r.launches.at(0).function = res.lowered_names.at(name);
   r.name = name;
   return r;
 }
@@ -139,7 +140,7 @@ TEST(MeasureGpu, PlantedFaultHangAndWrongKernelsAmongGoodOnes) {
   steps.push_back({hang, Outcome::kTimeout});
   steps.push_back({good(3), Outcome::kOk});
   CandidateRequest wrong = planted("planted_wrong", kPlanted, n, t);
-  wrong.kernel.grid = {1024, 1, 1};
+  wrong.launches.at(0).grid = {1024, 1, 1};
   steps.push_back({wrong, Outcome::kIncorrect});
   steps.push_back({good(4), Outcome::kOk});
   for (std::size_t i = 0; i < steps.size(); ++i) {
@@ -171,7 +172,7 @@ TEST(MeasureGpu, PlantedFaultHangAndWrongKernelsAmongGoodOnes) {
 TEST(MeasureGpu, SharedMemoryBeyondTheDeviceIsExceedsLimits) {
   REQUIRE_GPU();
   CandidateRequest r = make_copy_request(1 << 20, DType::kF32, CopyConfig{}, arch(), quick_timing());
-  r.kernel.shared_bytes = 1 << 20;  // 1 MiB: more than any GPU's opt-in limit
+  r.launches.at(0).shared_bytes = 1 << 20;  // 1 MiB: more than any GPU's opt-in limit
   CandidateRunner runner(runner_options());
   const CandidateResult res = runner.run(r);
   EXPECT_EQ(res.outcome, Outcome::kExceedsLimits) << res.reason;
@@ -243,6 +244,89 @@ TEST(MeasureGpu, CopyCountersReportDramBytesWithin2Percent) {
   RecordProperty("dram_write_bytes", std::to_string(write));
   EXPECT_NEAR(read / bytes, 1.0, 0.02) << read << " bytes read for " << bytes;
   EXPECT_NEAR(write / bytes, 1.0, 0.02) << write << " bytes written for " << bytes;
+}
+
+const char* kHalves = R"CUDA(
+// The two halves of a copy (the copy signature, n in 16-byte vectors): a launch sequence whose
+// answer exists only after both ran.
+__global__ void copy_lower(const uint4* src, uint4* dst, unsigned long long n) {
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n / 2; i += stride)
+    dst[i] = src[i];
+}
+__global__ void copy_upper(const uint4* src, uint4* dst, unsigned long long n) {
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  for (unsigned long long i = n / 2 + (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    dst[i] = src[i];
+}
+)CUDA";
+
+/// A copy of `n` f32 as the sequence of `names` (each a kHalves kernel), all from one cubin.
+CandidateRequest halves(const std::vector<std::string>& names, uint64_t n, const TimingOptions& t) {
+  CandidateRequest r = make_copy_request(n, DType::kF32, CopyConfig{}, arch(), t);
+  CompileRequest c;
+  c.source = kHalves;
+  c.program_name = "halves.cu";
+  c.name_expressions = {"copy_lower", "copy_upper"};
+  c.arch = arch();
+  NvrtcCompiler compiler;
+  const CompileResult res = compiler.compile(c);
+  const LaunchSpec whole = r.launches.at(0);
+  r.launches.clear();
+  for (const std::string& name : names) {
+    LaunchSpec l = whole;
+    l.cubin = res.cubin;
+    l.function = res.lowered_names.at(name);
+    r.launches.push_back(l);
+  }
+  r.name = "halves";
+  for (const std::string& name : names) r.name += "." + name;
+  return r;
+}
+
+TEST(MeasureGpu, ALaunchSequenceIsVerifiedAfterItsLastLaunchAndTimedWhole) {
+  REQUIRE_GPU();
+  const uint64_t n = 64ULL << 20;  // 256 MiB each way: each half ~60 us, far above launch gaps
+  CandidateRunner runner(runner_options());
+  const CandidateResult both = runner.run(halves({"copy_lower", "copy_upper"}, n, quick_timing()));
+  ASSERT_EQ(both.outcome, Outcome::kOk) << both.reason;
+  EXPECT_EQ(both.rel_err, 0);  // the copy is exact once both halves ran
+  ASSERT_EQ(both.resources.at("launches").size(), 2U) << both.resources.dump();
+  EXPECT_EQ(both.resources.at("launches").at(1).at("function"), "copy_upper");
+
+  const CandidateResult lower = runner.run(halves({"copy_lower"}, n, quick_timing()));
+  EXPECT_EQ(lower.outcome, Outcome::kIncorrect) << "half a copy passed: " << lower.reason;
+
+  // One sample covers the whole sequence: twice the lower half takes about twice as long as once.
+  const CandidateResult once = runner.run(halves({"copy_lower"}, n, TimingOptions{}));
+  const CandidateResult twice = runner.run(halves({"copy_lower", "copy_lower"}, n, TimingOptions{}));
+  ASSERT_TRUE(once.stats && twice.stats) << once.reason << " / " << twice.reason;
+  const double ratio = twice.stats->median / once.stats->median;
+  RecordProperty("twice_over_once", std::to_string(ratio));
+  EXPECT_GT(ratio, 1.6) << once.stats->median << " us once, " << twice.stats->median << " us twice";
+  EXPECT_LT(ratio, 2.4) << once.stats->median << " us once, " << twice.stats->median << " us twice";
+}
+
+TEST(MeasureGpu, ShortSequencesAreGraphBatchedWholeAndCountersCoverEveryLaunch) {
+  REQUIRE_GPU();
+  CandidateRunner runner(runner_options());
+  TimingOptions t = quick_timing();
+  t.activity_timer = true;
+  t.counters = true;
+  t.metrics = {"dram__bytes_read.sum", "gpu__time_duration.sum"};
+  const CandidateResult r = runner.run(halves({"copy_lower", "copy_upper"}, 1 << 16, t));
+  ASSERT_EQ(r.outcome, Outcome::kOk) << r.reason;
+  EXPECT_EQ(r.rel_err, 0);  // every graph-batched run did both halves: verified before batching
+  EXPECT_GT(r.launches_per_sample, 1);
+  if (r.activity_median_us) {
+    // Activity sums the two kernels of a run; events add the gap between them, never less.
+    EXPECT_LE(*r.activity_median_us, r.stats->median * 1.5) << r.counters.dump();
+  }
+  if (r.counters.value("available", false)) {
+    EXPECT_EQ(r.counters.at("ranges"), 2) << r.counters.dump();  // one range per launch of the run
+  } else {
+    std::cout << "counters unavailable: " << r.counters.value("reason", std::string("?")) << "\n";
+  }
 }
 
 TEST(MeasureGpu, CeilingsAreMeasuredWithCopyAndCublasLt) {
