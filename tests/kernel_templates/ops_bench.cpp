@@ -302,6 +302,9 @@ int main(int argc, char** argv) {
           tensors.ensure(t);
           if (t.role != kt::TensorRole::kInput) tensors.poison(t.name);
         }
+        // The poison memsets run on the legacy default stream, which `stream` (non-blocking) does not
+        // wait for.
+        KTUNE_CU_CHECK(drv.cuCtxSynchronize());
         kt::testing::ReadyPlan r;
         try {
           r = kt::testing::prepare_plan(kernels, compile, plan, tensors);

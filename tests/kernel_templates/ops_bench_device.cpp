@@ -53,6 +53,7 @@ BenchFlusher::BenchFlusher(int64_t l2_bytes, const std::string& arch, FlushMode 
   if (mode_ == FlushMode::kDirty) return;
   read_ = harness::DeviceBuffer(flush_bytes(l2_bytes));
   read_.fill_u8(0x5A);  // the values (equal words) never make the kernel write
+  KTUNE_CU_CHECK(harness::driver().cuCtxSynchronize());  // fill_u8 ran on the legacy default stream
   sink_ = harness::DeviceBuffer(16);
   harness::NvrtcCompiler compiler;
   harness::CompileRequest request;
@@ -122,7 +123,8 @@ void fill_inputs_on_device(const Problem& problem, const std::vector<TensorSpec>
   }
   HostTensors ignored;
   fill_inputs(problem, special, device, ignored, seed);
-  KTUNE_CU_CHECK(harness::driver().cuStreamSynchronize(stream));
+  // The poison memsets went to the legacy default stream, the fills to `stream`: wait for both.
+  KTUNE_CU_CHECK(harness::driver().cuCtxSynchronize());
 }
 
 harness::Verdict verify_on_device(const DeviceTensors& device, const LaunchPlan& plan, const std::string& out,

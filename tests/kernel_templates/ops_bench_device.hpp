@@ -68,7 +68,7 @@ ReadyPlan prepare_plan(KernelCache& kernels, const CompileSpec& compile, const L
                        const DeviceTensors& tensors);
 
 /// Allocates every tensor of `tensors`, fills the inputs (random values, seed-dependent) and poisons
-/// the others; synchronises `stream`.
+/// the others; synchronises the context.
 void fill_inputs_on_device(const Problem& problem, const std::vector<TensorSpec>& tensors,
                            DeviceTensors& device, const harness::UtilityKernels& utility, uint64_t seed,
                            CUstream stream);
