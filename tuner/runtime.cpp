@@ -46,7 +46,6 @@ constexpr int64_t kMaxDim = 2147483647;  // the kernels take int32 dimensions
 /// Most tensor slots an entry point has (rmsnorm_rope: q, k, two weights, table, positions, q_out,
 /// k_out).
 constexpr std::size_t kMaxSlots = 8;
-static_assert(kMaxSlots >= 5, "decode_attention and fp8_gemm have 5 slots");
 
 PlanKey gemm_key(int64_t m, int64_t n, int64_t k, DType dtype, Layout layout) {
   return {OpKind::kGemm, static_cast<uint8_t>(layout == Layout::kNN ? 1 : 0), dtype, {m, n, k, 0, 0}};
@@ -209,20 +208,24 @@ void Runtime::Impl::run(const PlanKey& key, std::span<const void* const> slots,
   const CUstream s = reinterpret_cast<CUstream>(stream);
   const RuntimePlan& p = plan(key, s);
   const auto& l = p.launcher;
-  const auto& names = tuner::detail::binding_of(key.op).slots;
+  if (slots.size() > kMaxSlots || slots.size() != l.slot_used.size())
+    throw Error(ErrorKind::kRuntime,
+                fmt::format("{}: {} slots for a plan of {}", tuner::detail::describe(key), slots.size(),
+                            l.slot_used.size()));
   std::array<CUdeviceptr, kMaxSlots> ptrs{};
-  for (std::size_t i = 0; i < slots.size() && i < kMaxSlots; ++i) {
+  for (std::size_t i = 0; i < slots.size(); ++i) {
     if (l.slot_used[i] && slots[i] == nullptr) {
-      throw Error(ErrorKind::kBadInput,
-                  fmt::format("{}: config {} reads {}, which is null",
-                              tuner::detail::binding_of(key.op).kernel, p.info.config_name, names[i]));
+      throw Error(
+          ErrorKind::kBadInput,
+          fmt::format("{}: config {} reads {}, which is null", tuner::detail::binding_of(key.op).kernel,
+                      p.info.config_name, tuner::detail::binding_of(key.op).slots[i]));
     }
     if (l.slot_align[i] > 0 &&
         reinterpret_cast<uintptr_t>(slots[i]) % static_cast<uintptr_t>(l.slot_align[i]) != 0) {
       throw Error(ErrorKind::kBadInput,
                   fmt::format("{}: config {} requires {} aligned to {} bytes; {} is not",
-                              tuner::detail::binding_of(key.op).kernel, p.info.config_name, names[i],
-                              l.slot_align[i], slots[i]));
+                              tuner::detail::binding_of(key.op).kernel, p.info.config_name,
+                              tuner::detail::binding_of(key.op).slots[i], l.slot_align[i], slots[i]));
     }
     ptrs[i] = reinterpret_cast<CUdeviceptr>(slots[i]);
   }

@@ -1,5 +1,6 @@
 // Dispatch on a hit through ktune::Runtime (goal: the lookup <= 200 ns; a launch costs what a direct
-// cuLaunchKernel costs). GPU benchmarks report an error and do nothing without a device.
+// cuLaunchKernel costs), for gemm and for one operator (rmsnorm: the generic path with a call-time
+// scalar). GPU benchmarks report an error and do nothing without a device.
 //
 //   ktune_bench_runtime [--benchmark_filter=...]       # $KTUNE_DB: a database tuned on this GPU (optional)
 
@@ -24,6 +25,9 @@ namespace {
 
 // A decode-sized GEMV-like problem: the kernel is a few microseconds, so launch cost shows.
 constexpr int64_t kM = 1, kN = 256, kK = 512;
+// A decode-step rmsnorm: one row of a 4096 hidden state.
+constexpr int64_t kRows = 1, kHidden = 4096;
+constexpr float kEps = 1e-5f;
 /// Launches between synchronisations: keeps the launch queue from filling (it blocks at ~1024).
 constexpr int64_t kSyncEvery = 256;
 
@@ -37,7 +41,7 @@ std::string no_device() {
 
 struct Fixture {
   std::unique_ptr<ktune::Runtime> rt;
-  std::unique_ptr<ktune::harness::DeviceBuffer> a, b, c;
+  std::unique_ptr<ktune::harness::DeviceBuffer> a, b, c, x, w, y;
   CUstream stream = nullptr;
 
   static Fixture& get() {
@@ -54,6 +58,12 @@ struct Fixture {
     b->fill_u8(0x3c);
     KTUNE_CU_CHECK(ktune::harness::driver().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
     rt->prepare_gemm(kM, kN, kK, ktune::DType::kBF16, ktune::Layout::kNT);
+    x = std::make_unique<ktune::harness::DeviceBuffer>(kRows * kHidden * 2);
+    w = std::make_unique<ktune::harness::DeviceBuffer>(kHidden * 2);
+    y = std::make_unique<ktune::harness::DeviceBuffer>(kRows * kHidden * 2);
+    x->fill_u8(0x3c);
+    w->fill_u8(0x3c);
+    rt->prepare_rmsnorm(kRows, kHidden, ktune::DType::kBF16);
   }
 };
 
@@ -118,6 +128,63 @@ void BM_DirectLaunch(benchmark::State& state) {
   d.cuStreamSynchronize(f.stream);
 }
 BENCHMARK(BM_DirectLaunch);
+
+/// Runs `launch` in the timed loop, synchronising every kSyncEvery launches outside the timing.
+template <typename Launch>
+void launch_loop(benchmark::State& state, CUstream stream, Launch&& launch) {
+  const auto& d = ktune::harness::driver();
+  int64_t i = 0;
+  for (auto _ : state) {
+    launch();
+    if (++i % kSyncEvery == 0) {
+      state.PauseTiming();
+      d.cuStreamSynchronize(stream);
+      state.ResumeTiming();
+    }
+  }
+  d.cuStreamSynchronize(stream);
+}
+
+/// Runtime::rmsnorm on a prepared key: D8 checks, the plan lookup, the caller's eps, the launch.
+void BM_RuntimeRmsNormLaunch(benchmark::State& state) {
+  if (const auto why = no_device(); !why.empty()) return state.SkipWithError(why.c_str());
+  auto& f = Fixture::get();
+  const auto* x = reinterpret_cast<const void*>(f.x->get());
+  const auto* w = reinterpret_cast<const void*>(f.w->get());
+  auto* y = reinterpret_cast<void*>(f.y->get());
+  launch_loop(state, f.stream, [&] {
+    f.rt->rmsnorm(x, w, y, kRows, kHidden, kEps, ktune::DType::kBF16,
+                  reinterpret_cast<ktune::Stream>(f.stream));
+  });
+}
+BENCHMARK(BM_RuntimeRmsNormLaunch);
+
+/// The same rmsnorm config launched with cuLaunchKernel directly: the floor.
+void BM_DirectRmsNormLaunch(benchmark::State& state) {
+  namespace kt = ktune::kernel_templates;
+  if (const auto why = no_device(); !why.empty()) return state.SkipWithError(why.c_str());
+  auto& f = Fixture::get();
+  const kt::Problem p{{{"rows", kRows}, {"hidden", kHidden}}, kt::DType::kBF16, ""};
+  const kt::KernelSpec& spec = kt::find_spec("rmsnorm", "rowwise");
+  const kt::Config config = spec.default_config(p);
+  ktune::harness::NvrtcCompiler compiler;
+  const auto compiled = compiler.compile(kt::make_compile_request(
+      spec.compile_spec(p, config), kt::SourceLibrary::builtin(), ktune::harness::query_device(0).arch()));
+  const kt::LaunchPlan plan = spec.launch_plan(p, config);
+  const auto& launch = plan.launches.front();
+  auto module = ktune::harness::Module::load(compiled.cubin);
+  CUfunction fn = module.function(compiled.lowered_names.at(launch.name_expression));
+  CUdeviceptr x = f.x->get(), none = 0, w = f.w->get(), y = f.y->get();
+  int rows = kRows, hidden = kHidden;
+  float eps = kEps;
+  void* args[] = {&x, &none, &w, &y, &none, &rows, &hidden, &eps};  // rmsnorm.cu's signature
+  const auto& d = ktune::harness::driver();
+  launch_loop(state, f.stream, [&] {
+    d.cuLaunchKernel(fn, launch.dims.grid.x, launch.dims.grid.y, launch.dims.grid.z, launch.dims.block.x, 1,
+                     1, launch.dims.dynamic_smem_bytes, f.stream, args, nullptr);
+  });
+}
+BENCHMARK(BM_DirectRmsNormLaunch);
 
 }  // namespace
 

@@ -287,7 +287,7 @@ TEST(RuntimeOpsDecodeFp8, DecodeAttentionPlansBindTheScaleTheLengthsAndTheSplitK
 TEST(RuntimeOpsDecodeFp8, Fp8GemmBindsBothScalingModesAndRefusesOldArchesAndOddK) {
   const OpBinding& b = binding_of(OpKind::kFp8Gemm);
   const kt::KernelSpec& spec = kt::find_spec("fp8_gemm", "mma");
-  for (uint8_t mode : {0, 1}) {
+  for (uint8_t mode : {uint8_t{0}, uint8_t{1}}) {
     const PlanKey k = key(OpKind::kFp8Gemm, mode, DType::kFP8E4M3, {37, 301, 512, 0, 0});
     EXPECT_NO_THROW(check_problem(k)) << describe(k);
     const kt::Problem p = make_problem(k);

@@ -60,6 +60,7 @@ PlanLauncher bind_plan(const kt::LaunchPlan& plan, const std::vector<kt::Alignme
   PlanLauncher l;
   l.slot_align.assign(slots.size(), 0);
   l.slot_used.assign(slots.size(), false);
+  l.scalar_count = scalars.size();
   std::map<std::string, LaunchArg, std::less<>> tensors;
   for (std::size_t i = 0; i < slots.size(); ++i)
     tensors[slots[i]] = {LaunchArg::Kind::kSlot, static_cast<int64_t>(i), 0};

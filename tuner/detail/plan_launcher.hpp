@@ -68,6 +68,7 @@ struct PlanLauncher {
   std::size_t workspace_bytes = 0;  ///< one block holding every workspace tensor (0: none)
   std::vector<int64_t> slot_align;  ///< per slot: alignment a launch requires (0: none)
   std::vector<bool> slot_used;      ///< per slot: whether some launch reads it
+  std::size_t scalar_count = 0;     ///< caller scalars the launches take (their values by index)
 };
 
 /// Binds `plan` to `slots` (tensor names in the caller's order) and `scalars`. Throws
