@@ -12,21 +12,21 @@ namespace ktune::harness {
 
 /// The cuBLASLt entry points the fp8 baseline uses (plain C functions with one ABI each, so
 /// cublasLt.h's prototypes type them).
-#define KTUNE_CUBLASLT_FP8_FUNCS(X)         \
-  X(cublasLtCreate)                         \
-  X(cublasLtDestroy)                        \
-  X(cublasLtGetVersion)                     \
-  X(cublasLtGetStatusName)                  \
-  X(cublasLtMatmulDescCreate)               \
-  X(cublasLtMatmulDescDestroy)              \
-  X(cublasLtMatmulDescSetAttribute)         \
-  X(cublasLtMatrixLayoutCreate)             \
-  X(cublasLtMatrixLayoutDestroy)            \
-  X(cublasLtMatmulPreferenceCreate)         \
-  X(cublasLtMatmulPreferenceDestroy)        \
-  X(cublasLtMatmulPreferenceSetAttribute)   \
-  X(cublasLtMatmulAlgoGetHeuristic)         \
-  X(cublasLtMatmulAlgoConfigGetAttribute)   \
+#define KTUNE_CUBLASLT_FP8_FUNCS(X)       \
+  X(cublasLtCreate)                       \
+  X(cublasLtDestroy)                      \
+  X(cublasLtGetVersion)                   \
+  X(cublasLtGetStatusName)                \
+  X(cublasLtMatmulDescCreate)             \
+  X(cublasLtMatmulDescDestroy)            \
+  X(cublasLtMatmulDescSetAttribute)       \
+  X(cublasLtMatrixLayoutCreate)           \
+  X(cublasLtMatrixLayoutDestroy)          \
+  X(cublasLtMatmulPreferenceCreate)       \
+  X(cublasLtMatmulPreferenceDestroy)      \
+  X(cublasLtMatmulPreferenceSetAttribute) \
+  X(cublasLtMatmulAlgoGetHeuristic)       \
+  X(cublasLtMatmulAlgoConfigGetAttribute) \
   X(cublasLtMatmul)
 
 struct CublasLtFp8Gemm::Api {
@@ -45,7 +45,8 @@ struct CublasLtFp8Gemm::Api {
 
   void check(cublasStatus_t s, const char* call, const char* where) const {
     if (s != CUBLAS_STATUS_SUCCESS) {
-      throw_api_error(ErrorKind::kRuntime, cublasLtGetStatusName(s), static_cast<long long>(s), "", call, where);
+      throw_api_error(ErrorKind::kRuntime, cublasLtGetStatusName(s), static_cast<long long>(s), "", call,
+                      where);
     }
   }
 };
@@ -85,11 +86,14 @@ CublasLtFp8Gemm::~CublasLtFp8Gemm() {
   plans_.clear();
   if (handle_) {
     const cublasStatus_t s = api_->cublasLtDestroy(static_cast<cublasLtHandle_t>(handle_));
-    if (s != CUBLAS_STATUS_SUCCESS) std::fprintf(stderr, "ktune: cublasLtDestroy failed: %d\n", static_cast<int>(s));
+    if (s != CUBLAS_STATUS_SUCCESS)
+      std::fprintf(stderr, "ktune: cublasLtDestroy failed: %d\n", static_cast<int>(s));
   }
 }
 
-std::string CublasLtFp8Gemm::version() const { return fmt::format("cuBLASLt {}", api_->cublasLtGetVersion()); }
+std::string CublasLtFp8Gemm::version() const {
+  return fmt::format("cuBLASLt {}", api_->cublasLtGetVersion());
+}
 
 CublasLtFp8Gemm::Plan& CublasLtFp8Gemm::plan(const CublasFp8Problem& p) {
   if (const auto it = plans_.find(p); it != plans_.end()) return *it->second;
@@ -100,8 +104,9 @@ CublasLtFp8Gemm::Plan& CublasLtFp8Gemm::plan(const CublasFp8Problem& p) {
   // cuBLASLt's fp8 rule: leading dimensions (K for A and B, N for C) multiples of 16.
   constexpr int64_t kLd = 16;
   if (p.k % kLd != 0 || p.n % kLd != 0) {
-    throw Error(ErrorKind::kBadInput,
-                fmt::format("cuBLASLt fp8 gemm needs K and N multiples of {} (got n={}, k={})", kLd, p.n, p.k));
+    throw Error(
+        ErrorKind::kBadInput,
+        fmt::format("cuBLASLt fp8 gemm needs K and N multiples of {} (got n={}, k={})", kLd, p.n, p.k));
   }
   auto plan = std::make_unique<Plan>();
   plan->api = api_.get();
@@ -128,8 +133,8 @@ CublasLtFp8Gemm::Plan& CublasLtFp8Gemm::plan(const CublasFp8Problem& p) {
     ~PrefGuard() { api->cublasLtMatmulPreferenceDestroy(pref); }
   } guard{api_.get(), pref};
   const uint64_t max_ws = kWorkspaceBytes;
-  KTUNE_CUBLASLT_FP8_CHECK(
-      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof max_ws));
+  KTUNE_CUBLASLT_FP8_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws, sizeof max_ws));
   // The heuristic must see scale pointers set (any non-null value) to pick an algorithm that honours
   // them; the real ones are set before each launch.
   const void* placeholder = reinterpret_cast<const void*>(static_cast<uintptr_t>(workspace_.get()));
@@ -140,8 +145,8 @@ CublasLtFp8Gemm::Plan& CublasLtFp8Gemm::plan(const CublasFp8Problem& p) {
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   KTUNE_CUBLASLT_FP8_CHECK(cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(handle_), plan->desc,
-                                                          plan->a, plan->b, plan->c, plan->c, pref, 1, &result,
-                                                          &found));
+                                                          plan->a, plan->b, plan->c, plan->c, pref, 1,
+                                                          &result, &found));
   if (found < 1) {
     throw Error(ErrorKind::kRuntime,
                 fmt::format("cuBLASLt offers no fp8 algorithm for m={} n={} k={}", p.m, p.n, p.k));
@@ -170,10 +175,9 @@ void CublasLtFp8Gemm::run(const CublasFp8Problem& problem, CUdeviceptr a, CUdevi
   }
   const float alpha = 1.0f;
   const float beta = 0.0f;
-  KTUNE_CUBLASLT_FP8_CHECK(cublasLtMatmul(static_cast<cublasLtHandle_t>(handle_), p.desc, &alpha, ptr(b), p.a,
-                                          ptr(a), p.b, &beta, ptr(c), p.c, ptr(c), p.c, &p.algo,
-                                          ptr(workspace_.get()), p.workspace,
-                                          reinterpret_cast<cudaStream_t>(stream)));
+  KTUNE_CUBLASLT_FP8_CHECK(cublasLtMatmul(
+      static_cast<cublasLtHandle_t>(handle_), p.desc, &alpha, ptr(b), p.a, ptr(a), p.b, &beta, ptr(c), p.c,
+      ptr(c), p.c, &p.algo, ptr(workspace_.get()), p.workspace, reinterpret_cast<cudaStream_t>(stream)));
 }
 
 std::string CublasLtFp8Gemm::algorithm(const CublasFp8Problem& problem) const {

@@ -48,11 +48,11 @@ std::vector<std::string> Fp8GemmSpec::param_names() const {
 bool Fp8GemmSpec::rowcol(const Problem& problem) {
   if (problem.layout.empty() || problem.layout == "nt") return false;
   if (problem.layout == "nt+rowcol") return true;
-  throw Error(ErrorKind::kBadInput, fmt::format("fp8_gemm layout '{}' is neither 'nt' nor 'nt+rowcol'{}",
-                                                problem.layout,
-                                                problem.layout.starts_with("nn")
-                                                    ? " (B must be [N,K]: ldmatrix cannot transpose bytes)"
-                                                    : ""));
+  throw Error(
+      ErrorKind::kBadInput,
+      fmt::format(
+          "fp8_gemm layout '{}' is neither 'nt' nor 'nt+rowcol'{}", problem.layout,
+          problem.layout.starts_with("nn") ? " (B must be [N,K]: ldmatrix cannot transpose bytes)" : ""));
 }
 
 std::optional<std::string> Fp8GemmSpec::arch_rejection(std::string_view arch) {
@@ -63,7 +63,8 @@ std::optional<std::string> Fp8GemmSpec::arch_rejection(std::string_view arch) {
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), cc);
   if (ec != std::errc() || digits.empty()) return fmt::format("'{}' is not an arch such as sm_90", arch);
   if (cc < kMinArch) {
-    return fmt::format("fp8_gemm needs sm_89 or newer (mma.sync m16n8k32 e4m3); {} has no fp8 tensor cores", arch);
+    return fmt::format("fp8_gemm needs sm_89 or newer (mma.sync m16n8k32 e4m3); {} has no fp8 tensor cores",
+                       arch);
   }
   return std::nullopt;
 }
@@ -109,12 +110,15 @@ std::optional<std::string> Fp8GemmSpec::rejection(const Problem& problem, const 
   const int64_t split_k = config.at("SPLIT_K");
   if (bm % (16 * wm) != 0) return fmt::format("BLOCK_M={} is not a multiple of 16*WARPS_M={}", bm, 16 * wm);
   if (bn % (16 * wn) != 0) return fmt::format("BLOCK_N={} is not a multiple of 16*WARPS_N={}", bn, 16 * wn);
-  if (!is_pow2(bk) || bk < 32 || bk > 256) return fmt::format("BLOCK_K={} is not a power of two in [32, 256]", bk);
+  if (!is_pow2(bk) || bk < 32 || bk > 256)
+    return fmt::format("BLOCK_K={} is not a power of two in [32, 256]", bk);
   if (wm * wn > kMaxWarps) return fmt::format("WARPS_M*WARPS_N={} exceeds {} warps", wm * wn, kMaxWarps);
-  if (stages < 2 || stages > kMaxStages) return fmt::format("STAGES={} is outside [2, {}]", stages, kMaxStages);
+  if (stages < 2 || stages > kMaxStages)
+    return fmt::format("STAGES={} is outside [2, {}]", stages, kMaxStages);
   if (split_k > kMaxGridY) return fmt::format("SPLIT_K={} exceeds {}", split_k, kMaxGridY);
   if (shared_bytes(config) > kMaxSharedBytes) {
-    return fmt::format("{} bytes of shared memory exceed {} (227 KiB)", shared_bytes(config), kMaxSharedBytes);
+    return fmt::format("{} bytes of shared memory exceed {} (227 KiB)", shared_bytes(config),
+                       kMaxSharedBytes);
   }
   if (ceil_div(problem.dim("m"), bm) * ceil_div(problem.dim("n"), bn) > kMaxGridX) {
     return fmt::format("{} needs more than {} blocks", problem.shape_text(), kMaxGridX);
@@ -138,7 +142,8 @@ CompileSpec Fp8GemmSpec::compile_spec(const Problem& problem, const Config& conf
                                            config.at("BLOCK_N"), config.at("BLOCK_K"), config.at("WARPS_M"),
                                            config.at("WARPS_N"), config.at("STAGES"), config.at("SPLIT_K"),
                                            config.at("SWIZZLE"), cpp_bool(rc)));
-  if (config.at("SPLIT_K") > 1) c.name_expressions.push_back(fmt::format("ktune_fp8_gemm_finish<{}>", cpp_bool(rc)));
+  if (config.at("SPLIT_K") > 1)
+    c.name_expressions.push_back(fmt::format("ktune_fp8_gemm_finish<{}>", cpp_bool(rc)));
   c.options = {"-std=c++17"};
   return c;
 }
@@ -175,8 +180,12 @@ LaunchPlan Fp8GemmSpec::launch_plan(const Problem& problem, const Config& config
     finish.name_expression = c.name_expressions.back();
     finish.dims.grid = {u32(std::clamp<int64_t>(ceil_div(m * n, kFinishThreads), 1, kMaxFinishBlocks)), 1, 1};
     finish.dims.block = {u32(kFinishThreads), 1, 1};
-    finish.args = {ArgSpec::of_tensor("workspace"), ArgSpec::of_tensor("c"),       ArgSpec::of_tensor("a_scale"),
-                   ArgSpec::of_tensor("b_scale"),   ArgSpec::i64(m * n),           ArgSpec::i32(static_cast<int32_t>(n)),
+    finish.args = {ArgSpec::of_tensor("workspace"),
+                   ArgSpec::of_tensor("c"),
+                   ArgSpec::of_tensor("a_scale"),
+                   ArgSpec::of_tensor("b_scale"),
+                   ArgSpec::i64(m * n),
+                   ArgSpec::i32(static_cast<int32_t>(n)),
                    ArgSpec::i32(static_cast<int32_t>(split_k))};
     p.launches.push_back(finish);
   }

@@ -11,9 +11,9 @@
 //                   [--fast-accum] [--samples 20] [--csv FILE] [--verbose]
 //   ktune_fp8_bench --compile-only [--arch sm_90]   (no GPU: registers and spills of the sweep)
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <toml++/toml.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -49,7 +49,7 @@ namespace {
 
 constexpr double kMinSampleUs = 20.0;  // below it a lone launch is mostly launch gap (H200: ~4 us each)
 constexpr int kMaxBatch = 256;
-constexpr int kMaxSets = 64;  // input copies rotated inside a batch
+constexpr int kMaxSets = 64;                       // input copies rotated inside a batch
 constexpr unsigned kDefaultSmemLimit = 48 * 1024;  // above it dynamic shared memory needs the opt-in
 
 struct Shape {
@@ -73,7 +73,8 @@ std::vector<Shape> load_shapes(const std::string& path, const std::vector<std::s
     const std::string name = l["name"].value_or(std::string{});
     if (!layers.empty() && std::find(layers.begin(), layers.end(), name) == layers.end()) continue;
     for (int64_t m : ms) {
-      out.push_back({fmt::format("{}.m{}", name, m), m, l["n"].value_or(int64_t{0}), l["k"].value_or(int64_t{0})});
+      out.push_back(
+          {fmt::format("{}.m{}", name, m), m, l["n"].value_or(int64_t{0}), l["k"].value_or(int64_t{0})});
     }
   }
   return out;
@@ -94,8 +95,9 @@ double time_launches(const std::function<void(int)>& enqueue, int sets, CUstream
     spent_us += t;
     one_us = std::min(one_us, t);
   }
-  const int batch =
-      one_us >= kMinSampleUs ? 1 : std::min(kMaxBatch, static_cast<int>(std::ceil(4 * kMinSampleUs / one_us)));
+  const int batch = one_us >= kMinSampleUs
+                        ? 1
+                        : std::min(kMaxBatch, static_cast<int>(std::ceil(4 * kMinSampleUs / one_us)));
   std::unique_ptr<h::GraphBatch> graph;
   if (batch > 1) graph = std::make_unique<h::GraphBatch>(stream, batch, [&](int i) { enqueue(i % sets); });
   std::vector<double> times;
@@ -126,7 +128,8 @@ std::map<std::string, std::shared_future<h::CompileResult>> compile_sweep(const 
     for (const auto& e : cs.name_expressions) key += "|" + e;
     if (pending.count(key)) return;
     auto request = kt::make_compile_request(cs, library, arch);
-    pending[key] = std::async(std::launch::async, [&compiler, request] { return compiler.compile(request); }).share();
+    pending[key] =
+        std::async(std::launch::async, [&compiler, request] { return compiler.compile(request); }).share();
   };
   for (const auto& s : shapes) {
     const kt::Problem p = problem_of(s, layout);
@@ -199,7 +202,8 @@ int main(int argc, char** argv) {
     h::PrimaryContext ctx(0);
     const h::DeviceInfo info = h::query_device(0);
     const std::string arch = info.arch();
-    if (auto why = kt::Fp8GemmSpec::arch_rejection(arch)) throw ktune::Error(ktune::ErrorKind::kNoDevice, *why);
+    if (auto why = kt::Fp8GemmSpec::arch_rejection(arch))
+      throw ktune::Error(ktune::ErrorKind::kNoDevice, *why);
     std::fprintf(stderr, "%s (%s), %zu shapes\n", info.name.c_str(), arch.c_str(), shapes.size());
     CUstream stream = nullptr;
     KTUNE_CU_CHECK(h::driver().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
@@ -237,8 +241,8 @@ int main(int argc, char** argv) {
 
     std::FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
     if (csv) std::fprintf(csv, "shape,m,n,k,impl,config,us,tflops,gbs,regs,spill,ok\n");
-    std::printf("%-20s %6s %6s %6s | %9s %7s %7s | %9s %7s %7s | %-52s %5s\n", "shape", "m", "n", "k", "cublas_us",
-                "TFLOP/s", "GB/s", "fp8_us", "TFLOP/s", "GB/s", "best fp8_gemm config", "ratio");
+    std::printf("%-20s %6s %6s %6s | %9s %7s %7s | %9s %7s %7s | %-52s %5s\n", "shape", "m", "n", "k",
+                "cublas_us", "TFLOP/s", "GB/s", "fp8_us", "TFLOP/s", "GB/s", "best fp8_gemm config", "ratio");
     std::map<int64_t, std::pair<double, int>> log_ratio;  // by m
     for (const auto& s : shapes) {
       const kt::Problem p = problem_of(s, layout);
@@ -258,7 +262,8 @@ int main(int argc, char** argv) {
       }
       h::DeviceBuffer c_ref(static_cast<std::size_t>(s.m * s.n) * 4);
       h::DeviceBuffer c(static_cast<std::size_t>(s.m * s.n) * 2);
-      const auto pointers = [&](const kt::LaunchPlan& plan, int set, std::map<std::string, h::DeviceBuffer>& scratch) {
+      const auto pointers = [&](const kt::LaunchPlan& plan, int set,
+                                std::map<std::string, h::DeviceBuffer>& scratch) {
         std::vector<uint64_t> ptrs;
         for (const auto& t : plan.tensors) {
           if (inputs.count(t.name)) {
@@ -268,7 +273,8 @@ int main(int argc, char** argv) {
           } else if (t.name == "c_ref") {
             ptrs.push_back(c_ref.get());
           } else {
-            if (!scratch.count(t.name)) scratch.emplace(t.name, h::DeviceBuffer(static_cast<std::size_t>(t.bytes())));
+            if (!scratch.count(t.name))
+              scratch.emplace(t.name, h::DeviceBuffer(static_cast<std::size_t>(t.bytes())));
             ptrs.push_back(scratch.at(t.name).get());
           }
         }
@@ -284,22 +290,23 @@ int main(int argc, char** argv) {
       const auto row = [&](const std::string& impl, const std::string& config, double us, int regs, int spill,
                            bool ok) {
         if (csv) {
-          std::fprintf(csv, "%s,%lld,%lld,%lld,%s,%s,%.3f,%.2f,%.1f,%d,%d,%d\n", s.label.c_str(), (long long)s.m,
-                       (long long)s.n, (long long)s.k, impl.c_str(), config.c_str(), us, work.flops / us * 1e-6,
-                       work.min_bytes / us * 1e-3, regs, spill, ok ? 1 : 0);
+          std::fprintf(csv, "%s,%lld,%lld,%lld,%s,%s,%.3f,%.2f,%.1f,%d,%d,%d\n", s.label.c_str(),
+                       (long long)s.m, (long long)s.n, (long long)s.k, impl.c_str(), config.c_str(), us,
+                       work.flops / us * 1e-6, work.min_bytes / us * 1e-3, regs, spill, ok ? 1 : 0);
         }
       };
       double blas_us = 0;
       if (blas) {
         const h::CublasFp8Problem bp{s.m, s.n, s.k, fast_accum};
         const auto run = [&](int i) {
-          const auto at = [&](const char* name) { return inputs.at(name)[static_cast<std::size_t>(i)].get(); };
+          const auto at = [&](const char* name) {
+            return inputs.at(name)[static_cast<std::size_t>(i)].get();
+          };
           blas->run(bp, at("a"), at("b"), at("a_scale"), at("b_scale"), c.get(), stream);
         };
         run(0);
-        const h::ErrorMetrics err =
-            h::gpu_compare(util, c.get(), h::DType::kBF16, c_ref.get(), h::DType::kF32,
-                           static_cast<uint64_t>(s.m * s.n), stream);
+        const h::ErrorMetrics err = h::gpu_compare(util, c.get(), h::DType::kBF16, c_ref.get(),
+                                                   h::DType::kF32, static_cast<uint64_t>(s.m * s.n), stream);
         const bool ok = h::judge(err, h::tolerance_for(h::DType::kBF16)).ok;
         blas_us = time_launches(run, sets, stream, flush, samples);
         row("cublaslt", blas->algorithm(bp), blas_us, 0, 0, ok);
@@ -341,8 +348,9 @@ int main(int argc, char** argv) {
             }
           };
           enqueue(0);
-          const h::ErrorMetrics err = h::gpu_compare(util, c.get(), h::DType::kBF16, c_ref.get(), h::DType::kF32,
-                                                     static_cast<uint64_t>(s.m * s.n), stream);
+          const h::ErrorMetrics err =
+              h::gpu_compare(util, c.get(), h::DType::kBF16, c_ref.get(), h::DType::kF32,
+                             static_cast<uint64_t>(s.m * s.n), stream);
           const bool ok = h::judge(err, h::tolerance_for(h::DType::kBF16)).ok;
           const double us = time_launches(enqueue, sets, stream, flush, samples);
           const auto found = resources.find(plan.launches.front().name_expression);
@@ -350,8 +358,8 @@ int main(int argc, char** argv) {
           row("fp8_gemm", name, us, res.registers, res.spill_store_bytes, ok);
           if (verbose) {
             std::printf("    %-58s %9.2f us %7.1f TFLOP/s %7.0f GB/s regs %3d spill %d%s\n", name.c_str(), us,
-                        work.flops / us * 1e-6, work.min_bytes / us * 1e-3, res.registers, res.spill_store_bytes,
-                        ok ? "" : "  WRONG");
+                        work.flops / us * 1e-6, work.min_bytes / us * 1e-3, res.registers,
+                        res.spill_store_bytes, ok ? "" : "  WRONG");
           }
           if (ok && us < best_us) {
             best_us = us;
@@ -363,8 +371,9 @@ int main(int argc, char** argv) {
       const double ratio = blas_us > 0 ? blas_us / best_us : 0;
       std::printf("%-20s %6lld %6lld %6lld | %9.2f %7.1f %7.0f | %9.2f %7.1f %7.0f | %-52s %5.2f\n",
                   s.label.c_str(), (long long)s.m, (long long)s.n, (long long)s.k, blas_us,
-                  blas_us > 0 ? work.flops / blas_us * 1e-6 : 0, blas_us > 0 ? work.min_bytes / blas_us * 1e-3 : 0,
-                  best_us, work.flops / best_us * 1e-6, work.min_bytes / best_us * 1e-3, best_name.c_str(), ratio);
+                  blas_us > 0 ? work.flops / blas_us * 1e-6 : 0,
+                  blas_us > 0 ? work.min_bytes / blas_us * 1e-3 : 0, best_us, work.flops / best_us * 1e-6,
+                  work.min_bytes / best_us * 1e-3, best_name.c_str(), ratio);
       std::fflush(stdout);
       if (ratio > 0 && best_us < 1e30) {
         log_ratio[s.m].first += std::log(ratio);
@@ -373,8 +382,8 @@ int main(int argc, char** argv) {
     }
     if (csv) std::fclose(csv);
     for (const auto& [m, acc] : log_ratio) {
-      std::printf("geomean speed-up of fp8_gemm over cuBLASLt fp8, M = %lld: %.3f (%d shapes)\n", (long long)m,
-                  std::exp(acc.first / acc.second), acc.second);
+      std::printf("geomean speed-up of fp8_gemm over cuBLASLt fp8, M = %lld: %.3f (%d shapes)\n",
+                  (long long)m, std::exp(acc.first / acc.second), acc.second);
     }
     KTUNE_CU_CHECK(h::driver().cuStreamDestroy(stream));
     return 0;

@@ -152,7 +152,8 @@ std::vector<uint8_t> run_candidate(Fixture& f, const Config& config) {
 
 void expect_matches(Fixture& f, const std::vector<uint8_t>& bytes, const std::string& label) {
   const auto out = harness::decode(DType::kBF16, std::as_bytes(std::span(bytes)));
-  const harness::Verdict v = harness::judge(harness::compare(out, f.c_ref), harness::tolerance_for(DType::kBF16));
+  const harness::Verdict v =
+      harness::judge(harness::compare(out, f.c_ref), harness::tolerance_for(DType::kBF16));
   EXPECT_TRUE(v.ok) << label << ": " << v.reason;
 }
 
@@ -229,7 +230,8 @@ void expect_saturates(const char* layout, int64_t m, int64_t n, int64_t k, doubl
   const std::string label = fp8().canonical_name(f->problem, config) + " @ " + f->problem.shape_text();
   const auto max = static_cast<double>(static_cast<float>(kBf16MaxFinite));
   for (std::size_t i = 0; i < f->c_ref.size(); ++i) {
-    ASSERT_EQ(f->c_ref[i], (i % static_cast<std::size_t>(n)) % 2 ? -max : max) << "reference " << label << " " << i;
+    ASSERT_EQ(f->c_ref[i], (i % static_cast<std::size_t>(n)) % 2 ? -max : max)
+        << "reference " << label << " " << i;
   }
   const auto raw = run_candidate(*f, config);
   for (std::size_t i = 0; i < raw.size() / 2; ++i) {
@@ -275,14 +277,15 @@ TEST_F(Fp8Gpu, CublasLtFp8MatchesReference) {
     f->tensors.poison("c");
     const harness::CublasFp8Problem p{s[0], s[1], s[2]};
     try {
-      blas->run(p, f->tensors.ptr("a"), f->tensors.ptr("b"), f->tensors.ptr("a_scale"), f->tensors.ptr("b_scale"),
-                f->tensors.ptr("c"), nullptr);
+      blas->run(p, f->tensors.ptr("a"), f->tensors.ptr("b"), f->tensors.ptr("a_scale"),
+                f->tensors.ptr("b_scale"), f->tensors.ptr("c"), nullptr);
     } catch (const Error& e) {
       ADD_FAILURE() << "cuBLASLt fp8 " << f->problem.shape_text() << ": " << e.what();
       continue;
     }
     gpu().context->synchronize();
-    std::printf("%s %s: %s\n", blas->version().c_str(), f->problem.shape_text().c_str(), blas->algorithm(p).c_str());
+    std::printf("%s %s: %s\n", blas->version().c_str(), f->problem.shape_text().c_str(),
+                blas->algorithm(p).c_str());
     expect_matches(*f, f->tensors.download("c", static_cast<std::size_t>(c.bytes())),
                    "cublasLt fp8 " + f->problem.shape_text());
   }
@@ -300,7 +303,8 @@ std::string sass_of(const std::string& arch) {
   const auto dir = std::filesystem::temp_directory_path() / ("ktune_fp8_sass_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "k.cubin", std::ios::binary) << result.cubin;
-  const std::string cmd = tool.string() + " -sass " + (dir / "k.cubin").string() + " > " + (dir / "k.sass").string();
+  const std::string cmd =
+      tool.string() + " -sass " + (dir / "k.cubin").string() + " > " + (dir / "k.sass").string();
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   std::ifstream in(dir / "k.sass");
   std::string sass((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -41,8 +41,8 @@ CompileSpec merge(const std::vector<std::pair<Problem, Config>>& cases) {
 
 /// Compiles every (problem, config) in one program for `arch`; resources by name expression (empty on
 /// a compile error, which fails the test).
-std::map<std::string, harness::KernelResources> compile_all(const std::vector<std::pair<Problem, Config>>& cases,
-                                                            const std::string& arch) {
+std::map<std::string, harness::KernelResources> compile_all(
+    const std::vector<std::pair<Problem, Config>>& cases, const std::string& arch) {
   const CompileSpec merged = merge(cases);
   harness::NvrtcCompiler compiler;
   harness::CompileResult result;
@@ -66,14 +66,15 @@ std::map<std::string, harness::KernelResources> compile_all(const std::vector<st
     }
     EXPECT_GT(res->second.registers, 0) << e;
     out[e] = res->second;
-    std::printf("[%s] %-62s regs=%3d spill=%d/%d smem=%d %.0f ms\n", arch.c_str(), e.c_str(), res->second.registers,
-                res->second.spill_store_bytes, res->second.spill_load_bytes, res->second.shared_bytes,
-                result.compile_ms);
+    std::printf("[%s] %-62s regs=%3d spill=%d/%d smem=%d %.0f ms\n", arch.c_str(), e.c_str(),
+                res->second.registers, res->second.spill_store_bytes, res->second.spill_load_bytes,
+                res->second.shared_bytes, result.compile_ms);
   }
   return out;
 }
 
-void expect_main_configs_do_not_spill(const std::map<std::string, harness::KernelResources>& res, const Problem& p) {
+void expect_main_configs_do_not_spill(const std::map<std::string, harness::KernelResources>& res,
+                                      const Problem& p) {
   for (const Config& c : testing::fp8_main_samples()) {
     const auto it = res.find(fp8().compile_spec(p, c).name_expressions.front());
     ASSERT_NE(it, res.end());
@@ -95,7 +96,8 @@ TEST(Fp8Nvrtc, SampleCompilesForSm90BothModes) {
 
 TEST(Fp8Nvrtc, SampleCompilesForSm89) {
   std::vector<std::pair<Problem, Config>> cases;
-  for (const Config& c : testing::fp8_samples()) cases.emplace_back(fp8_problem(4096, 4096, 4096, "nt+rowcol"), c);
+  for (const Config& c : testing::fp8_samples())
+    cases.emplace_back(fp8_problem(4096, 4096, 4096, "nt+rowcol"), c);
   const auto res = compile_all(cases, "sm_89");
   EXPECT_EQ(res.size(), 9u);
   expect_main_configs_do_not_spill(res, cases.front().first);

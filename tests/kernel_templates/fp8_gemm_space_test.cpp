@@ -53,8 +53,8 @@ TEST(Fp8Space, SpaceAgreesWithSpecOverLlamaShapes) {
       for (const auto& c : e.configs) {
         const Config sc = to_spec_config(c);
         const auto why = spec.rejection(problem, sc);
-        EXPECT_FALSE(why.has_value()) << space.canonical_name(c, "fp8e4m3", mode) << " " << shape.label << ": "
-                                      << why.value_or("");
+        EXPECT_FALSE(why.has_value())
+            << space.canonical_name(c, "fp8e4m3", mode) << " " << shape.label << ": " << why.value_or("");
         EXPECT_EQ(spec.canonical_name(problem, sc), space.canonical_name(c, "fp8e4m3", mode));
         ++checked;
       }

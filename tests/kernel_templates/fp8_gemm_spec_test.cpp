@@ -70,24 +70,30 @@ TEST(Fp8Reference, SaturatesToTheLargestFiniteBf16) {
   const std::vector<double> a(16, 448.0);
   std::vector<double> b(32, 448.0);
   for (int i = 16; i < 32; ++i) b[static_cast<std::size_t>(i)] = -448.0;
-  const auto c = fp8_gemm_reference_f64(a, b, std::vector<double>{1e30}, std::vector<double>{1e3}, 1, 2, 16, false);
+  const auto c =
+      fp8_gemm_reference_f64(a, b, std::vector<double>{1e30}, std::vector<double>{1e3}, 1, 2, 16, false);
   EXPECT_EQ(c[0], kBf16MaxFinite);
   EXPECT_EQ(c[1], -kBf16MaxFinite);
   // Under the limit nothing changes: 3211264 * 1e30 * 1e-3.
-  const auto d = fp8_gemm_reference_f64(a, b, std::vector<double>{1e30}, std::vector<double>{1e-3}, 1, 2, 16, false);
+  const auto d =
+      fp8_gemm_reference_f64(a, b, std::vector<double>{1e30}, std::vector<double>{1e-3}, 1, 2, 16, false);
   EXPECT_DOUBLE_EQ(d[0], 3211264.0 * 1e27);
   // NaN stays NaN (e4m3 0x7F in an input).
   std::vector<double> an = a;
   an[3] = std::numeric_limits<double>::quiet_NaN();
-  const auto n = fp8_gemm_reference_f64(an, b, std::vector<double>{1}, std::vector<double>{1}, 1, 2, 16, false);
+  const auto n =
+      fp8_gemm_reference_f64(an, b, std::vector<double>{1}, std::vector<double>{1}, 1, 2, 16, false);
   EXPECT_TRUE(std::isnan(n[0]));
 }
 
 TEST(Fp8Reference, RejectsMismatchedSizes) {
-  EXPECT_THROW(fp8_gemm_reference_f64(kA, kB, std::vector<double>{1, 2}, std::vector<double>{1}, 2, 2, 3, false),
+  EXPECT_THROW(
+      fp8_gemm_reference_f64(kA, kB, std::vector<double>{1, 2}, std::vector<double>{1}, 2, 2, 3, false),
+      Error);
+  EXPECT_THROW(fp8_gemm_reference_f64(kA, kB, std::vector<double>{1}, std::vector<double>{1}, 2, 2, 4, false),
                Error);
-  EXPECT_THROW(fp8_gemm_reference_f64(kA, kB, std::vector<double>{1}, std::vector<double>{1}, 2, 2, 4, false), Error);
-  EXPECT_THROW(fp8_gemm_reference_f64(kA, kB, std::vector<double>{1}, std::vector<double>{1}, 0, 2, 3, false), Error);
+  EXPECT_THROW(fp8_gemm_reference_f64(kA, kB, std::vector<double>{1}, std::vector<double>{1}, 0, 2, 3, false),
+               Error);
 }
 
 TEST(Fp8Spec, SpecCpuReferenceIsTheFunction) {
@@ -110,7 +116,9 @@ TEST(Fp8Spec, SamplesAndDefaultAreAccepted) {
 
 TEST(Fp8Spec, RejectsWithReasons) {
   const Config ok = testing::fp8_main_samples()[0];
-  const auto why = [&](const Problem& p, const Config& c) { return fp8().rejection(p, c).value_or("accepted"); };
+  const auto why = [&](const Problem& p, const Config& c) {
+    return fp8().rejection(p, c).value_or("accepted");
+  };
   EXPECT_NE(why(fp8_problem(16, 4096, 4100), ok).find("multiple of 16"), std::string::npos);
   EXPECT_NE(why(fp8_problem(16, 4096, 4104), ok).find("K=4104"), std::string::npos);
   EXPECT_NE(why(fp8_problem(16, 64, 64, "nn"), ok).find("ldmatrix"), std::string::npos);
@@ -128,7 +136,8 @@ TEST(Fp8Spec, RejectsWithReasons) {
   EXPECT_NE(why(p, fp8_config(256, 256, 64, 4, 8, 3, 1, 8)).find("warps"), std::string::npos);
   EXPECT_NE(why(p, fp8_config(128, 128, 64, 2, 2, 7, 1, 8)).find("STAGES=7"), std::string::npos);
   EXPECT_NE(why(p, fp8_config(256, 256, 256, 4, 4, 3, 1, 8)).find("shared memory"), std::string::npos);
-  EXPECT_NE(why(p, fp8_config(128, 128, 64, 2, 2, 3, 0, 8)).find("SPLIT_K must be positive"), std::string::npos);
+  EXPECT_NE(why(p, fp8_config(128, 128, 64, 2, 2, 3, 0, 8)).find("SPLIT_K must be positive"),
+            std::string::npos);
   Config extra = ok;
   extra.params["SPLIT_K_MODE"] = 0;
   EXPECT_NE(why(p, extra).find("SPLIT_K_MODE"), std::string::npos);
@@ -155,24 +164,29 @@ TEST(Fp8Spec, ArchRejection) {
 TEST(Fp8Spec, NamesAndCompileSpec) {
   const Config c = fp8_config(128, 128, 64, 2, 2, 4, 1, 8);
   EXPECT_EQ(fp8().canonical_name(fp8_problem(1, 2, 16), c), "fp8_gemm.fp8e4m3.nt.128x128x64.w2x2.s4.sk1.g8");
-  EXPECT_EQ(fp8().canonical_name(fp8_problem(1, 2, 16, ""), c), "fp8_gemm.fp8e4m3.nt.128x128x64.w2x2.s4.sk1.g8");
+  EXPECT_EQ(fp8().canonical_name(fp8_problem(1, 2, 16, ""), c),
+            "fp8_gemm.fp8e4m3.nt.128x128x64.w2x2.s4.sk1.g8");
   EXPECT_EQ(fp8().canonical_name(fp8_problem(1, 2, 16, "nt+rowcol"), c),
             "fp8_gemm.fp8e4m3.nt+rowcol.128x128x64.w2x2.s4.sk1.g8");
   const CompileSpec cs = fp8().compile_spec(fp8_problem(100, 200, 320, "nt+rowcol"), c);
   EXPECT_EQ(cs.source_name, "fp8_gemm.cu");
   EXPECT_EQ(cs.name_expressions, (std::vector<std::string>{"ktune_fp8_gemm<128,128,64,2,2,4,1,8,true>"}));
   // The cubin depends on the config and the mode, not on the shape.
-  EXPECT_EQ(fp8().compile_spec(fp8_problem(4096, 4096, 4096, "nt+rowcol"), c).name_expressions, cs.name_expressions);
-  const CompileSpec split = fp8().compile_spec(fp8_problem(100, 200, 320), fp8_config(32, 128, 64, 1, 4, 4, 8, 1));
-  EXPECT_EQ(split.name_expressions,
-            (std::vector<std::string>{"ktune_fp8_gemm<32,128,64,1,4,4,8,1,false>", "ktune_fp8_gemm_finish<false>"}));
+  EXPECT_EQ(fp8().compile_spec(fp8_problem(4096, 4096, 4096, "nt+rowcol"), c).name_expressions,
+            cs.name_expressions);
+  const CompileSpec split =
+      fp8().compile_spec(fp8_problem(100, 200, 320), fp8_config(32, 128, 64, 1, 4, 4, 8, 1));
+  EXPECT_EQ(split.name_expressions, (std::vector<std::string>{"ktune_fp8_gemm<32,128,64,1,4,4,8,1,false>",
+                                                              "ktune_fp8_gemm_finish<false>"}));
 }
 
 TEST(Fp8Spec, LaunchPlanTensorsAndLaunches) {
   const Config c = fp8_config(128, 256, 64, 2, 4, 3, 1, 8);
   const LaunchPlan p = fp8().launch_plan(fp8_problem(100, 300, 4096), c);
   ASSERT_EQ(p.tensors.size(), 5u);
-  const auto t = [&](const char* name) { return p.tensors.at(static_cast<std::size_t>(p.tensor_index(name))); };
+  const auto t = [&](const char* name) {
+    return p.tensors.at(static_cast<std::size_t>(p.tensor_index(name)));
+  };
   EXPECT_EQ(t("a").dtype, DType::kFP8E4M3);
   EXPECT_EQ(t("a").elements, 100 * 4096);
   EXPECT_EQ(t("b").elements, 300 * 4096);
@@ -191,8 +205,8 @@ TEST(Fp8Spec, LaunchPlanTensorsAndLaunches) {
   EXPECT_EQ(l.args[5].kind, ArgSpec::Kind::kNullPointer);
   EXPECT_EQ(l.args[8].integer, 4096);
 
-  const LaunchPlan rc = fp8().launch_plan(fp8_problem(100, 300, 4096, "nt+rowcol"),
-                                          fp8_config(16, 64, 256, 1, 4, 3, 4, 1));
+  const LaunchPlan rc =
+      fp8().launch_plan(fp8_problem(100, 300, 4096, "nt+rowcol"), fp8_config(16, 64, 256, 1, 4, 3, 4, 1));
   EXPECT_EQ(rc.tensors.at(static_cast<std::size_t>(rc.tensor_index("a_scale"))).elements, 100);
   EXPECT_EQ(rc.tensors.at(static_cast<std::size_t>(rc.tensor_index("b_scale"))).elements, 300);
   EXPECT_EQ(rc.tensors.at(static_cast<std::size_t>(rc.tensor_index("workspace"))).elements, 4 * 100 * 300);
@@ -233,7 +247,8 @@ TEST(Fp8Registry, CatalogManifestAndHash) {
   EXPECT_EQ(k->layouts, (std::vector<std::string>{"nt", "nt+rowcol"}));
   EXPECT_EQ(k->default_layout, "nt");
   EXPECT_EQ(specs_of("fp8_gemm").size(), 1u);
-  EXPECT_EQ(kernel_source_files("fp8_gemm"), (std::vector<std::string>{"fp8_gemm.cu", "fp8_gemm_reference.cu"}));
+  EXPECT_EQ(kernel_source_files("fp8_gemm"),
+            (std::vector<std::string>{"fp8_gemm.cu", "fp8_gemm_reference.cu"}));
   EXPECT_EQ(template_source_hash("fp8_gemm").size(), 16u);
   EXPECT_EQ(current_template_hashes().count("fp8_gemm"), 1u);
 
