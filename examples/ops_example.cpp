@@ -1,0 +1,127 @@
+// Two operators of a decoder layer through ktune::Runtime, captured into one CUDA graph and
+// replayed: the residual add fused with RMSNorm (residual updated in place), then SwiGLU on a
+// fused [tokens, 2 * inter] gate/up input. Checks both against plain CPU loops.
+//
+//   ktune tune --kernel rmsnorm,swiglu --shape ... --dtype f32   # optional: else the default configs
+//   ktune_ops_example [--db PATH] [TOKENS]                        # default 4 tokens
+//
+// Exit 0: right; 1: wrong; 2: bad input; 3: no GPU. Device memory and the graph come from ktune's
+// driver wrapper here (ktune links no CUDA library at build time); in your program use cudaMalloc,
+// cudaStreamBeginCapture and pass your cudaStream_t: it is a ktune::Stream.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "harness/context.hpp"
+#include "harness/cuda_check.hpp"
+#include "harness/device_buffer.hpp"
+#include "harness/driver_api.hpp"
+#include "ktune/ktune.hpp"
+
+namespace {
+
+constexpr int64_t kHidden = 4096;  // Llama-3-8B
+constexpr int64_t kInter = 14336;
+constexpr float kEps = 1e-5f;
+
+std::vector<float> random_values(std::size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> mag(0.25f, 2.0f);
+  std::vector<float> out(n);
+  for (auto& v : out) v = (rng() & 1 ? -1.0f : 1.0f) * mag(rng);
+  return out;
+}
+
+double relative_error(const std::vector<float>& got, const std::vector<double>& ref) {
+  double worst = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double e = std::abs(got[i] - ref[i]) / (std::abs(ref[i]) + 1e-3);
+    worst = std::isnan(e) ? INFINITY : std::max(worst, e);
+  }
+  return worst;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ktune::RuntimeOptions options;
+  int64_t tokens = 4;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--db") == 0 && i + 1 < argc) {
+      options.db_path = argv[++i];
+    } else {
+      tokens = std::stoll(argv[i]);
+    }
+  }
+  namespace kh = ktune::harness;
+  try {
+    ktune::Runtime rt(options);
+    const ktune::DType f32 = ktune::DType::kF32;
+    // Before capture: look-up, module load, workspace, for exactly these keys.
+    const ktune::PlanInfo norm = rt.prepare_rmsnorm(tokens, kHidden, f32, /*residual=*/true);
+    const ktune::PlanInfo act = rt.prepare_swiglu(tokens, kInter, f32);
+    std::printf("%s: rmsnorm -> %s, swiglu -> %s\n", rt.gpu_name().c_str(), norm.config_name.c_str(),
+                act.config_name.c_str());
+
+    const auto x = random_values(tokens * kHidden, 1), res = random_values(tokens * kHidden, 2),
+               w = random_values(kHidden, 3), gu = random_values(tokens * 2 * kInter, 4);
+    auto dx = kh::DeviceBuffer::from_host<float>(x), dres = kh::DeviceBuffer::from_host<float>(res),
+         dw = kh::DeviceBuffer::from_host<float>(w), dgu = kh::DeviceBuffer::from_host<float>(gu);
+    kh::DeviceBuffer dy(x.size() * 4), dout(tokens * kInter * 4);
+    auto ptr = [](const kh::DeviceBuffer& b) { return reinterpret_cast<void*>(b.get()); };
+
+    const auto& d = kh::driver();
+    CUstream stream = nullptr;
+    KTUNE_CU_CHECK(d.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    const auto s = reinterpret_cast<ktune::Stream>(stream);
+    KTUNE_CU_CHECK(d.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    rt.rmsnorm_residual(ptr(dx), ptr(dres), ptr(dw), ptr(dy), ptr(dres), tokens, kHidden, kEps, f32, s);
+    rt.swiglu(ptr(dgu), ptr(dout), tokens, kInter, f32, s);
+    CUgraph graph = nullptr;
+    KTUNE_CU_CHECK(d.cuStreamEndCapture(stream, &graph));
+    CUgraphExec exec = nullptr;
+    KTUNE_CU_CHECK(d.cuGraphInstantiateWithFlags(&exec, graph, 0));
+    KTUNE_CU_CHECK(d.cuGraphLaunch(exec, stream));  // once: the residual is updated in place
+    KTUNE_CU_CHECK(d.cuStreamSynchronize(stream));
+    const auto y = dy.download_as<float>(x.size());
+    const auto new_res = dres.download_as<float>(x.size());
+    const auto out = dout.download_as<float>(static_cast<std::size_t>(tokens * kInter));
+    d.cuGraphExecDestroy(exec);
+    d.cuGraphDestroy(graph);
+    d.cuStreamDestroy(stream);
+
+    std::vector<double> y_ref(x.size()), res_ref(x.size()), out_ref(out.size());
+    for (int64_t t = 0; t < tokens; ++t) {
+      double sum = 0;
+      for (int64_t j = 0; j < kHidden; ++j) {
+        const std::size_t i = static_cast<std::size_t>(t * kHidden + j);
+        res_ref[i] = static_cast<float>(x[i] + res[i]);  // the sum is stored in the dtype
+        sum += res_ref[i] * res_ref[i];
+      }
+      const double inv = 1.0 / std::sqrt(sum / kHidden + kEps);
+      for (int64_t j = 0; j < kHidden; ++j) {
+        const std::size_t i = static_cast<std::size_t>(t * kHidden + j);
+        y_ref[i] = res_ref[i] * inv * w[static_cast<std::size_t>(j)];
+      }
+      for (int64_t j = 0; j < kInter; ++j) {
+        const double g = gu[static_cast<std::size_t>(t * 2 * kInter + j)];
+        const double u = gu[static_cast<std::size_t>(t * 2 * kInter + kInter + j)];
+        out_ref[static_cast<std::size_t>(t * kInter + j)] = g / (1 + std::exp(-g)) * u;
+      }
+    }
+    const double err =
+        std::max({relative_error(y, y_ref), relative_error(new_res, res_ref), relative_error(out, out_ref)});
+    const double tolerance = 1e-4;  // f32 outputs, f32 arithmetic in another order
+    std::printf("max relative error %.3g (tolerance %.3g): %s\n", err, tolerance,
+                err <= tolerance ? "correct" : "WRONG");
+    return err <= tolerance ? 0 : 1;
+  } catch (const ktune::Error& e) {
+    std::fprintf(stderr, "ktune_ops_example: %s\n", e.what());
+    return ktune::exit_code(e.kind());
+  }
+}
