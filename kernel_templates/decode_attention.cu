@@ -26,7 +26,8 @@ namespace ktune_attn {
 
 /// Merges online-softmax state (m2, l2, a2) into (m, l, a): base 2, m may be -infinity (empty).
 template <int N>
-__device__ __forceinline__ void merge_state(float& m, float& l, float* a, float m2, float l2, const float* a2) {
+__device__ __forceinline__ void merge_state(float& m, float& l, float* a, float m2, float l2,
+                                            const float* a2) {
   const float big = fmaxf(m, m2);
   const float safe = big == ktune_ops::neg_inf() ? 0.0f : big;
   const float x = exp2f(m - safe);
@@ -231,7 +232,8 @@ __global__ void __launch_bounds__(128)
   const int lane = static_cast<int>(threadIdx.x) % 32;
   if (row >= rows) return;
   const float* acc = workspace + static_cast<size_t>(row) * num_splits * D + lane * kPer;
-  const float* ml = workspace + static_cast<size_t>(rows) * num_splits * D + static_cast<size_t>(row) * num_splits * 2;
+  const float* ml =
+      workspace + static_cast<size_t>(rows) * num_splits * D + static_cast<size_t>(row) * num_splits * 2;
   float big = ktune_ops::neg_inf();
   for (int s = 0; s < num_splits; ++s) big = fmaxf(big, ml[2 * s]);
   const float safe = big == ktune_ops::neg_inf() ? 0.0f : big;

@@ -58,7 +58,8 @@ __global__ void __launch_bounds__(128)
   const float l = total;
   for (int d = tid; d < D; d += 128) {
     float a = 0.0f;
-    for (int t = 0; t < len; ++t) a += expf(sc[t] - big) * to_f32<T>(v[base + static_cast<size_t>(t) * D + d]);
+    for (int t = 0; t < len; ++t)
+      a += expf(sc[t] - big) * to_f32<T>(v[base + static_cast<size_t>(t) * D + d]);
     o_ref[row * D + d] = len > 0 ? a / l : 0.0f;
   }
 }

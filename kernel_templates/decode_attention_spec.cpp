@@ -30,7 +30,8 @@ std::string main_expression(const Problem& p, const Config& c) {
 }
 
 std::string combine_expression(const Problem& p) {
-  return fmt::format("ktune_decode_attention_combine<{},{}>", p.dim("head_dim"), harness::cuda_type_name(p.dtype));
+  return fmt::format("ktune_decode_attention_combine<{},{}>", p.dim("head_dim"),
+                     harness::cuda_type_name(p.dtype));
 }
 
 std::vector<TensorSpec> input_tensors(const Problem& p, const DecodeAttentionCall& call) {
@@ -122,13 +123,16 @@ std::optional<std::string> DecodeAttentionSpec::call_rejection(const Problem& pr
   return std::nullopt;
 }
 
-std::optional<std::string> DecodeAttentionSpec::rejection(const Problem& problem, const Config& config) const {
+std::optional<std::string> DecodeAttentionSpec::rejection(const Problem& problem,
+                                                          const Config& config) const {
   if (auto why = problem_rejection(problem)) return why;
   if (auto why = params_rejection(variant(), config, param_names())) return why;
   const int64_t warps = config.at("WARPS");
-  if (warps != 1 && warps != 2 && warps != 4 && warps != 8) return fmt::format("WARPS={} is not 1, 2, 4 or 8", warps);
+  if (warps != 1 && warps != 2 && warps != 4 && warps != 8)
+    return fmt::format("WARPS={} is not 1, 2, 4 or 8", warps);
   const int64_t split_k = config.at("SPLIT_K");
-  if (split_k < 1 || split_k > kMaxSplitK) return fmt::format("SPLIT_K={} is outside [1, {}]", split_k, kMaxSplitK);
+  if (split_k < 1 || split_k > kMaxSplitK)
+    return fmt::format("SPLIT_K={} is outside [1, {}]", split_k, kMaxSplitK);
   const int64_t keys_per_load = warps * (256 / problem.dim("head_dim"));
   const int64_t u = unroll(problem, config);
   if (u < 1 || u > kMaxUnroll) {
@@ -137,16 +141,17 @@ std::optional<std::string> DecodeAttentionSpec::rejection(const Problem& problem
   }
   const int64_t g = heads_per_block(problem);
   if (u * g > kMaxScores) {
-    return fmt::format("BLOCK_N={} keeps {} scores a lane for {} heads a block (at most {}): fewer keys a tile",
-                       config.at("BLOCK_N"), u * g, g, kMaxScores);
+    return fmt::format(
+        "BLOCK_N={} keeps {} scores a lane for {} heads a block (at most {}): fewer keys a tile",
+        config.at("BLOCK_N"), u * g, g, kMaxScores);
   }
   return std::nullopt;
 }
 
 std::string DecodeAttentionSpec::canonical_name(const Problem& problem, const Config& config) const {
   return fmt::format("decode_attention.{}{}{}.n{}.w{}.sk{}", harness::to_string(problem.dtype),
-                     problem.layout.empty() ? "" : ".", problem.layout, config.at("BLOCK_N"), config.at("WARPS"),
-                     config.at("SPLIT_K"));
+                     problem.layout.empty() ? "" : ".", problem.layout, config.at("BLOCK_N"),
+                     config.at("WARPS"), config.at("SPLIT_K"));
 }
 
 CompileSpec DecodeAttentionSpec::compile_spec(const Problem& problem, const Config& config) const {
@@ -172,11 +177,13 @@ LaunchPlan DecodeAttentionSpec::launch_plan(const Problem& problem, const Config
   p.tensors = input_tensors(problem, call);
   p.tensors.push_back({"o", TensorRole::kOutput, problem.dtype, rows * problem.dim("head_dim")});
   if (split_k > 1) {
-    p.tensors.push_back({"workspace", TensorRole::kWorkspace, DType::kF32, workspace_elements(problem, split_k)});
+    p.tensors.push_back(
+        {"workspace", TensorRole::kWorkspace, DType::kF32, workspace_elements(problem, split_k)});
   }
   KernelLaunch main;
   main.name_expression = main_expression(problem, config);
-  main.dims.grid = {u32(split_k), u32(problem.dim("heads_q") / heads_per_block(problem)), u32(problem.dim("batch"))};
+  main.dims.grid = {u32(split_k), u32(problem.dim("heads_q") / heads_per_block(problem)),
+                    u32(problem.dim("batch"))};
   main.dims.block = {u32(32 * config.at("WARPS")), 1, 1};
   main.args = {ArgSpec::of_tensor("q"), ArgSpec::of_tensor("k"), ArgSpec::of_tensor("v"),
                split_k > 1 ? ArgSpec::null_pointer() : ArgSpec::of_tensor("o"),
@@ -188,8 +195,8 @@ LaunchPlan DecodeAttentionSpec::launch_plan(const Problem& problem, const Config
     combine.name_expression = combine_expression(problem);
     combine.dims.grid = {u32(ceil_div(rows, kCombineRowsPerBlock)), 1, 1};
     combine.dims.block = {u32(32 * kCombineRowsPerBlock), 1, 1};
-    combine.args = {ArgSpec::of_tensor("workspace"), ArgSpec::of_tensor("o"), ArgSpec::i32(static_cast<int32_t>(rows)),
-                    ArgSpec::i32(static_cast<int32_t>(split_k))};
+    combine.args = {ArgSpec::of_tensor("workspace"), ArgSpec::of_tensor("o"),
+                    ArgSpec::i32(static_cast<int32_t>(rows)), ArgSpec::i32(static_cast<int32_t>(split_k))};
     p.launches.push_back(combine);
   }
   return p;
@@ -231,8 +238,8 @@ ReferenceSpec DecodeAttentionSpec::reference(const Problem& problem, const Decod
   l.name_expression = expr;
   l.dims.grid = {u32(problem.dim("heads_q")), u32(problem.dim("batch")), 1};
   l.dims.block = {u32(kReferenceThreads), 1, 1};
-  l.args = {ArgSpec::of_tensor("q"), ArgSpec::of_tensor("k"), ArgSpec::of_tensor("v"), ArgSpec::of_tensor("o_ref"),
-            ArgSpec::of_tensor("scores_ref")};
+  l.args = {ArgSpec::of_tensor("q"), ArgSpec::of_tensor("k"), ArgSpec::of_tensor("v"),
+            ArgSpec::of_tensor("o_ref"), ArgSpec::of_tensor("scores_ref")};
   for (auto& a : tail_args(problem, call, 0)) l.args.push_back(std::move(a));
   r.plan.launches = {l};
   r.compare = {{"o", "o_ref"}};
@@ -257,9 +264,8 @@ HostTensors DecodeAttentionSpec::cpu_reference(const Problem& problem, const Hos
   if (call.context_lens) {
     for (double v : input("context_lens")) lens.push_back(static_cast<int32_t>(static_cast<int64_t>(v)));
   }
-  const DecodeAttentionShape shape{problem.dim("batch"),    problem.dim("heads_q"), problem.dim("heads_kv"),
-                                   problem.dim("seq"),      seq_max_of(problem, call),
-                                   problem.dim("head_dim")};
+  const DecodeAttentionShape shape{problem.dim("batch"), problem.dim("heads_q"),    problem.dim("heads_kv"),
+                                   problem.dim("seq"),   seq_max_of(problem, call), problem.dim("head_dim")};
   HostTensors out;
   out["o"] = decode_attention_f64(input("q"), input("k"), input("v"), lens, shape, scale(problem, call));
   return out;
@@ -270,7 +276,8 @@ Config DecodeAttentionSpec::default_config(const Problem& problem) const {
   constexpr int64_t kUnroll = 4;  // <= kMaxScores / kMaxHeadsPerBlock: serves every G
   const int64_t d = problem.dim("head_dim") == 64 ? 64 : 128;
   const int64_t block_n = kWarps * (256 / d) * kUnroll;
-  const int64_t blocks = problem.dim("batch") * (problem.dim("heads_q") / std::max<int64_t>(1, heads_per_block(problem)));
+  const int64_t blocks =
+      problem.dim("batch") * (problem.dim("heads_q") / std::max<int64_t>(1, heads_per_block(problem)));
   const int64_t want = ceil_div(2 * kH200Sms, std::max<int64_t>(1, blocks));
   const int64_t most = std::max<int64_t>(1, problem.dim("seq") / kMinKeysPerSplit);
   const int64_t split_k = std::clamp<int64_t>(want, 1, std::min(most, kMaxSplitK));

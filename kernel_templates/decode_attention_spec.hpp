@@ -45,7 +45,9 @@ class DecodeAttentionSpec final : public KernelSpec {
 
   std::string_view kernel() const override { return "decode_attention"; }
   std::string_view variant() const override { return "splitkv"; }
-  std::vector<std::string> dims() const override { return {"batch", "heads_q", "heads_kv", "seq", "head_dim"}; }
+  std::vector<std::string> dims() const override {
+    return {"batch", "heads_q", "heads_kv", "seq", "head_dim"};
+  }
   std::vector<std::string> param_names() const override { return {"BLOCK_N", "WARPS", "SPLIT_K"}; }
   std::string_view source_name() const override { return "decode_attention.cu"; }
   std::optional<std::string> rejection(const Problem& problem, const Config& config) const override;

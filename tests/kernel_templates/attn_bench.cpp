@@ -51,7 +51,9 @@ constexpr double kGraphTargetUs = 200.0;
 constexpr int64_t kFillChunkElems = 8 << 20;  // 16 MiB of bf16 uploaded, then doubled on the device
 
 kt::Problem problem(int64_t batch, int64_t hq, int64_t hkv, int64_t seq, int64_t d) {
-  return {{{"batch", batch}, {"heads_q", hq}, {"heads_kv", hkv}, {"seq", seq}, {"head_dim", d}}, DType::kBF16, ""};
+  return {{{"batch", batch}, {"heads_q", hq}, {"heads_kv", hkv}, {"seq", seq}, {"head_dim", d}},
+          DType::kBF16,
+          ""};
 }
 
 std::vector<kt::Problem> sizes(bool quick) {
@@ -185,8 +187,8 @@ int main(int argc, char** argv) {
           if (t.role != kt::TensorRole::kInput) tensors.poison(t.name);
         }
         kt::testing::run_plan(kernels, compile, plan, tensors);
-        const auto got =
-            kt::testing::download_values(tensors, plan.tensors[static_cast<std::size_t>(plan.tensor_index("o"))]);
+        const auto got = kt::testing::download_values(
+            tensors, plan.tensors[static_cast<std::size_t>(plan.tensor_index("o"))]);
         const auto v = ktune::harness::judge(ktune::harness::compare(got, want),
                                              ktune::harness::tolerance_for(DType::kBF16));
         if (!v.ok) {
@@ -204,8 +206,9 @@ int main(int argc, char** argv) {
         auto enqueue = [&] {
           for (std::size_t i = 0; i < r.launches.size(); ++i) {
             const auto& d = r.launches[i].dims;
-            ktune::harness::launch(r.functions[i], {d.grid.x, d.grid.y, d.grid.z}, {d.block.x, d.block.y, d.block.z},
-                                   d.dynamic_smem_bytes, stream, r.args[i]->data());
+            ktune::harness::launch(r.functions[i], {d.grid.x, d.grid.y, d.grid.z},
+                                   {d.block.x, d.block.y, d.block.z}, d.dynamic_smem_bytes, stream,
+                                   r.args[i]->data());
           }
         };
         for (int i = 0; i < kWarmup; ++i) enqueue();
@@ -245,9 +248,9 @@ int main(int argc, char** argv) {
         continue;
       }
       const double gbs = bytes / best_us / 1e3;
-      std::printf("%-58s %-36s %10.2f %9.0f %5.1f%%  %s %.2f us%s\n", p.shape_text().c_str(), best_name.c_str(),
-                  best_us, gbs, 100.0 * gbs / kCopyCeilingGBs, default_name.c_str(), default_us,
-                  best_batch > 1 ? " (graph)" : "");
+      std::printf("%-58s %-36s %10.2f %9.0f %5.1f%%  %s %.2f us%s\n", p.shape_text().c_str(),
+                  best_name.c_str(), best_us, gbs, 100.0 * gbs / kCopyCeilingGBs, default_name.c_str(),
+                  default_us, best_batch > 1 ? " (graph)" : "");
       std::fflush(stdout);
     }
     KTUNE_CU_CHECK(drv.cuStreamDestroy(stream));

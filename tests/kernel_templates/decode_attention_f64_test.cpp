@@ -48,8 +48,10 @@ TEST(DecodeAttentionF64, ContextLengthsAndCacheStride) {
   // seq is clamped to seq.
   auto o = decode_attention_f64(kQ, kK, kV, std::vector<int32_t>{1}, kShape, 1.0);
   EXPECT_EQ(o, (std::vector<double>{1, 2, 1, 2}));
-  EXPECT_EQ(decode_attention_f64(kQ, kK, kV, std::vector<int32_t>{0}, kShape, 1.0), std::vector<double>(4, 0.0));
-  EXPECT_EQ(decode_attention_f64(kQ, kK, kV, std::vector<int32_t>{-3}, kShape, 1.0), std::vector<double>(4, 0.0));
+  EXPECT_EQ(decode_attention_f64(kQ, kK, kV, std::vector<int32_t>{0}, kShape, 1.0),
+            std::vector<double>(4, 0.0));
+  EXPECT_EQ(decode_attention_f64(kQ, kK, kV, std::vector<int32_t>{-3}, kShape, 1.0),
+            std::vector<double>(4, 0.0));
   EXPECT_NEAR(decode_attention_f64(kQ, kK, kV, std::vector<int32_t>{7}, kShape, 1.0)[0], 4.0, 1e-14);
   // seq 1 within a cache of 2 keys: key 1 is not read.
   const DecodeAttentionShape one{1, 2, 1, 1, 2, 2};

@@ -91,7 +91,8 @@ std::unique_ptr<Fixture> make_fixture(const Problem& p, const DecodeAttentionCal
     }
   }
   testing::run_plan(*gpu().kernels, ref.compile, ref.plan, f->tensors);
-  f->ref = testing::download_values(f->tensors, ref.plan.tensors[static_cast<std::size_t>(ref.plan.tensor_index("o_ref"))]);
+  f->ref = testing::download_values(
+      f->tensors, ref.plan.tensors[static_cast<std::size_t>(ref.plan.tensor_index("o_ref"))]);
   return f;
 }
 
@@ -99,7 +100,8 @@ std::unique_ptr<Fixture> make_fixture(const Problem& p, const DecodeAttentionCal
 bool expect_matches_reference(Fixture& f, const Config& config) {
   if (spec().rejection(f.problem, config)) return false;
   const std::string label = spec().canonical_name(f.problem, config) + " @ " + f.problem.shape_text() +
-                            " seq_max=" + std::to_string(f.call.seq_max) + (f.call.context_lens ? " lens" : "");
+                            " seq_max=" + std::to_string(f.call.seq_max) +
+                            (f.call.context_lens ? " lens" : "");
   try {
     const CompileSpec compile = spec().compile_spec(f.problem, config);
     const LaunchPlan plan = spec().launch_plan(f.problem, config, f.call);
@@ -108,8 +110,10 @@ bool expect_matches_reference(Fixture& f, const Config& config) {
       if (t.role != TensorRole::kInput) f.tensors.poison(t.name);
     }
     testing::run_plan(*gpu().kernels, compile, plan, f.tensors);
-    const auto got = testing::download_values(f.tensors, plan.tensors[static_cast<std::size_t>(plan.tensor_index("o"))]);
-    const harness::Verdict v = harness::judge(harness::compare(got, f.ref), harness::tolerance_for(DType::kBF16));
+    const auto got =
+        testing::download_values(f.tensors, plan.tensors[static_cast<std::size_t>(plan.tensor_index("o"))]);
+    const harness::Verdict v =
+        harness::judge(harness::compare(got, f.ref), harness::tolerance_for(DType::kBF16));
     EXPECT_TRUE(v.ok) << label << ": " << v.reason;
   } catch (const Error& e) {
     ADD_FAILURE() << label << ": " << e.what() << "\n" << e.detail();
@@ -134,7 +138,8 @@ void verify_samples(const std::vector<Case>& cases) {
   for (const Case& c : cases) {
     auto f = make_fixture(c.problem, c.call, c.lens, seed++);
     int accepted = 0;
-    for (const Config& s : testing::decode_attention_samples()) accepted += expect_matches_reference(*f, s) ? 1 : 0;
+    for (const Config& s : testing::decode_attention_samples())
+      accepted += expect_matches_reference(*f, s) ? 1 : 0;
     EXPECT_GT(accepted, 0) << c.problem.shape_text() << ": no sample accepted";
     EXPECT_TRUE(expect_matches_reference(*f, spec().default_config(c.problem))) << c.problem.shape_text();
   }
@@ -162,13 +167,13 @@ TEST_F(AttnGpu, GpuReferenceMatchesCpuFloat64) {
 
 TEST_F(AttnGpu, SamplesMatchReferenceAtOddSizes) {
   verify_samples({
-      {decode_problem(3, 32, 8, 1000, 128), {}, {}},    // Llama-3-8B heads, G 4
-      {decode_problem(3, 32, 8, 4097, 64), {}, {}},     // D 64, one key past 4K
-      {decode_problem(1, 8, 8, 1, 64), {}, {}},         // G 1, seq 1: every split but one empty
-      {decode_problem(3, 64, 8, 777, 128), {}, {}},     // G 8
-      {decode_problem(2, 28, 4, 333, 128), {}, {}},     // G 7 (Qwen2.5-7B)
-      {decode_problem(2, 16, 1, 95, 64), {}, {}},       // group 16: two blocks of 8 heads
-      {decode_problem(1, 32, 8, 32773, 128), {}, {}},   // 32K + 5
+      {decode_problem(3, 32, 8, 1000, 128), {}, {}},   // Llama-3-8B heads, G 4
+      {decode_problem(3, 32, 8, 4097, 64), {}, {}},    // D 64, one key past 4K
+      {decode_problem(1, 8, 8, 1, 64), {}, {}},        // G 1, seq 1: every split but one empty
+      {decode_problem(3, 64, 8, 777, 128), {}, {}},    // G 8
+      {decode_problem(2, 28, 4, 333, 128), {}, {}},    // G 7 (Qwen2.5-7B)
+      {decode_problem(2, 16, 1, 95, 64), {}, {}},      // group 16: two blocks of 8 heads
+      {decode_problem(1, 32, 8, 32773, 128), {}, {}},  // 32K + 5
   });
 }
 

@@ -1,7 +1,7 @@
 // decode_attention: every sampled config compiles with NVRTC for sm_80 and sm_90 at each GQA group
 // the kernel specialises on (G = 1, 4, 7, 8) and both head_dims, with its combine kernel and the GPU
-// reference; prints registers, spills and shared memory (the ptxas figures); asserts no real spill (a few bytes at most).
-// Toolkit only, no GPU.
+// reference; prints registers, spills and shared memory (the ptxas figures); asserts no real spill (a few
+// bytes at most). Toolkit only, no GPU.
 
 #include <gtest/gtest.h>
 

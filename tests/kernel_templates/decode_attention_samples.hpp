@@ -11,7 +11,7 @@ namespace ktune::kernel_templates::testing {
 
 inline std::vector<Config> decode_attention_samples() {
   // With head_dim 128 (2 keys a warp load) U = BLOCK_N / (2 WARPS); with 64 (4 keys) half that.
-  const int64_t s[][3] = {{16, 1, 1}, {8, 4, 5},   {32, 4, 8},  {64, 4, 16},
+  const int64_t s[][3] = {{16, 1, 1}, {8, 4, 5},    {32, 4, 8}, {64, 4, 16},
                           {64, 8, 3}, {128, 8, 32}, {16, 2, 1}, {32, 2, 64}};
   std::vector<Config> out;
   for (const auto& c : s) out.push_back({"splitkv", {{"BLOCK_N", c[0]}, {"WARPS", c[1]}, {"SPLIT_K", c[2]}}});
@@ -19,7 +19,9 @@ inline std::vector<Config> decode_attention_samples() {
 }
 
 inline Problem decode_problem(int64_t batch, int64_t hq, int64_t hkv, int64_t seq, int64_t d) {
-  return {{{"batch", batch}, {"heads_q", hq}, {"heads_kv", hkv}, {"seq", seq}, {"head_dim", d}}, DType::kBF16, ""};
+  return {{{"batch", batch}, {"heads_q", hq}, {"heads_kv", hkv}, {"seq", seq}, {"head_dim", d}},
+          DType::kBF16,
+          ""};
 }
 
 }  // namespace ktune::kernel_templates::testing

@@ -50,10 +50,12 @@ TEST(AttnSpec, NamesAndExpressions) {
   EXPECT_EQ(s.canonical_name(llama, cfg(32, 4, 16)), "decode_attention.bf16.n32.w4.sk16");
   const CompileSpec c = s.compile_spec(llama, cfg(32, 4, 16));
   EXPECT_EQ(c.source_name, "decode_attention.cu");
-  EXPECT_EQ(c.name_expressions, (std::vector<std::string>{"ktune_decode_attention<128,4,32,4,__nv_bfloat16>",
-                                                          "ktune_decode_attention_combine<128,__nv_bfloat16>"}));
+  EXPECT_EQ(c.name_expressions,
+            (std::vector<std::string>{"ktune_decode_attention<128,4,32,4,__nv_bfloat16>",
+                                      "ktune_decode_attention_combine<128,__nv_bfloat16>"}));
   // One cubin for every SPLIT_K, batch and seq.
-  EXPECT_EQ(s.compile_spec(decode_problem(1, 32, 8, 77, 128), cfg(32, 4, 1)).name_expressions, c.name_expressions);
+  EXPECT_EQ(s.compile_spec(decode_problem(1, 32, 8, 77, 128), cfg(32, 4, 1)).name_expressions,
+            c.name_expressions);
   // G: the group when <= 8, else its largest divisor <= 8.
   EXPECT_EQ(DecodeAttentionSpec::heads_per_block(decode_problem(1, 28, 4, 9, 128)), 7);
   EXPECT_EQ(DecodeAttentionSpec::heads_per_block(decode_problem(1, 8, 8, 9, 128)), 1);
@@ -67,7 +69,8 @@ TEST(AttnSpec, NamesAndExpressions) {
 TEST(AttnSpec, BadInputIsRefusedBeforeAnyLaunch) {
   const DecodeAttentionSpec s;
   const Config c = cfg(32, 4, 8);
-  expect_bad_input([&] { s.launch_plan(decode_problem(1, 32, 8, 4096, 96), c); }, "head_dim 64 and 128, not 96");
+  expect_bad_input([&] { s.launch_plan(decode_problem(1, 32, 8, 4096, 96), c); },
+                   "head_dim 64 and 128, not 96");
   expect_bad_input([&] { s.compile_spec(decode_problem(1, 30, 8, 4096, 128), c); },
                    "heads_q=30 is not a multiple of heads_kv=8");
   Problem f16 = decode_problem(1, 32, 8, 4096, 128);
@@ -81,7 +84,11 @@ TEST(AttnSpec, BadInputIsRefusedBeforeAnyLaunch) {
   expect_bad_input([&] { s.launch_plan(decode_problem(70000, 32, 8, 64, 128), c); }, "grid z");
   // A context longer than the cache.
   const Problem p = decode_problem(2, 32, 8, 4096, 128);
-  expect_bad_input([&] { s.launch_plan(p, c, {4000, false, 0.0f}); }, "seq=4096 exceeds the KV cache capacity seq_max=4000");
+  expect_bad_input(
+      [&] {
+        s.launch_plan(p, c, {4000, false, 0.0f});
+      },
+      "seq=4096 exceeds the KV cache capacity seq_max=4000");
   expect_bad_input([&] { s.reference(p, {4000, false, 0.0f}); }, "exceeds the KV cache");
   expect_bad_input([&] { s.launch_plan(p, c, {8192, false, std::nanf("")}); }, "not finite");
   EXPECT_NO_THROW(s.launch_plan(p, c, {4096, true, 0.1f}));
@@ -92,9 +99,9 @@ TEST(AttnSpec, ConfigRules) {
   const Problem d128 = decode_problem(1, 32, 8, 4096, 128);  // G 4, 2 keys a warp load
   const Problem d64 = decode_problem(1, 32, 8, 4096, 64);    // G 4, 4 keys a warp load
   const Problem g8 = decode_problem(1, 64, 8, 4096, 128);
-  EXPECT_EQ(s.rejection(d128, cfg(64, 4, 1)), std::nullopt);  // U 8
-  EXPECT_EQ(s.rejection(d64, cfg(16, 4, 1)), std::nullopt);   // U 1
-  EXPECT_NE(s.rejection(d64, cfg(8, 4, 1)), std::nullopt);    // less than one load a lane
+  EXPECT_EQ(s.rejection(d128, cfg(64, 4, 1)), std::nullopt);   // U 8
+  EXPECT_EQ(s.rejection(d64, cfg(16, 4, 1)), std::nullopt);    // U 1
+  EXPECT_NE(s.rejection(d64, cfg(8, 4, 1)), std::nullopt);     // less than one load a lane
   EXPECT_NE(s.rejection(d128, cfg(128, 4, 1)), std::nullopt);  // U 16
   EXPECT_EQ(s.rejection(d128, cfg(24, 4, 1)), std::nullopt);   // U 3
   EXPECT_NE(s.rejection(d128, cfg(20, 4, 1)), std::nullopt);   // not a multiple of 8 keys
@@ -102,7 +109,7 @@ TEST(AttnSpec, ConfigRules) {
   EXPECT_NE(s.rejection(d128, cfg(32, 4, 0)), std::nullopt);
   EXPECT_NE(s.rejection(d128, cfg(32, 4, 1025)), std::nullopt);
   EXPECT_EQ(s.rejection(g8, cfg(32, 4, 1)), std::nullopt);  // U 4 x G 8 = 32 scores
-  const auto why = s.rejection(g8, cfg(64, 4, 1));            // 64 scores a lane
+  const auto why = s.rejection(g8, cfg(64, 4, 1));          // 64 scores a lane
   ASSERT_TRUE(why.has_value());
   EXPECT_NE(why->find("64 scores"), std::string::npos) << *why;
   EXPECT_NE(s.rejection(d128, {"tiled", {{"BLOCK_N", 32}, {"WARPS", 4}, {"SPLIT_K", 1}}}), std::nullopt);
@@ -176,7 +183,8 @@ TEST(AttnSpec, WorkAlignmentAndReference) {
   EXPECT_EQ(r.compile.name_expressions.at(0), "ktune_decode_attention_reference<128,__nv_bfloat16>");
   EXPECT_EQ(r.compare, (std::vector<std::pair<std::string, std::string>>{{"o", "o_ref"}}));
   EXPECT_EQ(r.plan.launches.at(0).dims.grid, (Dim3{32, 8, 1}));
-  EXPECT_EQ(r.plan.tensors.at(static_cast<std::size_t>(r.plan.tensor_index("scores_ref"))).elements, 8 * 32 * 4096);
+  EXPECT_EQ(r.plan.tensors.at(static_cast<std::size_t>(r.plan.tensor_index("scores_ref"))).elements,
+            8 * 32 * 4096);
   EXPECT_EQ(r.plan.launches.at(0).args.size(), 11u);
   EXPECT_EQ(r.plan.launches.at(0).args[5].tensor, "context_lens");
   EXPECT_EQ(r.plan.launches.at(0).args[9].integer, 5000);
@@ -231,7 +239,8 @@ TEST(AttnSpec, ManifestAgreesWithSpec) {
   EXPECT_EQ(t["name"].value_or(std::string()), "decode_attention");
   EXPECT_EQ(strings(t["dims"]), s.dims());
   EXPECT_EQ(strings(t["dtypes"]), std::vector<std::string>{"bf16"});
-  EXPECT_EQ(t["reference"].value_or(std::string()), s.reference(decode_problem(1, 8, 8, 8, 128)).compile.source_name);
+  EXPECT_EQ(t["reference"].value_or(std::string()),
+            s.reference(decode_problem(1, 8, 8, 8, 128)).compile.source_name);
   const auto* variants = t["variants"].as_array();
   ASSERT_NE(variants, nullptr);
   ASSERT_EQ(variants->size(), 1u);

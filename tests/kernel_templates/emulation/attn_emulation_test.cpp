@@ -97,11 +97,11 @@ void expect_close(const std::vector<double>& got, const std::vector<double>& wan
 /// splits > 1) and the GPU reference on random inputs; both against float64.
 template <int D, int G, int BLOCK_N, int WARPS>
 void run_case(const Case& c, int splits) {
-  const std::string what = "D" + std::to_string(D) + " G" + std::to_string(G) + " n" + std::to_string(BLOCK_N) +
-                           " w" + std::to_string(WARPS) + " sk" + std::to_string(splits) + " b" +
-                           std::to_string(c.batch) + " hq" + std::to_string(c.hq) + " hkv" + std::to_string(c.hkv) +
-                           " s" + std::to_string(c.seq) + "/" + std::to_string(c.seq_max) +
-                           (c.lens.empty() ? "" : " lens");
+  const std::string what =
+      "D" + std::to_string(D) + " G" + std::to_string(G) + " n" + std::to_string(BLOCK_N) + " w" +
+      std::to_string(WARPS) + " sk" + std::to_string(splits) + " b" + std::to_string(c.batch) + " hq" +
+      std::to_string(c.hq) + " hkv" + std::to_string(c.hkv) + " s" + std::to_string(c.seq) + "/" +
+      std::to_string(c.seq_max) + (c.lens.empty() ? "" : " lens");
   const std::size_t rows = std::size_t(c.batch) * c.hq;
   const std::size_t kv = std::size_t(c.batch) * c.hkv * c.seq_max * D;
   Bf16Buf q(rows * D), k(kv), v(kv), o(rows * D);
@@ -115,8 +115,8 @@ void run_case(const Case& c, int splits) {
   std::vector<float> ws(splits > 1 ? rows * splits * (D + 2) : 0, std::nanf(""));
   launch({unsigned(splits), unsigned(c.hq / G), unsigned(c.batch)}, WARPS * 32, [&] {
     ktune_decode_attention<D, G, BLOCK_N, WARPS, bf16e>(q.p, k.p, v.p, splits > 1 ? nullptr : o.p,
-                                                        splits > 1 ? ws.data() : nullptr, lens_ptr, c.hq, c.hkv,
-                                                        c.seq, c.seq_max, splits, scale);
+                                                        splits > 1 ? ws.data() : nullptr, lens_ptr, c.hq,
+                                                        c.hkv, c.seq, c.seq_max, splits, scale);
   });
   if (splits > 1) {
     launch({unsigned((rows + 3) / 4), 1, 1}, 128,
@@ -126,8 +126,8 @@ void run_case(const Case& c, int splits) {
 
   std::vector<float> o_ref(rows * D, std::nanf("")), scores(rows * c.seq, std::nanf(""));
   launch({unsigned(c.hq), unsigned(c.batch), 1}, 128, [&] {
-    ktune_decode_attention_reference<D, bf16e>(q.p, k.p, v.p, o_ref.data(), scores.data(), lens_ptr, c.hq, c.hkv,
-                                               c.seq, c.seq_max, scale);
+    ktune_decode_attention_reference<D, bf16e>(q.p, k.p, v.p, o_ref.data(), scores.data(), lens_ptr, c.hq,
+                                               c.hkv, c.seq, c.seq_max, scale);
   });
   expect_close(std::vector<double>(o_ref.begin(), o_ref.end()), want, 2e-5, "reference " + what);
 }
