@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/config_cache.hpp"
+#include "cli/bench_request.hpp"
 #include "cli/bench_table.hpp"
 #include "cli/bench_target.hpp"
 #include "cli/commands.hpp"
@@ -30,8 +31,6 @@
 #include "harness/copy_kernel.hpp"
 #include "harness/device_info.hpp"
 #include "harness/nvrtc_compiler.hpp"
-#include "kernel_templates/candidate_builder.hpp"
-#include "kernel_templates/compile_request.hpp"
 #include "kernel_templates/embedded_sources.hpp"
 #include "ktune/error.hpp"
 #include "reports/roofline.hpp"
@@ -70,30 +69,14 @@ Planned plan_template(const BenchTarget& target, const BenchConfig& config, cons
                       harness::NvrtcCompiler& compiler, const kt::SourceLibrary& sources) {
   Planned p;
   p.row.result.name = config.name;
-  harness::CompileResult compiled;
-  harness::CompileResult reference;
   try {
-    compiled = compiler.compile(
-        kt::make_compile_request(config.spec->compile_spec(target.problem, config.config), sources, arch));
-    reference = compiler.compile(
-        kt::make_compile_request(config.spec->reference(target.problem).compile, sources, arch));
+    p.request = make_bench_request(target, config, arch, timing, device, verify, compiler, sources);
   } catch (const Error& e) {
-    if (e.kind() == ErrorKind::kNoDevice) throw;  // NVRTC missing
+    // Only a compile error is the config's own failure (a row); NVRTC missing is exit 3.
+    if (e.api_code() != "NVRTC_ERROR_COMPILATION") throw;
     p.row.result.outcome = harness::Outcome::kCompileError;
     p.row.result.reason = e.what() + (e.detail().empty() ? std::string() : "\n" + e.detail());
-    return p;
   }
-  const kt::CandidateParts parts =
-      kt::make_candidate_parts(*config.spec, target.problem, config.config, compiled, reference);
-  harness::CandidateRequest r = kt::make_candidate_request(parts);
-  r.name = config.name;
-  r.device = device;
-  r.timing = timing;
-  if (!verify) {
-    r.checks.clear();
-    r.reference.reset();
-  }
-  p.request = std::move(r);
   return p;
 }
 

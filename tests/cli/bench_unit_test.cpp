@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <random>
 #include <sstream>
 #include <string>
@@ -101,17 +103,29 @@ TEST(BenchConfig, BadConfigsAreNamed) {
 }
 
 TEST(BenchConfig, DefaultServesEveryKernelWithTemplates) {
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {"gemm", "m=1,n=4096,k=4096"},     {"gemm", "m=4096,n=4096,k=4096"},
-      {"rmsnorm", "rows=7,hidden=4096"}, {"softmax", "rows=32,cols=1000"},
-      {"swiglu", "m=16,i=11008"},        {"rmsnorm_rope", "tokens=16,heads_q=32,heads_kv=8,head_dim=128"}};
-  for (const auto& [kernel, shape] : cases) {
-    SCOPED_TRACE(kernel + " " + shape);
-    const auto t = cli::parse_bench_target(kernel, shape, "bf16", "");
+  // kernel, shape, dtype, layout; the last five are the gpu suite's cases (bench_gpu_test.cpp).
+  const std::vector<std::array<std::string, 4>> cases = {
+      {"gemm", "m=1,n=4096,k=4096", "bf16", ""},
+      {"gemm", "m=4096,n=4096,k=4096", "f32", "nn"},
+      {"gemm", "m=16,n=1024,k=1024", "f16", "nn"},
+      {"rmsnorm", "rows=16,hidden=4096", "bf16", ""},
+      {"softmax", "rows=32,cols=1000", "f32", ""},
+      {"swiglu", "m=16,i=11008", "bf16", ""},
+      {"rmsnorm_rope", "tokens=16,heads_q=32,heads_kv=8,head_dim=128", "bf16", ""}};
+  for (const auto& [kernel, shape, dtype, layout] : cases) {
+    SCOPED_TRACE(kernel + " " + shape + " " + dtype + " " + layout);
+    const auto t = cli::parse_bench_target(kernel, shape, dtype, layout);
     const auto c = cli::default_bench_config(t);
     ASSERT_NE(c.spec, nullptr);
     EXPECT_FALSE(c.spec->rejection(t.problem, c.config).has_value());
     EXPECT_EQ(c.name, c.spec->canonical_name(t.problem, c.config));
+    // The default plan is one the harness can build (every launch's name is compiled).
+    const auto cs = c.spec->compile_spec(t.problem, c.config);
+    for (const auto& launch : c.spec->launch_plan(t.problem, c.config).launches) {
+      EXPECT_NE(std::find(cs.name_expressions.begin(), cs.name_expressions.end(), launch.name_expression),
+                cs.name_expressions.end())
+          << launch.name_expression;
+    }
   }
   // gemm's default is the template that serves every shape.
   EXPECT_EQ(

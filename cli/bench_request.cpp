@@ -1,0 +1,30 @@
+#include "cli/bench_request.hpp"
+
+#include "kernel_templates/candidate_builder.hpp"
+#include "kernel_templates/compile_request.hpp"
+
+namespace ktune::cli {
+
+harness::CandidateRequest make_bench_request(const BenchTarget& target, const BenchConfig& config,
+                                             const std::string& arch, const harness::TimingOptions& timing,
+                                             int device, bool verify, harness::NvrtcCompiler& compiler,
+                                             const kernel_templates::SourceLibrary& sources) {
+  namespace kt = kernel_templates;
+  const harness::CompileResult compiled = compiler.compile(
+      kt::make_compile_request(config.spec->compile_spec(target.problem, config.config), sources, arch));
+  const harness::CompileResult reference = compiler.compile(
+      kt::make_compile_request(config.spec->reference(target.problem).compile, sources, arch));
+  const kt::CandidateParts parts =
+      kt::make_candidate_parts(*config.spec, target.problem, config.config, compiled, reference);
+  harness::CandidateRequest r = kt::make_candidate_request(parts);
+  r.name = config.name;
+  r.device = device;
+  r.timing = timing;
+  if (!verify) {
+    r.checks.clear();
+    r.reference.reset();
+  }
+  return r;
+}
+
+}  // namespace ktune::cli
