@@ -93,7 +93,9 @@ TEST(RuntimeOpsChecks, ProblemsTheTemplatesCannotServeAreBadInputNamingWhy) {
                            key(OpKind::kRmsNormRope, 1, DType::kF32, {5, 7, 3, 128, 0}),
                            key(OpKind::kSoftmax, 1, DType::kF16, {3, 100003, 0, 0, 0}),
                            key(OpKind::kSwiglu, 0, DType::kBF16, {9, 1377, 0, 0, 0}),
-                           key(OpKind::kGemm, 1, DType::kBF16, {37, 301, 515, 0, 0})}) {
+                           key(OpKind::kGemm, 1, DType::kBF16, {37, 301, 515, 0, 0}),
+                           key(OpKind::kGemm, 0, DType::kF32, {1, 7, 3, 0, 0}),
+                           key(OpKind::kGemm, 0, DType::kF16, {4096, 4096, 4096, 0, 0})}) {
     EXPECT_NO_THROW(check_problem(k)) << describe(k);
   }
 }
