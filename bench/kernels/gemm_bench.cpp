@@ -128,13 +128,13 @@ double time_launches(const std::function<void(int set)>& enqueue, int sets, CUst
 /// --compile-only: compiles every config of the sweep (one program a config, in parallel) and prints
 /// each GEMM kernel's registers, spills and shared memory.
 int compile_sweep(const std::vector<Shape>& shapes, h::DType dtype, const std::string& layout, const std::string& arch) {
-  const kt::KernelSpec& spec = kt::find_spec("gemm", "mma");
   const kt::SourceLibrary library = kt::SourceLibrary::builtin();
   h::NvrtcCompiler compiler;
   std::map<std::string, std::pair<std::string, std::shared_future<h::CompileResult>>> pending;
   for (const auto& s : shapes) {
     const kt::Problem p{{{"m", s.m}, {"n", s.n}, {"k", s.k}}, dtype, layout};
     for (const kt::Config& c : ktune::bench::mma_sweep(s.m)) {
+      const kt::KernelSpec& spec = kt::find_spec("gemm", c.variant);
       if (auto why = spec.rejection(p, c)) {
         std::printf("%s @ %s rejected: %s\n", spec.canonical_name(p, c).c_str(), s.label.c_str(), why->c_str());
         continue;
@@ -165,7 +165,7 @@ int compile_sweep(const std::vector<Shape>& shapes, h::DType dtype, const std::s
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"ktune_gemm_bench: the mma gemm template vs cuBLASLt on model linear layers"};
+  CLI::App app{"ktune_gemm_bench: the gemm family (mma, wgmma, gemv) vs cuBLASLt on model linear layers"};
   std::vector<std::string> models = {"llama3-8b", "qwen2.5-7b"};
   std::vector<std::string> layers = {"q_proj", "k_proj", "qkv_proj", "gate_proj", "gate_up_proj", "down_proj"};
   std::vector<int64_t> ms = {1, 16, 128, 512, 2048, 4096};
@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
     h::UtilityKernels util(arch);
     h::CublasLtGemm blas;
     std::fprintf(stderr, "%s\n", blas.version().c_str());
-    const kt::KernelSpec& spec = kt::find_spec("gemm", "mma");
+    const kt::KernelSpec& family = kt::find_spec("gemm", "mma");  // work counts: the same for every variant
     const kt::SourceLibrary library = kt::SourceLibrary::builtin();
 
     // Compile every config any shape will use, in parallel, before timing anything.
@@ -213,6 +213,7 @@ int main(int argc, char** argv) {
     for (const auto& s : shapes) {
       const kt::Problem p{{{"m", s.m}, {"n", s.n}, {"k", s.k}}, *dtype, layout};
       for (const kt::Config& c : ktune::bench::mma_sweep(s.m)) {
+        const kt::KernelSpec& spec = kt::find_spec("gemm", c.variant);
         if (spec.rejection(p, c)) continue;
         const kt::CompileSpec cs = spec.compile_spec(p, c);
         const std::string key = spec_key(cs);
@@ -246,7 +247,7 @@ int main(int argc, char** argv) {
     int n_small = 0, n_large = 0;
     for (const auto& s : shapes) {
       const kt::Problem p{{{"m", s.m}, {"n", s.n}, {"k", s.k}}, *dtype, layout};
-      const kt::WorkCounts work = spec.work(p);
+      const kt::WorkCounts work = family.work(p);
       const std::size_t esize = h::size_of(*dtype);
       const int64_t set_bytes = (s.m * s.k + s.k * s.n) * static_cast<int64_t>(esize);
       const int sets = static_cast<int>(std::clamp<int64_t>((2 * info.l2_bytes + set_bytes - 1) / set_bytes, 1, kMaxSets));
@@ -278,6 +279,7 @@ int main(int argc, char** argv) {
       double best_us = 1e30;
       std::string best_name = "(none valid)";
       for (const kt::Config& cfg : ktune::bench::mma_sweep(s.m)) try {
+        const kt::KernelSpec& spec = kt::find_spec("gemm", cfg.variant);
         if (spec.rejection(p, cfg)) continue;
         const std::string name = spec.canonical_name(p, cfg);
         const kt::CompileSpec cs = spec.compile_spec(p, cfg);
@@ -322,12 +324,14 @@ int main(int argc, char** argv) {
         const h::ErrorMetrics err = h::gpu_compare(util, c.get(), c_blas.get(), *dtype, static_cast<uint64_t>(s.m * s.n), stream);
         const bool ok = h::judge(err, h::tolerance_for(*dtype)).ok;
         const double us = time_launches(enqueue, sets, stream, flush, samples);
-        // Resources of the main (mma) launch; absent when ptxas reported none for it.
-        const std::string& main_expr =
-            plan.launches[plan.launches.size() > 1 && cfg.at("SPLIT_K_MODE") == 1 ? 1 : 0].name_expression;
+        // Resources of the main (GEMM) launch: the second one after the atomic split-K's zeroing; absent when
+        // ptxas reported none for it.
+        const auto mode = cfg.params.find("SPLIT_K_MODE");
+        const bool zeroing_first = plan.launches.size() > 1 && mode != cfg.params.end() && mode->second == 1;
+        const std::string& main_expr = plan.launches[zeroing_first ? 1 : 0].name_expression;
         const auto found = comp.resources.find(main_expr);
         const h::KernelResources res = found != comp.resources.end() ? found->second : h::KernelResources{};
-        row("mma", name, us, res.registers, res.spill_store_bytes, ok);
+        row(cfg.variant, name, us, res.registers, res.spill_store_bytes, ok);
         if (verbose) {
           std::printf("    %-56s %9.2f us %7.1f TFLOP/s %7.0f GB/s regs %3d spill %d%s\n", name.c_str(), us,
                       work.flops / us * 1e-6, work.min_bytes / us * 1e-3, res.registers, res.spill_store_bytes,

@@ -12,8 +12,8 @@
 
 namespace ktune::bench {
 
-inline kernel_templates::Config mma(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, int64_t stages,
-                                    int64_t split_k, int64_t mode, int64_t swizzle) {
+inline kernel_templates::Config mma(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn,
+                                    int64_t stages, int64_t split_k, int64_t mode, int64_t swizzle) {
   return {"mma",
           {{"BLOCK_M", bm},
            {"BLOCK_N", bn},
@@ -28,7 +28,12 @@ inline kernel_templates::Config mma(int64_t bm, int64_t bn, int64_t bk, int64_t 
 
 inline kernel_templates::Config wgmma(int64_t bm, int64_t bn, int64_t stages, int64_t swizzle) {
   return {"wgmma",
-          {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", 64}, {"STAGES", stages}, {"SPLIT_K", 1}, {"SWIZZLE", swizzle}}};
+          {{"BLOCK_M", bm},
+           {"BLOCK_N", bn},
+           {"BLOCK_K", 64},
+           {"STAGES", stages},
+           {"SPLIT_K", 1},
+           {"SWIZZLE", swizzle}}};
 }
 
 /// The wgmma configs for a problem with `m` rows (none below 128: one 64-row warpgroup tile would
@@ -50,36 +55,56 @@ inline std::vector<kernel_templates::Config> wgmma_sweep(int64_t m) {
 inline std::vector<kernel_templates::Config> mma_only_sweep(int64_t m) {
   if (m <= 16) {
     return {
-        mma(16, 64, 128, 1, 4, 4, 1, 0, 1), mma(16, 64, 128, 1, 4, 4, 2, 0, 1), mma(16, 64, 128, 1, 4, 4, 4, 0, 1),
-        mma(16, 64, 128, 1, 4, 4, 8, 0, 1), mma(16, 64, 128, 1, 4, 4, 4, 1, 1), mma(16, 64, 128, 1, 4, 4, 8, 1, 1),
-        mma(16, 128, 128, 1, 4, 4, 1, 0, 1), mma(16, 128, 128, 1, 4, 4, 2, 0, 1), mma(16, 128, 128, 1, 4, 4, 4, 0, 1),
-        mma(16, 128, 128, 1, 4, 4, 4, 1, 1), mma(16, 64, 64, 1, 2, 6, 1, 0, 1),  mma(16, 64, 64, 1, 2, 6, 4, 0, 1),
-        mma(16, 128, 64, 1, 4, 4, 2, 0, 1),  mma(16, 128, 64, 1, 4, 4, 8, 1, 1),  mma(16, 32, 128, 1, 2, 4, 1, 0, 1),
-        mma(16, 32, 128, 1, 2, 4, 4, 0, 1),
+        mma(16, 64, 128, 1, 4, 4, 1, 0, 1),  mma(16, 64, 128, 1, 4, 4, 2, 0, 1),
+        mma(16, 64, 128, 1, 4, 4, 4, 0, 1),  mma(16, 64, 128, 1, 4, 4, 8, 0, 1),
+        mma(16, 64, 128, 1, 4, 4, 4, 1, 1),  mma(16, 64, 128, 1, 4, 4, 8, 1, 1),
+        mma(16, 128, 128, 1, 4, 4, 1, 0, 1), mma(16, 128, 128, 1, 4, 4, 2, 0, 1),
+        mma(16, 128, 128, 1, 4, 4, 4, 0, 1), mma(16, 128, 128, 1, 4, 4, 4, 1, 1),
+        mma(16, 64, 64, 1, 2, 6, 1, 0, 1),   mma(16, 64, 64, 1, 2, 6, 4, 0, 1),
+        mma(16, 128, 64, 1, 4, 4, 2, 0, 1),  mma(16, 128, 64, 1, 4, 4, 8, 1, 1),
+        mma(16, 32, 128, 1, 2, 4, 1, 0, 1),  mma(16, 32, 128, 1, 2, 4, 4, 0, 1),
     };
   }
   if (m <= 256) {
     return {
-        mma(64, 128, 64, 2, 2, 3, 1, 0, 8),  mma(64, 64, 64, 2, 2, 4, 1, 0, 8),   mma(128, 128, 32, 2, 2, 4, 1, 0, 8),
-        mma(128, 128, 32, 2, 4, 4, 1, 0, 8), mma(64, 128, 64, 2, 2, 3, 2, 0, 8),  mma(64, 64, 64, 2, 2, 4, 2, 0, 8),
-        mma(64, 64, 64, 2, 2, 4, 4, 0, 8),   mma(128, 128, 32, 2, 2, 4, 2, 0, 8), mma(128, 256, 32, 2, 4, 3, 1, 0, 8),
-        mma(64, 256, 32, 1, 4, 4, 1, 0, 8),  mma(32, 128, 64, 1, 4, 4, 1, 0, 8),  mma(32, 128, 64, 1, 4, 4, 2, 0, 8),
+        mma(64, 128, 64, 2, 2, 3, 1, 0, 8),  mma(64, 64, 64, 2, 2, 4, 1, 0, 8),
+        mma(128, 128, 32, 2, 2, 4, 1, 0, 8), mma(128, 128, 32, 2, 4, 4, 1, 0, 8),
+        mma(64, 128, 64, 2, 2, 3, 2, 0, 8),  mma(64, 64, 64, 2, 2, 4, 2, 0, 8),
+        mma(64, 64, 64, 2, 2, 4, 4, 0, 8),   mma(128, 128, 32, 2, 2, 4, 2, 0, 8),
+        mma(128, 256, 32, 2, 4, 3, 1, 0, 8), mma(64, 256, 32, 1, 4, 4, 1, 0, 8),
+        mma(32, 128, 64, 1, 4, 4, 1, 0, 8),  mma(32, 128, 64, 1, 4, 4, 2, 0, 8),
         mma(128, 64, 64, 2, 2, 4, 1, 0, 8),  mma(128, 128, 64, 2, 4, 3, 1, 0, 8),
     };
   }
   return {
-      mma(128, 256, 32, 2, 4, 3, 1, 0, 8),  mma(128, 256, 32, 2, 4, 4, 1, 0, 8),  mma(256, 128, 32, 4, 2, 3, 1, 0, 8),
-      mma(256, 128, 32, 4, 2, 4, 1, 0, 8),  mma(128, 128, 32, 2, 2, 4, 1, 0, 8),  mma(128, 128, 64, 2, 4, 3, 1, 0, 8),
-      mma(128, 256, 64, 2, 4, 3, 1, 0, 8),  mma(256, 128, 64, 4, 2, 3, 1, 0, 8),  mma(128, 256, 32, 2, 4, 3, 1, 0, 16),
-      mma(128, 256, 32, 2, 4, 3, 1, 0, 4),  mma(128, 256, 32, 2, 4, 4, 1, 0, 1),  mma(256, 128, 32, 4, 2, 4, 1, 0, 16),
+      mma(128, 256, 32, 2, 4, 3, 1, 0, 8),  mma(128, 256, 32, 2, 4, 4, 1, 0, 8),
+      mma(256, 128, 32, 4, 2, 3, 1, 0, 8),  mma(256, 128, 32, 4, 2, 4, 1, 0, 8),
+      mma(128, 128, 32, 2, 2, 4, 1, 0, 8),  mma(128, 128, 64, 2, 4, 3, 1, 0, 8),
+      mma(128, 256, 64, 2, 4, 3, 1, 0, 8),  mma(256, 128, 64, 4, 2, 3, 1, 0, 8),
+      mma(128, 256, 32, 2, 4, 3, 1, 0, 16), mma(128, 256, 32, 2, 4, 3, 1, 0, 4),
+      mma(128, 256, 32, 2, 4, 4, 1, 0, 1),  mma(256, 128, 32, 4, 2, 4, 1, 0, 16),
       mma(128, 128, 64, 2, 2, 3, 1, 0, 8),  mma(128, 256, 32, 4, 2, 3, 1, 0, 8),
   };
 }
 
-/// The sweep ktune_gemm_bench times: the mma configs, then the wgmma ones.
+inline kernel_templates::Config gemv(int64_t bk, int64_t split_k, int64_t warps, int64_t rows) {
+  return {"gemv", {{"BLOCK_K", bk}, {"SPLIT_K", split_k}, {"WARPS", warps}, {"ROWS_PER_BLOCK", rows}}};
+}
+
+/// The GEMV template's configs for M <= 16 ("nt" only; none above: the template serves skinny M).
+/// Around the quick preset's H200 winner (k512, sk1, w4, r8) in block K, split-K and rows a block.
+inline std::vector<kernel_templates::Config> gemv_sweep(int64_t m) {
+  if (m > 16) return {};
+  return {gemv(512, 1, 4, 8),  gemv(512, 1, 4, 4),  gemv(1024, 1, 8, 4), gemv(512, 2, 4, 4),
+          gemv(256, 1, 2, 8),  gemv(1024, 2, 8, 2), gemv(2048, 1, 8, 2), gemv(512, 4, 4, 2),
+          gemv(1024, 1, 4, 8), gemv(2048, 2, 8, 4)};
+}
+
+/// The sweep ktune_gemm_bench times: the mma configs, then the wgmma and GEMV ones.
 inline std::vector<kernel_templates::Config> mma_sweep(int64_t m) {
   std::vector<kernel_templates::Config> out = mma_only_sweep(m);
   for (auto& c : wgmma_sweep(m)) out.push_back(std::move(c));
+  for (auto& c : gemv_sweep(m)) out.push_back(std::move(c));
   return out;
 }
 
