@@ -1,9 +1,11 @@
 // `ktune tune` end to end on this machine: bad input exits 2 naming the bad part, no GPU exits 3
 // with a clear message, and --compile-only over the quick preset (NVRTC, no GPU) stores every
-// candidate's resources in the database and answers a second run from it.
+// candidate's resources in the database and answers a second run from it; split-K configs are
+// among the candidates with every launch of their plans.
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -115,6 +117,71 @@ TEST(TuneCli, CompileOnlyQuickPresetStoresResourcesAndResumes) {
   EXPECT_EQ(doc2.at("compile_cache").at("misses"), 0);
   auto db = cache::ConfigCache::open(db_path, cache::ConfigCache::Mode::kReadOnly);
   EXPECT_EQ(test::all_measurements(db).size(), 8u);
+}
+
+// Split-K configs of the gemv and mma templates (deterministic and atomic) and their unsplit
+// siblings: a compile-only sweep compiles them all and records every launch of their plans.
+constexpr const char* kSplitKSpace = R"TOML(
+kernel = "gemm"
+dims = ["m", "n", "k"]
+description = "split-K configs (tune_e2e_test)"
+
+[[template]]
+name = "gemv"
+pattern = "gemv.k{BLOCK_K}.sk{SPLIT_K}.w{WARPS}.r{ROWS_PER_BLOCK}"
+layouts = ["nt"]
+default = { BLOCK_K = 512, SPLIT_K = 1, WARPS = 4, ROWS_PER_BLOCK = 2 }
+[template.params]
+BLOCK_K = [512]
+SPLIT_K = [1, 4]
+WARPS = [4]
+ROWS_PER_BLOCK = [2]
+
+[[template]]
+name = "mma"
+pattern = "mma.{BLOCK_M}x{BLOCK_N}x{BLOCK_K}.w{WARPS_M}x{WARPS_N}.s{STAGES}.sk{SPLIT_K}.a{SPLIT_K_MODE}.g{SWIZZLE}"
+layouts = ["nt", "nn"]
+default = { BLOCK_M = 16, BLOCK_N = 32, BLOCK_K = 128, WARPS_M = 1, WARPS_N = 2, STAGES = 3, SPLIT_K = 4, SPLIT_K_MODE = 0, SWIZZLE = 1 }
+[template.params]
+BLOCK_M = [16]
+BLOCK_N = [32]
+BLOCK_K = [128]
+WARPS_M = [1]
+WARPS_N = [2]
+STAGES = [3]
+SPLIT_K = [4]
+SPLIT_K_MODE = [0, 1]
+SWIZZLE = [1]
+)TOML";
+
+TEST(TuneCli, CompileOnlySweepIncludesSplitKCandidatesWithEveryLaunch) {
+  test::TempDir dir;
+  const std::string space = (dir / "splitk.toml").string();
+  {
+    std::ofstream f(space);
+    f << kSplitKSpace;
+  }
+  const std::string db_path = (dir / "sk.db").string();
+  const auto r = run_ktune({"tune", "--kernel", "gemm", "--space", space, "--shape", "m=16,n=4096,k=4096",
+                            "--dtype", "bf16", "--compile-only", "--arch", "sm_90", "--db", db_path, "--json",
+                            "--compile-threads", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto key = nlohmann::json::parse(r.out).at("keys").at(0);
+  EXPECT_EQ(key.at("candidates"), 4) << key.dump();
+  EXPECT_EQ(key.at("evaluations"), 4) << key.dump();
+  EXPECT_EQ(key.at("unmeasurable"), 0) << key.dump();
+
+  auto db = cache::ConfigCache::open(db_path, cache::ConfigCache::Mode::kReadOnly);
+  std::map<std::string, int> launches;  // config name -> launches of its plan
+  for (const auto& row : test::all_measurements(db)) {
+    EXPECT_EQ(row.m.reason, "compile-only") << row.m.config_name << ": " << row.m.reason;
+    launches[row.m.config_name] = nlohmann::json::parse(row.m.resources_json).at("launches").get<int>();
+  }
+  const std::map<std::string, int> want = {{"gemm.bf16.nt.gemv.k512.sk1.w4.r2", 1},
+                                           {"gemm.bf16.nt.gemv.k512.sk4.w4.r2", 2},
+                                           {"gemm.bf16.nt.mma.16x32x128.w1x2.s3.sk4.a0.g1", 2},
+                                           {"gemm.bf16.nt.mma.16x32x128.w1x2.s3.sk4.a1.g1", 3}};
+  EXPECT_EQ(launches, want);
 }
 
 }  // namespace
