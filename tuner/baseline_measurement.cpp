@@ -70,11 +70,11 @@ cache::Measurement to_baseline_measurement(const kernel_templates::Problem& prob
   return m;
 }
 
-std::optional<int64_t> record_cublas_baseline(cache::ConfigCache& db, int64_t run_id, int64_t gpu_id,
-                                              int64_t kernel_id, std::string_view kernel,
-                                              const kernel_templates::Problem& problem,
-                                              const harness::TimingOptions& timing,
-                                              BaselineMeasurer& measurer) {
+std::optional<RecordedBaseline> record_cublas_baseline(cache::ConfigCache& db, int64_t run_id, int64_t gpu_id,
+                                                       int64_t kernel_id, std::string_view kernel,
+                                                       const kernel_templates::Problem& problem,
+                                                       const harness::TimingOptions& timing,
+                                                       BaselineMeasurer& measurer) {
   if (no_cublas_baseline(kernel, problem)) return std::nullopt;
   harness::CandidateResult result;
   try {
@@ -85,9 +85,10 @@ std::optional<int64_t> record_cublas_baseline(cache::ConfigCache& db, int64_t ru
     result.outcome = harness::Outcome::kLaunchError;
     result.reason = e.what();
   }
-  const std::vector<int64_t> ids =
-      db.record(run_id, gpu_id, kernel_id, {to_baseline_measurement(problem, result)});
-  return ids.at(0);
+  RecordedBaseline recorded;
+  recorded.measurement = to_baseline_measurement(problem, result);
+  recorded.measurement_id = db.record(run_id, gpu_id, kernel_id, {recorded.measurement}).at(0);
+  return recorded;
 }
 
 }  // namespace ktune::tuner

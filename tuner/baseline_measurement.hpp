@@ -51,15 +51,21 @@ class BaselineMeasurer {
 cache::Measurement to_baseline_measurement(const kernel_templates::Problem& problem,
                                            const harness::CandidateResult& result);
 
+/// A baseline as recorded: its row id and the row.
+struct RecordedBaseline {
+  int64_t measurement_id = 0;
+  cache::Measurement measurement;
+};
+
 /// The tuning loop's call, once per tuned key: for a key with a cuBLAS baseline, measures it with
-/// `measurer` and records the row in run `run_id` (one transaction); returns its measurement id.
+/// `measurer` and records the row in run `run_id` (one transaction); returns what it recorded.
 /// Returns nullopt, measuring nothing, when the key has none (an operator kernel, an epilogue
 /// layout, an fp8 dtype). A failed measurement is recorded with its outcome and reason; only
 /// ktune::Error(kNoDevice) from the measurer and database errors escape.
-std::optional<int64_t> record_cublas_baseline(cache::ConfigCache& db, int64_t run_id, int64_t gpu_id,
-                                              int64_t kernel_id, std::string_view kernel,
-                                              const kernel_templates::Problem& problem,
-                                              const harness::TimingOptions& timing,
-                                              BaselineMeasurer& measurer);
+std::optional<RecordedBaseline> record_cublas_baseline(cache::ConfigCache& db, int64_t run_id, int64_t gpu_id,
+                                                       int64_t kernel_id, std::string_view kernel,
+                                                       const kernel_templates::Problem& problem,
+                                                       const harness::TimingOptions& timing,
+                                                       BaselineMeasurer& measurer);
 
 }  // namespace ktune::tuner

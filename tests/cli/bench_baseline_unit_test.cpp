@@ -102,8 +102,12 @@ TEST_F(RecordBaseline, StoresACublasRowThatIsNeverTheBest) {
   harness::TimingOptions timing;
   timing.seed = seed;
   const kt::Problem p = gemm(16, 4096, 4096, harness::DType::kBF16, "nt");
-  const auto id = tuner::record_cublas_baseline(*db_, run_, gpu_, kernel_, "gemm", p, timing, fake);
-  ASSERT_TRUE(id.has_value());
+  const auto recorded = tuner::record_cublas_baseline(*db_, run_, gpu_, kernel_, "gemm", p, timing, fake);
+  ASSERT_TRUE(recorded.has_value());
+  const std::optional<int64_t> id = recorded->measurement_id;
+  ASSERT_TRUE(recorded->measurement.stats.has_value());
+  EXPECT_DOUBLE_EQ(recorded->measurement.stats->median_us, fake.median);
+  EXPECT_EQ(recorded->measurement.baseline, "cublas");
   EXPECT_EQ(fake.calls, 1);
   EXPECT_TRUE(fake.last_verify) << "a stored baseline is always verified";
   EXPECT_EQ(fake.last_seed, seed) << "the loop's timing options reach the measurer";
@@ -149,8 +153,9 @@ TEST_F(RecordBaseline, AFailureIsStoredButNoDeviceEndsTheSweep) {
   FakeMeasurer fake(2);
   fake.throw_kind = ErrorKind::kRuntime;
   const kt::Problem p = gemm(512, 1024, 2048, harness::DType::kF16, "nn");
-  const auto id = tuner::record_cublas_baseline(*db_, run_, gpu_, kernel_, "gemm", p, {}, fake);
-  ASSERT_TRUE(id.has_value());
+  const auto recorded = tuner::record_cublas_baseline(*db_, run_, gpu_, kernel_, "gemm", p, {}, fake);
+  ASSERT_TRUE(recorded.has_value());
+  EXPECT_EQ(recorded->measurement.outcome, cache::Outcome::kLaunchError);
   db_->for_each_measurement({}, [&](const cache::StoredMeasurement& s) {
     EXPECT_EQ(s.m.outcome, cache::Outcome::kLaunchError);
     EXPECT_NE(s.m.reason.find("fake failure"), std::string::npos) << s.m.reason;
