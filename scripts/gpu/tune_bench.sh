@@ -14,7 +14,7 @@
 #
 # $SPACE defaults to tune_bench_space.toml beside this script: the default gemm space narrowed to
 # decode-relevant values, 375 configs at m=16,n=4096,k=4096 bf16 nt (tiled 96, gemv 99, mma 180;
-# 276 of them split-K). The default space holds ~2980 configs at that shape: SPACE=configs/spaces/
+# 288 of them split-K). The default space holds ~2980 configs at that shape: SPACE=configs/spaces/
 # gemm.toml runs that true exhaustive sweep too, but needs ~8-10 minutes (mostly NVRTC).
 # Device time, H200, defaults: ~65 ms a measured candidate at --max-time-ms 100 (docs/perf/
 # 2026-11-29-tuner-h200.md), 16 NVRTC threads at ~15 configs/s: exhaustive cold ~35 s, warm ~25 s,
