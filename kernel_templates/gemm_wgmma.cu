@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(BM / 64 * 128, 1)
                      const T* __restrict__ bias, int M, int N, int K) {
   using namespace ktune_wgmma;
   constexpr int kThreads = BM / kWarpgroupRows * kWarpgroupThreads;
-  constexpr int kAcc = BN / 2;  // f32 accumulator registers of a thread (m64nBN over 128 threads)
+  constexpr int kAcc = BN / 2;        // f32 accumulator registers of a thread (m64nBN over 128 threads)
   constexpr int kAhead = STAGES - 2;  // k tiles in flight ahead of the one being multiplied
   static_assert(sizeof(T) == 2, "f16 or bf16");
   static_assert(BM % kWarpgroupRows == 0 && BM >= 64 && BM <= 256, "BLOCK_M: 64, 128, 192 or 256");
@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(BM / 64 * 128, 1)
 #pragma unroll
     for (int kk = 0; kk < kBlockK / 16; ++kk) {
       Mma64xNk16<BN, B_NT ? 0 : 1, T>::run(acc, kmajor_desc(a_tile, kk),
-                                          B_NT ? kmajor_desc(b_tile, kk) : mnmajor_desc(b_tile, kk));
+                                           B_NT ? kmajor_desc(b_tile, kk) : mnmajor_desc(b_tile, kk));
     }
     wgmma_commit();
     wgmma_wait<1>();

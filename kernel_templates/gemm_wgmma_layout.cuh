@@ -23,11 +23,11 @@
 
 namespace ktune_wgmma {
 
-constexpr int kBlockK = 64;          ///< k of one pipeline stage: one 128-byte swizzle row of 16-bit
-constexpr int kRowBytes = 128;       ///< bytes of one swizzled row
-constexpr int kAtomBytes = 1024;     ///< 8 rows: one 128B-swizzle atom
-constexpr int kPanelBytes = 8192;    ///< an MN-major panel: 64 k rows of 128 bytes
-constexpr int kWarpgroupRows = 64;   ///< rows of C one warpgroup computes (wgmma m64)
+constexpr int kBlockK = 64;         ///< k of one pipeline stage: one 128-byte swizzle row of 16-bit
+constexpr int kRowBytes = 128;      ///< bytes of one swizzled row
+constexpr int kAtomBytes = 1024;    ///< 8 rows: one 128B-swizzle atom
+constexpr int kPanelBytes = 8192;   ///< an MN-major panel: 64 k rows of 128 bytes
+constexpr int kWarpgroupRows = 64;  ///< rows of C one warpgroup computes (wgmma m64)
 constexpr int kWarpgroupThreads = 128;
 
 /// Byte offset of 16-byte chunk `chunk` (0..7) of row `row` in a K-major tile.

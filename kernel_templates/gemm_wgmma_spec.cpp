@@ -11,10 +11,10 @@ namespace ktune::kernel_templates {
 namespace {
 
 constexpr int64_t kMaxGridX = std::numeric_limits<int32_t>::max();  // gridDim.x limit (2^31 - 1)
-constexpr int64_t kBlockK = 64;      // one 128-byte swizzle row of 16-bit elements
-constexpr int64_t kRowBytes = 128;   // bytes of one shared-memory tile row (BLOCK_K * 2)
-constexpr int64_t kMinStages = 3;    // a stage is refilled two k tiles after it was read
-constexpr int64_t kMaxStages = 8;    // beyond, more stages only take shared memory from occupancy
+constexpr int64_t kBlockK = 64;     // one 128-byte swizzle row of 16-bit elements
+constexpr int64_t kRowBytes = 128;  // bytes of one shared-memory tile row (BLOCK_K * 2)
+constexpr int64_t kMinStages = 3;   // a stage is refilled two k tiles after it was read
+constexpr int64_t kMaxStages = 8;   // beyond, more stages only take shared memory from occupancy
 constexpr int64_t kWarpgroupRows = 64;
 constexpr int64_t kWarpgroupThreads = 128;
 
@@ -64,10 +64,12 @@ std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, cons
   const int64_t bm = config.at("BLOCK_M");
   const int64_t bn = config.at("BLOCK_N");
   const int64_t stages = config.at("STAGES");
-  if (!one_of(bm, {64, 128, 256})) return fmt::format("BLOCK_M={} is not 64, 128 or 256 (64-row warpgroups)", bm);
+  if (!one_of(bm, {64, 128, 256}))
+    return fmt::format("BLOCK_M={} is not 64, 128 or 256 (64-row warpgroups)", bm);
   if (!one_of(bn, {64, 128, 256})) return fmt::format("BLOCK_N={} is not 64, 128 or 256 (the wgmma N)", bn);
   if (config.at("BLOCK_K") != kBlockK) {
-    return fmt::format("BLOCK_K={} is not 64 (one 128-byte swizzle row of 16-bit elements)", config.at("BLOCK_K"));
+    return fmt::format("BLOCK_K={} is not 64 (one 128-byte swizzle row of 16-bit elements)",
+                       config.at("BLOCK_K"));
   }
   if (stages < kMinStages || stages > kMaxStages) {
     return fmt::format("STAGES={} is outside [{}, {}]", stages, kMinStages, kMaxStages);
@@ -77,7 +79,8 @@ std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, cons
                        config.at("SPLIT_K"));
   }
   if (shared_bytes(config) > kMaxSharedBytes) {
-    return fmt::format("{} bytes of shared memory exceed {} (227 KiB)", shared_bytes(config), kMaxSharedBytes);
+    return fmt::format("{} bytes of shared memory exceed {} (227 KiB)", shared_bytes(config),
+                       kMaxSharedBytes);
   }
   if (ceil_div(problem.dim("m"), bm) * ceil_div(problem.dim("n"), bn) > kMaxGridX) {
     return fmt::format("{} needs more than {} blocks", problem.shape_text(), kMaxGridX);
@@ -97,10 +100,10 @@ CompileSpec WgmmaGemmSpec::compile_spec(const Problem& problem, const Config& co
   const GemmForm form = *parse_gemm_form(problem.layout);
   CompileSpec c;
   c.source_name = std::string(source_name());
-  c.name_expressions.push_back(fmt::format(
-      "ktune_gemm_wgmma<{},{},{},{},{},{},{},{}>", config.at("BLOCK_M"), config.at("BLOCK_N"), config.at("STAGES"),
-      config.at("SWIZZLE"), harness::cuda_type_name(problem.dtype), cpp_bool(form.layout == GemmLayout::kNT),
-      cpp_bool(form.bias), cpp_bool(form.silu)));
+  c.name_expressions.push_back(
+      fmt::format("ktune_gemm_wgmma<{},{},{},{},{},{},{},{}>", config.at("BLOCK_M"), config.at("BLOCK_N"),
+                  config.at("STAGES"), config.at("SWIZZLE"), harness::cuda_type_name(problem.dtype),
+                  cpp_bool(form.layout == GemmLayout::kNT), cpp_bool(form.bias), cpp_bool(form.silu)));
   // After the target's own --gpu-architecture: NVRTC compiles for the last one given.
   c.options = {"-std=c++17", "--gpu-architecture=sm_90a"};
   return c;
@@ -144,8 +147,9 @@ HostTensors WgmmaGemmSpec::cpu_reference(const Problem& problem, const HostTenso
 }
 
 Config WgmmaGemmSpec::default_config(const Problem&) const {
-  return {"wgmma",
-          {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"STAGES", 4}, {"SPLIT_K", 1}, {"SWIZZLE", 8}}};
+  return {
+      "wgmma",
+      {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"STAGES", 4}, {"SPLIT_K", 1}, {"SWIZZLE", 8}}};
 }
 
 }  // namespace ktune::kernel_templates

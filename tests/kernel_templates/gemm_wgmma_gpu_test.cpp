@@ -183,7 +183,8 @@ TEST_F(WgmmaGpu, MisalignedPointersTakeTheElementPath) {
 /// The cuobjdump of the toolkit, or "" when there is none.
 std::string find_cuobjdump() {
   std::vector<std::filesystem::path> candidates;
-  if (const char* home = std::getenv("CUDA_HOME")) candidates.emplace_back(std::filesystem::path(home) / "bin/cuobjdump");
+  if (const char* home = std::getenv("CUDA_HOME"))
+    candidates.emplace_back(std::filesystem::path(home) / "bin/cuobjdump");
   candidates.emplace_back("/usr/local/cuda/bin/cuobjdump");
   for (const auto& c : candidates) {
     if (std::filesystem::exists(c)) return c.string();
@@ -199,7 +200,8 @@ TEST(WgmmaSass, MainConfigUsesWarpgroupMmaAndCpAsync) {
     const CompileSpec spec = wgmma().compile_spec(p, testing::wgmma_main_samples()[0]);
     harness::NvrtcCompiler compiler;
     const auto result = compiler.compile(make_compile_request(spec, SourceLibrary::builtin(), "sm_90"));
-    const auto dir = std::filesystem::temp_directory_path() / ("ktune_wgmma_sass_" + std::to_string(::getpid()));
+    const auto dir =
+        std::filesystem::temp_directory_path() / ("ktune_wgmma_sass_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     const auto cubin = dir / "wgmma.cubin";
     std::ofstream(cubin, std::ios::binary) << result.cubin;

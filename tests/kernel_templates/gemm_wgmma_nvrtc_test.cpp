@@ -25,8 +25,8 @@ const KernelSpec& wgmma() { return find_spec("gemm", "wgmma"); }
 
 /// Compiles every (problem, config) in one program for `arch`; resources by name expression (empty
 /// on a compile error, which fails the test).
-std::map<std::string, harness::KernelResources> compile_all(const std::vector<std::pair<Problem, Config>>& cases,
-                                                            const std::string& arch, const std::string& label) {
+std::map<std::string, harness::KernelResources> compile_all(
+    const std::vector<std::pair<Problem, Config>>& cases, const std::string& arch, const std::string& label) {
   CompileSpec merged;
   for (const auto& [problem, config] : cases) {
     EXPECT_EQ(wgmma().rejection(problem, config), std::nullopt) << label;
@@ -50,7 +50,7 @@ std::map<std::string, harness::KernelResources> compile_all(const std::vector<st
   }
   EXPECT_EQ(result.log.find("serialized"), std::string::npos) << label << ":\n" << result.log;
   EXPECT_NE(result.log.find("for 'sm_90a'"), std::string::npos) << label << ": not compiled for sm_90a\n"
-                                                                 << result.log;
+                                                                << result.log;
   std::map<std::string, harness::KernelResources> out;
   for (const auto& e : merged.name_expressions) {
     const auto lowered = result.lowered_names.find(e);
@@ -79,7 +79,8 @@ TEST(WgmmaNvrtc, SampleCompilesForSm90aBothDtypesAndLayouts) {
   for (DType dtype : {DType::kBF16, DType::kF16}) {
     for (const char* layout : {"nt", "nn"}) {
       std::vector<std::pair<Problem, Config>> cases;
-      for (const Config& c : testing::wgmma_samples()) cases.emplace_back(gemm_problem(77, 93, 331, dtype, layout), c);
+      for (const Config& c : testing::wgmma_samples())
+        cases.emplace_back(gemm_problem(77, 93, 331, dtype, layout), c);
       const auto res = compile_all(cases, "sm_90", std::string(harness::to_string(dtype)) + "." + layout);
       EXPECT_EQ(res.size(), testing::wgmma_samples().size()) << layout;
       for (const Config& c : testing::wgmma_main_samples()) {
@@ -108,7 +109,8 @@ TEST(WgmmaNvrtc, EpiloguesCompile) {
 
 TEST(WgmmaNvrtc, SourceRefusesATargetWithoutWgmma) {
   // Without the spec's sm_90a option the source stops with its own message, not an assembler error.
-  CompileSpec cs = wgmma().compile_spec(gemm_problem(64, 64, 64, DType::kBF16, "nt"), testing::wgmma_samples()[3]);
+  CompileSpec cs =
+      wgmma().compile_spec(gemm_problem(64, 64, 64, DType::kBF16, "nt"), testing::wgmma_samples()[3]);
   cs.options = {"-std=c++17"};
   harness::NvrtcCompiler compiler;
   try {

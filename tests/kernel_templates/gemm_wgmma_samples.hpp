@@ -12,7 +12,12 @@ namespace ktune::kernel_templates::testing {
 
 inline Config wgmma_config(int64_t bm, int64_t bn, int64_t stages, int64_t swizzle) {
   return {"wgmma",
-          {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", 64}, {"STAGES", stages}, {"SPLIT_K", 1}, {"SWIZZLE", swizzle}}};
+          {{"BLOCK_M", bm},
+           {"BLOCK_N", bn},
+           {"BLOCK_K", 64},
+           {"STAGES", stages},
+           {"SPLIT_K", 1},
+           {"SWIZZLE", swizzle}}};
 }
 
 /// The configs the big-M benchmarks lean on: they must compile without spills.

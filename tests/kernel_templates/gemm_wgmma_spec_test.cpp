@@ -34,9 +34,11 @@ TEST(WgmmaSpec, IsRegisteredInTheGemmFamily) {
 
 TEST(WgmmaSpec, CanonicalNames) {
   const Problem p = gemm_problem(4096, 4096, 4096, DType::kBF16, "nt");
-  EXPECT_EQ(wgmma().canonical_name(p, wgmma_config(128, 256, 4, 8)), "gemm.bf16.nt.wgmma.128x256x64.s4.sk1.g8");
+  EXPECT_EQ(wgmma().canonical_name(p, wgmma_config(128, 256, 4, 8)),
+            "gemm.bf16.nt.wgmma.128x256x64.s4.sk1.g8");
   const Problem q = gemm_problem(512, 4096, 4096, DType::kF16, "nn+bias+silu");
-  EXPECT_EQ(wgmma().canonical_name(q, wgmma_config(64, 64, 3, 1)), "gemm.f16.nn+bias+silu.wgmma.64x64x64.s3.sk1.g1");
+  EXPECT_EQ(wgmma().canonical_name(q, wgmma_config(64, 64, 3, 1)),
+            "gemm.f16.nn+bias+silu.wgmma.64x64x64.s3.sk1.g1");
 }
 
 TEST(WgmmaSpec, LaunchGeometryAndSm90aOption) {
@@ -65,7 +67,8 @@ TEST(WgmmaSpec, LaunchGeometryAndSm90aOption) {
 TEST(WgmmaSpec, SamplesAndDefaultAreAccepted) {
   for (const char* layout : {"nt", "nn", "nt+bias+silu"}) {
     const Problem p = gemm_problem(77, 93, 331, DType::kBF16, layout);
-    for (const Config& c : testing::wgmma_samples()) EXPECT_EQ(wgmma().rejection(p, c), std::nullopt) << layout;
+    for (const Config& c : testing::wgmma_samples())
+      EXPECT_EQ(wgmma().rejection(p, c), std::nullopt) << layout;
     EXPECT_EQ(wgmma().rejection(p, wgmma().default_config(p)), std::nullopt);
   }
 }
@@ -73,8 +76,9 @@ TEST(WgmmaSpec, SamplesAndDefaultAreAccepted) {
 TEST(WgmmaSpec, RejectsWithReasons) {
   const Problem p = gemm_problem(512, 512, 512, DType::kBF16, "nt");
   const auto why = [&](const Problem& q, const Config& c) { return wgmma().rejection(q, c).value_or(""); };
-  EXPECT_NE(why(gemm_problem(512, 512, 512, DType::kF32, "nt"), wgmma_config(128, 128, 4, 8)).find("f16 and bf16"),
-            std::string::npos);
+  EXPECT_NE(
+      why(gemm_problem(512, 512, 512, DType::kF32, "nt"), wgmma_config(128, 128, 4, 8)).find("f16 and bf16"),
+      std::string::npos);
   EXPECT_NE(why(gemm_problem(512, 512, 512, DType::kBF16, "tn"), wgmma_config(128, 128, 4, 8)).find("layout"),
             std::string::npos);
   EXPECT_NE(why(p, wgmma_config(32, 128, 4, 8)).find("BLOCK_M=32"), std::string::npos);
@@ -166,7 +170,8 @@ TEST(WgmmaLayout, KMajorDescriptorsReadWhatTheLoaderWrote) {
       for (int i = 0; i < 64; ++i) {
         for (int j = 0; j < 16; ++j) {
           const unsigned addr = sw128(d.start + (i / 8) * d.stride + (i % 8) * 128u + 2u * j);
-          ASSERT_EQ(addr, kTile + kmajor_element(wg * 64 + i, kk * 16 + j)) << wg << " " << kk << " " << i << " " << j;
+          ASSERT_EQ(addr, kTile + kmajor_element(wg * 64 + i, kk * 16 + j))
+              << wg << " " << kk << " " << i << " " << j;
         }
       }
     }

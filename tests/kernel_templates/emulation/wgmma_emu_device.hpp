@@ -175,7 +175,8 @@ struct Mma64xNk16 {
         const int col = acc_col(t, i);
         float s = 0.0f;
         for (int j = 0; j < 16; ++j) {
-          const float x = emu::at<T>(emu::sw128(da.start + (row / 8) * da.stride + (row % 8) * 128u + 2u * j));
+          const float x =
+              emu::at<T>(emu::sw128(da.start + (row / 8) * da.stride + (row % 8) * 128u + 2u * j));
           const unsigned b_addr =
               TRANS_B == 0 ? emu::sw128(db.start + (col / 8) * db.stride + (col % 8) * 128u + 2u * j)
                            : emu::sw128(db.start + (col / 64) * db.lead + (col % 64) * 2u + (j % 8) * 128u +

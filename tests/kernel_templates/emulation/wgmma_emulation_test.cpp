@@ -124,8 +124,8 @@ void run(int m, int n, int k, Schedule schedule, bool misalign = false) {
   wgmma_emu::g_bad_descriptors = 0;
   Problem<T> p(m, n, k, NT, BIAS, SILU, misalign);
   launch(cdiv(m, BM) * cdiv(n, BN), BM / 64 * 128, [&] {
-    ktune_gemm_wgmma<BM, BN, STAGES, SWIZZLE, T, NT, BIAS, SILU>(p.a, p.b, p.c.data(), BIAS ? p.bias.data() : nullptr,
-                                                                  m, n, k);
+    ktune_gemm_wgmma<BM, BN, STAGES, SWIZZLE, T, NT, BIAS, SILU>(p.a, p.b, p.c.data(),
+                                                                 BIAS ? p.bias.data() : nullptr, m, n, k);
   });
   const std::string what = std::string("wgmma<") + std::to_string(BM) + "," + std::to_string(BN) + "," +
                            std::to_string(STAGES) + "> " + (NT ? "nt " : "nn ") + std::to_string(m) + "x" +
@@ -162,11 +162,11 @@ TEST(WgmmaEmulation, FourWarpgroupsAndDeepPipeline) {
 
 TEST(WgmmaEmulation, ElementPathsAndEpilogues) {
   for (Schedule s : kSchedules) {
-    run<64, 64, 3, 1, bf16e, true>(37, 29, 53, s);                   // K % 8 != 0: element loads
-    run<64, 64, 3, 1, f16e, false>(37, 30, 64, s);                   // N % 8 != 0: element loads of B
+    run<64, 64, 3, 1, bf16e, true>(37, 29, 53, s);                        // K % 8 != 0: element loads
+    run<64, 64, 3, 1, f16e, false>(37, 30, 64, s);                        // N % 8 != 0: element loads of B
     run<64, 128, 3, 1, bf16e, true>(33, 100, 256, s, /*misalign=*/true);  // misaligned pointers
-    run<64, 64, 3, 1, bf16e, true, true, true>(70, 90, 136, s);      // bias + SiLU
-    run<128, 128, 4, 8, f16e, false, true, false>(130, 90, 100, s);  // bias, odd N: single stores
+    run<64, 64, 3, 1, bf16e, true, true, true>(70, 90, 136, s);           // bias + SiLU
+    run<128, 128, 4, 8, f16e, false, true, false>(130, 90, 100, s);       // bias, odd N: single stores
   }
 }
 
