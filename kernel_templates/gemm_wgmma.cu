@@ -105,8 +105,9 @@ __global__ void __launch_bounds__(BM / 64 * 128, 1)
   constexpr int B_STAGE = BN * kRowBytes;  // "nn": BN/64 panels of 8192 bytes, the same size
 
   // Dynamic shared memory rounded up to the 1024-byte boundary the 128B swizzle atoms need (the
-  // launch asks for 1 KiB more than the stages take).
-  extern __shared__ __align__(1024) unsigned char ktune_smem[];
+  // launch asks for 1 KiB more than the stages take). Declared 16-byte aligned only, so the compiler
+  // cannot assume the rounding away.
+  extern __shared__ __align__(16) unsigned char ktune_smem[];
   const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(ktune_smem));
   unsigned char* const smem = ktune_smem + (((raw + 1023u) & ~1023u) - raw);
   unsigned char* const a_smem = smem;
@@ -160,6 +161,7 @@ __global__ void __launch_bounds__(BM / 64 * 128, 1)
     const int stage = t % STAGES;
     const unsigned a_tile = a_addr + stage * A_STAGE + wg * (kWarpgroupRows * kRowBytes);
     const unsigned b_tile = b_addr + stage * B_STAGE;
+    __syncwarp();  // wgmma's .sync.aligned forms need converged warps
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < kBlockK / 16; ++kk) {

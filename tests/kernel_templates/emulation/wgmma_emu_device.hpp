@@ -31,6 +31,7 @@ extern uint3e blockDim, gridDim;
 extern std::barrier<>* g_barrier;
 extern unsigned char g_smem[];
 inline void __syncthreads() { g_barrier->arrive_and_wait(); }
+inline void __syncwarp() {}
 inline unsigned long long __cvta_generic_to_shared(const void* p) {
   return static_cast<unsigned long long>(static_cast<const unsigned char*>(p) - g_smem);
 }
