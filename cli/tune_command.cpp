@@ -27,6 +27,7 @@
 #include "tuner/arch_limits.hpp"
 #include "tuner/cache_compile_store.hpp"
 #include "tuner/candidate_measurer.hpp"
+#include "tuner/cublas_baseline_measurer.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/preset.hpp"
 #include "tuner/progress.hpp"
@@ -254,6 +255,9 @@ void run_tune(const TuneArgs& a) {
   const auto sources = kernel_templates::SourceLibrary::from_environment();
   std::unique_ptr<tuner::RunnerMeasurer> measurer;
   if (!a.compile_only) measurer = std::make_unique<tuner::RunnerMeasurer>(a.device);
+  // cuBLAS baselines of gemm keys, in this process (no GPU is touched before the first one).
+  std::unique_ptr<tuner::CublasBaselineMeasurer> baseline;
+  if (!a.compile_only) baseline = std::make_unique<tuner::CublasBaselineMeasurer>(a.device);
   std::vector<tuner::KeySummary> summaries;
   int compile_hits = 0;
   int compile_misses = 0;
@@ -262,7 +266,7 @@ void run_tune(const TuneArgs& a) {
                                    sources.hash(kernel_templates::kernel_source_files(job.kernel)));
     harness::NvrtcCompiler compiler(&store);
     tuner::LoopDeps deps{[&compiler](const harness::CompileRequest& r) { return compiler.compile(r); },
-                         measurer.get(), &sources, &progress};
+                         measurer.get(), &sources, &progress, baseline.get()};
     {
       tuner::TuningLoop loop(db, gpu, run, options, deps);
       for (const auto& key : job.keys) {

@@ -11,6 +11,7 @@
 
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
+#include "tuner/baseline_measurement.hpp"
 #include "tuner/compile_pool.hpp"
 #include "tuner/detail/candidate_preparer.hpp"
 #include "tuner/detail/stored_results.hpp"
@@ -295,6 +296,13 @@ KeySummary TuningLoop::tune(const ConfigSpace& space, const TuneKey& key) {
     }
   }
   if (!s.error.empty() || options_.compile_only) return s;
+  if (deps_.baseline != nullptr) {
+    // cuBLAS on the same key, same timing options, same run: the speed-up reports show per shape.
+    const auto t = Clock::now();
+    record_cublas_baseline(db_, run_id_, gpu_id_, kernel_id, key.kernel, problem, options_.timing,
+                           *deps_.baseline);
+    s.measure_s += seconds_since(t);
+  }
   LoopFinish::finish(*this, key, s, ctx, kernel_id, source_hash, known, new_successes);
   return s;
 }

@@ -33,6 +33,7 @@
 namespace ktune::tuner {
 
 class Progress;
+class BaselineMeasurer;
 
 /// One (kernel, shape, dtype, layout) to tune.
 struct TuneKey {
@@ -78,6 +79,9 @@ struct LoopDeps {
   const kernel_templates::SourceLibrary* sources = nullptr;
   /// Optional progress display.
   Progress* progress = nullptr;
+  /// Measures the cuBLAS baseline stored once per gemm key (tuner/baseline_measurement.hpp); null:
+  /// no baseline is stored (compile-only sweeps, tests with a fake measurer).
+  BaselineMeasurer* baseline = nullptr;
 };
 
 /// What happened for one key.

@@ -22,7 +22,7 @@ for t in .devbin/ktune_*gpu* .devbin/*_gpu_tests; do
   name=$(basename "$t")
   [[ -f "$OUT/$name.log" ]] && continue
   start=$(date +%s)
-  timeout 300 "$t" --gtest_output="json:$OUT/$name.json" >"$OUT/$name.log" 2>&1
+  timeout "${GPU_TEST_TIMEOUT:-300}" "$t" --gtest_output="json:$OUT/$name.json" >"$OUT/$name.log" 2>&1
   rc=$?
   echo "$name: exit $rc in $(( $(date +%s) - start )) s; $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/$name.log" | tr '\n' ' ')" >>"$summary"
 done
