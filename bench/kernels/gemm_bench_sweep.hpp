@@ -43,11 +43,15 @@ inline kernel_templates::Config wgmma(int64_t bm, int64_t bn, int64_t stages, in
 inline std::vector<kernel_templates::Config> wgmma_sweep(int64_t m) {
   if (m < 128) return {};
   if (m <= 256) {
-    return {wgmma(64, 128, 6, 8), wgmma(64, 256, 5, 8), wgmma(128, 128, 5, 8), wgmma(128, 256, 4, 8)};
+    return {wgmma(64, 128, 6, 8), wgmma(64, 256, 5, 8), wgmma(128, 128, 5, 8), wgmma(128, 256, 4, 8),
+            wgmma(64, 128, 4, 8), wgmma(64, 64, 4, 8),  wgmma(128, 64, 4, 8)};
   }
+  // The 4-stage 64x128 / 128x64 / 64x64 tiles fit two or three blocks an SM (<= 96 KiB of shared
+  // memory, <= 32K registers): at M = 512 they give 256+ blocks, one full wave on 132 SMs.
   return {
       wgmma(128, 256, 4, 8), wgmma(128, 256, 4, 16), wgmma(128, 256, 3, 8), wgmma(128, 128, 5, 8),
       wgmma(128, 128, 6, 8), wgmma(64, 256, 5, 8),   wgmma(64, 128, 6, 8),  wgmma(64, 64, 8, 8),
+      wgmma(64, 128, 4, 8),  wgmma(128, 64, 4, 8),   wgmma(64, 64, 4, 8),
   };
 }
 
@@ -84,6 +88,9 @@ inline std::vector<kernel_templates::Config> mma_only_sweep(int64_t m) {
       mma(128, 256, 32, 2, 4, 3, 1, 0, 16), mma(128, 256, 32, 2, 4, 3, 1, 0, 4),
       mma(128, 256, 32, 2, 4, 4, 1, 0, 1),  mma(256, 128, 32, 4, 2, 4, 1, 0, 16),
       mma(128, 128, 64, 2, 2, 3, 1, 0, 8),  mma(128, 256, 32, 4, 2, 3, 1, 0, 8),
+      // split-K for narrow N at M = 512 (k_proj: N = 512-1024 gives 32-128 output tiles)
+      mma(64, 64, 64, 2, 2, 4, 2, 0, 8),    mma(64, 64, 64, 2, 2, 4, 4, 0, 8),
+      mma(128, 128, 32, 2, 2, 4, 2, 0, 8),  mma(64, 128, 64, 2, 2, 3, 2, 0, 8),
   };
 }
 
