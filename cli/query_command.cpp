@@ -14,6 +14,7 @@
 #include "cli/commands.hpp"
 #include "cli/db_option.hpp"
 #include "cli/gpu_choice.hpp"
+#include "cli/layout_option.hpp"
 #include "cli/output.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "ktune/error.hpp"
@@ -36,8 +37,7 @@ struct QueryOptions {
 void run_query(const QueryOptions& o) {
   const auto* desc = kernel_templates::find_kernel(o.kernel);
   desc->require_dtype(o.dtype);
-  const std::string layout = o.layout.value_or(desc->default_layout);
-  desc->require_layout(layout);
+  const std::string layout = resolve_layout(*desc, o.layout);
   const std::string shape = cache::Shape::parse(o.shape).normalized(desc->dims).canonical();
 
   const auto path = db_path(o.db);
@@ -101,10 +101,8 @@ void add_query_command(CLI::App& app) {
       ->required()
       ->type_name("DTYPE");
   cmd->add_option("--layout", opts->layout,
-                  "Layout or mode of the kernel, part of the key, e.g. --layout nn (gemm: nt, nn, with "
-                  "optional +bias/+silu; rmsnorm: \"\", residual; rmsnorm_rope: neox, gptj; softmax: \"\", "
-                  "causal, padding; swiglu: fused, split; default: the kernel's default layout, "
-                  "nt for gemm)")
+                  "Layout or mode of the kernel, part of the key, e.g. --layout nn (default: the "
+                  "kernel's; each kernel's values are listed below)")
       ->type_name("TEXT");
   auto* gpu =
       cmd->add_option("--gpu", opts->gpu,
@@ -135,7 +133,7 @@ void add_query_command(CLI::App& app) {
       "  ktune query --kernel gemm --shape m=16,n=4096,k=4096 --dtype bf16 --layout nn\n"
       "  ktune query --kernel rmsnorm --shape rows=16,hidden=4096 --dtype f16 --gpu \"NVIDIA H200\" --json\n"
       "Kernels, their dimensions (example shape), dtypes and default layout:\n" +
-      kernels +
+      kernels + "Layouts (the first is the default; another value exits 2):\n" + layouts_help() +
       "Exit codes: 0 found, 2 bad kernel/shape/dtype/layout, 3 --device without a GPU, 4 nothing tuned or no "
       "database.");
   cmd->callback([opts] { run_query(*opts); });

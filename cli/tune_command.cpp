@@ -17,6 +17,7 @@
 #include "cache/shape.hpp"
 #include "cli/commands.hpp"
 #include "cli/db_option.hpp"
+#include "cli/layout_option.hpp"
 #include "cli/output.hpp"
 #include "cli/timing_flags.hpp"
 #include "harness/device_info.hpp"
@@ -82,12 +83,12 @@ std::vector<Job> plan_jobs(const TuneArgs& a, tuner::TuneOptions& options) {
   std::vector<std::string> kernels = split_list(a.kernels);
   std::vector<std::string> dtypes = split_list(a.dtypes);
   std::vector<tuner::NamedShape> preset_shapes;
-  std::string layout = a.layout.value_or("");
+  std::optional<std::string> layout = a.layout;  // absent: each kernel's default
   if (!a.preset.empty()) {
     const tuner::Preset p = tuner::load_preset(a.preset);
     kernels = {p.kernel};
     if (dtypes.empty()) dtypes = p.dtypes;
-    if (!a.layout) layout = p.layout;
+    if (!a.layout && !p.layout.empty()) layout = p.layout;
     options.strategy = p.strategy;
     options.budget = p.budget;
     options.seed = p.seed;
@@ -103,6 +104,7 @@ std::vector<Job> plan_jobs(const TuneArgs& a, tuner::TuneOptions& options) {
   for (const std::string& kernel : kernels) {
     const auto* desc = kernel_templates::find_kernel(kernel);
     for (const auto& d : dtypes) desc->require_dtype(d);
+    const std::string key_layout = resolve_layout(*desc, layout);
     if (kernel_templates::specs_of(kernel).empty())
       throw Error(ErrorKind::kBadInput, fmt::format("kernel '{}' has no templates to tune", kernel));
     const std::filesystem::path space_path = a.space.empty()
@@ -122,7 +124,6 @@ std::vector<Job> plan_jobs(const TuneArgs& a, tuner::TuneOptions& options) {
     if (shapes.empty())
       throw Error(ErrorKind::kBadInput,
                   fmt::format("no shapes: give --shape {} or --shapes FILE", desc->example_shape()));
-    const std::string key_layout = layout.empty() && kernel == "gemm" ? "nt" : layout;
     for (const auto& d : dtypes)
       for (const auto& s : shapes)
         job.keys.push_back({kernel, s.normalized(job.space.dims()), d, key_layout});
@@ -321,8 +322,9 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--shape", a->shapes, "A problem shape, e.g. m=16,n=4096,k=4096 (repeatable)")
       ->excludes(shapes);
   cmd->add_option("--dtype", a->dtypes, "Element type(s), comma-separated (default bf16, or the preset's)");
-  cmd->add_option("--layout", a->layout, "gemm B layout: nt ([N,K], nn.Linear) or nn ([K,N])")
-      ->check(CLI::IsMember({"nt", "nn"}));
+  cmd->add_option("--layout", a->layout,
+                  "Layout or mode of each kernel, part of the key (default: the kernel's; see below)")
+      ->type_name("TEXT");
   cmd->add_option("--space", a->space, "Config space file (default configs/spaces/<kernel>.toml)");
   cmd->add_option("--strategy", a->strategy, "Search strategy: exhaustive, random, halving or model");
   cmd->add_option("--budget", a->budget, "Measurements per (shape, dtype); 0 = no limit")
@@ -353,7 +355,12 @@ void add_tune_command(CLI::App& app) {
       "  ktune tune --kernel gemm --shape m=16,n=4096,k=4096 --dtype bf16 --strategy exhaustive --budget "
       "200\n"
       "  ktune tune --kernel gemm --shapes llama3-8b --dtype bf16,f16 --strategy halving --json\n"
-      "  ktune tune --preset quick --compile-only --arch sm_90      # no GPU needed");
+      "  ktune tune --preset quick --compile-only --arch sm_90      # no GPU needed\n"
+      "  ktune tune --kernel fp8_gemm --shape m=16,n=4096,k=4096 --dtype fp8e4m3 --layout nt+rowcol\n"
+      "Layouts (gemm: B as [N,K] (nt, nn.Linear) or [K,N] (nn), then +bias/+silu epilogues; "
+      "fp8_gemm: per-tensor (nt) or row x column (nt+rowcol) scales; operators: their mode) and "
+      "each kernel's default; another value exits 2:\n" +
+      layouts_help());
   cmd->callback([a] { run_tune(*a); });
 }
 
