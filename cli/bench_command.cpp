@@ -201,6 +201,8 @@ void run_bench(BenchArgs& a) {
       config = check_bench_config(target, kt::Config::from_json(stored));
     }
   }
+  for (const std::optional<BenchConfig>* c : {&config, &default_config})
+    if (*c) require_bench_arch(**c, dev.arch(), dev.name);  // exit 2 with the template's reason
   context.config = copy ? copy_config.to_json() : config->config.to_json();
   context.ceilings = stored_ceilings(a.db, dev);
 

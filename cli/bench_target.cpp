@@ -134,4 +134,10 @@ BenchConfig default_bench_config(const BenchTarget& target) {
                           target.shape, harness::to_string(target.problem.dtype), why));
 }
 
+void require_bench_arch(const BenchConfig& config, std::string_view arch, std::string_view device) {
+  if (auto why = config.spec->arch_rejection(arch))
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("{} cannot run on {} ({}): {}", config.name, device, arch, *why));
+}
+
 }  // namespace ktune::cli

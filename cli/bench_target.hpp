@@ -43,6 +43,11 @@ struct BenchConfig {
 /// bad part: not JSON, an unknown template, an unknown parameter, a rejected config.
 BenchConfig parse_bench_config(const BenchTarget& target, std::string_view text);
 
+/// Throws ktune::Error(kBadInput) "<config> cannot run on <device> (<arch>): <why>" when the
+/// config's template cannot run on `arch` (KernelSpec::arch_rejection: wgmma off sm_90, fp8_gemm
+/// before sm_89).
+void require_bench_arch(const BenchConfig& config, std::string_view arch, std::string_view device);
+
 /// `config` (already in the tuner's form, e.g. a cached winner) checked against the problem.
 /// Throws ktune::Error(kBadInput) naming the template or the rejection.
 BenchConfig check_bench_config(const BenchTarget& target, const kernel_templates::Config& config);

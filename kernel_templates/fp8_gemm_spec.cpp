@@ -55,7 +55,11 @@ bool Fp8GemmSpec::rowcol(const Problem& problem) {
           problem.layout.starts_with("nn") ? " (B must be [N,K]: ldmatrix cannot transpose bytes)" : ""));
 }
 
-std::optional<std::string> Fp8GemmSpec::arch_rejection(std::string_view arch) {
+std::optional<std::string> Fp8GemmSpec::arch_rejection(std::string_view arch) const {
+  return rejection_for_arch(arch);
+}
+
+std::optional<std::string> Fp8GemmSpec::rejection_for_arch(std::string_view arch) {
   int64_t cc = 0;
   std::string_view digits = arch;
   if (digits.starts_with("sm_")) digits.remove_prefix(3);

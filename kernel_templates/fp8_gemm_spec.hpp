@@ -64,9 +64,11 @@ class Fp8GemmSpec final : public KernelSpec {
   /// Whether the problem's layout is "nt+rowcol"; throws ktune::Error(kBadInput) for a layout that
   /// is neither "nt" (or "") nor "nt+rowcol".
   static bool rowcol(const Problem& problem);
+  /// rejection_for_arch(arch).
+  std::optional<std::string> arch_rejection(std::string_view arch) const override;
   /// Why the template cannot run on `arch` ("sm_80", "sm_90", ...): e4m3 MMA needs sm_89 or newer;
   /// nullopt when it can. (A compile for an older arch also fails, with the same words.)
-  static std::optional<std::string> arch_rejection(std::string_view arch);
+  static std::optional<std::string> rejection_for_arch(std::string_view arch);
   /// Dynamic shared memory of a config: STAGES * (BLOCK_M + BLOCK_N) * BLOCK_K bytes (unpadded).
   static int64_t shared_bytes(const Config& config);
 

@@ -44,7 +44,11 @@ int64_t WgmmaGemmSpec::shared_bytes(const Config& config) {
   return config.at("STAGES") * (config.at("BLOCK_M") + config.at("BLOCK_N")) * kRowBytes + kAlignSlackBytes;
 }
 
-std::optional<std::string> WgmmaGemmSpec::arch_rejection(std::string_view arch) {
+std::optional<std::string> WgmmaGemmSpec::arch_rejection(std::string_view arch) const {
+  return rejection_for_arch(arch);
+}
+
+std::optional<std::string> WgmmaGemmSpec::rejection_for_arch(std::string_view arch) {
   if (arch == "sm_90" || arch == "sm_90a") return std::nullopt;
   return fmt::format("the wgmma template needs sm_90a (Hopper wgmma.mma_async); {} lacks it", arch);
 }

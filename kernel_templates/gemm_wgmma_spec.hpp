@@ -13,9 +13,9 @@
 ///
 /// Layouts as the mma template's: "nt", "nn", optionally "+bias" then "+silu" (GemmForm).
 ///
-/// Architecture: KernelSpec::rejection sees no device, so a caller that knows the target must ask
-/// arch_rejection() (sm_90 / sm_90a only); the default space keeps the template only where the
-/// device limits are Hopper's (configs/spaces/gemm.toml).
+/// Architecture: KernelSpec::rejection sees no device, so a caller that knows the target asks
+/// arch_rejection() (sm_90 / sm_90a only); the tuner stores the template's configs for any other
+/// arch as `skipped` with that reason.
 ///
 /// Name: `gemm.<dtype>.<layout>.wgmma.<BM>x<BN>x<BK>.s<STAGES>.sk<SPLIT_K>.g<SWIZZLE>`,
 /// e.g. `gemm.bf16.nt.wgmma.128x256x64.s4.sk1.g8`.
@@ -58,9 +58,12 @@ class WgmmaGemmSpec final : public GemmSpecBase {
   /// 128x128x64, 4 stages, no split, group 8: 129 KiB of shared memory.
   Config default_config(const Problem& problem) const override;
 
+  /// rejection_for_arch(arch).
+  std::optional<std::string> arch_rejection(std::string_view arch) const override;
+
   /// Why the template cannot run on `arch` ("sm_80", "sm_90", "sm_90a", ...): everything but sm_90
   /// and sm_90a lacks wgmma (sm_100 dropped it), so only those two are accepted.
-  static std::optional<std::string> arch_rejection(std::string_view arch);
+  static std::optional<std::string> rejection_for_arch(std::string_view arch);
   /// Dynamic shared memory of a config: STAGES * (BLOCK_M + BLOCK_N) * 128 bytes + 1 KiB.
   static int64_t shared_bytes(const Config& config);
 };

@@ -181,6 +181,15 @@ class KernelSpec {
   /// rejected config as `skipped` with this reason.
   virtual std::optional<std::string> rejection(const Problem& problem, const Config& config) const = 0;
 
+  /// Why this template cannot run on `arch` ("sm_80", "sm_90a", ...; the target of the compile), or
+  /// nullopt when it can. rejection() sees no device, so callers that know the target ask here
+  /// before compiling: the tuner stores such a config as `skipped` with this reason, `ktune bench`
+  /// refuses it (exit 2). The default accepts every arch the toolkit compiles for.
+  virtual std::optional<std::string> arch_rejection(std::string_view arch) const {
+    (void)arch;
+    return std::nullopt;
+  }
+
   /// Canonical config name, e.g. `gemm.bf16.nt.128x128x32.w2x2.s3.sk1`. Needs no valid problem dims.
   virtual std::string canonical_name(const Problem& problem, const Config& config) const = 0;
 

@@ -202,7 +202,7 @@ int main(int argc, char** argv) {
     h::PrimaryContext ctx(0);
     const h::DeviceInfo info = h::query_device(0);
     const std::string arch = info.arch();
-    if (auto why = kt::Fp8GemmSpec::arch_rejection(arch))
+    if (auto why = kt::Fp8GemmSpec::rejection_for_arch(arch))
       throw ktune::Error(ktune::ErrorKind::kNoDevice, *why);
     std::fprintf(stderr, "%s (%s), %zu shapes\n", info.name.c_str(), arch.c_str(), shapes.size());
     CUstream stream = nullptr;

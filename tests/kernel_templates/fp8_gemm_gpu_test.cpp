@@ -53,7 +53,7 @@ Gpu& gpu() {
     try {
       if (harness::device_count() < 1) throw Error(ErrorKind::kNoDevice, "no CUDA device");
       out.arch = harness::query_device(0).arch();
-      if (auto why = Fp8GemmSpec::arch_rejection(out.arch)) throw Error(ErrorKind::kNoDevice, *why);
+      if (auto why = Fp8GemmSpec::rejection_for_arch(out.arch)) throw Error(ErrorKind::kNoDevice, *why);
       out.context = std::make_unique<harness::PrimaryContext>(0);
       out.kernels = std::make_unique<KernelCache>(out.arch);
     } catch (const Error& e) {

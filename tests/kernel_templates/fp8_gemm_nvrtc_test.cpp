@@ -128,7 +128,7 @@ TEST(Fp8Nvrtc, Sm80CompileFailsWithTheReason) {
     const std::string all = std::string(e.what()) + "\n" + e.detail();
     EXPECT_NE(all.find("fp8_gemm needs sm_89 or newer"), std::string::npos) << all;
   }
-  EXPECT_TRUE(Fp8GemmSpec::arch_rejection("sm_80").has_value());
+  EXPECT_TRUE(Fp8GemmSpec::rejection_for_arch("sm_80").has_value());
 }
 
 }  // namespace

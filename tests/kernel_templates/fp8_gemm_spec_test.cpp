@@ -151,14 +151,14 @@ TEST(Fp8Spec, RejectsWithReasons) {
 
 TEST(Fp8Spec, ArchRejection) {
   for (const char* arch : {"sm_80", "sm_86", "sm_75", "compute_80"}) {
-    const auto why = Fp8GemmSpec::arch_rejection(arch);
+    const auto why = Fp8GemmSpec::rejection_for_arch(arch);
     ASSERT_TRUE(why.has_value()) << arch;
     EXPECT_NE(why->find("sm_89"), std::string::npos) << *why;
   }
   for (const char* arch : {"sm_89", "sm_90", "sm_90a", "sm_100", "sm_120"}) {
-    EXPECT_EQ(Fp8GemmSpec::arch_rejection(arch), std::nullopt) << arch;
+    EXPECT_EQ(Fp8GemmSpec::rejection_for_arch(arch), std::nullopt) << arch;
   }
-  EXPECT_TRUE(Fp8GemmSpec::arch_rejection("hopper").has_value());
+  EXPECT_TRUE(Fp8GemmSpec::rejection_for_arch("hopper").has_value());
 }
 
 TEST(Fp8Spec, NamesAndCompileSpec) {

@@ -46,7 +46,7 @@ Gpu& gpu() {
     try {
       if (harness::device_count() < 1) throw Error(ErrorKind::kNoDevice, "no CUDA device");
       const std::string arch = harness::query_device(0).arch();
-      if (auto why = WgmmaGemmSpec::arch_rejection(arch)) {
+      if (auto why = WgmmaGemmSpec::rejection_for_arch(arch)) {
         out.skip_reason = "no usable GPU: " + *why;
         return out;
       }

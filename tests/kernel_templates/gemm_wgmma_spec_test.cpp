@@ -98,10 +98,10 @@ TEST(WgmmaSpec, RejectsWithReasons) {
 }
 
 TEST(WgmmaSpec, OnlyHopperArchitectures) {
-  EXPECT_EQ(WgmmaGemmSpec::arch_rejection("sm_90"), std::nullopt);
-  EXPECT_EQ(WgmmaGemmSpec::arch_rejection("sm_90a"), std::nullopt);
+  EXPECT_EQ(WgmmaGemmSpec::rejection_for_arch("sm_90"), std::nullopt);
+  EXPECT_EQ(WgmmaGemmSpec::rejection_for_arch("sm_90a"), std::nullopt);
   for (const char* arch : {"sm_80", "sm_89", "sm_100", "sm_120"}) {
-    const auto why = WgmmaGemmSpec::arch_rejection(arch);
+    const auto why = WgmmaGemmSpec::rejection_for_arch(arch);
     ASSERT_TRUE(why) << arch;
     EXPECT_NE(why->find(arch), std::string::npos);
     EXPECT_NE(why->find("sm_90a"), std::string::npos);

@@ -126,6 +126,9 @@ Prepared prepare_candidate(const KeyContext& ctx, const Config& config, const st
   const kt::Config kc = kt::Config::from_json(config.to_json());
   if (auto why = spec.rejection(ctx.problem, kc))
     return decided(ctx, config, name, cache::Outcome::kSkipped, *why);
+  // A template the target lacks (wgmma off sm_90, e4m3 MMA before sm_89) is no compile error.
+  if (auto why = spec.arch_rejection(ctx.arch))
+    return decided(ctx, config, name, cache::Outcome::kSkipped, *why);
 
   const kt::CompileSpec cs = spec.compile_spec(ctx.problem, kc);
   const harness::CompileRequest request = kt::make_compile_request(cs, *ctx.sources, ctx.arch);

@@ -1,8 +1,9 @@
 #pragma once
 /// The compile stage of the tuning loop, run on the compile pool's threads: from a proposed config
-/// to either an outcome decided before the GPU (skipped by the template's rules, compile_error,
-/// exceeds_limits, or "compile-only") or a CandidateRequest ready for the worker. Also the mapping
-/// from the worker's CandidateResult to the cache's Measurement.
+/// to either an outcome decided before the GPU (skipped by the template's rules or by its target
+/// arch (KernelSpec::arch_rejection), compile_error, exceeds_limits, or "compile-only") or a
+/// CandidateRequest ready for the worker. Also the mapping from the worker's CandidateResult to the
+/// cache's Measurement.
 
 #include <functional>
 #include <future>

@@ -149,7 +149,7 @@ kt::LaunchPlan launch_plan_for(const PlanKey& key, const kt::KernelSpec& spec, c
 
 void check_arch(const PlanKey& key, std::string_view arch) {
   if (key.op != OpKind::kFp8Gemm) return;
-  if (auto why = kt::Fp8GemmSpec::arch_rejection(arch))
+  if (auto why = kt::Fp8GemmSpec::rejection_for_arch(arch))
     throw Error(ErrorKind::kBadInput, "fp8_gemm: " + *why);
 }
 
