@@ -46,7 +46,7 @@ void CsvReporter::write(const ReportData& data, std::ostream& out) const {
                            "temperature_c", "flops",         "bytes",
                            "tflops",        "gbps",          "pct_of_ceiling",
                            "bound",         "baseline_name", "baseline_median_us",
-                           "speedup"}) {
+                           "speedup",       "layout"}) {
     cell(name);
   }
   for (const std::string& c : data.counter_columns) cell("counter_" + c);
@@ -118,6 +118,7 @@ void CsvReporter::write(const ReportData& data, std::ostream& out) const {
     cell(baseline ? std::string_view(baseline->stored.m.baseline) : std::string_view());
     number(baseline ? std::optional(baseline->median_us()) : std::nullopt);
     number(row.speedup);
+    cell(s.m.layout);
     cursor = 0;
     for (const std::string& c : data.counter_columns) {
       append_sorted(buf, row.counters, cursor, c);

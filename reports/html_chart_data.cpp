@@ -22,6 +22,7 @@ constexpr size_t kMaxHeatmapValues = 40;
 
 std::string key_label(const ReportData& data, const ReportKey& key) {
   std::string label = fmt::format("{} {}", key.shape, key.dtype);
+  if (!key.layout.empty()) label += " " + key.layout;
   if (data.gpus.size() > 1) label += " @ " + data.gpus[key.gpu].name;
   return label;
 }

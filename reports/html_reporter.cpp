@@ -139,8 +139,8 @@ void write_winners(std::string& out, const ReportData& data, const std::string& 
   fmt::format_to(
       std::back_inserter(out),
       "<h3>Winners per shape</h3><div class=\"table-wrap\"><table class=\"winners\" id=\"winners-{}\">", k);
-  header_row(out, {"GPU", "shape", "dtype", "winner", "median µs", "baseline", "baseline µs", "speed-up",
-                   "TFLOP/s", "GB/s", "% of roofline", "bound", "configs"});
+  header_row(out, {"GPU", "shape", "dtype", "layout", "winner", "median µs", "baseline", "baseline µs",
+                   "speed-up", "TFLOP/s", "GB/s", "% of roofline", "bound", "configs"});
   out += "<tbody>";
   for (const ReportKey& key : data.keys) {
     if (key.kernel != kernel || !key.winner) continue;
@@ -152,6 +152,7 @@ void write_winners(std::string& out, const ReportData& data, const std::string& 
     cell(out, data.gpus[key.gpu].name);
     code_cell(out, key.shape);
     cell(out, key.dtype);
+    cell(out, key.layout.empty() ? "–" : key.layout);
     code_cell(out, w.stored.m.config_name);
     num_cell(out, human(w.median_us(), 4));
     cell(out, b ? b->stored.m.baseline : "–");
@@ -180,7 +181,7 @@ void write_counters(std::string& out, const ReportData& data, const std::string&
   }
   fmt::format_to(std::back_inserter(out),
                  "<div class=\"table-wrap\"><table class=\"counters\" "
-                 "id=\"counters-{}\"><thead><tr><th>shape</th><th>dtype</th><th>config</th>",
+                 "id=\"counters-{}\"><thead><tr><th>shape</th><th>dtype</th><th>layout</th><th>config</th>",
                  k);
   for (const std::string& name : names) {
     out += "<th>";
@@ -194,6 +195,7 @@ void write_counters(std::string& out, const ReportData& data, const std::string&
     out += "<tr>";
     code_cell(out, key.shape);
     cell(out, key.dtype);
+    cell(out, key.layout.empty() ? "–" : key.layout);
     code_cell(out, w.stored.m.config_name);
     for (const std::string& name : names) {
       const auto it = std::find_if(w.counters.begin(), w.counters.end(),

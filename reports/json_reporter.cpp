@@ -93,6 +93,7 @@ void append_row(std::string& out, const ReportData& data, const ReportRow& row) 
   o.key("dims");
   append_dims(out, row);
   o.string("dtype", s.m.dtype);
+  o.string("layout", s.m.layout);
   o.string("outcome", outcome_name(s.m.outcome));
   o.string("reason", s.m.reason);
   o.string("baseline", s.m.baseline);
@@ -181,6 +182,7 @@ void append_winners(std::string& out, const ReportData& data) {
     o.string("kernel_hash", key.source_hash);
     o.string("shape", key.shape);
     o.string("dtype", key.dtype);
+    o.string("layout", key.layout);
     o.integer("measurement_id", w.stored.id);
     o.string("config_name", w.stored.m.config_name);
     o.raw("config", w.stored.m.config_json);

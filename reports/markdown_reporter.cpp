@@ -38,9 +38,10 @@ void write_kernel(std::string& out, const ReportData& data, const std::string& k
   fmt::format_to(std::back_inserter(out), "\n## {}\n\n", markdown_cell(kernel));
   const bool many_gpus = data.gpus.size() > 1;
   if (many_gpus) out += "| GPU ";
-  out += "| shape | dtype | winner | median µs | baseline | speed-up | TFLOP/s | GB/s | % roofline |\n";
+  out +=
+      "| shape | dtype | layout | winner | median µs | baseline | speed-up | TFLOP/s | GB/s | % roofline |\n";
   if (many_gpus) out += "|---";
-  out += "|---|---|---|---:|---|---:|---:|---:|---:|\n";
+  out += "|---|---|---|---|---:|---|---:|---:|---:|---:|\n";
   std::array<int64_t, kOutcomeCount> outcomes{};
   size_t listed = 0;
   size_t unlisted = 0;
@@ -56,8 +57,9 @@ void write_kernel(std::string& out, const ReportData& data, const std::string& k
     const ReportRow& w = data.rows[*key.winner];
     const ReportRow* b = key.baseline ? &data.rows[*key.baseline] : nullptr;
     if (many_gpus) fmt::format_to(std::back_inserter(out), "| {} ", markdown_cell(data.gpus[key.gpu].name));
-    fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                   code(key.shape), markdown_cell(key.dtype), code(w.stored.m.config_name),
+    fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                   code(key.shape), markdown_cell(key.dtype),
+                   key.layout.empty() ? std::string("–") : code(key.layout), code(w.stored.m.config_name),
                    human(w.median_us()),
                    b ? fmt::format("{} {}", markdown_cell(b->stored.m.baseline), human(b->median_us())) : "–",
                    w.speedup ? human(w.speedup) + "×" : "–", human(w.roofline.tflops), human(w.roofline.gbps),

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -60,8 +61,8 @@ int baseline_rank(const std::string& name) {
 
 void sanitize(cache::StoredMeasurement& s) {
   for (std::string* text :
-       {&s.gpu.name, &s.kernel.name, &s.kernel.source_hash, &s.m.shape, &s.m.dtype, &s.m.config_name,
-        &s.m.reason, &s.m.baseline, &s.run_started_at, &s.measured_at}) {
+       {&s.gpu.name, &s.kernel.name, &s.kernel.source_hash, &s.m.shape, &s.m.dtype, &s.m.layout,
+        &s.m.config_name, &s.m.reason, &s.m.baseline, &s.run_started_at, &s.measured_at}) {
     sanitize_utf8_in_place(*text);
   }
 }
@@ -110,8 +111,8 @@ void ReportBuilder::add(const cache::StoredMeasurement& measurement) {
   row.work = work_model(s.kernel.name, row.dims, s.m.dtype);
   row.gpu = gpu_index(s.gpu);
 
-  const std::string key_text = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", row.gpu, s.kernel.name,
-                                           s.kernel.source_hash, s.m.shape, s.m.dtype);
+  const std::string key_text = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", row.gpu, s.kernel.name,
+                                           s.kernel.source_hash, s.m.shape, s.m.dtype, s.m.layout);
   const auto [it, inserted] = key_index_.try_emplace(key_text, data_.keys.size());
   if (inserted) {
     ReportKey& key = data_.keys.emplace_back();
@@ -120,6 +121,7 @@ void ReportBuilder::add(const cache::StoredMeasurement& measurement) {
     key.source_hash = s.kernel.source_hash;
     key.shape = s.m.shape;
     key.dtype = s.m.dtype;
+    key.layout = s.m.layout;
   }
   row.key = it->second;
   ReportKey& key = data_.keys[row.key];
@@ -141,10 +143,12 @@ void ReportBuilder::choose_baseline(ReportKey& key) {
     }
     const ReportRow& held = data_.rows[*key.baseline];
     const auto rank = [](const ReportRow& r) {
-      return std::make_tuple(baseline_rank(r.stored.m.baseline), std::cref(r.stored.m.baseline),
-                             r.median_us());
+      return std::make_tuple(baseline_rank(r.stored.m.baseline), std::cref(r.stored.m.baseline));
     };
-    if (rank(row) < rank(held)) key.baseline = i;
+    // Within one name the latest measurement (a run per tune): the lowest median over several runs
+    // would pick the baseline's luckiest sample and understate every speed-up.
+    const auto recency = [](const ReportRow& r) { return std::tie(r.stored.measured_at, r.stored.id); };
+    if (rank(row) < rank(held) || (rank(row) == rank(held) && recency(row) > recency(held))) key.baseline = i;
   }
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 /// The in-memory model every report format is written from: the measurements that matched the
 /// filter, each with its derived quantities (TFLOP/s, GB/s, % of roofline, speed-up over the
-/// baseline), grouped by key (GPU, kernel, shape, dtype) with the winner and the baseline of each.
+/// baseline), grouped by key (GPU, kernel, shape, dtype, layout) with the winner and the baseline of
+/// each.
 /// ReportBuilder fills it; load_report_data (report_loader.hpp) fills it from a ConfigCache.
 
 #include <array>
@@ -47,15 +48,19 @@ struct ReportRow {
   double median_us() const { return stored.m.stats ? stored.m.stats->median_us : 0; }
 };
 
-/// One key (GPU, kernel with source hash, shape, dtype) and its summary.
+/// One key (GPU, kernel with source hash, shape, dtype, layout) and its summary. The winner and
+/// the baseline are rows of this key, so of its layout.
 struct ReportKey {
   size_t gpu = 0;
   std::string kernel;
   std::string source_hash;
   std::string shape;
   std::string dtype;
-  std::optional<size_t> winner;    ///< row index of the winner
-  std::optional<size_t> baseline;  ///< row index of the baseline the speed-up is over
+  std::string layout;            ///< the kernel's layout or mode ("nt", "nn+bias", "causal"; "" for none)
+  std::optional<size_t> winner;  ///< row index of the winner
+  /// Row index of the baseline the speed-up is over: by name (cublas, cublaslt, default, others),
+  /// within one name the most recently measured.
+  std::optional<size_t> baseline;
   std::array<int64_t, kOutcomeCount> outcome_counts{};
   std::vector<size_t> rows;  ///< row indices, in id order
 };

@@ -1,7 +1,7 @@
 #pragma once
 /// An independent reference for what a report derives from a fixture: per key, the winner named
-/// in the fixture and the baseline (cublas before default, then the lowest median), and each
-/// measurement's expected speed-up. Written apart from ReportBuilder, from the fixture alone.
+/// in the fixture and the baseline (cublas before default; within one name the latest measured),
+/// and each measurement's expected speed-up. Written apart from ReportBuilder, from the fixture alone.
 
 #include <map>
 #include <optional>
@@ -20,17 +20,18 @@ struct Expected {
 };
 
 inline Expected expected_for(const Fixture& f) {
-  using Key = std::tuple<std::string, std::string, std::string, std::string>;
+  using Key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
   std::map<Key, const cache::StoredMeasurement*> baseline;
   const auto key_of = [](const cache::StoredMeasurement& m) {
-    return Key{m.gpu.name, m.kernel.name, m.m.shape, m.m.dtype};
+    return Key{m.gpu.name, m.kernel.name, m.m.shape, m.m.dtype, m.m.layout};
   };
   const auto rank = [](const std::string& name) { return name == "cublas" ? 0 : name == "default" ? 1 : 2; };
   for (const cache::StoredMeasurement& m : f.measurements) {
     if (m.m.baseline.empty() || m.m.outcome != cache::Outcome::kOk) continue;
     const cache::StoredMeasurement*& held = baseline[key_of(m)];
     if (held == nullptr || rank(m.m.baseline) < rank(held->m.baseline) ||
-        (m.m.baseline == held->m.baseline && m.m.stats->median_us < held->m.stats->median_us)) {
+        (m.m.baseline == held->m.baseline &&
+         (m.measured_at > held->measured_at || (m.measured_at == held->measured_at && m.id > held->id)))) {
       held = &m;
     }
   }
