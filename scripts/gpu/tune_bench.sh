@@ -104,12 +104,16 @@ for s in ["random", "halving", "model"]:
     gap = 100 * (med / ref - 1) if med and ref else float("nan")
     print(f"| {s} | {k.get('evaluations')} | {k.get('winner')} | {med if med else float('nan'):.2f} | {gap:+.1f} |")
 print("\n## Llama-3-8B decode shapes (bf16 nt)\n")
-print("| shape | ktune winner | median us | cuBLAS us |")
-print("|---|---|---|---|")
+print("| shape | ktune winner | sweep median us | bench: winner us | bench: cuBLAS us | speed-up |")
+print("|---|---|---|---|---|---|")
 for f in sorted(glob.glob(os.path.join(out, "decode_*.json"))):
     n = os.path.basename(f)[:-5]
     k = key(load(n))
     cb = load(n.replace("decode_", "cublas_"))
-    cub = next((r.get("stats", {}).get("median") for r in cb.get("results", []) if "cublas" in r.get("name", "")), None)
-    print(f"| {k.get('shape')} | {k.get('winner')} | {k.get('median_us', float('nan')):.2f} | {cub if cub else 'n/a'} |")
+    rows = [r for r in cb.get("results", []) if r.get("stats")]
+    cub = next((r["stats"]["median_us"] for r in rows if r.get("baseline") == "cublas"), None)
+    own = next((r["stats"]["median_us"] for r in rows if r.get("baseline") != "cublas"), None)
+    fmt = lambda v: f"{v:.2f}" if v else "n/a"
+    ratio = f"{cub / own:.2f}x" if cub and own else "n/a"
+    print(f"| {k.get('shape')} | {k.get('winner')} | {k.get('median_us', float('nan')):.2f} | {fmt(own)} | {fmt(cub)} | {ratio} |")
 PY
