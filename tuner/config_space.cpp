@@ -24,6 +24,8 @@ std::string Enumeration::summary() const {
     parts += fmt::format("{}{}.{} {}", parts.empty() ? "" : ", ", p.template_name, p.constraint, p.count);
   }
   if (!parts.empty()) out += "; pruned by " + parts;
+  if (!seeds.empty() || seed_rejected > 0)
+    out += fmt::format("; seeds {}, seed_rejected {}", seeds.size(), seed_rejected);
   return out;
 }
 
@@ -50,6 +52,7 @@ Enumeration ConfigSpace::enumerate(const ProblemContext& context) const {
           {tmpl.name, "layout", fmt::format("layout in [{}]", list), tmpl.line, tmpl.size()});
       out.total += tmpl.size();
       out.pruned += tmpl.size();
+      out.seed_rejected += tmpl.seeds.size();
       continue;
     }
     detail::TemplateEvaluator ev(tmpl, dims_, source_);
@@ -83,6 +86,15 @@ Enumeration ConfigSpace::enumerate(const ProblemContext& context) const {
         }
         idx[p] = 0;
         ev.set_param(p, tmpl.params[p].values[0]);
+      }
+    }
+    for (const auto& seed : tmpl.seeds) {
+      for (size_t p = 0; p < np; ++p) ev.set_param(p, seed.params()[p].second);
+      ev.eval_derived();
+      if (ev.first_failure() < 0) {
+        out.seeds.push_back(seed);
+      } else {
+        ++out.seed_rejected;
       }
     }
   }

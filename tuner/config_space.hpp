@@ -44,6 +44,9 @@ struct TemplateSpace {
   std::vector<ExprSpec> derived;  ///< evaluated in order; each may use those before it
   std::vector<ExprSpec> constraints;
   std::optional<Config> default_config;  ///< the kernel's fallback config when given
+  /// Configs every strategy evaluates first (`seeds = [...]`), in file order; each is a point of
+  /// the template, but a shape's constraints may still reject it.
+  std::vector<Config> seeds;
 
   /// Points in the Cartesian product of the parameter values.
   uint64_t size() const;
@@ -65,8 +68,15 @@ struct Enumeration {
   uint64_t total = 0;                 ///< points before pruning
   uint64_t pruned = 0;                ///< total - configs.size()
   std::vector<PruneCount> pruned_by;  ///< every constraint of every template, in file order
+  /// The templates' seeds the constraints (and the layout) keep for this problem, templates and
+  /// seeds in file order; each is also in `configs`. Strategies propose them first.
+  std::vector<Config> seeds;
+  /// Seeds dropped for this problem (a constraint or the layout rejects them; the tuning loop adds
+  /// those the template's spec rejects). Never an error.
+  uint64_t seed_rejected = 0;
 
-  /// One line: "kept 412 of 10125; pruned by tiled.smem_fits 300, tiled.threads_fit 12, ...".
+  /// One line: "kept 412 of 10125; pruned by tiled.smem_fits 300, tiled.threads_fit 12, ...;
+  /// seeds 5, seed_rejected 3" (the seed part only when the space has seeds).
   std::string summary() const;
 };
 

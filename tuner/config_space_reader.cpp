@@ -107,9 +107,9 @@ struct SpaceReader {
 
   TemplateSpace read_template(const toml::table& t) {
     const uint32_t line = line_of(t);
-    detail::reject_unknown_keys(t,
-                                {"name", "pattern", "layouts", "params", "derived", "constraints", "default"},
-                                file, "a [[template]]");
+    detail::reject_unknown_keys(
+        t, {"name", "pattern", "layouts", "params", "derived", "constraints", "default", "seeds"}, file,
+        "a [[template]]");
     TemplateSpace tmpl;
     tmpl.line = line;
     tmpl.name = detail::require_string(t, "name", file, line, "a [[template]]");
@@ -150,35 +150,50 @@ struct SpaceReader {
               fmt::format("{} has {} points, more than the limit of {}", what, tmpl.size(),
                           ConfigSpace::kMaxTemplatePoints));
     }
-    if (const toml::node* def = t.get("default")) read_default(tmpl, *def);
+    if (const toml::node* def = t.get("default"))
+      tmpl.default_config = read_point(tmpl, *def, "default config");
+    if (const toml::node* seeds = t.get("seeds")) read_seeds(tmpl, *seeds);
     detail::TemplateEvaluator check(tmpl, space.dims_, file);  // compiles every expression once
     return tmpl;
   }
 
-  void read_default(TemplateSpace& tmpl, const toml::node& node) {
+  /// A config of `tmpl` written as { PARAM = value, ... }: every parameter, each value one of its list.
+  Config read_point(const TemplateSpace& tmpl, const toml::node& node, const std::string& what) {
     const toml::table* t = node.as_table();
-    if (t == nullptr) fail_at(file, line_of(node), "'default' must be a table of parameter = value");
+    if (t == nullptr)
+      fail_at(file, line_of(node), fmt::format("{} must be a table of parameter = value", what));
+    for (auto&& [key, v] : *t) {
+      if (std::none_of(tmpl.params.begin(), tmpl.params.end(),
+                       [&](const auto& p) { return p.name == key.str(); })) {
+        fail_at(file, line_of(v), fmt::format("{} names unknown parameter '{}'", what, key.str()));
+      }
+    }
     std::vector<Config::Param> params;
     for (const auto& p : tmpl.params) {
       const toml::node* v = t->get(p.name);
-      if (v == nullptr)
-        fail_at(file, line_of(node), fmt::format("default config lacks parameter '{}'", p.name));
-      const int64_t value = detail::require_integer(*v, file, "default " + p.name);
+      if (v == nullptr) fail_at(file, line_of(node), fmt::format("{} lacks parameter '{}'", what, p.name));
+      const int64_t value = detail::require_integer(*v, file, what + " " + p.name);
       if (std::find(p.values.begin(), p.values.end(), value) == p.values.end()) {
         fail_at(file, line_of(*v),
-                fmt::format("default {} = {} is not one of the parameter's values", p.name, value));
+                fmt::format("{}: {} = {} is not one of the parameter's values", what, p.name, value));
       }
       params.emplace_back(p.name, value);
     }
-    if (t->size() != tmpl.params.size()) {
-      for (auto&& [key, v] : *t) {
-        if (std::none_of(tmpl.params.begin(), tmpl.params.end(),
-                         [&](const auto& p) { return p.name == key.str(); })) {
-          fail_at(file, line_of(v), fmt::format("default config names unknown parameter '{}'", key.str()));
-        }
-      }
+    return Config(tmpl.name, std::move(params));
+  }
+
+  /// `seeds = [ { PARAM = value, ... }, ... ]`: configs every strategy evaluates first.
+  void read_seeds(TemplateSpace& tmpl, const toml::node& node) {
+    const toml::array* arr = node.as_array();
+    if (arr == nullptr)
+      fail_at(file, line_of(node), "'seeds' must be an array of tables { parameter = value, ... }");
+    for (size_t i = 0; i < arr->size(); ++i) {
+      const std::string what = fmt::format("seed {} of template '{}'", i + 1, tmpl.name);
+      Config seed = read_point(tmpl, *arr->get(i), what);
+      if (std::find(tmpl.seeds.begin(), tmpl.seeds.end(), seed) != tmpl.seeds.end())
+        fail_at(file, line_of(*arr->get(i)), fmt::format("{} repeats an earlier seed", what));
+      tmpl.seeds.push_back(std::move(seed));
     }
-    tmpl.default_config = Config(tmpl.name, std::move(params));
   }
 
   void read(const toml::table& root) {

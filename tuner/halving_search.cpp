@@ -46,8 +46,11 @@ HalvingSearch::HalvingSearch(std::vector<Config> candidates, const StrategyOptio
   std::vector<size_t> order(size());
   std::iota(order.begin(), order.end(), size_t{0});
   if (n0 < size()) detail::Rng(options_.seed).shuffle(order);
+  order = seeds_first(order);
   members_.assign(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n0));
-  std::sort(members_.begin(), members_.end());
+  // Rung 0 proposes the seeds first, then the others in enumeration order.
+  const size_t seeds = std::min(n0, seed_indices().size());
+  std::sort(members_.begin() + static_cast<std::ptrdiff_t>(seeds), members_.end());
   times_.assign(members_.size(), std::nullopt);
   reported_.assign(members_.size(), 0);
 }

@@ -2,7 +2,8 @@
 /// Successive halving (Jamieson & Talwalkar 2016): measure n0 configs briefly (low fidelity), keep
 /// the best 1/eta, measure those again with eta times the fidelity, and so on; the last rung is
 /// measured at full fidelity. n0 is the largest number of candidates whose rungs fit the budget;
-/// when n0 is smaller than the space, rung 0 is a seeded random sample. The number of rungs is
+/// when n0 is smaller than the space, rung 0 is the seeds (StrategyOptions::seeds) and a seeded
+/// random sample of the rest. The number of rungs is
 /// bounded by the fidelity range (min_fidelity .. 1) and by reaching a single survivor.
 
 #include "tuner/detail/strategy_base.hpp"

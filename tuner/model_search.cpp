@@ -27,13 +27,14 @@ ModelSearch::ModelSearch(std::vector<Config> candidates, const StrategyOptions& 
   initial_.resize(size());
   std::iota(initial_.begin(), initial_.end(), size_t{0});
   detail::Rng(options_.seed).shuffle(initial_);
+  initial_ = seeds_first(initial_);
 
   size_t params = 0;
   for (const auto& c : candidates_) params = std::max(params, c.params().size());
   const size_t budget = options_.budget == 0 ? size() : std::min(options_.budget, size());
   initial_count_ = options_.initial > 0 ? options_.initial
                                         : std::clamp<size_t>(budget / 3, 4, std::max<size_t>(4, 2 * params));
-  initial_count_ = std::min(initial_count_, size());
+  initial_count_ = std::min(std::max(initial_count_, seed_indices().size()), size());
 }
 
 void ModelSearch::build_features() {

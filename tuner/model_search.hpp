@@ -2,11 +2,11 @@
 /// Model-guided search: a cost model fit to the configs measured so far chooses what to measure
 /// next. The model is a Bayesian ridge regression of log(time) on features of the config: per
 /// parameter its standardised log2 value and a one-hot of its value, pairwise products of the log2
-/// values (tile shape interactions), and a one-hot of the template. After a seeded random initial
-/// design it proposes, round by round, the unmeasured configs with the lowest lower confidence
-/// bound (prediction minus `exploration` posterior standard deviations). Failed configs enter the
-/// fit at twice the slowest time seen, so the model learns to avoid where they cluster.
-/// Deterministic for a seed.
+/// values (tile shape interactions), and a one-hot of the template. After an initial design (the
+/// seeds, StrategyOptions::seeds, then seeded random picks; at least as long as the seeds) it proposes, round
+/// by round, the unmeasured configs with the lowest lower confidence bound (prediction minus `exploration`
+/// posterior standard deviations). Failed configs enter the fit at twice the slowest time seen, so the model
+/// learns to avoid where they cluster. Deterministic for a seed.
 
 #include "tuner/detail/ridge_model.hpp"
 #include "tuner/detail/strategy_base.hpp"

@@ -10,6 +10,7 @@ OrderedSearch::OrderedSearch(std::vector<Config> candidates, const StrategyOptio
     : StrategyBase(std::move(candidates), options), shuffle_(shuffle), order_(size()) {
   std::iota(order_.begin(), order_.end(), size_t{0});
   if (shuffle_) detail::Rng(options_.seed).shuffle(order_);
+  order_ = seeds_first(order_);
 }
 
 std::vector<Candidate> OrderedSearch::next_batch(size_t max) {

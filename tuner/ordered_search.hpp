@@ -1,7 +1,7 @@
 #pragma once
 /// The two strategies that measure candidates in a fixed order until the budget is spent:
 /// exhaustive (enumeration order) and random (a seeded permutation, i.e. sampling without
-/// replacement).
+/// replacement); the seeds (StrategyOptions::seeds) come first in both.
 
 #include "tuner/detail/strategy_base.hpp"
 

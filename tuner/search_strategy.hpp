@@ -92,6 +92,13 @@ struct StrategyOptions {
   size_t model_batch = 4;
   /// Model-guided: weight of the model's uncertainty in the lower confidence bound it minimises.
   double exploration = 1.0;
+  /// Configs to evaluate before the strategy's own picks, in this order (a space's seeds,
+  /// Enumeration::seeds). They count against the budget: a budget smaller than their number
+  /// evaluates only seeds. Exhaustive and random: the seeds, then the rest in their order;
+  /// halving: rung 0 starts with them; model: the initial design starts with them (and is at least
+  /// as long), so their results are the first points of the fit. A seed that is not a candidate
+  /// (dropped for the shape) or is repeated is ignored.
+  std::vector<Config> seeds = {};
 };
 
 /// A strategy of `kind` over `candidates` (the configs a space kept, in enumeration order).

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <deque>
 #include <future>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -73,6 +74,24 @@ Resources resources_from_json(const std::string& text) {
   r.dynamic_smem_bytes = j.value("dynamic_smem_bytes", int64_t{0});
   r.local_bytes = j.value("local_bytes", int64_t{0});
   return r;
+}
+
+/// Drops the seeds this key cannot use, counting them in `e.seed_rejected`: those no longer among
+/// the candidates (left out by max_launches) and those the template's spec refuses for the problem
+/// or the arch (they stay candidates, stored as skipped if proposed; they are just not seeds).
+void drop_unusable_seeds(Enumeration& e, const std::string& kernel, const kernel_templates::Problem& problem,
+                         std::string_view arch) {
+  if (e.seeds.empty()) return;
+  std::unordered_set<std::string> keys;
+  for (const auto& c : e.configs) keys.insert(c.key());
+  const auto before = e.seeds.size();
+  std::erase_if(e.seeds, [&](const Config& seed) {
+    if (!keys.contains(seed.key())) return true;
+    const auto& spec = kernel_templates::find_spec(kernel, seed.template_name());
+    return spec.rejection(problem, kernel_templates::Config::from_json(seed.to_json())).has_value() ||
+           spec.arch_rejection(arch).has_value();
+  });
+  e.seed_rejected += before - e.seeds.size();
 }
 
 }  // namespace
@@ -154,6 +173,9 @@ KeySummary TuningLoop::tune(const ConfigSpace& space, const TuneKey& key) {
     }
   }
   s.candidates = e.configs.size();
+  drop_unusable_seeds(e, key.kernel, problem, options_.arch);
+  s.seeds = e.seeds.size();
+  s.seed_rejected = e.seed_rejected;
 
   const std::string source_hash = deps_.sources->hash(kernel_templates::kernel_source_files(key.kernel));
   const int64_t kernel_id = db_.upsert_kernel({key.kernel, source_hash});
@@ -177,6 +199,7 @@ KeySummary TuningLoop::tune(const ConfigSpace& space, const TuneKey& key) {
   StrategyOptions so;
   so.budget = options_.budget;
   so.seed = options_.seed;
+  so.seeds = e.seeds;
   auto strategy = make_strategy(options_.strategy, e.configs, so);
 
   Progress* progress = deps_.progress;

@@ -94,6 +94,8 @@ struct KeySummary {
   uint64_t space_points = 0;  ///< before pruning
   size_t candidates = 0;      ///< kept by the constraints (and measurable)
   size_t unmeasurable = 0;    ///< kept by the constraints but left out: more launches than a max_launches set
+  size_t seeds = 0;           ///< the space's seeds this key uses (evaluated first)
+  size_t seed_rejected = 0;   ///< seeds dropped for this key (constraints, layout, spec, arch)
   size_t evaluations = 0;     ///< results the strategy received
   size_t measured = 0;        ///< of which measured (or compiled) in this run
   size_t from_cache = 0;      ///< of which answered from the cache

@@ -20,6 +20,24 @@ StrategyBase::StrategyBase(std::vector<Config> candidates, const StrategyOptions
                   fmt::format("candidate config {} is listed twice", candidates_[i].key()));
     }
   }
+  std::vector<char> is_seed(candidates_.size(), 0);
+  for (const auto& seed : options_.seeds) {
+    const auto it = index_.find(seed.key());
+    if (it == index_.end() || is_seed[it->second]) continue;
+    is_seed[it->second] = 1;
+    seed_indices_.push_back(it->second);
+  }
+}
+
+std::vector<size_t> StrategyBase::seeds_first(const std::vector<size_t>& order) const {
+  std::vector<char> is_seed(candidates_.size(), 0);
+  for (size_t i : seed_indices_) is_seed[i] = 1;
+  std::vector<size_t> out = seed_indices_;
+  out.reserve(order.size());
+  for (size_t i : order) {
+    if (!is_seed[i]) out.push_back(i);
+  }
+  return out;
 }
 
 Candidate StrategyBase::propose(size_t index, double fidelity) {

@@ -32,6 +32,11 @@ class StrategyBase : public SearchStrategy {
     return spent_ >= options_.budget ? 0 : options_.budget - spent_;
   }
   size_t size() const { return candidates_.size(); }
+  /// Candidate indices of options_.seeds that are candidates, in seed order, without repeats.
+  const std::vector<size_t>& seed_indices() const { return seed_indices_; }
+  /// `order` (a permutation of the candidate indices) with the seeds moved to the front in seed
+  /// order; the others keep their relative order.
+  std::vector<size_t> seeds_first(const std::vector<size_t>& order) const;
 
   std::vector<Config> candidates_;
   StrategyOptions options_;
@@ -45,6 +50,7 @@ class StrategyBase : public SearchStrategy {
  private:
   std::vector<unsigned> pending_;  ///< outstanding proposals per candidate
   std::unordered_map<std::string, size_t> index_;
+  std::vector<size_t> seed_indices_;
 };
 
 }  // namespace ktune::tuner::detail
