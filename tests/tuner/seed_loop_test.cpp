@@ -1,0 +1,97 @@
+// Seeds through the tuning loop (fake compiler and measurer, no GPU): a budget smaller than the
+// seeds measures only seeds, in file order; seeds the arch refuses are no seeds for that key.
+#include <algorithm>
+
+#include <gtest/gtest.h>
+
+#include "kernel_templates/embedded_sources.hpp"
+#include "tests/tuner/loop_test_util.hpp"
+#include "tuner/shape_set.hpp"
+#include "tuner/tuning_loop.hpp"
+
+namespace ktune::tuner {
+namespace {
+
+const cache::GpuInfo kGpu{"Fake GPU", 9, 0, 132, int64_t{141} << 30, "{}"};
+
+TuneKey key(int64_t m) {
+  return {"gemm", NamedShape{"seeds", {{"m", m}, {"n", 4096}, {"k", 4096}}}, "bf16", "nt"};
+}
+
+TuneOptions options(size_t budget, StrategyKind kind) {
+  TuneOptions o;
+  o.strategy = kind;
+  o.budget = budget;
+  o.compile_threads = 2;
+  o.counters = false;
+  return o;
+}
+
+TEST(SeedLoop, ABudgetSmallerThanTheSeedsMeasuresOnlySeedsInFileOrder) {
+  const auto space = ConfigSpace::load(configs_dir() / "spaces" / "gemm.toml");
+  const auto sources = kernel_templates::SourceLibrary::builtin();
+  for (StrategyKind kind : {StrategyKind::kModel, StrategyKind::kRandom, StrategyKind::kExhaustive}) {
+    test::TempDir dir;
+    auto db = cache::ConfigCache::open(dir / "s.db");
+    test::FakeMeasurer measurer;
+    LoopDeps deps{test::fake_compile(), &measurer, &sources, nullptr};
+    KeySummary s;
+    {
+      TuningLoop loop(db, kGpu, cache::RunInfo{}, options(4, kind), deps);
+      s = loop.tune(space, key(1));
+    }
+    ASSERT_TRUE(s.error.empty()) << s.error;
+    // M = 1: 6 gemv and 5 mma seeds fit, the 4 wgmma ones need M >= 128.
+    EXPECT_EQ(s.seeds, 11u);
+    EXPECT_EQ(s.seed_rejected, 4u);
+    EXPECT_EQ(s.evaluations, 4u);
+    const std::vector<std::string> want = {
+        "gemm.bf16.nt.gemv.k512.sk1.w4.r8", "gemm.bf16.nt.gemv.k512.sk1.w4.r4",
+        "gemm.bf16.nt.gemv.k1024.sk1.w8.r4", "gemm.bf16.nt.gemv.k512.sk2.w4.r4"};
+    std::vector<std::string> measured(measurer.measured.begin(), measurer.measured.end());
+    std::sort(measured.begin(), measured.end());
+    std::vector<std::string> sorted_want = want;
+    std::sort(sorted_want.begin(), sorted_want.end());
+    EXPECT_EQ(measured, sorted_want) << to_string(kind);
+    const auto rows = test::all_measurements(db);
+    ASSERT_GE(rows.size(), 4u);
+    for (size_t i = 0; i < 4; ++i) EXPECT_EQ(rows[i].m.config_name, want[i]) << to_string(kind);
+  }
+}
+
+TEST(SeedLoop, SeedsTheArchRefusesAreDroppedForThatKey) {
+  const auto space = ConfigSpace::load(configs_dir() / "spaces" / "gemm.toml");
+  const auto sources = kernel_templates::SourceLibrary::builtin();
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    test::TempDir dir;
+    auto db = cache::ConfigCache::open(dir / "a.db");
+    TuneOptions o = options(2, StrategyKind::kRandom);
+    o.compile_only = true;
+    o.arch = arch;
+    LoopDeps deps{test::fake_compile(), nullptr, &sources, nullptr};
+    KeySummary s;
+    {
+      TuningLoop loop(db, kGpu, cache::RunInfo{}, o, deps);
+      s = loop.tune(space, key(4096));
+    }
+    ASSERT_TRUE(s.error.empty()) << s.error;
+    const auto rows = test::all_measurements(db);
+    ASSERT_EQ(rows.size(), 2u);
+    if (std::string(arch) == "sm_80") {
+      // wgmma is sm_90 only: its 4 seeds are no seeds here; the one unsplit mma seed leads.
+      EXPECT_EQ(s.seeds, 1u);
+      EXPECT_EQ(s.seed_rejected, 14u);
+      EXPECT_EQ(rows[0].m.config_name, "gemm.bf16.nt.mma.16x32x128.w1x2.s5.sk1.a0.g1");
+      EXPECT_EQ(rows[0].m.outcome, cache::Outcome::kSkipped);
+      EXPECT_EQ(rows[0].m.reason, "compile-only");
+    } else {
+      EXPECT_EQ(s.seeds, 5u);
+      EXPECT_EQ(s.seed_rejected, 10u);
+      EXPECT_EQ(rows[0].m.config_name, "gemm.bf16.nt.mma.16x32x128.w1x2.s5.sk1.a0.g1");
+      EXPECT_EQ(rows[1].m.config_name, "gemm.bf16.nt.wgmma.128x256x64.s4.sk1.g8");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ktune::tuner
