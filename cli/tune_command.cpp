@@ -147,6 +147,8 @@ nlohmann::json key_json(const tuner::KeySummary& s) {
                    {"space_points", s.space_points},
                    {"candidates", s.candidates},
                    {"unmeasurable", s.unmeasurable},
+                   {"seeds", s.seeds},
+                   {"seed_rejected", s.seed_rejected},
                    {"evaluations", s.evaluations},
                    {"measured", s.measured},
                    {"from_cache", s.from_cache},
