@@ -15,12 +15,14 @@ struct CublasLtApi {
   decltype(&::cublasLtGetVersion) cublasLtGetVersion = nullptr;
   decltype(&::cublasLtMatmulDescCreate) cublasLtMatmulDescCreate = nullptr;
   decltype(&::cublasLtMatmulDescDestroy) cublasLtMatmulDescDestroy = nullptr;
+  decltype(&::cublasLtMatmulDescSetAttribute) cublasLtMatmulDescSetAttribute = nullptr;
   decltype(&::cublasLtMatrixLayoutCreate) cublasLtMatrixLayoutCreate = nullptr;
   decltype(&::cublasLtMatrixLayoutDestroy) cublasLtMatrixLayoutDestroy = nullptr;
   decltype(&::cublasLtMatmulPreferenceCreate) cublasLtMatmulPreferenceCreate = nullptr;
   decltype(&::cublasLtMatmulPreferenceDestroy) cublasLtMatmulPreferenceDestroy = nullptr;
   decltype(&::cublasLtMatmulPreferenceSetAttribute) cublasLtMatmulPreferenceSetAttribute = nullptr;
   decltype(&::cublasLtMatmulAlgoGetHeuristic) cublasLtMatmulAlgoGetHeuristic = nullptr;
+  decltype(&::cublasLtMatmulAlgoConfigGetAttribute) cublasLtMatmulAlgoConfigGetAttribute = nullptr;
   decltype(&::cublasLtMatmul) cublasLtMatmul = nullptr;
   std::string library;
 };
@@ -29,7 +31,11 @@ struct CublasLtApi {
 /// reason. Never throws.
 const CublasLtApi* cublaslt_or_null(std::string* why = nullptr);
 
-/// Throws ktune::Error(kRuntime, api_code = cublasLtGetStatusName(status)) unless status is success.
-void check_cublas(const CublasLtApi& api, cublasStatus_t status, const char* call);
+/// cuBLASLt loaded once, or throws ktune::Error(kNoDevice) naming the library and dlopen's reason.
+const CublasLtApi& require_cublaslt();
+
+/// Throws ktune::Error(kRuntime, api_code = cublasLtGetStatusName(status)) unless status is success;
+/// `where` is the caller's file:line (KTUNE_WHERE), "" when unknown.
+void check_cublas(const CublasLtApi& api, cublasStatus_t status, const char* call, const char* where = "");
 
 }  // namespace ktune::harness

@@ -15,7 +15,7 @@
 #include <string>
 #include <tuple>
 
-#include "harness/device_buffer.hpp"
+#include "harness/cublaslt_session.hpp"
 
 namespace ktune::harness {
 
@@ -33,9 +33,6 @@ struct CublasFp8Problem {
 
 class CublasLtFp8Gemm {
  public:
-  /// Workspace offered to cuBLASLt (NVIDIA's advice for Hopper: 32 MiB).
-  static constexpr std::size_t kWorkspaceBytes = 32u << 20;
-
   /// Opens libcublasLt, creates the handle and the workspace in the current context. Throws
   /// Error(kNoDevice) naming the library when it cannot be opened, Error(kRuntime) with the cuBLAS
   /// status name otherwise.
@@ -58,13 +55,10 @@ class CublasLtFp8Gemm {
   std::string algorithm(const CublasFp8Problem& problem) const;
 
  private:
-  struct Api;
   struct Plan;
   Plan& plan(const CublasFp8Problem& problem);
 
-  std::unique_ptr<Api> api_;
-  void* handle_ = nullptr;
-  DeviceBuffer workspace_;
+  CublasLtSession session_;
   std::map<CublasFp8Problem, std::unique_ptr<Plan>> plans_;
 };
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <tuple>
 
-#include "harness/device_buffer.hpp"
+#include "harness/cublaslt_session.hpp"
 #include "harness/dtype.hpp"
 
 namespace ktune::harness {
@@ -32,9 +32,6 @@ struct CublasGemmProblem {
 
 class CublasLtGemm {
  public:
-  /// Workspace offered to cuBLASLt (NVIDIA's advice for Hopper: 32 MiB).
-  static constexpr std::size_t kWorkspaceBytes = 32u << 20;
-
   /// Opens libcublasLt, creates the handle and the workspace in the current context. Throws
   /// Error(kNoDevice) naming the library when it cannot be opened, Error(kRuntime) with the
   /// cuBLAS status name otherwise.
@@ -55,13 +52,10 @@ class CublasLtGemm {
   std::string algorithm(const CublasGemmProblem& problem) const;
 
  private:
-  struct Api;
   struct Plan;
   const Plan& plan(const CublasGemmProblem& problem);
 
-  std::unique_ptr<Api> api_;
-  void* handle_ = nullptr;
-  DeviceBuffer workspace_;
+  CublasLtSession session_;
   std::map<CublasGemmProblem, std::unique_ptr<Plan>> plans_;
 };
 

@@ -36,7 +36,6 @@ add_library(ktune_measure
   candidate_measure.cpp
   worker_main.cpp
   copy_kernel.cpp
-  cublas_api.cpp
   ceilings.cpp
 )
 if(KTUNE_WITH_CUPTI)

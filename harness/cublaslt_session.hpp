@@ -1,0 +1,66 @@
+#pragma once
+/// What every cuBLASLt baseline shares: the library (cublas_api.hpp), a handle, the workspace, and a
+/// matmul plan (descriptor, three layouts, the heuristic's best algorithm) with its clean-up. The
+/// baselines (cublaslt_gemm.hpp, cublaslt_fp8_gemm.hpp) only describe their problems. Works on the
+/// thread's current context; not thread-safe.
+
+#include <cublasLt.h>
+#include <cuda.h>
+
+#include <cstddef>
+#include <string>
+
+#include "harness/cublas_api.hpp"
+#include "harness/device_buffer.hpp"
+
+namespace ktune::harness {
+
+/// Descriptors of one matmul and the algorithm chosen for them; destroys what it holds.
+struct CublasLtMatmulPlan {
+  const CublasLtApi* api = nullptr;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr;  ///< cuBLAS's A (column-major)
+  cublasLtMatrixLayout_t b = nullptr;  ///< cuBLAS's B
+  cublasLtMatrixLayout_t c = nullptr;  ///< C and D
+  cublasLtMatmulAlgo_t algo{};
+  std::size_t workspace = 0;  ///< bytes the algorithm uses
+
+  explicit CublasLtMatmulPlan(const CublasLtApi& a_api) : api(&a_api) {}
+  CublasLtMatmulPlan(const CublasLtMatmulPlan&) = delete;
+  CublasLtMatmulPlan& operator=(const CublasLtMatmulPlan&) = delete;
+  ~CublasLtMatmulPlan();
+};
+
+class CublasLtSession {
+ public:
+  /// Workspace offered to cuBLASLt (NVIDIA's advice for Hopper: 32 MiB).
+  static constexpr std::size_t kWorkspaceBytes = 32u << 20;
+
+  /// Opens libcublasLt, creates the handle and the workspace in the current context. Throws
+  /// Error(kNoDevice) naming the library when it cannot be opened, Error(kRuntime) with the cuBLAS
+  /// status name otherwise.
+  CublasLtSession();
+  ~CublasLtSession();
+  CublasLtSession(const CublasLtSession&) = delete;
+  CublasLtSession& operator=(const CublasLtSession&) = delete;
+
+  const CublasLtApi& api() const { return *api_; }
+  cublasLtHandle_t handle() const { return handle_; }
+  CUdeviceptr workspace() const { return workspace_.get(); }
+
+  /// Asks the heuristic for `plan`'s best algorithm within kWorkspaceBytes and stores it in the plan;
+  /// false when it offers none.
+  bool choose_algorithm(CublasLtMatmulPlan& plan) const;
+
+  /// "cuBLASLt 130100" style version text of the opened library.
+  std::string version() const;
+  /// The plan's algorithm for logs, e.g. "algo 66 tile 23 stages 19 splitk 1 workspace 0".
+  std::string describe(const CublasLtMatmulPlan& plan) const;
+
+ private:
+  const CublasLtApi* api_;
+  cublasLtHandle_t handle_ = nullptr;
+  DeviceBuffer workspace_;
+};
+
+}  // namespace ktune::harness
