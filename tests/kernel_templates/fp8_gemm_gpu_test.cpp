@@ -20,6 +20,7 @@
 #include <random>
 
 #include "fp8_gemm_samples.hpp"
+#include "gemm_gpu_fixture.hpp"
 #include "gpu_plan_runner.hpp"
 #include "harness/context.hpp"
 #include "harness/cublaslt_fp8_gemm.hpp"
@@ -40,29 +41,7 @@ using testing::fp8_config;
 using testing::fp8_problem;
 using testing::KernelCache;
 
-struct Gpu {
-  std::unique_ptr<harness::PrimaryContext> context;
-  std::unique_ptr<KernelCache> kernels;
-  std::string arch;
-  std::string skip_reason;
-};
-
-Gpu& gpu() {
-  static Gpu g = [] {
-    Gpu out;
-    try {
-      if (harness::device_count() < 1) throw Error(ErrorKind::kNoDevice, "no CUDA device");
-      out.arch = harness::query_device(0).arch();
-      if (auto why = Fp8GemmSpec::rejection_for_arch(out.arch)) throw Error(ErrorKind::kNoDevice, *why);
-      out.context = std::make_unique<harness::PrimaryContext>(0);
-      out.kernels = std::make_unique<KernelCache>(out.arch);
-    } catch (const Error& e) {
-      out.skip_reason = std::string("no usable GPU: ") + e.what();
-    }
-    return out;
-  }();
-  return g;
-}
+testing::GpuSession& gpu() { return testing::gpu_session(Fp8GemmSpec::rejection_for_arch); }
 
 const KernelSpec& fp8() { return find_spec("fp8_gemm", "mma"); }
 
@@ -97,29 +76,7 @@ std::vector<uint8_t> f32_bytes(const std::vector<double>& v) {
   return out;
 }
 
-struct Fixture {
-  Problem problem;
-  DeviceTensors tensors;
-  HostTensors host;
-  std::vector<double> c_ref;
-};
-
-/// Uploads `host` (a, b as e4m3 values already in `bytes`), runs the GPU reference.
-void run_reference(Fixture& f, const std::map<std::string, std::vector<uint8_t>>& bytes) {
-  const ReferenceSpec ref = fp8().reference(f.problem);
-  for (const auto& t : ref.plan.tensors) {
-    f.tensors.ensure(t);
-    if (t.role == TensorRole::kInput) {
-      f.tensors.upload(t.name, bytes.at(t.name));
-    } else {
-      f.tensors.poison(t.name);
-    }
-  }
-  testing::run_plan(*gpu().kernels, ref.compile, ref.plan, f.tensors);
-  const auto& c_ref = ref.plan.tensors[static_cast<std::size_t>(ref.plan.tensor_index("c_ref"))];
-  const auto raw = f.tensors.download("c_ref", static_cast<std::size_t>(c_ref.bytes()));
-  f.c_ref = harness::decode(DType::kF32, std::as_bytes(std::span(raw)));
-}
+using Fixture = testing::GemmFixture;
 
 /// Random e4m3 inputs and f32 scales (+-[0.5, 1)), and the GPU reference output.
 std::unique_ptr<Fixture> make_fixture(const Problem& problem, uint64_t seed) {
@@ -134,20 +91,12 @@ std::unique_ptr<Fixture> make_fixture(const Problem& problem, uint64_t seed) {
   bytes["b"] = random_e4m3(n * k, seed + 1, f->host["b"]);
   bytes["a_scale"] = testing::random_tensor(DType::kF32, rc ? m : 1, seed + 2, f->host["a_scale"]);
   bytes["b_scale"] = testing::random_tensor(DType::kF32, rc ? n : 1, seed + 3, f->host["b_scale"]);
-  run_reference(*f, bytes);
+  testing::run_reference(fp8(), *gpu().kernels, *f, bytes);
   return f;
 }
 
 std::vector<uint8_t> run_candidate(Fixture& f, const Config& config) {
-  const CompileSpec compile = fp8().compile_spec(f.problem, config);
-  const LaunchPlan plan = fp8().launch_plan(f.problem, config);
-  for (const auto& t : plan.tensors) {
-    f.tensors.ensure(t);
-    if (t.role != TensorRole::kInput) f.tensors.poison(t.name);
-  }
-  testing::run_plan(*gpu().kernels, compile, plan, f.tensors);
-  const auto& c = plan.tensors[static_cast<std::size_t>(plan.tensor_index("c"))];
-  return f.tensors.download("c", static_cast<std::size_t>(c.bytes()));
+  return testing::run_candidate(fp8(), *gpu().kernels, f, config);
 }
 
 void expect_matches(Fixture& f, const std::vector<uint8_t>& bytes, const std::string& label) {
@@ -226,7 +175,7 @@ void expect_saturates(const char* layout, int64_t m, int64_t n, int64_t k, doubl
   }
   bytes["a_scale"] = f32_bytes(std::vector<double>(static_cast<std::size_t>(rc ? m : 1), a_scale));
   bytes["b_scale"] = f32_bytes(std::vector<double>(static_cast<std::size_t>(rc ? n : 1), b_scale));
-  run_reference(*f, bytes);
+  testing::run_reference(fp8(), *gpu().kernels, *f, bytes);
   const std::string label = fp8().canonical_name(f->problem, config) + " @ " + f->problem.shape_text();
   const auto max = static_cast<double>(static_cast<float>(kBf16MaxFinite));
   for (std::size_t i = 0; i < f->c_ref.size(); ++i) {

@@ -16,6 +16,7 @@
 
 #include "gemm_samples.hpp"
 #include "gemm_wgmma_samples.hpp"
+#include "gemm_gpu_fixture.hpp"
 #include "gpu_plan_runner.hpp"
 #include "harness/context.hpp"
 #include "harness/device_info.hpp"
@@ -33,33 +34,7 @@ using testing::DeviceTensors;
 using testing::gemm_problem;
 using testing::KernelCache;
 
-struct Gpu {
-  std::unique_ptr<harness::PrimaryContext> context;
-  std::unique_ptr<KernelCache> kernels;
-  std::string arch;
-  std::string skip_reason;
-};
-
-Gpu& gpu() {
-  static Gpu g = [] {
-    Gpu out;
-    try {
-      if (harness::device_count() < 1) throw Error(ErrorKind::kNoDevice, "no CUDA device");
-      const std::string arch = harness::query_device(0).arch();
-      if (auto why = WgmmaGemmSpec::rejection_for_arch(arch)) {
-        out.skip_reason = "no usable GPU: " + *why;
-        return out;
-      }
-      out.context = std::make_unique<harness::PrimaryContext>(0);
-      out.arch = arch;
-      out.kernels = std::make_unique<KernelCache>(out.arch);
-    } catch (const Error& e) {
-      out.skip_reason = std::string("no usable GPU: ") + e.what();
-    }
-    return out;
-  }();
-  return g;
-}
+testing::GpuSession& gpu() { return testing::gpu_session(WgmmaGemmSpec::rejection_for_arch); }
 
 const KernelSpec& wgmma() { return find_spec("gemm", "wgmma"); }
 
@@ -71,44 +46,15 @@ class WgmmaGpu : public ::testing::Test {
   }
 };
 
-struct Fixture {
-  Problem problem;
-  DeviceTensors tensors;
-  HostTensors host;
-  std::vector<double> c_ref;
-};
+using Fixture = testing::GemmFixture;
 
 /// Random inputs (misaligned by one element when `misalign`) and the GPU reference output.
 std::unique_ptr<Fixture> make_fixture(const Problem& problem, uint64_t seed, bool misalign = false) {
-  auto f = std::make_unique<Fixture>();
-  f->problem = problem;
-  const ReferenceSpec ref = wgmma().reference(problem);
-  const std::size_t offset = misalign ? harness::size_of(problem.dtype) : 0;
-  for (const auto& t : ref.plan.tensors) {
-    f->tensors.ensure(t, t.role == TensorRole::kInput ? offset : 0);
-    if (t.role == TensorRole::kInput) {
-      f->tensors.upload(t.name, testing::random_tensor(t.dtype, t.elements, seed++, f->host[t.name]));
-    } else {
-      f->tensors.poison(t.name);
-    }
-  }
-  testing::run_plan(*gpu().kernels, ref.compile, ref.plan, f->tensors);
-  const auto& c_ref = ref.plan.tensors[static_cast<std::size_t>(ref.plan.tensor_index("c_ref"))];
-  const auto raw = f->tensors.download("c_ref", static_cast<std::size_t>(c_ref.bytes()));
-  f->c_ref = harness::decode(DType::kF32, std::as_bytes(std::span(raw)));
-  return f;
+  return testing::make_random_fixture(wgmma(), *gpu().kernels, problem, seed, misalign);
 }
 
 std::vector<uint8_t> run_candidate(Fixture& f, const Config& config) {
-  const CompileSpec compile = wgmma().compile_spec(f.problem, config);
-  const LaunchPlan plan = wgmma().launch_plan(f.problem, config);
-  for (const auto& t : plan.tensors) {
-    f.tensors.ensure(t);
-    if (t.role != TensorRole::kInput) f.tensors.poison(t.name);
-  }
-  testing::run_plan(*gpu().kernels, compile, plan, f.tensors);
-  const auto& c = plan.tensors[static_cast<std::size_t>(plan.tensor_index("c"))];
-  return f.tensors.download("c", static_cast<std::size_t>(c.bytes()));
+  return testing::run_candidate(wgmma(), *gpu().kernels, f, config);
 }
 
 void expect_config_matches(Fixture& f, const Config& config) {

@@ -7,9 +7,8 @@ ktune_add_gtest(NAME ktune_wgmma_nvrtc_tests LABEL nvrtc
   LIBS ktune_kernel_templates ktune_harness)
 # Carry to the H200 with ktune_gemm_bench; skips (no usable GPU) anywhere but sm_90.
 ktune_add_gtest(NAME ktune_wgmma_gpu_tests LABEL gpu
-  SOURCES gemm_wgmma_gpu_test.cpp gpu_plan_runner.cpp
+  SOURCES gemm_wgmma_gpu_test.cpp gpu_plan_runner.cpp gemm_gpu_fixture.cpp
   LIBS ktune_kernel_templates ktune_harness ktune_measure_core)
-set_tests_properties(ktune_wgmma_gpu_tests PROPERTIES SKIP_REGULAR_EXPRESSION "no usable GPU")
 
 # The template's own source on the CPU with a PTX-derived model of wgmma (emulation/wgmma_*).
 add_custom_command(
