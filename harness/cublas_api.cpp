@@ -23,8 +23,8 @@ Loaded& loaded() {
   static std::once_flag once;
   std::call_once(once, [] {
     try {
-      l.lib =
-          DynamicLibrary::open(toolkit_library_candidates("cublasLt", "13"), "cuBLASLt, for GEMM ceilings and baselines");
+      l.lib = DynamicLibrary::open(toolkit_library_candidates("cublasLt", "13"),
+                                   "cuBLASLt, for GEMM ceilings and baselines");
 #define KTUNE_DETAIL_LOAD(name) l.api.name = reinterpret_cast<decltype(l.api.name)>(l.lib.require(#name));
       KTUNE_DETAIL_LOAD(cublasLtCreate)
       KTUNE_DETAIL_LOAD(cublasLtDestroy)

@@ -83,9 +83,9 @@ void CublasLtFp8Gemm::run(const CublasFp8Problem& problem, CUdeviceptr a, CUdevi
   }
   const float alpha = 1.0f;
   const float beta = 0.0f;
-  KTUNE_CUBLASLT_FP8_CHECK(cublasLtMatmul(
-      session_.handle(), p.desc, &alpha, ptr(b), p.a, ptr(a), p.b, &beta, ptr(c), p.c, ptr(c), p.c, &p.algo,
-      ptr(session_.workspace()), p.workspace, reinterpret_cast<cudaStream_t>(stream)));
+  KTUNE_CUBLASLT_FP8_CHECK(cublasLtMatmul(session_.handle(), p.desc, &alpha, ptr(b), p.a, ptr(a), p.b, &beta,
+                                          ptr(c), p.c, ptr(c), p.c, &p.algo, ptr(session_.workspace()),
+                                          p.workspace, reinterpret_cast<cudaStream_t>(stream)));
 }
 
 std::string CublasLtFp8Gemm::algorithm(const CublasFp8Problem& problem) const {

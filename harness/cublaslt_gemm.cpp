@@ -21,16 +21,24 @@ std::string CublasLtGemm::version() const { return session_.version(); }
 const CublasLtGemm::Plan& CublasLtGemm::plan(const CublasGemmProblem& p) {
   if (const auto it = plans_.find(p); it != plans_.end()) return *it->second;
   if (p.m < 1 || p.n < 1 || p.k < 1) {
-    throw Error(ErrorKind::kBadInput, fmt::format("cuBLASLt gemm needs positive m, n, k (got {}, {}, {})", p.m, p.n, p.k));
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("cuBLASLt gemm needs positive m, n, k (got {}, {}, {})", p.m, p.n, p.k));
   }
   cudaDataType_t type = CUDA_R_16BF;
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   switch (p.dtype) {
-    case DType::kBF16: type = CUDA_R_16BF; break;
-    case DType::kF16: type = CUDA_R_16F; break;
-    case DType::kF32: type = CUDA_R_32F; break;
+    case DType::kBF16:
+      type = CUDA_R_16BF;
+      break;
+    case DType::kF16:
+      type = CUDA_R_16F;
+      break;
+    case DType::kF32:
+      type = CUDA_R_32F;
+      break;
     default:
-      throw Error(ErrorKind::kBadInput, fmt::format("cuBLASLt gemm baseline has no {} path", to_string(p.dtype)));
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("cuBLASLt gemm baseline has no {} path", to_string(p.dtype)));
   }
   // cuBLAS is column-major: ktune's row-major C[M,N] is its C^T [N,M] = B^T A^T. ktune's A [M,K]
   // row-major is column-major K x M (cuBLAS's B, no transpose). "nt" B [N,K] row-major is column-major
@@ -64,9 +72,9 @@ void CublasLtGemm::run(const CublasGemmProblem& problem, CUdeviceptr a, CUdevice
   const float alpha = 1.0f;
   const float beta = 0.0f;
   const auto ptr = [](CUdeviceptr d) { return reinterpret_cast<void*>(static_cast<uintptr_t>(d)); };
-  KTUNE_CUBLASLT_CHECK(cublasLtMatmul(session_.handle(), p.desc, &alpha, ptr(b), p.a, ptr(a), p.b, &beta, ptr(c),
-                                      p.c, ptr(c), p.c, &p.algo, ptr(session_.workspace()), p.workspace,
-                                      reinterpret_cast<cudaStream_t>(stream)));
+  KTUNE_CUBLASLT_CHECK(cublasLtMatmul(session_.handle(), p.desc, &alpha, ptr(b), p.a, ptr(a), p.b, &beta,
+                                      ptr(c), p.c, ptr(c), p.c, &p.algo, ptr(session_.workspace()),
+                                      p.workspace, reinterpret_cast<cudaStream_t>(stream)));
 }
 
 std::string CublasLtGemm::algorithm(const CublasGemmProblem& problem) const {

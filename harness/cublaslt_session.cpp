@@ -23,12 +23,14 @@ CublasLtSession::CublasLtSession() : api_(&require_cublaslt()), workspace_(kWork
 CublasLtSession::~CublasLtSession() {
   if (handle_ == nullptr) return;
   const cublasStatus_t s = api_->cublasLtDestroy(handle_);
-  if (s != CUBLAS_STATUS_SUCCESS) std::fprintf(stderr, "ktune: cublasLtDestroy failed: %d\n", static_cast<int>(s));
+  if (s != CUBLAS_STATUS_SUCCESS)
+    std::fprintf(stderr, "ktune: cublasLtDestroy failed: %d\n", static_cast<int>(s));
 }
 
 bool CublasLtSession::choose_algorithm(CublasLtMatmulPlan& plan) const {
   cublasLtMatmulPreference_t pref = nullptr;
-  check_cublas(*api_, api_->cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate", KTUNE_WHERE);
+  check_cublas(*api_, api_->cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate",
+               KTUNE_WHERE);
   struct PrefGuard {
     const CublasLtApi* api;
     cublasLtMatmulPreference_t pref;
@@ -36,14 +38,14 @@ bool CublasLtSession::choose_algorithm(CublasLtMatmulPlan& plan) const {
   } guard{api_, pref};
   const uint64_t max_ws = kWorkspaceBytes;
   check_cublas(*api_,
-               api_->cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_ws,
-                                                          sizeof max_ws),
+               api_->cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                          &max_ws, sizeof max_ws),
                "cublasLtMatmulPreferenceSetAttribute", KTUNE_WHERE);
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
   check_cublas(*api_,
-               api_->cublasLtMatmulAlgoGetHeuristic(handle_, plan.desc, plan.a, plan.b, plan.c, plan.c, pref, 1,
-                                                    &result, &found),
+               api_->cublasLtMatmulAlgoGetHeuristic(handle_, plan.desc, plan.a, plan.b, plan.c, plan.c, pref,
+                                                    1, &result, &found),
                "cublasLtMatmulAlgoGetHeuristic", KTUNE_WHERE);
   if (found < 1) return false;
   plan.algo = result.algo;
@@ -51,7 +53,9 @@ bool CublasLtSession::choose_algorithm(CublasLtMatmulPlan& plan) const {
   return true;
 }
 
-std::string CublasLtSession::version() const { return fmt::format("cuBLASLt {}", api_->cublasLtGetVersion()); }
+std::string CublasLtSession::version() const {
+  return fmt::format("cuBLASLt {}", api_->cublasLtGetVersion());
+}
 
 std::string CublasLtSession::describe(const CublasLtMatmulPlan& plan) const {
   const auto attr = [&](cublasLtMatmulAlgoConfigAttributes_t which) {

@@ -25,8 +25,8 @@ ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, DType d
   CUdeviceptr s = sums.get();
   CUdeviceptr c = counts.get();
   void* args[] = {&out, &ref, &n, &s, &c};
-  KTUNE_CU_CHECK(driver().cuLaunchKernel(kernels.compare(dtype, ref_dtype), blocks, 1, 1, kCompareBlock, 1, 1, 0, stream,
-                                         args, nullptr));
+  KTUNE_CU_CHECK(driver().cuLaunchKernel(kernels.compare(dtype, ref_dtype), blocks, 1, 1, kCompareBlock, 1, 1,
+                                         0, stream, args, nullptr));
   KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream));
   const auto hs = sums.download_as<double>(4 * blocks);
   const auto hc = counts.download_as<unsigned long long>(2 * blocks);

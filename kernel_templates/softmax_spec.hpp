@@ -11,12 +11,12 @@
 /// Parameters: THREADS (a row, multiple of 32), ROWS (rows a block), VEC (<= 16 bytes), ONLINE
 /// (0: one pass, the row in registers packed as T, at most 256 bytes a thread; 1: online max/sum,
 /// any cols; 2: staged, the row read once into dynamic shared memory, ROWS 1, cols * sizeof(T) <=
-/// 227 KB less 128 bytes), SPLIT (blocks a row, 1..64; > 1 needs ONLINE 1 and ROWS 1: two launches, a per-segment
-/// (max, sum) into the workspace tensor "partials" [rows * SPLIT * 2] f32, then the output; SPLIT may be
-/// absent from a config and then reads as 1).
-/// Name: `softmax.<dtype>[.causal|.padding].t<THREADS>.r<ROWS>.v<VEC>.on<ONLINE>[.s<SPLIT>]` (the
-/// suffix when the config has SPLIT, as every config of the default space does; a config stored
-/// before SPLIT existed keeps its name).
+/// 227 KB less 128 bytes), SPLIT (blocks a row, 1..64; > 1 needs ONLINE 1 and ROWS 1: two launches, a
+/// per-segment (max, sum) into the workspace tensor "partials" [rows * SPLIT * 2] f32, then the output; SPLIT
+/// may be absent from a config and then reads as 1). Name:
+/// `softmax.<dtype>[.causal|.padding].t<THREADS>.r<ROWS>.v<VEC>.on<ONLINE>[.s<SPLIT>]` (the suffix when the
+/// config has SPLIT, as every config of the default space does; a config stored before SPLIT existed keeps
+/// its name).
 
 #include "kernel_templates/kernel_spec.hpp"
 #include "kernel_templates/reference_ops.hpp"

@@ -53,8 +53,9 @@ const Data& data() {
   static const Data d = [] {
     Data out;
     const char* keep = std::getenv("KTUNE_BENCH_DB");
-    out.path = keep != nullptr ? fs::path(keep)
-                               : fs::temp_directory_path() / fmt::format("ktune-bench-cache-{}.db", ::getpid());
+    out.path = keep != nullptr
+                   ? fs::path(keep)
+                   : fs::temp_directory_path() / fmt::format("ktune-bench-cache-{}.db", ::getpid());
     const bool build = keep == nullptr || !fs::exists(out.path);
     if (keep == nullptr) fs::remove(out.path);
     std::mt19937_64 g(20250101);

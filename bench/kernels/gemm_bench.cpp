@@ -10,9 +10,9 @@
 //   ktune_gemm_bench [--models llama3-8b,qwen2.5-7b] [--m 1,16,128,512,2048,4096] [--dtype bf16]
 //                    [--layout nt] [--samples 20] [--layers q_proj,...] [--csv FILE] [--verbose]
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <toml++/toml.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -95,8 +95,8 @@ std::string spec_key(const kt::CompileSpec& c) {
 }
 
 /// One timing: median microseconds of a launch.
-double time_launches(const std::function<void(int set)>& enqueue, int sets, CUstream stream, h::L2Flusher& flush,
-                     int samples) {
+double time_launches(const std::function<void(int set)>& enqueue, int sets, CUstream stream,
+                     h::L2Flusher& flush, int samples) {
   h::EventTimer timer(stream);
   // Warm-up: >= 10 launches and >= 20 ms (DESIGN.md timing protocol), at most 2000 launches.
   double spent_us = 0;
@@ -106,7 +106,9 @@ double time_launches(const std::function<void(int set)>& enqueue, int sets, CUst
     spent_us += t;
     one_us = std::min(one_us, t);
   }
-  const int batch = one_us >= kMinSampleUs ? 1 : std::min(kMaxBatch, static_cast<int>(std::ceil(4 * kMinSampleUs / one_us)));
+  const int batch = one_us >= kMinSampleUs
+                        ? 1
+                        : std::min(kMaxBatch, static_cast<int>(std::ceil(4 * kMinSampleUs / one_us)));
   std::unique_ptr<h::GraphBatch> graph;
   if (batch > 1) graph = std::make_unique<h::GraphBatch>(stream, batch, [&](int i) { enqueue(i % sets); });
   std::vector<double> times;
@@ -127,7 +129,8 @@ double time_launches(const std::function<void(int set)>& enqueue, int sets, CUst
 
 /// --compile-only: compiles every config of the sweep (one program a config, in parallel) and prints
 /// each GEMM kernel's registers, spills and shared memory.
-int compile_sweep(const std::vector<Shape>& shapes, h::DType dtype, const std::string& layout, const std::string& arch) {
+int compile_sweep(const std::vector<Shape>& shapes, h::DType dtype, const std::string& layout,
+                  const std::string& arch) {
   const kt::SourceLibrary library = kt::SourceLibrary::builtin();
   h::NvrtcCompiler compiler;
   std::map<std::string, std::pair<std::string, std::shared_future<h::CompileResult>>> pending;
@@ -136,7 +139,8 @@ int compile_sweep(const std::vector<Shape>& shapes, h::DType dtype, const std::s
     for (const kt::Config& c : ktune::bench::mma_sweep(s.m)) {
       const kt::KernelSpec& spec = kt::find_spec("gemm", c.variant);
       if (auto why = spec.rejection(p, c)) {
-        std::printf("%s @ %s rejected: %s\n", spec.canonical_name(p, c).c_str(), s.label.c_str(), why->c_str());
+        std::printf("%s @ %s rejected: %s\n", spec.canonical_name(p, c).c_str(), s.label.c_str(),
+                    why->c_str());
         continue;
       }
       const kt::CompileSpec cs = spec.compile_spec(p, c);
@@ -152,8 +156,8 @@ int compile_sweep(const std::vector<Shape>& shapes, h::DType dtype, const std::s
     try {
       const h::CompileResult& r = entry.second.get();
       const auto& res = r.resources.at(r.lowered_names.at(expr));
-      std::printf("%-56s regs %3d spill %4d/%4d  %.0f ms\n", entry.first.c_str(), res.registers, res.spill_store_bytes,
-                  res.spill_load_bytes, r.compile_ms);
+      std::printf("%-56s regs %3d spill %4d/%4d  %.0f ms\n", entry.first.c_str(), res.registers,
+                  res.spill_store_bytes, res.spill_load_bytes, r.compile_ms);
     } catch (const ktune::Error& e) {
       ++failures;
       std::printf("%-56s FAILED: %s\n", entry.first.c_str(), e.what());
@@ -167,7 +171,8 @@ int compile_sweep(const std::vector<Shape>& shapes, h::DType dtype, const std::s
 int main(int argc, char** argv) {
   CLI::App app{"ktune_gemm_bench: the gemm family (mma, wgmma, gemv) vs cuBLASLt on model linear layers"};
   std::vector<std::string> models = {"llama3-8b", "qwen2.5-7b"};
-  std::vector<std::string> layers = {"q_proj", "k_proj", "qkv_proj", "gate_proj", "gate_up_proj", "down_proj"};
+  std::vector<std::string> layers = {"q_proj",    "k_proj",       "qkv_proj",
+                                     "gate_proj", "gate_up_proj", "down_proj"};
   std::vector<int64_t> ms = {1, 16, 128, 512, 2048, 4096};
   std::string dtype_text = "bf16";
   std::string layout = "nt";
@@ -219,7 +224,9 @@ int main(int argc, char** argv) {
         const std::string key = spec_key(cs);
         if (pending.count(key)) continue;
         auto request = kt::make_compile_request(cs, library, arch);
-        pending[key] = std::async(std::launch::async, [&compiler, request] { return compiler.compile(request); }).share();
+        pending[key] = std::async(std::launch::async, [&compiler, request] {
+                         return compiler.compile(request);
+                       }).share();
       }
     }
     std::fprintf(stderr, "compiling %zu kernels...\n", pending.size());
@@ -241,8 +248,8 @@ int main(int argc, char** argv) {
 
     std::FILE* csv = csv_path.empty() ? nullptr : std::fopen(csv_path.c_str(), "w");
     if (csv) std::fprintf(csv, "shape,m,n,k,impl,config,us,tflops,gbs,regs,spill,ok\n");
-    std::printf("%-32s %6s %6s %6s | %9s %7s %7s | %9s %7s %7s | %-50s %5s\n", "shape", "m", "n", "k", "cublas_us",
-                "TFLOP/s", "GB/s", "mma_us", "TFLOP/s", "GB/s", "best mma config", "ratio");
+    std::printf("%-32s %6s %6s %6s | %9s %7s %7s | %9s %7s %7s | %-50s %5s\n", "shape", "m", "n", "k",
+                "cublas_us", "TFLOP/s", "GB/s", "mma_us", "TFLOP/s", "GB/s", "best mma config", "ratio");
     double log_small = 0, log_large = 0;
     int n_small = 0, n_large = 0;
     for (const auto& s : shapes) {
@@ -250,13 +257,16 @@ int main(int argc, char** argv) {
       const kt::WorkCounts work = family.work(p);
       const std::size_t esize = h::size_of(*dtype);
       const int64_t set_bytes = (s.m * s.k + s.k * s.n) * static_cast<int64_t>(esize);
-      const int sets = static_cast<int>(std::clamp<int64_t>((2 * info.l2_bytes + set_bytes - 1) / set_bytes, 1, kMaxSets));
+      const int sets =
+          static_cast<int>(std::clamp<int64_t>((2 * info.l2_bytes + set_bytes - 1) / set_bytes, 1, kMaxSets));
       std::vector<h::DeviceBuffer> a, b;
       for (int i = 0; i < sets; ++i) {
         a.emplace_back(static_cast<std::size_t>(s.m * s.k) * esize);
         b.emplace_back(static_cast<std::size_t>(s.k * s.n) * esize);
-        h::random_fill(util, a.back().get(), *dtype, static_cast<uint64_t>(s.m * s.k), 1 + 2 * i, 1.0f, stream);
-        h::random_fill(util, b.back().get(), *dtype, static_cast<uint64_t>(s.k * s.n), 2 + 2 * i, 1.0f, stream);
+        h::random_fill(util, a.back().get(), *dtype, static_cast<uint64_t>(s.m * s.k), 1 + 2 * i, 1.0f,
+                       stream);
+        h::random_fill(util, b.back().get(), *dtype, static_cast<uint64_t>(s.k * s.n), 2 + 2 * i, 1.0f,
+                       stream);
       }
       h::DeviceBuffer c_blas(static_cast<std::size_t>(s.m * s.n) * esize);
       h::DeviceBuffer c(static_cast<std::size_t>(s.m * s.n) * esize);
@@ -264,14 +274,18 @@ int main(int argc, char** argv) {
       blas.run(bp, a[0].get(), b[0].get(), c_blas.get(), stream);
       KTUNE_CU_CHECK(h::driver().cuStreamSynchronize(stream));
       const double blas_us = time_launches(
-          [&](int i) { blas.run(bp, a[static_cast<std::size_t>(i)].get(), b[static_cast<std::size_t>(i)].get(), c_blas.get(), stream); },
+          [&](int i) {
+            blas.run(bp, a[static_cast<std::size_t>(i)].get(), b[static_cast<std::size_t>(i)].get(),
+                     c_blas.get(), stream);
+          },
           sets, stream, flush, samples);
       blas.run(bp, a[0].get(), b[0].get(), c_blas.get(), stream);
-      const auto row = [&](const std::string& impl, const std::string& config, double us, int regs, int spill, bool ok) {
+      const auto row = [&](const std::string& impl, const std::string& config, double us, int regs, int spill,
+                           bool ok) {
         if (csv) {
-          std::fprintf(csv, "%s,%lld,%lld,%lld,%s,%s,%.3f,%.2f,%.1f,%d,%d,%d\n", s.label.c_str(), (long long)s.m,
-                       (long long)s.n, (long long)s.k, impl.c_str(), config.c_str(), us, work.flops / us * 1e-6,
-                       work.min_bytes / us * 1e-3, regs, spill, ok ? 1 : 0);
+          std::fprintf(csv, "%s,%lld,%lld,%lld,%s,%s,%.3f,%.2f,%.1f,%d,%d,%d\n", s.label.c_str(),
+                       (long long)s.m, (long long)s.n, (long long)s.k, impl.c_str(), config.c_str(), us,
+                       work.flops / us * 1e-6, work.min_bytes / us * 1e-3, regs, spill, ok ? 1 : 0);
         }
       };
       row("cublas", blas.algorithm(bp), blas_us, 0, 0, true);
@@ -279,76 +293,85 @@ int main(int argc, char** argv) {
       double best_us = 1e30;
       std::string best_name = "(none valid)";
       for (const kt::Config& cfg : ktune::bench::mma_sweep(s.m)) try {
-        const kt::KernelSpec& spec = kt::find_spec("gemm", cfg.variant);
-        if (spec.rejection(p, cfg)) continue;
-        const std::string name = spec.canonical_name(p, cfg);
-        const kt::CompileSpec cs = spec.compile_spec(p, cfg);
-        const Compiled& comp = compiled.at(spec_key(cs));
-        if (!comp.error.empty()) {
-          std::fprintf(stderr, "%s: %s\n", name.c_str(), comp.error.c_str());
-          continue;
-        }
-        const kt::LaunchPlan plan = spec.launch_plan(p, cfg);
-        std::map<std::string, h::DeviceBuffer> scratch;
-        for (const auto& t : plan.tensors) {
-          if (t.role == kt::TensorRole::kWorkspace) scratch.emplace(t.name, h::DeviceBuffer(static_cast<std::size_t>(t.bytes())));
-        }
-        // Packed arguments of every launch for every input set.
-        std::vector<std::vector<std::unique_ptr<kt::PackedArgs>>> args(static_cast<std::size_t>(sets));
-        for (int i = 0; i < sets; ++i) {
-          std::vector<uint64_t> ptrs;
+          const kt::KernelSpec& spec = kt::find_spec("gemm", cfg.variant);
+          if (spec.rejection(p, cfg)) continue;
+          const std::string name = spec.canonical_name(p, cfg);
+          const kt::CompileSpec cs = spec.compile_spec(p, cfg);
+          const Compiled& comp = compiled.at(spec_key(cs));
+          if (!comp.error.empty()) {
+            std::fprintf(stderr, "%s: %s\n", name.c_str(), comp.error.c_str());
+            continue;
+          }
+          const kt::LaunchPlan plan = spec.launch_plan(p, cfg);
+          std::map<std::string, h::DeviceBuffer> scratch;
           for (const auto& t : plan.tensors) {
-            if (t.name == "a") ptrs.push_back(a[static_cast<std::size_t>(i)].get());
-            else if (t.name == "b") ptrs.push_back(b[static_cast<std::size_t>(i)].get());
-            else if (t.name == "c") ptrs.push_back(c.get());
-            else ptrs.push_back(scratch.at(t.name).get());
+            if (t.role == kt::TensorRole::kWorkspace)
+              scratch.emplace(t.name, h::DeviceBuffer(static_cast<std::size_t>(t.bytes())));
           }
-          for (const auto& l : plan.launches) args[static_cast<std::size_t>(i)].push_back(std::make_unique<kt::PackedArgs>(plan, l, ptrs));
-        }
-        for (const auto& l : plan.launches) {
-          if (l.dims.dynamic_smem_bytes > 48 * 1024) {  // above 48 KiB dynamic shared memory needs the opt-in
-            KTUNE_CU_CHECK(h::driver().cuFuncSetAttribute(comp.functions.at(l.name_expression),
-                                                          CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                          static_cast<int>(l.dims.dynamic_smem_bytes)));
+          // Packed arguments of every launch for every input set.
+          std::vector<std::vector<std::unique_ptr<kt::PackedArgs>>> args(static_cast<std::size_t>(sets));
+          for (int i = 0; i < sets; ++i) {
+            std::vector<uint64_t> ptrs;
+            for (const auto& t : plan.tensors) {
+              if (t.name == "a")
+                ptrs.push_back(a[static_cast<std::size_t>(i)].get());
+              else if (t.name == "b")
+                ptrs.push_back(b[static_cast<std::size_t>(i)].get());
+              else if (t.name == "c")
+                ptrs.push_back(c.get());
+              else
+                ptrs.push_back(scratch.at(t.name).get());
+            }
+            for (const auto& l : plan.launches)
+              args[static_cast<std::size_t>(i)].push_back(std::make_unique<kt::PackedArgs>(plan, l, ptrs));
           }
-        }
-        const auto enqueue = [&](int i) {
-          for (std::size_t j = 0; j < plan.launches.size(); ++j) {
-            const auto& l = plan.launches[j];
-            h::launch(comp.functions.at(l.name_expression), {l.dims.grid.x, l.dims.grid.y, l.dims.grid.z},
-                      {l.dims.block.x, l.dims.block.y, l.dims.block.z}, l.dims.dynamic_smem_bytes, stream,
-                      args[static_cast<std::size_t>(i)][j]->data());
+          for (const auto& l : plan.launches) {
+            if (l.dims.dynamic_smem_bytes >
+                48 * 1024) {  // above 48 KiB dynamic shared memory needs the opt-in
+              KTUNE_CU_CHECK(h::driver().cuFuncSetAttribute(comp.functions.at(l.name_expression),
+                                                            CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                            static_cast<int>(l.dims.dynamic_smem_bytes)));
+            }
           }
-        };
-        enqueue(0);
-        const h::ErrorMetrics err = h::gpu_compare(util, c.get(), c_blas.get(), *dtype, static_cast<uint64_t>(s.m * s.n), stream);
-        const bool ok = h::judge(err, h::tolerance_for(*dtype)).ok;
-        const double us = time_launches(enqueue, sets, stream, flush, samples);
-        // Resources of the main (GEMM) launch: the second one after the atomic split-K's zeroing; absent when
-        // ptxas reported none for it.
-        const auto mode = cfg.params.find("SPLIT_K_MODE");
-        const bool zeroing_first = plan.launches.size() > 1 && mode != cfg.params.end() && mode->second == 1;
-        const std::string& main_expr = plan.launches[zeroing_first ? 1 : 0].name_expression;
-        const auto found = comp.resources.find(main_expr);
-        const h::KernelResources res = found != comp.resources.end() ? found->second : h::KernelResources{};
-        row(cfg.variant, name, us, res.registers, res.spill_store_bytes, ok);
-        if (verbose) {
-          std::printf("    %-56s %9.2f us %7.1f TFLOP/s %7.0f GB/s regs %3d spill %d%s\n", name.c_str(), us,
-                      work.flops / us * 1e-6, work.min_bytes / us * 1e-3, res.registers, res.spill_store_bytes,
-                      ok ? "" : "  WRONG");
+          const auto enqueue = [&](int i) {
+            for (std::size_t j = 0; j < plan.launches.size(); ++j) {
+              const auto& l = plan.launches[j];
+              h::launch(comp.functions.at(l.name_expression), {l.dims.grid.x, l.dims.grid.y, l.dims.grid.z},
+                        {l.dims.block.x, l.dims.block.y, l.dims.block.z}, l.dims.dynamic_smem_bytes, stream,
+                        args[static_cast<std::size_t>(i)][j]->data());
+            }
+          };
+          enqueue(0);
+          const h::ErrorMetrics err =
+              h::gpu_compare(util, c.get(), c_blas.get(), *dtype, static_cast<uint64_t>(s.m * s.n), stream);
+          const bool ok = h::judge(err, h::tolerance_for(*dtype)).ok;
+          const double us = time_launches(enqueue, sets, stream, flush, samples);
+          // Resources of the main (GEMM) launch: the second one after the atomic split-K's zeroing; absent
+          // when ptxas reported none for it.
+          const auto mode = cfg.params.find("SPLIT_K_MODE");
+          const bool zeroing_first =
+              plan.launches.size() > 1 && mode != cfg.params.end() && mode->second == 1;
+          const std::string& main_expr = plan.launches[zeroing_first ? 1 : 0].name_expression;
+          const auto found = comp.resources.find(main_expr);
+          const h::KernelResources res = found != comp.resources.end() ? found->second : h::KernelResources{};
+          row(cfg.variant, name, us, res.registers, res.spill_store_bytes, ok);
+          if (verbose) {
+            std::printf("    %-56s %9.2f us %7.1f TFLOP/s %7.0f GB/s regs %3d spill %d%s\n", name.c_str(), us,
+                        work.flops / us * 1e-6, work.min_bytes / us * 1e-3, res.registers,
+                        res.spill_store_bytes, ok ? "" : "  WRONG");
+          }
+          if (ok && us < best_us) {
+            best_us = us;
+            best_name = name;
+          }
+        } catch (const std::exception& e) {  // one broken config must not end the whole comparison
+          std::fprintf(stderr, "config skipped: %s\n", e.what());
         }
-        if (ok && us < best_us) {
-          best_us = us;
-          best_name = name;
-        }
-      } catch (const std::exception& e) {  // one broken config must not end the whole comparison
-        std::fprintf(stderr, "config skipped: %s\n", e.what());
-      }
       const double ratio = blas_us / best_us;
-      std::printf("%-32s %6lld %6lld %6lld | %9.2f %7.1f %7.0f | %9.2f %7.1f %7.0f | %-50s %5.2f\n", s.label.c_str(),
-                  (long long)s.m, (long long)s.n, (long long)s.k, blas_us, work.flops / blas_us * 1e-6,
-                  work.min_bytes / blas_us * 1e-3, best_us, work.flops / best_us * 1e-6, work.min_bytes / best_us * 1e-3,
-                  best_name.c_str(), ratio);
+      std::printf("%-32s %6lld %6lld %6lld | %9.2f %7.1f %7.0f | %9.2f %7.1f %7.0f | %-50s %5.2f\n",
+                  s.label.c_str(), (long long)s.m, (long long)s.n, (long long)s.k, blas_us,
+                  work.flops / blas_us * 1e-6, work.min_bytes / blas_us * 1e-3, best_us,
+                  work.flops / best_us * 1e-6, work.min_bytes / best_us * 1e-3, best_name.c_str(), ratio);
       std::fflush(stdout);
       if (s.m <= 16) {
         log_small += std::log(ratio);
@@ -360,8 +383,12 @@ int main(int argc, char** argv) {
       }
     }
     if (csv) std::fclose(csv);
-    if (n_small) std::printf("geomean speed-up over cuBLAS, M <= 16:  %.3f (%d shapes; target >= 1.1)\n", std::exp(log_small / n_small), n_small);
-    if (n_large) std::printf("geomean speed-up over cuBLAS, M >= 512: %.3f (%d shapes; target >= 0.7)\n", std::exp(log_large / n_large), n_large);
+    if (n_small)
+      std::printf("geomean speed-up over cuBLAS, M <= 16:  %.3f (%d shapes; target >= 1.1)\n",
+                  std::exp(log_small / n_small), n_small);
+    if (n_large)
+      std::printf("geomean speed-up over cuBLAS, M >= 512: %.3f (%d shapes; target >= 0.7)\n",
+                  std::exp(log_large / n_large), n_large);
     KTUNE_CU_CHECK(h::driver().cuStreamDestroy(stream));
     return 0;
   } catch (const ktune::Error& e) {

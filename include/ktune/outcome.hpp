@@ -12,7 +12,16 @@
 
 namespace ktune {
 
-enum class Outcome { kOk, kCompileError, kExceedsLimits, kLaunchError, kIncorrect, kTimeout, kCrashed, kSkipped };
+enum class Outcome {
+  kOk,
+  kCompileError,
+  kExceedsLimits,
+  kLaunchError,
+  kIncorrect,
+  kTimeout,
+  kCrashed,
+  kSkipped
+};
 
 namespace detail {
 inline constexpr std::array<std::pair<Outcome, std::string_view>, 8> kOutcomeNames{{

@@ -43,7 +43,8 @@ struct GemmFixture {
 /// Random inputs (seed, seed + 1, ... in the reference plan's tensor order; each input one element
 /// off its 16-byte alignment when `misalign`), then `spec`'s GPU reference.
 std::unique_ptr<GemmFixture> make_random_fixture(const KernelSpec& spec, KernelCache& kernels,
-                                                 const Problem& problem, uint64_t seed, bool misalign = false);
+                                                 const Problem& problem, uint64_t seed,
+                                                 bool misalign = false);
 
 /// Uploads `inputs` (bytes by tensor name; `f.host` is the caller's to fill), then `spec`'s GPU reference.
 void run_reference(const KernelSpec& spec, KernelCache& kernels, GemmFixture& f,

@@ -15,9 +15,9 @@
 
 #include <unistd.h>
 
+#include "gemm_gpu_fixture.hpp"
 #include "gemm_mma_samples.hpp"
 #include "gemm_samples.hpp"
-#include "gemm_gpu_fixture.hpp"
 #include "gpu_plan_runner.hpp"
 #include "harness/context.hpp"
 #include "harness/cublaslt_gemm.hpp"
@@ -186,8 +186,9 @@ TEST_F(MmaGpu, CublasLtMatchesReference) {
         const harness::CublasGemmProblem p{dtype, std::string(layout) == "nt", s[0], s[1], s[2]};
         blas->run(p, f->tensors.ptr("a"), f->tensors.ptr("b"), f->tensors.ptr("c"), nullptr);
         gpu().context->synchronize();
-        expect_matches(*f, f->tensors.download("c", static_cast<std::size_t>(c.bytes())),
-                       std::string("cublasLt ") + layout + " " + f->problem.shape_text() + " " + blas->algorithm(p));
+        expect_matches(
+            *f, f->tensors.download("c", static_cast<std::size_t>(c.bytes())),
+            std::string("cublasLt ") + layout + " " + f->problem.shape_text() + " " + blas->algorithm(p));
       }
     }
   }
@@ -196,7 +197,8 @@ TEST_F(MmaGpu, CublasLtMatchesReference) {
 /// The cuobjdump of the toolkit, or "" when there is none.
 std::string find_cuobjdump() {
   std::vector<std::filesystem::path> candidates;
-  if (const char* home = std::getenv("CUDA_HOME")) candidates.emplace_back(std::filesystem::path(home) / "bin/cuobjdump");
+  if (const char* home = std::getenv("CUDA_HOME"))
+    candidates.emplace_back(std::filesystem::path(home) / "bin/cuobjdump");
   candidates.emplace_back("/usr/local/cuda/bin/cuobjdump");
   for (const auto& c : candidates) {
     if (std::filesystem::exists(c)) return c.string();

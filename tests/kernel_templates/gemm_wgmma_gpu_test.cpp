@@ -14,9 +14,9 @@
 
 #include <unistd.h>
 
+#include "gemm_gpu_fixture.hpp"
 #include "gemm_samples.hpp"
 #include "gemm_wgmma_samples.hpp"
-#include "gemm_gpu_fixture.hpp"
 #include "gpu_plan_runner.hpp"
 #include "harness/context.hpp"
 #include "harness/device_info.hpp"

@@ -293,7 +293,8 @@ TEST(MeasureGpu, ALaunchSequenceIsVerifiedAfterItsLastLaunchAndTimedWhole) {
   EXPECT_EQ(both.rel_err, 0);  // the copy is exact once both halves ran
   ASSERT_EQ(both.resources.at("launches").size(), 2U) << both.resources.dump();
   // The second launch is the upper half (its lowered, mangled name).
-  EXPECT_NE(both.resources.at("launches").at(1).at("function").get<std::string>().find("copy_upper"), std::string::npos)
+  EXPECT_NE(both.resources.at("launches").at(1).at("function").get<std::string>().find("copy_upper"),
+            std::string::npos)
       << both.resources.dump();
 
   const CandidateResult lower = runner.run(halves({"copy_lower"}, n, quick_timing()));

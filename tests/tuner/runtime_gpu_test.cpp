@@ -98,7 +98,9 @@ TEST(RuntimeGpu, TunedAndNearestConfigsGiveTheReferenceAnswerAlsoInAGraph) {
   const GemmPlanInfo near = rt.prepare_gemm(13, 4000, 4100, DType::kBF16, Layout::kNT);
   // Not tuned: the nearest tuned shape's config when it serves 13x4000x4100, else the default.
   EXPECT_NE(near.source, GemmPlanInfo::Source::kTuned) << near.config_name;
-  if (near.source == GemmPlanInfo::Source::kNearest) EXPECT_FALSE(near.tuned_shape.empty());
+  if (near.source == GemmPlanInfo::Source::kNearest) {
+    EXPECT_FALSE(near.tuned_shape.empty());
+  }
   EXPECT_LE(run_gemm(rt, {13, 4000, 4100}, true), kBf16Tolerance) << near.config_name;
 
   RuntimeOptions strict = o;
