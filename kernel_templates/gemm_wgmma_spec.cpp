@@ -14,9 +14,11 @@ constexpr int64_t kMaxGridX = std::numeric_limits<int32_t>::max();  // gridDim.x
 constexpr int64_t kBlockK = 64;     // one 128-byte swizzle row of 16-bit elements
 constexpr int64_t kRowBytes = 128;  // bytes of one shared-memory tile row (BLOCK_K * 2)
 constexpr int64_t kMinStages = 3;   // a stage is refilled two k tiles after it was read
+constexpr int64_t kMinStagesWarpSpecialized = 2;  // wgmma_ws: refilled once its wgmmas retired
 constexpr int64_t kMaxStages = 8;   // beyond, more stages only take shared memory from occupancy
 constexpr int64_t kWarpgroupRows = 64;
 constexpr int64_t kWarpgroupThreads = 128;
+constexpr int64_t kBarrierBytesPerStage = 16;  // wgmma_ws: full[s] and empty[s], 8 bytes each
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -40,8 +42,15 @@ std::vector<std::string> WgmmaGemmSpec::param_names() const {
   return {"BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES", "SPLIT_K", "SWIZZLE"};
 }
 
-int64_t WgmmaGemmSpec::shared_bytes(const Config& config) {
-  return config.at("STAGES") * (config.at("BLOCK_M") + config.at("BLOCK_N")) * kRowBytes + kAlignSlackBytes;
+int64_t WgmmaGemmSpec::shared_bytes(const Config& config) const {
+  const int64_t barriers = pipeline_ == Pipeline::kWarpSpecialized ? config.at("STAGES") * kBarrierBytesPerStage : 0;
+  return config.at("STAGES") * (config.at("BLOCK_M") + config.at("BLOCK_N")) * kRowBytes + kAlignSlackBytes +
+         barriers;
+}
+
+int64_t WgmmaGemmSpec::threads(const Config& config) const {
+  const int64_t producer = pipeline_ == Pipeline::kWarpSpecialized ? kWarpgroupThreads : 0;
+  return config.at("BLOCK_M") / kWarpgroupRows * kWarpgroupThreads + producer;
 }
 
 std::optional<std::string> WgmmaGemmSpec::arch_rejection(std::string_view arch) const {
@@ -68,15 +77,19 @@ std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, cons
   const int64_t bm = config.at("BLOCK_M");
   const int64_t bn = config.at("BLOCK_N");
   const int64_t stages = config.at("STAGES");
-  if (!one_of(bm, {64, 128, 256}))
+  const bool ws = pipeline_ == Pipeline::kWarpSpecialized;
+  if (!ws && !one_of(bm, {64, 128, 256}))
     return fmt::format("BLOCK_M={} is not 64, 128 or 256 (64-row warpgroups)", bm);
+  if (ws && !one_of(bm, {64, 128}))
+    return fmt::format("BLOCK_M={} is not 64 or 128 (one or two consumer warpgroups)", bm);
   if (!one_of(bn, {64, 128, 256})) return fmt::format("BLOCK_N={} is not 64, 128 or 256 (the wgmma N)", bn);
   if (config.at("BLOCK_K") != kBlockK) {
     return fmt::format("BLOCK_K={} is not 64 (one 128-byte swizzle row of 16-bit elements)",
                        config.at("BLOCK_K"));
   }
-  if (stages < kMinStages || stages > kMaxStages) {
-    return fmt::format("STAGES={} is outside [{}, {}]", stages, kMinStages, kMaxStages);
+  const int64_t min_stages = ws ? kMinStagesWarpSpecialized : kMinStages;
+  if (stages < min_stages || stages > kMaxStages) {
+    return fmt::format("STAGES={} is outside [{}, {}]", stages, min_stages, kMaxStages);
   }
   if (config.at("SPLIT_K") != 1) {
     return fmt::format("SPLIT_K={}: the wgmma template has no split-K (the mma template serves small M)",
@@ -94,8 +107,8 @@ std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, cons
 
 std::string WgmmaGemmSpec::canonical_name(const Problem& problem, const Config& config) const {
   const auto form = parse_gemm_form(problem.layout).value_or(GemmForm{});
-  return fmt::format("gemm.{}.{}.wgmma.{}x{}x{}.s{}.sk{}.g{}", harness::to_string(problem.dtype), form.text(),
-                     config.at("BLOCK_M"), config.at("BLOCK_N"), config.at("BLOCK_K"), config.at("STAGES"),
+  return fmt::format("gemm.{}.{}.{}.{}x{}x{}.s{}.sk{}.g{}", harness::to_string(problem.dtype), form.text(),
+                     variant(), config.at("BLOCK_M"), config.at("BLOCK_N"), config.at("BLOCK_K"), config.at("STAGES"),
                      config.at("SPLIT_K"), config.at("SWIZZLE"));
 }
 
@@ -105,7 +118,8 @@ CompileSpec WgmmaGemmSpec::compile_spec(const Problem& problem, const Config& co
   CompileSpec c;
   c.source_name = std::string(source_name());
   c.name_expressions.push_back(
-      fmt::format("ktune_gemm_wgmma<{},{},{},{},{},{},{},{}>", config.at("BLOCK_M"), config.at("BLOCK_N"),
+      fmt::format("{}<{},{},{},{},{},{},{},{}>",
+                  pipeline_ == Pipeline::kShared ? "ktune_gemm_wgmma" : "ktune_gemm_wgmma_ws", config.at("BLOCK_M"), config.at("BLOCK_N"),
                   config.at("STAGES"), config.at("SWIZZLE"), harness::cuda_type_name(problem.dtype),
                   cpp_bool(form.layout == GemmLayout::kNT), cpp_bool(form.bias), cpp_bool(form.silu)));
   // After the target's own --gpu-architecture: NVRTC compiles for the last one given.
@@ -125,7 +139,7 @@ LaunchPlan WgmmaGemmSpec::launch_plan(const Problem& problem, const Config& conf
   KernelLaunch l;
   l.name_expression = c.name_expressions.front();
   l.dims.grid = {u32(ceil_div(m, config.at("BLOCK_M")) * ceil_div(n, config.at("BLOCK_N"))), 1, 1};
-  l.dims.block = {u32(config.at("BLOCK_M") / kWarpgroupRows * kWarpgroupThreads), 1, 1};
+  l.dims.block = {u32(threads(config)), 1, 1};
   l.dims.dynamic_smem_bytes = u32(shared_bytes(config));
   l.args = {ArgSpec::of_tensor("a"),
             ArgSpec::of_tensor("b"),
@@ -152,7 +166,7 @@ HostTensors WgmmaGemmSpec::cpu_reference(const Problem& problem, const HostTenso
 
 Config WgmmaGemmSpec::default_config(const Problem&) const {
   return {
-      "wgmma",
+      std::string(variant()),
       {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"STAGES", 4}, {"SPLIT_K", 1}, {"SWIZZLE", 8}}};
 }
 

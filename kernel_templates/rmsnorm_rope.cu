@@ -15,6 +15,33 @@
 // (LANES * VEC): both elements of every pair, for either pairing, stay in one thread.
 #include "ops_reduce.cuh"
 
+/// Loads N consecutive floats of the cos/sin table (16-byte vectors when `vector`: the table is
+/// 16-byte aligned and, as every run here starts at a multiple of N, so is the run when N % 4 == 0;
+/// pairs when N == 2). Reads nothing when `active` is false (the values are then unused).
+template <int N>
+__device__ __forceinline__ void load_f32_run(const float* p, bool vector, bool active, float* out) {
+  if (vector && N % 4 == 0) {
+#pragma unroll
+    for (int i = 0; i < N; i += 4) {
+      const float4 v = *reinterpret_cast<const float4*>(p + i);
+      out[i] = v.x;
+      out[i + 1] = v.y;
+      out[i + 2] = v.z;
+      out[i + 3] = v.w;
+    }
+  } else if (vector && N % 2 == 0) {
+#pragma unroll
+    for (int i = 0; i < N; i += 2) {
+      const float2 v = *reinterpret_cast<const float2*>(p + i);
+      out[i] = v.x;
+      out[i + 1] = v.y;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < N; ++i) out[i] = active ? p[i] : 0.0f;
+  }
+}
+
 template <int HEAD_DIM, int LANES, int VEC, int HEADS, bool GPTJ, typename T>
 __global__ void __launch_bounds__(LANES* HEADS)
     ktune_rmsnorm_rope(const T* q, const T* k, const T* __restrict__ q_weight, const T* __restrict__ k_weight,
@@ -44,8 +71,19 @@ __global__ void __launch_bounds__(LANES* HEADS)
                    aligned_to(k_out, kBytes) && aligned_to(q_weight, kBytes) && aligned_to(k_weight, kBytes);
   const int limit = active ? VEC : 0;
 
+  // Everything a thread reads is loaded before the reduction, so the loads of x, the weights and
+  // the cos/sin row overlap (the row address needs only the position, loaded first).
+  const unsigned p = active ? static_cast<unsigned>(positions[token]) % static_cast<unsigned>(max_pos) : 0u;
+  const float* cs = cos_sin + static_cast<size_t>(p) * HEAD_DIM;
+  const bool cs_vec = aligned_to(cos_sin, 16);
   float a[kChunks][VEC];
   float b[kChunks][VEC];
+  float wa[kChunks][VEC];
+  float wb[kChunks][VEC];
+  // The angles of a chunk: NeoX pairs j with j + D/2 at angle j (VEC angles from `off`); GPT-J
+  // pairs 2j, 2j + 1 (VEC / 2 angles from off / 2 for the a half, from (D/2 + off) / 2 for b).
+  float cosv[kChunks][VEC];
+  float sinv[kChunks][VEC];
   float ss = 0.0f;
 #pragma unroll
   for (int c = 0; c < kChunks; ++c) {
@@ -53,51 +91,50 @@ __global__ void __launch_bounds__(LANES* HEADS)
     // q and k are read once: evict-first (the weights and the table stay).
     load_some<T, VEC, true>(src + off, limit, vec && active, 0.0f, a[c]);
     load_some<T, VEC, true>(src + kHalf + off, limit, vec && active, 0.0f, b[c]);
+    load_some<T, VEC>(wt + off, limit, vec && active, 0.0f, wa[c]);
+    load_some<T, VEC>(wt + kHalf + off, limit, vec && active, 0.0f, wb[c]);
+    if (GPTJ) {
+      load_f32_run<VEC / 2>(cs + off / 2, cs_vec && active, active, cosv[c]);
+      load_f32_run<VEC / 2>(cs + (kHalf + off) / 2, cs_vec && active, active, cosv[c] + VEC / 2);
+      load_f32_run<VEC / 2>(cs + kHalf + off / 2, cs_vec && active, active, sinv[c]);
+      load_f32_run<VEC / 2>(cs + kHalf + (kHalf + off) / 2, cs_vec && active, active, sinv[c] + VEC / 2);
+    } else {
+      load_f32_run<VEC>(cs + off, cs_vec && active, active, cosv[c]);
+      load_f32_run<VEC>(cs + kHalf + off, cs_vec && active, active, sinv[c]);
+    }
 #pragma unroll
     for (int i = 0; i < VEC; ++i) ss = fmaf(a[c][i], a[c][i], fmaf(b[c][i], b[c][i], ss));
   }
   ss = group_sum<LANES>(ss);
   const float inv = rsqrtf(ss / static_cast<float>(HEAD_DIM) + eps);
-  const unsigned p = active ? static_cast<unsigned>(positions[token]) % static_cast<unsigned>(max_pos) : 0u;
-  const float* cs = cos_sin + static_cast<size_t>(p) * HEAD_DIM;
 
 #pragma unroll
   for (int c = 0; c < kChunks; ++c) {
     const int off = (c * LANES + lane) * VEC;
-    float wa[VEC];
-    float wb[VEC];
-    load_some<T, VEC>(wt + off, limit, vec && active, 0.0f, wa);
-    load_some<T, VEC>(wt + kHalf + off, limit, vec && active, 0.0f, wb);
 #pragma unroll
     for (int i = 0; i < VEC; ++i) {
-      a[c][i] *= inv * wa[i];
-      b[c][i] *= inv * wb[i];
+      a[c][i] *= inv * wa[c][i];
+      b[c][i] *= inv * wb[c][i];
     }
-    if (active) {
-      if (GPTJ) {
+    if (GPTJ) {
 #pragma unroll
-        for (int i = 0; i < VEC; i += 2) {
-          const int ja = (off + i) / 2;
-          const int jb = (kHalf + off + i) / 2;
-          const float ca = cs[ja], sa = cs[kHalf + ja];
-          const float cb = cs[jb], sb = cs[kHalf + jb];
-          const float a0 = a[c][i], a1 = a[c][i + 1];
-          const float b0 = b[c][i], b1 = b[c][i + 1];
-          a[c][i] = a0 * ca - a1 * sa;
-          a[c][i + 1] = a1 * ca + a0 * sa;
-          b[c][i] = b0 * cb - b1 * sb;
-          b[c][i + 1] = b1 * cb + b0 * sb;
-        }
-      } else {
+      for (int i = 0; i < VEC; i += 2) {
+        const float ca = cosv[c][i / 2], sa = sinv[c][i / 2];
+        const float cb = cosv[c][VEC / 2 + i / 2], sb = sinv[c][VEC / 2 + i / 2];
+        const float a0 = a[c][i], a1 = a[c][i + 1];
+        const float b0 = b[c][i], b1 = b[c][i + 1];
+        a[c][i] = a0 * ca - a1 * sa;
+        a[c][i + 1] = a1 * ca + a0 * sa;
+        b[c][i] = b0 * cb - b1 * sb;
+        b[c][i + 1] = b1 * cb + b0 * sb;
+      }
+    } else {
 #pragma unroll
-        for (int i = 0; i < VEC; ++i) {
-          const float cj = cs[off + i];
-          const float sj = cs[kHalf + off + i];
-          const float x0 = a[c][i];
-          const float x1 = b[c][i];
-          a[c][i] = x0 * cj - x1 * sj;
-          b[c][i] = x1 * cj + x0 * sj;
-        }
+      for (int i = 0; i < VEC; ++i) {
+        const float x0 = a[c][i];
+        const float x1 = b[c][i];
+        a[c][i] = x0 * cosv[c][i] - x1 * sinv[c][i];
+        b[c][i] = x1 * cosv[c][i] + x0 * sinv[c][i];
       }
     }
     store_some<T, VEC>(dst + off, limit, vec && active, a[c]);

@@ -97,6 +97,29 @@ TEST(WgmmaSpec, RejectsWithReasons) {
   EXPECT_THROW(wgmma().compile_spec(p, split), Error);
 }
 
+TEST(WgmmaWsSpec, ProducerWarpgroupBarriersAndItsOwnLimits) {
+  const KernelSpec& ws = find_spec("gemm", "wgmma_ws");
+  EXPECT_EQ(ws.source_name(), "gemm_wgmma.cu");
+  const auto files = kernel_source_files("gemm");
+  EXPECT_EQ(std::count(files.begin(), files.end(), "gemm_wgmma.cu"), 1);  // one source, two variants
+  const Problem p = gemm_problem(1000, 3000, 520, DType::kBF16, "nt+bias");
+  const Config c = wgmma_config(128, 256, 4, 8, "wgmma_ws");
+  EXPECT_EQ(ws.canonical_name(p, c), "gemm.bf16.nt+bias.wgmma_ws.128x256x64.s4.sk1.g8");
+  const KernelLaunch l = ws.launch_plan(p, c).launches.at(0);
+  EXPECT_EQ(l.dims.grid.x, 8u * 12u);
+  EXPECT_EQ(l.dims.block.x, 384u);  // a producer and two consumer warpgroups
+  EXPECT_EQ(l.dims.dynamic_smem_bytes, 4u * (128 + 256) * 128 + 1024 + 4u * 16);
+  EXPECT_EQ(l.name_expression, "ktune_gemm_wgmma_ws<128,256,4,8,__nv_bfloat16,true,true,false>");
+  EXPECT_EQ(ws.default_config(p).variant, "wgmma_ws");
+  for (const Config& s : testing::wgmma_samples("wgmma_ws")) EXPECT_EQ(ws.rejection(p, s), std::nullopt);
+  const auto why = [&](const Config& x) { return ws.rejection(p, x).value_or(""); };
+  EXPECT_NE(why(wgmma_config(256, 64, 4, 8, "wgmma_ws")).find("BLOCK_M=256"), std::string::npos);
+  EXPECT_NE(why(wgmma_config(128, 128, 1, 8, "wgmma_ws")).find("STAGES=1"), std::string::npos);
+  EXPECT_EQ(why(wgmma_config(128, 128, 2, 8, "wgmma_ws")), "");  // the shared pipeline needs 3
+  // 4 stages of 128x256 plus the barriers still fit 227 KiB; 5 do not.
+  EXPECT_NE(why(wgmma_config(128, 256, 5, 8, "wgmma_ws")).find("227 KiB"), std::string::npos);
+}
+
 TEST(WgmmaSpec, OnlyHopperArchitectures) {
   EXPECT_EQ(WgmmaGemmSpec::rejection_for_arch("sm_90"), std::nullopt);
   EXPECT_EQ(WgmmaGemmSpec::rejection_for_arch("sm_90a"), std::nullopt);

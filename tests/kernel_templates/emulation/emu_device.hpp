@@ -22,6 +22,9 @@ struct int4 {
 struct float4 {
   float x, y, z, w;
 };
+struct float2 {
+  float x, y;
+};
 inline int4 make_int4(int a, int b, int c, int d) { return {a, b, c, d}; }
 template <class T>
 T __ldcs(const T* p) {

@@ -1,4 +1,5 @@
-// CPU stand-in for what gemm_wgmma.cu uses from CUDA, ktune_device.cuh and gemm_wgmma_ops.cuh: a
+// CPU stand-in for what gemm_wgmma.cu uses from CUDA, ktune_device.cuh, gemm_wgmma_ops.cuh and
+// gemm_wgmma_sync.cuh: a
 // block is one std::thread per CUDA thread, __syncthreads a std::barrier. Shared memory is the host
 // buffer g_smem and a "shared address" is the offset into it.
 //
@@ -11,6 +12,9 @@
 //   wgmma reads shared memory when issued: a tile read before its copies were waited for is stale.
 // - kLateMma: copies land at issue, a wgmma reads shared memory only when the wgmma.wait_group
 //   that retires it runs: a stage refilled while a wgmma may still read it gives wrong sums.
+// mbarriers (the warp-specialised kernel) are counters with a phase, waited for on a condition
+// variable; a cp.async mbarrier arrive lands the thread's copies (under kLateCopies, not before)
+// and then arrives. A wrong parity or a missing arrival hangs the test rather than passing it.
 #pragma once
 
 #include <atomic>
@@ -18,7 +22,11 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <condition_variable>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include "gemm_wgmma_layout.cuh"
@@ -29,9 +37,11 @@ struct uint3e {
 extern thread_local uint3e threadIdx, blockIdx;
 extern uint3e blockDim, gridDim;
 extern std::barrier<>* g_barrier;
+extern std::vector<std::unique_ptr<std::barrier<>>>* g_warp_barriers;  ///< one per warp of the block
 extern unsigned char g_smem[];
 inline void __syncthreads() { g_barrier->arrive_and_wait(); }
-inline void __syncwarp() {}
+/// The warp's 32 threads meet: the lockstep a warp keeps at .sync.aligned instructions (wgmma).
+inline void __syncwarp() { (*g_warp_barriers)[threadIdx.x / 32]->arrive_and_wait(); }
 inline unsigned long long __cvta_generic_to_shared(const void* p) {
   return static_cast<unsigned long long>(static_cast<const unsigned char*>(p) - g_smem);
 }
@@ -78,6 +88,17 @@ struct Groups {
 };
 extern thread_local Groups t_copies;
 extern thread_local Groups t_mmas;
+
+/// An mbarrier: arrivals still expected in the current phase, and the number of completed phases.
+struct MBarrier {
+  unsigned expected = 0;
+  unsigned pending = 0;
+  unsigned phase = 0;
+};
+/// The block's mbarriers by shared address (re-initialised by each block's mbar_init).
+inline std::mutex g_mbar_mutex;
+inline std::condition_variable g_mbar_cv;
+inline std::map<unsigned, MBarrier> g_mbars;
 }  // namespace wgmma_emu
 
 namespace ktune_dev {
@@ -136,12 +157,44 @@ void cp_async_wait() {
 
 namespace ktune_wgmma {
 
+inline void mbar_init(unsigned bar, unsigned count) {
+  std::lock_guard<std::mutex> lock(wgmma_emu::g_mbar_mutex);
+  wgmma_emu::g_mbars[bar] = {count, count, 0};
+}
+inline void mbar_init_fence() {}
+inline void mbar_arrive(unsigned bar) {
+  std::lock_guard<std::mutex> lock(wgmma_emu::g_mbar_mutex);
+  wgmma_emu::MBarrier& b = wgmma_emu::g_mbars.at(bar);
+  if (--b.pending == 0) {
+    ++b.phase;
+    b.pending = b.expected;
+    wgmma_emu::g_mbar_cv.notify_all();
+  }
+}
+/// try_wait.parity succeeds once the phase of that parity has completed: the current phase's
+/// parity differs.
+inline void mbar_wait(unsigned bar, unsigned parity) {
+  std::unique_lock<std::mutex> lock(wgmma_emu::g_mbar_mutex);
+  wgmma_emu::g_mbar_cv.wait(lock, [&] { return (wgmma_emu::g_mbars.at(bar).phase & 1u) != parity; });
+}
+/// Lands this thread's copies (the latest they may land), then arrives.
+inline void cp_async_mbar_arrive(unsigned bar) {
+  wgmma_emu::t_copies.commit();
+  wgmma_emu::t_copies.retire_until(0);
+  mbar_arrive(bar);
+}
+template <int N>
+void setmaxnreg_dec() {}
+template <int N>
+void setmaxnreg_inc() {}
 inline void wgmma_fence() {}
 inline void fence_proxy_async() {}
 inline void wgmma_commit() { wgmma_emu::t_mmas.commit(); }
+/// .sync.aligned: the warp's lanes leave the wait together, each with its groups retired.
 template <int N>
 void wgmma_wait() {
   wgmma_emu::t_mmas.retire_until(N);
+  __syncwarp();
 }
 
 namespace emu {

@@ -23,6 +23,7 @@ thread_local uint3e blockIdx;
 uint3e blockDim;
 uint3e gridDim;
 std::barrier<>* g_barrier = nullptr;
+std::vector<std::unique_ptr<std::barrier<>>>* g_warp_barriers = nullptr;
 alignas(1024) unsigned char g_smem[232448];  // the H200's opt-in shared memory per block
 
 namespace wgmma_emu {
@@ -44,6 +45,9 @@ void launch(unsigned grid, unsigned block, const std::function<void()>& body) {
     std::memset(g_smem, 0xCD, sizeof g_smem);  // stale shared memory must not matter
     std::barrier<> barrier(block);
     g_barrier = &barrier;
+    std::vector<std::unique_ptr<std::barrier<>>> warp_barriers;
+    for (unsigned w = 0; w < (block + 31) / 32; ++w) warp_barriers.push_back(std::make_unique<std::barrier<>>(32));
+    g_warp_barriers = &warp_barriers;
     std::vector<std::thread> threads;
     for (unsigned t = 0; t < block; ++t) {
       threads.emplace_back([&, t] {
@@ -118,16 +122,26 @@ struct Problem {
   }
 };
 
-template <int BM, int BN, int STAGES, int SWIZZLE, class T, bool NT, bool BIAS = false, bool SILU = false>
+/// Which kernel of gemm_wgmma.cu runs.
+enum class Kernel { kShared, kWarpSpecialized };
+
+template <int BM, int BN, int STAGES, int SWIZZLE, class T, bool NT, bool BIAS = false, bool SILU = false,
+          Kernel KERNEL = Kernel::kShared>
 void run(int m, int n, int k, Schedule schedule, bool misalign = false) {
   wgmma_emu::g_schedule = schedule;
   wgmma_emu::g_bad_descriptors = 0;
   Problem<T> p(m, n, k, NT, BIAS, SILU, misalign);
-  launch(cdiv(m, BM) * cdiv(n, BN), BM / 64 * 128, [&] {
-    ktune_gemm_wgmma<BM, BN, STAGES, SWIZZLE, T, NT, BIAS, SILU>(p.a, p.b, p.c.data(),
-                                                                 BIAS ? p.bias.data() : nullptr, m, n, k);
+  const bool ws = KERNEL == Kernel::kWarpSpecialized;
+  launch(cdiv(m, BM) * cdiv(n, BN), (BM / 64 + (ws ? 1 : 0)) * 128, [&] {
+    const T* bias = BIAS ? p.bias.data() : nullptr;
+    if constexpr (KERNEL == Kernel::kShared) {
+      ktune_gemm_wgmma<BM, BN, STAGES, SWIZZLE, T, NT, BIAS, SILU>(p.a, p.b, p.c.data(), bias, m, n, k);
+    } else {
+      ktune_gemm_wgmma_ws<BM, BN, STAGES, SWIZZLE, T, NT, BIAS, SILU>(p.a, p.b, p.c.data(), bias, m, n, k);
+    }
   });
-  const std::string what = std::string("wgmma<") + std::to_string(BM) + "," + std::to_string(BN) + "," +
+  const std::string what = std::string(ws ? "wgmma_ws<" : "wgmma<") + std::to_string(BM) + "," +
+                           std::to_string(BN) + "," +
                            std::to_string(STAGES) + "> " + (NT ? "nt " : "nn ") + std::to_string(m) + "x" +
                            std::to_string(n) + "x" + std::to_string(k) +
                            (schedule == Schedule::kLateCopies ? " late-copies" : " late-mma");
@@ -167,6 +181,27 @@ TEST(WgmmaEmulation, ElementPathsAndEpilogues) {
     run<64, 128, 3, 1, bf16e, true>(33, 100, 256, s, /*misalign=*/true);  // misaligned pointers
     run<64, 64, 3, 1, bf16e, true, true, true>(70, 90, 136, s);           // bias + SiLU
     run<128, 128, 4, 8, f16e, false, true, false>(130, 90, 100, s);       // bias, odd N: single stores
+  }
+}
+
+/// The warp-specialised kernel: one and two consumer warpgroups, both layouts, a ring shorter than
+/// K (stages reused through the empty barriers' phases), the element path and epilogues.
+constexpr Kernel kWs = Kernel::kWarpSpecialized;
+
+TEST(WgmmaEmulation, WarpSpecialisedPipeline) {
+  for (Schedule s : kSchedules) {
+    run<64, 64, 2, 1, bf16e, true, false, false, kWs>(77, 93, 328, s);    // 6 k tiles through 2 stages
+    run<64, 128, 3, 2, f16e, false, false, false, kWs>(70, 136, 200, s);  // "nn", K % 64 != 0
+    run<128, 256, 4, 8, bf16e, true, false, false, kWs>(200, 300, 640, s);
+    run<128, 128, 5, 8, f16e, false, false, false, kWs>(130, 136, 456, s);
+  }
+}
+
+TEST(WgmmaEmulation, WarpSpecialisedElementPathsAndEpilogues) {
+  for (Schedule s : kSchedules) {
+    run<64, 64, 3, 1, bf16e, true, false, false, kWs>(37, 29, 53, s);                        // K % 8 != 0
+    run<64, 128, 3, 1, bf16e, true, false, false, kWs>(33, 100, 256, s, /*misalign=*/true);  // unaligned
+    run<128, 64, 2, 8, bf16e, true, true, true, kWs>(130, 90, 136, s);                       // bias + SiLU
   }
 }
 
