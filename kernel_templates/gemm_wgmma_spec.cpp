@@ -19,6 +19,7 @@ constexpr int64_t kMaxStages = 8;   // beyond, more stages only take shared memo
 constexpr int64_t kWarpgroupRows = 64;
 constexpr int64_t kWarpgroupThreads = 128;
 constexpr int64_t kBarrierBytesPerStage = 16;  // wgmma_ws: full[s] and empty[s], 8 bytes each
+constexpr int64_t kPairBarrierBytesPerStage = 24;  // wgmma_pair: full, empty and landed
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -42,14 +43,36 @@ std::vector<std::string> WgmmaGemmSpec::param_names() const {
   return {"BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES", "SPLIT_K", "SWIZZLE"};
 }
 
+std::string_view WgmmaGemmSpec::variant() const {
+  switch (pipeline_) {
+    case Pipeline::kShared:
+      return "wgmma";
+    case Pipeline::kWarpSpecialized:
+      return "wgmma_ws";
+    case Pipeline::kPair:
+      return "wgmma_pair";
+  }
+  return "wgmma";
+}
+
 int64_t WgmmaGemmSpec::shared_bytes(const Config& config) const {
-  const int64_t barriers = pipeline_ == Pipeline::kWarpSpecialized ? config.at("STAGES") * kBarrierBytesPerStage : 0;
+  const int64_t per_stage = pipeline_ == Pipeline::kWarpSpecialized ? kBarrierBytesPerStage
+                            : pipeline_ == Pipeline::kPair          ? kPairBarrierBytesPerStage
+                                                                    : 0;
+  const int64_t barriers = config.at("STAGES") * per_stage;
   return config.at("STAGES") * (config.at("BLOCK_M") + config.at("BLOCK_N")) * kRowBytes + kAlignSlackBytes +
          barriers;
 }
 
+int64_t WgmmaGemmSpec::grid_blocks(const Problem& problem, const Config& config) const {
+  const int64_t tiles_m = ceil_div(problem.dim("m"), config.at("BLOCK_M"));
+  const int64_t tiles_n = ceil_div(problem.dim("n"), config.at("BLOCK_N"));
+  // Pairs cover two tile rows; an odd last row gets a block past M (it only helps copy B).
+  return pipeline_ == Pipeline::kPair ? 2 * ceil_div(tiles_m, 2) * tiles_n : tiles_m * tiles_n;
+}
+
 int64_t WgmmaGemmSpec::threads(const Config& config) const {
-  const int64_t producer = pipeline_ == Pipeline::kWarpSpecialized ? kWarpgroupThreads : 0;
+  const int64_t producer = pipeline_ == Pipeline::kShared ? 0 : kWarpgroupThreads;
   return config.at("BLOCK_M") / kWarpgroupRows * kWarpgroupThreads + producer;
 }
 
@@ -77,17 +100,23 @@ std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, cons
   const int64_t bm = config.at("BLOCK_M");
   const int64_t bn = config.at("BLOCK_N");
   const int64_t stages = config.at("STAGES");
-  const bool ws = pipeline_ == Pipeline::kWarpSpecialized;
+  const bool ws = pipeline_ != Pipeline::kShared;
+  const bool pair = pipeline_ == Pipeline::kPair;
+  if (pair && form->layout != GemmLayout::kNT) {
+    return fmt::format("the wgmma_pair template takes \"nt\" layouts only (a contiguous half of B), not {}",
+                       problem.layout);
+  }
   if (!ws && !one_of(bm, {64, 128, 256}))
     return fmt::format("BLOCK_M={} is not 64, 128 or 256 (64-row warpgroups)", bm);
   if (ws && !one_of(bm, {64, 128}))
     return fmt::format("BLOCK_M={} is not 64 or 128 (one or two consumer warpgroups)", bm);
   if (!one_of(bn, {64, 128, 256})) return fmt::format("BLOCK_N={} is not 64, 128 or 256 (the wgmma N)", bn);
+  if (pair && bn == 64) return fmt::format("BLOCK_N={}: the pair shares halves of B of at least 64 rows", bn);
   if (config.at("BLOCK_K") != kBlockK) {
     return fmt::format("BLOCK_K={} is not 64 (one 128-byte swizzle row of 16-bit elements)",
                        config.at("BLOCK_K"));
   }
-  const int64_t min_stages = ws ? kMinStagesWarpSpecialized : kMinStages;
+  const int64_t min_stages = pair ? kMinStages : ws ? kMinStagesWarpSpecialized : kMinStages;
   if (stages < min_stages || stages > kMaxStages) {
     return fmt::format("STAGES={} is outside [{}, {}]", stages, min_stages, kMaxStages);
   }
@@ -99,7 +128,7 @@ std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, cons
     return fmt::format("{} bytes of shared memory exceed {} (227 KiB)", shared_bytes(config),
                        kMaxSharedBytes);
   }
-  if (ceil_div(problem.dim("m"), bm) * ceil_div(problem.dim("n"), bn) > kMaxGridX) {
+  if (grid_blocks(problem, config) > kMaxGridX) {
     return fmt::format("{} needs more than {} blocks", problem.shape_text(), kMaxGridX);
   }
   return std::nullopt;
@@ -117,11 +146,18 @@ CompileSpec WgmmaGemmSpec::compile_spec(const Problem& problem, const Config& co
   const GemmForm form = *parse_gemm_form(problem.layout);
   CompileSpec c;
   c.source_name = std::string(source_name());
+  if (pipeline_ == Pipeline::kPair) {
+    c.name_expressions.push_back(fmt::format("ktune_gemm_wgmma_pair<{},{},{},{},{},{},{}>", config.at("BLOCK_M"),
+                                             config.at("BLOCK_N"), config.at("STAGES"), config.at("SWIZZLE"),
+                                             harness::cuda_type_name(problem.dtype), cpp_bool(form.bias),
+                                             cpp_bool(form.silu)));
+  } else {
   c.name_expressions.push_back(
       fmt::format("{}<{},{},{},{},{},{},{},{}>",
                   pipeline_ == Pipeline::kShared ? "ktune_gemm_wgmma" : "ktune_gemm_wgmma_ws", config.at("BLOCK_M"), config.at("BLOCK_N"),
                   config.at("STAGES"), config.at("SWIZZLE"), harness::cuda_type_name(problem.dtype),
                   cpp_bool(form.layout == GemmLayout::kNT), cpp_bool(form.bias), cpp_bool(form.silu)));
+  }
   // After the target's own --gpu-architecture: NVRTC compiles for the last one given.
   c.options = {"-std=c++17", "--gpu-architecture=sm_90a"};
   return c;
@@ -138,7 +174,7 @@ LaunchPlan WgmmaGemmSpec::launch_plan(const Problem& problem, const Config& conf
   if (form.bias) p.tensors.push_back({"bias", TensorRole::kInput, problem.dtype, n});
   KernelLaunch l;
   l.name_expression = c.name_expressions.front();
-  l.dims.grid = {u32(ceil_div(m, config.at("BLOCK_M")) * ceil_div(n, config.at("BLOCK_N"))), 1, 1};
+  l.dims.grid = {u32(grid_blocks(problem, config)), 1, 1};
   l.dims.block = {u32(threads(config)), 1, 1};
   l.dims.dynamic_smem_bytes = u32(shared_bytes(config));
   l.args = {ArgSpec::of_tensor("a"),

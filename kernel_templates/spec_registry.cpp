@@ -24,13 +24,14 @@ const std::vector<const KernelSpec*>& all_specs() {
   static const MmaGemmSpec kMma;
   static const WgmmaGemmSpec kWgmma;
   static const WgmmaGemmSpec kWgmmaWs(WgmmaGemmSpec::Pipeline::kWarpSpecialized);
+  static const WgmmaGemmSpec kWgmmaPair(WgmmaGemmSpec::Pipeline::kPair);
   static const RmsNormSpec kRmsNorm;
   static const RmsNormRopeSpec kRmsNormRope;
   static const SoftmaxSpec kSoftmax;
   static const SwigluSpec kSwiglu;
   static const Fp8GemmSpec kFp8Gemm;
   static const DecodeAttentionSpec kDecodeAttention;
-  static const std::vector<const KernelSpec*> kAll = {&kTiled,   &kGemv,           &kMma,     &kWgmma,   &kWgmmaWs,
+  static const std::vector<const KernelSpec*> kAll = {&kTiled,   &kGemv,           &kMma,     &kWgmma,   &kWgmmaWs, &kWgmmaPair,
                                                       &kRmsNorm, &kRmsNormRope,    &kSoftmax, &kSwiglu,
                                                       &kFp8Gemm, &kDecodeAttention};
   return kAll;

@@ -3,8 +3,8 @@
 // for decode (M <= 16: one 16-row tile, split-K so 132 SMs stream the weights), mid M (<= 256:
 // 32-128 row tiles, some split-K for narrow N) and large M (128x256 / 256x128 tiles with 8 warps,
 // 64x64 warp tiles, BLOCK_K 32/64, 3-4 stages, grouped order). From M >= 128 the Hopper wgmma
-// template joins (sm_90a only: variants "wgmma" and "wgmma_ws", configs without warps or split-K
-// mode; the bench looks each config's spec up by its variant).
+// template joins (sm_90a only: variants "wgmma", "wgmma_ws" and "wgmma_pair", configs without warps
+// or split-K mode; the bench looks each config's spec up by its variant).
 
 #include <vector>
 
@@ -42,6 +42,11 @@ inline kernel_templates::Config wgmma_ws(int64_t bm, int64_t bn, int64_t stages,
   return wgmma(bm, bn, stages, swizzle, "wgmma_ws");
 }
 
+/// A config of the block-pair wgmma kernel (variant "wgmma_pair").
+inline kernel_templates::Config wgmma_pair(int64_t bm, int64_t bn, int64_t stages, int64_t swizzle) {
+  return wgmma(bm, bn, stages, swizzle, "wgmma_pair");
+}
+
 /// The wgmma configs for a problem with `m` rows (none below 128: one 64-row warpgroup tile would
 /// mostly compute padding). 128x256 (4 stages, the most that fit 227 KiB) and 128x128 / 64x256 /
 /// 64x128 with deeper pipelines; group 8 and 16; 64x64 for narrow N (N = 1024: 128x128 tiles would
@@ -51,7 +56,8 @@ inline std::vector<kernel_templates::Config> wgmma_sweep(int64_t m) {
   if (m <= 256) {
     return {wgmma(64, 128, 6, 8),    wgmma(64, 256, 5, 8),    wgmma(128, 128, 5, 8),  wgmma(128, 256, 4, 8),
             wgmma(64, 128, 4, 8),    wgmma(64, 64, 4, 8),     wgmma(128, 64, 4, 8),   wgmma_ws(64, 128, 6, 8),
-            wgmma_ws(64, 256, 4, 8), wgmma_ws(128, 128, 5, 8), wgmma_ws(128, 256, 4, 8)};
+            wgmma_ws(128, 256, 4, 8), wgmma_pair(64, 128, 6, 8), wgmma_pair(64, 256, 4, 8),
+            wgmma_pair(128, 128, 5, 8)};
   }
   // The 4-stage 64x128 / 128x64 / 64x64 tiles fit two or three blocks an SM (<= 96 KiB of shared
   // memory, <= 32K registers): at M = 512 they give 256+ blocks, one full wave on 132 SMs.
@@ -59,10 +65,11 @@ inline std::vector<kernel_templates::Config> wgmma_sweep(int64_t m) {
       wgmma(128, 256, 4, 8), wgmma(128, 256, 4, 16), wgmma(128, 256, 3, 8), wgmma(128, 128, 5, 8),
       wgmma(128, 128, 6, 8), wgmma(64, 256, 5, 8),   wgmma(64, 128, 6, 8),  wgmma(64, 64, 8, 8),
       wgmma(64, 128, 4, 8),  wgmma(128, 64, 4, 8),   wgmma(64, 64, 4, 8),
-      // The warp-specialised pipeline (a producer warpgroup, mbarrier hand-over).
-      wgmma_ws(128, 256, 4, 8), wgmma_ws(128, 256, 4, 16), wgmma_ws(128, 256, 3, 8), wgmma_ws(128, 128, 6, 8),
-      wgmma_ws(128, 128, 4, 8), wgmma_ws(64, 256, 4, 8),   wgmma_ws(64, 128, 6, 8),  wgmma_ws(128, 64, 8, 8),
-      wgmma_ws(64, 64, 8, 8),
+      // The warp-specialised pipeline (a producer warpgroup, mbarrier hand-over), alone and in
+      // block pairs that copy each B tile once.
+      wgmma_ws(128, 256, 4, 8), wgmma_ws(128, 128, 6, 8), wgmma_ws(64, 64, 8, 8),
+      wgmma_pair(128, 256, 4, 8), wgmma_pair(128, 256, 4, 16), wgmma_pair(128, 256, 3, 8),
+      wgmma_pair(128, 128, 6, 8), wgmma_pair(64, 256, 4, 8), wgmma_pair(64, 128, 6, 8),
   };
 }
 

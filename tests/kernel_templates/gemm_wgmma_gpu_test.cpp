@@ -91,13 +91,15 @@ constexpr int64_t kShapes[][3] = {{77, 93, 331}, {133, 200, 520}, {1000, 1032, 2
 
 TEST_P(WgmmaGpu, SampleMatchesReference) {
   const auto configs = testing::wgmma_samples(GetParam());
+  // The pair variant has no "nn" form: it runs "nt" twice (other data, the same code).
+  const std::vector<std::string> layouts = {"nt", testing::wgmma_layout(GetParam(), "nn")};
   for (DType dtype : {DType::kBF16, DType::kF16}) {
-    for (const char* layout : {"nt", "nn"}) {
+    for (const std::string& layout : layouts) {
       for (const auto& s : kShapes) prefetch(gemm_problem(s[0], s[1], s[2], dtype, layout), configs);
     }
   }
   for (DType dtype : {DType::kBF16, DType::kF16}) {
-    for (const char* layout : {"nt", "nn"}) {
+    for (const std::string& layout : layouts) {
       for (const auto& s : kShapes) {
         auto f = make_fixture(gemm_problem(s[0], s[1], s[2], dtype, layout), 17);
         for (const Config& c : configs) expect_config_matches(*f, c);
@@ -109,12 +111,12 @@ TEST_P(WgmmaGpu, SampleMatchesReference) {
 TEST_P(WgmmaGpu, EpiloguesMatchReference) {
   const auto s = testing::wgmma_samples(GetParam());
   const std::vector<Config> configs = {s[0], s[3]};
-  const char* layouts[] = {"nt+bias+silu", "nn+bias", "nt+silu"};
+  const std::string layouts[] = {"nt+bias+silu", testing::wgmma_layout(GetParam(), "nn+bias"), "nt+silu"};
   for (DType dtype : {DType::kBF16, DType::kF16}) {
-    for (const char* layout : layouts) prefetch(gemm_problem(133, 200, 520, dtype, layout), configs);
+    for (const std::string& layout : layouts) prefetch(gemm_problem(133, 200, 520, dtype, layout), configs);
   }
   for (DType dtype : {DType::kBF16, DType::kF16}) {
-    for (const char* layout : layouts) {
+    for (const std::string& layout : layouts) {
       auto f = make_fixture(gemm_problem(133, 200, 520, dtype, layout), 31);
       for (const Config& c : configs) expect_config_matches(*f, c);
     }
@@ -122,7 +124,7 @@ TEST_P(WgmmaGpu, EpiloguesMatchReference) {
 }
 
 TEST_P(WgmmaGpu, MisalignedPointersTakeTheElementPath) {
-  for (const char* layout : {"nt", "nn"}) {
+  for (const std::string& layout : {std::string("nt"), testing::wgmma_layout(GetParam(), "nn")}) {
     auto f = make_fixture(gemm_problem(65, 136, 1024, DType::kBF16, layout), 41, /*misalign=*/true);
     ASSERT_NE(f->tensors.ptr("a") % 16, 0u);
     expect_config_matches(*f, testing::wgmma_samples(GetParam())[0]);

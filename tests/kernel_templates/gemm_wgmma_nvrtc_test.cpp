@@ -83,7 +83,8 @@ std::string gemm_expression(const KernelSpec& wgmma, const Problem& p, const Con
 TEST_P(WgmmaNvrtc, SampleCompilesForSm90aBothDtypesAndLayouts) {
   const auto samples = testing::wgmma_samples(GetParam());
   for (DType dtype : {DType::kBF16, DType::kF16}) {
-    for (const char* layout : {"nt", "nn"}) {
+    for (const char* wanted : {"nt", "nn"}) {
+      const std::string layout = testing::wgmma_layout(GetParam(), wanted);
       std::vector<std::pair<Problem, Config>> cases;
       for (const Config& c : samples) cases.emplace_back(gemm_problem(77, 93, 331, dtype, layout), c);
       const auto res = compile_all(spec(), cases, "sm_90", std::string(harness::to_string(dtype)) + "." + layout);
@@ -98,26 +99,11 @@ TEST_P(WgmmaNvrtc, SampleCompilesForSm90aBothDtypesAndLayouts) {
   }
 }
 
-TEST(WgmmaWsNvrtc, TwoConsumerKernelsStartWithTheRegistersTheirReallocationNeeds) {
-  // ktune_gemm_wgmma_ws with two consumer warpgroups moves registers with setmaxnreg: the producer
-  // drops to 104 a thread, the consumers rise to 192. The block's pool is its launch allocation, so
-  // 384 threads must start with 168 each (128 * 104 + 256 * 192 <= 384 * 168, and no fewer would
-  // do); with fewer the consumers' increase would wait forever.
-  const KernelSpec& ws = find_spec("gemm", "wgmma_ws");
-  std::vector<std::pair<Problem, Config>> cases;
-  for (const Config& c : testing::wgmma_samples("wgmma_ws")) {
-    if (c.at("BLOCK_M") == 128) cases.emplace_back(gemm_problem(300, 300, 300, DType::kBF16, "nt"), c);
-  }
-  ASSERT_FALSE(cases.empty());
-  const auto res = compile_all(ws, cases, "sm_90a", "ws registers");
-  for (const auto& [expression, resources] : res) EXPECT_EQ(resources.registers, 168) << expression;
-}
-
 TEST_P(WgmmaNvrtc, EpiloguesCompile) {
   const auto s = testing::wgmma_samples(GetParam());
   const std::vector<std::pair<Problem, Config>> cases = {
       {gemm_problem(100, 200, 300, DType::kBF16, "nt+bias+silu"), s[0]},
-      {gemm_problem(100, 200, 300, DType::kF16, "nn+bias"), s[1]},
+      {gemm_problem(100, 200, 300, DType::kF16, testing::wgmma_layout(GetParam(), "nn+bias")), s[1]},
       {gemm_problem(100, 200, 300, DType::kBF16, "nt+silu"), s[2]},
   };
   const auto res = compile_all(spec(), cases, "sm_90a", "epilogues");
