@@ -18,14 +18,8 @@
 // Blocks run in grouped order (SWIZZLE block-rows at a time) for L2 reuse. The epilogue (BIAS:
 // + bias[n], SILU: x / (1 + e^-x)) is applied in f32 to the accumulator fragments, which are stored
 // straight to C (pairs of elements when N is even and C 4-byte aligned).
-//
-// ktune_gemm_wgmma_ws (variant "wgmma_ws") is the same GEMM with a warp-specialised pipeline: one
-// producer warpgroup fills the ring, BM / 64 consumer warpgroups only issue wgmmas, and stages are
-// handed over through mbarriers (gemm_wgmma_sync.cuh) instead of a block barrier a k tile; see the
-// comment above it.
 #include "gemm_wgmma_layout.cuh"
 #include "gemm_wgmma_ops.cuh"
-#include "gemm_wgmma_sync.cuh"
 #include "ktune_device.cuh"
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -88,34 +82,6 @@ __device__ __forceinline__ void load_tile(unsigned char* dst, const T* __restric
       const T v = ok ? src[static_cast<size_t>(row0 + r) * ld + (col0 + col)] : ktune_dev::from_f32<T>(0.0f);
       const int off = KMAJOR ? kmajor_offset(r, col / 8) : mnmajor_offset(r, col / 8);
       *reinterpret_cast<T*>(dst + off + (col % 8) * 2) = v;
-    }
-  }
-}
-
-/// Stores a warpgroup's 64 x BN accumulator fragment (thread `wt` of 128) to C at rows row_base..,
-/// columns n0.., with the epilogue applied in f32; pairs of elements when N is even and C 4-byte
-/// aligned, predicated at the M and N edges.
-template <bool BIAS, bool SILU, int kAcc, typename T>
-__device__ __forceinline__ void store_tile(const float (&acc)[kAcc], T* __restrict__ C, const T* __restrict__ bias,
-                                           int M, int N, int row_base, int n0, int wt) {
-  const bool c_pairs = (N % 2 == 0) && ((reinterpret_cast<unsigned long long>(C) & 3ull) == 0);
-#pragma unroll
-  for (int i = 0; i < kAcc; i += 2) {
-    const int row = row_base + acc_row(wt, i);
-    const int col = n0 + acc_col(wt, i);
-    if (row >= M || col >= N) continue;
-    const bool second = col + 1 < N;
-    const float v0 = epilogue<BIAS, SILU>(acc[i], bias, col);
-    const float v1 = second ? epilogue<BIAS, SILU>(acc[i + 1], bias, col + 1) : 0.0f;
-    const size_t idx = static_cast<size_t>(row) * N + col;
-    if (second && c_pairs) {
-      typename Pair2<T>::type pair;
-      pair.x = ktune_dev::from_f32<T>(v0);
-      pair.y = ktune_dev::from_f32<T>(v1);
-      *reinterpret_cast<typename Pair2<T>::type*>(C + idx) = pair;
-    } else {
-      C[idx] = ktune_dev::from_f32<T>(v0);
-      if (second) C[idx + 1] = ktune_dev::from_f32<T>(v1);
     }
   }
 }
@@ -208,269 +174,25 @@ __global__ void __launch_bounds__(BM / 64 * 128, 1)
   wgmma_wait<0>();
   ktune_dev::cp_async_wait<0>();
 
-  store_tile<BIAS, SILU>(acc, C, bias, M, N, m0 + wg * kWarpgroupRows, n0, wt);
-}
-
-/// The warp-specialised form: warpgroup 0 only copies, warpgroups 1..BM/64 only multiply (rows
-/// 64 (w - 1).. of the tile), handing stages over through two mbarriers a stage instead of a block
-/// barrier a k tile.
-///
-/// - full[s] (128 arrivals): each producer thread issues its cp.async copies of k tile u into stage
-///   s = u % STAGES, then a cp.async arrive that fires once they have landed; on the element path
-///   (unaligned rows) it waits for its copies and arrives itself after its stores.
-/// - empty[s] (one arrival per consumer thread): a consumer thread arrives for stage s once the
-///   wgmmas that read it have retired (the wait after the next k tile's wgmmas), and the producer
-///   waits for that phase before refilling s. So all STAGES stages can be in flight and a consumer waits only
-///   for data, never for the other consumer warpgroups.
-/// - The consumer fences the generic proxy (cp.async, stores) against the async proxy (wgmma's
-///   operand reads) after each full[s] wait.
-/// (No setmaxnreg: ptxas compiles every warp within the launch's registers, 168 for 384 threads,
-/// which hold a consumer's 64 x 256 f32 accumulator without spilling.)
-template <int BM, int BN, int STAGES, int SWIZZLE, typename T, bool B_NT, bool BIAS, bool SILU>
-__global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
-    ktune_gemm_wgmma_ws(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
-                        const T* __restrict__ bias, int M, int N, int K) {
-  using namespace ktune_wgmma;
-  constexpr int kConsumers = BM / kWarpgroupRows;
-  constexpr int kAcc = BN / 2;
-  static_assert(sizeof(T) == 2, "f16 or bf16");
-  static_assert(BM == 64 || BM == 128, "BLOCK_M: 64 or 128 (one or two consumer warpgroups)");
-  static_assert(BN == 64 || BN == 128 || BN == 256, "BLOCK_N: 64, 128 or 256");
-  static_assert(STAGES >= 2, "STAGES >= 2");
-  static_assert(SWIZZLE >= 1, "SWIZZLE >= 1");
-  constexpr int A_STAGE = BM * kRowBytes;
-  constexpr int B_STAGE = BN * kRowBytes;
-
-  // Dynamic shared memory: the stages from the first 1024-byte boundary, then full[STAGES] and
-  // empty[STAGES] (8 bytes each).
-  extern __shared__ __align__(16) unsigned char ktune_smem[];
-  const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(ktune_smem));
-  unsigned char* const smem = ktune_smem + (((raw + 1023u) & ~1023u) - raw);
-  unsigned char* const a_smem = smem;
-  unsigned char* const b_smem = smem + STAGES * A_STAGE;
-  const unsigned a_addr = static_cast<unsigned>(__cvta_generic_to_shared(a_smem));
-  const unsigned b_addr = static_cast<unsigned>(__cvta_generic_to_shared(b_smem));
-  const unsigned full_bar = b_addr + STAGES * B_STAGE;
-  const unsigned empty_bar = full_bar + STAGES * 8;
-
-  const int tid = threadIdx.x;
-  const int wg = tid / kWarpgroupThreads;
-  const int wt = tid % kWarpgroupThreads;
-  const int tiles_m = (M + BM - 1) / BM;
-  const int tiles_n = (N + BN - 1) / BN;
-  int tm = 0;
-  int tn = 0;
-  block_coords<SWIZZLE>(static_cast<int>(blockIdx.x), tiles_m, tiles_n, tm, tn);
-  const int m0 = tm * BM;
-  const int n0 = tn * BN;
-  const int k_tiles = (K + kBlockK - 1) / kBlockK;
-
-  if (tid == 0) {
-    for (int s = 0; s < STAGES; ++s) {
-      mbar_init(full_bar + s * 8, kWarpgroupThreads);
-      mbar_init(empty_bar + s * 8, kConsumers * kWarpgroupThreads);
-    }
-    mbar_init_fence();
-  }
-  __syncthreads();
-
-  if (wg == 0) {
-    // Producer.
-    const bool vec_a = (K % 8 == 0) && ktune_dev::aligned16(A);
-    const bool vec_b = ((B_NT ? K : N) % 8 == 0) && ktune_dev::aligned16(B);
-#pragma unroll 1
-    for (int u = 0; u < k_tiles; ++u) {
-      const int s = u % STAGES;
-      if (u >= STAGES) mbar_wait(empty_bar + s * 8, static_cast<unsigned>(u / STAGES - 1) & 1u);
-      const int k0 = u * kBlockK;
-      load_tile<BM, kBlockK / 8, kWarpgroupThreads, true>(a_smem + s * A_STAGE, A, m0, k0, M, K, K, vec_a, wt);
-      if (B_NT) {
-        load_tile<BN, kBlockK / 8, kWarpgroupThreads, true>(b_smem + s * B_STAGE, B, n0, k0, N, K, K, vec_b, wt);
-      } else {
-        load_tile<kBlockK, BN / 8, kWarpgroupThreads, false>(b_smem + s * B_STAGE, B, k0, n0, K, N, N, vec_b, wt);
-      }
-      if (vec_a && vec_b) {
-        cp_async_mbar_arrive(full_bar + s * 8);
-      } else {
-        ktune_dev::cp_async_commit();
-        ktune_dev::cp_async_wait<0>();
-        mbar_arrive(full_bar + s * 8);
-      }
-    }
-    // Nothing in flight when the producer's threads end.
-    ktune_dev::cp_async_commit();
-    ktune_dev::cp_async_wait<0>();
-  } else {
-    // Consumers.
-    const int c = wg - 1;
-    float acc[kAcc];
+  const bool c_pairs = (N % 2 == 0) && ((reinterpret_cast<unsigned long long>(C) & 3ull) == 0);
+  const int row_base = m0 + wg * kWarpgroupRows;
 #pragma unroll
-    for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
-    // Waits for k tile t's stage and issues its wgmmas as one group.
-    auto issue_tile = [&](int t) {
-      const int s = t % STAGES;
-      mbar_wait(full_bar + s * 8, static_cast<unsigned>(t / STAGES) & 1u);
-      fence_proxy_async();
-      const unsigned a_tile = a_addr + s * A_STAGE + c * (kWarpgroupRows * kRowBytes);
-      const unsigned b_tile = b_addr + s * B_STAGE;
-      __syncwarp();  // wgmma's .sync.aligned forms need converged warps
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < kBlockK / 16; ++kk) {
-        Mma64xNk16<BN, B_NT ? 0 : 1, T>::run(acc, kmajor_desc(a_tile, kk),
-                                             B_NT ? kmajor_desc(b_tile, kk) : mnmajor_desc(b_tile, kk));
-      }
-      wgmma_commit();
-    };
-    if (k_tiles > 0) issue_tile(0);
-#pragma unroll 1
-    for (int t = 1; t < k_tiles; ++t) {
-      issue_tile(t);
-      // k tile t - 1's wgmmas have retired: every consumer thread releases its stage. (Every thread,
-      // unconditionally: a lane-0-only arrival here makes ptxas serialize the wgmma pipeline.)
-      wgmma_wait<1>();
-      mbar_arrive(empty_bar + ((t - 1) % STAGES) * 8);
+  for (int i = 0; i < kAcc; i += 2) {
+    const int row = row_base + acc_row(wt, i);
+    const int col = n0 + acc_col(wt, i);
+    if (row >= M || col >= N) continue;
+    const bool second = col + 1 < N;
+    const float v0 = epilogue<BIAS, SILU>(acc[i], bias, col);
+    const float v1 = second ? epilogue<BIAS, SILU>(acc[i + 1], bias, col + 1) : 0.0f;
+    const size_t idx = static_cast<size_t>(row) * N + col;
+    if (second && c_pairs) {
+      typename Pair2<T>::type pair;
+      pair.x = ktune_dev::from_f32<T>(v0);
+      pair.y = ktune_dev::from_f32<T>(v1);
+      *reinterpret_cast<typename Pair2<T>::type*>(C + idx) = pair;
+    } else {
+      C[idx] = ktune_dev::from_f32<T>(v0);
+      if (second) C[idx + 1] = ktune_dev::from_f32<T>(v1);
     }
-    wgmma_wait<0>();
-    store_tile<BIAS, SILU>(acc, C, bias, M, N, m0 + c * kWarpgroupRows, n0, wt);
   }
-}
-
-/// The warp-specialised GEMM in block pairs (variant "wgmma_pair", a cluster of two blocks): the
-/// two blocks of a pair compute vertically adjacent BM x BN tiles, so they need the same B tile.
-/// Each block's producer copies its own A tile and one half of B (rows rank * BN / 2..) with
-/// cp.async, then sends that half to the other block's stage with one bulk copy through the
-/// cluster's shared memory: every B byte leaves L2 once per pair, a third less L2-to-SM traffic
-/// than two independent blocks at 128 x 256 (the H200 runs the independent kernel at the L2's
-/// bandwidth, ~6.5 TB/s).
-///
-/// Barriers a stage: landed[s] (the producer threads' cp.async arrivals), full[s] (one arrival by
-/// producer thread 0 once its own copies landed, which also expects the BN / 2 * 128 bytes the
-/// other block sends) and empty[s] (every consumer thread of both blocks: a block's stage may be
-/// refilled, or written by the other block, only when both blocks have consumed it, because the
-/// other block's bulk copy reads this block's half). Thread 0 sends tile u - 1's half after issuing
-/// tile u's copies, so its wait for them to land rarely stalls; STAGES >= 3 (with two stages the
-/// send lags a stage the other block's consumers already wait for). "nt" only (the K-major B half is
-/// contiguous). The blocks meet at start (barriers initialised) and end (no block leaves while the
-/// other may still write to it).
-template <int BM, int BN, int STAGES, int SWIZZLE, typename T, bool BIAS, bool SILU>
-__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__((BM / 64 + 1) * 128, 1)
-    ktune_gemm_wgmma_pair(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
-                          const T* __restrict__ bias, int M, int N, int K) {
-  using namespace ktune_wgmma;
-  constexpr int kConsumers = BM / kWarpgroupRows;
-  constexpr int kAcc = BN / 2;
-  static_assert(sizeof(T) == 2, "f16 or bf16");
-  static_assert(BM == 64 || BM == 128, "BLOCK_M: 64 or 128 (one or two consumer warpgroups)");
-  static_assert(BN == 128 || BN == 256, "BLOCK_N: 128 or 256 (halves of whole swizzle atoms)");
-  static_assert(STAGES >= 3, "STAGES >= 3");
-  static_assert(SWIZZLE >= 1, "SWIZZLE >= 1");
-  constexpr int A_STAGE = BM * kRowBytes;
-  constexpr int B_STAGE = BN * kRowBytes;
-  constexpr int B_HALF = B_STAGE / 2;
-
-  extern __shared__ __align__(16) unsigned char ktune_smem[];
-  const unsigned raw = static_cast<unsigned>(__cvta_generic_to_shared(ktune_smem));
-  unsigned char* const smem = ktune_smem + (((raw + 1023u) & ~1023u) - raw);
-  unsigned char* const a_smem = smem;
-  unsigned char* const b_smem = smem + STAGES * A_STAGE;
-  const unsigned a_addr = static_cast<unsigned>(__cvta_generic_to_shared(a_smem));
-  const unsigned b_addr = static_cast<unsigned>(__cvta_generic_to_shared(b_smem));
-  const unsigned full_bar = b_addr + STAGES * B_STAGE;
-  const unsigned empty_bar = full_bar + STAGES * 8;
-  const unsigned landed_bar = empty_bar + STAGES * 8;
-
-  const int tid = threadIdx.x;
-  const int wg = tid / kWarpgroupThreads;
-  const int wt = tid % kWarpgroupThreads;
-  const unsigned rank = cluster_rank();
-  const unsigned peer = rank ^ 1u;
-  // Pairs walk the grouped order over pair-rows of 2 BM rows; a pair's second block may lie past M
-  // (odd tile count): it still loads and sends its half of B, and stores nothing.
-  const int tiles_m = (M + BM - 1) / BM;
-  const int tiles_n = (N + BN - 1) / BN;
-  int pm = 0;
-  int tn = 0;
-  block_coords<SWIZZLE>(static_cast<int>(blockIdx.x) / 2, (tiles_m + 1) / 2, tiles_n, pm, tn);
-  const int m0 = (2 * pm + static_cast<int>(rank)) * BM;
-  const int n0 = tn * BN;
-  const int k_tiles = (K + kBlockK - 1) / kBlockK;
-
-  if (tid == 0) {
-    for (int s = 0; s < STAGES; ++s) {
-      mbar_init(full_bar + s * 8, 1);
-      mbar_init(empty_bar + s * 8, 2 * kConsumers * kWarpgroupThreads);
-      mbar_init(landed_bar + s * 8, kWarpgroupThreads);
-    }
-    mbar_init_fence();
-  }
-  cluster_sync();
-
-  if (wg == 0) {
-    // Producer: A and this block's half of B, then the half to the other block.
-    const bool vec_a = (K % 8 == 0) && ktune_dev::aligned16(A);
-    const bool vec_b = (K % 8 == 0) && ktune_dev::aligned16(B);
-    const int half_n0 = n0 + static_cast<int>(rank) * (BN / 2);
-    // Thread 0: once tile v's own copies have landed, send the half and arrive on full.
-    auto send = [&](int v) {
-      const int s = v % STAGES;
-      mbar_wait(landed_bar + s * 8, static_cast<unsigned>(v / STAGES) & 1u);
-      fence_proxy_async();  // cp.async wrote the half (generic proxy); the bulk copy reads it (async)
-      const unsigned half = b_addr + s * B_STAGE + rank * B_HALF;
-      bulk_copy_to_peer(cluster_address(half, peer), half, B_HALF, cluster_address(full_bar + s * 8, peer));
-      mbar_arrive_expect_tx(full_bar + s * 8, B_HALF);
-    };
-#pragma unroll 1
-    for (int u = 0; u < k_tiles; ++u) {
-      const int s = u % STAGES;
-      if (u >= STAGES) mbar_wait_cluster(empty_bar + s * 8, static_cast<unsigned>(u / STAGES - 1) & 1u);
-      const int k0 = u * kBlockK;
-      load_tile<BM, kBlockK / 8, kWarpgroupThreads, true>(a_smem + s * A_STAGE, A, m0, k0, M, K, K, vec_a, wt);
-      load_tile<BN / 2, kBlockK / 8, kWarpgroupThreads, true>(b_smem + s * B_STAGE + rank * B_HALF, B, half_n0,
-                                                              k0, N, K, K, vec_b, wt);
-      if (vec_a && vec_b) {
-        cp_async_mbar_arrive(landed_bar + s * 8);
-      } else {
-        ktune_dev::cp_async_commit();
-        ktune_dev::cp_async_wait<0>();
-        mbar_arrive(landed_bar + s * 8);
-      }
-      if (tid == 0 && u > 0) send(u - 1);
-    }
-    if (tid == 0 && k_tiles > 0) send(k_tiles - 1);
-    ktune_dev::cp_async_commit();
-    ktune_dev::cp_async_wait<0>();
-  } else {
-    // Consumers, as ktune_gemm_wgmma_ws's, releasing each stage in both blocks.
-    const int c = wg - 1;
-    float acc[kAcc];
-#pragma unroll
-    for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
-    auto issue_tile = [&](int t) {
-      const int s = t % STAGES;
-      mbar_wait(full_bar + s * 8, static_cast<unsigned>(t / STAGES) & 1u);
-      fence_proxy_async();
-      const unsigned a_tile = a_addr + s * A_STAGE + c * (kWarpgroupRows * kRowBytes);
-      const unsigned b_tile = b_addr + s * B_STAGE;
-      __syncwarp();
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < kBlockK / 16; ++kk) {
-        Mma64xNk16<BN, 0, T>::run(acc, kmajor_desc(a_tile, kk), kmajor_desc(b_tile, kk));
-      }
-      wgmma_commit();
-    };
-    if (k_tiles > 0) issue_tile(0);
-#pragma unroll 1
-    for (int t = 1; t < k_tiles; ++t) {
-      issue_tile(t);
-      wgmma_wait<1>();
-      const unsigned e = empty_bar + ((t - 1) % STAGES) * 8;
-      mbar_arrive(e);
-      mbar_arrive_cluster(cluster_address(e, peer));
-    }
-    wgmma_wait<0>();
-    store_tile<BIAS, SILU>(acc, C, bias, M, N, m0 + c * kWarpgroupRows, n0, wt);
-  }
-  cluster_sync();
 }

@@ -14,12 +14,9 @@ constexpr int64_t kMaxGridX = std::numeric_limits<int32_t>::max();  // gridDim.x
 constexpr int64_t kBlockK = 64;     // one 128-byte swizzle row of 16-bit elements
 constexpr int64_t kRowBytes = 128;  // bytes of one shared-memory tile row (BLOCK_K * 2)
 constexpr int64_t kMinStages = 3;   // a stage is refilled two k tiles after it was read
-constexpr int64_t kMinStagesWarpSpecialized = 2;  // wgmma_ws: refilled once its wgmmas retired
 constexpr int64_t kMaxStages = 8;   // beyond, more stages only take shared memory from occupancy
 constexpr int64_t kWarpgroupRows = 64;
 constexpr int64_t kWarpgroupThreads = 128;
-constexpr int64_t kBarrierBytesPerStage = 16;  // wgmma_ws: full[s] and empty[s], 8 bytes each
-constexpr int64_t kPairBarrierBytesPerStage = 24;  // wgmma_pair: full, empty and landed
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -43,37 +40,8 @@ std::vector<std::string> WgmmaGemmSpec::param_names() const {
   return {"BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES", "SPLIT_K", "SWIZZLE"};
 }
 
-std::string_view WgmmaGemmSpec::variant() const {
-  switch (pipeline_) {
-    case Pipeline::kShared:
-      return "wgmma";
-    case Pipeline::kWarpSpecialized:
-      return "wgmma_ws";
-    case Pipeline::kPair:
-      return "wgmma_pair";
-  }
-  return "wgmma";
-}
-
-int64_t WgmmaGemmSpec::shared_bytes(const Config& config) const {
-  const int64_t per_stage = pipeline_ == Pipeline::kWarpSpecialized ? kBarrierBytesPerStage
-                            : pipeline_ == Pipeline::kPair          ? kPairBarrierBytesPerStage
-                                                                    : 0;
-  const int64_t barriers = config.at("STAGES") * per_stage;
-  return config.at("STAGES") * (config.at("BLOCK_M") + config.at("BLOCK_N")) * kRowBytes + kAlignSlackBytes +
-         barriers;
-}
-
-int64_t WgmmaGemmSpec::grid_blocks(const Problem& problem, const Config& config) const {
-  const int64_t tiles_m = ceil_div(problem.dim("m"), config.at("BLOCK_M"));
-  const int64_t tiles_n = ceil_div(problem.dim("n"), config.at("BLOCK_N"));
-  // Pairs cover two tile rows; an odd last row gets a block past M (it only helps copy B).
-  return pipeline_ == Pipeline::kPair ? 2 * ceil_div(tiles_m, 2) * tiles_n : tiles_m * tiles_n;
-}
-
-int64_t WgmmaGemmSpec::threads(const Config& config) const {
-  const int64_t producer = pipeline_ == Pipeline::kShared ? 0 : kWarpgroupThreads;
-  return config.at("BLOCK_M") / kWarpgroupRows * kWarpgroupThreads + producer;
+int64_t WgmmaGemmSpec::shared_bytes(const Config& config) {
+  return config.at("STAGES") * (config.at("BLOCK_M") + config.at("BLOCK_N")) * kRowBytes + kAlignSlackBytes;
 }
 
 std::optional<std::string> WgmmaGemmSpec::arch_rejection(std::string_view arch) const {
@@ -100,25 +68,15 @@ std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, cons
   const int64_t bm = config.at("BLOCK_M");
   const int64_t bn = config.at("BLOCK_N");
   const int64_t stages = config.at("STAGES");
-  const bool ws = pipeline_ != Pipeline::kShared;
-  const bool pair = pipeline_ == Pipeline::kPair;
-  if (pair && form->layout != GemmLayout::kNT) {
-    return fmt::format("the wgmma_pair template takes \"nt\" layouts only (a contiguous half of B), not {}",
-                       problem.layout);
-  }
-  if (!ws && !one_of(bm, {64, 128, 256}))
+  if (!one_of(bm, {64, 128, 256}))
     return fmt::format("BLOCK_M={} is not 64, 128 or 256 (64-row warpgroups)", bm);
-  if (ws && !one_of(bm, {64, 128}))
-    return fmt::format("BLOCK_M={} is not 64 or 128 (one or two consumer warpgroups)", bm);
   if (!one_of(bn, {64, 128, 256})) return fmt::format("BLOCK_N={} is not 64, 128 or 256 (the wgmma N)", bn);
-  if (pair && bn == 64) return fmt::format("BLOCK_N={}: the pair shares halves of B of at least 64 rows", bn);
   if (config.at("BLOCK_K") != kBlockK) {
     return fmt::format("BLOCK_K={} is not 64 (one 128-byte swizzle row of 16-bit elements)",
                        config.at("BLOCK_K"));
   }
-  const int64_t min_stages = pair ? kMinStages : ws ? kMinStagesWarpSpecialized : kMinStages;
-  if (stages < min_stages || stages > kMaxStages) {
-    return fmt::format("STAGES={} is outside [{}, {}]", stages, min_stages, kMaxStages);
+  if (stages < kMinStages || stages > kMaxStages) {
+    return fmt::format("STAGES={} is outside [{}, {}]", stages, kMinStages, kMaxStages);
   }
   if (config.at("SPLIT_K") != 1) {
     return fmt::format("SPLIT_K={}: the wgmma template has no split-K (the mma template serves small M)",
@@ -128,7 +86,7 @@ std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, cons
     return fmt::format("{} bytes of shared memory exceed {} (227 KiB)", shared_bytes(config),
                        kMaxSharedBytes);
   }
-  if (grid_blocks(problem, config) > kMaxGridX) {
+  if (ceil_div(problem.dim("m"), bm) * ceil_div(problem.dim("n"), bn) > kMaxGridX) {
     return fmt::format("{} needs more than {} blocks", problem.shape_text(), kMaxGridX);
   }
   return std::nullopt;
@@ -136,8 +94,8 @@ std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, cons
 
 std::string WgmmaGemmSpec::canonical_name(const Problem& problem, const Config& config) const {
   const auto form = parse_gemm_form(problem.layout).value_or(GemmForm{});
-  return fmt::format("gemm.{}.{}.{}.{}x{}x{}.s{}.sk{}.g{}", harness::to_string(problem.dtype), form.text(),
-                     variant(), config.at("BLOCK_M"), config.at("BLOCK_N"), config.at("BLOCK_K"), config.at("STAGES"),
+  return fmt::format("gemm.{}.{}.wgmma.{}x{}x{}.s{}.sk{}.g{}", harness::to_string(problem.dtype), form.text(),
+                     config.at("BLOCK_M"), config.at("BLOCK_N"), config.at("BLOCK_K"), config.at("STAGES"),
                      config.at("SPLIT_K"), config.at("SWIZZLE"));
 }
 
@@ -146,18 +104,10 @@ CompileSpec WgmmaGemmSpec::compile_spec(const Problem& problem, const Config& co
   const GemmForm form = *parse_gemm_form(problem.layout);
   CompileSpec c;
   c.source_name = std::string(source_name());
-  if (pipeline_ == Pipeline::kPair) {
-    c.name_expressions.push_back(fmt::format("ktune_gemm_wgmma_pair<{},{},{},{},{},{},{}>", config.at("BLOCK_M"),
-                                             config.at("BLOCK_N"), config.at("STAGES"), config.at("SWIZZLE"),
-                                             harness::cuda_type_name(problem.dtype), cpp_bool(form.bias),
-                                             cpp_bool(form.silu)));
-  } else {
   c.name_expressions.push_back(
-      fmt::format("{}<{},{},{},{},{},{},{},{}>",
-                  pipeline_ == Pipeline::kShared ? "ktune_gemm_wgmma" : "ktune_gemm_wgmma_ws", config.at("BLOCK_M"), config.at("BLOCK_N"),
+      fmt::format("ktune_gemm_wgmma<{},{},{},{},{},{},{},{}>", config.at("BLOCK_M"), config.at("BLOCK_N"),
                   config.at("STAGES"), config.at("SWIZZLE"), harness::cuda_type_name(problem.dtype),
                   cpp_bool(form.layout == GemmLayout::kNT), cpp_bool(form.bias), cpp_bool(form.silu)));
-  }
   // After the target's own --gpu-architecture: NVRTC compiles for the last one given.
   c.options = {"-std=c++17", "--gpu-architecture=sm_90a"};
   return c;
@@ -174,8 +124,8 @@ LaunchPlan WgmmaGemmSpec::launch_plan(const Problem& problem, const Config& conf
   if (form.bias) p.tensors.push_back({"bias", TensorRole::kInput, problem.dtype, n});
   KernelLaunch l;
   l.name_expression = c.name_expressions.front();
-  l.dims.grid = {u32(grid_blocks(problem, config)), 1, 1};
-  l.dims.block = {u32(threads(config)), 1, 1};
+  l.dims.grid = {u32(ceil_div(m, config.at("BLOCK_M")) * ceil_div(n, config.at("BLOCK_N"))), 1, 1};
+  l.dims.block = {u32(config.at("BLOCK_M") / kWarpgroupRows * kWarpgroupThreads), 1, 1};
   l.dims.dynamic_smem_bytes = u32(shared_bytes(config));
   l.args = {ArgSpec::of_tensor("a"),
             ArgSpec::of_tensor("b"),
@@ -202,7 +152,7 @@ HostTensors WgmmaGemmSpec::cpu_reference(const Problem& problem, const HostTenso
 
 Config WgmmaGemmSpec::default_config(const Problem&) const {
   return {
-      std::string(variant()),
+      "wgmma",
       {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"STAGES", 4}, {"SPLIT_K", 1}, {"SWIZZLE", 8}}};
 }
 

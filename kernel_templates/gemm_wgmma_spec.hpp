@@ -19,17 +19,6 @@
 ///
 /// Name: `gemm.<dtype>.<layout>.wgmma.<BM>x<BN>x<BK>.s<STAGES>.sk<SPLIT_K>.g<SWIZZLE>`,
 /// e.g. `gemm.bf16.nt.wgmma.128x256x64.s4.sk1.g8`.
-///
-/// The same class describes variant "wgmma_ws" (Pipeline::kWarpSpecialized, kernel
-/// ktune_gemm_wgmma_ws of the same source): one more warpgroup that only copies, consumers that
-/// only multiply, stages handed over through mbarriers. Its differences: BLOCK_M 64 or 128 (one or
-/// two consumer warpgroups), STAGES 2..8 (every stage can be in flight), BM / 64 * 128 + 128
-/// threads, 16 bytes of mbarriers a stage more shared memory, names `...wgmma_ws.<BM>x...`.
-///
-/// And variant "wgmma_pair" (Pipeline::kPair, kernel ktune_gemm_wgmma_pair): wgmma_ws in clusters
-/// of two blocks on vertically adjacent tiles, each copying half of the shared B tile and sending
-/// it to the other. Besides wgmma_ws's limits: "nt" layouts only, BLOCK_N 128 or 256, STAGES >= 3,
-/// 24 bytes of mbarriers a stage, a grid of 2 * ceil(ceil(M / BM) / 2) * ceil(N / BN) blocks.
 
 #include <optional>
 #include <string>
@@ -42,21 +31,12 @@ namespace ktune::kernel_templates {
 
 class WgmmaGemmSpec final : public GemmSpecBase {
  public:
-  /// How a block's warps share the work.
-  enum class Pipeline {
-    kShared,           ///< "wgmma": every warpgroup copies and multiplies; a block barrier a k tile
-    kWarpSpecialized,  ///< "wgmma_ws": a producer warpgroup copies, consumer warpgroups multiply
-    kPair,             ///< "wgmma_pair": wgmma_ws in clusters of two blocks that share B's copies
-  };
-  explicit WgmmaGemmSpec(Pipeline pipeline = Pipeline::kShared) : pipeline_(pipeline) {}
-
   /// Largest dynamic shared memory a block may opt in to on sm_90 (H100/H200: 227 KiB).
   static constexpr int64_t kMaxSharedBytes = 227 * 1024;
   /// Slack the kernel uses to round its shared memory up to a 1024-byte boundary (swizzle atoms).
   static constexpr int64_t kAlignSlackBytes = 1024;
 
-  std::string_view variant() const override;
-  Pipeline pipeline() const { return pipeline_; }
+  std::string_view variant() const override { return "wgmma"; }
   std::vector<std::string> param_names() const override;
   std::string_view source_name() const override { return "gemm_wgmma.cu"; }
   std::optional<std::string> rejection(const Problem& problem, const Config& config) const override;
@@ -84,16 +64,8 @@ class WgmmaGemmSpec final : public GemmSpecBase {
   /// Why the template cannot run on `arch` ("sm_80", "sm_90", "sm_90a", ...): everything but sm_90
   /// and sm_90a lacks wgmma (sm_100 dropped it), so only those two are accepted.
   static std::optional<std::string> rejection_for_arch(std::string_view arch);
-  /// Dynamic shared memory of a config: STAGES * (BLOCK_M + BLOCK_N) * 128 bytes + 1 KiB, plus
-  /// STAGES * 16 bytes of mbarriers for the warp-specialised pipeline.
-  int64_t shared_bytes(const Config& config) const;
-  /// Blocks of the launch: one a tile, or for pairs two a pair of tile rows.
-  int64_t grid_blocks(const Problem& problem, const Config& config) const;
-  /// Threads of a block: BLOCK_M / 64 warpgroups of 128, plus the producer's when warp-specialised.
-  int64_t threads(const Config& config) const;
-
- private:
-  Pipeline pipeline_;
+  /// Dynamic shared memory of a config: STAGES * (BLOCK_M + BLOCK_N) * 128 bytes + 1 KiB.
+  static int64_t shared_bytes(const Config& config);
 };
 
 }  // namespace ktune::kernel_templates

@@ -23,15 +23,13 @@ const std::vector<const KernelSpec*>& all_specs() {
   static const GemvSpec kGemv;
   static const MmaGemmSpec kMma;
   static const WgmmaGemmSpec kWgmma;
-  static const WgmmaGemmSpec kWgmmaWs(WgmmaGemmSpec::Pipeline::kWarpSpecialized);
-  static const WgmmaGemmSpec kWgmmaPair(WgmmaGemmSpec::Pipeline::kPair);
   static const RmsNormSpec kRmsNorm;
   static const RmsNormRopeSpec kRmsNormRope;
   static const SoftmaxSpec kSoftmax;
   static const SwigluSpec kSwiglu;
   static const Fp8GemmSpec kFp8Gemm;
   static const DecodeAttentionSpec kDecodeAttention;
-  static const std::vector<const KernelSpec*> kAll = {&kTiled,   &kGemv,           &kMma,     &kWgmma,   &kWgmmaWs, &kWgmmaPair,
+  static const std::vector<const KernelSpec*> kAll = {&kTiled,   &kGemv,           &kMma,     &kWgmma,
                                                       &kRmsNorm, &kRmsNormRope,    &kSoftmax, &kSwiglu,
                                                       &kFp8Gemm, &kDecodeAttention};
   return kAll;
@@ -60,10 +58,7 @@ const KernelSpec& find_spec(std::string_view kernel, std::string_view variant) {
 
 std::vector<std::string> kernel_source_files(std::string_view kernel) {
   std::vector<std::string> out;
-  for (const KernelSpec* s : specs_of(kernel)) {
-    // Variants may share a source (wgmma, wgmma_ws): each file once.
-    if (std::find(out.begin(), out.end(), s->source_name()) == out.end()) out.emplace_back(s->source_name());
-  }
+  for (const KernelSpec* s : specs_of(kernel)) out.emplace_back(s->source_name());
   if (kernel == "gemm") {
     out.emplace_back("gemm_reference.cu");
     out.emplace_back("gemm_epilogue_reference.cu");

@@ -3,8 +3,8 @@
 // for decode (M <= 16: one 16-row tile, split-K so 132 SMs stream the weights), mid M (<= 256:
 // 32-128 row tiles, some split-K for narrow N) and large M (128x256 / 256x128 tiles with 8 warps,
 // 64x64 warp tiles, BLOCK_K 32/64, 3-4 stages, grouped order). From M >= 128 the Hopper wgmma
-// template joins (sm_90a only: variants "wgmma", "wgmma_ws" and "wgmma_pair", configs without warps
-// or split-K mode; the bench looks each config's spec up by its variant).
+// template joins (sm_90a only: variant "wgmma", configs without warps or split-K mode; the bench
+// looks each config's spec up by its variant).
 
 #include <vector>
 
@@ -26,25 +26,14 @@ inline kernel_templates::Config mma(int64_t bm, int64_t bn, int64_t bk, int64_t 
            {"SWIZZLE", swizzle}}};
 }
 
-inline kernel_templates::Config wgmma(int64_t bm, int64_t bn, int64_t stages, int64_t swizzle,
-                                      const char* variant = "wgmma") {
-  return {variant,
+inline kernel_templates::Config wgmma(int64_t bm, int64_t bn, int64_t stages, int64_t swizzle) {
+  return {"wgmma",
           {{"BLOCK_M", bm},
            {"BLOCK_N", bn},
            {"BLOCK_K", 64},
            {"STAGES", stages},
            {"SPLIT_K", 1},
            {"SWIZZLE", swizzle}}};
-}
-
-/// A config of the warp-specialised wgmma kernel (variant "wgmma_ws").
-inline kernel_templates::Config wgmma_ws(int64_t bm, int64_t bn, int64_t stages, int64_t swizzle) {
-  return wgmma(bm, bn, stages, swizzle, "wgmma_ws");
-}
-
-/// A config of the block-pair wgmma kernel (variant "wgmma_pair").
-inline kernel_templates::Config wgmma_pair(int64_t bm, int64_t bn, int64_t stages, int64_t swizzle) {
-  return wgmma(bm, bn, stages, swizzle, "wgmma_pair");
 }
 
 /// The wgmma configs for a problem with `m` rows (none below 128: one 64-row warpgroup tile would
@@ -54,10 +43,8 @@ inline kernel_templates::Config wgmma_pair(int64_t bm, int64_t bn, int64_t stage
 inline std::vector<kernel_templates::Config> wgmma_sweep(int64_t m) {
   if (m < 128) return {};
   if (m <= 256) {
-    return {wgmma(64, 128, 6, 8),    wgmma(64, 256, 5, 8),    wgmma(128, 128, 5, 8),  wgmma(128, 256, 4, 8),
-            wgmma(64, 128, 4, 8),    wgmma(64, 64, 4, 8),     wgmma(128, 64, 4, 8),   wgmma_ws(64, 128, 6, 8),
-            wgmma_ws(128, 256, 4, 8), wgmma_pair(64, 128, 6, 8), wgmma_pair(64, 256, 4, 8),
-            wgmma_pair(128, 128, 5, 8)};
+    return {wgmma(64, 128, 6, 8), wgmma(64, 256, 5, 8), wgmma(128, 128, 5, 8), wgmma(128, 256, 4, 8),
+            wgmma(64, 128, 4, 8), wgmma(64, 64, 4, 8),  wgmma(128, 64, 4, 8)};
   }
   // The 4-stage 64x128 / 128x64 / 64x64 tiles fit two or three blocks an SM (<= 96 KiB of shared
   // memory, <= 32K registers): at M = 512 they give 256+ blocks, one full wave on 132 SMs.
@@ -65,11 +52,6 @@ inline std::vector<kernel_templates::Config> wgmma_sweep(int64_t m) {
       wgmma(128, 256, 4, 8), wgmma(128, 256, 4, 16), wgmma(128, 256, 3, 8), wgmma(128, 128, 5, 8),
       wgmma(128, 128, 6, 8), wgmma(64, 256, 5, 8),   wgmma(64, 128, 6, 8),  wgmma(64, 64, 8, 8),
       wgmma(64, 128, 4, 8),  wgmma(128, 64, 4, 8),   wgmma(64, 64, 4, 8),
-      // The warp-specialised pipeline (a producer warpgroup, mbarrier hand-over), alone and in
-      // block pairs that copy each B tile once.
-      wgmma_ws(128, 256, 4, 8), wgmma_ws(128, 128, 6, 8), wgmma_ws(64, 64, 8, 8),
-      wgmma_pair(128, 256, 4, 8), wgmma_pair(128, 256, 4, 16), wgmma_pair(128, 256, 3, 8),
-      wgmma_pair(128, 128, 6, 8), wgmma_pair(64, 256, 4, 8), wgmma_pair(64, 128, 6, 8),
   };
 }
 

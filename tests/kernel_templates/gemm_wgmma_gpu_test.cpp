@@ -1,5 +1,4 @@
-// gpu: the wgmma template (gemm_wgmma.cu, sm_90a), both its variants (wgmma, and wgmma_ws with
-// its producer warpgroup and mbarriers), against the f32 GPU reference on random data:
+// gpu: the wgmma template (gemm_wgmma.cu, sm_90a) against the f32 GPU reference on random data:
 // every sampled config, f16 and bf16, both layouts, odd shapes (no tile divides M, N or K; K % 8 != 0
 // takes the element path), shapes with many k tiles and blocks, round ones; epilogues (bias, SiLU);
 // misaligned pointers; the SASS holds HGMMA and LDGSTS. Skips with the reason when there is no GPU
@@ -37,16 +36,13 @@ using testing::KernelCache;
 
 testing::GpuSession& gpu() { return testing::gpu_session(WgmmaGemmSpec::rejection_for_arch); }
 
-/// The variant under test (each test runs once for "wgmma" and once for "wgmma_ws").
-std::string g_variant = "wgmma";
-const KernelSpec& wgmma() { return find_spec("gemm", g_variant); }
+const KernelSpec& wgmma() { return find_spec("gemm", "wgmma"); }
 
-class WgmmaGpu : public ::testing::TestWithParam<std::string> {
+class WgmmaGpu : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!gpu().context) GTEST_SKIP() << gpu().skip_reason;
     gpu().context->make_current();
-    g_variant = GetParam();
   }
 };
 
@@ -89,17 +85,15 @@ void prefetch(const Problem& p, const std::vector<Config>& configs) {
 // tiles and blocks (grouped order over several block-rows), round.
 constexpr int64_t kShapes[][3] = {{77, 93, 331}, {133, 200, 520}, {1000, 1032, 2056}, {256, 512, 256}};
 
-TEST_P(WgmmaGpu, SampleMatchesReference) {
-  const auto configs = testing::wgmma_samples(GetParam());
-  // The pair variant has no "nn" form: it runs "nt" twice (other data, the same code).
-  const std::vector<std::string> layouts = {"nt", testing::wgmma_layout(GetParam(), "nn")};
+TEST_F(WgmmaGpu, SampleMatchesReference) {
+  const auto configs = testing::wgmma_samples();
   for (DType dtype : {DType::kBF16, DType::kF16}) {
-    for (const std::string& layout : layouts) {
+    for (const char* layout : {"nt", "nn"}) {
       for (const auto& s : kShapes) prefetch(gemm_problem(s[0], s[1], s[2], dtype, layout), configs);
     }
   }
   for (DType dtype : {DType::kBF16, DType::kF16}) {
-    for (const std::string& layout : layouts) {
+    for (const char* layout : {"nt", "nn"}) {
       for (const auto& s : kShapes) {
         auto f = make_fixture(gemm_problem(s[0], s[1], s[2], dtype, layout), 17);
         for (const Config& c : configs) expect_config_matches(*f, c);
@@ -108,27 +102,27 @@ TEST_P(WgmmaGpu, SampleMatchesReference) {
   }
 }
 
-TEST_P(WgmmaGpu, EpiloguesMatchReference) {
-  const auto s = testing::wgmma_samples(GetParam());
+TEST_F(WgmmaGpu, EpiloguesMatchReference) {
+  const auto s = testing::wgmma_samples();
   const std::vector<Config> configs = {s[0], s[3]};
-  const std::string layouts[] = {"nt+bias+silu", testing::wgmma_layout(GetParam(), "nn+bias"), "nt+silu"};
+  const char* layouts[] = {"nt+bias+silu", "nn+bias", "nt+silu"};
   for (DType dtype : {DType::kBF16, DType::kF16}) {
-    for (const std::string& layout : layouts) prefetch(gemm_problem(133, 200, 520, dtype, layout), configs);
+    for (const char* layout : layouts) prefetch(gemm_problem(133, 200, 520, dtype, layout), configs);
   }
   for (DType dtype : {DType::kBF16, DType::kF16}) {
-    for (const std::string& layout : layouts) {
+    for (const char* layout : layouts) {
       auto f = make_fixture(gemm_problem(133, 200, 520, dtype, layout), 31);
       for (const Config& c : configs) expect_config_matches(*f, c);
     }
   }
 }
 
-TEST_P(WgmmaGpu, MisalignedPointersTakeTheElementPath) {
-  for (const std::string& layout : {std::string("nt"), testing::wgmma_layout(GetParam(), "nn")}) {
+TEST_F(WgmmaGpu, MisalignedPointersTakeTheElementPath) {
+  for (const char* layout : {"nt", "nn"}) {
     auto f = make_fixture(gemm_problem(65, 136, 1024, DType::kBF16, layout), 41, /*misalign=*/true);
     ASSERT_NE(f->tensors.ptr("a") % 16, 0u);
-    expect_config_matches(*f, testing::wgmma_samples(GetParam())[0]);
-    expect_config_matches(*f, testing::wgmma_samples(GetParam())[3]);
+    expect_config_matches(*f, testing::wgmma_samples()[0]);
+    expect_config_matches(*f, testing::wgmma_samples()[3]);
   }
 }
 
@@ -144,14 +138,12 @@ std::string find_cuobjdump() {
   return {};
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, WgmmaGpu, ::testing::ValuesIn(testing::wgmma_variants()));
-
 TEST(WgmmaSass, MainConfigUsesWarpgroupMmaAndCpAsync) {
   const std::string cuobjdump = find_cuobjdump();
   if (cuobjdump.empty()) GTEST_SKIP() << "no cuobjdump in $CUDA_HOME/bin or /usr/local/cuda/bin";
   for (const char* layout : {"nt", "nn"}) {
     const Problem p = gemm_problem(4096, 4096, 4096, DType::kBF16, layout);
-    const CompileSpec spec = find_spec("gemm", "wgmma").compile_spec(p, testing::wgmma_main_samples()[0]);
+    const CompileSpec spec = wgmma().compile_spec(p, testing::wgmma_main_samples()[0]);
     harness::NvrtcCompiler compiler;
     const auto result = compiler.compile(make_compile_request(spec, SourceLibrary::builtin(), "sm_90"));
     const auto dir =

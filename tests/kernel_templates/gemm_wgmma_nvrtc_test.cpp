@@ -21,21 +21,16 @@ namespace {
 
 using testing::gemm_problem;
 
-/// Each test runs for both variants (wgmma, wgmma_ws).
-class WgmmaNvrtc : public ::testing::TestWithParam<std::string> {
- protected:
-  const KernelSpec& spec() const { return find_spec("gemm", GetParam()); }
-};
+const KernelSpec& wgmma() { return find_spec("gemm", "wgmma"); }
 
 /// Compiles every (problem, config) in one program for `arch`; resources by name expression (empty
 /// on a compile error, which fails the test).
 std::map<std::string, harness::KernelResources> compile_all(
-    const KernelSpec& wgmma, const std::vector<std::pair<Problem, Config>>& cases, const std::string& arch,
-    const std::string& label) {
+    const std::vector<std::pair<Problem, Config>>& cases, const std::string& arch, const std::string& label) {
   CompileSpec merged;
   for (const auto& [problem, config] : cases) {
-    EXPECT_EQ(wgmma.rejection(problem, config), std::nullopt) << label;
-    const CompileSpec one = wgmma.compile_spec(problem, config);
+    EXPECT_EQ(wgmma().rejection(problem, config), std::nullopt) << label;
+    const CompileSpec one = wgmma().compile_spec(problem, config);
     merged.source_name = one.source_name;
     merged.options = one.options;
     for (const auto& e : one.name_expressions) {
@@ -76,21 +71,20 @@ std::map<std::string, harness::KernelResources> compile_all(
   return out;
 }
 
-std::string gemm_expression(const KernelSpec& wgmma, const Problem& p, const Config& c) {
-  return wgmma.compile_spec(p, c).name_expressions.front();
+std::string gemm_expression(const Problem& p, const Config& c) {
+  return wgmma().compile_spec(p, c).name_expressions.front();
 }
 
-TEST_P(WgmmaNvrtc, SampleCompilesForSm90aBothDtypesAndLayouts) {
-  const auto samples = testing::wgmma_samples(GetParam());
+TEST(WgmmaNvrtc, SampleCompilesForSm90aBothDtypesAndLayouts) {
   for (DType dtype : {DType::kBF16, DType::kF16}) {
-    for (const char* wanted : {"nt", "nn"}) {
-      const std::string layout = testing::wgmma_layout(GetParam(), wanted);
+    for (const char* layout : {"nt", "nn"}) {
       std::vector<std::pair<Problem, Config>> cases;
-      for (const Config& c : samples) cases.emplace_back(gemm_problem(77, 93, 331, dtype, layout), c);
-      const auto res = compile_all(spec(), cases, "sm_90", std::string(harness::to_string(dtype)) + "." + layout);
-      EXPECT_EQ(res.size(), samples.size()) << layout;
-      for (const Config& c : testing::wgmma_main_samples(GetParam())) {
-        const auto it = res.find(gemm_expression(spec(), cases.front().first, c));
+      for (const Config& c : testing::wgmma_samples())
+        cases.emplace_back(gemm_problem(77, 93, 331, dtype, layout), c);
+      const auto res = compile_all(cases, "sm_90", std::string(harness::to_string(dtype)) + "." + layout);
+      EXPECT_EQ(res.size(), testing::wgmma_samples().size()) << layout;
+      for (const Config& c : testing::wgmma_main_samples()) {
+        const auto it = res.find(gemm_expression(cases.front().first, c));
         ASSERT_NE(it, res.end());
         EXPECT_EQ(it->second.spill_store_bytes, 0) << it->first << ": a main config must not spill";
         EXPECT_EQ(it->second.spill_load_bytes, 0) << it->first;
@@ -99,24 +93,24 @@ TEST_P(WgmmaNvrtc, SampleCompilesForSm90aBothDtypesAndLayouts) {
   }
 }
 
-TEST_P(WgmmaNvrtc, EpiloguesCompile) {
-  const auto s = testing::wgmma_samples(GetParam());
+TEST(WgmmaNvrtc, EpiloguesCompile) {
+  const auto s = testing::wgmma_samples();
   const std::vector<std::pair<Problem, Config>> cases = {
       {gemm_problem(100, 200, 300, DType::kBF16, "nt+bias+silu"), s[0]},
-      {gemm_problem(100, 200, 300, DType::kF16, testing::wgmma_layout(GetParam(), "nn+bias")), s[1]},
+      {gemm_problem(100, 200, 300, DType::kF16, "nn+bias"), s[1]},
       {gemm_problem(100, 200, 300, DType::kBF16, "nt+silu"), s[2]},
   };
-  const auto res = compile_all(spec(), cases, "sm_90a", "epilogues");
+  const auto res = compile_all(cases, "sm_90a", "epilogues");
   EXPECT_EQ(res.size(), 3u);
-  const auto it = res.find(gemm_expression(spec(), cases[0].first, cases[0].second));
+  const auto it = res.find(gemm_expression(cases[0].first, cases[0].second));
   ASSERT_NE(it, res.end());
   EXPECT_EQ(it->second.spill_store_bytes, 0) << it->first;
 }
 
-TEST_P(WgmmaNvrtc, SourceRefusesATargetWithoutWgmma) {
+TEST(WgmmaNvrtc, SourceRefusesATargetWithoutWgmma) {
   // Without the spec's sm_90a option the source stops with its own message, not an assembler error.
-  CompileSpec cs = spec().compile_spec(gemm_problem(64, 64, 64, DType::kBF16, "nt"),
-                                       testing::wgmma_samples(GetParam())[3]);
+  CompileSpec cs =
+      wgmma().compile_spec(gemm_problem(64, 64, 64, DType::kBF16, "nt"), testing::wgmma_samples()[3]);
   cs.options = {"-std=c++17"};
   harness::NvrtcCompiler compiler;
   try {
@@ -126,8 +120,6 @@ TEST_P(WgmmaNvrtc, SourceRefusesATargetWithoutWgmma) {
     EXPECT_NE((std::string(e.what()) + e.detail()).find("needs sm_90a"), std::string::npos) << e.detail();
   }
 }
-
-INSTANTIATE_TEST_SUITE_P(Variants, WgmmaNvrtc, ::testing::ValuesIn(testing::wgmma_variants()));
 
 }  // namespace
 }  // namespace ktune::kernel_templates

@@ -97,47 +97,6 @@ TEST(WgmmaSpec, RejectsWithReasons) {
   EXPECT_THROW(wgmma().compile_spec(p, split), Error);
 }
 
-TEST(WgmmaWsSpec, ProducerWarpgroupBarriersAndItsOwnLimits) {
-  const KernelSpec& ws = find_spec("gemm", "wgmma_ws");
-  EXPECT_EQ(ws.source_name(), "gemm_wgmma.cu");
-  const auto files = kernel_source_files("gemm");
-  EXPECT_EQ(std::count(files.begin(), files.end(), "gemm_wgmma.cu"), 1);  // one source, two variants
-  const Problem p = gemm_problem(1000, 3000, 520, DType::kBF16, "nt+bias");
-  const Config c = wgmma_config(128, 256, 4, 8, "wgmma_ws");
-  EXPECT_EQ(ws.canonical_name(p, c), "gemm.bf16.nt+bias.wgmma_ws.128x256x64.s4.sk1.g8");
-  const KernelLaunch l = ws.launch_plan(p, c).launches.at(0);
-  EXPECT_EQ(l.dims.grid.x, 8u * 12u);
-  EXPECT_EQ(l.dims.block.x, 384u);  // a producer and two consumer warpgroups
-  EXPECT_EQ(l.dims.dynamic_smem_bytes, 4u * (128 + 256) * 128 + 1024 + 4u * 16);
-  EXPECT_EQ(l.name_expression, "ktune_gemm_wgmma_ws<128,256,4,8,__nv_bfloat16,true,true,false>");
-  EXPECT_EQ(ws.default_config(p).variant, "wgmma_ws");
-  for (const Config& s : testing::wgmma_samples("wgmma_ws")) EXPECT_EQ(ws.rejection(p, s), std::nullopt);
-  const auto why = [&](const Config& x) { return ws.rejection(p, x).value_or(""); };
-  EXPECT_NE(why(wgmma_config(256, 64, 4, 8, "wgmma_ws")).find("BLOCK_M=256"), std::string::npos);
-  EXPECT_NE(why(wgmma_config(128, 128, 1, 8, "wgmma_ws")).find("STAGES=1"), std::string::npos);
-  EXPECT_EQ(why(wgmma_config(128, 128, 2, 8, "wgmma_ws")), "");  // the shared pipeline needs 3
-  // 4 stages of 128x256 plus the barriers still fit 227 KiB; 5 do not.
-  EXPECT_NE(why(wgmma_config(128, 256, 5, 8, "wgmma_ws")).find("227 KiB"), std::string::npos);
-}
-
-TEST(WgmmaPairSpec, PairsOfBlocksNtOnly) {
-  const KernelSpec& pair = find_spec("gemm", "wgmma_pair");
-  const Problem p = gemm_problem(1000, 3000, 520, DType::kBF16, "nt+bias");
-  const Config c = wgmma_config(128, 256, 4, 8, "wgmma_pair");
-  EXPECT_EQ(pair.canonical_name(p, c), "gemm.bf16.nt+bias.wgmma_pair.128x256x64.s4.sk1.g8");
-  const KernelLaunch l = pair.launch_plan(p, c).launches.at(0);
-  EXPECT_EQ(l.dims.grid.x, 2u * 4u * 12u);  // ceil(ceil(1000/128) / 2) pairs of tile rows * 12 columns
-  EXPECT_EQ(l.dims.block.x, 384u);
-  EXPECT_EQ(l.dims.dynamic_smem_bytes, 4u * (128 + 256) * 128 + 1024 + 4u * 24);
-  EXPECT_EQ(l.name_expression, "ktune_gemm_wgmma_pair<128,256,4,8,__nv_bfloat16,true,false>");
-  for (const Config& s : testing::wgmma_samples("wgmma_pair")) EXPECT_EQ(pair.rejection(p, s), std::nullopt);
-  const auto why = [&](const Problem& q, const Config& x) { return pair.rejection(q, x).value_or(""); };
-  EXPECT_NE(why(gemm_problem(512, 512, 512, DType::kBF16, "nn"), c).find("\"nt\" layouts only"),
-            std::string::npos);
-  EXPECT_NE(why(p, wgmma_config(128, 64, 4, 8, "wgmma_pair")).find("BLOCK_N=64"), std::string::npos);
-  EXPECT_NE(why(p, wgmma_config(128, 128, 2, 8, "wgmma_pair")).find("STAGES=2"), std::string::npos);
-}
-
 TEST(WgmmaSpec, OnlyHopperArchitectures) {
   EXPECT_EQ(WgmmaGemmSpec::rejection_for_arch("sm_90"), std::nullopt);
   EXPECT_EQ(WgmmaGemmSpec::rejection_for_arch("sm_90a"), std::nullopt);

@@ -1,8 +1,6 @@
-// CPU stand-in for what gemm_wgmma.cu uses from CUDA, ktune_device.cuh, gemm_wgmma_ops.cuh and
-// gemm_wgmma_sync.cuh: a
+// CPU stand-in for what gemm_wgmma.cu uses from CUDA, ktune_device.cuh and gemm_wgmma_ops.cuh: a
 // block is one std::thread per CUDA thread, __syncthreads a std::barrier. Shared memory is the host
-// buffer g_smem: a block's window t_smem (block pairs: one window each) and a "shared address" is
-// the offset into the window.
+// buffer g_smem and a "shared address" is the offset into it.
 //
 // wgmma.mma_async is modelled from the PTX ISA, independently of the kernel's layout helpers: each
 // thread computes its own accumulator fragment (acc_row / acc_col), reading A and B through the
@@ -13,9 +11,6 @@
 //   wgmma reads shared memory when issued: a tile read before its copies were waited for is stale.
 // - kLateMma: copies land at issue, a wgmma reads shared memory only when the wgmma.wait_group
 //   that retires it runs: a stage refilled while a wgmma may still read it gives wrong sums.
-// mbarriers (the warp-specialised kernel) are counters with a phase, waited for on a condition
-// variable; a cp.async mbarrier arrive lands the thread's copies (under kLateCopies, not before)
-// and then arrives. A wrong parity or a missing arrival hangs the test rather than passing it.
 #pragma once
 
 #include <atomic>
@@ -23,11 +18,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <condition_variable>
 #include <functional>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <vector>
 
 #include "gemm_wgmma_layout.cuh"
@@ -37,18 +28,12 @@ struct uint3e {
 };
 extern thread_local uint3e threadIdx, blockIdx;
 extern uint3e blockDim, gridDim;
-extern thread_local std::barrier<>* t_barrier;  ///< the thread's block
-extern thread_local std::vector<std::unique_ptr<std::barrier<>>>* t_warp_barriers;  ///< one per warp of the block
-extern thread_local std::barrier<>* t_cluster_barrier;  ///< both blocks of a pair
-extern thread_local unsigned char* t_smem;               ///< the block's shared-memory window
-extern thread_local unsigned t_rank;                     ///< the block's rank in its pair (0 alone)
+extern std::barrier<>* g_barrier;
 extern unsigned char g_smem[];
-constexpr unsigned kSmemWindow = 232448;  ///< bytes of a block's window: the H200's 227 KiB
-inline void __syncthreads() { t_barrier->arrive_and_wait(); }
-/// The warp's 32 threads meet: the lockstep a warp keeps at .sync.aligned instructions (wgmma).
-inline void __syncwarp() { (*t_warp_barriers)[threadIdx.x / 32]->arrive_and_wait(); }
+inline void __syncthreads() { g_barrier->arrive_and_wait(); }
+inline void __syncwarp() {}
 inline unsigned long long __cvta_generic_to_shared(const void* p) {
-  return static_cast<unsigned long long>(static_cast<const unsigned char*>(p) - t_smem);
+  return static_cast<unsigned long long>(static_cast<const unsigned char*>(p) - g_smem);
 }
 inline float __expf(float x) { return std::exp(x); }
 
@@ -93,22 +78,6 @@ struct Groups {
 };
 extern thread_local Groups t_copies;
 extern thread_local Groups t_mmas;
-
-/// An mbarrier: arrivals still expected in the current phase, the transaction bytes still owed
-/// (negative when bytes arrived before they were expected), and the number of completed phases.
-struct MBarrier {
-  unsigned expected = 0;
-  unsigned pending = 0;
-  unsigned phase = 0;
-  long long tx = 0;
-};
-/// Map key of a block's barrier: the rank in bits 24.., the shared address below.
-inline unsigned mbar_key(unsigned addr, unsigned rank) { return (rank << 24) | addr; }
-
-/// The block's mbarriers by shared address (re-initialised by each block's mbar_init).
-inline std::mutex g_mbar_mutex;
-inline std::condition_variable g_mbar_cv;
-inline std::map<unsigned, MBarrier> g_mbars;
 }  // namespace wgmma_emu
 
 namespace ktune_dev {
@@ -167,60 +136,12 @@ void cp_async_wait() {
 
 namespace ktune_wgmma {
 
-inline void mbar_init(unsigned bar, unsigned count) {
-  std::lock_guard<std::mutex> lock(wgmma_emu::g_mbar_mutex);
-  wgmma_emu::g_mbars[wgmma_emu::mbar_key(bar, t_rank)] = {count, count, 0, 0};
-}
-inline void mbar_init_fence() {}
-/// Arrivals and transaction bytes on the barrier with map key `key`.
-inline void mbar_update(unsigned key, unsigned arrivals, long long expect_bytes, long long done_bytes) {
-  std::lock_guard<std::mutex> lock(wgmma_emu::g_mbar_mutex);
-  wgmma_emu::MBarrier& b = wgmma_emu::g_mbars.at(key);
-  b.pending -= arrivals;
-  b.tx += expect_bytes - done_bytes;
-  if (b.pending == 0 && b.tx == 0) {
-    ++b.phase;
-    b.pending = b.expected;
-    wgmma_emu::g_mbar_cv.notify_all();
-  }
-}
-inline void mbar_arrive(unsigned bar) { mbar_update(wgmma_emu::mbar_key(bar, t_rank), 1, 0, 0); }
-inline void mbar_arrive_expect_tx(unsigned bar, unsigned bytes) {
-  mbar_update(wgmma_emu::mbar_key(bar, t_rank), 1, bytes, 0);
-}
-// Pairs: a cluster address is the shared address with the rank in bits 24.. and bit 31 set.
-inline unsigned cluster_rank() { return t_rank; }
-inline unsigned cluster_address(unsigned addr, unsigned rank) { return (1u << 31) | (rank << 24) | addr; }
-inline void cluster_sync() { t_cluster_barrier->arrive_and_wait(); }
-inline void mbar_arrive_cluster(unsigned cluster_addr) { mbar_update(cluster_addr & ~(1u << 31), 1, 0, 0); }
-/// The copy lands at once (into the other block's window), then completes its bytes.
-inline void bulk_copy_to_peer(unsigned dst_cluster, unsigned src, unsigned bytes, unsigned bar_cluster) {
-  const unsigned rank = (dst_cluster >> 24) & 0x7F;
-  std::memcpy(g_smem + rank * kSmemWindow + (dst_cluster & 0xFFFFFF), t_smem + src, bytes);
-  mbar_update(bar_cluster & ~(1u << 31), 0, 0, bytes);
-}
-/// try_wait.parity succeeds once the phase of that parity has completed: the current phase's
-/// parity differs.
-inline void mbar_wait(unsigned bar, unsigned parity) {
-  const unsigned key = wgmma_emu::mbar_key(bar, t_rank);
-  std::unique_lock<std::mutex> lock(wgmma_emu::g_mbar_mutex);
-  wgmma_emu::g_mbar_cv.wait(lock, [&] { return (wgmma_emu::g_mbars.at(key).phase & 1u) != parity; });
-}
-inline void mbar_wait_cluster(unsigned bar, unsigned parity) { mbar_wait(bar, parity); }
-/// Lands this thread's copies (the latest they may land), then arrives.
-inline void cp_async_mbar_arrive(unsigned bar) {
-  wgmma_emu::t_copies.commit();
-  wgmma_emu::t_copies.retire_until(0);
-  mbar_arrive(bar);
-}
 inline void wgmma_fence() {}
 inline void fence_proxy_async() {}
 inline void wgmma_commit() { wgmma_emu::t_mmas.commit(); }
-/// .sync.aligned: the warp's lanes leave the wait together, each with its groups retired.
 template <int N>
 void wgmma_wait() {
   wgmma_emu::t_mmas.retire_until(N);
-  __syncwarp();
 }
 
 namespace emu {
@@ -236,7 +157,7 @@ inline Desc decode(unsigned long long d) {
 template <typename T>
 float at(unsigned addr) {
   T v;
-  std::memcpy(&v, t_smem + addr, sizeof v);
+  std::memcpy(&v, g_smem + addr, sizeof v);
   return ktune_dev::to_f32(v);
 }
 }  // namespace emu

@@ -1,24 +1,21 @@
 # Writes OUTPUT: kernel_templates/gemm_wgmma.cu (FILE) turned into host C++ for the CPU emulation
-# test (both kernels, ktune_gemm_wgmma and ktune_gemm_wgmma_ws): its device includes dropped
-# (wgmma_emu_device.hpp stands in; gemm_wgmma_layout.cuh is
-# plain C++ already), dynamic shared memory mapped 48 bytes into the block's window t_smem of the host buffer g_smem, the launch bounds
-# and cluster dimensions dropped (both kernels'), and the CUDA 16-bit types mapped to the emulated ones.
+# test: its device includes dropped (wgmma_emu_device.hpp stands in; gemm_wgmma_layout.cuh is
+# plain C++ already), dynamic shared memory mapped 48 bytes into the host buffer g_smem, the launch bounds
+# dropped, and the CUDA 16-bit types mapped to the emulated ones.
 cmake_minimum_required(VERSION 3.25)
 file(READ "${FILE}" text)
-foreach(include "ktune_device.cuh" "gemm_wgmma_ops.cuh" "gemm_wgmma_sync.cuh" "gemm_wgmma_layout.cuh")
+foreach(include "ktune_device.cuh" "gemm_wgmma_ops.cuh" "gemm_wgmma_layout.cuh")
   string(REPLACE "#include \"${include}\"" "" text "${text}")
 endforeach()
 # 48 bytes into the shared window: the kernel's round-up to 1024 bytes must do the aligning.
-string(REPLACE "extern __shared__ __align__(16) unsigned char ktune_smem[];" "unsigned char* ktune_smem = t_smem + 48;"
+string(REPLACE "extern __shared__ __align__(16) unsigned char ktune_smem[];" "unsigned char* ktune_smem = g_smem + 48;"
        text "${text}")
 string(REPLACE "__launch_bounds__(BM / 64 * 128, 1)" "" text "${text}")
-string(REPLACE "__launch_bounds__((BM / 64 + 1) * 128, 1)" "" text "${text}")
-string(REPLACE "__cluster_dims__(2, 1, 1)" "" text "${text}")
 string(REPLACE "__nv_bfloat162" "bf16e2" text "${text}")
 string(REPLACE "__half2" "f16e2" text "${text}")
 string(REPLACE "__nv_bfloat16" "bf16e" text "${text}")
 string(REPLACE "__half" "f16e" text "${text}")
-foreach(needed "unsigned char* ktune_smem = t_smem + 48;" "ktune_gemm_wgmma(" "ktune_gemm_wgmma_ws(" "ktune_gemm_wgmma_pair(")
+foreach(needed "unsigned char* ktune_smem = g_smem + 48;" "ktune_gemm_wgmma(")
   string(FIND "${text}" "${needed}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "wgmma_emulate.cmake: '${needed}' not found after rewriting ${FILE}")

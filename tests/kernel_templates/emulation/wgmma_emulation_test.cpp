@@ -22,12 +22,8 @@ thread_local uint3e threadIdx;
 thread_local uint3e blockIdx;
 uint3e blockDim;
 uint3e gridDim;
-thread_local std::barrier<>* t_barrier = nullptr;
-thread_local std::vector<std::unique_ptr<std::barrier<>>>* t_warp_barriers = nullptr;
-thread_local std::barrier<>* t_cluster_barrier = nullptr;
-thread_local unsigned char* t_smem = nullptr;
-thread_local unsigned t_rank = 0;
-alignas(1024) unsigned char g_smem[2 * kSmemWindow];  // two blocks' windows (pairs)
+std::barrier<>* g_barrier = nullptr;
+alignas(1024) unsigned char g_smem[232448];  // the H200's opt-in shared memory per block
 
 namespace wgmma_emu {
 Schedule g_schedule = Schedule::kLateCopies;
@@ -40,41 +36,28 @@ namespace {
 
 using wgmma_emu::Schedule;
 
-/// Runs `body` for every thread of every block, CLUSTER blocks at a time (1, or 2 for the pair
-/// kernel: both blocks of a pair run together, each with its own shared-memory window).
-void launch(unsigned grid, unsigned block, const std::function<void()>& body, unsigned cluster = 1) {
+/// Runs `body` for every thread of every block, one block at a time.
+void launch(unsigned grid, unsigned block, const std::function<void()>& body) {
   gridDim = {grid, 1, 1};
   blockDim = {block, 1, 1};
-  for (unsigned bx0 = 0; bx0 < grid; bx0 += cluster) {
+  for (unsigned bx = 0; bx < grid; ++bx) {
     std::memset(g_smem, 0xCD, sizeof g_smem);  // stale shared memory must not matter
-    std::barrier<> cluster_barrier(static_cast<std::ptrdiff_t>(block * cluster));
-    std::vector<std::unique_ptr<std::barrier<>>> block_barriers;
-    std::vector<std::vector<std::unique_ptr<std::barrier<>>>> warp_barriers(cluster);
-    for (unsigned r = 0; r < cluster; ++r) {
-      block_barriers.push_back(std::make_unique<std::barrier<>>(block));
-      for (unsigned w = 0; w < (block + 31) / 32; ++w) warp_barriers[r].push_back(std::make_unique<std::barrier<>>(32));
-    }
+    std::barrier<> barrier(block);
+    g_barrier = &barrier;
     std::vector<std::thread> threads;
-    for (unsigned r = 0; r < cluster; ++r) {
-      for (unsigned t = 0; t < block; ++t) {
-        threads.emplace_back([&, r, t] {
-          blockIdx = {bx0 + r, 0, 0};
-          threadIdx = {t, 0, 0};
-          t_rank = r;
-          t_smem = g_smem + r * kSmemWindow;
-          t_barrier = block_barriers[r].get();
-          t_warp_barriers = &warp_barriers[r];
-          t_cluster_barrier = &cluster_barrier;
-          wgmma_emu::t_copies = {};
-          wgmma_emu::t_mmas = {};
-          body();
-          // Nothing may be left in flight when a thread ends.
-          if (!wgmma_emu::t_copies.committed.empty() || !wgmma_emu::t_mmas.committed.empty() ||
-              !wgmma_emu::t_mmas.open.empty()) {
-            ++wgmma_emu::g_bad_descriptors;
-          }
-        });
-      }
+    for (unsigned t = 0; t < block; ++t) {
+      threads.emplace_back([&, t] {
+        blockIdx = {bx, 0, 0};
+        threadIdx = {t, 0, 0};
+        wgmma_emu::t_copies = {};
+        wgmma_emu::t_mmas = {};
+        body();
+        // Nothing may be left in flight when a thread ends.
+        if (!wgmma_emu::t_copies.committed.empty() || !wgmma_emu::t_mmas.committed.empty() ||
+            !wgmma_emu::t_mmas.open.empty()) {
+          ++wgmma_emu::g_bad_descriptors;
+        }
+      });
     }
     for (auto& t : threads) t.join();
   }
@@ -135,31 +118,16 @@ struct Problem {
   }
 };
 
-/// Which kernel of gemm_wgmma.cu runs.
-enum class Kernel { kShared, kWarpSpecialized, kPair };
-
-template <int BM, int BN, int STAGES, int SWIZZLE, class T, bool NT, bool BIAS = false, bool SILU = false,
-          Kernel KERNEL = Kernel::kShared>
+template <int BM, int BN, int STAGES, int SWIZZLE, class T, bool NT, bool BIAS = false, bool SILU = false>
 void run(int m, int n, int k, Schedule schedule, bool misalign = false) {
   wgmma_emu::g_schedule = schedule;
   wgmma_emu::g_bad_descriptors = 0;
   Problem<T> p(m, n, k, NT, BIAS, SILU, misalign);
-  const bool ws = KERNEL != Kernel::kShared;
-  const bool pair = KERNEL == Kernel::kPair;
-  const unsigned blocks = pair ? 2 * cdiv(cdiv(m, BM), 2) * cdiv(n, BN) : cdiv(m, BM) * cdiv(n, BN);
-  launch(blocks, (BM / 64 + (ws ? 1 : 0)) * 128, [&] {
-    const T* bias = BIAS ? p.bias.data() : nullptr;
-    if constexpr (KERNEL == Kernel::kShared) {
-      ktune_gemm_wgmma<BM, BN, STAGES, SWIZZLE, T, NT, BIAS, SILU>(p.a, p.b, p.c.data(), bias, m, n, k);
-    } else if constexpr (KERNEL == Kernel::kWarpSpecialized) {
-      ktune_gemm_wgmma_ws<BM, BN, STAGES, SWIZZLE, T, NT, BIAS, SILU>(p.a, p.b, p.c.data(), bias, m, n, k);
-    } else {
-      static_assert(NT, "the pair kernel is nt only");
-      ktune_gemm_wgmma_pair<BM, BN, STAGES, SWIZZLE, T, BIAS, SILU>(p.a, p.b, p.c.data(), bias, m, n, k);
-    }
-  }, pair ? 2 : 1);
-  const std::string what = std::string(pair ? "wgmma_pair<" : ws ? "wgmma_ws<" : "wgmma<") + std::to_string(BM) + "," +
-                           std::to_string(BN) + "," +
+  launch(cdiv(m, BM) * cdiv(n, BN), BM / 64 * 128, [&] {
+    ktune_gemm_wgmma<BM, BN, STAGES, SWIZZLE, T, NT, BIAS, SILU>(p.a, p.b, p.c.data(),
+                                                                 BIAS ? p.bias.data() : nullptr, m, n, k);
+  });
+  const std::string what = std::string("wgmma<") + std::to_string(BM) + "," + std::to_string(BN) + "," +
                            std::to_string(STAGES) + "> " + (NT ? "nt " : "nn ") + std::to_string(m) + "x" +
                            std::to_string(n) + "x" + std::to_string(k) +
                            (schedule == Schedule::kLateCopies ? " late-copies" : " late-mma");
@@ -199,40 +167,6 @@ TEST(WgmmaEmulation, ElementPathsAndEpilogues) {
     run<64, 128, 3, 1, bf16e, true>(33, 100, 256, s, /*misalign=*/true);  // misaligned pointers
     run<64, 64, 3, 1, bf16e, true, true, true>(70, 90, 136, s);           // bias + SiLU
     run<128, 128, 4, 8, f16e, false, true, false>(130, 90, 100, s);       // bias, odd N: single stores
-  }
-}
-
-/// The warp-specialised kernel: one and two consumer warpgroups, both layouts, a ring shorter than
-/// K (stages reused through the empty barriers' phases), the element path and epilogues.
-constexpr Kernel kWs = Kernel::kWarpSpecialized;
-
-TEST(WgmmaEmulation, WarpSpecialisedPipeline) {
-  for (Schedule s : kSchedules) {
-    run<64, 64, 2, 1, bf16e, true, false, false, kWs>(77, 93, 328, s);    // 6 k tiles through 2 stages
-    run<64, 128, 3, 2, f16e, false, false, false, kWs>(70, 136, 200, s);  // "nn", K % 64 != 0
-    run<128, 256, 4, 8, bf16e, true, false, false, kWs>(200, 300, 640, s);
-    run<128, 128, 5, 8, f16e, false, false, false, kWs>(130, 136, 456, s);
-  }
-}
-
-TEST(WgmmaEmulation, WarpSpecialisedElementPathsAndEpilogues) {
-  for (Schedule s : kSchedules) {
-    run<64, 64, 3, 1, bf16e, true, false, false, kWs>(37, 29, 53, s);                        // K % 8 != 0
-    run<64, 128, 3, 1, bf16e, true, false, false, kWs>(33, 100, 256, s, /*misalign=*/true);  // unaligned
-    run<128, 64, 2, 8, bf16e, true, true, true, kWs>(130, 90, 136, s);                       // bias + SiLU
-  }
-}
-
-/// The pair kernel: both blocks of a pair run together; odd and even tile rows (the second block
-/// of the last pair past M), each stage's B half sent to the other block, epilogues, element path.
-constexpr Kernel kPair = Kernel::kPair;
-
-TEST(WgmmaEmulation, BlockPairsShareB) {
-  for (Schedule s : kSchedules) {
-    run<64, 128, 3, 1, bf16e, true, false, false, kPair>(77, 250, 328, s);   // 2 tile rows, 6 k tiles
-    run<64, 128, 3, 2, bf16e, true, false, false, kPair>(150, 130, 200, s);  // 3 tile rows: a lone block
-    run<128, 256, 4, 8, f16e, true, true, true, kPair>(200, 300, 456, s);
-    run<64, 128, 3, 1, bf16e, true, false, false, kPair>(37, 129, 53, s);    // K % 8 != 0: element path
   }
 }
 
