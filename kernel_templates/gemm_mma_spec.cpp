@@ -140,9 +140,7 @@ CompileSpec MmaGemmSpec::compile_spec(const Problem& problem, const Config& conf
       cpp_bool(form.silu)));
   if (split_k > 1) {
     if (atomic) c.name_expressions.push_back("ktune_gemm_mma_zero<float>");
-    c.name_expressions.push_back(epilogue ? fmt::format("ktune_gemm_mma_finish<{},{},{}>", type,
-                                                        cpp_bool(form.bias), cpp_bool(form.silu))
-                                          : reduce_name_expression(problem.dtype));
+    c.name_expressions.push_back(epilogue ? finish_name_expression(problem) : reduce_name_expression(problem.dtype));
   }
   c.options = {"-std=c++17"};
   return c;
@@ -184,15 +182,35 @@ LaunchPlan MmaGemmSpec::launch_plan(const Problem& problem, const Config& config
   if (split_k > 1) {
     const int64_t slices = atomic ? 1 : split_k;
     if (form.bias || form.silu) {
-      KernelLaunch finish = elementwise_launch(c.name_expressions.back(), m * n);
-      finish.args = {ArgSpec::of_tensor("workspace"), ArgSpec::of_tensor("c"), bias, ArgSpec::i64(m * n),
-                     ArgSpec::i32(static_cast<int32_t>(n)), ArgSpec::i32(static_cast<int32_t>(slices))};
-      p.launches.push_back(finish);
+      p.launches.push_back(finish_launch(problem, slices));
     } else {
       p.launches.push_back(reduce_launch(problem, slices));
     }
   }
   return p;
+}
+
+std::string MmaGemmSpec::finish_name_expression(const Problem& problem) {
+  const GemmForm form = parse_gemm_form(problem.layout).value_or(GemmForm{});
+  return fmt::format("ktune_gemm_mma_finish<{},{},{}>", harness::cuda_type_name(problem.dtype),
+                     form.bias ? "true" : "false", form.silu ? "true" : "false");
+}
+
+KernelLaunch MmaGemmSpec::finish_launch(const Problem& problem, int64_t slices) const {
+  const GemmForm form = parse_gemm_form(problem.layout).value_or(GemmForm{});
+  const int64_t n = problem.dim("n");
+  const int64_t mn = problem.dim("m") * n;
+  KernelLaunch l;
+  l.name_expression = finish_name_expression(problem);
+  l.dims.grid = {u32(std::min(ceil_div(mn, kFinishThreads), kMaxFinishBlocks)), 1, 1};
+  l.dims.block = {u32(kFinishThreads), 1, 1};
+  l.args = {ArgSpec::of_tensor("workspace"),
+            ArgSpec::of_tensor("c"),
+            form.bias ? ArgSpec::of_tensor("bias") : ArgSpec::null_pointer(),
+            ArgSpec::i64(mn),
+            ArgSpec::i32(static_cast<int32_t>(n)),
+            ArgSpec::i32(static_cast<int32_t>(slices))};
+  return l;
 }
 
 WorkCounts MmaGemmSpec::work(const Problem& problem) const {

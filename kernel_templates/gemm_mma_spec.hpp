@@ -68,6 +68,12 @@ class MmaGemmSpec final : public GemmSpecBase {
   Config default_config(const Problem& problem) const override;
 
   /// Dynamic shared memory of a config: STAGES * (BLOCK_M + BLOCK_N) * BLOCK_K * 2 bytes (unpadded).
+  /// The launch that finishes a split-K GEMM with an epilogue (gemm_mma_epilogue.cuh, also used by
+  /// the wgmma template): "c" = epilogue(sum of `slices` f32 slices of "workspace" in order), bias
+  /// from "bias" when the form has one.
+  KernelLaunch finish_launch(const Problem& problem, int64_t slices) const;
+  /// `ktune_gemm_mma_finish<T,BIAS,SILU>` for the problem's form.
+  static std::string finish_name_expression(const Problem& problem);
   static int64_t shared_bytes(const Config& config);
 
  private:

@@ -18,8 +18,16 @@
 // Blocks run in grouped order (SWIZZLE block-rows at a time) for L2 reuse. The epilogue (BIAS:
 // + bias[n], SILU: x / (1 + e^-x)) is applied in f32 to the accumulator fragments, which are stored
 // straight to C (pairs of elements when N is even and C 4-byte aligned).
+//
+// Split-K (gridDim.z = SPLIT_K > 1): block z multiplies k tiles [z * per, (z + 1) * per), per =
+// ceil(k tiles / SPLIT_K) (the last splits may get none), and stores its f32 partial tile, without
+// epilogue, to workspace[z][M][N]; ktune_gemm_splitk_reduce or, with an epilogue,
+// ktune_gemm_mma_finish (compiled from this source too) sums the splits in order: deterministic.
+// It fills the SMs when M and N give few tiles (M = 512 with N = 1024: 32 tiles of 128x128).
 #include "gemm_wgmma_layout.cuh"
 #include "gemm_wgmma_ops.cuh"
+#include "gemm_mma_epilogue.cuh"
+#include "gemm_splitk_reduce.cuh"
 #include "ktune_device.cuh"
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -91,7 +99,7 @@ __device__ __forceinline__ void load_tile(unsigned char* dst, const T* __restric
 template <int BM, int BN, int STAGES, int SWIZZLE, typename T, bool B_NT, bool BIAS, bool SILU>
 __global__ void __launch_bounds__(BM / 64 * 128, 1)
     ktune_gemm_wgmma(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
-                     const T* __restrict__ bias, int M, int N, int K) {
+                     float* __restrict__ workspace, const T* __restrict__ bias, int M, int N, int K) {
   using namespace ktune_wgmma;
   constexpr int kThreads = BM / kWarpgroupRows * kWarpgroupThreads;
   constexpr int kAcc = BN / 2;        // f32 accumulator registers of a thread (m64nBN over 128 threads)
@@ -125,13 +133,18 @@ __global__ void __launch_bounds__(BM / 64 * 128, 1)
   block_coords<SWIZZLE>(static_cast<int>(blockIdx.x), tiles_m, tiles_n, tm, tn);
   const int m0 = tm * BM;
   const int n0 = tn * BN;
-  const int k_tiles = (K + kBlockK - 1) / kBlockK;
+  const int all_tiles = (K + kBlockK - 1) / kBlockK;
+  const int splits = static_cast<int>(gridDim.z);
+  const int per_split = (all_tiles + splits - 1) / splits;
+  const int t_begin = static_cast<int>(blockIdx.z) * per_split;
+  const int t_end = t_begin + per_split < all_tiles ? t_begin + per_split : all_tiles;
+  const int k_tiles = t_end > t_begin ? t_end - t_begin : 0;  // this split's k tiles
 
   const bool vec_a = (K % 8 == 0) && ktune_dev::aligned16(A);
   const bool vec_b = ((B_NT ? K : N) % 8 == 0) && ktune_dev::aligned16(B);
 
   auto load_stage = [&](int stage, int tile) {
-    const int k0 = tile * kBlockK;
+    const int k0 = (t_begin + tile) * kBlockK;
     load_tile<BM, kBlockK / 8, kThreads, true>(a_smem + stage * A_STAGE, A, m0, k0, M, K, K, vec_a, tid);
     if (B_NT) {
       load_tile<BN, kBlockK / 8, kThreads, true>(b_smem + stage * B_STAGE, B, n0, k0, N, K, K, vec_b, tid);
@@ -174,8 +187,22 @@ __global__ void __launch_bounds__(BM / 64 * 128, 1)
   wgmma_wait<0>();
   ktune_dev::cp_async_wait<0>();
 
-  const bool c_pairs = (N % 2 == 0) && ((reinterpret_cast<unsigned long long>(C) & 3ull) == 0);
   const int row_base = m0 + wg * kWarpgroupRows;
+  if (splits > 1) {
+    // The f32 partial tile, no epilogue (the reduction applies it).
+    float* const part = workspace + static_cast<size_t>(blockIdx.z) * M * N;
+#pragma unroll
+    for (int i = 0; i < kAcc; i += 2) {
+      const int row = row_base + acc_row(wt, i);
+      const int col = n0 + acc_col(wt, i);
+      if (row >= M || col >= N) continue;
+      float* w = part + static_cast<size_t>(row) * N + col;
+      w[0] = acc[i];
+      if (col + 1 < N) w[1] = acc[i + 1];
+    }
+    return;
+  }
+  const bool c_pairs = (N % 2 == 0) && ((reinterpret_cast<unsigned long long>(C) & 3ull) == 0);
 #pragma unroll
   for (int i = 0; i < kAcc; i += 2) {
     const int row = row_base + acc_row(wt, i);

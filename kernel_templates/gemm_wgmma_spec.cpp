@@ -17,6 +17,7 @@ constexpr int64_t kMinStages = 3;   // a stage is refilled two k tiles after it 
 constexpr int64_t kMaxStages = 8;   // beyond, more stages only take shared memory from occupancy
 constexpr int64_t kWarpgroupRows = 64;
 constexpr int64_t kWarpgroupThreads = 128;
+constexpr int64_t kMaxSplitK = 16;  // beyond, the f32 slices cost more traffic than the SMs gain
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -78,9 +79,12 @@ std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, cons
   if (stages < kMinStages || stages > kMaxStages) {
     return fmt::format("STAGES={} is outside [{}, {}]", stages, kMinStages, kMaxStages);
   }
-  if (config.at("SPLIT_K") != 1) {
-    return fmt::format("SPLIT_K={}: the wgmma template has no split-K (the mma template serves small M)",
-                       config.at("SPLIT_K"));
+  const int64_t split_k = config.at("SPLIT_K");
+  const int64_t k_tiles = ceil_div(problem.dim("k"), kBlockK);
+  if (split_k > kMaxSplitK) return fmt::format("SPLIT_K={} exceeds {}", split_k, kMaxSplitK);
+  if (split_k > k_tiles) {
+    return fmt::format("SPLIT_K={} exceeds the {} k tiles of 64 (K={}): a split would get none", split_k,
+                       k_tiles, problem.dim("k"));
   }
   if (shared_bytes(config) > kMaxSharedBytes) {
     return fmt::format("{} bytes of shared memory exceed {} (227 KiB)", shared_bytes(config),
@@ -109,6 +113,10 @@ CompileSpec WgmmaGemmSpec::compile_spec(const Problem& problem, const Config& co
                   config.at("STAGES"), config.at("SWIZZLE"), harness::cuda_type_name(problem.dtype),
                   cpp_bool(form.layout == GemmLayout::kNT), cpp_bool(form.bias), cpp_bool(form.silu)));
   // After the target's own --gpu-architecture: NVRTC compiles for the last one given.
+  if (config.at("SPLIT_K") > 1) {
+    c.name_expressions.push_back(form.bias || form.silu ? MmaGemmSpec::finish_name_expression(problem)
+                                                        : reduce_name_expression(problem.dtype));
+  }
   c.options = {"-std=c++17", "--gpu-architecture=sm_90a"};
   return c;
 }
@@ -119,22 +127,27 @@ LaunchPlan WgmmaGemmSpec::launch_plan(const Problem& problem, const Config& conf
   const int64_t m = problem.dim("m");
   const int64_t n = problem.dim("n");
   const int64_t k = problem.dim("k");
+  const int64_t split_k = config.at("SPLIT_K");
   LaunchPlan p;
-  p.tensors = tensors(problem, 1);
+  p.tensors = tensors(problem, split_k);
   if (form.bias) p.tensors.push_back({"bias", TensorRole::kInput, problem.dtype, n});
   KernelLaunch l;
   l.name_expression = c.name_expressions.front();
-  l.dims.grid = {u32(ceil_div(m, config.at("BLOCK_M")) * ceil_div(n, config.at("BLOCK_N"))), 1, 1};
+  l.dims.grid = {u32(ceil_div(m, config.at("BLOCK_M")) * ceil_div(n, config.at("BLOCK_N"))), 1, u32(split_k)};
   l.dims.block = {u32(config.at("BLOCK_M") / kWarpgroupRows * kWarpgroupThreads), 1, 1};
   l.dims.dynamic_smem_bytes = u32(shared_bytes(config));
   l.args = {ArgSpec::of_tensor("a"),
             ArgSpec::of_tensor("b"),
             ArgSpec::of_tensor("c"),
+            split_k > 1 ? ArgSpec::of_tensor("workspace") : ArgSpec::null_pointer(),
             form.bias ? ArgSpec::of_tensor("bias") : ArgSpec::null_pointer(),
             ArgSpec::i32(static_cast<int32_t>(m)),
             ArgSpec::i32(static_cast<int32_t>(n)),
             ArgSpec::i32(static_cast<int32_t>(k))};
   p.launches.push_back(l);
+  if (split_k > 1) {
+    p.launches.push_back(form.bias || form.silu ? mma_spec().finish_launch(problem, split_k) : reduce_launch(problem, split_k));
+  }
   return p;
 }
 

@@ -1,13 +1,13 @@
 #pragma once
 /// The Hopper tensor-core template of the `gemm` family (gemm_wgmma.cu): wgmma.mma_async m64nNk16
 /// with both operands in 128-byte-swizzled shared memory, a cp.async pipeline, grouped block order,
-/// optional bias and SiLU epilogue. f16 and bf16, "nt" and "nn", SPLIT_K 1 only (the mma template
-/// covers split-K for small M). Compiled for sm_90a only: compile_spec adds
+/// optional bias and SiLU epilogue, deterministic split-K. f16 and bf16, "nt" and "nn". Compiled for sm_90a only: compile_spec adds
 /// `--gpu-architecture=sm_90a` after the target's own option (NVRTC takes the last one).
 ///
 /// Parameters (name order): BLOCK_M (64, 128 or 256: BLOCK_M / 64 warpgroups of 128 threads),
 /// BLOCK_N (64, 128 or 256: the wgmma's N), BLOCK_K (64 only: one 128-byte swizzle row of 16-bit
-/// elements), STAGES (3..8 shared-memory stages, STAGES - 2 k tiles in flight), SPLIT_K (1 only),
+/// elements), STAGES (3..8 shared-memory stages, STAGES - 2 k tiles in flight), SPLIT_K (1..16, at
+/// most the k tiles: grid.z splits write f32 slices that the family's reduction sums in order),
 /// SWIZZLE (block-rows walked together, 1 = row-major order). Shared memory:
 /// STAGES (BLOCK_M + BLOCK_N) 128 bytes + 1 KiB alignment slack <= 227 KiB.
 ///
@@ -43,8 +43,9 @@ class WgmmaGemmSpec final : public GemmSpecBase {
   std::string canonical_name(const Problem& problem, const Config& config) const override;
   /// One kernel, options `-std=c++17 --gpu-architecture=sm_90a`.
   CompileSpec compile_spec(const Problem& problem, const Config& config) const override;
-  /// One launch: grid ceil(M/BM) * ceil(N/BN), BM / 64 * 128 threads, shared_bytes() (needs the
-  /// opt-in above 48 KiB).
+  /// The GEMM: grid ceil(M/BM) * ceil(N/BN) x 1 x SPLIT_K, BM / 64 * 128 threads, shared_bytes()
+  /// (needs the opt-in above 48 KiB); with SPLIT_K > 1 the reduction (or, with an epilogue, the
+  /// finishing pass) follows, reading the f32 workspace [SPLIT_K, M, N].
   LaunchPlan launch_plan(const Problem& problem, const Config& config) const override;
   /// As the mma template's (the GEMM plus the bias read).
   WorkCounts work(const Problem& problem) const override;

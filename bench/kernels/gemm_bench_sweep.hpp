@@ -26,13 +26,14 @@ inline kernel_templates::Config mma(int64_t bm, int64_t bn, int64_t bk, int64_t 
            {"SWIZZLE", swizzle}}};
 }
 
-inline kernel_templates::Config wgmma(int64_t bm, int64_t bn, int64_t stages, int64_t swizzle) {
+inline kernel_templates::Config wgmma(int64_t bm, int64_t bn, int64_t stages, int64_t swizzle,
+                                      int64_t split_k = 1) {
   return {"wgmma",
           {{"BLOCK_M", bm},
            {"BLOCK_N", bn},
            {"BLOCK_K", 64},
            {"STAGES", stages},
-           {"SPLIT_K", 1},
+           {"SPLIT_K", split_k},
            {"SWIZZLE", swizzle}}};
 }
 
@@ -43,16 +44,26 @@ inline kernel_templates::Config wgmma(int64_t bm, int64_t bn, int64_t stages, in
 inline std::vector<kernel_templates::Config> wgmma_sweep(int64_t m) {
   if (m < 128) return {};
   if (m <= 256) {
-    return {wgmma(64, 128, 6, 8), wgmma(64, 256, 5, 8), wgmma(128, 128, 5, 8), wgmma(128, 256, 4, 8),
-            wgmma(64, 128, 4, 8), wgmma(64, 64, 4, 8),  wgmma(128, 64, 4, 8)};
+    return {wgmma(64, 128, 6, 8),    wgmma(64, 256, 5, 8), wgmma(128, 128, 5, 8),   wgmma(128, 256, 4, 8),
+            wgmma(64, 128, 4, 8),    wgmma(64, 64, 4, 8),  wgmma(128, 64, 4, 8),    wgmma(64, 128, 6, 8, 2),
+            wgmma(64, 128, 6, 8, 4), wgmma(64, 64, 6, 8, 4), wgmma(128, 128, 5, 8, 4)};
   }
   // The 4-stage 64x128 / 128x64 / 64x64 tiles fit two or three blocks an SM (<= 96 KiB of shared
   // memory, <= 32K registers): at M = 512 they give 256+ blocks, one full wave on 132 SMs.
-  return {
+  std::vector<kernel_templates::Config> out = {
       wgmma(128, 256, 4, 8), wgmma(128, 256, 4, 16), wgmma(128, 256, 3, 8), wgmma(128, 128, 5, 8),
       wgmma(128, 128, 6, 8), wgmma(64, 256, 5, 8),   wgmma(64, 128, 6, 8),  wgmma(64, 64, 8, 8),
       wgmma(64, 128, 4, 8),  wgmma(128, 64, 4, 8),   wgmma(64, 64, 4, 8),
   };
+  if (m <= 1024) {
+    // Split-K where M x N gives fewer tiles than SMs (M = 512: 32 tiles of 128x128 at N = 1024, 128
+    // at N = 4096); the spec rejects splits the shape's K cannot feed.
+    for (const auto& c : {wgmma(128, 128, 6, 8, 2), wgmma(128, 128, 6, 8, 4), wgmma(128, 256, 4, 8, 2),
+                          wgmma(64, 128, 6, 8, 2), wgmma(64, 128, 6, 8, 4), wgmma(128, 128, 6, 8, 3)}) {
+      out.push_back(c);
+    }
+  }
+  return out;
 }
 
 /// 14-16 configs for a problem with `m` rows.

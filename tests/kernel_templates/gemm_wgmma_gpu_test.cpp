@@ -1,7 +1,8 @@
 // gpu: the wgmma template (gemm_wgmma.cu, sm_90a) against the f32 GPU reference on random data:
 // every sampled config, f16 and bf16, both layouts, odd shapes (no tile divides M, N or K; K % 8 != 0
 // takes the element path), shapes with many k tiles and blocks, round ones; epilogues (bias, SiLU);
-// misaligned pointers; the SASS holds HGMMA and LDGSTS. Skips with the reason when there is no GPU
+// misaligned pointers; split-K (matches, and is bit-identical across runs); the SASS holds HGMMA
+// and LDGSTS. Skips with the reason when there is no GPU
 // or the GPU is not sm_90.
 
 #include <gtest/gtest.h>
@@ -123,6 +124,18 @@ TEST_F(WgmmaGpu, MisalignedPointersTakeTheElementPath) {
     ASSERT_NE(f->tensors.ptr("a") % 16, 0u);
     expect_config_matches(*f, testing::wgmma_samples()[0]);
     expect_config_matches(*f, testing::wgmma_samples()[3]);
+  }
+}
+
+TEST_F(WgmmaGpu, SplitKIsBitIdenticalAcrossRuns) {
+  // The splits are summed in a fixed order: two runs give the same bytes.
+  for (const char* layout : {"nt", "nn+bias"}) {
+    auto f = make_fixture(gemm_problem(300, 520, 2056, DType::kBF16, layout), 53);
+    const Config c = testing::wgmma_config(128, 128, 4, 8, 5);
+    expect_config_matches(*f, c);
+    const auto first = run_candidate(*f, c);
+    const auto second = run_candidate(*f, c);
+    EXPECT_EQ(first, second) << layout;
   }
 }
 

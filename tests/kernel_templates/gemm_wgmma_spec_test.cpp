@@ -51,14 +51,15 @@ TEST(WgmmaSpec, LaunchGeometryAndSm90aOption) {
   EXPECT_EQ(l.dims.block.x, 256u);     // two warpgroups
   EXPECT_EQ(l.dims.dynamic_smem_bytes, 4u * (128 + 256) * 128 + 1024);
   EXPECT_EQ(l.name_expression, "ktune_gemm_wgmma<128,256,4,8,__nv_bfloat16,true,true,false>");
-  ASSERT_EQ(l.args.size(), 7u);
-  EXPECT_EQ(l.args[3].tensor, "bias");
-  EXPECT_EQ(l.args[6].integer, 520);
+  ASSERT_EQ(l.args.size(), 8u);
+  EXPECT_EQ(l.args[3].kind, ArgSpec::Kind::kNullPointer);  // no split-K: no workspace
+  EXPECT_EQ(l.args[4].tensor, "bias");
+  EXPECT_EQ(l.args[7].integer, 520);
   EXPECT_EQ(plan.tensor_index("bias"), 3);
   const CompileSpec cs = wgmma().compile_spec(p, c);
   EXPECT_EQ(cs.options.back(), "--gpu-architecture=sm_90a");
   const Problem nn = gemm_problem(64, 64, 64, DType::kF16, "nn");
-  EXPECT_EQ(wgmma().launch_plan(nn, wgmma_config(64, 64, 3, 1)).launches[0].args[3].kind,
+  EXPECT_EQ(wgmma().launch_plan(nn, wgmma_config(64, 64, 3, 1)).launches[0].args[4].kind,
             ArgSpec::Kind::kNullPointer);
   EXPECT_EQ(wgmma().compile_spec(nn, wgmma_config(64, 64, 3, 1)).name_expressions[0],
             "ktune_gemm_wgmma<64,64,3,1,__half,false,false,false>");
@@ -85,9 +86,10 @@ TEST(WgmmaSpec, RejectsWithReasons) {
   EXPECT_NE(why(p, wgmma_config(128, 96, 4, 8)).find("BLOCK_N=96"), std::string::npos);
   EXPECT_NE(why(p, wgmma_config(128, 128, 2, 8)).find("STAGES=2"), std::string::npos);
   EXPECT_NE(why(p, wgmma_config(128, 256, 5, 8)).find("227 KiB"), std::string::npos);  // 5 * 48 KiB
-  Config split = wgmma_config(128, 128, 4, 8);
-  split.params["SPLIT_K"] = 2;
-  EXPECT_NE(why(p, split).find("split-K"), std::string::npos);
+  const Config split = wgmma_config(128, 128, 4, 8, 17);
+  EXPECT_NE(why(p, split).find("SPLIT_K=17 exceeds 16"), std::string::npos);
+  EXPECT_NE(why(gemm_problem(512, 512, 130, DType::kBF16, "nt"), wgmma_config(128, 128, 4, 8, 4)).find("3 k tiles"),
+            std::string::npos);
   Config bk = wgmma_config(128, 128, 4, 8);
   bk.params["BLOCK_K"] = 32;
   EXPECT_NE(why(p, bk).find("BLOCK_K=32"), std::string::npos);
@@ -95,6 +97,24 @@ TEST(WgmmaSpec, RejectsWithReasons) {
   missing.params.erase("SWIZZLE");
   EXPECT_NE(why(p, missing).find("SWIZZLE"), std::string::npos);
   EXPECT_THROW(wgmma().compile_spec(p, split), Error);
+}
+
+TEST(WgmmaSpec, SplitKWritesSlicesThenReducesInOrder) {
+  const Problem p = gemm_problem(512, 1024, 4096, DType::kBF16, "nt");
+  const LaunchPlan plan = wgmma().launch_plan(p, wgmma_config(128, 128, 6, 8, 4));
+  ASSERT_EQ(plan.launches.size(), 2u);
+  EXPECT_EQ(plan.launches[0].dims.grid.x, 4u * 8u);
+  EXPECT_EQ(plan.launches[0].dims.grid.z, 4u);
+  EXPECT_EQ(plan.launches[0].args[3].tensor, "workspace");
+  EXPECT_EQ(plan.launches[1].name_expression, "ktune_gemm_splitk_reduce<__nv_bfloat16>");
+  EXPECT_EQ(plan.tensors.at(plan.tensor_index("workspace")).elements, 4 * 512 * 1024);
+  // With an epilogue the finishing pass applies it to the sum.
+  const Problem e = gemm_problem(512, 1024, 4096, DType::kF16, "nt+bias+silu");
+  const LaunchPlan pe = wgmma().launch_plan(e, wgmma_config(128, 128, 6, 8, 2));
+  EXPECT_EQ(pe.launches.back().name_expression, "ktune_gemm_mma_finish<__half,true,true>");
+  const CompileSpec cs = wgmma().compile_spec(e, wgmma_config(128, 128, 6, 8, 2));
+  EXPECT_EQ(cs.name_expressions.size(), 2u);
+  EXPECT_EQ(wgmma().canonical_name(p, wgmma_config(128, 128, 6, 8, 4)), "gemm.bf16.nt.wgmma.128x128x64.s6.sk4.g8");
 }
 
 TEST(WgmmaSpec, OnlyHopperArchitectures) {

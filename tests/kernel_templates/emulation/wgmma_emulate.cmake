@@ -4,7 +4,8 @@
 # dropped, and the CUDA 16-bit types mapped to the emulated ones.
 cmake_minimum_required(VERSION 3.25)
 file(READ "${FILE}" text)
-foreach(include "ktune_device.cuh" "gemm_wgmma_ops.cuh" "gemm_wgmma_layout.cuh")
+foreach(include "ktune_device.cuh" "gemm_wgmma_ops.cuh" "gemm_wgmma_layout.cuh" "gemm_mma_epilogue.cuh"
+                "gemm_splitk_reduce.cuh")
   string(REPLACE "#include \"${include}\"" "" text "${text}")
 endforeach()
 # 48 bytes into the shared window: the kernel's round-up to 1024 bytes must do the aligning.

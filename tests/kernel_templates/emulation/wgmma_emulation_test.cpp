@@ -37,17 +37,19 @@ namespace {
 using wgmma_emu::Schedule;
 
 /// Runs `body` for every thread of every block, one block at a time.
-void launch(unsigned grid, unsigned block, const std::function<void()>& body) {
-  gridDim = {grid, 1, 1};
+void launch(unsigned grid, unsigned block, const std::function<void()>& body, unsigned grid_z = 1) {
+  gridDim = {grid, 1, grid_z};
   blockDim = {block, 1, 1};
-  for (unsigned bx = 0; bx < grid; ++bx) {
+  for (unsigned b = 0; b < grid * grid_z; ++b) {
+    const unsigned bx = b % grid;
+    const unsigned bz = b / grid;
     std::memset(g_smem, 0xCD, sizeof g_smem);  // stale shared memory must not matter
     std::barrier<> barrier(block);
     g_barrier = &barrier;
     std::vector<std::thread> threads;
     for (unsigned t = 0; t < block; ++t) {
       threads.emplace_back([&, t] {
-        blockIdx = {bx, 0, 0};
+        blockIdx = {bx, 0, bz};
         threadIdx = {t, 0, 0};
         wgmma_emu::t_copies = {};
         wgmma_emu::t_mmas = {};
@@ -118,19 +120,34 @@ struct Problem {
   }
 };
 
+/// `splits` > 1: split-K, the f32 slices summed in order on the host as the reduction kernel does.
 template <int BM, int BN, int STAGES, int SWIZZLE, class T, bool NT, bool BIAS = false, bool SILU = false>
-void run(int m, int n, int k, Schedule schedule, bool misalign = false) {
+void run(int m, int n, int k, Schedule schedule, bool misalign = false, unsigned splits = 1) {
   wgmma_emu::g_schedule = schedule;
   wgmma_emu::g_bad_descriptors = 0;
   Problem<T> p(m, n, k, NT, BIAS, SILU, misalign);
-  launch(cdiv(m, BM) * cdiv(n, BN), BM / 64 * 128, [&] {
-    ktune_gemm_wgmma<BM, BN, STAGES, SWIZZLE, T, NT, BIAS, SILU>(p.a, p.b, p.c.data(),
-                                                                 BIAS ? p.bias.data() : nullptr, m, n, k);
-  });
+  std::vector<float> workspace(splits > 1 ? std::size_t(splits) * m * n : 0, std::nanf(""));
+  launch(
+      cdiv(m, BM) * cdiv(n, BN), BM / 64 * 128,
+      [&] {
+        ktune_gemm_wgmma<BM, BN, STAGES, SWIZZLE, T, NT, BIAS, SILU>(p.a, p.b, p.c.data(), workspace.data(),
+                                                                     BIAS ? p.bias.data() : nullptr, m, n, k);
+      },
+      splits);
+  if (splits > 1) {
+    for (std::size_t i = 0; i < std::size_t(m) * n; ++i) {
+      float v = 0.0f;
+      for (unsigned z = 0; z < splits; ++z) v += workspace[z * std::size_t(m) * n + i];
+      if (BIAS) v += ktune_dev::to_f32(p.bias[i % n]);
+      if (SILU) v = v / (1.0f + std::exp(-v));
+      p.c[i] = ktune_dev::from_f32<T>(v);
+    }
+  }
   const std::string what = std::string("wgmma<") + std::to_string(BM) + "," + std::to_string(BN) + "," +
                            std::to_string(STAGES) + "> " + (NT ? "nt " : "nn ") + std::to_string(m) + "x" +
                            std::to_string(n) + "x" + std::to_string(k) +
-                           (schedule == Schedule::kLateCopies ? " late-copies" : " late-mma");
+                           (schedule == Schedule::kLateCopies ? " late-copies" : " late-mma") +
+                           (splits > 1 ? " split " + std::to_string(splits) : "");
   EXPECT_EQ(wgmma_emu::g_bad_descriptors.load(), 0) << what << ": bad descriptor or work left in flight";
   p.expect_close(what);
 }
@@ -167,6 +184,15 @@ TEST(WgmmaEmulation, ElementPathsAndEpilogues) {
     run<64, 128, 3, 1, bf16e, true>(33, 100, 256, s, /*misalign=*/true);  // misaligned pointers
     run<64, 64, 3, 1, bf16e, true, true, true>(70, 90, 136, s);           // bias + SiLU
     run<128, 128, 4, 8, f16e, false, true, false>(130, 90, 100, s);       // bias, odd N: single stores
+  }
+}
+
+TEST(WgmmaEmulation, SplitKSlicesSumToTheProduct) {
+  for (Schedule s : kSchedules) {
+    run<64, 64, 3, 1, bf16e, true>(77, 93, 520, s, false, 3);   // 9 k tiles: 3 + 3 + 3
+    run<64, 128, 4, 2, f16e, false>(70, 136, 200, s, false, 2);  // 4 k tiles, K % 64 != 0
+    run<128, 128, 4, 8, bf16e, true, true, true>(130, 136, 330, s, false, 4);  // 6 tiles: 2+2+2+0
+    run<64, 64, 3, 1, bf16e, true>(37, 29, 200, s, false, 4);   // K % 8 != 0: element path
   }
 }
 
