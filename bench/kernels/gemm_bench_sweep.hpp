@@ -55,13 +55,11 @@ inline std::vector<kernel_templates::Config> wgmma_sweep(int64_t m) {
       wgmma(128, 128, 6, 8), wgmma(64, 256, 5, 8),   wgmma(64, 128, 6, 8),  wgmma(64, 64, 8, 8),
       wgmma(64, 128, 4, 8),  wgmma(128, 64, 4, 8),   wgmma(64, 64, 4, 8),
   };
-  if (m <= 1024) {
-    // Split-K where M x N gives fewer tiles than SMs (M = 512: 32 tiles of 128x128 at N = 1024, 128
-    // at N = 4096); the spec rejects splits the shape's K cannot feed.
-    for (const auto& c : {wgmma(128, 128, 6, 8, 2), wgmma(128, 128, 6, 8, 4), wgmma(128, 256, 4, 8, 2),
-                          wgmma(64, 128, 6, 8, 2), wgmma(64, 128, 6, 8, 4), wgmma(128, 128, 6, 8, 3)}) {
-      out.push_back(c);
-    }
+  // Split-K for shapes whose M x N gives few tiles (M = 512: 32 tiles of 128x128 at N = 1024, 128 at
+  // N = 4096; M = 2048 at N = 512: 64); the spec rejects splits the shape's K cannot feed.
+  for (const auto& c : {wgmma(128, 128, 6, 8, 2), wgmma(128, 128, 6, 8, 4), wgmma(128, 256, 4, 8, 2),
+                        wgmma(64, 128, 6, 8, 2), wgmma(64, 128, 6, 8, 4), wgmma(128, 128, 6, 8, 3)}) {
+    out.push_back(c);
   }
   return out;
 }
