@@ -71,73 +71,82 @@ __global__ void __launch_bounds__(LANES* HEADS)
                    aligned_to(k_out, kBytes) && aligned_to(q_weight, kBytes) && aligned_to(k_weight, kBytes);
   const int limit = active ? VEC : 0;
 
-  // Everything a thread reads is loaded before the reduction, so the loads of x, the weights and
-  // the cos/sin row overlap (the row address needs only the position, loaded first).
+  // Registers decide the speed here (occupancy x bytes in flight): while the loads of q / k are in
+  // flight a thread holds them packed as T, and only the position; the weights and the cos/sin row
+  // (L1 / L2 hits: every head of a token shares them) are loaded after the reduction.
   const unsigned p = active ? static_cast<unsigned>(positions[token]) % static_cast<unsigned>(max_pos) : 0u;
-  const float* cs = cos_sin + static_cast<size_t>(p) * HEAD_DIM;
-  const bool cs_vec = aligned_to(cos_sin, 16);
-  float a[kChunks][VEC];
-  float b[kChunks][VEC];
-  float wa[kChunks][VEC];
-  float wb[kChunks][VEC];
-  // The angles of a chunk: NeoX pairs j with j + D/2 at angle j (VEC angles from `off`); GPT-J
-  // pairs 2j, 2j + 1 (VEC / 2 angles from off / 2 for the a half, from (D/2 + off) / 2 for b).
-  float cosv[kChunks][VEC];
-  float sinv[kChunks][VEC];
-  float ss = 0.0f;
+  Packed<T, VEC> a[kChunks];
+  Packed<T, VEC> b[kChunks];
 #pragma unroll
   for (int c = 0; c < kChunks; ++c) {
     const int off = (c * LANES + lane) * VEC;
     // q and k are read once: evict-first (the weights and the table stay).
-    load_some<T, VEC, true>(src + off, limit, vec && active, 0.0f, a[c]);
-    load_some<T, VEC, true>(src + kHalf + off, limit, vec && active, 0.0f, b[c]);
-    load_some<T, VEC>(wt + off, limit, vec && active, 0.0f, wa[c]);
-    load_some<T, VEC>(wt + kHalf + off, limit, vec && active, 0.0f, wb[c]);
-    if (GPTJ) {
-      load_f32_run<VEC / 2>(cs + off / 2, cs_vec && active, active, cosv[c]);
-      load_f32_run<VEC / 2>(cs + (kHalf + off) / 2, cs_vec && active, active, cosv[c] + VEC / 2);
-      load_f32_run<VEC / 2>(cs + kHalf + off / 2, cs_vec && active, active, sinv[c]);
-      load_f32_run<VEC / 2>(cs + kHalf + (kHalf + off) / 2, cs_vec && active, active, sinv[c] + VEC / 2);
-    } else {
-      load_f32_run<VEC>(cs + off, cs_vec && active, active, cosv[c]);
-      load_f32_run<VEC>(cs + kHalf + off, cs_vec && active, active, sinv[c]);
-    }
+    a[c].template load<true>(src + off, limit, vec && active);
+    b[c].template load<true>(src + kHalf + off, limit, vec && active);
+  }
+  float ss = 0.0f;
 #pragma unroll
-    for (int i = 0; i < VEC; ++i) ss = fmaf(a[c][i], a[c][i], fmaf(b[c][i], b[c][i], ss));
+  for (int c = 0; c < kChunks; ++c) {
+    float fa[VEC];
+    float fb[VEC];
+    a[c].unpack(fa);
+    b[c].unpack(fb);
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) ss = fmaf(fa[i], fa[i], fmaf(fb[i], fb[i], ss));
   }
   ss = group_sum<LANES>(ss);
   const float inv = rsqrtf(ss / static_cast<float>(HEAD_DIM) + eps);
+  const float* cs = cos_sin + static_cast<size_t>(p) * HEAD_DIM;
+  const bool cs_vec = aligned_to(cos_sin, 16);
 
 #pragma unroll
   for (int c = 0; c < kChunks; ++c) {
     const int off = (c * LANES + lane) * VEC;
+    float x[VEC];
+    float y[VEC];
+    float wa[VEC];
+    float wb[VEC];
+    a[c].unpack(x);
+    b[c].unpack(y);
+    load_some<T, VEC>(wt + off, limit, vec && active, 0.0f, wa);
+    load_some<T, VEC>(wt + kHalf + off, limit, vec && active, 0.0f, wb);
 #pragma unroll
     for (int i = 0; i < VEC; ++i) {
-      a[c][i] *= inv * wa[c][i];
-      b[c][i] *= inv * wb[c][i];
+      x[i] *= inv * wa[i];
+      y[i] *= inv * wb[i];
     }
+    // The angles of this chunk: NeoX pairs j with j + D/2 at angle j (VEC angles from `off`); GPT-J
+    // pairs 2j, 2j + 1 (VEC / 2 angles from off / 2 for the first half, (D/2 + off) / 2 the second).
+    float cosv[VEC];
+    float sinv[VEC];
     if (GPTJ) {
+      load_f32_run<VEC / 2>(cs + off / 2, cs_vec && active, active, cosv);
+      load_f32_run<VEC / 2>(cs + (kHalf + off) / 2, cs_vec && active, active, cosv + VEC / 2);
+      load_f32_run<VEC / 2>(cs + kHalf + off / 2, cs_vec && active, active, sinv);
+      load_f32_run<VEC / 2>(cs + kHalf + (kHalf + off) / 2, cs_vec && active, active, sinv + VEC / 2);
 #pragma unroll
       for (int i = 0; i < VEC; i += 2) {
-        const float ca = cosv[c][i / 2], sa = sinv[c][i / 2];
-        const float cb = cosv[c][VEC / 2 + i / 2], sb = sinv[c][VEC / 2 + i / 2];
-        const float a0 = a[c][i], a1 = a[c][i + 1];
-        const float b0 = b[c][i], b1 = b[c][i + 1];
-        a[c][i] = a0 * ca - a1 * sa;
-        a[c][i + 1] = a1 * ca + a0 * sa;
-        b[c][i] = b0 * cb - b1 * sb;
-        b[c][i + 1] = b1 * cb + b0 * sb;
+        const float ca = cosv[i / 2], sa = sinv[i / 2];
+        const float cb = cosv[VEC / 2 + i / 2], sb = sinv[VEC / 2 + i / 2];
+        const float a0 = x[i], a1 = x[i + 1];
+        const float b0 = y[i], b1 = y[i + 1];
+        x[i] = a0 * ca - a1 * sa;
+        x[i + 1] = a1 * ca + a0 * sa;
+        y[i] = b0 * cb - b1 * sb;
+        y[i + 1] = b1 * cb + b0 * sb;
       }
     } else {
+      load_f32_run<VEC>(cs + off, cs_vec && active, active, cosv);
+      load_f32_run<VEC>(cs + kHalf + off, cs_vec && active, active, sinv);
 #pragma unroll
       for (int i = 0; i < VEC; ++i) {
-        const float x0 = a[c][i];
-        const float x1 = b[c][i];
-        a[c][i] = x0 * cosv[c][i] - x1 * sinv[c][i];
-        b[c][i] = x1 * cosv[c][i] + x0 * sinv[c][i];
+        const float x0 = x[i];
+        const float x1 = y[i];
+        x[i] = x0 * cosv[i] - x1 * sinv[i];
+        y[i] = x1 * cosv[i] + x0 * sinv[i];
       }
     }
-    store_some<T, VEC>(dst + off, limit, vec && active, a[c]);
-    store_some<T, VEC>(dst + kHalf + off, limit, vec && active, b[c]);
+    store_some<T, VEC>(dst + off, limit, vec && active, x);
+    store_some<T, VEC>(dst + kHalf + off, limit, vec && active, y);
   }
 }
