@@ -9,8 +9,9 @@
 // (interleaved) pairs 2j with 2j + 1 (angle j). For each pair (a, b) at angle j:
 // a' = a cos - b sin, b' = b cos + a sin, applied to the normalised values n = x * inv * w.
 //
-// A block holds HEADS heads (items token * (heads_q + heads_kv) + h, q heads first) of LANES lanes
-// each (a power of two <= 32, so a head's reduction is warp shuffles only, no shared memory). Lane
+// A block holds HEADS lane groups of LANES lanes (a power of two <= 32, so a head's reduction is
+// warp shuffles only, no shared memory); each group normalises ITEMS heads (items token *
+// (heads_q + heads_kv) + h, q heads first), all their loads issued before the first reduction. Lane
 // l owns the vectors at offsets (c * LANES + l) * VEC of both halves of the head, c < D / 2 /
 // (LANES * VEC): both elements of every pair, for either pairing, stay in one thread.
 #include "ops_reduce.cuh"
@@ -42,7 +43,30 @@ __device__ __forceinline__ void load_f32_run(const float* p, bool vector, bool a
   }
 }
 
-template <int HEAD_DIM, int LANES, int VEC, int HEADS, bool GPTJ, typename T>
+/// Where item `item` (token * (heads_q + heads_kv) + h, q heads first) lives.
+template <int HEAD_DIM, typename T>
+struct RopeItem {
+  bool active = false;
+  bool is_q = true;
+  int token = 0;
+  const T* src = nullptr;
+  T* dst = nullptr;
+
+  __device__ __forceinline__ RopeItem(long long item, const T* q, const T* k, T* q_out, T* k_out, int tokens,
+                                      int heads_q, int heads_kv) {
+    const int heads = heads_q + heads_kv;
+    active = item < static_cast<long long>(tokens) * heads;
+    token = active ? static_cast<int>(item / heads) : 0;
+    const int h = active ? static_cast<int>(item % heads) : 0;
+    is_q = h < heads_q;
+    const size_t row = is_q ? (static_cast<size_t>(token) * heads_q + h)
+                            : (static_cast<size_t>(token) * heads_kv + (h - heads_q));
+    src = (is_q ? q : k) + row * HEAD_DIM;
+    dst = (is_q ? q_out : k_out) + row * HEAD_DIM;
+  }
+};
+
+template <int HEAD_DIM, int LANES, int VEC, int HEADS, int ITEMS, bool GPTJ, typename T>
 __global__ void __launch_bounds__(LANES* HEADS)
     ktune_rmsnorm_rope(const T* q, const T* k, const T* __restrict__ q_weight, const T* __restrict__ k_weight,
                        const float* __restrict__ cos_sin, const int* __restrict__ positions, T* q_out,
@@ -53,100 +77,111 @@ __global__ void __launch_bounds__(LANES* HEADS)
   static_assert(kChunks * LANES * VEC == kHalf, "D/2 must be a multiple of LANES * VEC");
   static_assert(VEC % 2 == 0, "VEC must be even (GPT-J pairs lie within a vector)");
   static_assert((LANES * HEADS) % 32 == 0 && LANES <= 32, "whole warps; a head within a warp");
+  static_assert(ITEMS >= 1, "ITEMS >= 1");
   constexpr int kBytes = VEC * static_cast<int>(sizeof(T));
 
-  const int heads = heads_q + heads_kv;
-  const long long item = static_cast<long long>(blockIdx.x) * HEADS + threadIdx.x / LANES;
+  const int group = static_cast<int>(threadIdx.x) / LANES;
   const int lane = static_cast<int>(threadIdx.x) % LANES;
-  const bool active = item < static_cast<long long>(tokens) * heads;
-  const int token = active ? static_cast<int>(item / heads) : 0;
-  const int h = active ? static_cast<int>(item % heads) : 0;
-  const bool is_q = h < heads_q;
-  const size_t row = is_q ? (static_cast<size_t>(token) * heads_q + h)
-                          : (static_cast<size_t>(token) * heads_kv + (h - heads_q));
-  const T* src = (is_q ? q : k) + row * HEAD_DIM;
-  T* dst = (is_q ? q_out : k_out) + row * HEAD_DIM;
-  const T* wt = is_q ? q_weight : k_weight;
+  // Item j of this lane group: the block's j-th run of HEADS consecutive items, so for each j the
+  // groups of a block read HEADS consecutive heads (contiguous memory).
+  const long long first = static_cast<long long>(blockIdx.x) * HEADS * ITEMS + group;
   const bool vec = aligned_to(q, kBytes) && aligned_to(k, kBytes) && aligned_to(q_out, kBytes) &&
                    aligned_to(k_out, kBytes) && aligned_to(q_weight, kBytes) && aligned_to(k_weight, kBytes);
-  const int limit = active ? VEC : 0;
-
-  // Registers decide the speed here (occupancy x bytes in flight): while the loads of q / k are in
-  // flight a thread holds them packed as T, and only the position; the weights and the cos/sin row
-  // (L1 / L2 hits: every head of a token shares them) are loaded after the reduction.
-  const unsigned p = active ? static_cast<unsigned>(positions[token]) % static_cast<unsigned>(max_pos) : 0u;
-  Packed<T, VEC> a[kChunks];
-  Packed<T, VEC> b[kChunks];
-#pragma unroll
-  for (int c = 0; c < kChunks; ++c) {
-    const int off = (c * LANES + lane) * VEC;
-    // q and k are read once: evict-first (the weights and the table stay).
-    a[c].template load<true>(src + off, limit, vec && active);
-    b[c].template load<true>(src + kHalf + off, limit, vec && active);
-  }
-  float ss = 0.0f;
-#pragma unroll
-  for (int c = 0; c < kChunks; ++c) {
-    float fa[VEC];
-    float fb[VEC];
-    a[c].unpack(fa);
-    b[c].unpack(fb);
-#pragma unroll
-    for (int i = 0; i < VEC; ++i) ss = fmaf(fa[i], fa[i], fmaf(fb[i], fb[i], ss));
-  }
-  ss = group_sum<LANES>(ss);
-  const float inv = rsqrtf(ss / static_cast<float>(HEAD_DIM) + eps);
-  const float* cs = cos_sin + static_cast<size_t>(p) * HEAD_DIM;
   const bool cs_vec = aligned_to(cos_sin, 16);
 
+  // Registers decide the speed here (occupancy x bytes in flight): while the loads of q / k are in
+  // flight a thread holds them packed as T (ITEMS heads' worth), and only the positions; the
+  // weights and the cos/sin row (L1 / L2 hits: every head of a token shares them) are loaded after
+  // the reduction.
+  Packed<T, VEC> a[ITEMS][kChunks];
+  Packed<T, VEC> b[ITEMS][kChunks];
+  unsigned pos[ITEMS];
 #pragma unroll
-  for (int c = 0; c < kChunks; ++c) {
-    const int off = (c * LANES + lane) * VEC;
-    float x[VEC];
-    float y[VEC];
-    float wa[VEC];
-    float wb[VEC];
-    a[c].unpack(x);
-    b[c].unpack(y);
-    load_some<T, VEC>(wt + off, limit, vec && active, 0.0f, wa);
-    load_some<T, VEC>(wt + kHalf + off, limit, vec && active, 0.0f, wb);
+  for (int j = 0; j < ITEMS; ++j) {
+    const RopeItem<HEAD_DIM, T> it(first + static_cast<long long>(j) * HEADS, q, k, q_out, k_out, tokens, heads_q,
+                                   heads_kv);
+    pos[j] = it.active ? static_cast<unsigned>(positions[it.token]) % static_cast<unsigned>(max_pos) : 0u;
+    const int limit = it.active ? VEC : 0;
 #pragma unroll
-    for (int i = 0; i < VEC; ++i) {
-      x[i] *= inv * wa[i];
-      y[i] *= inv * wb[i];
+    for (int c = 0; c < kChunks; ++c) {
+      const int off = (c * LANES + lane) * VEC;
+      // q and k are read once: evict-first (the weights and the table stay).
+      a[j][c].template load<true>(it.src + off, limit, vec && it.active);
+      b[j][c].template load<true>(it.src + kHalf + off, limit, vec && it.active);
     }
-    // The angles of this chunk: NeoX pairs j with j + D/2 at angle j (VEC angles from `off`); GPT-J
-    // pairs 2j, 2j + 1 (VEC / 2 angles from off / 2 for the first half, (D/2 + off) / 2 the second).
-    float cosv[VEC];
-    float sinv[VEC];
-    if (GPTJ) {
-      load_f32_run<VEC / 2>(cs + off / 2, cs_vec && active, active, cosv);
-      load_f32_run<VEC / 2>(cs + (kHalf + off) / 2, cs_vec && active, active, cosv + VEC / 2);
-      load_f32_run<VEC / 2>(cs + kHalf + off / 2, cs_vec && active, active, sinv);
-      load_f32_run<VEC / 2>(cs + kHalf + (kHalf + off) / 2, cs_vec && active, active, sinv + VEC / 2);
+  }
+
 #pragma unroll
-      for (int i = 0; i < VEC; i += 2) {
-        const float ca = cosv[i / 2], sa = sinv[i / 2];
-        const float cb = cosv[VEC / 2 + i / 2], sb = sinv[VEC / 2 + i / 2];
-        const float a0 = x[i], a1 = x[i + 1];
-        const float b0 = y[i], b1 = y[i + 1];
-        x[i] = a0 * ca - a1 * sa;
-        x[i + 1] = a1 * ca + a0 * sa;
-        y[i] = b0 * cb - b1 * sb;
-        y[i + 1] = b1 * cb + b0 * sb;
-      }
-    } else {
-      load_f32_run<VEC>(cs + off, cs_vec && active, active, cosv);
-      load_f32_run<VEC>(cs + kHalf + off, cs_vec && active, active, sinv);
+  for (int j = 0; j < ITEMS; ++j) {
+    const RopeItem<HEAD_DIM, T> it(first + static_cast<long long>(j) * HEADS, q, k, q_out, k_out, tokens, heads_q,
+                                   heads_kv);
+    const int limit = it.active ? VEC : 0;
+    const T* wt = it.is_q ? q_weight : k_weight;
+    float ss = 0.0f;
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      float fa[VEC];
+      float fb[VEC];
+      a[j][c].unpack(fa);
+      b[j][c].unpack(fb);
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) ss = fmaf(fa[i], fa[i], fmaf(fb[i], fb[i], ss));
+    }
+    ss = group_sum<LANES>(ss);
+    const float inv = rsqrtf(ss / static_cast<float>(HEAD_DIM) + eps);
+    const float* cs = cos_sin + static_cast<size_t>(pos[j]) * HEAD_DIM;
+
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+      const int off = (c * LANES + lane) * VEC;
+      float x[VEC];
+      float y[VEC];
+      float wa[VEC];
+      float wb[VEC];
+      a[j][c].unpack(x);
+      b[j][c].unpack(y);
+      load_some<T, VEC>(wt + off, limit, vec && it.active, 0.0f, wa);
+      load_some<T, VEC>(wt + kHalf + off, limit, vec && it.active, 0.0f, wb);
 #pragma unroll
       for (int i = 0; i < VEC; ++i) {
-        const float x0 = x[i];
-        const float x1 = y[i];
-        x[i] = x0 * cosv[i] - x1 * sinv[i];
-        y[i] = x1 * cosv[i] + x0 * sinv[i];
+        x[i] *= inv * wa[i];
+        y[i] *= inv * wb[i];
       }
+      // The angles of this chunk: NeoX pairs j with j + D/2 at angle j (VEC angles from `off`);
+      // GPT-J pairs 2j, 2j + 1 (VEC / 2 angles from off / 2 for the first half, (D/2 + off) / 2
+      // for the second).
+      float cosv[VEC];
+      float sinv[VEC];
+      const bool cv = cs_vec && it.active;
+      if (GPTJ) {
+        load_f32_run<VEC / 2>(cs + off / 2, cv, it.active, cosv);
+        load_f32_run<VEC / 2>(cs + (kHalf + off) / 2, cv, it.active, cosv + VEC / 2);
+        load_f32_run<VEC / 2>(cs + kHalf + off / 2, cv, it.active, sinv);
+        load_f32_run<VEC / 2>(cs + kHalf + (kHalf + off) / 2, cv, it.active, sinv + VEC / 2);
+#pragma unroll
+        for (int i = 0; i < VEC; i += 2) {
+          const float ca = cosv[i / 2], sa = sinv[i / 2];
+          const float cb = cosv[VEC / 2 + i / 2], sb = sinv[VEC / 2 + i / 2];
+          const float a0 = x[i], a1 = x[i + 1];
+          const float b0 = y[i], b1 = y[i + 1];
+          x[i] = a0 * ca - a1 * sa;
+          x[i + 1] = a1 * ca + a0 * sa;
+          y[i] = b0 * cb - b1 * sb;
+          y[i + 1] = b1 * cb + b0 * sb;
+        }
+      } else {
+        load_f32_run<VEC>(cs + off, cv, it.active, cosv);
+        load_f32_run<VEC>(cs + kHalf + off, cv, it.active, sinv);
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) {
+          const float x0 = x[i];
+          const float x1 = y[i];
+          x[i] = x0 * cosv[i] - x1 * sinv[i];
+          y[i] = x1 * cosv[i] + x0 * sinv[i];
+        }
+      }
+      store_some<T, VEC>(it.dst + off, limit, vec && it.active, x);
+      store_some<T, VEC>(it.dst + kHalf + off, limit, vec && it.active, y);
     }
-    store_some<T, VEC>(dst + off, limit, vec && active, x);
-    store_some<T, VEC>(dst + kHalf + off, limit, vec && active, y);
   }
 }

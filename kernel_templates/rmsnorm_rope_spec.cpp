@@ -75,7 +75,9 @@ std::optional<std::string> RmsNormRopeSpec::rejection(const Problem& problem, co
   const int64_t lanes = config.at("THREADS");
   const int64_t heads = config.at("HEADS");
   const int64_t vec = config.at("VEC");
+  const int64_t items = config.at("ITEMS");
   if (!is_pow2(lanes) || lanes > 32) return fmt::format("THREADS={} is not a power of two <= 32", lanes);
+  if (items != 1 && items != 2 && items != 4) return fmt::format("ITEMS={} is not 1, 2 or 4", items);
   if (heads < 1 || (lanes * heads) % 32 != 0 || lanes * heads > kMaxThreads) {
     return fmt::format("THREADS*HEADS={} is not a multiple of 32 in [32, {}]", lanes * heads, kMaxThreads);
   }
@@ -90,16 +92,16 @@ std::optional<std::string> RmsNormRopeSpec::rejection(const Problem& problem, co
 
 std::string RmsNormRopeSpec::canonical_name(const Problem& problem, const Config& config) const {
   const auto mode = parse_mode(problem.layout, modes()).value_or(problem.layout);
-  return fmt::format("rmsnorm_rope.{}.{}.t{}.h{}.v{}", harness::to_string(problem.dtype), mode,
-                     config.at("THREADS"), config.at("HEADS"), config.at("VEC"));
+  return fmt::format("rmsnorm_rope.{}.{}.t{}.h{}.v{}.i{}", harness::to_string(problem.dtype), mode,
+                     config.at("THREADS"), config.at("HEADS"), config.at("VEC"), config.at("ITEMS"));
 }
 
 CompileSpec RmsNormRopeSpec::compile_spec(const Problem& problem, const Config& config) const {
   throw_if(rejection(problem, config));
   CompileSpec c;
   c.source_name = std::string(source_name());
-  c.name_expressions = {fmt::format("ktune_rmsnorm_rope<{},{},{},{},{},{}>", problem.dim("head_dim"),
-                                    config.at("THREADS"), config.at("VEC"), config.at("HEADS"),
+  c.name_expressions = {fmt::format("ktune_rmsnorm_rope<{},{},{},{},{},{},{}>", problem.dim("head_dim"),
+                                    config.at("THREADS"), config.at("VEC"), config.at("HEADS"), config.at("ITEMS"),
                                     style(problem) == RopeStyle::kGptj ? "true" : "false",
                                     harness::cuda_type_name(problem.dtype))};
   c.options = {"-std=c++17"};
@@ -118,7 +120,7 @@ LaunchPlan RmsNormRopeSpec::launch_plan(const Problem& problem, const Config& co
   p.tensors.push_back({"k_out", TensorRole::kOutput, problem.dtype, t * hk * d});
   KernelLaunch l;
   l.name_expression = c.name_expressions.front();
-  l.dims.grid = {u32(ceil_div(t * (hq + hk), config.at("HEADS"))), 1, 1};
+  l.dims.grid = {u32(ceil_div(t * (hq + hk), config.at("HEADS") * config.at("ITEMS"))), 1, 1};
   l.dims.block = {u32(config.at("THREADS") * config.at("HEADS")), 1, 1};
   l.args = common_args();
   for (const ArgSpec& a :
@@ -206,7 +208,7 @@ HostTensors RmsNormRopeSpec::cpu_reference(const Problem& problem, const HostTen
 }
 
 Config RmsNormRopeSpec::default_config(const Problem&) const {
-  return {"headwise", {{"THREADS", 16}, {"HEADS", 8}, {"VEC", 2}}};
+  return {"headwise", {{"THREADS", 16}, {"HEADS", 8}, {"VEC", 2}, {"ITEMS", 1}}};
 }
 
 }  // namespace ktune::kernel_templates

@@ -30,11 +30,12 @@ class RmsNormRopeSpec final : public KernelSpec {
   std::string_view kernel() const override { return "rmsnorm_rope"; }
   std::string_view variant() const override { return "headwise"; }
   std::vector<std::string> dims() const override { return {"tokens", "heads_q", "heads_kv", "head_dim"}; }
-  std::vector<std::string> param_names() const override { return {"THREADS", "HEADS", "VEC"}; }
+  std::vector<std::string> param_names() const override { return {"THREADS", "HEADS", "VEC", "ITEMS"}; }
   std::string_view source_name() const override { return "rmsnorm_rope.cu"; }
   std::optional<std::string> rejection(const Problem& problem, const Config& config) const override;
   std::string canonical_name(const Problem& problem, const Config& config) const override;
-  /// `ktune_rmsnorm_rope<HEAD_DIM,THREADS,VEC,HEADS,GPTJ,T>`.
+  /// `ktune_rmsnorm_rope<HEAD_DIM,THREADS,VEC,HEADS,ITEMS,GPTJ,T>`: grid ceil(items / (HEADS *
+  /// ITEMS)), each lane group normalising ITEMS heads.
   CompileSpec compile_spec(const Problem& problem, const Config& config) const override;
   LaunchPlan launch_plan(const Problem& problem, const Config& config) const override;
   /// q and k read and written once, the weights, positions and one table row a token read once.

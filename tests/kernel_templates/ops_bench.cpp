@@ -124,14 +124,19 @@ std::vector<kt::Config> sweep(const std::string& op, DType dtype, bool wide) {
         out.push_back(cfg("elementwise", {{"THREADS", t}, {"VEC", v16}, {"ITEMS", 8}}));
     }
   } else {
-    const int64_t lhv[][3] = {{8, 8, 8},  {8, 16, 8}, {16, 8, 4}, {16, 16, 4},
-                              {32, 4, 2}, {32, 8, 2}, {4, 16, 8}, {4, 32, 8}};
-    const int64_t wide_lhv[][3] = {{8, 4, 8}, {8, 32, 8}, {16, 4, 4}, {16, 32, 4}, {32, 16, 2}, {4, 8, 8}};
-    for (const auto& x : lhv)
-      out.push_back(cfg("headwise", {{"THREADS", x[0]}, {"HEADS", x[1]}, {"VEC", x[2]}}));
+    // {THREADS, HEADS, VEC, ITEMS}
+    const int64_t lhvi[][4] = {{8, 8, 8, 1},  {8, 16, 8, 1}, {16, 8, 4, 1}, {16, 16, 4, 1}, {32, 4, 2, 1},
+                               {32, 8, 2, 1}, {4, 16, 8, 1}, {4, 32, 8, 1}, {8, 8, 8, 2},  {8, 8, 8, 4},
+                               {16, 8, 4, 2}, {8, 16, 8, 2}};
+    const int64_t wide_lhvi[][4] = {{8, 4, 8, 1},  {8, 32, 8, 1},  {16, 4, 4, 1}, {16, 32, 4, 1},
+                                    {32, 16, 2, 1}, {4, 8, 8, 1},  {8, 4, 8, 2},  {8, 32, 8, 2},
+                                    {16, 16, 4, 2}, {16, 8, 4, 4}, {8, 16, 8, 4}, {4, 16, 8, 2}};
+    auto add = [&](const int64_t* x) {
+      out.push_back(cfg("headwise", {{"THREADS", x[0]}, {"HEADS", x[1]}, {"VEC", x[2]}, {"ITEMS", x[3]}}));
+    };
+    for (const auto& x : lhvi) add(x);
     if (wide) {
-      for (const auto& x : wide_lhv)
-        out.push_back(cfg("headwise", {{"THREADS", x[0]}, {"HEADS", x[1]}, {"VEC", x[2]}}));
+      for (const auto& x : wide_lhvi) add(x);
     }
   }
   return out;

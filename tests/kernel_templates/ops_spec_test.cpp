@@ -138,24 +138,26 @@ TEST(OpsSpec, RopeRejectsBadHeadDimsBeforeLaunch) {
 
 TEST(OpsSpec, RopeNamesRulesAndPlan) {
   const RmsNormRopeSpec s;
-  const Config c{"headwise", {{"THREADS", 8}, {"HEADS", 4}, {"VEC", 4}}};
-  EXPECT_EQ(s.canonical_name(rope(16, 32, 8, 128), c), "rmsnorm_rope.bf16.neox.t8.h4.v4");
-  EXPECT_EQ(s.canonical_name(rope(16, 32, 8, 128, DType::kF16, "gptj"), c), "rmsnorm_rope.f16.gptj.t8.h4.v4");
+  auto rc = [](int64_t t, int64_t h, int64_t v, int64_t i = 1) {
+    return Config{"headwise", {{"THREADS", t}, {"HEADS", h}, {"VEC", v}, {"ITEMS", i}}};
+  };
+  const Config c = rc(8, 4, 4);
+  EXPECT_EQ(s.canonical_name(rope(16, 32, 8, 128), c), "rmsnorm_rope.bf16.neox.t8.h4.v4.i1");
+  EXPECT_EQ(s.canonical_name(rope(16, 32, 8, 128, DType::kF16, "gptj"), rc(8, 4, 4, 2)),
+            "rmsnorm_rope.f16.gptj.t8.h4.v4.i2");
   EXPECT_EQ(s.compile_spec(rope(16, 32, 8, 128, DType::kBF16, "gptj"), c).name_expressions.at(0),
-            "ktune_rmsnorm_rope<128,8,4,4,true,__nv_bfloat16>");
-  const Config wide{"headwise", {{"THREADS", 32}, {"HEADS", 4}, {"VEC", 4}}};  // 128 > 64 / 2
+            "ktune_rmsnorm_rope<128,8,4,4,1,true,__nv_bfloat16>");
+  const Config wide = rc(32, 4, 4);  // 128 > 64 / 2
   EXPECT_NE(s.rejection(rope(1, 2, 1, 64), wide), std::nullopt);
   EXPECT_EQ(s.rejection(rope(1, 2, 1, 256), wide), std::nullopt);
-  EXPECT_NE(s.rejection(rope(1, 2, 1, 128), Config{"headwise", {{"THREADS", 8}, {"HEADS", 2}, {"VEC", 4}}}),
-            std::nullopt);  // 16 threads: not whole warps
-  EXPECT_NE(s.rejection(rope(1, 2, 1, 128), Config{"headwise", {{"THREADS", 16}, {"HEADS", 2}, {"VEC", 1}}}),
-            std::nullopt);  // VEC odd
-  EXPECT_NE(s.rejection(rope(1, 2, 1, 128, DType::kF32),
-                        Config{"headwise", {{"THREADS", 8}, {"HEADS", 4}, {"VEC", 8}}}),
-            std::nullopt);  // 32 bytes
+  EXPECT_NE(s.rejection(rope(1, 2, 1, 128), rc(8, 2, 4)), std::nullopt);   // 16 threads: not whole warps
+  EXPECT_NE(s.rejection(rope(1, 2, 1, 128), rc(16, 2, 1)), std::nullopt);  // VEC odd
+  EXPECT_NE(s.rejection(rope(1, 2, 1, 128, DType::kF32), rc(8, 4, 8)), std::nullopt);  // 32 bytes
+  EXPECT_NE(s.rejection(rope(1, 2, 1, 128), rc(8, 4, 4, 3)).value_or("").find("ITEMS=3"), std::string::npos);
   const LaunchPlan plan = s.launch_plan(rope(10, 32, 8, 128), c);
   EXPECT_EQ(plan.launches[0].dims.grid, (Dim3{100, 1, 1}));  // 10 * 40 heads / 4
   EXPECT_EQ(plan.launches[0].dims.block, (Dim3{32, 1, 1}));
+  EXPECT_EQ(s.launch_plan(rope(10, 32, 8, 128), rc(8, 4, 4, 4)).launches[0].dims.grid, (Dim3{25, 1, 1}));
   EXPECT_EQ(plan.tensors[plan.tensor_index("k")].elements, 10 * 8 * 128);
   EXPECT_EQ(plan.tensors[plan.tensor_index("cos_sin")].elements, RmsNormRopeSpec::kMaxPos * 128);
   EXPECT_EQ(plan.launches[0].args.size(), 13u);  // 8 tensors, 5 scalars

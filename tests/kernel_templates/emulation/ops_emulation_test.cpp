@@ -175,7 +175,7 @@ TEST(OpsEmulation, RmsNormReferenceKernel) {
 
 // ---- rmsnorm_rope ------------------------------------------------------------------------------
 
-template <int D, int LANES, int VEC, int HEADS, bool GPTJ, class T>
+template <int D, int LANES, int VEC, int HEADS, bool GPTJ, class T, int ITEMS = 1>
 void rope_case(int tokens, int hq, int hk, bool misalign = false) {
   const int max_pos = 7;
   Buf<T> q(std::size_t(tokens) * hq * D, misalign), k(std::size_t(tokens) * hk * D, misalign);
@@ -187,13 +187,14 @@ void rope_case(int tokens, int hq, int hk, bool misalign = false) {
   std::vector<double> table32(cs.begin(), cs.end());
   std::vector<int32_t> pos(static_cast<std::size_t>(tokens));
   for (int t = 0; t < tokens; ++t) pos[std::size_t(t)] = (t % 3 == 2) ? -5 - t : 3 * t + 2;  // wraps too
-  launch({cdiv((long long)tokens * (hq + hk), HEADS), 1, 1}, {LANES * HEADS, 1, 1}, [&] {
-    ktune_rmsnorm_rope<D, LANES, VEC, HEADS, GPTJ, T>(q.p, k.p, qw.p, kw.p, cs.data(), pos.data(), qo.p, ko.p,
-                                                      tokens, hq, hk, max_pos, 1e-6f);
+  launch({cdiv((long long)tokens * (hq + hk), HEADS * ITEMS), 1, 1}, {LANES * HEADS, 1, 1}, [&] {
+    ktune_rmsnorm_rope<D, LANES, VEC, HEADS, ITEMS, GPTJ, T>(q.p, k.p, qw.p, kw.p, cs.data(), pos.data(), qo.p,
+                                                             ko.p, tokens, hq, hk, max_pos, 1e-6f);
   });
   const auto style = GPTJ ? kt::RopeStyle::kGptj : kt::RopeStyle::kNeox;
   const std::string what = std::string("rope ") + (GPTJ ? "gptj" : "neox") + " lanes " +
-                           std::to_string(LANES) + " vec " + std::to_string(VEC) +
+                           std::to_string(LANES) + " vec " + std::to_string(VEC) + " items " +
+                           std::to_string(ITEMS) +
                            (misalign ? " misaligned" : "");
   expect_close<T>(qo.values(),
                   kt::rmsnorm_rope_f64(qv, qwv, table32, pos, tokens, hq, D, max_pos, style, 1e-6f),
@@ -210,6 +211,10 @@ TEST(OpsEmulation, RmsNormRopeBothPairings) {
   rope_case<64, 8, 4, 4, true, float>(3, 1, 2);
   rope_case<128, 32, 2, 1, false, float>(2, 2, 1);
   rope_case<64, 8, 4, 4, true, bf16e>(3, 1, 1, /*misalign=*/true);
+  // Several heads a lane group: items of one group in different tokens, q and k, an idle tail.
+  rope_case<64, 4, 8, 8, false, bf16e, 2>(3, 3, 2);  // 15 items in blocks of 16
+  rope_case<128, 8, 8, 4, true, bf16e, 4>(5, 4, 1);  // 25 items in blocks of 16
+  rope_case<64, 8, 4, 4, false, bf16e, 2>(3, 1, 1, /*misalign=*/true);
 }
 
 TEST(OpsEmulation, RmsNormRopeReferenceKernel) {
