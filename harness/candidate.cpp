@@ -38,7 +38,8 @@ BufferSpec::Init init_from(const std::string& s) {
   throw Error(ErrorKind::kBadInput, fmt::format("unknown buffer init '{}'", s));
 }
 
-constexpr std::array<std::string_view, 7> kArgKinds{"buffer", "i32", "u32", "i64", "u64", "f32", "f64"};
+constexpr std::array<std::string_view, 8> kArgKinds{"buffer", "i32", "u32", "i64",
+                                                    "u64",    "f32", "f64", "tensor_map"};
 
 // The cubins go into `attachment` (raw bytes after the CBOR body, see worker_protocol.hpp) when
 // one is given: CBOR byte strings are decoded byte by byte (~140 MB/s), the attachment is a slice.
@@ -82,6 +83,10 @@ json to_json(const LaunchSpec& l, CubinSink& cubins) {
     json ja{{"kind", kArgKinds[static_cast<std::size_t>(a.kind)]}};
     if (a.kind == KernelArg::Kind::kBuffer) {
       ja["buffer"] = a.buffer;
+    } else if (a.kind == KernelArg::Kind::kTensorMap) {
+      ja["buffer"] = a.buffer;
+      ja["map"] = a.map;
+      ja["dtype"] = std::string(to_string(a.map_dtype));
     } else if (a.kind == KernelArg::Kind::kF32 || a.kind == KernelArg::Kind::kF64) {
       ja["f"] = a.f;
     } else {
@@ -110,6 +115,10 @@ LaunchSpec launch_from_json(const json& j, const std::string* attachment) {
     a.kind = static_cast<KernelArg::Kind>(k);
     if (a.kind == KernelArg::Kind::kBuffer) {
       a.buffer = ja.at("buffer").get<std::string>();
+    } else if (a.kind == KernelArg::Kind::kTensorMap) {
+      a.buffer = ja.at("buffer").get<std::string>();
+      a.map = ja.at("map").get<std::array<int64_t, 4>>();
+      a.map_dtype = dtype_from_string(ja.at("dtype").get<std::string>());
     } else if (a.kind == KernelArg::Kind::kF32 || a.kind == KernelArg::Kind::kF64) {
       a.f = ja.at("f").get<double>();
     } else {

@@ -40,13 +40,18 @@ struct BufferSpec {
   uint64_t bytes() const { return count * size_of(dtype); }
 };
 
-/// One kernel argument: a buffer's device pointer or a scalar.
+/// One kernel argument: a buffer's device pointer, a scalar, or the 128-byte TMA tensor map of a
+/// buffer (harness/tensor_map.hpp: encoded when the arguments are bound to a buffer set).
 struct KernelArg {
-  enum class Kind { kBuffer, kI32, kU32, kI64, kU64, kF32, kF64 };
+  enum class Kind { kBuffer, kI32, kU32, kI64, kU64, kF32, kF64, kTensorMap };
   Kind kind = Kind::kBuffer;
-  std::string buffer;  ///< for kBuffer
+  std::string buffer;  ///< for kBuffer and kTensorMap
   int64_t i = 0;       ///< for the integer kinds
   double f = 0;        ///< for kF32 / kF64
+  /// kTensorMap: the buffer as a row-major [rows, cols] tensor of `map_dtype` read in
+  /// box_rows x box_cols boxes: {rows, cols, box_rows, box_cols}.
+  std::array<int64_t, 4> map{};
+  DType map_dtype = DType::kBF16;
 
   static KernelArg buf(std::string name) { return {Kind::kBuffer, std::move(name), 0, 0}; }
   static KernelArg i32(int32_t v) { return {Kind::kI32, {}, v, 0}; }
@@ -55,6 +60,13 @@ struct KernelArg {
   static KernelArg u64(uint64_t v) { return {Kind::kU64, {}, static_cast<int64_t>(v), 0}; }
   static KernelArg f32(float v) { return {Kind::kF32, {}, 0, v}; }
   static KernelArg f64(double v) { return {Kind::kF64, {}, 0, v}; }
+  static KernelArg tensor_map(std::string name, DType dtype, int64_t rows, int64_t cols, int64_t box_rows,
+                              int64_t box_cols) {
+    KernelArg a{Kind::kTensorMap, std::move(name), 0, 0};
+    a.map = {rows, cols, box_rows, box_cols};
+    a.map_dtype = dtype;
+    return a;
+  }
 };
 
 /// A compiled kernel and how to launch it. Launches of one sequence usually share one cubin: it

@@ -6,6 +6,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "harness/driver_api.hpp"
+#include "harness/tensor_map.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::harness {
@@ -102,9 +103,12 @@ void LoadedKernel::bind(const std::vector<const BufferSet*>& sets) {
     p.slots.resize(spec_.args.size());
     for (std::size_t i = 0; i < spec_.args.size(); ++i) {
       const KernelArg& a = spec_.args[i];
-      auto& slot = p.slots[i];
+      auto& slot = p.slots[i].bytes;
       slot.fill(std::byte{0});
-      auto put = [&](auto v) { std::memcpy(slot.data(), &v, sizeof v); };
+      auto put = [&](auto v) {
+        static_assert(sizeof v <= sizeof slot);
+        std::memcpy(slot.data(), &v, sizeof v);
+      };
       switch (a.kind) {
         case KernelArg::Kind::kBuffer:
           put(set->at(a.buffer));
@@ -127,12 +131,18 @@ void LoadedKernel::bind(const std::vector<const BufferSet*>& sets) {
         case KernelArg::Kind::kF64:
           put(a.f);
           break;
+        case KernelArg::Kind::kTensorMap: {
+          const TensorMap2d map{a.map_dtype, static_cast<uint64_t>(a.map[0]), static_cast<uint64_t>(a.map[1]),
+                                static_cast<uint32_t>(a.map[2]), static_cast<uint32_t>(a.map[3])};
+          put(encode_tensor_map(map, set->at(a.buffer)));
+          break;
+        }
       }
     }
     packed_.push_back(std::move(p));
   }
   for (Packed& p : packed_) {
-    for (auto& slot : p.slots) p.pointers.push_back(slot.data());
+    for (auto& slot : p.slots) p.pointers.push_back(slot.bytes.data());
   }
 }
 

@@ -54,8 +54,12 @@ class LoadedKernel {
   const std::string& function_name() const { return spec_.function; }
 
  private:
+  /// One argument's bytes: 8 for pointers and scalars, 128 (64-byte aligned) for a tensor map.
+  struct alignas(64) Slot {
+    std::array<std::byte, 128> bytes;
+  };
   struct Packed {
-    std::vector<std::array<std::byte, 8>> slots;
+    std::vector<Slot> slots;
     std::vector<void*> pointers;
   };
   LaunchSpec spec_;

@@ -51,6 +51,7 @@
   X(cuFuncGetName, 12030)                              \
   X(cuLaunchKernel, 4000)                              \
   X(cuLaunchKernelEx, 11060)                           \
+  X(cuTensorMapEncodeTiled, 12000)                     \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor, 6050) \
   X(cuMemAlloc, 3020)                                  \
   X(cuMemFree, 3020)                                   \

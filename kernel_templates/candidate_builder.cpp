@@ -7,8 +7,11 @@
 namespace ktune::kernel_templates {
 namespace {
 
-harness::KernelArg to_kernel_arg(const ArgSpec& a) {
+harness::KernelArg to_kernel_arg(const ArgSpec& a, const LaunchPlan& plan) {
   switch (a.kind) {
+    case ArgSpec::Kind::kTensorMap:
+      return harness::KernelArg::tensor_map(a.tensor, plan.tensors.at(static_cast<std::size_t>(plan.tensor_index(a.tensor))).dtype,
+                                            a.map[0], a.map[1], a.map[2], a.map[3]);
     case ArgSpec::Kind::kTensor:
       return harness::KernelArg::buf(a.tensor);
     case ArgSpec::Kind::kNullPointer:
@@ -39,7 +42,8 @@ void add_buffers(std::vector<harness::BufferSpec>& out, const std::vector<Tensor
 
 }  // namespace
 
-harness::LaunchSpec to_launch_spec(const KernelLaunch& launch, const harness::CompileResult& compiled) {
+harness::LaunchSpec to_launch_spec(const LaunchPlan& plan, const KernelLaunch& launch,
+                                   const harness::CompileResult& compiled) {
   const auto lowered = compiled.lowered_names.find(launch.name_expression);
   if (lowered == compiled.lowered_names.end()) {
     throw Error(ErrorKind::kBadInput, "compile result has no function for '" + launch.name_expression + "'");
@@ -50,7 +54,7 @@ harness::LaunchSpec to_launch_spec(const KernelLaunch& launch, const harness::Co
   l.grid = {launch.dims.grid.x, launch.dims.grid.y, launch.dims.grid.z};
   l.block = {launch.dims.block.x, launch.dims.block.y, launch.dims.block.z};
   l.shared_bytes = launch.dims.dynamic_smem_bytes;
-  for (const ArgSpec& a : launch.args) l.args.push_back(to_kernel_arg(a));
+  for (const ArgSpec& a : launch.args) l.args.push_back(to_kernel_arg(a, plan));
   return l;
 }
 
@@ -67,7 +71,7 @@ CandidateParts make_candidate_parts(const KernelSpec& spec, const Problem& probl
   parts.name = spec.canonical_name(problem, config);
   add_buffers(parts.buffers, plan.tensors);
   add_buffers(parts.buffers, ref.plan.tensors);
-  for (const KernelLaunch& l : plan.launches) parts.launches.push_back(to_launch_spec(l, compiled));
+  for (const KernelLaunch& l : plan.launches) parts.launches.push_back(to_launch_spec(plan, l, compiled));
   // The main kernel is the compile spec's first name expression (the tuner's rule, too).
   const std::vector<std::string> exprs = spec.compile_spec(problem, config).name_expressions;
   for (std::size_t i = 0; i < plan.launches.size() && !exprs.empty(); ++i) {
@@ -76,7 +80,7 @@ CandidateParts make_candidate_parts(const KernelSpec& spec, const Problem& probl
       break;
     }
   }
-  parts.reference = to_launch_spec(ref.plan.launches.front(), reference_compiled);
+  parts.reference = to_launch_spec(ref.plan, ref.plan.launches.front(), reference_compiled);
   for (const auto& [out, expected] : ref.compare) parts.checks.push_back({out, expected});
   const WorkCounts w = spec.work(problem);
   parts.flops = w.flops;

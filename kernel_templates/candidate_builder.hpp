@@ -31,7 +31,8 @@ struct CandidateParts {
 
 /// One launch of `plan` as the harness's LaunchSpec, with the function's lowered name from
 /// `compiled`. Throws ktune::Error(kBadInput) when `compiled` lacks the name expression.
-harness::LaunchSpec to_launch_spec(const KernelLaunch& launch, const harness::CompileResult& compiled);
+harness::LaunchSpec to_launch_spec(const LaunchPlan& plan, const KernelLaunch& launch,
+                                   const harness::CompileResult& compiled);
 
 /// The parts of (spec, problem, config). `compiled` is the result of compile_spec(problem, config),
 /// `reference_compiled` of reference(problem).compile. Throws ktune::Error(kBadInput) when the

@@ -17,6 +17,7 @@ constexpr int64_t kMinStages = 3;   // a stage is refilled two k tiles after it 
 constexpr int64_t kMaxStages = 8;   // beyond, more stages only take shared memory from occupancy
 constexpr int64_t kWarpgroupRows = 64;
 constexpr int64_t kWarpgroupThreads = 128;
+constexpr int64_t kTmaBarrierBytes = 16;  // wgmma_tma: full[s] and empty[s]
 constexpr int64_t kMaxSplitK = 16;  // beyond, the f32 slices cost more traffic than the SMs gain
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
@@ -41,8 +42,14 @@ std::vector<std::string> WgmmaGemmSpec::param_names() const {
   return {"BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES", "SPLIT_K", "SWIZZLE"};
 }
 
-int64_t WgmmaGemmSpec::shared_bytes(const Config& config) {
-  return config.at("STAGES") * (config.at("BLOCK_M") + config.at("BLOCK_N")) * kRowBytes + kAlignSlackBytes;
+int64_t WgmmaGemmSpec::shared_bytes(const Config& config) const {
+  const int64_t barriers = pipeline_ == Pipeline::kTma ? config.at("STAGES") * kTmaBarrierBytes : 0;
+  return config.at("STAGES") * (config.at("BLOCK_M") + config.at("BLOCK_N")) * kRowBytes + kAlignSlackBytes +
+         barriers;
+}
+
+int64_t WgmmaGemmSpec::threads(const Config& config) const {
+  return (config.at("BLOCK_M") / kWarpgroupRows + (pipeline_ == Pipeline::kTma ? 1 : 0)) * kWarpgroupThreads;
 }
 
 std::optional<std::string> WgmmaGemmSpec::arch_rejection(std::string_view arch) const {
@@ -71,6 +78,15 @@ std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, cons
   const int64_t stages = config.at("STAGES");
   if (!one_of(bm, {64, 128, 256}))
     return fmt::format("BLOCK_M={} is not 64, 128 or 256 (64-row warpgroups)", bm);
+  if (pipeline_ == Pipeline::kTma) {
+    if (bm == 256) return std::string("BLOCK_M=256: the TMA template takes 64 or 128 (plus its producer warpgroup)");
+    if (form->layout != GemmLayout::kNT) {
+      return fmt::format("the TMA template takes \"nt\" layouts only, not {}", problem.layout);
+    }
+    if (problem.dim("k") % 8 != 0) {
+      return fmt::format("K={} is not a multiple of 8: TMA needs 16-byte rows", problem.dim("k"));
+    }
+  }
   if (!one_of(bn, {64, 128, 256})) return fmt::format("BLOCK_N={} is not 64, 128 or 256 (the wgmma N)", bn);
   if (config.at("BLOCK_K") != kBlockK) {
     return fmt::format("BLOCK_K={} is not 64 (one 128-byte swizzle row of 16-bit elements)",
@@ -98,8 +114,8 @@ std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, cons
 
 std::string WgmmaGemmSpec::canonical_name(const Problem& problem, const Config& config) const {
   const auto form = parse_gemm_form(problem.layout).value_or(GemmForm{});
-  return fmt::format("gemm.{}.{}.wgmma.{}x{}x{}.s{}.sk{}.g{}", harness::to_string(problem.dtype), form.text(),
-                     config.at("BLOCK_M"), config.at("BLOCK_N"), config.at("BLOCK_K"), config.at("STAGES"),
+  return fmt::format("gemm.{}.{}.{}.{}x{}x{}.s{}.sk{}.g{}", harness::to_string(problem.dtype), form.text(),
+                     variant(), config.at("BLOCK_M"), config.at("BLOCK_N"), config.at("BLOCK_K"), config.at("STAGES"),
                      config.at("SPLIT_K"), config.at("SWIZZLE"));
 }
 
@@ -108,15 +124,22 @@ CompileSpec WgmmaGemmSpec::compile_spec(const Problem& problem, const Config& co
   const GemmForm form = *parse_gemm_form(problem.layout);
   CompileSpec c;
   c.source_name = std::string(source_name());
-  c.name_expressions.push_back(
-      fmt::format("ktune_gemm_wgmma<{},{},{},{},{},{},{},{}>", config.at("BLOCK_M"), config.at("BLOCK_N"),
-                  config.at("STAGES"), config.at("SWIZZLE"), harness::cuda_type_name(problem.dtype),
-                  cpp_bool(form.layout == GemmLayout::kNT), cpp_bool(form.bias), cpp_bool(form.silu)));
-  // After the target's own --gpu-architecture: NVRTC compiles for the last one given.
+  if (pipeline_ == Pipeline::kTma) {
+    c.name_expressions.push_back(fmt::format("ktune_gemm_wgmma_tma<{},{},{},{},{},{},{}>", config.at("BLOCK_M"),
+                                             config.at("BLOCK_N"), config.at("STAGES"), config.at("SWIZZLE"),
+                                             harness::cuda_type_name(problem.dtype), cpp_bool(form.bias),
+                                             cpp_bool(form.silu)));
+  } else {
+    c.name_expressions.push_back(
+        fmt::format("ktune_gemm_wgmma<{},{},{},{},{},{},{},{}>", config.at("BLOCK_M"), config.at("BLOCK_N"),
+                    config.at("STAGES"), config.at("SWIZZLE"), harness::cuda_type_name(problem.dtype),
+                    cpp_bool(form.layout == GemmLayout::kNT), cpp_bool(form.bias), cpp_bool(form.silu)));
+  }
   if (config.at("SPLIT_K") > 1) {
     c.name_expressions.push_back(form.bias || form.silu ? MmaGemmSpec::finish_name_expression(problem)
                                                         : reduce_name_expression(problem.dtype));
   }
+  // After the target's own --gpu-architecture: NVRTC compiles for the last one given.
   c.options = {"-std=c++17", "--gpu-architecture=sm_90a"};
   return c;
 }
@@ -134,10 +157,13 @@ LaunchPlan WgmmaGemmSpec::launch_plan(const Problem& problem, const Config& conf
   KernelLaunch l;
   l.name_expression = c.name_expressions.front();
   l.dims.grid = {u32(ceil_div(m, config.at("BLOCK_M")) * ceil_div(n, config.at("BLOCK_N"))), 1, u32(split_k)};
-  l.dims.block = {u32(config.at("BLOCK_M") / kWarpgroupRows * kWarpgroupThreads), 1, 1};
+  l.dims.block = {u32(threads(config)), 1, 1};
   l.dims.dynamic_smem_bytes = u32(shared_bytes(config));
-  l.args = {ArgSpec::of_tensor("a"),
-            ArgSpec::of_tensor("b"),
+  const int64_t bm = config.at("BLOCK_M");
+  const int64_t bn = config.at("BLOCK_N");
+  const bool tma = pipeline_ == Pipeline::kTma;
+  l.args = {tma ? ArgSpec::tensor_map("a", m, k, bm, kBlockK) : ArgSpec::of_tensor("a"),
+            tma ? ArgSpec::tensor_map("b", n, k, bn, kBlockK) : ArgSpec::of_tensor("b"),
             ArgSpec::of_tensor("c"),
             split_k > 1 ? ArgSpec::of_tensor("workspace") : ArgSpec::null_pointer(),
             form.bias ? ArgSpec::of_tensor("bias") : ArgSpec::null_pointer(),
@@ -154,6 +180,11 @@ LaunchPlan WgmmaGemmSpec::launch_plan(const Problem& problem, const Config& conf
 WorkCounts WgmmaGemmSpec::work(const Problem& problem) const { return mma_spec().work(problem); }
 
 std::vector<AlignmentRule> WgmmaGemmSpec::alignment(const Problem& problem, const Config& config) const {
+  if (pipeline_ == Pipeline::kTma) {
+    return {{"a", 16, true, "TMA reads A through a tensor map: 16-byte aligned base"},
+            {"b", 16, true, "TMA reads B through a tensor map: 16-byte aligned base"},
+            {"c", 4, false, "paired 4-byte stores of C when C is 4-byte aligned and N is even"}};
+  }
   return mma_spec().alignment(problem, config);
 }
 
@@ -165,7 +196,7 @@ HostTensors WgmmaGemmSpec::cpu_reference(const Problem& problem, const HostTenso
 
 Config WgmmaGemmSpec::default_config(const Problem&) const {
   return {
-      "wgmma",
+      std::string(variant()),
       {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"STAGES", 4}, {"SPLIT_K", 1}, {"SWIZZLE", 8}}};
 }
 

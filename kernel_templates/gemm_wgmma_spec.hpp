@@ -31,14 +31,23 @@ namespace ktune::kernel_templates {
 
 class WgmmaGemmSpec final : public GemmSpecBase {
  public:
+  /// How the operands reach shared memory.
+  enum class Pipeline {
+    kCpAsync,  ///< "wgmma" (gemm_wgmma.cu): every warpgroup copies with cp.async; a block barrier a k tile
+    kTma,      ///< "wgmma_tma" (gemm_wgmma_tma.cu): one thread issues TMA loads; mbarrier hand-over
+  };
+  explicit WgmmaGemmSpec(Pipeline pipeline = Pipeline::kCpAsync) : pipeline_(pipeline) {}
+
   /// Largest dynamic shared memory a block may opt in to on sm_90 (H100/H200: 227 KiB).
   static constexpr int64_t kMaxSharedBytes = 227 * 1024;
   /// Slack the kernel uses to round its shared memory up to a 1024-byte boundary (swizzle atoms).
   static constexpr int64_t kAlignSlackBytes = 1024;
 
-  std::string_view variant() const override { return "wgmma"; }
+  std::string_view variant() const override { return pipeline_ == Pipeline::kTma ? "wgmma_tma" : "wgmma"; }
   std::vector<std::string> param_names() const override;
-  std::string_view source_name() const override { return "gemm_wgmma.cu"; }
+  std::string_view source_name() const override {
+    return pipeline_ == Pipeline::kTma ? "gemm_wgmma_tma.cu" : "gemm_wgmma.cu";
+  }
   std::optional<std::string> rejection(const Problem& problem, const Config& config) const override;
   std::string canonical_name(const Problem& problem, const Config& config) const override;
   /// One kernel, options `-std=c++17 --gpu-architecture=sm_90a`.
@@ -66,7 +75,12 @@ class WgmmaGemmSpec final : public GemmSpecBase {
   /// and sm_90a lacks wgmma (sm_100 dropped it), so only those two are accepted.
   static std::optional<std::string> rejection_for_arch(std::string_view arch);
   /// Dynamic shared memory of a config: STAGES * (BLOCK_M + BLOCK_N) * 128 bytes + 1 KiB.
-  static int64_t shared_bytes(const Config& config);
+  int64_t shared_bytes(const Config& config) const;
+  /// Threads of a block: BLOCK_M / 64 warpgroups, plus the TMA producer's warpgroup.
+  int64_t threads(const Config& config) const;
+
+ private:
+  Pipeline pipeline_;
 };
 
 }  // namespace ktune::kernel_templates

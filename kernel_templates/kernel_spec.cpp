@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "harness/tensor_map.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {
@@ -73,10 +74,10 @@ PackedArgs::PackedArgs(const LaunchPlan& plan, const KernelLaunch& launch,
                                           " device pointers for a plan of " +
                                           std::to_string(plan.tensors.size()) + " tensors");
   }
-  slots_.assign(launch.args.size(), 0);
+  slots_.assign(launch.args.size(), Slot{});
   for (std::size_t i = 0; i < launch.args.size(); ++i) {
     const ArgSpec& a = launch.args[i];
-    uint64_t& slot = slots_[i];
+    uint64_t& slot = slots_[i].words[0];
     switch (a.kind) {
       case ArgSpec::Kind::kTensor:
         slot = tensor_ptrs[static_cast<std::size_t>(plan.tensor_index(a.tensor))];
@@ -95,10 +96,20 @@ PackedArgs::PackedArgs(const LaunchPlan& plan, const KernelLaunch& launch,
       case ArgSpec::Kind::kF32:
         std::memcpy(&slot, &a.real, sizeof a.real);
         break;
+      case ArgSpec::Kind::kTensorMap: {
+        const auto t = static_cast<std::size_t>(plan.tensor_index(a.tensor));
+        const harness::TensorMap2d map{plan.tensors[t].dtype, static_cast<uint64_t>(a.map[0]),
+                                       static_cast<uint64_t>(a.map[1]), static_cast<uint32_t>(a.map[2]),
+                                       static_cast<uint32_t>(a.map[3])};
+        const CUtensorMap encoded = harness::encode_tensor_map(map, tensor_ptrs[t]);
+        static_assert(sizeof encoded <= sizeof(Slot));
+        std::memcpy(slots_[i].words, &encoded, sizeof encoded);
+        break;
+      }
     }
   }
   pointers_.reserve(slots_.size());
-  for (auto& s : slots_) pointers_.push_back(&s);
+  for (auto& s : slots_) pointers_.push_back(s.words);
 }
 
 }  // namespace ktune::kernel_templates

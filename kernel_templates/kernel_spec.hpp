@@ -14,6 +14,7 @@
 /// same buffers feed both; ReferenceSpec::compare pairs each candidate output with the reference output
 /// it must match.
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -92,13 +93,16 @@ struct TensorSpec {
   int64_t bytes() const { return elements * static_cast<int64_t>(harness::size_of(dtype)); }
 };
 
-/// One kernel argument: a tensor's device pointer (by the tensor's name), a null pointer, or a scalar.
+/// One kernel argument: a tensor's device pointer (by the tensor's name), a null pointer, a scalar,
+/// or a tensor's TMA tensor map (128 bytes by value, harness/tensor_map.hpp: the tensor as a
+/// row-major [rows, cols] matrix read in box_rows x box_cols boxes, 128-byte swizzle).
 struct ArgSpec {
-  enum class Kind { kTensor, kNullPointer, kI32, kI64, kF32 };
+  enum class Kind { kTensor, kNullPointer, kI32, kI64, kF32, kTensorMap };
   Kind kind = Kind::kI32;
-  std::string tensor;   ///< a LaunchPlan tensor's name when kind == kTensor
+  std::string tensor;   ///< a LaunchPlan tensor's name when kind == kTensor or kTensorMap
   int64_t integer = 0;  ///< kI32 / kI64 value
   float real = 0;       ///< kF32 value
+  std::array<int64_t, 4> map{};  ///< kTensorMap: {rows, cols, box_rows, box_cols}
 
   static ArgSpec of_tensor(std::string name) { return {Kind::kTensor, std::move(name), 0, 0.0f}; }
   /// A pointer argument the kernel does not use for this config (e.g. the workspace at SPLIT_K 1).
@@ -106,6 +110,11 @@ struct ArgSpec {
   static ArgSpec i32(int32_t v) { return {Kind::kI32, {}, v, 0.0f}; }
   static ArgSpec i64(int64_t v) { return {Kind::kI64, {}, v, 0.0f}; }
   static ArgSpec f32(float v) { return {Kind::kF32, {}, 0, v}; }
+  static ArgSpec tensor_map(std::string name, int64_t rows, int64_t cols, int64_t box_rows, int64_t box_cols) {
+    ArgSpec a{Kind::kTensorMap, std::move(name), 0, 0.0f};
+    a.map = {rows, cols, box_rows, box_cols};
+    return a;
+  }
 };
 
 /// One kernel launch: which compiled function (one of CompileSpec::name_expressions), its geometry
@@ -218,11 +227,13 @@ class KernelSpec {
   virtual Config default_config(const Problem& problem) const = 0;
 };
 
-/// Kernel arguments packed for cuLaunchKernel's `kernelParams`: one 8-byte slot per argument.
+/// Kernel arguments packed for cuLaunchKernel's `kernelParams`: one slot per argument (8 bytes used,
+/// 128 for a tensor map, encoded here from the tensor's address).
 class PackedArgs {
  public:
   /// `tensor_ptrs[i]` is the device address of `plan.tensors[i]`. Throws ktune::Error(kBadInput) when
-  /// the sizes differ or an argument names a tensor the plan lacks.
+  /// the sizes differ, an argument names a tensor the plan lacks, or a tensor map cannot be encoded
+  /// (e.g. a tensor that is not 16-byte aligned).
   PackedArgs(const LaunchPlan& plan, const KernelLaunch& launch, std::span<const uint64_t> tensor_ptrs);
   PackedArgs(const PackedArgs&) = delete;
   PackedArgs& operator=(const PackedArgs&) = delete;
@@ -232,7 +243,10 @@ class PackedArgs {
   std::size_t size() const { return pointers_.size(); }
 
  private:
-  std::vector<uint64_t> slots_;
+  struct alignas(64) Slot {
+    uint64_t words[16];
+  };
+  std::vector<Slot> slots_;
   std::vector<void*> pointers_;
 };
 

@@ -23,13 +23,14 @@ const std::vector<const KernelSpec*>& all_specs() {
   static const GemvSpec kGemv;
   static const MmaGemmSpec kMma;
   static const WgmmaGemmSpec kWgmma;
+  static const WgmmaGemmSpec kWgmmaTma(WgmmaGemmSpec::Pipeline::kTma);
   static const RmsNormSpec kRmsNorm;
   static const RmsNormRopeSpec kRmsNormRope;
   static const SoftmaxSpec kSoftmax;
   static const SwigluSpec kSwiglu;
   static const Fp8GemmSpec kFp8Gemm;
   static const DecodeAttentionSpec kDecodeAttention;
-  static const std::vector<const KernelSpec*> kAll = {&kTiled,   &kGemv,           &kMma,     &kWgmma,
+  static const std::vector<const KernelSpec*> kAll = {&kTiled,   &kGemv,           &kMma,     &kWgmma,   &kWgmmaTma,
                                                       &kRmsNorm, &kRmsNormRope,    &kSoftmax, &kSwiglu,
                                                       &kFp8Gemm, &kDecodeAttention};
   return kAll;

@@ -27,8 +27,8 @@ inline kernel_templates::Config mma(int64_t bm, int64_t bn, int64_t bk, int64_t 
 }
 
 inline kernel_templates::Config wgmma(int64_t bm, int64_t bn, int64_t stages, int64_t swizzle,
-                                      int64_t split_k = 1) {
-  return {"wgmma",
+                                      int64_t split_k = 1, const char* variant = "wgmma") {
+  return {variant,
           {{"BLOCK_M", bm},
            {"BLOCK_N", bn},
            {"BLOCK_K", 64},
@@ -59,6 +59,13 @@ inline std::vector<kernel_templates::Config> wgmma_sweep(int64_t m) {
   // N = 4096; M = 2048 at N = 512: 64); the spec rejects splits the shape's K cannot feed.
   for (const auto& c : {wgmma(128, 128, 6, 8, 2), wgmma(128, 128, 6, 8, 4), wgmma(128, 256, 4, 8, 2),
                         wgmma(64, 128, 6, 8, 2), wgmma(64, 128, 6, 8, 4), wgmma(128, 128, 6, 8, 3)}) {
+    out.push_back(c);
+  }
+  // The TMA-fed kernel (variant "wgmma_tma").
+  for (const auto& c : {wgmma(128, 256, 4, 8, 1, "wgmma_tma"), wgmma(128, 256, 4, 16, 1, "wgmma_tma"),
+                        wgmma(128, 256, 3, 8, 1, "wgmma_tma"), wgmma(128, 128, 6, 8, 1, "wgmma_tma"),
+                        wgmma(64, 256, 4, 8, 1, "wgmma_tma"), wgmma(64, 128, 6, 8, 1, "wgmma_tma"),
+                        wgmma(128, 128, 6, 8, 2, "wgmma_tma"), wgmma(128, 256, 4, 8, 2, "wgmma_tma")}) {
     out.push_back(c);
   }
   return out;

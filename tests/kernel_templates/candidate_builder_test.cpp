@@ -101,7 +101,8 @@ TEST(CandidateBuilder, SingleLaunchRequest) {
   EXPECT_EQ(r.launches[0].args[3].i, 0);
   ASSERT_TRUE(r.reference.has_value());
   EXPECT_EQ(r.bytes_moved, (2.0 * 4096 + 4096.0 * 4096 + 2 * 4096) * 2);
-  EXPECT_THROW(to_launch_spec(spec.launch_plan(p, c).launches[0], harness::CompileResult{}), Error);
+  const LaunchPlan plan = spec.launch_plan(p, c);
+  EXPECT_THROW(to_launch_spec(plan, plan.launches[0], harness::CompileResult{}), Error);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -137,6 +138,45 @@ TEST_F(WgmmaGpu, SplitKIsBitIdenticalAcrossRuns) {
     const auto second = run_candidate(*f, c);
     EXPECT_EQ(first, second) << layout;
   }
+}
+
+TEST_F(WgmmaGpu, TmaVariantMatchesReference) {
+  // wgmma_tma: TMA loads through tensor maps encoded when the arguments are bound; "nt", K % 8 == 0;
+  // M, N and K edges (zero-filled boxes), several k tiles per split, epilogues, split-K.
+  const KernelSpec& tma = find_spec("gemm", "wgmma_tma");
+  auto cfg = [](int64_t bm, int64_t bn, int64_t stages, int64_t swizzle, int64_t split) {
+    Config c = testing::wgmma_config(bm, bn, stages, swizzle, split);
+    c.variant = "wgmma_tma";
+    return c;
+  };
+  const std::vector<Config> configs = {cfg(128, 256, 4, 8, 1), cfg(128, 128, 5, 8, 1), cfg(64, 128, 6, 8, 1),
+                                       cfg(64, 64, 3, 1, 1),   cfg(128, 128, 4, 8, 3)};
+  for (const char* layout : {"nt", "nt+bias+silu"}) {
+    for (const auto& s : {std::array<int64_t, 3>{133, 200, 520}, std::array<int64_t, 3>{1000, 1032, 2056},
+                          std::array<int64_t, 3>{256, 512, 256}}) {
+      for (DType dtype : {DType::kBF16, DType::kF16}) {
+        const Problem p = gemm_problem(s[0], s[1], s[2], dtype, layout);
+        auto f = testing::make_random_fixture(wgmma(), *gpu().kernels, p, 61, false);
+        for (const Config& c : configs) {
+          const std::string label = tma.canonical_name(p, c) + " @ " + p.shape_text();
+          if (auto why = tma.rejection(p, c)) {
+            ADD_FAILURE() << label << " rejected: " << *why;
+            continue;
+          }
+          try {
+            const auto bytes = testing::run_candidate(tma, *gpu().kernels, *f, c);
+            const auto out = harness::decode(p.dtype, std::as_bytes(std::span(bytes)));
+            const harness::Verdict v = harness::judge(harness::compare(out, f->c_ref), harness::tolerance_for(p.dtype));
+            EXPECT_TRUE(v.ok) << label << ": " << v.reason;
+          } catch (const Error& e) {
+            ADD_FAILURE() << label << ": " << e.what() << "\n" << e.detail();
+          }
+        }
+      }
+    }
+  }
+  EXPECT_NE(tma.rejection(gemm_problem(128, 128, 100, DType::kBF16, "nt"), configs[0]), std::nullopt);  // K % 8
+  EXPECT_NE(tma.rejection(gemm_problem(128, 128, 128, DType::kBF16, "nn"), configs[0]), std::nullopt);
 }
 
 /// The cuobjdump of the toolkit, or "" when there is none.

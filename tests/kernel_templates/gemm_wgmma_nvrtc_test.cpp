@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <map>
 
@@ -118,6 +119,45 @@ TEST(WgmmaNvrtc, SourceRefusesATargetWithoutWgmma) {
     ADD_FAILURE() << "compiled for sm_80";
   } catch (const Error& e) {
     EXPECT_NE((std::string(e.what()) + e.detail()).find("needs sm_90a"), std::string::npos) << e.detail();
+  }
+}
+
+}  // namespace
+}  // namespace ktune::kernel_templates
+
+namespace ktune::kernel_templates {
+namespace {
+
+TEST(WgmmaTmaNvrtc, SamplesCompileWithoutSpills) {
+  const KernelSpec& tma = find_spec("gemm", "wgmma_tma");
+  for (const char* layout : {"nt", "nt+bias+silu"}) {
+    for (DType dtype : {DType::kBF16, DType::kF16}) {
+      CompileSpec merged;
+      for (const auto& [bm, bn, st] : {std::array<int64_t, 3>{128, 256, 4}, std::array<int64_t, 3>{128, 128, 6},
+                                       std::array<int64_t, 3>{64, 128, 6}, std::array<int64_t, 3>{64, 64, 3}}) {
+        Config c = testing::wgmma_config(bm, bn, st, 8);
+        c.variant = "wgmma_tma";
+        const Problem p = gemm_problem(200, 300, 520, dtype, layout);
+        ASSERT_EQ(tma.rejection(p, c), std::nullopt);
+        const CompileSpec one = tma.compile_spec(p, c);
+        merged.source_name = one.source_name;
+        merged.options = one.options;
+        merged.name_expressions.push_back(one.name_expressions.front());
+      }
+      harness::NvrtcCompiler compiler;
+      harness::CompileResult result;
+      try {
+        result = compiler.compile(make_compile_request(merged, SourceLibrary::builtin(), "sm_90"));
+      } catch (const Error& e) {
+        FAIL() << e.what() << "\n" << e.detail();
+      }
+      EXPECT_EQ(result.log.find("serialized"), std::string::npos) << result.log;
+      for (const auto& e : merged.name_expressions) {
+        const auto& res = result.resources.at(result.lowered_names.at(e));
+        EXPECT_EQ(res.spill_store_bytes, 0) << e;
+        std::printf("[tma] %-70s regs=%3d\n", e.c_str(), res.registers);
+      }
+    }
   }
 }
 

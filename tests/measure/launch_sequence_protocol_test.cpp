@@ -31,7 +31,9 @@ LaunchSpec random_launch(Rng& rng, const std::string& cubin, std::string functio
   l.shared_bytes = rng.between(1, 200 * 1024);
   l.args = {KernelArg::buf("workspace"), KernelArg::i64(-static_cast<int64_t>(rng.between(1, 1U << 30))),
             KernelArg::f32(static_cast<float>(rng.between(1, 1000)) / 8.0F),
-            KernelArg::u32(rng.between(1, 9))};
+            KernelArg::u32(rng.between(1, 9)),
+            KernelArg::tensor_map("a", rng.between(0, 1) ? DType::kBF16 : DType::kF16, rng.between(1, 1U << 20),
+                                  8 * rng.between(1, 4096), rng.between(1, 256), 64)};
   return l;
 }
 
@@ -62,6 +64,8 @@ void expect_same(const LaunchSpec& got, const LaunchSpec& want) {
     EXPECT_EQ(got.args[i].buffer, want.args[i].buffer);
     EXPECT_EQ(got.args[i].i, want.args[i].i);
     EXPECT_EQ(got.args[i].f, want.args[i].f);
+    EXPECT_EQ(got.args[i].map, want.args[i].map);
+    EXPECT_EQ(got.args[i].map_dtype, want.args[i].map_dtype);
   }
 }
 

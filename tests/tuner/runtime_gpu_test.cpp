@@ -5,6 +5,8 @@
 
 #include <cuda.h>
 
+#include <fstream>
+
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/driver_api.hpp"
@@ -113,6 +115,44 @@ TEST(RuntimeGpu, TunedAndNearestConfigsGiveTheReferenceAnswerAlsoInAGraph) {
     EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
     EXPECT_NE(std::string(e.what()).find("ktune tune"), std::string::npos) << e.what();
   }
+}
+
+TEST(RuntimeGpu, TmaConfigsRunThroughTensorMapsAlsoInAGraph) {
+  // A tuned wgmma_tma config (its A and B reach the kernel as tensor maps the runtime encodes from
+  // the caller's pointers at each launch); odd M and N (zero-filled boxes).
+  KTUNE_SKIP_WITHOUT_GPU();
+  use_ktune_binary();
+  test::TempDir dir;
+  const std::string db = (dir / "tma.db").string();
+  const std::string space = (dir / "tma.toml").string();
+  std::ofstream(space) << R"(kernel = "gemm"
+dims = ["m", "n", "k"]
+description = "the TMA-fed wgmma template only"
+[[template]]
+name = "wgmma_tma"
+pattern = "wgmma_tma.{BLOCK_M}x{BLOCK_N}x{BLOCK_K}.s{STAGES}.sk{SPLIT_K}.g{SWIZZLE}"
+layouts = ["nt"]
+default = { BLOCK_M = 128, BLOCK_N = 128, BLOCK_K = 64, STAGES = 4, SPLIT_K = 1, SWIZZLE = 8 }
+[template.params]
+BLOCK_M = [64, 128]
+BLOCK_N = [128]
+BLOCK_K = [64]
+STAGES = [4]
+SPLIT_K = [1]
+SWIZZLE = [8]
+)";
+  const std::string cmd = std::string(std::getenv("KTUNE_BIN")) +
+                          " tune --kernel gemm --shape m=200,n=300,k=520 --dtype bf16 --space " + space +
+                          " --strategy exhaustive --max-time-ms 50 --no-counters --db " + db + " > /dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  RuntimeOptions o;
+  o.db_path = db;
+  Runtime rt(o);
+  const GemmPlanInfo info = rt.prepare_gemm(200, 300, 520, DType::kBF16, Layout::kNT);
+  EXPECT_EQ(info.source, GemmPlanInfo::Source::kTuned);
+  EXPECT_NE(info.config_name.find("wgmma_tma"), std::string::npos) << info.config_name;
+  EXPECT_LE(run_gemm(rt, {200, 300, 520}, false), kBf16Tolerance) << info.config_name;
+  EXPECT_LE(run_gemm(rt, {200, 300, 520}, true), kBf16Tolerance) << info.config_name;
 }
 
 TEST(RuntimeGpu, RefusesBadCallsBeforeLaunching) {

@@ -230,14 +230,14 @@ TEST(SeedConfigs, GemmSpaceSeedsPerShape) {
       {16, {{"gemv", 6}, {"mma", 5}}},
       // M = 128: few tiles, so the two split-K wgmma seeds join the unsplit ones; two mma seeds
       // pass the constraints too.
-      {128, {{"mma", 2}, {"wgmma", 6}}},
+      {128, {{"mma", 2}, {"wgmma", 6}, {"wgmma_tma", 3}}},
       // The one unsplit mma seed (16x32x128, SWIZZLE 1) passes every constraint at M = 4096 too;
       // the split-K wgmma seeds do not (2048+ tiles).
-      {4096, {{"mma", 1}, {"wgmma", 4}}},
+      {4096, {{"mma", 1}, {"wgmma", 4}, {"wgmma_tma", 3}}},
   };
   size_t seeds_in_file = 0;
   for (const auto& t : space.templates()) seeds_in_file += t.seeds.size();
-  EXPECT_EQ(seeds_in_file, 17u);
+  EXPECT_EQ(seeds_in_file, 20u);
   for (const auto& [m, per_template] : want) {
     ProblemContext c;
     c.dims = {{"m", m}, {"n", 4096}, {"k", 4096}};

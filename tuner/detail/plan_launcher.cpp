@@ -131,6 +131,22 @@ PlanLauncher bind_plan(const kt::LaunchPlan& plan, const std::vector<kt::Alignme
         case kt::ArgSpec::Kind::kF32:
           s.args.push_back({LaunchArg::Kind::kF32, 0, a.real});
           break;
+        case kt::ArgSpec::Kind::kTensorMap: {
+          const LaunchArg bound = find(a.tensor);
+          if (bound.kind != LaunchArg::Kind::kSlot) {
+            throw Error(ErrorKind::kBadInput, "kernel '" + launch.name_expression + "' takes the tensor map of '" +
+                                                  a.tensor + "', which is not a caller's tensor");
+          }
+          l.slot_used[static_cast<std::size_t>(bound.integer)] = true;
+          const auto& t = plan.tensors.at(static_cast<std::size_t>(plan.tensor_index(a.tensor)));
+          LaunchArg m{LaunchArg::Kind::kTensorMap, bound.integer, 0};
+          m.map = {t.dtype, static_cast<uint64_t>(a.map[0]), static_cast<uint64_t>(a.map[1]),
+                   static_cast<uint32_t>(a.map[2]), static_cast<uint32_t>(a.map[3])};
+          if (const std::string why = harness::tensor_map_rejection(m.map); !why.empty())
+            throw Error(ErrorKind::kBadInput, "kernel '" + launch.name_expression + "': " + why);
+          s.args.push_back(m);
+          break;
+        }
       }
     }
     l.steps.push_back(std::move(s));
@@ -168,8 +184,16 @@ void launch_plan(const PlanLauncher& l, std::span<const CUdeviceptr> slots, CUde
   for (const LaunchStep& s : l.steps) {
     std::array<uint64_t, kMaxLaunchArgs> values;
     std::array<void*, kMaxLaunchArgs> params;
+    std::array<CUtensorMap, kMaxTensorMaps> maps;  // CUtensorMap is 64-byte aligned
+    std::size_t used_maps = 0;
     for (std::size_t i = 0; i < s.args.size(); ++i) {
       const LaunchArg& arg = s.args[i];
+      if (arg.kind == LaunchArg::Kind::kTensorMap) {
+        if (used_maps == maps.size()) throw Error(ErrorKind::kBadInput, "too many tensor-map arguments");
+        maps[used_maps] = harness::encode_tensor_map(arg.map, slots[static_cast<std::size_t>(arg.integer)]);
+        params[i] = &maps[used_maps++];
+        continue;
+      }
       uint64_t v = 0;
       switch (arg.kind) {
         case LaunchArg::Kind::kSlot:
@@ -200,6 +224,8 @@ void launch_plan(const PlanLauncher& l, std::span<const CUdeviceptr> slots, CUde
           std::memcpy(&v, &x, sizeof x);
           break;
         }
+        case LaunchArg::Kind::kTensorMap:
+          break;  // handled above
       }
       values[i] = v;
       params[i] = &values[i];

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "harness/module.hpp"
+#include "harness/tensor_map.hpp"
 #include "harness/nvrtc_compiler.hpp"
 #include "kernel_templates/kernel_spec.hpp"
 
@@ -43,10 +44,13 @@ struct ScalarBinding {
 };
 
 struct LaunchArg {
-  enum class Kind { kSlot, kWorkspace, kNull, kI32, kI64, kF32, kScalarF32, kScalarI32 };
+  /// kTensorMap: the TMA tensor map of caller slot `integer` (encoded at each launch from the
+  /// caller's pointer: a host-side descriptor, no GPU work).
+  enum class Kind { kSlot, kWorkspace, kNull, kI32, kI64, kF32, kScalarF32, kScalarI32, kTensorMap };
   Kind kind = Kind::kNull;
   int64_t integer = 0;  ///< slot index, workspace offset, scalar index, or the kI32/kI64 value
   float real = 0;       ///< kF32 value
+  harness::TensorMap2d map{};  ///< kTensorMap: the tensor's shape and box
 };
 
 struct LaunchStep {
@@ -60,6 +64,8 @@ struct LaunchStep {
 
 /// Most arguments a kernel may take (the largest today, rmsnorm_rope, has 13).
 inline constexpr std::size_t kMaxLaunchArgs = 24;
+/// Most tensor-map arguments a kernel may take (wgmma_tma: 2).
+inline constexpr std::size_t kMaxTensorMaps = 4;
 /// Alignment of each workspace tensor within the block (cuMemAlloc's own alignment).
 inline constexpr std::size_t kWorkspaceAlign = 256;
 

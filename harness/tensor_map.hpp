@@ -1,0 +1,34 @@
+#pragma once
+/// TMA tensor maps (CUtensorMap, Hopper) for row-major 2D tensors: the 128-byte descriptor a kernel
+/// takes by value (`const __grid_constant__`) and hands to `cp.async.bulk.tensor.2d`. Encoded on
+/// the host with the driver's cuTensorMapEncodeTiled once the tensor's device address is known
+/// (when a launch's arguments are bound).
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "harness/dtype.hpp"
+
+namespace ktune::harness {
+
+/// A row-major [rows, cols] tensor (rows cols * element-size bytes apart) read in boxes of
+/// box_rows x box_cols elements, with the 128-byte shared-memory swizzle (box_cols * element size
+/// must be 128 bytes or less); reads past the edges are zero-filled.
+struct TensorMap2d {
+  DType dtype = DType::kBF16;
+  uint64_t rows = 0;
+  uint64_t cols = 0;
+  uint32_t box_rows = 0;
+  uint32_t box_cols = 0;
+};
+
+/// Why `map` cannot be encoded for any address (dtype not f16/bf16/f32, a row stride that is not a
+/// multiple of 16 bytes, a box outside [1, 256] or wider than 128 bytes), or "" when it can.
+const char* tensor_map_rejection(const TensorMap2d& map);
+
+/// The tensor map of `map` at device address `base` (16-byte aligned). Throws ktune::Error
+/// (kBadInput) for a rejected map or a misaligned base, (kRuntime) when the driver refuses it.
+CUtensorMap encode_tensor_map(const TensorMap2d& map, CUdeviceptr base);
+
+}  // namespace ktune::harness

@@ -1,0 +1,32 @@
+// unit: the checks of a TMA tensor map that need no driver (harness/tensor_map.hpp): what can be
+// encoded, and the reason when it cannot.
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "harness/tensor_map.hpp"
+
+namespace ktune::harness {
+namespace {
+
+TEST(TensorMap, AcceptsTheWgmmaBoxesAndSaysWhyNot) {
+  // A [M, K] bf16 operand read in 128 x 64 boxes (128-byte rows: the swizzle's width).
+  EXPECT_EQ(std::string(tensor_map_rejection({DType::kBF16, 4096, 4096, 128, 64})), "");
+  EXPECT_EQ(std::string(tensor_map_rejection({DType::kF16, 77, 520, 256, 64})), "");
+  EXPECT_EQ(std::string(tensor_map_rejection({DType::kF32, 10, 32, 8, 32})), "");
+  // K = 100 bf16: 200-byte rows, not a multiple of 16.
+  EXPECT_NE(std::string(tensor_map_rejection({DType::kBF16, 128, 100, 128, 64})).find("16 bytes"),
+            std::string::npos);
+  // 128 bf16 columns are 256 bytes: wider than the swizzle.
+  EXPECT_NE(std::string(tensor_map_rejection({DType::kBF16, 128, 1024, 128, 128})).find("128-byte"),
+            std::string::npos);
+  EXPECT_NE(std::string(tensor_map_rejection({DType::kBF16, 1024, 1024, 512, 64})).find("[1, 256]"),
+            std::string::npos);
+  EXPECT_NE(std::string(tensor_map_rejection({DType::kFP8E4M3, 128, 128, 64, 64})).find("f16, bf16 or f32"),
+            std::string::npos);
+  EXPECT_NE(std::string(tensor_map_rejection({DType::kBF16, 0, 128, 64, 64})), "");
+}
+
+}  // namespace
+}  // namespace ktune::harness
