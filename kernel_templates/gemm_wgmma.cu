@@ -24,6 +24,7 @@
 // epilogue, to workspace[z][M][N]; ktune_gemm_splitk_reduce or, with an epilogue,
 // ktune_gemm_mma_finish (compiled from this source too) sums the splits in order: deterministic.
 // It fills the SMs when M and N give few tiles (M = 512 with N = 1024: 32 tiles of 128x128).
+#include "gemm_wgmma_block.cuh"
 #include "gemm_wgmma_layout.cuh"
 #include "gemm_wgmma_ops.cuh"
 #include "gemm_mma_epilogue.cuh"
@@ -35,26 +36,6 @@
 #endif
 
 namespace ktune_wgmma {
-
-/// The two-element vector type of T (__half2, __nv_bfloat162).
-template <typename T>
-struct Pair2;
-template <>
-struct Pair2<__half> {
-  using type = __half2;
-};
-template <>
-struct Pair2<__nv_bfloat16> {
-  using type = __nv_bfloat162;
-};
-
-/// silu(v + bias[col]) with each part present only when asked for.
-template <bool BIAS, bool SILU, typename T>
-__device__ __forceinline__ float epilogue(float v, const T* __restrict__ bias, int col) {
-  if (BIAS) v += ktune_dev::to_f32(bias[col]);
-  if (SILU) v = v / (1.0f + __expf(-v));
-  return v;
-}
 
 /// Copies a ROWS x CHUNKS-of-16-bytes tile of a row-major matrix (`ld` elements a row) into shared
 /// memory at `dst` + Offset(r, c): row r, chunk c comes from element (row0 + r, col0 + 8c) and is
@@ -126,19 +107,11 @@ __global__ void __launch_bounds__(BM / 64 * 128, 1)
   const int tid = threadIdx.x;
   const int wg = tid / kWarpgroupThreads;
   const int wt = tid % kWarpgroupThreads;
-  const int tiles_m = (M + BM - 1) / BM;
-  const int tiles_n = (N + BN - 1) / BN;
-  int tm = 0;
-  int tn = 0;
-  block_coords<SWIZZLE>(static_cast<int>(blockIdx.x), tiles_m, tiles_n, tm, tn);
-  const int m0 = tm * BM;
-  const int n0 = tn * BN;
-  const int all_tiles = (K + kBlockK - 1) / kBlockK;
-  const int splits = static_cast<int>(gridDim.z);
-  const int per_split = (all_tiles + splits - 1) / splits;
-  const int t_begin = static_cast<int>(blockIdx.z) * per_split;
-  const int t_end = t_begin + per_split < all_tiles ? t_begin + per_split : all_tiles;
-  const int k_tiles = t_end > t_begin ? t_end - t_begin : 0;  // this split's k tiles
+  const BlockWork work = block_work<BM, BN, SWIZZLE>(M, N, K);
+  const int m0 = work.m0;
+  const int n0 = work.n0;
+  const int t_begin = work.t_begin;
+  const int k_tiles = work.k_tiles;  // this split's k tiles
 
   const bool vec_a = (K % 8 == 0) && ktune_dev::aligned16(A);
   const bool vec_b = ((B_NT ? K : N) % 8 == 0) && ktune_dev::aligned16(B);
@@ -187,39 +160,5 @@ __global__ void __launch_bounds__(BM / 64 * 128, 1)
   wgmma_wait<0>();
   ktune_dev::cp_async_wait<0>();
 
-  const int row_base = m0 + wg * kWarpgroupRows;
-  if (splits > 1) {
-    // The f32 partial tile, no epilogue (the reduction applies it).
-    float* const part = workspace + static_cast<size_t>(blockIdx.z) * M * N;
-#pragma unroll
-    for (int i = 0; i < kAcc; i += 2) {
-      const int row = row_base + acc_row(wt, i);
-      const int col = n0 + acc_col(wt, i);
-      if (row >= M || col >= N) continue;
-      float* w = part + static_cast<size_t>(row) * N + col;
-      w[0] = acc[i];
-      if (col + 1 < N) w[1] = acc[i + 1];
-    }
-    return;
-  }
-  const bool c_pairs = (N % 2 == 0) && ((reinterpret_cast<unsigned long long>(C) & 3ull) == 0);
-#pragma unroll
-  for (int i = 0; i < kAcc; i += 2) {
-    const int row = row_base + acc_row(wt, i);
-    const int col = n0 + acc_col(wt, i);
-    if (row >= M || col >= N) continue;
-    const bool second = col + 1 < N;
-    const float v0 = epilogue<BIAS, SILU>(acc[i], bias, col);
-    const float v1 = second ? epilogue<BIAS, SILU>(acc[i + 1], bias, col + 1) : 0.0f;
-    const size_t idx = static_cast<size_t>(row) * N + col;
-    if (second && c_pairs) {
-      typename Pair2<T>::type pair;
-      pair.x = ktune_dev::from_f32<T>(v0);
-      pair.y = ktune_dev::from_f32<T>(v1);
-      *reinterpret_cast<typename Pair2<T>::type*>(C + idx) = pair;
-    } else {
-      C[idx] = ktune_dev::from_f32<T>(v0);
-      if (second) C[idx + 1] = ktune_dev::from_f32<T>(v1);
-    }
-  }
+  store_accumulators<BIAS, SILU>(acc, C, workspace, bias, M, N, m0 + wg * kWarpgroupRows, n0, wt, work.splits);
 }

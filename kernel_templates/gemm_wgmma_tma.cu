@@ -16,24 +16,12 @@
 // and the epilogue as gemm_wgmma.cu (grid.z slices write f32 partials; bias, SiLU applied in f32).
 #include "gemm_mma_epilogue.cuh"
 #include "gemm_splitk_reduce.cuh"
+#include "gemm_wgmma_block.cuh"
 #include "gemm_wgmma_layout.cuh"
 #include "gemm_wgmma_ops.cuh"
 #include "gemm_wgmma_tma_sync.cuh"
 #include "ktune_device.cuh"
 
-namespace ktune_tma {
-/// The two-element vector type of T (__half2, __nv_bfloat162).
-template <typename T>
-struct Pair2;
-template <>
-struct Pair2<__half> {
-  using type = __half2;
-};
-template <>
-struct Pair2<__nv_bfloat16> {
-  using type = __nv_bfloat162;
-};
-}  // namespace ktune_tma
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #error "gemm_wgmma_tma.cu needs sm_90a (wgmma.mma_async, TMA): compile with --gpu-architecture=sm_90a"
@@ -68,19 +56,11 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   const int tid = threadIdx.x;
   const int wg = tid / kWarpgroupThreads;
   const int wt = tid % kWarpgroupThreads;
-  const int tiles_m = (M + BM - 1) / BM;
-  const int tiles_n = (N + BN - 1) / BN;
-  int tm = 0;
-  int tn = 0;
-  block_coords<SWIZZLE>(static_cast<int>(blockIdx.x), tiles_m, tiles_n, tm, tn);
-  const int m0 = tm * BM;
-  const int n0 = tn * BN;
-  const int all_tiles = (K + kBlockK - 1) / kBlockK;
-  const int splits = static_cast<int>(gridDim.z);
-  const int per_split = (all_tiles + splits - 1) / splits;
-  const int t_begin = static_cast<int>(blockIdx.z) * per_split;
-  const int t_end = t_begin + per_split < all_tiles ? t_begin + per_split : all_tiles;
-  const int k_tiles = t_end > t_begin ? t_end - t_begin : 0;
+  const BlockWork work = block_work<BM, BN, SWIZZLE>(M, N, K);
+  const int m0 = work.m0;
+  const int n0 = work.n0;
+  const int t_begin = work.t_begin;
+  const int k_tiles = work.k_tiles;
 
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -136,39 +116,5 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   }
   wgmma_wait<0>();
 
-  const int row_base = m0 + c * kWarpgroupRows;
-  if (splits > 1) {
-    float* const part = workspace + static_cast<size_t>(blockIdx.z) * M * N;
-#pragma unroll
-    for (int i = 0; i < kAcc; i += 2) {
-      const int row = row_base + acc_row(wt, i);
-      const int col = n0 + acc_col(wt, i);
-      if (row >= M || col >= N) continue;
-      float* w = part + static_cast<size_t>(row) * N + col;
-      w[0] = acc[i];
-      if (col + 1 < N) w[1] = acc[i + 1];
-    }
-    return;
-  }
-  // Pairs of elements as one 4-byte store when N is even and C 4-byte aligned.
-  const bool c_pairs = (N % 2 == 0) && ((reinterpret_cast<unsigned long long>(C) & 3ull) == 0);
-#pragma unroll
-  for (int i = 0; i < kAcc; i += 2) {
-    const int row = row_base + acc_row(wt, i);
-    const int col = n0 + acc_col(wt, i);
-    if (row >= M || col >= N) continue;
-    const bool second = col + 1 < N;
-    const T v0 = ktune_dev::from_f32<T>(ktune_mma::epilogue<BIAS, SILU>(acc[i], bias, col));
-    const T v1 = ktune_dev::from_f32<T>(second ? ktune_mma::epilogue<BIAS, SILU>(acc[i + 1], bias, col + 1) : 0.0f);
-    const size_t idx = static_cast<size_t>(row) * N + col;
-    if (second && c_pairs) {
-      typename ktune_tma::Pair2<T>::type pair;
-      pair.x = v0;
-      pair.y = v1;
-      *reinterpret_cast<typename ktune_tma::Pair2<T>::type*>(C + idx) = pair;
-    } else {
-      C[idx] = v0;
-      if (second) C[idx + 1] = v1;
-    }
-  }
+  store_accumulators<BIAS, SILU>(acc, C, workspace, bias, M, N, m0 + c * kWarpgroupRows, n0, wt, work.splits);
 }

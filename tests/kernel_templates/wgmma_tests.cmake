@@ -16,7 +16,8 @@ add_custom_command(
   COMMAND ${CMAKE_COMMAND} "-DOUTPUT=${CMAKE_CURRENT_BINARY_DIR}/emulation/gemm_wgmma_emulated.hpp"
           "-DFILE=${PROJECT_SOURCE_DIR}/kernel_templates/gemm_wgmma.cu"
           -P ${CMAKE_CURRENT_SOURCE_DIR}/emulation/wgmma_emulate.cmake
-  DEPENDS ${PROJECT_SOURCE_DIR}/kernel_templates/gemm_wgmma.cu ${CMAKE_CURRENT_SOURCE_DIR}/emulation/wgmma_emulate.cmake
+  DEPENDS ${PROJECT_SOURCE_DIR}/kernel_templates/gemm_wgmma.cu ${PROJECT_SOURCE_DIR}/kernel_templates/gemm_wgmma_block.cuh
+          ${CMAKE_CURRENT_SOURCE_DIR}/emulation/wgmma_emulate.cmake
   VERBATIM)
 ktune_add_gtest(NAME ktune_wgmma_emulation_tests LABEL unit
   SOURCES emulation/wgmma_emulation_test.cpp ${CMAKE_CURRENT_BINARY_DIR}/emulation/gemm_wgmma_emulated.hpp

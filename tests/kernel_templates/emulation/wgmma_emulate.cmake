@@ -4,6 +4,11 @@
 # dropped, and the CUDA 16-bit types mapped to the emulated ones.
 cmake_minimum_required(VERSION 3.25)
 file(READ "${FILE}" text)
+# The block helpers (tile, k slice, accumulator store) are plain device code: inlined.
+get_filename_component(dir "${FILE}" DIRECTORY)
+file(READ "${dir}/gemm_wgmma_block.cuh" block)
+string(REPLACE "#pragma once" "" block "${block}")
+string(REPLACE "#include \"gemm_wgmma_block.cuh\"" "${block}" text "${text}")
 foreach(include "ktune_device.cuh" "gemm_wgmma_ops.cuh" "gemm_wgmma_layout.cuh" "gemm_mma_epilogue.cuh"
                 "gemm_splitk_reduce.cuh")
   string(REPLACE "#include \"${include}\"" "" text "${text}")
