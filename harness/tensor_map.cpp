@@ -41,7 +41,8 @@ const char* tensor_map_rejection(const TensorMap2d& map) {
   const uint32_t esize = element_bytes(map.dtype);
   if (esize == 0) return "tensor maps here take f16, bf16 or f32";
   if (map.rows == 0 || map.cols == 0) return "an empty tensor has no tensor map";
-  if ((map.cols * esize) % 16 != 0) return "the row stride (cols * element size) is not a multiple of 16 bytes";
+  if ((map.cols * esize) % 16 != 0)
+    return "the row stride (cols * element size) is not a multiple of 16 bytes";
   if (map.box_rows == 0 || map.box_rows > kMaxBox || map.box_cols == 0 || map.box_cols > kMaxBox)
     return "a box extent is outside [1, 256]";
   if (map.box_cols * esize > kSwizzleBytes) return "the box is wider than the 128-byte swizzle";
@@ -51,7 +52,8 @@ const char* tensor_map_rejection(const TensorMap2d& map) {
 CUtensorMap encode_tensor_map(const TensorMap2d& map, CUdeviceptr base) {
   if (const std::string why = tensor_map_rejection(map); !why.empty()) throw Error(ErrorKind::kBadInput, why);
   if (base % 16 != 0) {
-    throw Error(ErrorKind::kBadInput, "a tensor map needs a 16-byte aligned address, got " + std::to_string(base));
+    throw Error(ErrorKind::kBadInput,
+                "a tensor map needs a 16-byte aligned address, got " + std::to_string(base));
   }
   const uint32_t esize = element_bytes(map.dtype);
   const cuuint64_t dims[2] = {map.cols, map.rows};

@@ -10,8 +10,9 @@ namespace {
 harness::KernelArg to_kernel_arg(const ArgSpec& a, const LaunchPlan& plan) {
   switch (a.kind) {
     case ArgSpec::Kind::kTensorMap:
-      return harness::KernelArg::tensor_map(a.tensor, plan.tensors.at(static_cast<std::size_t>(plan.tensor_index(a.tensor))).dtype,
-                                            a.map[0], a.map[1], a.map[2], a.map[3]);
+      return harness::KernelArg::tensor_map(
+          a.tensor, plan.tensors.at(static_cast<std::size_t>(plan.tensor_index(a.tensor))).dtype, a.map[0],
+          a.map[1], a.map[2], a.map[3]);
     case ArgSpec::Kind::kTensor:
       return harness::KernelArg::buf(a.tensor);
     case ArgSpec::Kind::kNullPointer:

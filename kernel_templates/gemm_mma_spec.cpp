@@ -61,12 +61,14 @@ std::optional<GemmForm> parse_gemm_form(std::string_view text) {
 }
 
 std::vector<std::string> MmaGemmSpec::param_names() const {
-  return {"BLOCK_M", "BLOCK_N", "BLOCK_K", "WARPS_M", "WARPS_N", "STAGES", "SPLIT_K", "SPLIT_K_MODE", "SWIZZLE"};
+  return {"BLOCK_M", "BLOCK_N", "BLOCK_K",      "WARPS_M", "WARPS_N",
+          "STAGES",  "SPLIT_K", "SPLIT_K_MODE", "SWIZZLE"};
 }
 
 int64_t MmaGemmSpec::shared_bytes(const Config& config) {
   constexpr int64_t kElemBytes = 2;  // f16 / bf16
-  return config.at("STAGES") * (config.at("BLOCK_M") + config.at("BLOCK_N")) * config.at("BLOCK_K") * kElemBytes;
+  return config.at("STAGES") * (config.at("BLOCK_M") + config.at("BLOCK_N")) * config.at("BLOCK_K") *
+         kElemBytes;
 }
 
 Problem MmaGemmSpec::base_problem(const Problem& problem, const GemmForm& form) {
@@ -102,13 +104,16 @@ std::optional<std::string> MmaGemmSpec::rejection(const Problem& problem, const 
   if (bm % (16 * wm) != 0) return fmt::format("BLOCK_M={} is not a multiple of 16*WARPS_M={}", bm, 16 * wm);
   if (bn % (16 * wn) != 0) return fmt::format("BLOCK_N={} is not a multiple of 16*WARPS_N={}", bn, 16 * wn);
   if (!is_pow2(bn) || bn < 16) return fmt::format("BLOCK_N={} is not a power of two >= 16", bn);
-  if (!is_pow2(bk) || bk < 16 || bk > 128) return fmt::format("BLOCK_K={} is not a power of two in [16, 128]", bk);
+  if (!is_pow2(bk) || bk < 16 || bk > 128)
+    return fmt::format("BLOCK_K={} is not a power of two in [16, 128]", bk);
   if (wm * wn > kMaxWarps) return fmt::format("WARPS_M*WARPS_N={} exceeds {} warps", wm * wn, kMaxWarps);
-  if (stages < 2 || stages > kMaxStages) return fmt::format("STAGES={} is outside [2, {}]", stages, kMaxStages);
+  if (stages < 2 || stages > kMaxStages)
+    return fmt::format("STAGES={} is outside [2, {}]", stages, kMaxStages);
   if (split_k > kMaxGridZ) return fmt::format("SPLIT_K={} exceeds {}", split_k, kMaxGridZ);
   if (config.at("SPLIT_K_MODE") == 1 && split_k == 1) return "SPLIT_K_MODE=1 (atomic) needs SPLIT_K > 1";
   if (shared_bytes(config) > kMaxSharedBytes) {
-    return fmt::format("{} bytes of shared memory exceed {} (227 KiB)", shared_bytes(config), kMaxSharedBytes);
+    return fmt::format("{} bytes of shared memory exceed {} (227 KiB)", shared_bytes(config),
+                       kMaxSharedBytes);
   }
   if (ceil_div(problem.dim("m"), bm) * ceil_div(problem.dim("n"), bn) > kMaxGridX) {
     return fmt::format("{} needs more than {} blocks", problem.shape_text(), kMaxGridX);
@@ -133,14 +138,15 @@ CompileSpec MmaGemmSpec::compile_spec(const Problem& problem, const Config& conf
   const bool epilogue = form.bias || form.silu;
   CompileSpec c;
   c.source_name = std::string(source_name());
-  c.name_expressions.push_back(fmt::format(
-      "ktune_gemm_mma<{},{},{},{},{},{},{},{},{},{},{},{},{}>", config.at("BLOCK_M"), config.at("BLOCK_N"),
-      config.at("BLOCK_K"), config.at("WARPS_M"), config.at("WARPS_N"), config.at("STAGES"), split_k,
-      cpp_bool(atomic), config.at("SWIZZLE"), type, cpp_bool(form.layout == GemmLayout::kNT), cpp_bool(form.bias),
-      cpp_bool(form.silu)));
+  c.name_expressions.push_back(
+      fmt::format("ktune_gemm_mma<{},{},{},{},{},{},{},{},{},{},{},{},{}>", config.at("BLOCK_M"),
+                  config.at("BLOCK_N"), config.at("BLOCK_K"), config.at("WARPS_M"), config.at("WARPS_N"),
+                  config.at("STAGES"), split_k, cpp_bool(atomic), config.at("SWIZZLE"), type,
+                  cpp_bool(form.layout == GemmLayout::kNT), cpp_bool(form.bias), cpp_bool(form.silu)));
   if (split_k > 1) {
     if (atomic) c.name_expressions.push_back("ktune_gemm_mma_zero<float>");
-    c.name_expressions.push_back(epilogue ? finish_name_expression(problem) : reduce_name_expression(problem.dtype));
+    c.name_expressions.push_back(epilogue ? finish_name_expression(problem)
+                                          : reduce_name_expression(problem.dtype));
   }
   c.options = {"-std=c++17"};
   return c;
@@ -217,7 +223,8 @@ WorkCounts MmaGemmSpec::work(const Problem& problem) const {
   WorkCounts w = GemmSpecBase::work(problem);
   const auto form = parse_gemm_form(problem.layout);
   if (form && form->bias) {
-    w.min_bytes += static_cast<double>(problem.dim("n")) * static_cast<double>(harness::size_of(problem.dtype));
+    w.min_bytes +=
+        static_cast<double>(problem.dim("n")) * static_cast<double>(harness::size_of(problem.dtype));
   }
   return w;
 }
@@ -244,13 +251,13 @@ ReferenceSpec MmaGemmSpec::reference(const Problem& problem) const {
   const int64_t m = problem.dim("m");
   const int64_t n = problem.dim("n");
   const int64_t k = problem.dim("k");
-  const std::string expr = fmt::format("ktune_gemm_reference_epilogue<{},{},{},{}>",
-                                       harness::cuda_type_name(problem.dtype),
-                                       cpp_bool(form->layout == GemmLayout::kNT), cpp_bool(form->bias),
-                                       cpp_bool(form->silu));
+  const std::string expr =
+      fmt::format("ktune_gemm_reference_epilogue<{},{},{},{}>", harness::cuda_type_name(problem.dtype),
+                  cpp_bool(form->layout == GemmLayout::kNT), cpp_bool(form->bias), cpp_bool(form->silu));
   r.compile.source_name = "gemm_epilogue_reference.cu";
   r.compile.name_expressions = {expr};
-  if (form->bias) r.plan.tensors.insert(r.plan.tensors.begin() + 2, {"bias", TensorRole::kInput, problem.dtype, n});
+  if (form->bias)
+    r.plan.tensors.insert(r.plan.tensors.begin() + 2, {"bias", TensorRole::kInput, problem.dtype, n});
   KernelLaunch l;
   l.name_expression = expr;
   l.dims.grid = {u32(ceil_div(n, kTileX)), u32(ceil_div(m, kTileY)), 1};

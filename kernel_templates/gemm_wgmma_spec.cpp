@@ -18,7 +18,7 @@ constexpr int64_t kMaxStages = 8;   // beyond, more stages only take shared memo
 constexpr int64_t kWarpgroupRows = 64;
 constexpr int64_t kWarpgroupThreads = 128;
 constexpr int64_t kTmaBarrierBytes = 16;  // wgmma_tma: full[s] and empty[s]
-constexpr int64_t kMaxSplitK = 16;  // beyond, the f32 slices cost more traffic than the SMs gain
+constexpr int64_t kMaxSplitK = 16;        // beyond, the f32 slices cost more traffic than the SMs gain
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -79,7 +79,8 @@ std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, cons
   if (!one_of(bm, {64, 128, 256}))
     return fmt::format("BLOCK_M={} is not 64, 128 or 256 (64-row warpgroups)", bm);
   if (pipeline_ == Pipeline::kTma) {
-    if (bm == 256) return std::string("BLOCK_M=256: the TMA template takes 64 or 128 (plus its producer warpgroup)");
+    if (bm == 256)
+      return std::string("BLOCK_M=256: the TMA template takes 64 or 128 (plus its producer warpgroup)");
     if (form->layout != GemmLayout::kNT) {
       return fmt::format("the TMA template takes \"nt\" layouts only, not {}", problem.layout);
     }
@@ -115,8 +116,8 @@ std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, cons
 std::string WgmmaGemmSpec::canonical_name(const Problem& problem, const Config& config) const {
   const auto form = parse_gemm_form(problem.layout).value_or(GemmForm{});
   return fmt::format("gemm.{}.{}.{}.{}x{}x{}.s{}.sk{}.g{}", harness::to_string(problem.dtype), form.text(),
-                     variant(), config.at("BLOCK_M"), config.at("BLOCK_N"), config.at("BLOCK_K"), config.at("STAGES"),
-                     config.at("SPLIT_K"), config.at("SWIZZLE"));
+                     variant(), config.at("BLOCK_M"), config.at("BLOCK_N"), config.at("BLOCK_K"),
+                     config.at("STAGES"), config.at("SPLIT_K"), config.at("SWIZZLE"));
 }
 
 CompileSpec WgmmaGemmSpec::compile_spec(const Problem& problem, const Config& config) const {
@@ -125,10 +126,10 @@ CompileSpec WgmmaGemmSpec::compile_spec(const Problem& problem, const Config& co
   CompileSpec c;
   c.source_name = std::string(source_name());
   if (pipeline_ == Pipeline::kTma) {
-    c.name_expressions.push_back(fmt::format("ktune_gemm_wgmma_tma<{},{},{},{},{},{},{}>", config.at("BLOCK_M"),
-                                             config.at("BLOCK_N"), config.at("STAGES"), config.at("SWIZZLE"),
-                                             harness::cuda_type_name(problem.dtype), cpp_bool(form.bias),
-                                             cpp_bool(form.silu)));
+    c.name_expressions.push_back(fmt::format("ktune_gemm_wgmma_tma<{},{},{},{},{},{},{}>",
+                                             config.at("BLOCK_M"), config.at("BLOCK_N"), config.at("STAGES"),
+                                             config.at("SWIZZLE"), harness::cuda_type_name(problem.dtype),
+                                             cpp_bool(form.bias), cpp_bool(form.silu)));
   } else {
     c.name_expressions.push_back(
         fmt::format("ktune_gemm_wgmma<{},{},{},{},{},{},{},{}>", config.at("BLOCK_M"), config.at("BLOCK_N"),
@@ -172,7 +173,8 @@ LaunchPlan WgmmaGemmSpec::launch_plan(const Problem& problem, const Config& conf
             ArgSpec::i32(static_cast<int32_t>(k))};
   p.launches.push_back(l);
   if (split_k > 1) {
-    p.launches.push_back(form.bias || form.silu ? mma_spec().finish_launch(problem, split_k) : reduce_launch(problem, split_k));
+    p.launches.push_back(form.bias || form.silu ? mma_spec().finish_launch(problem, split_k)
+                                                : reduce_launch(problem, split_k));
   }
   return p;
 }

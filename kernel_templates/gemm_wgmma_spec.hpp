@@ -1,7 +1,8 @@
 #pragma once
 /// The Hopper tensor-core template of the `gemm` family (gemm_wgmma.cu): wgmma.mma_async m64nNk16
 /// with both operands in 128-byte-swizzled shared memory, a cp.async pipeline, grouped block order,
-/// optional bias and SiLU epilogue, deterministic split-K. f16 and bf16, "nt" and "nn". Compiled for sm_90a only: compile_spec adds
+/// optional bias and SiLU epilogue, deterministic split-K. f16 and bf16, "nt" and "nn". Compiled for sm_90a
+/// only: compile_spec adds
 /// `--gpu-architecture=sm_90a` after the target's own option (NVRTC takes the last one).
 ///
 /// Parameters (name order): BLOCK_M (64, 128 or 256: BLOCK_M / 64 warpgroups of 128 threads),

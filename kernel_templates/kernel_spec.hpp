@@ -99,9 +99,9 @@ struct TensorSpec {
 struct ArgSpec {
   enum class Kind { kTensor, kNullPointer, kI32, kI64, kF32, kTensorMap };
   Kind kind = Kind::kI32;
-  std::string tensor;   ///< a LaunchPlan tensor's name when kind == kTensor or kTensorMap
-  int64_t integer = 0;  ///< kI32 / kI64 value
-  float real = 0;       ///< kF32 value
+  std::string tensor;            ///< a LaunchPlan tensor's name when kind == kTensor or kTensorMap
+  int64_t integer = 0;           ///< kI32 / kI64 value
+  float real = 0;                ///< kF32 value
   std::array<int64_t, 4> map{};  ///< kTensorMap: {rows, cols, box_rows, box_cols}
 
   static ArgSpec of_tensor(std::string name) { return {Kind::kTensor, std::move(name), 0, 0.0f}; }
@@ -110,7 +110,8 @@ struct ArgSpec {
   static ArgSpec i32(int32_t v) { return {Kind::kI32, {}, v, 0.0f}; }
   static ArgSpec i64(int64_t v) { return {Kind::kI64, {}, v, 0.0f}; }
   static ArgSpec f32(float v) { return {Kind::kF32, {}, 0, v}; }
-  static ArgSpec tensor_map(std::string name, int64_t rows, int64_t cols, int64_t box_rows, int64_t box_cols) {
+  static ArgSpec tensor_map(std::string name, int64_t rows, int64_t cols, int64_t box_rows,
+                            int64_t box_cols) {
     ArgSpec a{Kind::kTensorMap, std::move(name), 0, 0.0f};
     a.map = {rows, cols, box_rows, box_cols};
     return a;

@@ -101,8 +101,8 @@ CompileSpec RmsNormRopeSpec::compile_spec(const Problem& problem, const Config& 
   CompileSpec c;
   c.source_name = std::string(source_name());
   c.name_expressions = {fmt::format("ktune_rmsnorm_rope<{},{},{},{},{},{},{}>", problem.dim("head_dim"),
-                                    config.at("THREADS"), config.at("VEC"), config.at("HEADS"), config.at("ITEMS"),
-                                    style(problem) == RopeStyle::kGptj ? "true" : "false",
+                                    config.at("THREADS"), config.at("VEC"), config.at("HEADS"),
+                                    config.at("ITEMS"), style(problem) == RopeStyle::kGptj ? "true" : "false",
                                     harness::cuda_type_name(problem.dtype))};
   c.options = {"-std=c++17"};
   return c;

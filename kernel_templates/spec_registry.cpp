@@ -30,9 +30,9 @@ const std::vector<const KernelSpec*>& all_specs() {
   static const SwigluSpec kSwiglu;
   static const Fp8GemmSpec kFp8Gemm;
   static const DecodeAttentionSpec kDecodeAttention;
-  static const std::vector<const KernelSpec*> kAll = {&kTiled,   &kGemv,           &kMma,     &kWgmma,   &kWgmmaTma,
-                                                      &kRmsNorm, &kRmsNormRope,    &kSoftmax, &kSwiglu,
-                                                      &kFp8Gemm, &kDecodeAttention};
+  static const std::vector<const KernelSpec*> kAll = {
+      &kTiled,       &kGemv,    &kMma,    &kWgmma,   &kWgmmaTma,       &kRmsNorm,
+      &kRmsNormRope, &kSoftmax, &kSwiglu, &kFp8Gemm, &kDecodeAttention};
   return kAll;
 }
 

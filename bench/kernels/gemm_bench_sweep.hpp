@@ -44,8 +44,8 @@ inline kernel_templates::Config wgmma(int64_t bm, int64_t bn, int64_t stages, in
 inline std::vector<kernel_templates::Config> wgmma_sweep(int64_t m) {
   if (m < 128) return {};
   if (m <= 256) {
-    return {wgmma(64, 128, 6, 8),    wgmma(64, 256, 5, 8), wgmma(128, 128, 5, 8),   wgmma(128, 256, 4, 8),
-            wgmma(64, 128, 4, 8),    wgmma(64, 64, 4, 8),  wgmma(128, 64, 4, 8),    wgmma(64, 128, 6, 8, 2),
+    return {wgmma(64, 128, 6, 8),    wgmma(64, 256, 5, 8),   wgmma(128, 128, 5, 8),   wgmma(128, 256, 4, 8),
+            wgmma(64, 128, 4, 8),    wgmma(64, 64, 4, 8),    wgmma(128, 64, 4, 8),    wgmma(64, 128, 6, 8, 2),
             wgmma(64, 128, 6, 8, 4), wgmma(64, 64, 6, 8, 4), wgmma(128, 128, 5, 8, 4)};
   }
   // The 4-stage 64x128 / 128x64 / 64x64 tiles fit two or three blocks an SM (<= 96 KiB of shared

@@ -150,7 +150,7 @@ TEST_F(WgmmaGpu, TmaVariantMatchesReference) {
     return c;
   };
   const std::vector<Config> configs = {cfg(128, 256, 4, 8, 1), cfg(128, 128, 5, 8, 1), cfg(64, 128, 6, 8, 1),
-                                       cfg(64, 64, 3, 1, 1),   cfg(128, 128, 4, 8, 3)};
+                                       cfg(64, 64, 3, 1, 1), cfg(128, 128, 4, 8, 3)};
   for (const char* layout : {"nt", "nt+bias+silu"}) {
     for (const auto& s : {std::array<int64_t, 3>{133, 200, 520}, std::array<int64_t, 3>{1000, 1032, 2056},
                           std::array<int64_t, 3>{256, 512, 256}}) {
@@ -166,7 +166,8 @@ TEST_F(WgmmaGpu, TmaVariantMatchesReference) {
           try {
             const auto bytes = testing::run_candidate(tma, *gpu().kernels, *f, c);
             const auto out = harness::decode(p.dtype, std::as_bytes(std::span(bytes)));
-            const harness::Verdict v = harness::judge(harness::compare(out, f->c_ref), harness::tolerance_for(p.dtype));
+            const harness::Verdict v =
+                harness::judge(harness::compare(out, f->c_ref), harness::tolerance_for(p.dtype));
             EXPECT_TRUE(v.ok) << label << ": " << v.reason;
           } catch (const Error& e) {
             ADD_FAILURE() << label << ": " << e.what() << "\n" << e.detail();
@@ -175,7 +176,8 @@ TEST_F(WgmmaGpu, TmaVariantMatchesReference) {
       }
     }
   }
-  EXPECT_NE(tma.rejection(gemm_problem(128, 128, 100, DType::kBF16, "nt"), configs[0]), std::nullopt);  // K % 8
+  EXPECT_NE(tma.rejection(gemm_problem(128, 128, 100, DType::kBF16, "nt"), configs[0]),
+            std::nullopt);  // K % 8
   EXPECT_NE(tma.rejection(gemm_problem(128, 128, 128, DType::kBF16, "nn"), configs[0]), std::nullopt);
 }
 

@@ -133,8 +133,9 @@ TEST(WgmmaTmaNvrtc, SamplesCompileWithoutSpills) {
   for (const char* layout : {"nt", "nt+bias+silu"}) {
     for (DType dtype : {DType::kBF16, DType::kF16}) {
       CompileSpec merged;
-      for (const auto& [bm, bn, st] : {std::array<int64_t, 3>{128, 256, 4}, std::array<int64_t, 3>{128, 128, 6},
-                                       std::array<int64_t, 3>{64, 128, 6}, std::array<int64_t, 3>{64, 64, 3}}) {
+      for (const auto& [bm, bn, st] :
+           {std::array<int64_t, 3>{128, 256, 4}, std::array<int64_t, 3>{128, 128, 6},
+            std::array<int64_t, 3>{64, 128, 6}, std::array<int64_t, 3>{64, 64, 3}}) {
         Config c = testing::wgmma_config(bm, bn, st, 8);
         c.variant = "wgmma_tma";
         const Problem p = gemm_problem(200, 300, 520, dtype, layout);

@@ -88,8 +88,9 @@ TEST(WgmmaSpec, RejectsWithReasons) {
   EXPECT_NE(why(p, wgmma_config(128, 256, 5, 8)).find("227 KiB"), std::string::npos);  // 5 * 48 KiB
   const Config split = wgmma_config(128, 128, 4, 8, 17);
   EXPECT_NE(why(p, split).find("SPLIT_K=17 exceeds 16"), std::string::npos);
-  EXPECT_NE(why(gemm_problem(512, 512, 130, DType::kBF16, "nt"), wgmma_config(128, 128, 4, 8, 4)).find("3 k tiles"),
-            std::string::npos);
+  EXPECT_NE(
+      why(gemm_problem(512, 512, 130, DType::kBF16, "nt"), wgmma_config(128, 128, 4, 8, 4)).find("3 k tiles"),
+      std::string::npos);
   Config bk = wgmma_config(128, 128, 4, 8);
   bk.params["BLOCK_K"] = 32;
   EXPECT_NE(why(p, bk).find("BLOCK_K=32"), std::string::npos);
@@ -114,7 +115,8 @@ TEST(WgmmaSpec, SplitKWritesSlicesThenReducesInOrder) {
   EXPECT_EQ(pe.launches.back().name_expression, "ktune_gemm_mma_finish<__half,true,true>");
   const CompileSpec cs = wgmma().compile_spec(e, wgmma_config(128, 128, 6, 8, 2));
   EXPECT_EQ(cs.name_expressions.size(), 2u);
-  EXPECT_EQ(wgmma().canonical_name(p, wgmma_config(128, 128, 6, 8, 4)), "gemm.bf16.nt.wgmma.128x128x64.s6.sk4.g8");
+  EXPECT_EQ(wgmma().canonical_name(p, wgmma_config(128, 128, 6, 8, 4)),
+            "gemm.bf16.nt.wgmma.128x128x64.s6.sk4.g8");
 }
 
 TEST(WgmmaSpec, OnlyHopperArchitectures) {

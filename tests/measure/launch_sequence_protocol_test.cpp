@@ -29,11 +29,11 @@ LaunchSpec random_launch(Rng& rng, const std::string& cubin, std::string functio
   l.grid = {rng.between(1, 4096), rng.between(1, 64), rng.between(1, 16)};
   l.block = {32 * rng.between(1, 32), 1, 1};
   l.shared_bytes = rng.between(1, 200 * 1024);
-  l.args = {KernelArg::buf("workspace"), KernelArg::i64(-static_cast<int64_t>(rng.between(1, 1U << 30))),
-            KernelArg::f32(static_cast<float>(rng.between(1, 1000)) / 8.0F),
-            KernelArg::u32(rng.between(1, 9)),
-            KernelArg::tensor_map("a", rng.between(0, 1) ? DType::kBF16 : DType::kF16, rng.between(1, 1U << 20),
-                                  8 * rng.between(1, 4096), rng.between(1, 256), 64)};
+  l.args = {
+      KernelArg::buf("workspace"), KernelArg::i64(-static_cast<int64_t>(rng.between(1, 1U << 30))),
+      KernelArg::f32(static_cast<float>(rng.between(1, 1000)) / 8.0F), KernelArg::u32(rng.between(1, 9)),
+      KernelArg::tensor_map("a", rng.between(0, 1) ? DType::kBF16 : DType::kF16, rng.between(1, 1U << 20),
+                            8 * rng.between(1, 4096), rng.between(1, 256), 64)};
   return l;
 }
 

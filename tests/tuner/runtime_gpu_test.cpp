@@ -143,7 +143,8 @@ SWIZZLE = [8]
 )";
   const std::string cmd = std::string(std::getenv("KTUNE_BIN")) +
                           " tune --kernel gemm --shape m=200,n=300,k=520 --dtype bf16 --space " + space +
-                          " --strategy exhaustive --max-time-ms 50 --no-counters --db " + db + " > /dev/null 2>&1";
+                          " --strategy exhaustive --max-time-ms 50 --no-counters --db " + db +
+                          " > /dev/null 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   RuntimeOptions o;
   o.db_path = db;

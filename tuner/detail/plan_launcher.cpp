@@ -134,8 +134,9 @@ PlanLauncher bind_plan(const kt::LaunchPlan& plan, const std::vector<kt::Alignme
         case kt::ArgSpec::Kind::kTensorMap: {
           const LaunchArg bound = find(a.tensor);
           if (bound.kind != LaunchArg::Kind::kSlot) {
-            throw Error(ErrorKind::kBadInput, "kernel '" + launch.name_expression + "' takes the tensor map of '" +
-                                                  a.tensor + "', which is not a caller's tensor");
+            throw Error(ErrorKind::kBadInput, "kernel '" + launch.name_expression +
+                                                  "' takes the tensor map of '" + a.tensor +
+                                                  "', which is not a caller's tensor");
           }
           l.slot_used[static_cast<std::size_t>(bound.integer)] = true;
           const auto& t = plan.tensors.at(static_cast<std::size_t>(plan.tensor_index(a.tensor)));

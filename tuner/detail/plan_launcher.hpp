@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "harness/module.hpp"
-#include "harness/tensor_map.hpp"
 #include "harness/nvrtc_compiler.hpp"
+#include "harness/tensor_map.hpp"
 #include "kernel_templates/kernel_spec.hpp"
 
 namespace ktune::tuner::detail {
@@ -48,8 +48,8 @@ struct LaunchArg {
   /// caller's pointer: a host-side descriptor, no GPU work).
   enum class Kind { kSlot, kWorkspace, kNull, kI32, kI64, kF32, kScalarF32, kScalarI32, kTensorMap };
   Kind kind = Kind::kNull;
-  int64_t integer = 0;  ///< slot index, workspace offset, scalar index, or the kI32/kI64 value
-  float real = 0;       ///< kF32 value
+  int64_t integer = 0;         ///< slot index, workspace offset, scalar index, or the kI32/kI64 value
+  float real = 0;              ///< kF32 value
   harness::TensorMap2d map{};  ///< kTensorMap: the tensor's shape and box
 };
 

@@ -188,14 +188,13 @@ void rope_case(int tokens, int hq, int hk, bool misalign = false) {
   std::vector<int32_t> pos(static_cast<std::size_t>(tokens));
   for (int t = 0; t < tokens; ++t) pos[std::size_t(t)] = (t % 3 == 2) ? -5 - t : 3 * t + 2;  // wraps too
   launch({cdiv((long long)tokens * (hq + hk), HEADS * ITEMS), 1, 1}, {LANES * HEADS, 1, 1}, [&] {
-    ktune_rmsnorm_rope<D, LANES, VEC, HEADS, ITEMS, GPTJ, T>(q.p, k.p, qw.p, kw.p, cs.data(), pos.data(), qo.p,
-                                                             ko.p, tokens, hq, hk, max_pos, 1e-6f);
+    ktune_rmsnorm_rope<D, LANES, VEC, HEADS, ITEMS, GPTJ, T>(q.p, k.p, qw.p, kw.p, cs.data(), pos.data(),
+                                                             qo.p, ko.p, tokens, hq, hk, max_pos, 1e-6f);
   });
   const auto style = GPTJ ? kt::RopeStyle::kGptj : kt::RopeStyle::kNeox;
   const std::string what = std::string("rope ") + (GPTJ ? "gptj" : "neox") + " lanes " +
                            std::to_string(LANES) + " vec " + std::to_string(VEC) + " items " +
-                           std::to_string(ITEMS) +
-                           (misalign ? " misaligned" : "");
+                           std::to_string(ITEMS) + (misalign ? " misaligned" : "");
   expect_close<T>(qo.values(),
                   kt::rmsnorm_rope_f64(qv, qwv, table32, pos, tokens, hq, D, max_pos, style, 1e-6f),
                   what + " q");

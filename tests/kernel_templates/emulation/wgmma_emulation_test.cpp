@@ -189,10 +189,10 @@ TEST(WgmmaEmulation, ElementPathsAndEpilogues) {
 
 TEST(WgmmaEmulation, SplitKSlicesSumToTheProduct) {
   for (Schedule s : kSchedules) {
-    run<64, 64, 3, 1, bf16e, true>(77, 93, 520, s, false, 3);   // 9 k tiles: 3 + 3 + 3
-    run<64, 128, 4, 2, f16e, false>(70, 136, 200, s, false, 2);  // 4 k tiles, K % 64 != 0
+    run<64, 64, 3, 1, bf16e, true>(77, 93, 520, s, false, 3);                  // 9 k tiles: 3 + 3 + 3
+    run<64, 128, 4, 2, f16e, false>(70, 136, 200, s, false, 2);                // 4 k tiles, K % 64 != 0
     run<128, 128, 4, 8, bf16e, true, true, true>(130, 136, 330, s, false, 4);  // 6 tiles: 2+2+2+0
-    run<64, 64, 3, 1, bf16e, true>(37, 29, 200, s, false, 4);   // K % 8 != 0: element path
+    run<64, 64, 3, 1, bf16e, true>(37, 29, 200, s, false, 4);                  // K % 8 != 0: element path
   }
 }
 
