@@ -1,8 +1,7 @@
 // Device helpers of the memory-bound LLM operators (rmsnorm, rmsnorm_rope, softmax, swiglu):
 // vector loads of VEC elements (VEC * sizeof(T) of 2, 4, 8 or 16 bytes) with a per-element
-// fallback, asynchronous global -> shared copies, and reductions over a group of lanes or over the
-// warps of a row group. Plain C++ with warp shuffles; the little inline asm (ex2, cp.async) has a
-// plain C++ stand-in without __CUDA_ARCH__, so the CPU emulation test can run it.
+// fallback, and reductions over a group of lanes or over the warps of a row group. Plain C++ with
+// warp shuffles only (no inline asm), so the CPU emulation test can run it.
 #pragma once
 
 #include "ktune_device.cuh"
@@ -123,42 +122,6 @@ __device__ __forceinline__ void refresh(int4& r) {
 __device__ __forceinline__ void refresh(int2& r) { asm volatile("" : "+r"(r.x), "+r"(r.y)); }
 __device__ __forceinline__ void refresh(int& r) { asm volatile("" : "+r"(r)); }
 __device__ __forceinline__ void refresh(short&) {}
-
-/// Starts copying one vector (4, 8 or 16 bytes; both addresses aligned to its size) from global to
-/// shared memory without passing through registers (cp.async: .cg, L2 only, for 16 bytes; .ca
-/// otherwise), so a thread can have many bytes in flight at no register cost. Completes at the
-/// copy_async_wait that covers the copy_async_commit after it. (The CPU emulation, which has no
-/// __CUDA_ARCH__, copies at once.)
-template <typename Raw>
-__device__ __forceinline__ void copy_async(Raw* smem, const Raw* gmem) {
-#ifdef __CUDA_ARCH__
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  if (sizeof(Raw) == 16) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
-  } else {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(s), "l"(gmem), "n"(static_cast<int>(sizeof(Raw)))
-                 : "memory");
-  }
-#else
-  *smem = *gmem;
-#endif
-}
-
-/// Closes the group of copy_async calls this thread issued since the last commit.
-__device__ __forceinline__ void copy_async_commit() {
-#ifdef __CUDA_ARCH__
-  asm volatile("cp.async.commit_group;" ::: "memory");
-#endif
-}
-
-/// Waits until at most PENDING of this thread's committed groups are still in flight (the older ones
-/// have landed and are visible to this thread).
-template <int PENDING>
-__device__ __forceinline__ void copy_async_wait() {
-#ifdef __CUDA_ARCH__
-  asm volatile("cp.async.wait_group %0;" ::"n"(PENDING) : "memory");
-#endif
-}
 
 /// VEC elements of T packed in registers as loaded: a row kept in registers costs sizeof(T) bytes
 /// an element instead of 4 (half the registers for f16 / bf16, so more blocks fit an SM).

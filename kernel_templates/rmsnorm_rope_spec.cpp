@@ -78,14 +78,6 @@ std::optional<std::string> RmsNormRopeSpec::rejection(const Problem& problem, co
   const int64_t items = config.at("ITEMS");
   if (!is_pow2(lanes) || lanes > 32) return fmt::format("THREADS={} is not a power of two <= 32", lanes);
   if (items != 1 && items != 2 && items != 4) return fmt::format("ITEMS={} is not 1, 2 or 4", items);
-  const int64_t steps = config.at("STEPS");
-  if (steps != 1 && steps != 2 && steps != 4 && steps != 8) {
-    return fmt::format("STEPS={} is not 1, 2, 4 or 8", steps);
-  }
-  const int64_t stages = config.at("STAGES");
-  if (stages < 1 || stages > 4 || (stages > 1 && stages > steps)) {
-    return fmt::format("STAGES={} is not 1, or 2..4 and at most STEPS={}", stages, steps);
-  }
   if (heads < 1 || (lanes * heads) % 32 != 0 || lanes * heads > kMaxThreads) {
     return fmt::format("THREADS*HEADS={} is not a multiple of 32 in [32, {}]", lanes * heads, kMaxThreads);
   }
@@ -95,45 +87,22 @@ std::optional<std::string> RmsNormRopeSpec::rejection(const Problem& problem, co
   if (half % (lanes * vec) != 0) {
     return fmt::format("head_dim/2={} is not a multiple of THREADS*VEC={}", half, lanes * vec);
   }
-  // Each thread holds its share of a batch packed as T: ITEMS heads. Past 512 bytes (128
-  // registers) ptxas spills.
-  const int64_t held = items * problem.dim("head_dim") / lanes * static_cast<int64_t>(harness::size_of(problem.dtype));
-  if (held > kMaxHeldBytes) {
-    return fmt::format("THREADS={}, ITEMS={} hold {} bytes of heads a thread (at most {})", lanes, items, held,
-                       kMaxHeldBytes);
-  }
-  if (const int64_t ring = ring_bytes(problem, config); ring > kMaxRingBytes) {
-    return fmt::format("the cp.async ring of STAGES={} takes {} bytes of shared memory (at most {})", stages, ring,
-                       kMaxRingBytes);
-  }
   return std::nullopt;
 }
 
 std::string RmsNormRopeSpec::canonical_name(const Problem& problem, const Config& config) const {
   const auto mode = parse_mode(problem.layout, modes()).value_or(problem.layout);
-  return fmt::format("rmsnorm_rope.{}.{}.t{}.h{}.v{}.i{}.s{}.p{}", harness::to_string(problem.dtype), mode,
-                     config.at("THREADS"), config.at("HEADS"), config.at("VEC"), config.at("ITEMS"),
-                     config.at("STEPS"), config.at("STAGES"));
-}
-
-int64_t RmsNormRopeSpec::ring_bytes(const Problem& problem, const Config& config) {
-  const int64_t stages = config.at("STAGES");
-  if (stages <= 1) return 0;
-  const int64_t lanes = config.at("THREADS");
-  const int64_t threads = lanes * config.at("HEADS");
-  // A thread's share of an item: head_dim / THREADS elements of T and as many f32 table values.
-  const int64_t per_item = problem.dim("head_dim") / lanes * (static_cast<int64_t>(harness::size_of(problem.dtype)) + 4);
-  return stages * config.at("ITEMS") * threads * per_item;
+  return fmt::format("rmsnorm_rope.{}.{}.t{}.h{}.v{}.i{}", harness::to_string(problem.dtype), mode,
+                     config.at("THREADS"), config.at("HEADS"), config.at("VEC"), config.at("ITEMS"));
 }
 
 CompileSpec RmsNormRopeSpec::compile_spec(const Problem& problem, const Config& config) const {
   throw_if(rejection(problem, config));
   CompileSpec c;
   c.source_name = std::string(source_name());
-  c.name_expressions = {fmt::format("ktune_rmsnorm_rope<{},{},{},{},{},{},{},{},{}>", problem.dim("head_dim"),
+  c.name_expressions = {fmt::format("ktune_rmsnorm_rope<{},{},{},{},{},{},{}>", problem.dim("head_dim"),
                                     config.at("THREADS"), config.at("VEC"), config.at("HEADS"),
-                                    config.at("ITEMS"), config.at("STEPS"), config.at("STAGES"),
-                                    style(problem) == RopeStyle::kGptj ? "true" : "false",
+                                    config.at("ITEMS"), style(problem) == RopeStyle::kGptj ? "true" : "false",
                                     harness::cuda_type_name(problem.dtype))};
   c.options = {"-std=c++17"};
   return c;
@@ -151,7 +120,7 @@ LaunchPlan RmsNormRopeSpec::launch_plan(const Problem& problem, const Config& co
   p.tensors.push_back({"k_out", TensorRole::kOutput, problem.dtype, t * hk * d});
   KernelLaunch l;
   l.name_expression = c.name_expressions.front();
-  l.dims.grid = {u32(ceil_div(t * (hq + hk), config.at("HEADS") * config.at("ITEMS") * config.at("STEPS"))), 1, 1};
+  l.dims.grid = {u32(ceil_div(t * (hq + hk), config.at("HEADS") * config.at("ITEMS"))), 1, 1};
   l.dims.block = {u32(config.at("THREADS") * config.at("HEADS")), 1, 1};
   l.args = common_args();
   for (const ArgSpec& a :
@@ -239,7 +208,7 @@ HostTensors RmsNormRopeSpec::cpu_reference(const Problem& problem, const HostTen
 }
 
 Config RmsNormRopeSpec::default_config(const Problem&) const {
-  return {"headwise", {{"THREADS", 16}, {"HEADS", 8}, {"VEC", 2}, {"ITEMS", 1}, {"STEPS", 1}, {"STAGES", 1}}};
+  return {"headwise", {{"THREADS", 16}, {"HEADS", 8}, {"VEC", 2}, {"ITEMS", 1}}};
 }
 
 }  // namespace ktune::kernel_templates

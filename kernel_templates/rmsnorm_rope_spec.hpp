@@ -12,12 +12,9 @@
 /// kernel and both references take modulo max_pos as unsigned: random positions, never out of the
 /// table. Hand cpu_reference the int32 values (as doubles), not a float decoding of the bits.
 /// Parameters: THREADS (lanes a head: 1..32, a power of two), HEADS (heads a block), VEC (even,
-/// <= 16 bytes), ITEMS (heads a lane group loads at once: 1, 2, 4), STEPS (such batches a block
-/// handles in turn: 1, 2, 4, 8), STAGES (1: loads to registers; 2..4: batches land in a
-/// shared-memory ring through cp.async, STAGES - 1 in flight while one is worked on).
-/// Rules: (head_dim / 2) % (THREADS * VEC) == 0, THREADS * HEADS a multiple of 32 and <= 1024, at
-/// most kMaxHeldBytes of heads held a thread, STAGES 1 or <= STEPS, the ring within kMaxRingBytes.
-/// Name: `rmsnorm_rope.<dtype>.<neox|gptj>.t<THREADS>.h<HEADS>.v<VEC>.i<ITEMS>.s<STEPS>.p<STAGES>`.
+/// <= 16 bytes). Rules: (head_dim / 2) % (THREADS * VEC) == 0, THREADS * HEADS a multiple of 32
+/// and <= 1024.
+/// Name: `rmsnorm_rope.<dtype>.<neox|gptj>.t<THREADS>.h<HEADS>.v<VEC>`.
 
 #include "kernel_templates/kernel_spec.hpp"
 #include "kernel_templates/reference_ops.hpp"
@@ -29,23 +26,16 @@ class RmsNormRopeSpec final : public KernelSpec {
   static constexpr float kEps = 1e-6f;
   /// Rows of the cos/sin table of the launches the spec builds (dispatch passes the model's).
   static constexpr int64_t kMaxPos = 4096;
-  /// Bytes of heads a thread may hold in registers (ITEMS * head_dim / THREADS elements): more spills.
-  static constexpr int64_t kMaxHeldBytes = 512;
-  /// Static shared memory of the cp.async ring (STAGES * ITEMS * threads * head_dim / THREADS *
-  /// (elem_bytes + 4) bytes: q / k and the table values): the 48 KB a block gets without opting in.
-  static constexpr int64_t kMaxRingBytes = 48 * 1024;
-  /// Bytes of the ring of `config` (0 with STAGES 1).
-  static int64_t ring_bytes(const Problem& problem, const Config& config);
 
   std::string_view kernel() const override { return "rmsnorm_rope"; }
   std::string_view variant() const override { return "headwise"; }
   std::vector<std::string> dims() const override { return {"tokens", "heads_q", "heads_kv", "head_dim"}; }
-  std::vector<std::string> param_names() const override { return {"THREADS", "HEADS", "VEC", "ITEMS", "STEPS", "STAGES"}; }
+  std::vector<std::string> param_names() const override { return {"THREADS", "HEADS", "VEC", "ITEMS"}; }
   std::string_view source_name() const override { return "rmsnorm_rope.cu"; }
   std::optional<std::string> rejection(const Problem& problem, const Config& config) const override;
   std::string canonical_name(const Problem& problem, const Config& config) const override;
-  /// `ktune_rmsnorm_rope<HEAD_DIM,THREADS,VEC,HEADS,ITEMS,STEPS,STAGES,GPTJ,T>`: grid ceil(items / (HEADS *
-  /// ITEMS * STEPS)), each lane group normalising ITEMS heads STEPS times.
+  /// `ktune_rmsnorm_rope<HEAD_DIM,THREADS,VEC,HEADS,ITEMS,GPTJ,T>`: grid ceil(items / (HEADS *
+  /// ITEMS)), each lane group normalising ITEMS heads.
   CompileSpec compile_spec(const Problem& problem, const Config& config) const override;
   LaunchPlan launch_plan(const Problem& problem, const Config& config) const override;
   /// q and k read and written once, the weights, positions and one table row a token read once.

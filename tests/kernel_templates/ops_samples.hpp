@@ -26,15 +26,13 @@ inline std::vector<Config> rmsnorm_samples(DType dtype) {
   return out;
 }
 
-/// THREADS (lanes a head), HEADS, VEC in elements (even), ITEMS, STEPS, STAGES; some do not
-/// divide head_dim 64.
+/// THREADS (lanes a head), HEADS, VEC in elements (even), ITEMS; some do not divide head_dim 64.
 inline std::vector<Config> rope_samples() {
-  const int64_t s[][6] = {{16, 2, 2, 1, 1, 1}, {8, 4, 4, 2, 2, 2},  {4, 8, 8, 1, 4, 3},  {32, 1, 2, 4, 1, 1},
-                          {16, 8, 4, 1, 8, 4}, {2, 16, 8, 1, 1, 1}, {8, 16, 2, 4, 2, 1}, {8, 8, 8, 2, 4, 4}};
+  const int64_t s[][4] = {{16, 2, 2, 1}, {8, 4, 4, 2},  {4, 8, 8, 1},  {32, 1, 2, 4},
+                          {16, 8, 4, 1}, {2, 16, 8, 1}, {8, 16, 2, 4}, {32, 4, 4, 2}};
   std::vector<Config> out;
   for (const auto& c : s) {
-    out.push_back({"headwise",
-                   {{"THREADS", c[0]}, {"HEADS", c[1]}, {"VEC", c[2]}, {"ITEMS", c[3]}, {"STEPS", c[4]}, {"STAGES", c[5]}}});
+    out.push_back({"headwise", {{"THREADS", c[0]}, {"HEADS", c[1]}, {"VEC", c[2]}, {"ITEMS", c[3]}}});
   }
   return out;
 }

@@ -138,16 +138,15 @@ TEST(OpsSpec, RopeRejectsBadHeadDimsBeforeLaunch) {
 
 TEST(OpsSpec, RopeNamesRulesAndPlan) {
   const RmsNormRopeSpec s;
-  auto rc = [](int64_t t, int64_t h, int64_t v, int64_t i = 1, int64_t st = 1, int64_t sg = 1) {
-    return Config{"headwise",
-                  {{"THREADS", t}, {"HEADS", h}, {"VEC", v}, {"ITEMS", i}, {"STEPS", st}, {"STAGES", sg}}};
+  auto rc = [](int64_t t, int64_t h, int64_t v, int64_t i = 1) {
+    return Config{"headwise", {{"THREADS", t}, {"HEADS", h}, {"VEC", v}, {"ITEMS", i}}};
   };
   const Config c = rc(8, 4, 4);
-  EXPECT_EQ(s.canonical_name(rope(16, 32, 8, 128), c), "rmsnorm_rope.bf16.neox.t8.h4.v4.i1.s1.p1");
-  EXPECT_EQ(s.canonical_name(rope(16, 32, 8, 128, DType::kF16, "gptj"), rc(8, 4, 4, 2, 4, 3)),
-            "rmsnorm_rope.f16.gptj.t8.h4.v4.i2.s4.p3");
+  EXPECT_EQ(s.canonical_name(rope(16, 32, 8, 128), c), "rmsnorm_rope.bf16.neox.t8.h4.v4.i1");
+  EXPECT_EQ(s.canonical_name(rope(16, 32, 8, 128, DType::kF16, "gptj"), rc(8, 4, 4, 2)),
+            "rmsnorm_rope.f16.gptj.t8.h4.v4.i2");
   EXPECT_EQ(s.compile_spec(rope(16, 32, 8, 128, DType::kBF16, "gptj"), c).name_expressions.at(0),
-            "ktune_rmsnorm_rope<128,8,4,4,1,1,1,true,__nv_bfloat16>");
+            "ktune_rmsnorm_rope<128,8,4,4,1,true,__nv_bfloat16>");
   const Config wide = rc(32, 4, 4);  // 128 > 64 / 2
   EXPECT_NE(s.rejection(rope(1, 2, 1, 64), wide), std::nullopt);
   EXPECT_EQ(s.rejection(rope(1, 2, 1, 256), wide), std::nullopt);
@@ -155,21 +154,10 @@ TEST(OpsSpec, RopeNamesRulesAndPlan) {
   EXPECT_NE(s.rejection(rope(1, 2, 1, 128), rc(16, 2, 1)), std::nullopt);  // VEC odd
   EXPECT_NE(s.rejection(rope(1, 2, 1, 128, DType::kF32), rc(8, 4, 8)), std::nullopt);  // 32 bytes
   EXPECT_NE(s.rejection(rope(1, 2, 1, 128), rc(8, 4, 4, 3)).value_or("").find("ITEMS=3"), std::string::npos);
-  EXPECT_NE(s.rejection(rope(1, 2, 1, 128), rc(8, 4, 4, 1, 3)).value_or("").find("STEPS=3"), std::string::npos);
-  EXPECT_NE(s.rejection(rope(1, 2, 1, 128), rc(8, 4, 4, 1, 2, 4)).value_or("").find("STAGES=4"),
-            std::string::npos);  // more stages than steps
-  EXPECT_EQ(s.rejection(rope(1, 2, 1, 128), rc(8, 4, 4, 1, 4, 4)), std::nullopt);
-  // 4 stages * 4 items * 256 threads * 128 / 8 * (2 + 4) bytes = 384 KB: past static shared memory.
-  EXPECT_NE(s.rejection(rope(1, 2, 1, 128), rc(8, 32, 8, 4, 4, 4)).value_or("").find("shared memory"),
-            std::string::npos);
-  EXPECT_EQ(RmsNormRopeSpec::ring_bytes(rope(1, 2, 1, 128), rc(8, 8, 8, 2, 4, 3)), 3 * 2 * 64 * 16 * 6);
-  EXPECT_EQ(RmsNormRopeSpec::ring_bytes(rope(1, 2, 1, 128), rc(8, 8, 8, 2, 4, 1)), 0);
   const LaunchPlan plan = s.launch_plan(rope(10, 32, 8, 128), c);
   EXPECT_EQ(plan.launches[0].dims.grid, (Dim3{100, 1, 1}));  // 10 * 40 heads / 4
   EXPECT_EQ(plan.launches[0].dims.block, (Dim3{32, 1, 1}));
   EXPECT_EQ(s.launch_plan(rope(10, 32, 8, 128), rc(8, 4, 4, 4)).launches[0].dims.grid, (Dim3{25, 1, 1}));
-  EXPECT_EQ(s.launch_plan(rope(10, 32, 8, 128), rc(8, 4, 4, 2, 8)).launches[0].dims.grid,
-            (Dim3{7, 1, 1}));  // 400 heads in batches of 4 * 2 * 8 = 64
   EXPECT_EQ(plan.tensors[plan.tensor_index("k")].elements, 10 * 8 * 128);
   EXPECT_EQ(plan.tensors[plan.tensor_index("cos_sin")].elements, RmsNormRopeSpec::kMaxPos * 128);
   EXPECT_EQ(plan.launches[0].args.size(), 13u);  // 8 tensors, 5 scalars
