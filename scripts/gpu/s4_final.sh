@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The closing device call of 2026-11-29, session 4 (docs/perf/2026-11-29-session4-h200.md): every
+# gpu suite and both examples (run_on_device.sh), the quick tuning preset, and the operator benches
+# at their large sizes (--wide, clean and dirty flush). Binaries packed to .devbin; everything under
+# $OUT is tarred into results.tgz (the device returns <= 8 files).
+set -u
+export LD_LIBRARY_PATH=$PWD/.devbin/lib:$LD_LIBRARY_PATH KTUNE_BIN=$PWD/.devbin/ktune KTUNE_CONFIGS_DIR=$PWD/configs KTUNE_NO_PROGRESS=1 KTUNE_SOURCE_DIR=$PWD
+D=.devbin; S=$(date +%s); t() { echo "$1 rc=$2 at $(( $(date +%s)-S ))s" >> $OUT/t.txt; }
+mkdir -p $OUT/suites
+OUT=$OUT/suites GPU_TEST_TIMEOUT=${GPU_TEST_TIMEOUT:-150} bash scripts/gpu/run_on_device.sh > $OUT/suites.txt 2>&1; t suites $?
+for f in clean dirty; do
+  timeout 150 $D/ktune_ops_bench --wide --flush $f --filter hidden=8192 --filter rows=4096,hidden=4096 --filter rmsnorm_rope \
+    --filter cols=32768 --filter cols=262144 --filter m=16384 --filter rows=1, --filter rows=128, > $OUT/ops-$f.txt 2>&1; t ops-$f $?
+done
+timeout 90 $D/ktune tune --preset quick --db $OUT/quick.db --json > $OUT/quick.json 2> $OUT/quick.err; t quick $?
+$D/ktune report --db $OUT/quick.db --format md --out $OUT/quick.md > $OUT/report.err 2>&1; t report_md $?
+cat $OUT/t.txt; find $OUT -name '*.db*' -delete
+cd $OUT && tar czf /tmp/results.tgz * && rm -rf $OUT/* && mv /tmp/results.tgz $OUT/
