@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -42,10 +43,11 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-/// A seeded generator; the seed is printed with every failure of the test that made it.
+/// A seeded generator; the seed is printed with every failure of the test that made it, and
+/// KTUNE_TEST_SEED=<seed> replays it.
 class Rng {
  public:
-  Rng() : seed_(std::random_device{}()), gen_(seed_) {}
+  Rng() : seed_(initial_seed()), gen_(seed_) {}
   uint32_t seed() const { return seed_; }
   int64_t uniform(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(gen_); }
   double real(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(gen_); }
@@ -64,6 +66,10 @@ class Rng {
   std::mt19937_64& gen() { return gen_; }
 
  private:
+  static uint32_t initial_seed() {
+    if (const char* s = std::getenv("KTUNE_TEST_SEED")) return static_cast<uint32_t>(std::strtoul(s, nullptr, 10));
+    return std::random_device{}();
+  }
   uint32_t seed_;
   std::mt19937_64 gen_;
 };

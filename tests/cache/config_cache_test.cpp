@@ -355,3 +355,28 @@ TEST(DbPath, FlagThenEnvThenXdgThenHome) {
 
 }  // namespace
 }  // namespace ktune::cache
+
+namespace ktune::cache {
+namespace {
+
+TEST(ConfigCacheKernels, ReRegisteringWithinOneMillisecondStillMakesTheHashCurrent) {
+  // Registrations in a tight loop land within one millisecond: the order of the calls, not of the
+  // row ids, decides which hash is current.
+  testing::Rng r;
+  SCOPED_TRACE(r.seed());
+  testing::TempDir dir;
+  ConfigCache db = ConfigCache::open(dir / "a.db");
+  const std::string name = "k_" + r.word(6);
+  const std::string first = r.hex(16);
+  const std::string second = first + "b";
+  for (int i = 0; i < 50; ++i) {
+    db.upsert_kernel({name, first});
+    db.upsert_kernel({name, second});
+    ASSERT_EQ(db.current_source_hash(name), second) << "round " << i;
+    db.upsert_kernel({name, first});
+    ASSERT_EQ(db.current_source_hash(name), first) << "round " << i;
+  }
+}
+
+}  // namespace
+}  // namespace ktune::cache
