@@ -77,8 +77,12 @@ struct RopeItem {
   }
 };
 
-template <int HEAD_DIM, int LANES, int VEC, int HEADS, int ITEMS, bool GPTJ, typename T>
-__global__ void __launch_bounds__(LANES* HEADS)
+
+/// OCC > 0: __launch_bounds__ asks ptxas to fit OCC threads an SM (OCC / threads blocks), which caps
+/// the registers a thread at about 65536 / OCC: more blocks an SM, so more bytes in flight, at the
+/// cost of the compiler's scheduling freedom (or spills). OCC 0 asks nothing (minimum blocks 0).
+template <int HEAD_DIM, int LANES, int VEC, int HEADS, int ITEMS, int OCC, bool GPTJ, typename T>
+__global__ void __launch_bounds__(LANES* HEADS, OCC / (LANES * HEADS))
     ktune_rmsnorm_rope(const T* q, const T* k, const T* __restrict__ q_weight, const T* __restrict__ k_weight,
                        const float* __restrict__ cos_sin, const int* __restrict__ positions, T* q_out,
                        T* k_out, int tokens, int heads_q, int heads_kv, int max_pos, float eps) {
@@ -89,6 +93,8 @@ __global__ void __launch_bounds__(LANES* HEADS)
   static_assert(VEC % 2 == 0, "VEC must be even (GPT-J pairs lie within a vector)");
   static_assert((LANES * HEADS) % 32 == 0 && LANES <= 32, "whole warps; a head within a warp");
   static_assert(ITEMS >= 1, "ITEMS >= 1");
+  static_assert(OCC % (LANES * HEADS) == 0 && OCC / (LANES * HEADS) <= 32 && OCC <= 2048,
+                "OCC: 0, or whole blocks of this size, at most 32 of them and 2048 threads");
   constexpr int kBytes = VEC * static_cast<int>(sizeof(T));
 
   const int group = static_cast<int>(threadIdx.x) / LANES;

@@ -81,6 +81,13 @@ std::optional<std::string> RmsNormRopeSpec::rejection(const Problem& problem, co
   if (heads < 1 || (lanes * heads) % 32 != 0 || lanes * heads > kMaxThreads) {
     return fmt::format("THREADS*HEADS={} is not a multiple of 32 in [32, {}]", lanes * heads, kMaxThreads);
   }
+  const int64_t occ = config.at("OCC");
+  if (occ < 0 || occ > kMaxThreadsPerSm || occ % (lanes * heads) != 0 ||
+      occ / (lanes * heads) > kMaxBlocksPerSm) {
+    return fmt::format(
+        "OCC={} is not 0 or whole blocks of {} threads an SM (at most {} blocks and {} threads an SM)", occ,
+        lanes * heads, kMaxBlocksPerSm, kMaxThreadsPerSm);
+  }
   if (auto why = vec_rejection(vec, problem.dtype)) return why;
   if (vec < 2) return std::string("VEC must be even (GPT-J pairs lie within one vector)");
   const int64_t half = problem.dim("head_dim") / 2;
@@ -92,18 +99,19 @@ std::optional<std::string> RmsNormRopeSpec::rejection(const Problem& problem, co
 
 std::string RmsNormRopeSpec::canonical_name(const Problem& problem, const Config& config) const {
   const auto mode = parse_mode(problem.layout, modes()).value_or(problem.layout);
-  return fmt::format("rmsnorm_rope.{}.{}.t{}.h{}.v{}.i{}", harness::to_string(problem.dtype), mode,
-                     config.at("THREADS"), config.at("HEADS"), config.at("VEC"), config.at("ITEMS"));
+  return fmt::format("rmsnorm_rope.{}.{}.t{}.h{}.v{}.i{}.o{}", harness::to_string(problem.dtype), mode,
+                     config.at("THREADS"), config.at("HEADS"), config.at("VEC"), config.at("ITEMS"),
+                     config.at("OCC"));
 }
 
 CompileSpec RmsNormRopeSpec::compile_spec(const Problem& problem, const Config& config) const {
   throw_if(rejection(problem, config));
   CompileSpec c;
   c.source_name = std::string(source_name());
-  c.name_expressions = {fmt::format("ktune_rmsnorm_rope<{},{},{},{},{},{},{}>", problem.dim("head_dim"),
-                                    config.at("THREADS"), config.at("VEC"), config.at("HEADS"),
-                                    config.at("ITEMS"), style(problem) == RopeStyle::kGptj ? "true" : "false",
-                                    harness::cuda_type_name(problem.dtype))};
+  c.name_expressions = {fmt::format(
+      "ktune_rmsnorm_rope<{},{},{},{},{},{},{},{}>", problem.dim("head_dim"), config.at("THREADS"),
+      config.at("VEC"), config.at("HEADS"), config.at("ITEMS"), config.at("OCC"),
+      style(problem) == RopeStyle::kGptj ? "true" : "false", harness::cuda_type_name(problem.dtype))};
   c.options = {"-std=c++17"};
   return c;
 }
@@ -208,7 +216,7 @@ HostTensors RmsNormRopeSpec::cpu_reference(const Problem& problem, const HostTen
 }
 
 Config RmsNormRopeSpec::default_config(const Problem&) const {
-  return {"headwise", {{"THREADS", 16}, {"HEADS", 8}, {"VEC", 2}, {"ITEMS", 1}}};
+  return {"headwise", {{"THREADS", 16}, {"HEADS", 8}, {"VEC", 2}, {"ITEMS", 1}, {"OCC", 0}}};
 }
 
 }  // namespace ktune::kernel_templates

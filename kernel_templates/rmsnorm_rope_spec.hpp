@@ -12,9 +12,10 @@
 /// kernel and both references take modulo max_pos as unsigned: random positions, never out of the
 /// table. Hand cpu_reference the int32 values (as doubles), not a float decoding of the bits.
 /// Parameters: THREADS (lanes a head: 1..32, a power of two), HEADS (heads a block), VEC (even,
-/// <= 16 bytes). Rules: (head_dim / 2) % (THREADS * VEC) == 0, THREADS * HEADS a multiple of 32
-/// and <= 1024.
-/// Name: `rmsnorm_rope.<dtype>.<neox|gptj>.t<THREADS>.h<HEADS>.v<VEC>`.
+/// <= 16 bytes), ITEMS (heads a lane group loads at once: 1, 2, 4), OCC (0, or threads an SM
+/// __launch_bounds__ asks ptxas to fit: caps the registers a thread at about 65536 / OCC). Rules: (head_dim /
+/// 2) % (THREADS * VEC) == 0, THREADS * HEADS a multiple of 32 and <= 1024. Name:
+/// `rmsnorm_rope.<dtype>.<neox|gptj>.t<THREADS>.h<HEADS>.v<VEC>.i<ITEMS>.o<OCC>`.
 
 #include "kernel_templates/kernel_spec.hpp"
 #include "kernel_templates/reference_ops.hpp"
@@ -26,15 +27,20 @@ class RmsNormRopeSpec final : public KernelSpec {
   static constexpr float kEps = 1e-6f;
   /// Rows of the cos/sin table of the launches the spec builds (dispatch passes the model's).
   static constexpr int64_t kMaxPos = 4096;
+  /// Blocks and threads an SM holds at most (sm_80 .. sm_90): bound OCC.
+  static constexpr int64_t kMaxBlocksPerSm = 32;
+  static constexpr int64_t kMaxThreadsPerSm = 2048;
 
   std::string_view kernel() const override { return "rmsnorm_rope"; }
   std::string_view variant() const override { return "headwise"; }
   std::vector<std::string> dims() const override { return {"tokens", "heads_q", "heads_kv", "head_dim"}; }
-  std::vector<std::string> param_names() const override { return {"THREADS", "HEADS", "VEC", "ITEMS"}; }
+  std::vector<std::string> param_names() const override {
+    return {"THREADS", "HEADS", "VEC", "ITEMS", "OCC"};
+  }
   std::string_view source_name() const override { return "rmsnorm_rope.cu"; }
   std::optional<std::string> rejection(const Problem& problem, const Config& config) const override;
   std::string canonical_name(const Problem& problem, const Config& config) const override;
-  /// `ktune_rmsnorm_rope<HEAD_DIM,THREADS,VEC,HEADS,ITEMS,GPTJ,T>`: grid ceil(items / (HEADS *
+  /// `ktune_rmsnorm_rope<HEAD_DIM,THREADS,VEC,HEADS,ITEMS,OCC,GPTJ,T>`: grid ceil(items / (HEADS *
   /// ITEMS)), each lane group normalising ITEMS heads.
   CompileSpec compile_spec(const Problem& problem, const Config& config) const override;
   LaunchPlan launch_plan(const Problem& problem, const Config& config) const override;

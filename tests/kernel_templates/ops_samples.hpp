@@ -26,13 +26,15 @@ inline std::vector<Config> rmsnorm_samples(DType dtype) {
   return out;
 }
 
-/// THREADS (lanes a head), HEADS, VEC in elements (even), ITEMS; some do not divide head_dim 64.
+/// THREADS (lanes a head), HEADS, VEC in elements (even), ITEMS, OCC; some do not divide
+/// head_dim 64.
 inline std::vector<Config> rope_samples() {
-  const int64_t s[][4] = {{16, 2, 2, 1}, {8, 4, 4, 2},  {4, 8, 8, 1},  {32, 1, 2, 4},
-                          {16, 8, 4, 1}, {2, 16, 8, 1}, {8, 16, 2, 4}, {32, 4, 4, 2}};
+  const int64_t s[][5] = {{16, 2, 2, 1, 0},    {16, 4, 4, 1, 1152}, {4, 8, 8, 1, 0},  {32, 1, 2, 4, 0},
+                          {16, 8, 4, 1, 1280}, {2, 16, 8, 1, 0},    {8, 16, 2, 4, 0}, {32, 4, 4, 2, 0}};
   std::vector<Config> out;
   for (const auto& c : s) {
-    out.push_back({"headwise", {{"THREADS", c[0]}, {"HEADS", c[1]}, {"VEC", c[2]}, {"ITEMS", c[3]}}});
+    out.push_back(
+        {"headwise", {{"THREADS", c[0]}, {"HEADS", c[1]}, {"VEC", c[2]}, {"ITEMS", c[3]}, {"OCC", c[4]}}});
   }
   return out;
 }

@@ -138,15 +138,15 @@ TEST(OpsSpec, RopeRejectsBadHeadDimsBeforeLaunch) {
 
 TEST(OpsSpec, RopeNamesRulesAndPlan) {
   const RmsNormRopeSpec s;
-  auto rc = [](int64_t t, int64_t h, int64_t v, int64_t i = 1) {
-    return Config{"headwise", {{"THREADS", t}, {"HEADS", h}, {"VEC", v}, {"ITEMS", i}}};
+  auto rc = [](int64_t t, int64_t h, int64_t v, int64_t i = 1, int64_t occ = 0) {
+    return Config{"headwise", {{"THREADS", t}, {"HEADS", h}, {"VEC", v}, {"ITEMS", i}, {"OCC", occ}}};
   };
   const Config c = rc(8, 4, 4);
-  EXPECT_EQ(s.canonical_name(rope(16, 32, 8, 128), c), "rmsnorm_rope.bf16.neox.t8.h4.v4.i1");
-  EXPECT_EQ(s.canonical_name(rope(16, 32, 8, 128, DType::kF16, "gptj"), rc(8, 4, 4, 2)),
-            "rmsnorm_rope.f16.gptj.t8.h4.v4.i2");
+  EXPECT_EQ(s.canonical_name(rope(16, 32, 8, 128), c), "rmsnorm_rope.bf16.neox.t8.h4.v4.i1.o0");
+  EXPECT_EQ(s.canonical_name(rope(16, 32, 8, 128, DType::kF16, "gptj"), rc(8, 4, 4, 2, 1024)),
+            "rmsnorm_rope.f16.gptj.t8.h4.v4.i2.o1024");
   EXPECT_EQ(s.compile_spec(rope(16, 32, 8, 128, DType::kBF16, "gptj"), c).name_expressions.at(0),
-            "ktune_rmsnorm_rope<128,8,4,4,1,true,__nv_bfloat16>");
+            "ktune_rmsnorm_rope<128,8,4,4,1,0,true,__nv_bfloat16>");
   const Config wide = rc(32, 4, 4);  // 128 > 64 / 2
   EXPECT_NE(s.rejection(rope(1, 2, 1, 64), wide), std::nullopt);
   EXPECT_EQ(s.rejection(rope(1, 2, 1, 256), wide), std::nullopt);
@@ -154,6 +154,11 @@ TEST(OpsSpec, RopeNamesRulesAndPlan) {
   EXPECT_NE(s.rejection(rope(1, 2, 1, 128), rc(16, 2, 1)), std::nullopt);  // VEC odd
   EXPECT_NE(s.rejection(rope(1, 2, 1, 128, DType::kF32), rc(8, 4, 8)), std::nullopt);  // 32 bytes
   EXPECT_NE(s.rejection(rope(1, 2, 1, 128), rc(8, 4, 4, 3)).value_or("").find("ITEMS=3"), std::string::npos);
+  EXPECT_EQ(s.rejection(rope(1, 2, 1, 128), rc(8, 8, 4, 1, 1152)), std::nullopt);  // 18 blocks of 64
+  EXPECT_NE(s.rejection(rope(1, 2, 1, 128), rc(8, 8, 4, 1, 1000)).value_or("").find("OCC=1000"),
+            std::string::npos);                                                    // not whole blocks
+  EXPECT_NE(s.rejection(rope(1, 2, 1, 128), rc(8, 4, 4, 1, 1152)), std::nullopt);  // 36 blocks of 32
+  EXPECT_NE(s.rejection(rope(1, 2, 1, 128), rc(8, 8, 4, 1, 2112)), std::nullopt);  // past 2048 threads
   const LaunchPlan plan = s.launch_plan(rope(10, 32, 8, 128), c);
   EXPECT_EQ(plan.launches[0].dims.grid, (Dim3{100, 1, 1}));  // 10 * 40 heads / 4
   EXPECT_EQ(plan.launches[0].dims.block, (Dim3{32, 1, 1}));
