@@ -132,9 +132,7 @@ void LoadedKernel::bind(const std::vector<const BufferSet*>& sets) {
           put(a.f);
           break;
         case KernelArg::Kind::kTensorMap: {
-          const TensorMap2d map{a.map_dtype, static_cast<uint64_t>(a.map[0]), static_cast<uint64_t>(a.map[1]),
-                                static_cast<uint32_t>(a.map[2]), static_cast<uint32_t>(a.map[3])};
-          put(encode_tensor_map(map, set->at(a.buffer)));
+          put(encode_tensor_map(tensor_map_2d(a.map_dtype, a.map), set->at(a.buffer)));
           break;
         }
       }

@@ -37,6 +37,11 @@ CUtensorMapDataType cu_type(DType d) {
 
 }  // namespace
 
+TensorMap2d tensor_map_2d(DType dtype, const std::array<int64_t, 4>& map) {
+  return {dtype, static_cast<uint64_t>(map[0]), static_cast<uint64_t>(map[1]), static_cast<uint32_t>(map[2]),
+          static_cast<uint32_t>(map[3])};
+}
+
 const char* tensor_map_rejection(const TensorMap2d& map) {
   const uint32_t esize = element_bytes(map.dtype);
   if (esize == 0) return "tensor maps here take f16, bf16 or f32";

@@ -6,6 +6,7 @@
 
 #include <cuda.h>
 
+#include <array>
 #include <cstdint>
 
 #include "harness/dtype.hpp"
@@ -22,6 +23,10 @@ struct TensorMap2d {
   uint32_t box_rows = 0;
   uint32_t box_cols = 0;
 };
+
+/// The map of a `dtype` tensor from {rows, cols, box_rows, box_cols}, the form kernel arguments
+/// carry it in (KernelArg::map, kernel_templates::ArgSpec::map).
+TensorMap2d tensor_map_2d(DType dtype, const std::array<int64_t, 4>& map);
 
 /// Why `map` cannot be encoded for any address (dtype not f16/bf16/f32, a row stride that is not a
 /// multiple of 16 bytes, a box outside [1, 256] or wider than 128 bytes), or "" when it can.

@@ -98,10 +98,8 @@ PackedArgs::PackedArgs(const LaunchPlan& plan, const KernelLaunch& launch,
         break;
       case ArgSpec::Kind::kTensorMap: {
         const auto t = static_cast<std::size_t>(plan.tensor_index(a.tensor));
-        const harness::TensorMap2d map{plan.tensors[t].dtype, static_cast<uint64_t>(a.map[0]),
-                                       static_cast<uint64_t>(a.map[1]), static_cast<uint32_t>(a.map[2]),
-                                       static_cast<uint32_t>(a.map[3])};
-        const CUtensorMap encoded = harness::encode_tensor_map(map, tensor_ptrs[t]);
+        const CUtensorMap encoded =
+            harness::encode_tensor_map(harness::tensor_map_2d(plan.tensors[t].dtype, a.map), tensor_ptrs[t]);
         static_assert(sizeof encoded <= sizeof(Slot));
         std::memcpy(slots_[i].words, &encoded, sizeof encoded);
         break;

@@ -30,3 +30,19 @@ TEST(TensorMap, AcceptsTheWgmmaBoxesAndSaysWhyNot) {
 
 }  // namespace
 }  // namespace ktune::harness
+
+namespace ktune::harness {
+namespace {
+
+TEST(TensorMap, FromTheArgumentFormKeepsEveryField) {
+  // {rows, cols, box_rows, box_cols} as KernelArg and ArgSpec carry it; rows past 32 bits survive.
+  const TensorMap2d m = tensor_map_2d(DType::kF16, {int64_t{5} << 32, 4104, 192, 64});
+  EXPECT_EQ(m.dtype, DType::kF16);
+  EXPECT_EQ(m.rows, uint64_t{5} << 32);
+  EXPECT_EQ(m.cols, 4104u);
+  EXPECT_EQ(m.box_rows, 192u);
+  EXPECT_EQ(m.box_cols, 64u);
+}
+
+}  // namespace
+}  // namespace ktune::harness

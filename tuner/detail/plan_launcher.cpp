@@ -141,8 +141,7 @@ PlanLauncher bind_plan(const kt::LaunchPlan& plan, const std::vector<kt::Alignme
           l.slot_used[static_cast<std::size_t>(bound.integer)] = true;
           const auto& t = plan.tensors.at(static_cast<std::size_t>(plan.tensor_index(a.tensor)));
           LaunchArg m{LaunchArg::Kind::kTensorMap, bound.integer, 0};
-          m.map = {t.dtype, static_cast<uint64_t>(a.map[0]), static_cast<uint64_t>(a.map[1]),
-                   static_cast<uint32_t>(a.map[2]), static_cast<uint32_t>(a.map[3])};
+          m.map = harness::tensor_map_2d(t.dtype, a.map);
           if (const std::string why = harness::tensor_map_rejection(m.map); !why.empty())
             throw Error(ErrorKind::kBadInput, "kernel '" + launch.name_expression + "': " + why);
           s.args.push_back(m);
