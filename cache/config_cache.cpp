@@ -161,7 +161,8 @@ int64_t ConfigCache::upsert_kernel(const KernelInfo& kernel) {
   // a re-registration does not change).
   StatementLease s = impl_->db.cached(
       "INSERT INTO kernels (name, source_hash, registered_at) VALUES (?1, ?2, max(?3, COALESCE((SELECT"
-      " strftime('%Y-%m-%dT%H:%M:%fZ', MAX(registered_at), '+0.001 seconds') FROM kernels WHERE name = ?1), '')))"
+      " strftime('%Y-%m-%dT%H:%M:%fZ', MAX(registered_at), '+0.001 seconds') FROM kernels WHERE name = ?1), "
+      "'')))"
       " ON CONFLICT (name, source_hash) DO UPDATE SET registered_at = excluded.registered_at RETURNING id");
   s->bind(1, kernel.name).bind(2, kernel.source_hash).bind(3, detail::now_iso());
   s->step();

@@ -12,6 +12,7 @@ namespace {
 constexpr uint32_t kMaxBox = 256;        // cuTensorMapEncodeTiled: boxDim[i] <= 256
 constexpr uint32_t kSwizzleBytes = 128;  // CU_TENSOR_MAP_SWIZZLE_128B: inner box extent <= 128 bytes
 
+// Not harness::size_of: that lives in ktune_measure_core, which ktune_harness does not link.
 uint32_t element_bytes(DType d) {
   switch (d) {
     case DType::kF32:

@@ -12,10 +12,11 @@
 /// kernel and both references take modulo max_pos as unsigned: random positions, never out of the
 /// table. Hand cpu_reference the int32 values (as doubles), not a float decoding of the bits.
 /// Parameters: THREADS (lanes a head: 1..32, a power of two), HEADS (heads a block), VEC (even,
-/// <= 16 bytes), ITEMS (heads a lane group loads at once: 1, 2, 4), OCC (0, or threads an SM
-/// __launch_bounds__ asks ptxas to fit: caps the registers a thread at about 65536 / OCC). Rules: (head_dim /
-/// 2) % (THREADS * VEC) == 0, THREADS * HEADS a multiple of 32 and <= 1024. Name:
-/// `rmsnorm_rope.<dtype>.<neox|gptj>.t<THREADS>.h<HEADS>.v<VEC>.i<ITEMS>.o<OCC>`.
+/// <= 16 bytes), ITEMS (heads a lane group loads at once: 1, 2, 4), OCC (0, or threads an SM that
+/// __launch_bounds__ asks ptxas to fit: caps the registers a thread at about 65536 / OCC).
+/// Rules: (head_dim / 2) % (THREADS * VEC) == 0; THREADS * HEADS a multiple of 32 and <= 1024; OCC
+/// whole blocks, at most kMaxBlocksPerSm of them and kMaxThreadsPerSm threads.
+/// Name: `rmsnorm_rope.<dtype>.<neox|gptj>.t<THREADS>.h<HEADS>.v<VEC>.i<ITEMS>.o<OCC>`.
 
 #include "kernel_templates/kernel_spec.hpp"
 #include "kernel_templates/reference_ops.hpp"

@@ -5,10 +5,10 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -67,7 +67,8 @@ class Rng {
 
  private:
   static uint32_t initial_seed() {
-    if (const char* s = std::getenv("KTUNE_TEST_SEED")) return static_cast<uint32_t>(std::strtoul(s, nullptr, 10));
+    if (const char* s = std::getenv("KTUNE_TEST_SEED"))
+      return static_cast<uint32_t>(std::strtoul(s, nullptr, 10));
     return std::random_device{}();
   }
   uint32_t seed_;
