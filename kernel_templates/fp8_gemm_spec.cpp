@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <limits>
 
 #include "kernel_templates/ops_spec_util.hpp"
@@ -60,13 +59,9 @@ std::optional<std::string> Fp8GemmSpec::arch_rejection(std::string_view arch) co
 }
 
 std::optional<std::string> Fp8GemmSpec::rejection_for_arch(std::string_view arch) {
-  int64_t cc = 0;
-  std::string_view digits = arch;
-  if (digits.starts_with("sm_")) digits.remove_prefix(3);
-  if (digits.starts_with("compute_")) digits.remove_prefix(8);
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), cc);
-  if (ec != std::errc() || digits.empty()) return fmt::format("'{}' is not an arch such as sm_90", arch);
-  if (cc < kMinArch) {
+  const std::optional<int64_t> cc = ops_detail::arch_number(arch);
+  if (!cc) return fmt::format("'{}' is not an arch such as sm_90", arch);
+  if (*cc < kMinArch) {
     return fmt::format("fp8_gemm needs sm_89 or newer (mma.sync m16n8k32 e4m3); {} has no fp8 tensor cores",
                        arch);
   }

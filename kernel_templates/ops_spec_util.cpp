@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 
 #include "ktune/error.hpp"
 
@@ -48,6 +49,16 @@ std::optional<std::string> params_rejection(std::string_view variant, const Conf
     }
   }
   return std::nullopt;
+}
+
+std::optional<int64_t> arch_number(std::string_view arch) {
+  std::string_view digits = arch;
+  if (digits.starts_with("sm_")) digits.remove_prefix(3);
+  if (digits.starts_with("compute_")) digits.remove_prefix(8);
+  int64_t cc = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), cc);
+  if (ec != std::errc() || digits.empty()) return std::nullopt;
+  return cc;
 }
 
 std::optional<std::string> vec_rejection(int64_t vec, DType dtype) {

@@ -43,6 +43,9 @@ std::optional<std::string> params_rejection(std::string_view variant, const Conf
                                             const std::vector<std::string>& names);
 /// VEC a power of two with VEC * sizeof(dtype) <= 16 bytes.
 std::optional<std::string> vec_rejection(int64_t vec, DType dtype);
+/// The compute capability of an arch name ("sm_90a" -> 90, "compute_89" -> 89); nullopt when
+/// `arch` is not of that form.
+std::optional<int64_t> arch_number(std::string_view arch);
 /// Throws ktune::Error(kBadInput) with `why` when set.
 void throw_if(const std::optional<std::string>& why);
 /// The mode `layout` when it is one of `modes` ("" stands for modes[0]); nullopt otherwise.

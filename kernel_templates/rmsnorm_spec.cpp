@@ -80,29 +80,40 @@ CompileSpec RmsNormSpec::compile_spec(const Problem& problem, const Config& conf
   return spec;
 }
 
-LaunchPlan RmsNormSpec::launch_plan(const Problem& problem, const Config& config) const {
-  const CompileSpec c = compile_spec(problem, config);
+std::vector<TensorSpec> RmsNormSpec::tensors(const Problem& problem) {
   const int64_t rows = problem.dim("rows");
   const int64_t hidden = problem.dim("hidden");
   const bool res = has_residual(problem);
+  std::vector<TensorSpec> out;
+  out.push_back({"x", TensorRole::kInput, problem.dtype, rows * hidden});
+  if (res) out.push_back({"residual", TensorRole::kInput, problem.dtype, rows * hidden});
+  out.push_back({"w", TensorRole::kInput, problem.dtype, hidden});
+  out.push_back({"y", TensorRole::kOutput, problem.dtype, rows * hidden});
+  if (res) out.push_back({"residual_out", TensorRole::kOutput, problem.dtype, rows * hidden});
+  return out;
+}
+
+std::vector<ArgSpec> RmsNormSpec::launch_args(const Problem& problem) {
+  const bool res = has_residual(problem);
+  return {ArgSpec::of_tensor("x"),
+          res ? ArgSpec::of_tensor("residual") : ArgSpec::null_pointer(),
+          ArgSpec::of_tensor("w"),
+          ArgSpec::of_tensor("y"),
+          res ? ArgSpec::of_tensor("residual_out") : ArgSpec::null_pointer(),
+          ArgSpec::i32(static_cast<int32_t>(problem.dim("rows"))),
+          ArgSpec::i32(static_cast<int32_t>(problem.dim("hidden"))),
+          ArgSpec::f32(kEps)};
+}
+
+LaunchPlan RmsNormSpec::launch_plan(const Problem& problem, const Config& config) const {
+  const CompileSpec c = compile_spec(problem, config);
   LaunchPlan p;
-  p.tensors.push_back({"x", TensorRole::kInput, problem.dtype, rows * hidden});
-  if (res) p.tensors.push_back({"residual", TensorRole::kInput, problem.dtype, rows * hidden});
-  p.tensors.push_back({"w", TensorRole::kInput, problem.dtype, hidden});
-  p.tensors.push_back({"y", TensorRole::kOutput, problem.dtype, rows * hidden});
-  if (res) p.tensors.push_back({"residual_out", TensorRole::kOutput, problem.dtype, rows * hidden});
+  p.tensors = tensors(problem);
   KernelLaunch l;
   l.name_expression = c.name_expressions.front();
-  l.dims.grid = {u32(ceil_div(rows, config.at("ROWS"))), 1, 1};
+  l.dims.grid = {u32(ceil_div(problem.dim("rows"), config.at("ROWS"))), 1, 1};
   l.dims.block = {u32(config.at("THREADS") * config.at("ROWS")), 1, 1};
-  l.args = {ArgSpec::of_tensor("x"),
-            res ? ArgSpec::of_tensor("residual") : ArgSpec::null_pointer(),
-            ArgSpec::of_tensor("w"),
-            ArgSpec::of_tensor("y"),
-            res ? ArgSpec::of_tensor("residual_out") : ArgSpec::null_pointer(),
-            ArgSpec::i32(static_cast<int32_t>(rows)),
-            ArgSpec::i32(static_cast<int32_t>(hidden)),
-            ArgSpec::f32(kEps)};
+  l.args = launch_args(problem);
   p.launches.push_back(l);
   return p;
 }

@@ -44,9 +44,14 @@ class RmsNormSpec final : public KernelSpec {
 
   /// Vectors a thread holds with REG 1.
   static int64_t chunks(int64_t hidden, const Config& config);
-
- private:
+  /// Why `problem` is outside rmsnorm (dimensions, dtype, mode), whatever the config; the bulk
+  /// variant (rmsnorm_bulk_spec.hpp) shares it.
   std::optional<std::string> problem_rejection(const Problem& problem) const;
+  /// The kernel arguments of a plan with the tensors of launch_plan(): x, residual or null, w, y,
+  /// residual_out or null, rows, hidden, eps (both variants take them in this order).
+  static std::vector<ArgSpec> launch_args(const Problem& problem);
+  /// The plan's tensors: x, [residual], w, y, [residual_out].
+  static std::vector<TensorSpec> tensors(const Problem& problem);
 };
 
 }  // namespace ktune::kernel_templates

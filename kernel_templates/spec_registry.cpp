@@ -9,6 +9,7 @@
 #include "kernel_templates/gemm_spec.hpp"
 #include "kernel_templates/gemm_wgmma_spec.hpp"
 #include "kernel_templates/gemv_spec.hpp"
+#include "kernel_templates/rmsnorm_bulk_spec.hpp"
 #include "kernel_templates/rmsnorm_rope_spec.hpp"
 #include "kernel_templates/rmsnorm_spec.hpp"
 #include "kernel_templates/softmax_spec.hpp"
@@ -25,13 +26,14 @@ const std::vector<const KernelSpec*>& all_specs() {
   static const WgmmaGemmSpec kWgmma;
   static const WgmmaGemmSpec kWgmmaTma(WgmmaGemmSpec::Pipeline::kTma);
   static const RmsNormSpec kRmsNorm;
+  static const RmsNormBulkSpec kRmsNormBulk;
   static const RmsNormRopeSpec kRmsNormRope;
   static const SoftmaxSpec kSoftmax;
   static const SwigluSpec kSwiglu;
   static const Fp8GemmSpec kFp8Gemm;
   static const DecodeAttentionSpec kDecodeAttention;
   static const std::vector<const KernelSpec*> kAll = {
-      &kTiled,       &kGemv,    &kMma,    &kWgmma,   &kWgmmaTma,       &kRmsNorm,
+      &kTiled,       &kGemv,    &kMma,    &kWgmma,   &kWgmmaTma,       &kRmsNorm, &kRmsNormBulk,
       &kRmsNormRope, &kSoftmax, &kSwiglu, &kFp8Gemm, &kDecodeAttention};
   return kAll;
 }

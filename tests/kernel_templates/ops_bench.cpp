@@ -93,6 +93,21 @@ std::vector<kt::Config> sweep(const std::string& op, DType dtype, bool wide) {
       for (int64_t t : {256, 512, 1024})
         out.push_back(cfg("rowwise", {{"THREADS", t}, {"ROWS", 1}, {"VEC", v16 / 2}, {"REG", 1}}));
     }
+    // The bulk variant (sm_90; the spec drops rows that are not 16-byte multiples): {THREADS,
+    // STAGES, STEPS, WRITE}.
+    const int64_t bulk[][4] = {{256, 2, 8, 0}, {256, 3, 8, 0}, {512, 3, 16, 0}, {512, 4, 16, 0},
+                               {256, 4, 16, 1}, {512, 4, 16, 1}};
+    const int64_t wide_bulk[][4] = {{128, 2, 4, 0},  {128, 3, 4, 0},   {256, 2, 4, 0},  {256, 3, 16, 0},
+                                    {256, 4, 32, 0}, {512, 2, 8, 0},   {512, 3, 4, 0},  {512, 4, 32, 0},
+                                    {1024, 2, 8, 0}, {1024, 3, 16, 0}, {1024, 4, 4, 0}, {256, 3, 4, 1},
+                                    {256, 4, 8, 1},  {512, 3, 8, 1},   {512, 4, 4, 1},  {1024, 4, 16, 1}};
+    auto add_bulk = [&](const int64_t* x) {
+      out.push_back(cfg("bulk", {{"THREADS", x[0]}, {"STAGES", x[1]}, {"STEPS", x[2]}, {"WRITE", x[3]}}));
+    };
+    for (const auto& x : bulk) add_bulk(x);
+    if (wide) {
+      for (const auto& x : wide_bulk) add_bulk(x);
+    }
   } else if (op == "softmax") {
     // {THREADS, ROWS, ONLINE, SPLIT}; staged (ONLINE 2) and split rows (SPLIT > 1) are rejected by
     // the spec where they do not apply (rows over 227 KB, many rows).
@@ -213,16 +228,17 @@ bool selected(const Size& s, const Options& o) {
                      [&](const std::string& f) { return label.find(f) != std::string::npos; });
 }
 
-/// The configs tried at size `s`: the sweep (wide for >= 64 MiB moved), the spec's rejections
-/// dropped, at most max_configs.
-std::vector<kt::Config> configs_of(const Size& s, const Options& o) {
+/// The configs tried at size `s` on `arch`: the sweep (wide for >= 64 MiB moved), the spec's
+/// rejections (of the problem or of the arch) dropped, at most max_configs.
+std::vector<kt::Config> configs_of(const Size& s, const Options& o, const std::string& arch) {
   constexpr double kLargeBytes = 64.0 * 1024 * 1024;
   const kt::KernelSpec& spec = *kt::specs_of(s.op).front();
   const bool wide = o.wide && spec.work(s.problem).min_bytes >= kLargeBytes;
   std::vector<kt::Config> out;
   for (const auto& c : sweep(s.op, s.problem.dtype, wide)) {
     if (o.max_configs > 0 && out.size() >= o.max_configs) break;
-    if (!spec.rejection(s.problem, c)) out.push_back(c);
+    const kt::KernelSpec& variant = kt::find_spec(s.op, c.variant);
+    if (!variant.rejection(s.problem, c) && !variant.arch_rejection(arch)) out.push_back(c);
   }
   return out;
 }
@@ -282,7 +298,8 @@ int main(int argc, char** argv) {
     }
     for (const Size& s : all) {  // compile everything up front, on every core
       const kt::KernelSpec& spec = *kt::specs_of(s.op).front();
-      for (const auto& c : configs_of(s, opt)) kernels.prefetch(spec.compile_spec(s.problem, c));
+      for (const auto& c : configs_of(s, opt, info.arch()))
+        kernels.prefetch(kt::find_spec(s.op, c.variant).compile_spec(s.problem, c));
       kernels.prefetch(spec.reference(s.problem).compile);
     }
 
@@ -305,10 +322,11 @@ int main(int argc, char** argv) {
       std::string best_name;
       double best_us = 0;
       int best_batch = 1;
-      for (const kt::Config& c : configs_of(s, opt)) {
-        const std::string name = spec.canonical_name(s.problem, c);
-        const kt::CompileSpec compile = spec.compile_spec(s.problem, c);
-        const kt::LaunchPlan plan = spec.launch_plan(s.problem, c);
+      for (const kt::Config& c : configs_of(s, opt, info.arch())) {
+        const kt::KernelSpec& variant = kt::find_spec(s.op, c.variant);
+        const std::string name = variant.canonical_name(s.problem, c);
+        const kt::CompileSpec compile = variant.compile_spec(s.problem, c);
+        const kt::LaunchPlan plan = variant.launch_plan(s.problem, c);
         for (const auto& t : plan.tensors) {
           tensors.ensure(t);
           if (t.role != kt::TensorRole::kInput) tensors.poison(t.name);

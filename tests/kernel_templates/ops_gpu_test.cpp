@@ -1,4 +1,4 @@
-// gpu: every sampled operator config (rmsnorm, rmsnorm_rope, softmax, swiglu; three dtypes; every
+// gpu: every sampled operator config (rmsnorm rowwise and bulk, rmsnorm_rope, softmax, swiglu; three dtypes; every
 // mode) against the GPU reference on random data at odd sizes (hidden 4095, 37, cols 1000, 262144
 // online) and round ones; each GPU reference against the CPU float64 reference on small shapes
 // (D4); misaligned pointers (the per-element paths); positions as the harness's random bit
@@ -140,6 +140,20 @@ TEST_F(OpsGpu, RmsNormSamplesMatchReference) {
                                                {{"rows", 5}, {"hidden", 1000}}},
                                               {"", "residual"});
   verify_samples(find_spec("rmsnorm", "rowwise"), problems, testing::rmsnorm_samples);
+}
+
+// The bulk variant (sm_90): hidden * sizeof(T) a multiple of 16; rows that leave the last block
+// partial, rows shorter than a block's vectors.
+TEST_F(OpsGpu, RmsNormBulkSamplesMatchReference) {
+  const KernelSpec& spec = find_spec("rmsnorm", "bulk");
+  const std::string arch = harness::query_device(0).arch();
+  if (auto why = spec.arch_rejection(arch)) GTEST_SKIP() << *why;
+  const auto problems = with_dtypes_and_modes({{{"rows", 1}, {"hidden", 4096}},
+                                               {{"rows", 37}, {"hidden", 1032}},
+                                               {{"rows", 130}, {"hidden", 8192}},
+                                               {{"rows", 9}, {"hidden", 40}}},
+                                              {"", "residual"});
+  verify_samples(spec, problems, testing::rmsnorm_bulk_samples);
 }
 
 TEST_F(OpsGpu, RmsNormRopeSamplesMatchReference) {

@@ -77,6 +77,16 @@ TEST(OpsNvrtc, RmsNormSampleCompiles) {
               testing::rmsnorm_samples(DType::kF32), 6);
 }
 
+TEST(OpsNvrtc, RmsNormBulkSampleCompiles) {
+  const KernelSpec& spec = find_spec("rmsnorm", "bulk");
+  compile_all(spec, {{{"rows", 7}, {"hidden", 4096}}, DType::kBF16, ""}, testing::rmsnorm_bulk_samples(DType::kBF16),
+              8);
+  compile_all(spec, {{{"rows", 7}, {"hidden", 1032}}, DType::kF16, "residual"},
+              testing::rmsnorm_bulk_samples(DType::kF16), 8);
+  compile_all(spec, {{{"rows", 7}, {"hidden", 1024}}, DType::kF32, "residual"},
+              testing::rmsnorm_bulk_samples(DType::kF32), 8);
+}
+
 TEST(OpsNvrtc, RmsNormRopeSampleCompiles) {
   const KernelSpec& spec = find_spec("rmsnorm_rope", "headwise");
   const auto problem = [](int64_t d, DType t, const char* mode) {

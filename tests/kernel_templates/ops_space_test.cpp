@@ -33,8 +33,7 @@ void check_space(const std::string& kernel, const std::vector<std::string>& mode
   const auto shapes = tuner::load_shape_set(configs() / "shapes" / ("ops_" + kernel + ".toml"));
   ASSERT_EQ(space.kernel(), kernel);
   ASSERT_EQ(shapes.kernel, kernel);
-  const KernelSpec& spec = *specs_of(kernel).front();
-  ASSERT_EQ(space.dims(), spec.dims());
+  ASSERT_EQ(space.dims(), specs_of(kernel).front()->dims());
   const auto default_config = space.default_config();
   ASSERT_TRUE(default_config.has_value()) << kernel;
   std::size_t checked = 0;
@@ -51,6 +50,7 @@ void check_space(const std::string& kernel, const std::vector<std::string>& mode
         EXPECT_FALSE(e.configs.empty()) << shape.label;
         for (const auto& c : e.configs) {
           const Config sc = to_spec_config(c);
+          const KernelSpec& spec = find_spec(kernel, sc.variant);
           const auto why = spec.rejection(problem, sc);
           EXPECT_FALSE(why.has_value())
               << space.canonical_name(c, dtype, mode) << " " << shape.label << ": " << why.value_or("");
@@ -58,7 +58,7 @@ void check_space(const std::string& kernel, const std::vector<std::string>& mode
           ++checked;
         }
         const Config d = to_spec_config(*default_config);
-        EXPECT_EQ(spec.rejection(problem, d), std::nullopt)
+        EXPECT_EQ(find_spec(kernel, d.variant).rejection(problem, d), std::nullopt)
             << kernel << " default @ " << shape.label << " " << dtype;
       }
     }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernel_templates/rmsnorm_bulk_spec.hpp"
 #include "kernel_templates/rmsnorm_rope_spec.hpp"
 #include "kernel_templates/rmsnorm_spec.hpp"
 #include "kernel_templates/softmax_spec.hpp"
@@ -46,13 +47,16 @@ void expect_bad_input(const std::function<void()>& f, const std::string& needle)
 
 TEST(OpsSpec, RegistryKnowsEveryOperator) {
   for (const char* k : {"rmsnorm", "rmsnorm_rope", "softmax", "swiglu"}) {
-    ASSERT_EQ(specs_of(k).size(), 1u) << k;
+    ASSERT_EQ(specs_of(k).size(), std::string(k) == "rmsnorm" ? 2u : 1u) << k;
     EXPECT_EQ(specs_of(k).front()->kernel(), k);
     EXPECT_FALSE(template_source_hash(k).empty()) << k;
     const auto files = kernel_source_files(k);
     EXPECT_NE(std::find(files.begin(), files.end(), std::string(k) + "_reference.cu"), files.end()) << k;
   }
   EXPECT_EQ(&find_spec("rmsnorm", "rowwise"), specs_of("rmsnorm").front());
+  EXPECT_EQ(&find_spec("rmsnorm", "bulk"), specs_of("rmsnorm").back());
+  const auto files = kernel_source_files("rmsnorm");
+  EXPECT_NE(std::find(files.begin(), files.end(), "rmsnorm_bulk.cu"), files.end());
   EXPECT_NE(template_source_hash("rmsnorm"), template_source_hash("softmax"));
 }
 
@@ -121,6 +125,62 @@ TEST(OpsSpec, RmsNormPlanWorkAndReference) {
   EXPECT_EQ(plain.launches[0].args[1].kind, ArgSpec::Kind::kNullPointer);
   EXPECT_DOUBLE_EQ(s.work(rms(1, 4096)).min_bytes, 2.0 * 4096 * 2 + 4096 * 2);
   EXPECT_EQ(s.alignment(p, rms_cfg(256, 4, 8, 0)).at(0).bytes, 16);
+}
+
+Config bulk_cfg(int64_t threads, int64_t stages, int64_t steps, int64_t write) {
+  return {"bulk", {{"THREADS", threads}, {"STAGES", stages}, {"STEPS", steps}, {"WRITE", write}}};
+}
+
+TEST(OpsSpec, RmsNormBulkNamesRulesAndPlan) {
+  const RmsNormBulkSpec s;
+  const Problem p = rms(37, 1032, DType::kBF16, "residual");
+  EXPECT_EQ(s.canonical_name(p, bulk_cfg(256, 3, 8, 1)), "rmsnorm.bf16.residual.bulk.t256.s3.n8.w1");
+  EXPECT_EQ(s.compile_spec(rms(5, 4096, DType::kF16), bulk_cfg(512, 4, 16, 0)).name_expressions.at(0),
+            "ktune_rmsnorm_bulk<512,4,16,0,false,__half>");
+  EXPECT_EQ(s.rejection(p, bulk_cfg(256, 3, 8, 1)), std::nullopt);
+  EXPECT_NE(s.rejection(p, bulk_cfg(48, 3, 8, 0)), std::nullopt);     // not a multiple of 32
+  EXPECT_NE(s.rejection(p, bulk_cfg(2048, 3, 8, 0)), std::nullopt);   // > 1024 threads
+  EXPECT_NE(s.rejection(p, bulk_cfg(256, 1, 8, 0)), std::nullopt);    // one stage
+  EXPECT_NE(s.rejection(p, bulk_cfg(256, 9, 8, 0)), std::nullopt);    // > 8 stages
+  EXPECT_NE(s.rejection(p, bulk_cfg(256, 2, 8, 1)), std::nullopt);    // bulk stores need 3 stages
+  EXPECT_NE(s.rejection(p, bulk_cfg(256, 3, 8, 2)), std::nullopt);    // WRITE 0/1
+  EXPECT_NE(s.rejection(p, bulk_cfg(256, 3, 2000, 0)), std::nullopt);  // STEPS <= 1024
+  EXPECT_NE(s.rejection(p, rms_cfg(256, 1, 8, 0)), std::nullopt);      // a rowwise config
+  // A 4095-element bf16 row is 8190 bytes: not 16-byte units.
+  const auto odd = s.rejection(rms(7, 4095), bulk_cfg(256, 2, 4, 0));
+  ASSERT_TRUE(odd.has_value());
+  EXPECT_NE(odd->find("16-byte units"), std::string::npos) << *odd;
+  // Shared memory: f32 rows of 8192 (32 KB), residual: (1 + 4 * 2) * 32 KB > 227 KB; plain fits.
+  EXPECT_NE(s.rejection(rms(7, 8192, DType::kF32, "residual"), bulk_cfg(256, 4, 4, 0)), std::nullopt);
+  EXPECT_EQ(s.rejection(rms(7, 8192, DType::kF32), bulk_cfg(256, 4, 4, 0)), std::nullopt);
+  EXPECT_EQ(RmsNormBulkSpec::shared_bytes(rms(7, 8192, DType::kF32), bulk_cfg(256, 4, 4, 0)), 5 * 32768);
+  EXPECT_EQ(s.arch_rejection("sm_90a"), std::nullopt);
+  EXPECT_EQ(s.arch_rejection("sm_100"), std::nullopt);
+  EXPECT_NE(s.arch_rejection("sm_89"), std::nullopt);
+  EXPECT_NE(s.arch_rejection("hopper"), std::nullopt);
+  expect_bad_input([&] { s.launch_plan(rms(7, 4095), bulk_cfg(256, 2, 4, 0)); }, "16-byte units");
+
+  const LaunchPlan plan = s.launch_plan(p, bulk_cfg(256, 3, 8, 1));
+  ASSERT_EQ(plan.launches.size(), 1u);
+  EXPECT_EQ(plan.launches[0].dims.grid, (Dim3{5, 1, 1}));  // ceil(37 / 8)
+  EXPECT_EQ(plan.launches[0].dims.block, (Dim3{256, 1, 1}));
+  EXPECT_EQ(plan.launches[0].dims.dynamic_smem_bytes, (1u + 3u * 2u) * 1032u * 2u);
+  // The rowwise variant's tensors, arguments, work and reference.
+  const RmsNormSpec rowwise;
+  const LaunchPlan rp = rowwise.launch_plan(p, rms_cfg(256, 1, 8, 0));
+  ASSERT_EQ(plan.tensors.size(), rp.tensors.size());
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) EXPECT_EQ(plan.tensors[i].name, rp.tensors[i].name);
+  ASSERT_EQ(plan.launches[0].args.size(), rp.launches[0].args.size());
+  EXPECT_EQ(plan.launches[0].args[4].tensor, "residual_out");
+  EXPECT_DOUBLE_EQ(s.work(p).min_bytes, rowwise.work(p).min_bytes);
+  EXPECT_EQ(s.reference(p).compile.name_expressions, rowwise.reference(p).compile.name_expressions);
+  const auto rules = s.alignment(p, bulk_cfg(256, 3, 8, 1));
+  ASSERT_EQ(rules.size(), 5u);
+  for (const auto& rule : rules) {
+    EXPECT_EQ(rule.bytes, 16) << rule.tensor;
+    EXPECT_TRUE(rule.required) << rule.tensor;
+  }
+  EXPECT_EQ(s.rejection(rms(3, 1024), s.default_config(rms(3, 1024))), std::nullopt);
 }
 
 TEST(OpsSpec, RopeRejectsBadHeadDimsBeforeLaunch) {
