@@ -6,14 +6,13 @@
 
 #include "harness/cuda_check.hpp"
 #include "harness/driver_api.hpp"
+#include "harness/module.hpp"
 #include "harness/tensor_map.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::harness {
 
 namespace {
-// Dynamic shared memory above this needs an explicit opt-in (CUDA programming guide).
-constexpr uint32_t kDefaultDynamicSmemLimit = 48 * 1024;
 
 int func_attr(CUfunction f, CUfunction_attribute a) {
   int v = 0;
@@ -85,10 +84,7 @@ LoadedKernel::LoadedKernel(const LaunchSpec& spec, std::shared_ptr<const Module>
                              device.smem_per_block_optin);
     return;
   }
-  if (spec_.shared_bytes > kDefaultDynamicSmemLimit) {
-    KTUNE_CU_CHECK(driver().cuFuncSetAttribute(function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                               static_cast<int>(spec_.shared_bytes)));
-  }
+  allow_dynamic_smem(function_, spec_.shared_bytes);
   int blocks_per_sm = 0;
   KTUNE_CU_CHECK(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
       &blocks_per_sm, function_, static_cast<int>(threads), spec_.shared_bytes));

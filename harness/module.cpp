@@ -43,6 +43,16 @@ CUfunction Module::function(const std::string& lowered_name) const {
   return f;
 }
 
+void allow_dynamic_smem(CUfunction func, unsigned dynamic_bytes) {
+  constexpr int kWithoutOptIn = 48 * 1024;
+  if (dynamic_bytes == 0) return;
+  int static_bytes = 0;
+  KTUNE_CU_CHECK(driver().cuFuncGetAttribute(&static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, func));
+  if (static_bytes + static_cast<int>(dynamic_bytes) <= kWithoutOptIn) return;
+  KTUNE_CU_CHECK(driver().cuFuncSetAttribute(func, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                             static_cast<int>(dynamic_bytes)));
+}
+
 void launch(CUfunction func, Dim3 grid, Dim3 block, unsigned smem_bytes, CUstream stream, void** args) {
   KTUNE_CU_CHECK(driver().cuLaunchKernel(func, grid.x, grid.y, grid.z, block.x, block.y, block.z, smem_bytes,
                                          stream, args, nullptr));

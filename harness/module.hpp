@@ -39,6 +39,12 @@ class Module {
   CUmodule module_ = nullptr;
 };
 
+/// Lets `func` launch with `dynamic_bytes` of dynamic shared memory: a launch gets 48 KiB of static
+/// plus dynamic shared memory without opting in, so past that (counting the function's static
+/// shared memory) this sets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES. Throws Error when the
+/// device refuses.
+void allow_dynamic_smem(CUfunction func, unsigned dynamic_bytes);
+
 /// cuLaunchKernel(func, grid, block, smem_bytes, stream, args); throws Error on a launch failure.
 /// `args[i]` points at the i-th kernel argument's value.
 void launch(CUfunction func, Dim3 grid, Dim3 block, unsigned smem_bytes, CUstream stream, void** args);

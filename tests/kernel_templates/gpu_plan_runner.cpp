@@ -7,6 +7,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "harness/driver_api.hpp"
+#include "harness/module.hpp"
 #include "kernel_templates/compile_request.hpp"
 #include "ktune/error.hpp"
 
@@ -20,7 +21,6 @@ std::counting_semaphore<256>& compile_slots() {
   return slots;
 }
 
-constexpr unsigned kDefaultSmemLimit = 48 * 1024;  // above it, dynamic shared memory needs an opt-in
 
 }  // namespace
 
@@ -88,10 +88,7 @@ void run_plan(KernelCache& kernels, const CompileSpec& compile, const LaunchPlan
   for (const auto& t : plan.tensors) ptrs.push_back(tensors.ptr(t.name));
   for (const KernelLaunch& l : plan.launches) {
     CUfunction f = kernels.function(compile, l.name_expression);
-    if (l.dims.dynamic_smem_bytes > kDefaultSmemLimit) {
-      KTUNE_CU_CHECK(harness::driver().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                          static_cast<int>(l.dims.dynamic_smem_bytes)));
-    }
+    harness::allow_dynamic_smem(f, l.dims.dynamic_smem_bytes);
     PackedArgs args(plan, l, ptrs);
     harness::launch(f, {l.dims.grid.x, l.dims.grid.y, l.dims.grid.z},
                     {l.dims.block.x, l.dims.block.y, l.dims.block.z}, l.dims.dynamic_smem_bytes, nullptr,

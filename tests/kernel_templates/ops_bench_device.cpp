@@ -4,6 +4,7 @@
 
 #include "harness/cuda_check.hpp"
 #include "harness/driver_api.hpp"
+#include "harness/module.hpp"
 #include "harness/gpu_compare.hpp"
 #include "harness/nvrtc_compiler.hpp"
 #include "harness/random_fill.hpp"
@@ -87,16 +88,12 @@ void ReadyPlan::enqueue(CUstream stream) const {
 
 ReadyPlan prepare_plan(KernelCache& kernels, const CompileSpec& compile, const LaunchPlan& plan,
                        const DeviceTensors& tensors) {
-  constexpr uint32_t kDefaultSmemLimit = 48 * 1024;  // above it a function must opt in
   std::vector<uint64_t> ptrs;
   for (const auto& t : plan.tensors) ptrs.push_back(tensors.ptr(t.name));
   ReadyPlan r;
   for (const auto& l : plan.launches) {
     CUfunction f = kernels.function(compile, l.name_expression);
-    if (l.dims.dynamic_smem_bytes > kDefaultSmemLimit) {
-      KTUNE_CU_CHECK(harness::driver().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                          static_cast<int>(l.dims.dynamic_smem_bytes)));
-    }
+    harness::allow_dynamic_smem(f, l.dims.dynamic_smem_bytes);
     r.functions.push_back(f);
     r.launches.push_back(l);
     r.args.push_back(std::make_unique<PackedArgs>(plan, l, ptrs));

@@ -9,15 +9,13 @@
 
 #include "harness/cuda_check.hpp"
 #include "harness/driver_api.hpp"
+#include "harness/module.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::tuner::detail {
 namespace {
 
 namespace kt = kernel_templates;
-
-/// Dynamic shared memory a kernel may use without opting in (every CUDA GPU).
-constexpr unsigned kDefaultDynamicSmem = 48 * 1024;
 
 std::string slot_list(std::span<const std::string> slots) {
   std::string out;
@@ -165,16 +163,12 @@ PlanLauncher bind_plan(const kt::LaunchPlan& plan, const std::vector<kt::Alignme
 
 void resolve_functions(PlanLauncher& l, const harness::CompileResult& compiled,
                        const harness::Module& module) {
-  const harness::DriverApi& d = harness::driver();
   for (LaunchStep& s : l.steps) {
     const auto lowered = compiled.lowered_names.find(s.name_expression);
     if (lowered == compiled.lowered_names.end())
       throw Error(ErrorKind::kRuntime, "compiled module lacks '" + s.name_expression + "'");
     s.function = module.function(lowered->second);
-    if (s.smem_bytes > kDefaultDynamicSmem) {
-      KTUNE_CU_CHECK(d.cuFuncSetAttribute(s.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                          static_cast<int>(s.smem_bytes)));
-    }
+    harness::allow_dynamic_smem(s.function, s.smem_bytes);
   }
 }
 
