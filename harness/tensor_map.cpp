@@ -20,6 +20,9 @@ uint32_t element_bytes(DType d) {
     case DType::kF16:
     case DType::kBF16:
       return 2;
+    case DType::kFP8E4M3:
+    case DType::kFP8E5M2:
+      return 1;
     default:
       return 0;
   }
@@ -31,6 +34,9 @@ CUtensorMapDataType cu_type(DType d) {
       return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
     case DType::kF16:
       return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case DType::kFP8E4M3:
+    case DType::kFP8E5M2:
+      return CU_TENSOR_MAP_DATA_TYPE_UINT8;  // TMA moves bytes; the kernel reads them as fp8
     default:
       return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   }
@@ -45,7 +51,7 @@ TensorMap2d tensor_map_2d(DType dtype, const std::array<int64_t, 4>& map) {
 
 const char* tensor_map_rejection(const TensorMap2d& map) {
   const uint32_t esize = element_bytes(map.dtype);
-  if (esize == 0) return "tensor maps here take f16, bf16 or f32";
+  if (esize == 0) return "tensor maps here take f32, f16, bf16 or fp8";
   if (map.rows == 0 || map.cols == 0) return "an empty tensor has no tensor map";
   if ((map.cols * esize) % 16 != 0)
     return "the row stride (cols * element size) is not a multiple of 16 bytes";

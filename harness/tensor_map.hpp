@@ -28,7 +28,7 @@ struct TensorMap2d {
 /// carry it in (KernelArg::map, kernel_templates::ArgSpec::map).
 TensorMap2d tensor_map_2d(DType dtype, const std::array<int64_t, 4>& map);
 
-/// Why `map` cannot be encoded for any address (dtype not f16/bf16/f32, a row stride that is not a
+/// Why `map` cannot be encoded for any address (dtype not f32/f16/bf16/fp8, a row stride that is not a
 /// multiple of 16 bytes, a box outside [1, 256] or wider than 128 bytes), or "" when it can.
 const char* tensor_map_rejection(const TensorMap2d& map);
 

@@ -20,13 +20,12 @@
 // global load is a 16-byte cp.async into XOR-swizzled shared memory; M, N and the last K slice are
 // predicated (zero-filled). SPLIT_K > 1: grid.z blocks share the K slices and write f32 partial sums
 // to workspace[split][M][N]; ktune_fp8_gemm_finish sums them in split order, scales and rounds.
+#include "fp8_scale.cuh"
 #include "gemm_mma_primitives.cuh"
 #include "ktune_device.cuh"
 
 namespace ktune_fp8 {
 
-/// The largest finite bf16, 0x7F7F: (2 - 2^-7) * 2^127.
-constexpr float kBf16Max = 0x1.fep127f;
 
 /// d += a * b for one 16x8x32 tile of e4m3 values, f32 accumulation.
 __device__ __forceinline__ void mma_16832(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
@@ -74,14 +73,6 @@ __device__ __forceinline__ void b_to_f16(unsigned b0, unsigned b1, unsigned (&ou
   out[3] = e4m3x2_to_f16x2(static_cast<unsigned short>(b1 >> 16));
 }
 
-/// The scaled, saturated output value of an f32 sum at (row, col).
-template <bool ROWCOL>
-__device__ __forceinline__ float scaled(float acc, const float* __restrict__ a_scale,
-                                        const float* __restrict__ b_scale, int row, int col) {
-  const float v = ROWCOL ? (acc * a_scale[row]) * b_scale[col] : (acc * a_scale[0]) * b_scale[0];
-  // Comparisons are false for NaN, so NaN passes through; +-inf saturates too.
-  return v > kBf16Max ? kBf16Max : (v < -kBf16Max ? -kBf16Max : v);
-}
 
 __device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));

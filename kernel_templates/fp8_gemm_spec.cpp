@@ -40,6 +40,12 @@ std::vector<TensorSpec> input_tensors(const Problem& p, bool rowcol) {
 
 }  // namespace
 
+std::vector<TensorSpec> Fp8GemmSpec::tensors(const Problem& problem) {
+  std::vector<TensorSpec> out = input_tensors(problem, rowcol(problem));
+  out.push_back({"c", TensorRole::kOutput, DType::kBF16, problem.dim("m") * problem.dim("n")});
+  return out;
+}
+
 std::vector<std::string> Fp8GemmSpec::param_names() const {
   return {"BLOCK_M", "BLOCK_N", "BLOCK_K", "WARPS_M", "WARPS_N", "STAGES", "SPLIT_K", "SWIZZLE"};
 }
@@ -149,14 +155,12 @@ CompileSpec Fp8GemmSpec::compile_spec(const Problem& problem, const Config& conf
 
 LaunchPlan Fp8GemmSpec::launch_plan(const Problem& problem, const Config& config) const {
   const CompileSpec c = compile_spec(problem, config);
-  const bool rc = rowcol(problem);
   const int64_t m = problem.dim("m");
   const int64_t n = problem.dim("n");
   const int64_t k = problem.dim("k");
   const int64_t split_k = config.at("SPLIT_K");
   LaunchPlan p;
-  p.tensors = input_tensors(problem, rc);
-  p.tensors.push_back({"c", TensorRole::kOutput, DType::kBF16, m * n});
+  p.tensors = tensors(problem);
   if (split_k > 1) p.tensors.push_back({"workspace", TensorRole::kWorkspace, DType::kF32, split_k * m * n});
 
   KernelLaunch l;

@@ -71,9 +71,11 @@ class Fp8GemmSpec final : public KernelSpec {
   static std::optional<std::string> rejection_for_arch(std::string_view arch);
   /// Dynamic shared memory of a config: STAGES * (BLOCK_M + BLOCK_N) * BLOCK_K bytes (unpadded).
   static int64_t shared_bytes(const Config& config);
-
- private:
+  /// Why `problem` is outside fp8_gemm (dims, dtype, layout, K % 16), whatever the config; the
+  /// wgmma variant (fp8_gemm_wgmma_spec.hpp) shares it.
   std::optional<std::string> problem_rejection(const Problem& problem) const;
+  /// The tensors of a plan without split-K: a, b, a_scale, b_scale, c.
+  static std::vector<TensorSpec> tensors(const Problem& problem);
 };
 
 }  // namespace ktune::kernel_templates

@@ -5,6 +5,7 @@
 #include "kernel_templates/decode_attention_spec.hpp"
 #include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/fp8_gemm_spec.hpp"
+#include "kernel_templates/fp8_gemm_wgmma_spec.hpp"
 #include "kernel_templates/gemm_mma_spec.hpp"
 #include "kernel_templates/gemm_spec.hpp"
 #include "kernel_templates/gemm_wgmma_spec.hpp"
@@ -31,10 +32,11 @@ const std::vector<const KernelSpec*>& all_specs() {
   static const SoftmaxSpec kSoftmax;
   static const SwigluSpec kSwiglu;
   static const Fp8GemmSpec kFp8Gemm;
+  static const Fp8GemmWgmmaSpec kFp8GemmWgmma;
   static const DecodeAttentionSpec kDecodeAttention;
   static const std::vector<const KernelSpec*> kAll = {
       &kTiled,       &kGemv,    &kMma,    &kWgmma,   &kWgmmaTma,       &kRmsNorm, &kRmsNormBulk,
-      &kRmsNormRope, &kSoftmax, &kSwiglu, &kFp8Gemm, &kDecodeAttention};
+      &kRmsNormRope, &kSoftmax, &kSwiglu, &kFp8Gemm, &kFp8GemmWgmma, &kDecodeAttention};
   return kAll;
 }
 

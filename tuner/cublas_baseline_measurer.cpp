@@ -41,9 +41,6 @@ double now_ms() {
       .count();
 }
 
-/// Dynamic shared memory above this needs the per-function opt-in (CUDA's default limit, 48 KiB).
-constexpr uint32_t kDefaultSmemLimit = 48u << 10;
-
 /// One copy of the GEMM's operands and output.
 struct OperandSet {
   h::DeviceBuffer a;
@@ -149,10 +146,7 @@ h::CandidateResult CublasBaselineMeasurer::measure_cublas(const kt::Problem& pro
       }
       for (const kt::KernelLaunch& launch : ref.plan.launches) {
         const CUfunction f = module.function(lowered.at(launch.name_expression));
-        if (launch.dims.dynamic_smem_bytes > kDefaultSmemLimit) {
-          KTUNE_CU_CHECK(h::driver().cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                        static_cast<int>(launch.dims.dynamic_smem_bytes)));
-        }
+        h::allow_dynamic_smem(f, launch.dims.dynamic_smem_bytes);
         kt::PackedArgs args(ref.plan, launch, ptrs);
         h::launch(f, {launch.dims.grid.x, launch.dims.grid.y, launch.dims.grid.z},
                   {launch.dims.block.x, launch.dims.block.y, launch.dims.block.z},

@@ -50,7 +50,6 @@ namespace {
 constexpr double kMinSampleUs = 20.0;  // below it a lone launch is mostly launch gap (H200: ~4 us each)
 constexpr int kMaxBatch = 256;
 constexpr int kMaxSets = 64;                       // input copies rotated inside a batch
-constexpr unsigned kDefaultSmemLimit = 48 * 1024;  // above it dynamic shared memory needs the opt-in
 
 struct Shape {
   std::string label;  // "qkv_proj.m16"
@@ -120,7 +119,7 @@ std::map<std::string, std::shared_future<h::CompileResult>> compile_sweep(const 
                                                                           const std::string& layout,
                                                                           const std::string& arch,
                                                                           h::NvrtcCompiler& compiler) {
-  const kt::KernelSpec& spec = kt::find_spec("fp8_gemm", "mma");
+  const kt::KernelSpec& spec = kt::find_spec("fp8_gemm", "mma");  // the reference's
   const kt::SourceLibrary library = kt::SourceLibrary::builtin();
   std::map<std::string, std::shared_future<h::CompileResult>> pending;
   const auto add = [&](const kt::CompileSpec& cs) {
@@ -135,7 +134,8 @@ std::map<std::string, std::shared_future<h::CompileResult>> compile_sweep(const 
     const kt::Problem p = problem_of(s, layout);
     add(spec.reference(p).compile);
     for (const kt::Config& c : ktune::bench::fp8_sweep(s.m)) {
-      if (!spec.rejection(p, c)) add(spec.compile_spec(p, c));
+      const kt::KernelSpec& variant = kt::find_spec("fp8_gemm", c.variant);
+      if (!variant.rejection(p, c) && !variant.arch_rejection(arch)) add(variant.compile_spec(p, c));
     }
   }
   return pending;
@@ -316,14 +316,15 @@ int main(int argc, char** argv) {
       double best_us = 1e30;
       std::string best_name = "(none valid)";
       for (const kt::Config& cfg : ktune::bench::fp8_sweep(s.m)) try {
-          if (spec.rejection(p, cfg)) continue;
-          const std::string name = spec.canonical_name(p, cfg);
-          const kt::CompileSpec cs = spec.compile_spec(p, cfg);
+          const kt::KernelSpec& variant = kt::find_spec("fp8_gemm", cfg.variant);
+          if (variant.rejection(p, cfg) || variant.arch_rejection(arch)) continue;
+          const std::string name = variant.canonical_name(p, cfg);
+          const kt::CompileSpec cs = variant.compile_spec(p, cfg);
           if (errors.count(key_of(cs))) {
             std::fprintf(stderr, "%s: %s\n", name.c_str(), errors.at(key_of(cs)).c_str());
             continue;
           }
-          const kt::LaunchPlan plan = spec.launch_plan(p, cfg);
+          const kt::LaunchPlan plan = variant.launch_plan(p, cfg);
           std::map<std::string, h::DeviceBuffer> scratch;
           std::vector<std::vector<std::unique_ptr<kt::PackedArgs>>> args(static_cast<std::size_t>(sets));
           for (int i = 0; i < sets; ++i) {
@@ -333,11 +334,7 @@ int main(int argc, char** argv) {
             }
           }
           for (const auto& l : plan.launches) {
-            if (l.dims.dynamic_smem_bytes > kDefaultSmemLimit) {
-              KTUNE_CU_CHECK(h::driver().cuFuncSetAttribute(function(cs, l.name_expression),
-                                                            CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                            static_cast<int>(l.dims.dynamic_smem_bytes)));
-            }
+            h::allow_dynamic_smem(function(cs, l.name_expression), l.dims.dynamic_smem_bytes);
           }
           const auto enqueue = [&](int i) {
             for (std::size_t j = 0; j < plan.launches.size(); ++j) {

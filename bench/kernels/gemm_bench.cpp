@@ -326,12 +326,7 @@ int main(int argc, char** argv) {
               args[static_cast<std::size_t>(i)].push_back(std::make_unique<kt::PackedArgs>(plan, l, ptrs));
           }
           for (const auto& l : plan.launches) {
-            if (l.dims.dynamic_smem_bytes >
-                48 * 1024) {  // above 48 KiB dynamic shared memory needs the opt-in
-              KTUNE_CU_CHECK(h::driver().cuFuncSetAttribute(comp.functions.at(l.name_expression),
-                                                            CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                                            static_cast<int>(l.dims.dynamic_smem_bytes)));
-            }
+            h::allow_dynamic_smem(comp.functions.at(l.name_expression), l.dims.dynamic_smem_bytes);
           }
           const auto enqueue = [&](int i) {
             for (std::size_t j = 0; j < plan.launches.size(); ++j) {

@@ -23,7 +23,11 @@ TEST(TensorMap, AcceptsTheWgmmaBoxesAndSaysWhyNot) {
             std::string::npos);
   EXPECT_NE(std::string(tensor_map_rejection({DType::kBF16, 1024, 1024, 512, 64})).find("[1, 256]"),
             std::string::npos);
-  EXPECT_NE(std::string(tensor_map_rejection({DType::kFP8E4M3, 128, 128, 64, 64})).find("f16, bf16 or f32"),
+  // fp8: 1-byte elements, 128 of them fill the swizzle row; 129 do not, nor do 100-byte rows.
+  EXPECT_EQ(std::string(tensor_map_rejection({DType::kFP8E4M3, 128, 4096, 128, 128})), "");
+  EXPECT_NE(std::string(tensor_map_rejection({DType::kFP8E4M3, 128, 4096, 128, 129})).find("128-byte"),
+            std::string::npos);
+  EXPECT_NE(std::string(tensor_map_rejection({DType::kFP8E5M2, 128, 100, 64, 64})).find("16 bytes"),
             std::string::npos);
   EXPECT_NE(std::string(tensor_map_rejection({DType::kBF16, 0, 128, 64, 64})), "");
 }

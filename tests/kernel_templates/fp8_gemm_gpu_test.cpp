@@ -11,6 +11,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -44,6 +45,8 @@ using testing::KernelCache;
 testing::GpuSession& gpu() { return testing::gpu_session(Fp8GemmSpec::rejection_for_arch); }
 
 const KernelSpec& fp8() { return find_spec("fp8_gemm", "mma"); }
+/// The spec of a config's variant (mma or wgmma_tma).
+const KernelSpec& spec_of(const Config& config) { return find_spec("fp8_gemm", config.variant); }
 
 class Fp8Gpu : public ::testing::Test {
  protected:
@@ -96,7 +99,7 @@ std::unique_ptr<Fixture> make_fixture(const Problem& problem, uint64_t seed) {
 }
 
 std::vector<uint8_t> run_candidate(Fixture& f, const Config& config) {
-  return testing::run_candidate(fp8(), *gpu().kernels, f, config);
+  return testing::run_candidate(spec_of(config), *gpu().kernels, f, config);
 }
 
 void expect_matches(Fixture& f, const std::vector<uint8_t>& bytes, const std::string& label) {
@@ -107,8 +110,9 @@ void expect_matches(Fixture& f, const std::vector<uint8_t>& bytes, const std::st
 }
 
 void expect_config_matches(Fixture& f, const Config& config) {
-  const std::string label = fp8().canonical_name(f.problem, config) + " @ " + f.problem.shape_text();
-  if (auto why = fp8().rejection(f.problem, config)) {
+  const KernelSpec& spec = spec_of(config);
+  const std::string label = spec.canonical_name(f.problem, config) + " @ " + f.problem.shape_text();
+  if (auto why = spec.rejection(f.problem, config)) {
     ADD_FAILURE() << label << " rejected: " << *why;
     return;
   }
@@ -121,7 +125,7 @@ void expect_config_matches(Fixture& f, const Config& config) {
 
 void prefetch(const Problem& p, const std::vector<Config>& configs) {
   for (const auto& c : configs) {
-    if (!fp8().rejection(p, c)) gpu().kernels->prefetch(fp8().compile_spec(p, c));
+    if (!spec_of(c).rejection(p, c)) gpu().kernels->prefetch(spec_of(c).compile_spec(p, c));
   }
   gpu().kernels->prefetch(fp8().reference(p).compile);
 }
@@ -140,6 +144,29 @@ TEST_F(Fp8Gpu, SampleMatchesReference) {
       auto f = make_fixture(fp8_problem(s[0], s[1], s[2], layout), 17);
       for (const Config& c : configs) expect_config_matches(*f, c);
       expect_config_matches(*f, fp8().default_config(f->problem));
+    }
+  }
+}
+
+/// Why the wgmma variant cannot run on this GPU ("" when it can).
+std::string wgmma_skip_reason() {
+  return find_spec("fp8_gemm", "wgmma_tma").arch_rejection(gpu().arch).value_or("");
+}
+
+TEST_F(Fp8Gpu, WgmmaSampleMatchesReference) {
+  if (const std::string why = wgmma_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const auto configs = testing::fp8_wgmma_samples();
+  for (const char* layout : {"nt", "nt+rowcol"}) {
+    for (const auto& s : kShapes) prefetch(fp8_problem(s[0], s[1], s[2], layout), configs);
+  }
+  for (const char* layout : {"nt", "nt+rowcol"}) {
+    // The shapes above plus K = 4112 (32 k tiles and a 16-byte tail) over a tile grid of several
+    // block-rows (grouped order).
+    for (const auto& s : {std::array<int64_t, 3>{77, 93, 336}, std::array<int64_t, 3>{133, 200, 528},
+                          std::array<int64_t, 3>{3, 264, 4096}, std::array<int64_t, 3>{256, 512, 256},
+                          std::array<int64_t, 3>{300, 520, 4112}}) {
+      auto f = make_fixture(fp8_problem(s[0], s[1], s[2], layout), 29);
+      for (const Config& c : configs) expect_config_matches(*f, c);
     }
   }
 }
@@ -176,7 +203,7 @@ void expect_saturates(const char* layout, int64_t m, int64_t n, int64_t k, doubl
   bytes["a_scale"] = f32_bytes(std::vector<double>(static_cast<std::size_t>(rc ? m : 1), a_scale));
   bytes["b_scale"] = f32_bytes(std::vector<double>(static_cast<std::size_t>(rc ? n : 1), b_scale));
   testing::run_reference(fp8(), *gpu().kernels, *f, bytes);
-  const std::string label = fp8().canonical_name(f->problem, config) + " @ " + f->problem.shape_text();
+  const std::string label = spec_of(config).canonical_name(f->problem, config) + " @ " + f->problem.shape_text();
   const auto max = static_cast<double>(static_cast<float>(kBf16MaxFinite));
   for (std::size_t i = 0; i < f->c_ref.size(); ++i) {
     ASSERT_EQ(f->c_ref[i], (i % static_cast<std::size_t>(n)) % 2 ? -max : max)
@@ -195,8 +222,10 @@ TEST_F(Fp8Gpu, SaturatesToLargestFiniteBf16) {
   // 32 * 448^2 = 6422528. Past f32 range (inf in f32 before the clamp): x 1e30 x 1e3.
   // Finite in f32, rounds to inf in bf16 (above (2 - 2^-8) 2^127 = 3.3962e38): 3.40e38.
   const double near = 3.40e38 / 6422528.0;
+  std::vector<Config> configs = {plain, split};
+  if (wgmma_skip_reason().empty()) configs.push_back(testing::fp8_wgmma_samples().front());
   for (const char* layout : {"nt", "nt+rowcol"}) {
-    for (const Config& c : {plain, split}) {
+    for (const Config& c : configs) {
       expect_saturates(layout, 37, 70, 32, 1e30, 1e3, c);
       expect_saturates(layout, 37, 70, 32, near, 1.0, c);
     }

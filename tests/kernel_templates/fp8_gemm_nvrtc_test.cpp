@@ -25,8 +25,9 @@ const KernelSpec& fp8() { return find_spec("fp8_gemm", "mma"); }
 CompileSpec merge(const std::vector<std::pair<Problem, Config>>& cases) {
   CompileSpec merged;
   for (const auto& [problem, config] : cases) {
-    EXPECT_EQ(fp8().rejection(problem, config), std::nullopt);
-    const CompileSpec one = fp8().compile_spec(problem, config);
+    const KernelSpec& spec = find_spec("fp8_gemm", config.variant);
+    EXPECT_EQ(spec.rejection(problem, config), std::nullopt);
+    const CompileSpec one = spec.compile_spec(problem, config);
     merged.source_name = one.source_name;
     merged.options = one.options;
     for (const auto& e : one.name_expressions) {
@@ -91,6 +92,20 @@ TEST(Fp8Nvrtc, SampleCompilesForSm90BothModes) {
     // Eight GEMMs and one finishing pass (shared by the three split-K configs).
     EXPECT_EQ(res.size(), 9u) << layout;
     expect_main_configs_do_not_spill(res, cases.front().first);
+  }
+}
+
+// The wgmma variant compiles for sm_90a (its options name it) in both modes without spilling.
+TEST(Fp8Nvrtc, WgmmaSampleCompilesForSm90a) {
+  for (const char* layout : {"nt", "nt+rowcol"}) {
+    std::vector<std::pair<Problem, Config>> cases;
+    for (const Config& c : testing::fp8_wgmma_samples()) cases.emplace_back(fp8_problem(77, 93, 336, layout), c);
+    const auto res = compile_all(cases, "sm_90");
+    EXPECT_EQ(res.size(), testing::fp8_wgmma_samples().size()) << layout;
+    for (const auto& [name, r] : res) {
+      EXPECT_EQ(r.spill_store_bytes, 0) << name;
+      EXPECT_EQ(r.spill_load_bytes, 0) << name;
+    }
   }
 }
 

@@ -13,6 +13,7 @@
 #include "harness/dtype.hpp"
 #include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/fp8_gemm_spec.hpp"
+#include "kernel_templates/fp8_gemm_wgmma_spec.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/reference_fp8_gemm.hpp"
 #include "kernel_templates/spec_registry.hpp"
@@ -246,9 +247,9 @@ TEST(Fp8Registry, CatalogManifestAndHash) {
   EXPECT_EQ(k->dtypes, (std::vector<std::string>{"fp8e4m3"}));
   EXPECT_EQ(k->layouts, (std::vector<std::string>{"nt", "nt+rowcol"}));
   EXPECT_EQ(k->default_layout, "nt");
-  EXPECT_EQ(specs_of("fp8_gemm").size(), 1u);
+  EXPECT_EQ(specs_of("fp8_gemm").size(), 2u);
   EXPECT_EQ(kernel_source_files("fp8_gemm"),
-            (std::vector<std::string>{"fp8_gemm.cu", "fp8_gemm_reference.cu"}));
+            (std::vector<std::string>{"fp8_gemm.cu", "fp8_gemm_reference.cu", "fp8_gemm_wgmma.cu"}));
   EXPECT_EQ(template_source_hash("fp8_gemm").size(), 16u);
   EXPECT_EQ(current_template_hashes().count("fp8_gemm"), 1u);
 
@@ -266,10 +267,67 @@ TEST(Fp8Registry, CatalogManifestAndHash) {
   EXPECT_EQ(strings(t["layouts"]), k->layouts);
   EXPECT_EQ(strings(t["dtypes"]), k->dtypes);
   EXPECT_TRUE(lib.contains(t["reference"].value_or(std::string())));
-  const toml::table& v = *t["variants"].as_array()->at(0).as_table();
-  EXPECT_EQ(v["name"].value_or(std::string()), fp8().variant());
-  EXPECT_EQ(v["source"].value_or(std::string()), fp8().source_name());
-  EXPECT_EQ(strings(v["params"]), fp8().param_names());
+  const auto* variants = t["variants"].as_array();
+  ASSERT_NE(variants, nullptr);
+  ASSERT_EQ(variants->size(), specs_of("fp8_gemm").size());
+  for (std::size_t i = 0; i < variants->size(); ++i) {
+    const KernelSpec& spec = *specs_of("fp8_gemm")[i];
+    const toml::table& v = *variants->at(i).as_table();
+    EXPECT_EQ(v["name"].value_or(std::string()), spec.variant());
+    EXPECT_EQ(v["source"].value_or(std::string()), spec.source_name());
+    EXPECT_TRUE(lib.contains(spec.source_name()));
+    EXPECT_EQ(strings(v["params"]), spec.param_names());
+  }
+}
+
+Config wgmma_cfg(int64_t bm, int64_t bn, int64_t stages, int64_t swizzle = 8) {
+  return {"wgmma_tma", {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", 128}, {"STAGES", stages}, {"SWIZZLE", swizzle}}};
+}
+
+TEST(Fp8Wgmma, NamesRulesPlanAndSharedParts) {
+  const Fp8GemmWgmmaSpec s;
+  const Problem p{{{"m", 1000}, {"n", 4096}, {"k", 4112}}, DType::kFP8E4M3, "nt+rowcol"};
+  EXPECT_EQ(s.canonical_name(p, wgmma_cfg(128, 256, 4)), "fp8_gemm.fp8e4m3.nt+rowcol.wgmma_tma.128x256x128.s4.g8");
+  EXPECT_EQ(s.compile_spec(p, wgmma_cfg(64, 128, 6, 1)).name_expressions,
+            (std::vector<std::string>{"ktune_fp8_gemm_wgmma<64,128,6,1,true>"}));
+  EXPECT_EQ(s.compile_spec(p, wgmma_cfg(64, 128, 6, 1)).options.back(), "--gpu-architecture=sm_90a");
+  EXPECT_EQ(s.rejection(p, wgmma_cfg(128, 256, 4)), std::nullopt);
+  EXPECT_NE(s.rejection(p, wgmma_cfg(256, 128, 4)), std::nullopt);  // BLOCK_M 64 or 128
+  EXPECT_NE(s.rejection(p, wgmma_cfg(128, 96, 4)), std::nullopt);   // the wgmma N
+  EXPECT_NE(s.rejection(p, wgmma_cfg(128, 256, 1)), std::nullopt);  // one stage
+  EXPECT_NE(s.rejection(p, wgmma_cfg(128, 256, 6)), std::nullopt);  // 6 * 384 * 128 > 227 KiB
+  Config bk64 = wgmma_cfg(128, 256, 4);
+  bk64.params["BLOCK_K"] = 64;
+  EXPECT_NE(s.rejection(p, bk64), std::nullopt);
+  EXPECT_NE(s.rejection(Problem{{{"m", 64}, {"n", 64}, {"k", 100}}, DType::kFP8E4M3, "nt"}, wgmma_cfg(64, 64, 3)),
+            std::nullopt);  // K % 16
+  EXPECT_NE(s.rejection(Problem{p.dims, DType::kBF16, "nt"}, wgmma_cfg(64, 64, 3)), std::nullopt);
+  EXPECT_EQ(s.arch_rejection("sm_90a"), std::nullopt);
+  EXPECT_NE(s.arch_rejection("sm_89"), std::nullopt);
+  EXPECT_NE(s.arch_rejection("sm_100"), std::nullopt);
+
+  const LaunchPlan plan = s.launch_plan(p, wgmma_cfg(128, 256, 4));
+  ASSERT_EQ(plan.launches.size(), 1u);
+  const KernelLaunch& l = plan.launches[0];
+  EXPECT_EQ(l.dims.grid, (Dim3{8 * 16, 1, 1}));  // ceil(1000 / 128) x 4096 / 256
+  EXPECT_EQ(l.dims.block, (Dim3{384, 1, 1}));
+  EXPECT_EQ(l.dims.dynamic_smem_bytes, 4u * 384u * 128u + 1024u + 64u);
+  ASSERT_EQ(l.args.size(), 8u);
+  EXPECT_EQ(l.args[0].kind, ArgSpec::Kind::kTensorMap);
+  EXPECT_EQ(l.args[0].map, (std::array<int64_t, 4>{1000, 4112, 128, 128}));
+  EXPECT_EQ(l.args[1].map, (std::array<int64_t, 4>{4096, 4112, 256, 128}));
+  EXPECT_EQ(l.args[2].tensor, "a_scale");
+  // The mma variant's tensors (without a workspace), work and reference.
+  const LaunchPlan mma = fp8().launch_plan(p, fp8().default_config(p));
+  ASSERT_EQ(plan.tensors.size(), mma.tensors.size());
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) {
+    EXPECT_EQ(plan.tensors[i].name, mma.tensors[i].name);
+    EXPECT_EQ(plan.tensors[i].elements, mma.tensors[i].elements);
+  }
+  EXPECT_DOUBLE_EQ(s.work(p).min_bytes, fp8().work(p).min_bytes);
+  EXPECT_EQ(s.reference(p).compile.name_expressions, fp8().reference(p).compile.name_expressions);
+  EXPECT_TRUE(s.alignment(p, wgmma_cfg(128, 256, 4)).at(0).required);
+  EXPECT_EQ(s.rejection(p, s.default_config(p)), std::nullopt);
 }
 
 }  // namespace
