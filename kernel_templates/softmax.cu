@@ -19,6 +19,7 @@
 // row from DRAM once into shared memory, and ktune_softmax_partial + ktune_softmax_split_finish
 // (SPLIT > 1) spread a row over SPLIT blocks.
 #include "ops_reduce.cuh"
+#include "softmax_mask.cuh"
 
 namespace ktune_softmax_detail {
 
@@ -26,15 +27,6 @@ namespace ktune_softmax_detail {
 /// sizeof(T) bytes in flight a thread: 64 bytes for 16-byte vectors).
 constexpr int kUnroll = 4;
 
-/// The valid prefix n(r) of row `row` (see the file comment); 0 for a row past the end.
-template <int MASK>
-__device__ __forceinline__ int valid_prefix(int row, int rows, int cols, const int* lengths, int row_offset) {
-  if (row >= rows) return 0;
-  if (MASK == 1) return min(cols, max(0, row + row_offset + 1));
-  if (MASK == 2)
-    return static_cast<int>(static_cast<unsigned>(lengths[row]) % (static_cast<unsigned>(cols) + 1u));
-  return cols;
-}
 
 /// Running (max, sum of exp2(t - max)) of thread t over the vectors at columns begin + (j * THREADS +
 /// t) * VEC below `end` of the row `xr` (t = x * k); columns at or past n read as -inf. Loads

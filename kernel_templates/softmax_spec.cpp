@@ -74,6 +74,22 @@ int64_t SoftmaxSpec::staged_bytes(const Problem& problem) {
   return ceil_div(problem.dim("cols") * static_cast<int64_t>(harness::size_of(problem.dtype)), 16) * 16;
 }
 
+std::vector<TensorSpec> SoftmaxSpec::tensors(const Problem& problem) {
+  const int64_t rows = problem.dim("rows");
+  const int64_t n = rows * problem.dim("cols");
+  std::vector<TensorSpec> out;
+  out.push_back({"x", TensorRole::kInput, problem.dtype, n});
+  if (mask(problem) == SoftmaxMask::kPadding) {
+    out.push_back({"lengths", TensorRole::kInput, DType::kF32, rows});  // int32 values
+  }
+  out.push_back({"y", TensorRole::kOutput, problem.dtype, n});
+  return out;
+}
+
+std::vector<ArgSpec> SoftmaxSpec::launch_args(const Problem& problem, const char* out) {
+  return args(problem, out, mask(problem) == SoftmaxMask::kPadding);
+}
+
 std::optional<std::string> SoftmaxSpec::problem_rejection(const Problem& problem) const {
   if (auto why = dims_rejection(kernel(), problem, dims())) return why;
   if (auto why = dtype_rejection(kernel(), problem.dtype)) return why;
@@ -155,12 +171,9 @@ CompileSpec SoftmaxSpec::compile_spec(const Problem& problem, const Config& conf
 LaunchPlan SoftmaxSpec::launch_plan(const Problem& problem, const Config& config) const {
   const CompileSpec c = compile_spec(problem, config);
   const int64_t rows = problem.dim("rows");
-  const int64_t n = rows * problem.dim("cols");
   const bool padding = mask(problem) == SoftmaxMask::kPadding;
   LaunchPlan p;
-  p.tensors.push_back({"x", TensorRole::kInput, problem.dtype, n});
-  if (padding) p.tensors.push_back({"lengths", TensorRole::kInput, DType::kF32, rows});  // int32 values
-  p.tensors.push_back({"y", TensorRole::kOutput, problem.dtype, n});
+  p.tensors = tensors(problem);
   const int64_t sp = split(config);
   if (sp > 1) {
     // Two launches over grid (SPLIT, rows): partial (max, sum) of each segment, then the output.

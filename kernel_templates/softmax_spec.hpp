@@ -65,8 +65,14 @@ class SoftmaxSpec final : public KernelSpec {
   /// Dynamic shared memory of the staged mode: cols * sizeof(T) rounded up to 16 bytes.
   static int64_t staged_bytes(const Problem& problem);
 
- private:
+  /// Why `problem` is outside softmax (dimensions, dtype, mode), whatever the config; the cluster
+  /// variant (softmax_cluster_spec.hpp) shares it.
   std::optional<std::string> problem_rejection(const Problem& problem) const;
+  /// The plan's tensors without a workspace: x, [lengths], y.
+  static std::vector<TensorSpec> tensors(const Problem& problem);
+  /// The kernel arguments every softmax kernel starts with: x, y (or `out`), lengths or null, rows,
+  /// cols, scale, row_offset.
+  static std::vector<ArgSpec> launch_args(const Problem& problem, const char* out = "y");
 };
 
 }  // namespace ktune::kernel_templates

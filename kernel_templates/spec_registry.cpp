@@ -13,6 +13,7 @@
 #include "kernel_templates/rmsnorm_bulk_spec.hpp"
 #include "kernel_templates/rmsnorm_rope_spec.hpp"
 #include "kernel_templates/rmsnorm_spec.hpp"
+#include "kernel_templates/softmax_cluster_spec.hpp"
 #include "kernel_templates/softmax_spec.hpp"
 #include "kernel_templates/swiglu_spec.hpp"
 #include "ktune/error.hpp"
@@ -30,13 +31,14 @@ const std::vector<const KernelSpec*>& all_specs() {
   static const RmsNormBulkSpec kRmsNormBulk;
   static const RmsNormRopeSpec kRmsNormRope;
   static const SoftmaxSpec kSoftmax;
+  static const SoftmaxClusterSpec kSoftmaxCluster;
   static const SwigluSpec kSwiglu;
   static const Fp8GemmSpec kFp8Gemm;
   static const Fp8GemmWgmmaSpec kFp8GemmWgmma;
   static const DecodeAttentionSpec kDecodeAttention;
   static const std::vector<const KernelSpec*> kAll = {
       &kTiled,       &kGemv,    &kMma,    &kWgmma,   &kWgmmaTma,       &kRmsNorm, &kRmsNormBulk,
-      &kRmsNormRope, &kSoftmax, &kSwiglu, &kFp8Gemm, &kFp8GemmWgmma, &kDecodeAttention};
+      &kRmsNormRope, &kSoftmax, &kSoftmaxCluster, &kSwiglu, &kFp8Gemm, &kFp8GemmWgmma, &kDecodeAttention};
   return kAll;
 }
 

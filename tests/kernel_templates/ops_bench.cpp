@@ -125,6 +125,14 @@ std::vector<kt::Config> sweep(const std::string& op, DType dtype, bool wide) {
     if (wide) {
       for (const auto& x : wide_tros) add(x);
     }
+    // The cluster variant (sm_90; the spec drops it where a segment exceeds shared memory or the
+    // row is not 16-byte units): {THREADS, CLUSTER}.
+    const int64_t cl[][2] = {{512, 8}, {256, 8}, {1024, 8}, {512, 4}};
+    const int64_t wide_cl[][2] = {{256, 4}, {1024, 4}, {512, 2}, {1024, 2}};
+    for (const auto& x : cl) out.push_back(cfg("cluster", {{"THREADS", x[0]}, {"CLUSTER", x[1]}}));
+    if (wide) {
+      for (const auto& x : wide_cl) out.push_back(cfg("cluster", {{"THREADS", x[0]}, {"CLUSTER", x[1]}}));
+    }
   } else if (op == "swiglu") {
     for (int64_t t : {128, 256, 512}) {
       for (int64_t items : {1, 2, 4})

@@ -177,6 +177,20 @@ TEST_F(OpsGpu, SoftmaxSamplesMatchReference) {
   verify_samples(find_spec("softmax", "rowwise"), problems, testing::softmax_samples);
 }
 
+// The cluster variant (sm_90): cols * sizeof(T) a multiple of 16; segments that are empty or
+// entirely masked (causal rows see a prefix, padding lengths are random), rows of 256K columns,
+// clusters of 1 to 8 blocks.
+TEST_F(OpsGpu, SoftmaxClusterMatchesReference) {
+  const KernelSpec& spec = find_spec("softmax", "cluster");
+  if (auto why = spec.arch_rejection(harness::query_device(0).arch())) GTEST_SKIP() << *why;
+  const auto problems = with_dtypes_and_modes({{{"rows", 1}, {"cols", 32768}},
+                                               {{"rows", 5}, {"cols", 4104}},
+                                               {{"rows", 3}, {"cols", 262144}},
+                                               {{"rows", 70}, {"cols", 40}}},
+                                              {"", "causal", "padding"});
+  verify_samples(spec, problems, testing::softmax_cluster_samples);
+}
+
 TEST_F(OpsGpu, SoftmaxStagedAndSplitRowsMatchReference) {
   // Staged rows up to the 227 KB of shared memory (f32 32768 columns: 128 KB; bf16 100003: odd,
   // 195 KB; 262144 columns only split), split rows with odd segment ends and empty segments (37

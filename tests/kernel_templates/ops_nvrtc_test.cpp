@@ -87,6 +87,16 @@ TEST(OpsNvrtc, RmsNormBulkSampleCompiles) {
               testing::rmsnorm_bulk_samples(DType::kF32), 8);
 }
 
+TEST(OpsNvrtc, SoftmaxClusterSampleCompiles) {
+  const KernelSpec& spec = find_spec("softmax", "cluster");
+  compile_all(spec, {{{"rows", 7}, {"cols", 262144}}, DType::kBF16, ""}, testing::softmax_cluster_samples(DType::kBF16),
+              3);
+  compile_all(spec, {{{"rows", 7}, {"cols", 4104}}, DType::kF16, "causal"},
+              testing::softmax_cluster_samples(DType::kF16), 6);
+  compile_all(spec, {{{"rows", 7}, {"cols", 1024}}, DType::kF32, "padding"},
+              testing::softmax_cluster_samples(DType::kF32), 6);
+}
+
 TEST(OpsNvrtc, RmsNormRopeSampleCompiles) {
   const KernelSpec& spec = find_spec("rmsnorm_rope", "headwise");
   const auto problem = [](int64_t d, DType t, const char* mode) {

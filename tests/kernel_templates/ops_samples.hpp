@@ -38,6 +38,14 @@ inline std::vector<Config> rmsnorm_bulk_samples(DType) {
   return out;
 }
 
+/// The cluster variant of softmax: THREADS, CLUSTER.
+inline std::vector<Config> softmax_cluster_samples(DType) {
+  const int64_t s[][2] = {{256, 8}, {512, 4}, {1024, 2}, {128, 3}, {32, 1}, {512, 8}};
+  std::vector<Config> out;
+  for (const auto& c : s) out.push_back({"cluster", {{"THREADS", c[0]}, {"CLUSTER", c[1]}}});
+  return out;
+}
+
 /// THREADS (lanes a head), HEADS, VEC in elements (even), ITEMS, OCC; some do not divide
 /// head_dim 64.
 inline std::vector<Config> rope_samples() {

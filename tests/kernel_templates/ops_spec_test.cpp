@@ -9,6 +9,7 @@
 #include "kernel_templates/rmsnorm_bulk_spec.hpp"
 #include "kernel_templates/rmsnorm_rope_spec.hpp"
 #include "kernel_templates/rmsnorm_spec.hpp"
+#include "kernel_templates/softmax_cluster_spec.hpp"
 #include "kernel_templates/softmax_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "kernel_templates/swiglu_spec.hpp"
@@ -47,7 +48,8 @@ void expect_bad_input(const std::function<void()>& f, const std::string& needle)
 
 TEST(OpsSpec, RegistryKnowsEveryOperator) {
   for (const char* k : {"rmsnorm", "rmsnorm_rope", "softmax", "swiglu"}) {
-    ASSERT_EQ(specs_of(k).size(), std::string(k) == "rmsnorm" ? 2u : 1u) << k;
+    const bool two = std::string(k) == "rmsnorm" || std::string(k) == "softmax";
+    ASSERT_EQ(specs_of(k).size(), two ? 2u : 1u) << k;
     EXPECT_EQ(specs_of(k).front()->kernel(), k);
     EXPECT_FALSE(template_source_hash(k).empty()) << k;
     const auto files = kernel_source_files(k);
@@ -181,6 +183,50 @@ TEST(OpsSpec, RmsNormBulkNamesRulesAndPlan) {
     EXPECT_TRUE(rule.required) << rule.tensor;
   }
   EXPECT_EQ(s.rejection(rms(3, 1024), s.default_config(rms(3, 1024))), std::nullopt);
+}
+
+TEST(OpsSpec, SoftmaxClusterNamesRulesAndPlan) {
+  const SoftmaxClusterSpec s;
+  const auto cfg = [](int64_t threads, int64_t cluster) {
+    return Config{"cluster", {{"THREADS", threads}, {"CLUSTER", cluster}}};
+  };
+  const Problem p = smx(64, 262144, DType::kBF16, "causal");
+  EXPECT_EQ(s.canonical_name(p, cfg(512, 8)), "softmax.bf16.causal.cluster.t512.c8");
+  EXPECT_EQ(s.compile_spec(p, cfg(512, 8)).name_expressions.at(0),
+            "ktune_softmax_cluster<512,8,1,__nv_bfloat16>");
+  EXPECT_EQ(s.rejection(p, cfg(512, 8)), std::nullopt);
+  EXPECT_EQ(s.rejection(p, cfg(512, 2)).has_value(), true);  // 256 KB a block
+  EXPECT_NE(s.rejection(p, cfg(48, 8)), std::nullopt);
+  EXPECT_NE(s.rejection(p, cfg(512, 9)), std::nullopt);      // past the portable cluster size
+  EXPECT_NE(s.rejection(smx(7, 4095), cfg(512, 4)), std::nullopt);  // 8190-byte rows
+  EXPECT_NE(s.rejection(smx(70000, 1024), cfg(512, 4)), std::nullopt);  // grid.y
+  EXPECT_NE(s.arch_rejection("sm_89"), std::nullopt);
+  EXPECT_EQ(s.arch_rejection("sm_90"), std::nullopt);
+  // 262144 / 8 = 32768 columns a block, 64 KB.
+  EXPECT_EQ(SoftmaxClusterSpec::segment(p, cfg(512, 8)), 32768);
+  // 4104 f32 columns over 3 blocks: 1368, already a multiple of 4 (16 bytes); over 8: 513 -> 516.
+  EXPECT_EQ(SoftmaxClusterSpec::segment(smx(1, 4104, DType::kF32), cfg(256, 3)), 1368);
+  EXPECT_EQ(SoftmaxClusterSpec::segment(smx(1, 4104, DType::kF32), cfg(256, 8)), 516);
+  const LaunchPlan plan = s.launch_plan(p, cfg(512, 8));
+  ASSERT_EQ(plan.launches.size(), 1u);
+  EXPECT_EQ(plan.launches[0].dims.grid, (Dim3{8, 64, 1}));
+  EXPECT_EQ(plan.launches[0].dims.block, (Dim3{512, 1, 1}));
+  EXPECT_EQ(plan.launches[0].dims.dynamic_smem_bytes, 65536u);
+  ASSERT_EQ(plan.launches[0].args.size(), 8u);
+  EXPECT_EQ(plan.launches[0].args[7].integer, 32768);
+  const SoftmaxSpec rowwise;
+  const Config online = {"rowwise", {{"THREADS", 256}, {"ROWS", 1}, {"VEC", 8}, {"ONLINE", 1}}};
+  const LaunchPlan rp = rowwise.launch_plan(p, online);
+  ASSERT_EQ(plan.tensors.size(), rp.tensors.size());
+  for (std::size_t i = 0; i < 7; ++i) EXPECT_EQ(plan.launches[0].args[i].kind, rp.launches[0].args[i].kind) << i;
+  EXPECT_DOUBLE_EQ(s.work(p).min_bytes, rowwise.work(p).min_bytes);
+  const Problem padded = smx(4, 4096, DType::kF16, "padding");
+  EXPECT_EQ(s.launch_plan(padded, cfg(256, 4)).tensors.size(), 3u);
+  const auto rules = s.alignment(padded, cfg(256, 4));
+  ASSERT_EQ(rules.size(), 3u);
+  EXPECT_TRUE(rules[0].required);
+  EXPECT_EQ(rules[0].bytes, 16);
+  EXPECT_EQ(s.rejection(p, s.default_config(p)), std::nullopt);
 }
 
 TEST(OpsSpec, RopeRejectsBadHeadDimsBeforeLaunch) {

@@ -17,6 +17,7 @@ set(KTUNE_EMULATED_OPS
   ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm_reference.cu
   ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm_rope.cu
   ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm_rope_reference.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/softmax_mask.cuh
   ${PROJECT_SOURCE_DIR}/kernel_templates/softmax.cu
   ${PROJECT_SOURCE_DIR}/kernel_templates/softmax_reference.cu
   ${PROJECT_SOURCE_DIR}/kernel_templates/swiglu.cu
