@@ -3,13 +3,14 @@
 //
 // A row is split over a cluster of CLUSTER blocks (grid (CLUSTER, rows), cluster (CLUSTER, 1, 1)):
 // block b owns columns [b * seg, (b + 1) * seg) (seg a multiple of 16 bytes, from the spec). Thread
-// 0 copies the segment's valid columns (rounded up to 16 bytes) into dynamic shared memory with one
-// bulk copy (cp.async.bulk, bulk_copy.cuh); the block reduces its segment to a base-2 (max, sum of
-// exp2(t - max)) from shared memory, publishes it in shared memory, and after a cluster barrier
+// 0 copies the segment's valid columns (rounded up to 16 bytes) into dynamic shared memory with bulk
+// copies of 8 KB (cp.async.bulk, bulk_copy.cuh), each completing on its own mbarrier; the block
+// reduces each piece as it lands (online) to a base-2 (max, sum of exp2(t - max)) of the segment,
+// publishes it in shared memory, and after a cluster barrier
 // every thread combines the cluster's CLUSTER partials through distributed shared memory
-// (cluster.cuh): M = max m_i, S = sum s_i exp2(m_i - M). The block then writes its segment of y
-// from shared memory and waits on a second cluster barrier, so no block exits while another may
-// still read its partial.
+// (cluster.cuh): M = max m_i, S = sum s_i exp2(m_i - M). A second cluster barrier follows the reads
+// (no block exits while another may still read its partial); then the block writes its segment of
+// y from shared memory.
 //
 // The spec guarantees cols * sizeof(T) % 16 == 0, x and y 16-byte aligned, seg * sizeof(T) within
 // the SM's shared memory, rows <= 65535.
@@ -18,6 +19,11 @@
 #include "ops_reduce.cuh"
 #include "softmax_mask.cuh"
 
+/// Bytes a bulk copy of a segment moves (its pieces complete on their own barriers), and the most
+/// pieces a segment of 227 KB takes.
+constexpr int kSoftmaxClusterPieceBytes = 8192;
+constexpr int kSoftmaxClusterMaxPieces = 29;
+
 template <int THREADS, int CLUSTER, int MASK, typename T>
 __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS)
     ktune_softmax_cluster(const T* __restrict__ x, T* __restrict__ y, const int* __restrict__ lengths, int rows,
@@ -25,63 +31,75 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS)
   using namespace ktune_ops;
   using namespace ktune_async;
   constexpr int kVec = 16 / static_cast<int>(sizeof(T));
+  constexpr int kPieceVecs = kSoftmaxClusterPieceBytes / 16;
   constexpr float kLog2e = 1.4426950408889634f;
   static_assert(THREADS % 32 == 0 && THREADS <= 1024, "THREADS a multiple of 32, at most 1024");
   static_assert(CLUSTER >= 1 && CLUSTER <= 8, "CLUSTER: 1..8 blocks (the portable cluster size)");
   using Vec = Packed<T, kVec>;
   __shared__ float scratch[THREADS / 32];
   __shared__ float partial[2];  // this block's (max, sum), read by the cluster
-  __shared__ __align__(8) unsigned long long landed;
+  __shared__ __align__(8) unsigned long long landed[kSoftmaxClusterMaxPieces];  // a piece's bytes arrived
   KTUNE_OPS_DYNAMIC_SMEM(smem);  // the segment's columns as T
 
   const int t = static_cast<int>(threadIdx.x);
   const int row = static_cast<int>(blockIdx.y);
   const int begin = static_cast<int>(blockIdx.x) * seg;
-  const int end = min(begin + seg, cols);
+  const int end = max(begin, min(begin + seg, cols));  // a segment past the row is empty
   const int n = ktune_softmax_detail::valid_prefix<MASK>(row, rows, cols, lengths, row_offset);
-  const int stop = max(begin, min(end, n));  // valid columns: [begin, stop)
-  const int loaded = min(end, (stop + kVec - 1) / kVec * kVec) - begin;  // whole 16-byte vectors
+  const int valid = max(begin, min(end, n)) - begin;  // valid columns: [begin, begin + valid)
+  const int vecs = (valid + kVec - 1) / kVec;          // whole 16-byte vectors to load (within the segment)
+  const int pieces = (vecs + kPieceVecs - 1) / kPieceVecs;
   const size_t base = static_cast<size_t>(row) * static_cast<size_t>(cols);
-  const unsigned bar = shared_address(&landed);
+  const unsigned bar0 = shared_address(landed);
 
+  // Thread 0 copies the valid vectors in pieces, each completing on its own barrier, so the block
+  // reduces the first pieces while the later ones are still in flight.
   if (t == 0) {
-    mbar_init(bar, 1);
+    for (int p = 0; p < pieces; ++p) mbar_init(bar0 + 8u * p, 1);
     mbar_init_fence();
   }
   __syncthreads();
   if (t == 0) {
-    const unsigned bytes = static_cast<unsigned>(loaded) * static_cast<unsigned>(sizeof(T));
-    mbar_arrive_expect_tx(bar, bytes);
-    if (bytes > 0) bulk_load(shared_address(smem), x + base + begin, bytes, bar);
+    for (int p = 0; p < pieces; ++p) {
+      const int first = p * kPieceVecs;
+      const unsigned bytes = static_cast<unsigned>(min(kPieceVecs, vecs - first)) * 16u;
+      mbar_arrive_expect_tx(bar0 + 8u * p, bytes);
+      bulk_load(shared_address(smem + first), x + base + begin + first * kVec, bytes, bar0 + 8u * p);
+    }
   }
-  mbar_wait(bar, 0);
 
-  // This segment's base-2 max, then its sum of exp2(t - max), from shared memory.
+  // This segment's base-2 (max, sum of exp2(t - max)), online over the pieces as they land: per
+  // piece a thread's max first, then its sum rescaled to the new max.
   const float k = scale * kLog2e;
-  const int valid = stop - begin;
-  const int vecs = (valid + kVec - 1) / kVec;
   float m = neg_inf();
-  for (int v = t; v < vecs; v += THREADS) {
-    Vec a;
-    a.raw = smem[v];
-    float f[kVec];
-    a.unpack(f);
-#pragma unroll
-    for (int i = 0; i < kVec; ++i) m = v * kVec + i < valid ? fmaxf(m, f[i] * k) : m;
-  }
-  const float seg_max = row_max<THREADS, 1>(m, scratch);
   float s = 0.0f;
-  if (seg_max != neg_inf()) {
-    for (int v = t; v < vecs; v += THREADS) {
+  for (int p = 0; p < pieces; ++p) {
+    mbar_wait(bar0 + 8u * p, 0);
+    const int stop = min(vecs, (p + 1) * kPieceVecs);
+    float pm = m;
+    for (int v = p * kPieceVecs + t; v < stop; v += THREADS) {
       Vec a;
       a.raw = smem[v];
       float f[kVec];
       a.unpack(f);
 #pragma unroll
-      for (int i = 0; i < kVec; ++i) s += v * kVec + i < valid ? fast_exp2(fmaf(f[i], k, -seg_max)) : 0.0f;
+      for (int i = 0; i < kVec; ++i) pm = v * kVec + i < valid ? fmaxf(pm, f[i] * k) : pm;
     }
+    if (pm == neg_inf()) continue;  // no valid column of this thread in the piece, nor before
+    float add = 0.0f;
+    for (int v = p * kPieceVecs + t; v < stop; v += THREADS) {
+      Vec a;
+      a.raw = smem[v];
+      float f[kVec];
+      a.unpack(f);
+#pragma unroll
+      for (int i = 0; i < kVec; ++i) add += v * kVec + i < valid ? fast_exp2(fmaf(f[i], k, -pm)) : 0.0f;
+    }
+    s = s * fast_exp2(m - pm) + add;  // m = -inf before the first valid piece: the product is 0
+    m = pm;
   }
-  s = row_sum<THREADS, 1>(s, scratch);
+  const float seg_max = row_max<THREADS, 1>(m, scratch);
+  s = row_sum<THREADS, 1>(m == neg_inf() ? 0.0f : s * fast_exp2(m - seg_max), scratch);
   if (t == 0) {
     partial[0] = seg_max;
     partial[1] = s;
@@ -104,6 +122,7 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS)
 #pragma unroll
   for (int r = 0; r < CLUSTER; ++r) total += pm[r] == neg_inf() ? 0.0f : ps[r] * fast_exp2(pm[r] - big);
   const float inv = total > 0.0f ? 1.0f / total : 0.0f;
+  ktune_cluster::cluster_sync();  // every partial is read: a block may exit once its writes are issued
 
   // y for every column of the segment: the valid ones from shared memory, the masked ones 0.
   T* const yr = y + base + begin;
@@ -118,5 +137,4 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS)
     a.pack(f);
     reinterpret_cast<int4*>(yr)[v] = a.raw;
   }
-  ktune_cluster::cluster_sync();  // no block exits while another may read its partial
 }

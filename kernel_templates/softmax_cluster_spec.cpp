@@ -11,8 +11,8 @@ namespace {
 using namespace ops_detail;
 
 /// Dynamic shared memory a block may take on sm_90 (227 KB), less the reduction scratch of 1024
-/// threads, the partial and the barrier.
-constexpr int64_t kMaxSegmentBytes = 232448 - 256;
+/// threads, the partial and the pieces' barriers.
+constexpr int64_t kMaxSegmentBytes = 232448 - 512;
 constexpr int64_t kMaxCluster = 8;  // the portable cluster size
 constexpr int64_t kMinArch = 90;    // clusters, distributed shared memory, cp.async.bulk
 constexpr int64_t kCopyUnit = 16;   // bulk copies and vector stores move 16-byte units
