@@ -102,11 +102,13 @@ Runtime::Impl::~Impl() {
     fmt::print(stderr, "ktune::Runtime: cannot make the context current to free memory: {}\n", e.what());
     return;
   }
-  for (auto& [key, p] : plans) {
-    if (p->own_workspace != 0) {
-      const CUresult r = harness::driver().cuMemFree(p->own_workspace);
-      if (r != CUDA_SUCCESS)
-        fmt::print(stderr, "ktune::Runtime: cuMemFree failed: {}\n", harness::cu_error_name(r));
+  for (auto* map : {&plans, &fallbacks}) {
+    for (auto& [key, p] : *map) {
+      if (p->own_workspace != 0) {
+        const CUresult r = harness::driver().cuMemFree(p->own_workspace);
+        if (r != CUDA_SUCCESS)
+          fmt::print(stderr, "ktune::Runtime: cuMemFree failed: {}\n", harness::cu_error_name(r));
+      }
     }
   }
 }
@@ -135,12 +137,13 @@ Runtime::Impl::KernelCompiler& Runtime::Impl::compiler_for(const std::string& ke
   return compilers.emplace(kernel, std::move(kc)).first->second;
 }
 
-RuntimePlan* Runtime::Impl::build(const PlanKey& key, std::optional<CUstream> capturing) {
+RuntimePlan* Runtime::Impl::build(const PlanKey& key, std::optional<CUstream> capturing, bool fallback) {
   namespace kt = kernel_templates;
   std::lock_guard build_lock(build_mutex);
+  auto& map = fallback ? fallbacks : plans;
   {
     std::shared_lock lock(map_mutex);
-    if (auto it = plans.find(key); it != plans.end()) return it->second.get();
+    if (auto it = map.find(key); it != map.end()) return it->second.get();
   }
   const tuner::detail::OpBinding& binding = tuner::detail::binding_of(key.op);
   tuner::detail::check_problem(key);
@@ -157,7 +160,8 @@ RuntimePlan* Runtime::Impl::build(const PlanKey& key, std::optional<CUstream> ca
     }
   }
   const kt::Problem p = tuner::detail::make_problem(key);
-  auto [config, info] = tuner::detail::choose_plan(index, options.on_miss, device.name, key);
+  auto [config, info] = fallback ? tuner::detail::default_plan(key)
+                                 : tuner::detail::choose_plan(index, options.on_miss, device.name, key);
   const kt::KernelSpec& spec = kt::find_spec(binding.kernel, config.variant);
   auto plan = std::make_unique<RuntimePlan>();
   // Bind before compiling: a plan this entry point cannot serve fails without NVRTC's cost.
@@ -190,8 +194,16 @@ RuntimePlan* Runtime::Impl::build(const PlanKey& key, std::optional<CUstream> ca
   plan->info = std::move(info);
   RuntimePlan* out = plan.get();
   std::unique_lock lock(map_mutex);
-  plans.emplace(key, std::move(plan));
+  map.emplace(key, std::move(plan));
   return out;
+}
+
+bool Runtime::Impl::aligned(const RuntimePlan& p, std::span<const void* const> slots) {
+  const auto& need = p.launcher.slot_align;
+  for (std::size_t i = 0; i < slots.size() && i < need.size(); ++i) {
+    if (need[i] > 0 && reinterpret_cast<uintptr_t>(slots[i]) % static_cast<uintptr_t>(need[i]) != 0) return false;
+  }
+  return true;
 }
 
 const RuntimePlan& Runtime::Impl::plan(const PlanKey& key, std::optional<CUstream> capturing) {
@@ -206,7 +218,16 @@ void Runtime::Impl::run(const PlanKey& key, std::span<const void* const> slots,
                         std::span<const double> scalars, void* workspace, std::size_t workspace_bytes,
                         Stream stream) {
   const CUstream s = reinterpret_cast<CUstream>(stream);
-  const RuntimePlan& p = plan(key, s);
+  const RuntimePlan* chosen = &plan(key, s);
+  if (!aligned(*chosen, slots)) {
+    // The chosen config requires an alignment these pointers miss: serve the call with the
+    // default config (checked below like any plan; an error names what it requires).
+    std::shared_lock lock(map_mutex);
+    auto it = fallbacks.find(key);
+    chosen = it != fallbacks.end() ? it->second.get() : nullptr;
+  }
+  if (chosen == nullptr) chosen = build(key, s, true);
+  const RuntimePlan& p = *chosen;
   const auto& l = p.launcher;
   if (slots.size() > kMaxSlots || slots.size() != l.slot_used.size())
     throw Error(ErrorKind::kRuntime,

@@ -2,7 +2,8 @@
 // softmax (no mask, causal, padding), swiglu (fused, split) against the float64 CPU references at
 // odd sizes on random non-zero data, each also replayed from a captured CUDA graph; the caller's
 // eps, scale and max_pos differ from the specs' constants, so a runtime that dropped them fails.
-// Then the D8 refusals that need a device.
+// Then a tuned config with a required alignment and a misaligned call (the fallback), and the D8
+// refusals that need a device.
 
 #include <gtest/gtest.h>
 
@@ -15,7 +16,10 @@
 
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
+#include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
+#include "kernel_templates/spec_registry.hpp"
+#include "cache/config_cache.hpp"
 #include "harness/dtype.hpp"
 #include "kernel_templates/reference_ops.hpp"
 #include "ktune/ktune.hpp"
@@ -170,6 +174,58 @@ TEST_F(RuntimeOpsGpu, SwigluFusedAndSplitMatchTheReference) {
     }
   }
   EXPECT_GE(rt_->prepared_plans(), 6u);
+}
+
+// A tuned config that requires 16-byte aligned rows (the bulk-copy rmsnorm, sm_90) serves aligned
+// calls; a call whose x is 2 bytes off falls back to the default config instead of failing, and
+// both match the reference.
+TEST(RuntimeOpsGpuTuned, MisalignedCallFallsBackFromARequiredAlignment) {
+  KTUNE_SKIP_WITHOUT_GPU();
+  const harness::DeviceInfo info = harness::query_device(0);
+  const kt::KernelSpec& bulk = kt::find_spec("rmsnorm", "bulk");
+  if (auto why = bulk.arch_rejection(info.arch())) GTEST_SKIP() << *why;
+  const int64_t rows = 37, hidden = 1032;
+  const DType dt = DType::kBF16;
+  test::TempFile file("tuned.db", "");
+  {
+    auto db = cache::ConfigCache::open(file.path());
+    const int64_t gpu = db.upsert_gpu({info.name, info.cc_major, info.cc_minor, info.sm_count,
+                                       static_cast<int64_t>(info.memory_bytes)});
+    const int64_t run = db.begin_run({});
+    const int64_t kid = db.upsert_kernel({"rmsnorm", kt::template_source_hash("rmsnorm")});
+    const kt::Config config{"bulk", {{"THREADS", 128}, {"STAGES", 3}, {"STEPS", 4}, {"WRITE", 1}}};
+    const kt::Problem problem{{{"rows", rows}, {"hidden", hidden}}, harness::DType::kBF16, ""};
+    cache::Measurement m;
+    m.shape = problem.shape_text();
+    m.dtype = "bf16";
+    m.config_name = bulk.canonical_name(problem, config);
+    m.config_json = config.to_json().dump();
+    m.stats = cache::Stats{3.5, 3.4, 3.6, 3.7, 0.05, 20};
+    db.set_best(db.record(run, gpu, kid, {m}).front());
+  }
+  RuntimeOptions o;
+  o.db_path = file.path();
+  Runtime rt(o);
+  const PlanInfo plan = rt.prepare_rmsnorm(rows, hidden, dt);
+  EXPECT_EQ(plan.source, PlanInfo::Source::kTuned);
+  EXPECT_NE(plan.config_name.find(".bulk."), std::string::npos) << plan.config_name;
+  const float eps = 0.25f;
+  // x_store holds one element more: x_store.ptr() + 2 bytes is a misaligned x with values[1..].
+  Tensor x_store(rows * hidden + 1, dt, 11), w(hidden, dt, 12);
+  const std::vector<double> x_values(x_store.values.begin() + 1, x_store.values.end());
+  const auto want = kt::rmsnorm_f64(x_values, {}, w.values, rows, hidden, eps, hdt(dt));
+  Tensor x(rows * hidden, dt, 13);
+  const auto want_aligned = kt::rmsnorm_f64(x.values, {}, w.values, rows, hidden, eps, hdt(dt));
+  Output y(rows * hidden, dt);
+  rt.rmsnorm(x.ptr(), w.ptr(), y.ptr(), rows, hidden, eps, dt, nullptr);
+  EXPECT_LE(error(y.read(), want_aligned.y), tolerance(dt)) << "aligned, tuned bulk config";
+  y.poison();
+  const void* misaligned = static_cast<const std::byte*>(x_store.ptr()) + 2;
+  rt.rmsnorm(misaligned, w.ptr(), y.ptr(), rows, hidden, eps, dt, nullptr);
+  EXPECT_LE(error(y.read(), want.y), tolerance(dt)) << "misaligned x: the default config";
+  y.poison();
+  rt.rmsnorm(x.ptr(), w.ptr(), y.ptr(), rows, hidden, eps, dt, nullptr);  // the tuned plan again
+  EXPECT_LE(error(y.read(), want_aligned.y), tolerance(dt)) << "aligned again";
 }
 
 TEST_F(RuntimeOpsGpu, RefusesBadCallsBeforeLaunching) {

@@ -63,8 +63,15 @@ std::pair<kt::Config, PlanInfo> choose_plan(const cache::BestIndex& index, MissP
       return {std::move(*c), info};
     }
   }
+  return default_plan(key);
+}
+
+std::pair<kt::Config, PlanInfo> default_plan(const PlanKey& key) {
+  const OpBinding& b = binding_of(key.op);
+  const kt::Problem p = make_problem(key);
   const kt::KernelSpec& spec = kt::find_spec(b.kernel, b.default_variant);
   kt::Config c = spec.default_config(p);
+  PlanInfo info;
   info.source = PlanInfo::Source::kDefault;
   info.config_name = spec.canonical_name(p, c);
   return {std::move(c), info};

@@ -19,4 +19,9 @@ namespace ktune::tuner::detail {
 std::pair<kernel_templates::Config, PlanInfo> choose_plan(const cache::BestIndex& index, MissPolicy policy,
                                                           const std::string& gpu_name, const PlanKey& key);
 
+/// The default config of `key`'s kernel (its default variant's), as choose_plan's miss gives it:
+/// also the plan a call falls back to when its pointers miss an alignment the chosen config
+/// requires.
+std::pair<kernel_templates::Config, PlanInfo> default_plan(const PlanKey& key);
+
 }  // namespace ktune::tuner::detail

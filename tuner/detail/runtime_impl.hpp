@@ -53,6 +53,9 @@ struct Runtime::Impl {
 
   std::shared_mutex map_mutex;
   std::unordered_map<tuner::detail::PlanKey, std::unique_ptr<RuntimePlan>, tuner::detail::PlanKeyHash> plans;
+  /// The default config's plan of a key, built when a call's pointers miss an alignment its
+  /// chosen config requires (e.g. the bulk-copy rmsnorm on a view that is not 16-byte aligned).
+  std::unordered_map<tuner::detail::PlanKey, std::unique_ptr<RuntimePlan>, tuner::detail::PlanKeyHash> fallbacks;
   std::mutex build_mutex;                           ///< one cold build at a time; guards what follows
   std::map<std::string, harness::Module> modules;   ///< by compile cache key
   std::map<std::string, KernelCompiler> compilers;  ///< by kernel name
@@ -69,13 +72,18 @@ struct Runtime::Impl {
   const RuntimePlan& plan(const tuner::detail::PlanKey& key, std::optional<CUstream> capturing);
 
   /// The hot path of every operator: the plan of `key`, a null check of every slot the plan
-  /// reads, the alignment the config requires, the workspace (`workspace` when given, else the
+  /// reads, the alignment the config requires (when a pointer misses it: the default config's
+  /// plan, whose alignment is then checked), the workspace (`workspace` when given, else the
   /// plan's own), then the launches. `slots` in the binding's order; `scalars` by binding index.
   void run(const tuner::detail::PlanKey& key, std::span<const void* const> slots,
            std::span<const double> scalars, void* workspace, std::size_t workspace_bytes, Stream stream);
 
  private:
-  RuntimePlan* build(const tuner::detail::PlanKey& key, std::optional<CUstream> capturing);
+  /// Builds the plan of `key` into `plans` (the chosen config) or, with `fallback`, into
+  /// `fallbacks` (the default config).
+  RuntimePlan* build(const tuner::detail::PlanKey& key, std::optional<CUstream> capturing, bool fallback = false);
+  /// Whether every slot `p` reads meets the alignment its config requires.
+  static bool aligned(const RuntimePlan& p, std::span<const void* const> slots);
   KernelCompiler& compiler_for(const std::string& kernel);
 };
 
