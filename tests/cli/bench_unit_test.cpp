@@ -81,12 +81,19 @@ TEST(BenchConfig, ThreeJsonFormsGiveTheSameConfig) {
 }
 
 TEST(BenchConfig, OneTemplateKernelNeedsNoTemplateName) {
-  const auto t = cli::parse_bench_target("rmsnorm", "rows=16,hidden=4096", "f16", "");
-  const auto specs = kernel_templates::specs_of("rmsnorm");
+  const auto t = cli::parse_bench_target("swiglu", "m=16,i=4096", "f16", "");
+  const auto specs = kernel_templates::specs_of("swiglu");
   ASSERT_EQ(specs.size(), 1u);
   const auto c = cli::parse_bench_config(t, "{}");
   EXPECT_EQ(c.config.variant, specs.front()->variant());
   EXPECT_EQ(c.name, specs.front()->canonical_name(t.problem, specs.front()->default_config(t.problem)));
+}
+
+TEST(BenchConfig, SeveralTemplatesNeedTheTemplateName) {
+  // rmsnorm has rowwise and bulk: a config without "template" is refused, naming both.
+  const auto t = cli::parse_bench_target("rmsnorm", "rows=16,hidden=4096", "f16", "");
+  expect_bad_input([&] { cli::parse_bench_config(t, R"({"THREADS":128})"); }, "rowwise, bulk");
+  EXPECT_EQ(cli::parse_bench_config(t, R"({"template":"bulk"})").config.variant, "bulk");
 }
 
 TEST(BenchConfig, BadConfigsAreNamed) {
