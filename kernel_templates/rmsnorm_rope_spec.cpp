@@ -116,27 +116,39 @@ CompileSpec RmsNormRopeSpec::compile_spec(const Problem& problem, const Config& 
   return c;
 }
 
+std::vector<TensorSpec> RmsNormRopeSpec::tensors(const Problem& problem) {
+  const int64_t t = problem.dim("tokens");
+  const int64_t d = problem.dim("head_dim");
+  std::vector<TensorSpec> out = input_tensors(problem);
+  out.push_back({"q_out", TensorRole::kOutput, problem.dtype, t * problem.dim("heads_q") * d});
+  out.push_back({"k_out", TensorRole::kOutput, problem.dtype, t * problem.dim("heads_kv") * d});
+  return out;
+}
+
+std::vector<ArgSpec> RmsNormRopeSpec::launch_args(const Problem& problem) {
+  std::vector<ArgSpec> args = common_args();
+  for (const ArgSpec& a : {ArgSpec::of_tensor("q_out"), ArgSpec::of_tensor("k_out"),
+                           ArgSpec::i32(static_cast<int32_t>(problem.dim("tokens"))),
+                           ArgSpec::i32(static_cast<int32_t>(problem.dim("heads_q"))),
+                           ArgSpec::i32(static_cast<int32_t>(problem.dim("heads_kv"))),
+                           ArgSpec::i32(static_cast<int32_t>(kMaxPos)), ArgSpec::f32(kEps)}) {
+    args.push_back(a);
+  }
+  return args;
+}
+
 LaunchPlan RmsNormRopeSpec::launch_plan(const Problem& problem, const Config& config) const {
   const CompileSpec c = compile_spec(problem, config);
   const int64_t t = problem.dim("tokens");
   const int64_t hq = problem.dim("heads_q");
   const int64_t hk = problem.dim("heads_kv");
-  const int64_t d = problem.dim("head_dim");
   LaunchPlan p;
-  p.tensors = input_tensors(problem);
-  p.tensors.push_back({"q_out", TensorRole::kOutput, problem.dtype, t * hq * d});
-  p.tensors.push_back({"k_out", TensorRole::kOutput, problem.dtype, t * hk * d});
+  p.tensors = tensors(problem);
   KernelLaunch l;
   l.name_expression = c.name_expressions.front();
   l.dims.grid = {u32(ceil_div(t * (hq + hk), config.at("HEADS") * config.at("ITEMS"))), 1, 1};
   l.dims.block = {u32(config.at("THREADS") * config.at("HEADS")), 1, 1};
-  l.args = common_args();
-  for (const ArgSpec& a :
-       {ArgSpec::of_tensor("q_out"), ArgSpec::of_tensor("k_out"), ArgSpec::i32(static_cast<int32_t>(t)),
-        ArgSpec::i32(static_cast<int32_t>(hq)), ArgSpec::i32(static_cast<int32_t>(hk)),
-        ArgSpec::i32(static_cast<int32_t>(kMaxPos)), ArgSpec::f32(kEps)}) {
-    l.args.push_back(a);
-  }
+  l.args = launch_args(problem);
   p.launches.push_back(l);
   return p;
 }

@@ -57,8 +57,14 @@ class RmsNormRopeSpec final : public KernelSpec {
   /// The problem's pairing; throws ktune::Error(kBadInput) for an unknown mode.
   static RopeStyle style(const Problem& problem);
 
- private:
+  /// Why `problem` is outside rmsnorm_rope (dims, dtype, mode, head_dim), whatever the config; the
+  /// bulk variant (rmsnorm_rope_bulk_spec.hpp) shares it.
   std::optional<std::string> problem_rejection(const Problem& problem) const;
+  /// The plan's tensors: q, k, q_weight, k_weight, cos_sin, positions, q_out, k_out.
+  static std::vector<TensorSpec> tensors(const Problem& problem);
+  /// The kernel arguments of both variants: the tensors in that order, then tokens, heads_q,
+  /// heads_kv, max_pos, eps.
+  static std::vector<ArgSpec> launch_args(const Problem& problem);
 };
 
 }  // namespace ktune::kernel_templates

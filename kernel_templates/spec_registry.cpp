@@ -11,6 +11,7 @@
 #include "kernel_templates/gemm_wgmma_spec.hpp"
 #include "kernel_templates/gemv_spec.hpp"
 #include "kernel_templates/rmsnorm_bulk_spec.hpp"
+#include "kernel_templates/rmsnorm_rope_bulk_spec.hpp"
 #include "kernel_templates/rmsnorm_rope_spec.hpp"
 #include "kernel_templates/rmsnorm_spec.hpp"
 #include "kernel_templates/softmax_cluster_spec.hpp"
@@ -30,6 +31,7 @@ const std::vector<const KernelSpec*>& all_specs() {
   static const RmsNormSpec kRmsNorm;
   static const RmsNormBulkSpec kRmsNormBulk;
   static const RmsNormRopeSpec kRmsNormRope;
+  static const RmsNormRopeBulkSpec kRmsNormRopeBulk;
   static const SoftmaxSpec kSoftmax;
   static const SoftmaxClusterSpec kSoftmaxCluster;
   static const SwigluSpec kSwiglu;
@@ -38,7 +40,7 @@ const std::vector<const KernelSpec*>& all_specs() {
   static const DecodeAttentionSpec kDecodeAttention;
   static const std::vector<const KernelSpec*> kAll = {
       &kTiled,       &kGemv,    &kMma,    &kWgmma,   &kWgmmaTma,       &kRmsNorm, &kRmsNormBulk,
-      &kRmsNormRope, &kSoftmax, &kSoftmaxCluster, &kSwiglu, &kFp8Gemm, &kFp8GemmWgmma, &kDecodeAttention};
+      &kRmsNormRope, &kRmsNormRopeBulk, &kSoftmax, &kSoftmaxCluster, &kSwiglu, &kFp8Gemm, &kFp8GemmWgmma, &kDecodeAttention};
   return kAll;
 }
 

@@ -167,6 +167,15 @@ std::vector<kt::Config> sweep(const std::string& op, DType dtype, bool wide) {
     if (wide) {
       for (const auto& x : wide_lhvi) add(x);
     }
+    // The bulk variant (sm_90): {THREADS, STAGES, STEPS}.
+    const int64_t bulk[][3] = {{256, 3, 4}, {512, 3, 4}, {256, 2, 4}, {256, 4, 8}};
+    const int64_t wide_bulk[][3] = {{128, 3, 2}, {512, 2, 2}, {256, 3, 1}, {1024, 3, 4},
+                                    {256, 3, 2}, {512, 4, 4}, {128, 4, 4}, {256, 6, 8}};
+    for (const auto& x : bulk) out.push_back(cfg("bulk", {{"THREADS", x[0]}, {"STAGES", x[1]}, {"STEPS", x[2]}}));
+    if (wide) {
+      for (const auto& x : wide_bulk)
+        out.push_back(cfg("bulk", {{"THREADS", x[0]}, {"STAGES", x[1]}, {"STEPS", x[2]}}));
+    }
   }
   return out;
 }

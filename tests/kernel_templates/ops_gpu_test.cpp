@@ -167,6 +167,20 @@ TEST_F(OpsGpu, RmsNormRopeSamplesMatchReference) {
                  [](DType) { return testing::rope_samples(); });
 }
 
+// The bulk variant (sm_90): every head_dim, both pairings, heads that do not fill the lane groups,
+// a partial last block.
+TEST_F(OpsGpu, RmsNormRopeBulkMatchesReference) {
+  const KernelSpec& spec = find_spec("rmsnorm_rope", "bulk");
+  if (auto why = spec.arch_rejection(harness::query_device(0).arch())) GTEST_SKIP() << *why;
+  const auto problems =
+      with_dtypes_and_modes({{{"tokens", 1}, {"heads_q", 32}, {"heads_kv", 8}, {"head_dim", 128}},
+                             {{"tokens", 7}, {"heads_q", 16}, {"heads_kv", 8}, {"head_dim", 64}},
+                             {{"tokens", 13}, {"heads_q", 28}, {"heads_kv", 4}, {"head_dim", 128}},
+                             {{"tokens", 3}, {"heads_q", 5}, {"heads_kv", 1}, {"head_dim", 256}}},
+                            {"neox", "gptj"});
+  verify_samples(spec, problems, [](DType) { return testing::rope_bulk_samples(); });
+}
+
 TEST_F(OpsGpu, SoftmaxSamplesMatchReference) {
   const auto problems = with_dtypes_and_modes({{{"rows", 1}, {"cols", 32768}},
                                                {{"rows", 7}, {"cols", 4095}},

@@ -97,6 +97,16 @@ TEST(OpsNvrtc, SoftmaxClusterSampleCompiles) {
               testing::softmax_cluster_samples(DType::kF32), 6);
 }
 
+TEST(OpsNvrtc, RmsNormRopeBulkSampleCompiles) {
+  const KernelSpec& spec = find_spec("rmsnorm_rope", "bulk");
+  const auto rope = [](int64_t tokens, int64_t hq, int64_t hk, int64_t d, DType t, const char* mode) {
+    return Problem{{{"tokens", tokens}, {"heads_q", hq}, {"heads_kv", hk}, {"head_dim", d}}, t, mode};
+  };
+  compile_all(spec, rope(7, 32, 8, 128, DType::kBF16, "neox"), testing::rope_bulk_samples(), 6);
+  compile_all(spec, rope(7, 16, 8, 64, DType::kF16, "gptj"), testing::rope_bulk_samples(), 6);
+  compile_all(spec, rope(7, 5, 1, 256, DType::kF32, "gptj"), testing::rope_bulk_samples(), 6);
+}
+
 TEST(OpsNvrtc, RmsNormRopeSampleCompiles) {
   const KernelSpec& spec = find_spec("rmsnorm_rope", "headwise");
   const auto problem = [](int64_t d, DType t, const char* mode) {

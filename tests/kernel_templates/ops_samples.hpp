@@ -59,6 +59,14 @@ inline std::vector<Config> rope_samples() {
   return out;
 }
 
+/// The bulk variant of rmsnorm_rope: THREADS, STAGES, STEPS (some leave a partial last block).
+inline std::vector<Config> rope_bulk_samples() {
+  const int64_t s[][3] = {{256, 3, 4}, {128, 2, 1}, {512, 4, 3}, {32, 8, 2}, {96, 3, 16}, {1024, 2, 5}};
+  std::vector<Config> out;
+  for (const auto& c : s) out.push_back({"bulk", {{"THREADS", c[0]}, {"STAGES", c[1]}, {"STEPS", c[2]}}});
+  return out;
+}
+
 inline std::vector<Config> softmax_samples(DType dtype) {
   const int64_t s[][4] = {{32, 4, 16, 0}, {128, 1, 16, 0}, {256, 1, 8, 1}, {1024, 1, 16, 1},
                           {64, 2, 4, 0},  {512, 1, 16, 0}, {32, 8, 16, 1}, {256, 2, 16, 1}};

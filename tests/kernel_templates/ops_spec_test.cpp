@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "kernel_templates/rmsnorm_bulk_spec.hpp"
+#include "kernel_templates/rmsnorm_rope_bulk_spec.hpp"
 #include "kernel_templates/rmsnorm_rope_spec.hpp"
 #include "kernel_templates/rmsnorm_spec.hpp"
 #include "kernel_templates/softmax_cluster_spec.hpp"
@@ -48,7 +49,7 @@ void expect_bad_input(const std::function<void()>& f, const std::string& needle)
 
 TEST(OpsSpec, RegistryKnowsEveryOperator) {
   for (const char* k : {"rmsnorm", "rmsnorm_rope", "softmax", "swiglu"}) {
-    const bool two = std::string(k) == "rmsnorm" || std::string(k) == "softmax";
+    const bool two = std::string(k) != "swiglu";  // rmsnorm, rmsnorm_rope, softmax: two variants
     ASSERT_EQ(specs_of(k).size(), two ? 2u : 1u) << k;
     EXPECT_EQ(specs_of(k).front()->kernel(), k);
     EXPECT_FALSE(template_source_hash(k).empty()) << k;
@@ -226,6 +227,42 @@ TEST(OpsSpec, SoftmaxClusterNamesRulesAndPlan) {
   ASSERT_EQ(rules.size(), 3u);
   EXPECT_TRUE(rules[0].required);
   EXPECT_EQ(rules[0].bytes, 16);
+  EXPECT_EQ(s.rejection(p, s.default_config(p)), std::nullopt);
+}
+
+TEST(OpsSpec, RopeBulkNamesRulesAndPlan) {
+  const RmsNormRopeBulkSpec s;
+  const auto cfg = [](int64_t threads, int64_t stages, int64_t steps) {
+    return Config{"bulk", {{"THREADS", threads}, {"STAGES", stages}, {"STEPS", steps}}};
+  };
+  const Problem p = rope(13, 32, 8, 128, DType::kBF16, "gptj");
+  EXPECT_EQ(s.canonical_name(p, cfg(256, 3, 4)), "rmsnorm_rope.bf16.gptj.bulk.t256.s3.n4");
+  EXPECT_EQ(s.compile_spec(p, cfg(256, 3, 4)).name_expressions.at(0),
+            "ktune_rmsnorm_rope_bulk<128,256,3,4,true,__nv_bfloat16>");
+  EXPECT_EQ(s.rejection(p, cfg(256, 3, 4)), std::nullopt);
+  EXPECT_NE(s.rejection(p, cfg(48, 3, 4)), std::nullopt);
+  EXPECT_NE(s.rejection(p, cfg(256, 1, 4)), std::nullopt);
+  EXPECT_NE(s.rejection(p, cfg(256, 9, 4)), std::nullopt);
+  EXPECT_NE(s.rejection(p, cfg(256, 3, 0)), std::nullopt);
+  // 64 q heads of f32 and head_dim 256: a 64 KB+ stage; 4 of them exceed 227 KB.
+  EXPECT_NE(s.rejection(rope(4, 64, 8, 256, DType::kF32), cfg(256, 4, 1)), std::nullopt);
+  EXPECT_NE(s.rejection(rope(4, 8, 8, 96), cfg(256, 3, 1)), std::nullopt);  // the headwise rules on head_dim
+  EXPECT_NE(s.arch_rejection("sm_89"), std::nullopt);
+  EXPECT_EQ(s.arch_rejection("sm_90a"), std::nullopt);
+  // (32 + 8) heads of 128 bf16 plus a 512-byte table row a stage, and both weights.
+  EXPECT_EQ(RmsNormRopeBulkSpec::shared_bytes(p, cfg(256, 3, 4)), 2 * 256 + 3 * (40 * 256 + 512));
+  const LaunchPlan plan = s.launch_plan(p, cfg(256, 3, 4));
+  ASSERT_EQ(plan.launches.size(), 1u);
+  EXPECT_EQ(plan.launches[0].dims.grid, (Dim3{4, 1, 1}));  // ceil(13 / 4)
+  EXPECT_EQ(plan.launches[0].dims.block, (Dim3{256, 1, 1}));
+  const RmsNormRopeSpec headwise;
+  const Config hw = {"headwise", {{"THREADS", 8}, {"HEADS", 8}, {"VEC", 8}, {"ITEMS", 1}, {"OCC", 0}}};
+  const LaunchPlan hp = headwise.launch_plan(p, hw);
+  ASSERT_EQ(plan.tensors.size(), hp.tensors.size());
+  ASSERT_EQ(plan.launches[0].args.size(), hp.launches[0].args.size());
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) EXPECT_EQ(plan.tensors[i].name, hp.tensors[i].name);
+  EXPECT_DOUBLE_EQ(s.work(p).min_bytes, headwise.work(p).min_bytes);
+  for (const auto& rule : s.alignment(p, cfg(256, 3, 4))) EXPECT_TRUE(rule.required) << rule.tensor;
   EXPECT_EQ(s.rejection(p, s.default_config(p)), std::nullopt);
 }
 

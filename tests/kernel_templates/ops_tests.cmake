@@ -15,6 +15,7 @@ set(KTUNE_EMULATED_OPS
   ${PROJECT_SOURCE_DIR}/kernel_templates/ops_reduce.cuh
   ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm.cu
   ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm_reference.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/rope_math.cuh
   ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm_rope.cu
   ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm_rope_reference.cu
   ${PROJECT_SOURCE_DIR}/kernel_templates/softmax_mask.cuh
