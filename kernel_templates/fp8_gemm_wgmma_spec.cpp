@@ -41,8 +41,8 @@ int64_t Fp8GemmWgmmaSpec::threads(const Config& config) { return (config.at("BLO
 
 std::optional<std::string> Fp8GemmWgmmaSpec::arch_rejection(std::string_view arch) const {
   if (arch == "sm_90" || arch == "sm_90a") return std::nullopt;
-  return fmt::format("the fp8_gemm wgmma variant needs sm_90a (Hopper wgmma.mma_async e4m3, TMA); {} lacks it",
-                     arch);
+  return fmt::format(
+      "the fp8_gemm wgmma variant needs sm_90a (Hopper wgmma.mma_async e4m3, TMA); {} lacks it", arch);
 }
 
 std::optional<std::string> Fp8GemmWgmmaSpec::rejection(const Problem& problem, const Config& config) const {
@@ -54,14 +54,16 @@ std::optional<std::string> Fp8GemmWgmmaSpec::rejection(const Problem& problem, c
   if (!one_of(bm, {64, 128})) return fmt::format("BLOCK_M={} is not 64 or 128 (64-row warpgroups)", bm);
   if (!one_of(bn, {64, 128, 256})) return fmt::format("BLOCK_N={} is not 64, 128 or 256 (the wgmma N)", bn);
   if (config.at("BLOCK_K") != kBlockK) {
-    return fmt::format("BLOCK_K={} is not {} (one 128-byte swizzle row of e4m3)", config.at("BLOCK_K"), kBlockK);
+    return fmt::format("BLOCK_K={} is not {} (one 128-byte swizzle row of e4m3)", config.at("BLOCK_K"),
+                       kBlockK);
   }
   if (stages < kMinStages || stages > kMaxStages) {
     return fmt::format("STAGES={} is outside [{}, {}]", stages, kMinStages, kMaxStages);
   }
   if (config.at("SWIZZLE") < 1) return std::string("SWIZZLE must be at least 1");
   if (shared_bytes(config) > kMaxSharedBytes) {
-    return fmt::format("{} bytes of shared memory exceed {} (227 KiB)", shared_bytes(config), kMaxSharedBytes);
+    return fmt::format("{} bytes of shared memory exceed {} (227 KiB)", shared_bytes(config),
+                       kMaxSharedBytes);
   }
   if (ceil_div(problem.dim("m"), bm) * ceil_div(problem.dim("n"), bn) > kMaxGridX) {
     return fmt::format("{} needs more than {} blocks", problem.shape_text(), kMaxGridX);
@@ -133,7 +135,8 @@ HostTensors Fp8GemmWgmmaSpec::cpu_reference(const Problem& problem, const HostTe
 }
 
 Config Fp8GemmWgmmaSpec::default_config(const Problem&) const {
-  return {"wgmma_tma", {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", kBlockK}, {"STAGES", 4}, {"SWIZZLE", 8}}};
+  return {"wgmma_tma",
+          {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", kBlockK}, {"STAGES", 4}, {"SWIZZLE", 8}}};
 }
 
 }  // namespace ktune::kernel_templates

@@ -14,7 +14,7 @@ using namespace ops_detail;
 constexpr int64_t kMaxSharedBytes = 232448 - 256;
 constexpr int64_t kMaxStages = 8;
 constexpr int64_t kMaxSteps = 1024;
-constexpr int64_t kMinArch = 90;  // cp.async.bulk, mbarrier expect_tx
+constexpr int64_t kMinArch = 90;   // cp.async.bulk, mbarrier expect_tx
 constexpr int64_t kCopyUnit = 16;  // bulk copies move 16-byte units from 16-byte aligned addresses
 
 const RmsNormSpec& rowwise() {
@@ -52,15 +52,17 @@ std::optional<std::string> RmsNormBulkSpec::rejection(const Problem& problem, co
     return fmt::format("THREADS={} is not a multiple of 32 in [32, {}]", threads, kMaxThreads);
   }
   const int64_t stages = config.at("STAGES");
-  if (stages < 2 || stages > kMaxStages) return fmt::format("STAGES={} is outside [2, {}]", stages, kMaxStages);
+  if (stages < 2 || stages > kMaxStages)
+    return fmt::format("STAGES={} is outside [2, {}]", stages, kMaxStages);
   const int64_t steps = config.at("STEPS");
   if (steps < 1 || steps > kMaxSteps) return fmt::format("STEPS={} is outside [1, {}]", steps, kMaxSteps);
   const int64_t write = config.at("WRITE");
   if (write > 1) return fmt::format("WRITE={} is neither 0 nor 1", write);
   if (write == 1 && stages < 3) {
-    return fmt::format("WRITE=1 keeps a stage until its row's store has read it: STAGES={} leaves no row loading "
-                       "ahead (use STAGES >= 3)",
-                       stages);
+    return fmt::format(
+        "WRITE=1 keeps a stage until its row's store has read it: STAGES={} leaves no row loading "
+        "ahead (use STAGES >= 3)",
+        stages);
   }
   if (row_bytes(problem) % kCopyUnit != 0) {
     return fmt::format("bulk copies move {}-byte units: a row of hidden={} {} is {} bytes", kCopyUnit,
@@ -83,10 +85,9 @@ CompileSpec RmsNormBulkSpec::compile_spec(const Problem& problem, const Config& 
   throw_if(rejection(problem, config));
   CompileSpec spec;
   spec.source_name = std::string(source_name());
-  spec.name_expressions = {fmt::format("ktune_rmsnorm_bulk<{},{},{},{},{},{}>", config.at("THREADS"),
-                                       config.at("STAGES"), config.at("STEPS"), config.at("WRITE"),
-                                       has_residual(problem) ? "true" : "false",
-                                       harness::cuda_type_name(problem.dtype))};
+  spec.name_expressions = {fmt::format(
+      "ktune_rmsnorm_bulk<{},{},{},{},{},{}>", config.at("THREADS"), config.at("STAGES"), config.at("STEPS"),
+      config.at("WRITE"), has_residual(problem) ? "true" : "false", harness::cuda_type_name(problem.dtype))};
   spec.options = {"-std=c++17"};
   return spec;
 }
@@ -119,7 +120,9 @@ std::vector<AlignmentRule> RmsNormBulkSpec::alignment(const Problem& problem, co
   return out;
 }
 
-ReferenceSpec RmsNormBulkSpec::reference(const Problem& problem) const { return rowwise().reference(problem); }
+ReferenceSpec RmsNormBulkSpec::reference(const Problem& problem) const {
+  return rowwise().reference(problem);
+}
 
 HostTensors RmsNormBulkSpec::cpu_reference(const Problem& problem, const HostTensors& inputs) const {
   return rowwise().cpu_reference(problem, inputs);

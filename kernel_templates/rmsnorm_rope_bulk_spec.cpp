@@ -35,12 +35,14 @@ std::optional<std::string> RmsNormRopeBulkSpec::arch_rejection(std::string_view 
   const std::optional<int64_t> cc = arch_number(arch);
   if (!cc) return fmt::format("'{}' is not an arch such as sm_90", arch);
   if (*cc < kMinArch) {
-    return fmt::format("the rmsnorm_rope bulk variant needs sm_90 or newer (cp.async.bulk); {} lacks it", arch);
+    return fmt::format("the rmsnorm_rope bulk variant needs sm_90 or newer (cp.async.bulk); {} lacks it",
+                       arch);
   }
   return std::nullopt;
 }
 
-std::optional<std::string> RmsNormRopeBulkSpec::rejection(const Problem& problem, const Config& config) const {
+std::optional<std::string> RmsNormRopeBulkSpec::rejection(const Problem& problem,
+                                                          const Config& config) const {
   if (auto why = headwise().problem_rejection(problem)) return why;
   if (auto why = params_rejection(variant(), config, param_names())) return why;
   const int64_t threads = config.at("THREADS");
@@ -48,7 +50,8 @@ std::optional<std::string> RmsNormRopeBulkSpec::rejection(const Problem& problem
     return fmt::format("THREADS={} is not a multiple of 32 in [32, {}]", threads, kMaxThreads);
   }
   const int64_t stages = config.at("STAGES");
-  if (stages < 2 || stages > kMaxStages) return fmt::format("STAGES={} is outside [2, {}]", stages, kMaxStages);
+  if (stages < 2 || stages > kMaxStages)
+    return fmt::format("STAGES={} is outside [2, {}]", stages, kMaxStages);
   const int64_t steps = config.at("STEPS");
   if (steps < 1 || steps > kMaxSteps) return fmt::format("STEPS={} is outside [1, {}]", steps, kMaxSteps);
   if (shared_bytes(problem, config) > kMaxSharedBytes) {
@@ -61,8 +64,8 @@ std::optional<std::string> RmsNormRopeBulkSpec::rejection(const Problem& problem
 
 std::string RmsNormRopeBulkSpec::canonical_name(const Problem& problem, const Config& config) const {
   return fmt::format("rmsnorm_rope.{}.{}.bulk.t{}.s{}.n{}", harness::to_string(problem.dtype),
-                     RmsNormRopeSpec::style(problem) == RopeStyle::kGptj ? "gptj" : "neox", config.at("THREADS"),
-                     config.at("STAGES"), config.at("STEPS"));
+                     RmsNormRopeSpec::style(problem) == RopeStyle::kGptj ? "gptj" : "neox",
+                     config.at("THREADS"), config.at("STAGES"), config.at("STEPS"));
 }
 
 CompileSpec RmsNormRopeBulkSpec::compile_spec(const Problem& problem, const Config& config) const {
@@ -102,7 +105,9 @@ std::vector<AlignmentRule> RmsNormRopeBulkSpec::alignment(const Problem&, const 
   return out;
 }
 
-ReferenceSpec RmsNormRopeBulkSpec::reference(const Problem& problem) const { return headwise().reference(problem); }
+ReferenceSpec RmsNormRopeBulkSpec::reference(const Problem& problem) const {
+  return headwise().reference(problem);
+}
 
 HostTensors RmsNormRopeBulkSpec::cpu_reference(const Problem& problem, const HostTensors& inputs) const {
   return headwise().cpu_reference(problem, inputs);

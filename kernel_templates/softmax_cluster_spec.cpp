@@ -49,8 +49,8 @@ std::optional<std::string> SoftmaxClusterSpec::arch_rejection(std::string_view a
   const std::optional<int64_t> cc = arch_number(arch);
   if (!cc) return fmt::format("'{}' is not an arch such as sm_90", arch);
   if (*cc < kMinArch) {
-    return fmt::format("the softmax cluster variant needs sm_90 or newer (thread block clusters); {} lacks them",
-                       arch);
+    return fmt::format(
+        "the softmax cluster variant needs sm_90 or newer (thread block clusters); {} lacks them", arch);
   }
   return std::nullopt;
 }
@@ -117,11 +117,14 @@ WorkCounts SoftmaxClusterSpec::work(const Problem& problem) const { return rowwi
 std::vector<AlignmentRule> SoftmaxClusterSpec::alignment(const Problem& problem, const Config&) const {
   const std::string note = "bulk copies of x and 16-byte stores of y need 16-byte aligned rows";
   std::vector<AlignmentRule> out = {{"x", kCopyUnit, true, note}, {"y", kCopyUnit, true, note}};
-  if (SoftmaxSpec::mask(problem) == SoftmaxMask::kPadding) out.push_back({"lengths", 4, true, "int32 lengths"});
+  if (SoftmaxSpec::mask(problem) == SoftmaxMask::kPadding)
+    out.push_back({"lengths", 4, true, "int32 lengths"});
   return out;
 }
 
-ReferenceSpec SoftmaxClusterSpec::reference(const Problem& problem) const { return rowwise().reference(problem); }
+ReferenceSpec SoftmaxClusterSpec::reference(const Problem& problem) const {
+  return rowwise().reference(problem);
+}
 
 HostTensors SoftmaxClusterSpec::cpu_reference(const Problem& problem, const HostTensors& inputs) const {
   return rowwise().cpu_reference(problem, inputs);

@@ -201,7 +201,8 @@ RuntimePlan* Runtime::Impl::build(const PlanKey& key, std::optional<CUstream> ca
 bool Runtime::Impl::aligned(const RuntimePlan& p, std::span<const void* const> slots) {
   const auto& need = p.launcher.slot_align;
   for (std::size_t i = 0; i < slots.size() && i < need.size(); ++i) {
-    if (need[i] > 0 && reinterpret_cast<uintptr_t>(slots[i]) % static_cast<uintptr_t>(need[i]) != 0) return false;
+    if (need[i] > 0 && reinterpret_cast<uintptr_t>(slots[i]) % static_cast<uintptr_t>(need[i]) != 0)
+      return false;
   }
   return true;
 }

@@ -49,7 +49,7 @@ namespace {
 
 constexpr double kMinSampleUs = 20.0;  // below it a lone launch is mostly launch gap (H200: ~4 us each)
 constexpr int kMaxBatch = 256;
-constexpr int kMaxSets = 64;                       // input copies rotated inside a batch
+constexpr int kMaxSets = 64;  // input copies rotated inside a batch
 
 struct Shape {
   std::string label;  // "qkv_proj.m16"

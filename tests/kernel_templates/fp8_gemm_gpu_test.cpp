@@ -203,7 +203,8 @@ void expect_saturates(const char* layout, int64_t m, int64_t n, int64_t k, doubl
   bytes["a_scale"] = f32_bytes(std::vector<double>(static_cast<std::size_t>(rc ? m : 1), a_scale));
   bytes["b_scale"] = f32_bytes(std::vector<double>(static_cast<std::size_t>(rc ? n : 1), b_scale));
   testing::run_reference(fp8(), *gpu().kernels, *f, bytes);
-  const std::string label = spec_of(config).canonical_name(f->problem, config) + " @ " + f->problem.shape_text();
+  const std::string label =
+      spec_of(config).canonical_name(f->problem, config) + " @ " + f->problem.shape_text();
   const auto max = static_cast<double>(static_cast<float>(kBf16MaxFinite));
   for (std::size_t i = 0; i < f->c_ref.size(); ++i) {
     ASSERT_EQ(f->c_ref[i], (i % static_cast<std::size_t>(n)) % 2 ? -max : max)

@@ -99,7 +99,8 @@ TEST(Fp8Nvrtc, SampleCompilesForSm90BothModes) {
 TEST(Fp8Nvrtc, WgmmaSampleCompilesForSm90a) {
   for (const char* layout : {"nt", "nt+rowcol"}) {
     std::vector<std::pair<Problem, Config>> cases;
-    for (const Config& c : testing::fp8_wgmma_samples()) cases.emplace_back(fp8_problem(77, 93, 336, layout), c);
+    for (const Config& c : testing::fp8_wgmma_samples())
+      cases.emplace_back(fp8_problem(77, 93, 336, layout), c);
     const auto res = compile_all(cases, "sm_90");
     EXPECT_EQ(res.size(), testing::fp8_wgmma_samples().size()) << layout;
     for (const auto& [name, r] : res) {

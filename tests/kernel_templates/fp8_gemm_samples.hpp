@@ -47,12 +47,13 @@ inline std::vector<Config> fp8_samples() {
 /// The wgmma variant (sm_90a): {BLOCK_M, BLOCK_N, STAGES, SWIZZLE} over both warpgroup counts, every
 /// wgmma N, 3 to 6 stages, grouped and plain order.
 inline std::vector<Config> fp8_wgmma_samples() {
-  const int64_t s[][4] = {{128, 256, 4, 8}, {64, 128, 6, 1}, {128, 64, 5, 8},
+  const int64_t s[][4] = {{128, 256, 4, 8}, {64, 128, 6, 1},  {128, 64, 5, 8},
                           {64, 64, 3, 2},   {128, 128, 4, 8}, {64, 256, 3, 8}};
   std::vector<Config> out;
   for (const auto& c : s) {
-    out.push_back({"wgmma_tma",
-                   {{"BLOCK_M", c[0]}, {"BLOCK_N", c[1]}, {"BLOCK_K", 128}, {"STAGES", c[2]}, {"SWIZZLE", c[3]}}});
+    out.push_back(
+        {"wgmma_tma",
+         {{"BLOCK_M", c[0]}, {"BLOCK_N", c[1]}, {"BLOCK_K", 128}, {"STAGES", c[2]}, {"SWIZZLE", c[3]}}});
   }
   return out;
 }

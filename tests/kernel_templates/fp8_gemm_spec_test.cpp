@@ -281,13 +281,15 @@ TEST(Fp8Registry, CatalogManifestAndHash) {
 }
 
 Config wgmma_cfg(int64_t bm, int64_t bn, int64_t stages, int64_t swizzle = 8) {
-  return {"wgmma_tma", {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", 128}, {"STAGES", stages}, {"SWIZZLE", swizzle}}};
+  return {"wgmma_tma",
+          {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", 128}, {"STAGES", stages}, {"SWIZZLE", swizzle}}};
 }
 
 TEST(Fp8Wgmma, NamesRulesPlanAndSharedParts) {
   const Fp8GemmWgmmaSpec s;
   const Problem p{{{"m", 1000}, {"n", 4096}, {"k", 4112}}, DType::kFP8E4M3, "nt+rowcol"};
-  EXPECT_EQ(s.canonical_name(p, wgmma_cfg(128, 256, 4)), "fp8_gemm.fp8e4m3.nt+rowcol.wgmma_tma.128x256x128.s4.g8");
+  EXPECT_EQ(s.canonical_name(p, wgmma_cfg(128, 256, 4)),
+            "fp8_gemm.fp8e4m3.nt+rowcol.wgmma_tma.128x256x128.s4.g8");
   EXPECT_EQ(s.compile_spec(p, wgmma_cfg(64, 128, 6, 1)).name_expressions,
             (std::vector<std::string>{"ktune_fp8_gemm_wgmma<64,128,6,1,true>"}));
   EXPECT_EQ(s.compile_spec(p, wgmma_cfg(64, 128, 6, 1)).options.back(), "--gpu-architecture=sm_90a");
@@ -299,8 +301,9 @@ TEST(Fp8Wgmma, NamesRulesPlanAndSharedParts) {
   Config bk64 = wgmma_cfg(128, 256, 4);
   bk64.params["BLOCK_K"] = 64;
   EXPECT_NE(s.rejection(p, bk64), std::nullopt);
-  EXPECT_NE(s.rejection(Problem{{{"m", 64}, {"n", 64}, {"k", 100}}, DType::kFP8E4M3, "nt"}, wgmma_cfg(64, 64, 3)),
-            std::nullopt);  // K % 16
+  EXPECT_NE(
+      s.rejection(Problem{{{"m", 64}, {"n", 64}, {"k", 100}}, DType::kFP8E4M3, "nt"}, wgmma_cfg(64, 64, 3)),
+      std::nullopt);  // K % 16
   EXPECT_NE(s.rejection(Problem{p.dims, DType::kBF16, "nt"}, wgmma_cfg(64, 64, 3)), std::nullopt);
   EXPECT_EQ(s.arch_rejection("sm_90a"), std::nullopt);
   EXPECT_NE(s.arch_rejection("sm_89"), std::nullopt);

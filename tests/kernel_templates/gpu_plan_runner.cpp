@@ -21,7 +21,6 @@ std::counting_semaphore<256>& compile_slots() {
   return slots;
 }
 
-
 }  // namespace
 
 std::string KernelCache::key(const CompileSpec& spec) {

@@ -97,10 +97,10 @@ std::vector<kt::Config> sweep(const std::string& op, DType dtype, bool wide) {
     // STAGES, STEPS, WRITE}.
     const int64_t bulk[][4] = {{256, 3, 4, 1}, {512, 3, 4, 0}, {256, 2, 4, 0},
                                {256, 3, 8, 0}, {512, 3, 8, 1}, {256, 2, 2, 0}};
-    const int64_t wide_bulk[][4] = {{256, 3, 2, 1},  {256, 3, 1, 1},  {512, 3, 2, 0},  {512, 3, 1, 0},
-                                    {256, 3, 2, 0},  {128, 3, 2, 0},  {512, 2, 2, 0},  {512, 3, 2, 1},
-                                    {256, 2, 8, 0},  {512, 2, 4, 0},  {256, 4, 4, 1},  {512, 4, 8, 0},
-                                    {1024, 3, 4, 0}, {1024, 2, 2, 0}, {128, 2, 4, 0},  {256, 3, 16, 0}};
+    const int64_t wide_bulk[][4] = {{256, 3, 2, 1},  {256, 3, 1, 1},  {512, 3, 2, 0}, {512, 3, 1, 0},
+                                    {256, 3, 2, 0},  {128, 3, 2, 0},  {512, 2, 2, 0}, {512, 3, 2, 1},
+                                    {256, 2, 8, 0},  {512, 2, 4, 0},  {256, 4, 4, 1}, {512, 4, 8, 0},
+                                    {1024, 3, 4, 0}, {1024, 2, 2, 0}, {128, 2, 4, 0}, {256, 3, 16, 0}};
     auto add_bulk = [&](const int64_t* x) {
       out.push_back(cfg("bulk", {{"THREADS", x[0]}, {"STAGES", x[1]}, {"STEPS", x[2]}, {"WRITE", x[3]}}));
     };
@@ -171,7 +171,8 @@ std::vector<kt::Config> sweep(const std::string& op, DType dtype, bool wide) {
     const int64_t bulk[][3] = {{256, 3, 4}, {512, 3, 4}, {256, 2, 4}, {256, 4, 8}};
     const int64_t wide_bulk[][3] = {{128, 3, 2}, {512, 2, 2}, {256, 3, 1}, {1024, 3, 4},
                                     {256, 3, 2}, {512, 4, 4}, {128, 4, 4}, {256, 6, 8}};
-    for (const auto& x : bulk) out.push_back(cfg("bulk", {{"THREADS", x[0]}, {"STAGES", x[1]}, {"STEPS", x[2]}}));
+    for (const auto& x : bulk)
+      out.push_back(cfg("bulk", {{"THREADS", x[0]}, {"STAGES", x[1]}, {"STEPS", x[2]}}));
     if (wide) {
       for (const auto& x : wide_bulk)
         out.push_back(cfg("bulk", {{"THREADS", x[0]}, {"STAGES", x[1]}, {"STEPS", x[2]}}));

@@ -4,8 +4,8 @@
 
 #include "harness/cuda_check.hpp"
 #include "harness/driver_api.hpp"
-#include "harness/module.hpp"
 #include "harness/gpu_compare.hpp"
+#include "harness/module.hpp"
 #include "harness/nvrtc_compiler.hpp"
 #include "harness/random_fill.hpp"
 #include "harness/tolerance.hpp"

@@ -1,5 +1,5 @@
-// gpu: every sampled operator config (rmsnorm rowwise and bulk, rmsnorm_rope, softmax, swiglu; three dtypes; every
-// mode) against the GPU reference on random data at odd sizes (hidden 4095, 37, cols 1000, 262144
+// gpu: every sampled operator config (rmsnorm rowwise and bulk, rmsnorm_rope, softmax, swiglu; three dtypes;
+// every mode) against the GPU reference on random data at odd sizes (hidden 4095, 37, cols 1000, 262144
 // online) and round ones; each GPU reference against the CPU float64 reference on small shapes
 // (D4); misaligned pointers (the per-element paths); positions as the harness's random bit
 // patterns. Skips with the reason when there is no GPU.

@@ -79,8 +79,8 @@ TEST(OpsNvrtc, RmsNormSampleCompiles) {
 
 TEST(OpsNvrtc, RmsNormBulkSampleCompiles) {
   const KernelSpec& spec = find_spec("rmsnorm", "bulk");
-  compile_all(spec, {{{"rows", 7}, {"hidden", 4096}}, DType::kBF16, ""}, testing::rmsnorm_bulk_samples(DType::kBF16),
-              8);
+  compile_all(spec, {{{"rows", 7}, {"hidden", 4096}}, DType::kBF16, ""},
+              testing::rmsnorm_bulk_samples(DType::kBF16), 8);
   compile_all(spec, {{{"rows", 7}, {"hidden", 1032}}, DType::kF16, "residual"},
               testing::rmsnorm_bulk_samples(DType::kF16), 8);
   compile_all(spec, {{{"rows", 7}, {"hidden", 1024}}, DType::kF32, "residual"},
@@ -89,8 +89,8 @@ TEST(OpsNvrtc, RmsNormBulkSampleCompiles) {
 
 TEST(OpsNvrtc, SoftmaxClusterSampleCompiles) {
   const KernelSpec& spec = find_spec("softmax", "cluster");
-  compile_all(spec, {{{"rows", 7}, {"cols", 262144}}, DType::kBF16, ""}, testing::softmax_cluster_samples(DType::kBF16),
-              3);
+  compile_all(spec, {{{"rows", 7}, {"cols", 262144}}, DType::kBF16, ""},
+              testing::softmax_cluster_samples(DType::kBF16), 3);
   compile_all(spec, {{{"rows", 7}, {"cols", 4104}}, DType::kF16, "causal"},
               testing::softmax_cluster_samples(DType::kF16), 6);
   compile_all(spec, {{{"rows", 7}, {"cols", 1024}}, DType::kF32, "padding"},

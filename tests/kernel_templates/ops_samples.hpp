@@ -29,8 +29,8 @@ inline std::vector<Config> rmsnorm_samples(DType dtype) {
 /// The bulk variant of rmsnorm: THREADS, STAGES, STEPS, WRITE (some STEPS leave a partial last
 /// block, some THREADS exceed a short row's vectors).
 inline std::vector<Config> rmsnorm_bulk_samples(DType) {
-  const int64_t s[][4] = {{128, 2, 1, 0}, {256, 3, 4, 1}, {512, 4, 16, 0}, {1024, 2, 8, 0},
-                          {32, 3, 3, 1},  {256, 8, 32, 1}, {64, 4, 5, 0},  {128, 3, 2, 1}};
+  const int64_t s[][4] = {{128, 2, 1, 0}, {256, 3, 4, 1},  {512, 4, 16, 0}, {1024, 2, 8, 0},
+                          {32, 3, 3, 1},  {256, 8, 32, 1}, {64, 4, 5, 0},   {128, 3, 2, 1}};
   std::vector<Config> out;
   for (const auto& c : s) {
     out.push_back({"bulk", {{"THREADS", c[0]}, {"STAGES", c[1]}, {"STEPS", c[2]}, {"WRITE", c[3]}}});

@@ -141,12 +141,12 @@ TEST(OpsSpec, RmsNormBulkNamesRulesAndPlan) {
   EXPECT_EQ(s.compile_spec(rms(5, 4096, DType::kF16), bulk_cfg(512, 4, 16, 0)).name_expressions.at(0),
             "ktune_rmsnorm_bulk<512,4,16,0,false,__half>");
   EXPECT_EQ(s.rejection(p, bulk_cfg(256, 3, 8, 1)), std::nullopt);
-  EXPECT_NE(s.rejection(p, bulk_cfg(48, 3, 8, 0)), std::nullopt);     // not a multiple of 32
-  EXPECT_NE(s.rejection(p, bulk_cfg(2048, 3, 8, 0)), std::nullopt);   // > 1024 threads
-  EXPECT_NE(s.rejection(p, bulk_cfg(256, 1, 8, 0)), std::nullopt);    // one stage
-  EXPECT_NE(s.rejection(p, bulk_cfg(256, 9, 8, 0)), std::nullopt);    // > 8 stages
-  EXPECT_NE(s.rejection(p, bulk_cfg(256, 2, 8, 1)), std::nullopt);    // bulk stores need 3 stages
-  EXPECT_NE(s.rejection(p, bulk_cfg(256, 3, 8, 2)), std::nullopt);    // WRITE 0/1
+  EXPECT_NE(s.rejection(p, bulk_cfg(48, 3, 8, 0)), std::nullopt);      // not a multiple of 32
+  EXPECT_NE(s.rejection(p, bulk_cfg(2048, 3, 8, 0)), std::nullopt);    // > 1024 threads
+  EXPECT_NE(s.rejection(p, bulk_cfg(256, 1, 8, 0)), std::nullopt);     // one stage
+  EXPECT_NE(s.rejection(p, bulk_cfg(256, 9, 8, 0)), std::nullopt);     // > 8 stages
+  EXPECT_NE(s.rejection(p, bulk_cfg(256, 2, 8, 1)), std::nullopt);     // bulk stores need 3 stages
+  EXPECT_NE(s.rejection(p, bulk_cfg(256, 3, 8, 2)), std::nullopt);     // WRITE 0/1
   EXPECT_NE(s.rejection(p, bulk_cfg(256, 3, 2000, 0)), std::nullopt);  // STEPS <= 1024
   EXPECT_NE(s.rejection(p, rms_cfg(256, 1, 8, 0)), std::nullopt);      // a rowwise config
   // A 4095-element bf16 row is 8190 bytes: not 16-byte units.
@@ -198,8 +198,8 @@ TEST(OpsSpec, SoftmaxClusterNamesRulesAndPlan) {
   EXPECT_EQ(s.rejection(p, cfg(512, 8)), std::nullopt);
   EXPECT_EQ(s.rejection(p, cfg(512, 2)).has_value(), true);  // 256 KB a block
   EXPECT_NE(s.rejection(p, cfg(48, 8)), std::nullopt);
-  EXPECT_NE(s.rejection(p, cfg(512, 9)), std::nullopt);      // past the portable cluster size
-  EXPECT_NE(s.rejection(smx(7, 4095), cfg(512, 4)), std::nullopt);  // 8190-byte rows
+  EXPECT_NE(s.rejection(p, cfg(512, 9)), std::nullopt);                 // past the portable cluster size
+  EXPECT_NE(s.rejection(smx(7, 4095), cfg(512, 4)), std::nullopt);      // 8190-byte rows
   EXPECT_NE(s.rejection(smx(70000, 1024), cfg(512, 4)), std::nullopt);  // grid.y
   EXPECT_NE(s.arch_rejection("sm_89"), std::nullopt);
   EXPECT_EQ(s.arch_rejection("sm_90"), std::nullopt);
@@ -219,7 +219,8 @@ TEST(OpsSpec, SoftmaxClusterNamesRulesAndPlan) {
   const Config online = {"rowwise", {{"THREADS", 256}, {"ROWS", 1}, {"VEC", 8}, {"ONLINE", 1}}};
   const LaunchPlan rp = rowwise.launch_plan(p, online);
   ASSERT_EQ(plan.tensors.size(), rp.tensors.size());
-  for (std::size_t i = 0; i < 7; ++i) EXPECT_EQ(plan.launches[0].args[i].kind, rp.launches[0].args[i].kind) << i;
+  for (std::size_t i = 0; i < 7; ++i)
+    EXPECT_EQ(plan.launches[0].args[i].kind, rp.launches[0].args[i].kind) << i;
   EXPECT_DOUBLE_EQ(s.work(p).min_bytes, rowwise.work(p).min_bytes);
   const Problem padded = smx(4, 4096, DType::kF16, "padding");
   EXPECT_EQ(s.launch_plan(padded, cfg(256, 4)).tensors.size(), 3u);

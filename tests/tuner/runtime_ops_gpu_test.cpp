@@ -14,14 +14,14 @@
 #include <functional>
 #include <random>
 
+#include "cache/config_cache.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
-#include "kernel_templates/spec_registry.hpp"
-#include "cache/config_cache.hpp"
 #include "harness/dtype.hpp"
 #include "kernel_templates/reference_ops.hpp"
+#include "kernel_templates/spec_registry.hpp"
 #include "ktune/ktune.hpp"
 #include "tests/tuner/gpu_test_util.hpp"
 #include "tests/tuner/loop_test_util.hpp"
@@ -189,8 +189,8 @@ TEST(RuntimeOpsGpuTuned, MisalignedCallFallsBackFromARequiredAlignment) {
   test::TempFile file("tuned.db", "");
   {
     auto db = cache::ConfigCache::open(file.path());
-    const int64_t gpu = db.upsert_gpu({info.name, info.cc_major, info.cc_minor, info.sm_count,
-                                       static_cast<int64_t>(info.memory_bytes)});
+    const int64_t gpu = db.upsert_gpu(
+        {info.name, info.cc_major, info.cc_minor, info.sm_count, static_cast<int64_t>(info.memory_bytes)});
     const int64_t run = db.begin_run({});
     const int64_t kid = db.upsert_kernel({"rmsnorm", kt::template_source_hash("rmsnorm")});
     const kt::Config config{"bulk", {{"THREADS", 128}, {"STAGES", 3}, {"STEPS", 4}, {"WRITE", 1}}};

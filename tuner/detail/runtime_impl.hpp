@@ -55,7 +55,8 @@ struct Runtime::Impl {
   std::unordered_map<tuner::detail::PlanKey, std::unique_ptr<RuntimePlan>, tuner::detail::PlanKeyHash> plans;
   /// The default config's plan of a key, built when a call's pointers miss an alignment its
   /// chosen config requires (e.g. the bulk-copy rmsnorm on a view that is not 16-byte aligned).
-  std::unordered_map<tuner::detail::PlanKey, std::unique_ptr<RuntimePlan>, tuner::detail::PlanKeyHash> fallbacks;
+  std::unordered_map<tuner::detail::PlanKey, std::unique_ptr<RuntimePlan>, tuner::detail::PlanKeyHash>
+      fallbacks;
   std::mutex build_mutex;                           ///< one cold build at a time; guards what follows
   std::map<std::string, harness::Module> modules;   ///< by compile cache key
   std::map<std::string, KernelCompiler> compilers;  ///< by kernel name
@@ -81,7 +82,8 @@ struct Runtime::Impl {
  private:
   /// Builds the plan of `key` into `plans` (the chosen config) or, with `fallback`, into
   /// `fallbacks` (the default config).
-  RuntimePlan* build(const tuner::detail::PlanKey& key, std::optional<CUstream> capturing, bool fallback = false);
+  RuntimePlan* build(const tuner::detail::PlanKey& key, std::optional<CUstream> capturing,
+                     bool fallback = false);
   /// Whether every slot `p` reads meets the alignment its config requires.
   static bool aligned(const RuntimePlan& p, std::span<const void* const> slots);
   KernelCompiler& compiler_for(const std::string& kernel);
