@@ -16,7 +16,6 @@ using ops_detail::ceil_div;
 using ops_detail::is_pow2;
 using ops_detail::u32;
 
-constexpr int64_t kMaxGridX = std::numeric_limits<int32_t>::max();  // gridDim.x limit (2^31 - 1)
 constexpr int64_t kMaxGridY = 65535;                                // gridDim.y / .z limit
 constexpr int64_t kMaxWarps = 16;  // 512 threads: beyond, 128 registers a thread is the ceiling
 constexpr int64_t kMaxStages = 6;  // deeper pipelines only add shared memory on sm_89/sm_90
@@ -121,14 +120,8 @@ std::optional<std::string> Fp8GemmSpec::rejection(const Problem& problem, const 
   if (stages < 2 || stages > kMaxStages)
     return fmt::format("STAGES={} is outside [2, {}]", stages, kMaxStages);
   if (split_k > kMaxGridY) return fmt::format("SPLIT_K={} exceeds {}", split_k, kMaxGridY);
-  if (shared_bytes(config) > kMaxSharedBytes) {
-    return fmt::format("{} bytes of shared memory exceed {} (227 KiB)", shared_bytes(config),
-                       kMaxSharedBytes);
-  }
-  if (ceil_div(problem.dim("m"), bm) * ceil_div(problem.dim("n"), bn) > kMaxGridX) {
-    return fmt::format("{} needs more than {} blocks", problem.shape_text(), kMaxGridX);
-  }
-  return std::nullopt;
+  if (auto why = ops_detail::shared_memory_rejection(shared_bytes(config))) return why;
+  return ops_detail::tile_grid_rejection(problem, bm, bn);
 }
 
 std::string Fp8GemmSpec::canonical_name(const Problem& problem, const Config& config) const {

@@ -32,9 +32,6 @@ namespace ktune::kernel_templates {
 
 class Fp8GemmSpec final : public KernelSpec {
  public:
-  /// Largest dynamic shared memory a block may opt in to on sm_89 (99 KiB on Ada) and sm_90
-  /// (227 KiB); configs above the device's own limit fail at launch as `exceeds_limits`.
-  static constexpr int64_t kMaxSharedBytes = 227 * 1024;
   /// K granularity: one 16-byte cp.async moves 16 e4m3 values of a row.
   static constexpr int64_t kKMultiple = 16;
 

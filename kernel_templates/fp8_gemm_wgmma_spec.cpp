@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <limits>
-
 #include "kernel_templates/fp8_gemm_spec.hpp"
 #include "kernel_templates/ops_spec_util.hpp"
 
@@ -11,23 +9,15 @@ namespace ktune::kernel_templates {
 namespace {
 
 using ops_detail::ceil_div;
+using ops_detail::one_of;
 using ops_detail::u32;
 
-constexpr int64_t kMaxGridX = std::numeric_limits<int32_t>::max();
 constexpr int64_t kMinStages = 2;
 constexpr int64_t kMaxStages = 8;
-constexpr int64_t kMaxSharedBytes = 227 * 1024;
 
 const Fp8GemmSpec& mma() {
   static const Fp8GemmSpec kMma;
   return kMma;
-}
-
-bool one_of(int64_t v, std::initializer_list<int64_t> values) {
-  for (int64_t x : values) {
-    if (v == x) return true;
-  }
-  return false;
 }
 
 }  // namespace
@@ -61,14 +51,8 @@ std::optional<std::string> Fp8GemmWgmmaSpec::rejection(const Problem& problem, c
     return fmt::format("STAGES={} is outside [{}, {}]", stages, kMinStages, kMaxStages);
   }
   if (config.at("SWIZZLE") < 1) return std::string("SWIZZLE must be at least 1");
-  if (shared_bytes(config) > kMaxSharedBytes) {
-    return fmt::format("{} bytes of shared memory exceed {} (227 KiB)", shared_bytes(config),
-                       kMaxSharedBytes);
-  }
-  if (ceil_div(problem.dim("m"), bm) * ceil_div(problem.dim("n"), bn) > kMaxGridX) {
-    return fmt::format("{} needs more than {} blocks", problem.shape_text(), kMaxGridX);
-  }
-  return std::nullopt;
+  if (auto why = ops_detail::shared_memory_rejection(shared_bytes(config))) return why;
+  return ops_detail::tile_grid_rejection(problem, bm, bn);
 }
 
 std::string Fp8GemmWgmmaSpec::canonical_name(const Problem& problem, const Config& config) const {

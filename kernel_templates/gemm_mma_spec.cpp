@@ -6,12 +6,12 @@
 #include <cmath>
 #include <limits>
 
+#include "kernel_templates/ops_spec_util.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {
 namespace {
 
-constexpr int64_t kMaxGridX = std::numeric_limits<int32_t>::max();  // gridDim.x limit (2^31 - 1)
 constexpr int64_t kMaxGridZ = 65535;                                // gridDim.z limit
 constexpr int64_t kMaxWarps = 16;  // 512 threads: beyond, 128 registers a thread is the ceiling
 constexpr int64_t kMaxStages = 6;  // deeper pipelines only add shared memory on sm_80/sm_90
@@ -111,14 +111,8 @@ std::optional<std::string> MmaGemmSpec::rejection(const Problem& problem, const 
     return fmt::format("STAGES={} is outside [2, {}]", stages, kMaxStages);
   if (split_k > kMaxGridZ) return fmt::format("SPLIT_K={} exceeds {}", split_k, kMaxGridZ);
   if (config.at("SPLIT_K_MODE") == 1 && split_k == 1) return "SPLIT_K_MODE=1 (atomic) needs SPLIT_K > 1";
-  if (shared_bytes(config) > kMaxSharedBytes) {
-    return fmt::format("{} bytes of shared memory exceed {} (227 KiB)", shared_bytes(config),
-                       kMaxSharedBytes);
-  }
-  if (ceil_div(problem.dim("m"), bm) * ceil_div(problem.dim("n"), bn) > kMaxGridX) {
-    return fmt::format("{} needs more than {} blocks", problem.shape_text(), kMaxGridX);
-  }
-  return std::nullopt;
+  if (auto why = ops_detail::shared_memory_rejection(shared_bytes(config))) return why;
+  return ops_detail::tile_grid_rejection(problem, bm, bn);
 }
 
 std::string MmaGemmSpec::canonical_name(const Problem& problem, const Config& config) const {

@@ -42,9 +42,6 @@ std::optional<GemmForm> parse_gemm_form(std::string_view text);
 
 class MmaGemmSpec final : public GemmSpecBase {
  public:
-  /// Largest dynamic shared memory a block may opt in to on any sm_80+ GPU (H100/H200: 227 KiB).
-  static constexpr int64_t kMaxSharedBytes = 227 * 1024;
-
   std::string_view variant() const override { return "mma"; }
   std::vector<std::string> param_names() const override;
   std::string_view source_name() const override { return "gemm_mma.cu"; }

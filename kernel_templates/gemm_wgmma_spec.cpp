@@ -5,12 +5,12 @@
 #include <limits>
 
 #include "kernel_templates/gemm_mma_spec.hpp"
+#include "kernel_templates/ops_spec_util.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {
 namespace {
 
-constexpr int64_t kMaxGridX = std::numeric_limits<int32_t>::max();  // gridDim.x limit (2^31 - 1)
 constexpr int64_t kBlockK = 64;     // one 128-byte swizzle row of 16-bit elements
 constexpr int64_t kRowBytes = 128;  // bytes of one shared-memory tile row (BLOCK_K * 2)
 constexpr int64_t kMinStages = 3;   // a stage is refilled two k tiles after it was read
@@ -23,12 +23,7 @@ constexpr int64_t kMaxSplitK = 16;        // beyond, the f32 slices cost more tr
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 const char* cpp_bool(bool b) { return b ? "true" : "false"; }
-bool one_of(int64_t v, std::initializer_list<int64_t> values) {
-  for (int64_t x : values) {
-    if (v == x) return true;
-  }
-  return false;
-}
+using ops_detail::one_of;
 
 /// The mma template's spec, whose references and work this template shares (same problems).
 const MmaGemmSpec& mma_spec() {
@@ -103,14 +98,8 @@ std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, cons
     return fmt::format("SPLIT_K={} exceeds the {} k tiles of 64 (K={}): a split would get none", split_k,
                        k_tiles, problem.dim("k"));
   }
-  if (shared_bytes(config) > kMaxSharedBytes) {
-    return fmt::format("{} bytes of shared memory exceed {} (227 KiB)", shared_bytes(config),
-                       kMaxSharedBytes);
-  }
-  if (ceil_div(problem.dim("m"), bm) * ceil_div(problem.dim("n"), bn) > kMaxGridX) {
-    return fmt::format("{} needs more than {} blocks", problem.shape_text(), kMaxGridX);
-  }
-  return std::nullopt;
+  if (auto why = ops_detail::shared_memory_rejection(shared_bytes(config))) return why;
+  return ops_detail::tile_grid_rejection(problem, bm, bn);
 }
 
 std::string WgmmaGemmSpec::canonical_name(const Problem& problem, const Config& config) const {

@@ -39,8 +39,6 @@ class WgmmaGemmSpec final : public GemmSpecBase {
   };
   explicit WgmmaGemmSpec(Pipeline pipeline = Pipeline::kCpAsync) : pipeline_(pipeline) {}
 
-  /// Largest dynamic shared memory a block may opt in to on sm_90 (H100/H200: 227 KiB).
-  static constexpr int64_t kMaxSharedBytes = 227 * 1024;
   /// Slack the kernel uses to round its shared memory up to a 1024-byte boundary (swizzle atoms).
   static constexpr int64_t kAlignSlackBytes = 1024;
 

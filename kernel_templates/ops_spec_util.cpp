@@ -61,6 +61,45 @@ std::optional<int64_t> arch_number(std::string_view arch) {
   return cc;
 }
 
+std::optional<std::string> threads_rejection(int64_t threads) {
+  if (threads < 32 || threads % 32 != 0 || threads > kMaxThreads) {
+    return fmt::format("THREADS={} is not a multiple of 32 in [32, {}]", threads, kMaxThreads);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> range_rejection(std::string_view name, int64_t v, int64_t lo, int64_t hi) {
+  if (v < lo || v > hi) return fmt::format("{}={} is outside [{}, {}]", name, v, lo, hi);
+  return std::nullopt;
+}
+
+std::optional<std::string> shared_memory_rejection(int64_t bytes) {
+  if (bytes <= kMaxSharedBytes) return std::nullopt;
+  return fmt::format("{} bytes of shared memory exceed {} (227 KiB)", bytes, kMaxSharedBytes);
+}
+
+std::optional<std::string> tile_grid_rejection(const Problem& problem, int64_t bm, int64_t bn) {
+  constexpr int64_t kMaxGridX = std::numeric_limits<int32_t>::max();
+  if (ceil_div(problem.dim("m"), bm) * ceil_div(problem.dim("n"), bn) <= kMaxGridX) return std::nullopt;
+  return fmt::format("{} needs more than {} blocks", problem.shape_text(), kMaxGridX);
+}
+
+std::optional<std::string> copy_unit_rejection(std::string_view dim, int64_t n, DType dtype) {
+  constexpr int64_t kCopyUnit = 16;
+  const int64_t bytes = n * static_cast<int64_t>(harness::size_of(dtype));
+  if (bytes % kCopyUnit == 0) return std::nullopt;
+  return fmt::format("bulk copies move {}-byte units: a row of {}={} {} is {} bytes", kCopyUnit, dim, n,
+                     harness::to_string(dtype), bytes);
+}
+
+std::optional<std::string> min_arch_rejection(std::string_view arch, int64_t min_cc, std::string_view what,
+                                              std::string_view why) {
+  const std::optional<int64_t> cc = arch_number(arch);
+  if (!cc) return fmt::format("'{}' is not an arch such as sm_90", arch);
+  if (*cc < min_cc) return fmt::format("{} needs sm_{} or newer ({}); {} lacks it", what, min_cc, why, arch);
+  return std::nullopt;
+}
+
 std::optional<std::string> vec_rejection(int64_t vec, DType dtype) {
   if (!is_pow2(vec) || vec > vec16(dtype)) {
     return fmt::format("VEC={} is not a power of two of at most {} {} elements (16 bytes)", vec, vec16(dtype),

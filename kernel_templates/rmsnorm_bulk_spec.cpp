@@ -10,11 +10,10 @@ namespace {
 
 using namespace ops_detail;
 
-/// Dynamic shared memory a block may take on sm_90 (227 KB), less the static scratch and barriers.
-constexpr int64_t kMaxSharedBytes = 232448 - 256;
+/// Dynamic shared memory a block may take: sm_90's, less the static scratch and barriers.
+constexpr int64_t kMaxDynamicBytes = kMaxSharedBytes - 256;
 constexpr int64_t kMaxStages = 8;
 constexpr int64_t kMaxSteps = 1024;
-constexpr int64_t kMinArch = 90;   // cp.async.bulk, mbarrier expect_tx
 constexpr int64_t kCopyUnit = 16;  // bulk copies move 16-byte units from 16-byte aligned addresses
 
 const RmsNormSpec& rowwise() {
@@ -36,26 +35,16 @@ int64_t RmsNormBulkSpec::shared_bytes(const Problem& problem, const Config& conf
 }
 
 std::optional<std::string> RmsNormBulkSpec::arch_rejection(std::string_view arch) const {
-  const std::optional<int64_t> cc = arch_number(arch);
-  if (!cc) return fmt::format("'{}' is not an arch such as sm_90", arch);
-  if (*cc < kMinArch) {
-    return fmt::format("the rmsnorm bulk variant needs sm_90 or newer (cp.async.bulk); {} lacks it", arch);
-  }
-  return std::nullopt;
+  return min_arch_rejection(arch, 90, "the rmsnorm bulk variant", "cp.async.bulk");
 }
 
 std::optional<std::string> RmsNormBulkSpec::rejection(const Problem& problem, const Config& config) const {
   if (auto why = rowwise().problem_rejection(problem)) return why;
   if (auto why = params_rejection(variant(), config, param_names())) return why;
-  const int64_t threads = config.at("THREADS");
-  if (threads < 32 || threads % 32 != 0 || threads > kMaxThreads) {
-    return fmt::format("THREADS={} is not a multiple of 32 in [32, {}]", threads, kMaxThreads);
-  }
+  if (auto why = threads_rejection(config.at("THREADS"))) return why;
   const int64_t stages = config.at("STAGES");
-  if (stages < 2 || stages > kMaxStages)
-    return fmt::format("STAGES={} is outside [2, {}]", stages, kMaxStages);
-  const int64_t steps = config.at("STEPS");
-  if (steps < 1 || steps > kMaxSteps) return fmt::format("STEPS={} is outside [1, {}]", steps, kMaxSteps);
+  if (auto why = range_rejection("STAGES", stages, 2, kMaxStages)) return why;
+  if (auto why = range_rejection("STEPS", config.at("STEPS"), 1, kMaxSteps)) return why;
   const int64_t write = config.at("WRITE");
   if (write > 1) return fmt::format("WRITE={} is neither 0 nor 1", write);
   if (write == 1 && stages < 3) {
@@ -64,13 +53,10 @@ std::optional<std::string> RmsNormBulkSpec::rejection(const Problem& problem, co
         "ahead (use STAGES >= 3)",
         stages);
   }
-  if (row_bytes(problem) % kCopyUnit != 0) {
-    return fmt::format("bulk copies move {}-byte units: a row of hidden={} {} is {} bytes", kCopyUnit,
-                       problem.dim("hidden"), harness::to_string(problem.dtype), row_bytes(problem));
-  }
-  if (shared_bytes(problem, config) > kMaxSharedBytes) {
+  if (auto why = copy_unit_rejection("hidden", problem.dim("hidden"), problem.dtype)) return why;
+  if (shared_bytes(problem, config) > kMaxDynamicBytes) {
     return fmt::format("STAGES={} rows of hidden={} need {} bytes of shared memory (at most {})", stages,
-                       problem.dim("hidden"), shared_bytes(problem, config), kMaxSharedBytes);
+                       problem.dim("hidden"), shared_bytes(problem, config), kMaxDynamicBytes);
   }
   return std::nullopt;
 }

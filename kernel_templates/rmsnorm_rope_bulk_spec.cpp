@@ -10,11 +10,10 @@ namespace {
 
 using namespace ops_detail;
 
-/// Dynamic shared memory a block may take on sm_90 (227 KB), less the barriers.
-constexpr int64_t kMaxSharedBytes = 232448 - 128;
+/// Dynamic shared memory a block may take: sm_90's, less the barriers.
+constexpr int64_t kMaxDynamicBytes = kMaxSharedBytes - 128;
 constexpr int64_t kMaxStages = 8;
 constexpr int64_t kMaxSteps = 1024;
-constexpr int64_t kMinArch = 90;  // cp.async.bulk, mbarrier expect_tx
 
 const RmsNormRopeSpec& headwise() {
   static const RmsNormRopeSpec kHeadwise;
@@ -32,32 +31,21 @@ int64_t RmsNormRopeBulkSpec::shared_bytes(const Problem& problem, const Config& 
 }
 
 std::optional<std::string> RmsNormRopeBulkSpec::arch_rejection(std::string_view arch) const {
-  const std::optional<int64_t> cc = arch_number(arch);
-  if (!cc) return fmt::format("'{}' is not an arch such as sm_90", arch);
-  if (*cc < kMinArch) {
-    return fmt::format("the rmsnorm_rope bulk variant needs sm_90 or newer (cp.async.bulk); {} lacks it",
-                       arch);
-  }
-  return std::nullopt;
+  return min_arch_rejection(arch, 90, "the rmsnorm_rope bulk variant", "cp.async.bulk");
 }
 
 std::optional<std::string> RmsNormRopeBulkSpec::rejection(const Problem& problem,
                                                           const Config& config) const {
   if (auto why = headwise().problem_rejection(problem)) return why;
   if (auto why = params_rejection(variant(), config, param_names())) return why;
-  const int64_t threads = config.at("THREADS");
-  if (threads < 32 || threads % 32 != 0 || threads > kMaxThreads) {
-    return fmt::format("THREADS={} is not a multiple of 32 in [32, {}]", threads, kMaxThreads);
-  }
+  if (auto why = threads_rejection(config.at("THREADS"))) return why;
   const int64_t stages = config.at("STAGES");
-  if (stages < 2 || stages > kMaxStages)
-    return fmt::format("STAGES={} is outside [2, {}]", stages, kMaxStages);
-  const int64_t steps = config.at("STEPS");
-  if (steps < 1 || steps > kMaxSteps) return fmt::format("STEPS={} is outside [1, {}]", steps, kMaxSteps);
-  if (shared_bytes(problem, config) > kMaxSharedBytes) {
+  if (auto why = range_rejection("STAGES", stages, 2, kMaxStages)) return why;
+  if (auto why = range_rejection("STEPS", config.at("STEPS"), 1, kMaxSteps)) return why;
+  if (shared_bytes(problem, config) > kMaxDynamicBytes) {
     return fmt::format("STAGES={} stages of {} heads need {} bytes of shared memory (at most {})", stages,
                        problem.dim("heads_q") + problem.dim("heads_kv"), shared_bytes(problem, config),
-                       kMaxSharedBytes);
+                       kMaxDynamicBytes);
   }
   return std::nullopt;
 }

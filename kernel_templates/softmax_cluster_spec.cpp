@@ -10,26 +10,15 @@ namespace {
 
 using namespace ops_detail;
 
-/// Dynamic shared memory a block may take on sm_90 (227 KB), less the reduction scratch of 1024
-/// threads, the partial and the pieces' barriers.
-constexpr int64_t kMaxSegmentBytes = 232448 - 512;
+/// Dynamic shared memory a block may take: sm_90's, less the reduction scratch of 1024 threads,
+/// the partial and the pieces' barriers.
+constexpr int64_t kMaxSegmentBytes = kMaxSharedBytes - 512;
 constexpr int64_t kMaxCluster = 8;  // the portable cluster size
-constexpr int64_t kMinArch = 90;    // clusters, distributed shared memory, cp.async.bulk
 constexpr int64_t kCopyUnit = 16;   // bulk copies and vector stores move 16-byte units
 
 const SoftmaxSpec& rowwise() {
   static const SoftmaxSpec kRowwise;
   return kRowwise;
-}
-
-int mask_code(const Problem& p) {
-  const SoftmaxMask m = SoftmaxSpec::mask(p);
-  return m == SoftmaxMask::kNone ? 0 : m == SoftmaxMask::kCausal ? 1 : 2;
-}
-
-std::string mode_suffix(const Problem& p) {
-  const SoftmaxMask m = SoftmaxSpec::mask(p);
-  return m == SoftmaxMask::kNone ? "" : m == SoftmaxMask::kCausal ? ".causal" : ".padding";
 }
 
 int64_t elem_bytes(const Problem& p) { return static_cast<int64_t>(harness::size_of(p.dtype)); }
@@ -46,31 +35,16 @@ int64_t SoftmaxClusterSpec::segment_bytes(const Problem& problem, const Config& 
 }
 
 std::optional<std::string> SoftmaxClusterSpec::arch_rejection(std::string_view arch) const {
-  const std::optional<int64_t> cc = arch_number(arch);
-  if (!cc) return fmt::format("'{}' is not an arch such as sm_90", arch);
-  if (*cc < kMinArch) {
-    return fmt::format(
-        "the softmax cluster variant needs sm_90 or newer (thread block clusters); {} lacks them", arch);
-  }
-  return std::nullopt;
+  return min_arch_rejection(arch, 90, "the softmax cluster variant", "thread block clusters");
 }
 
 std::optional<std::string> SoftmaxClusterSpec::rejection(const Problem& problem, const Config& config) const {
   if (auto why = rowwise().problem_rejection(problem)) return why;
   if (auto why = params_rejection(variant(), config, param_names())) return why;
-  const int64_t threads = config.at("THREADS");
-  if (threads < 32 || threads % 32 != 0 || threads > kMaxThreads) {
-    return fmt::format("THREADS={} is not a multiple of 32 in [32, {}]", threads, kMaxThreads);
-  }
+  if (auto why = threads_rejection(config.at("THREADS"))) return why;
   const int64_t cluster = config.at("CLUSTER");
-  if (cluster < 1 || cluster > kMaxCluster) {
-    return fmt::format("CLUSTER={} is outside [1, {}] (the portable cluster size)", cluster, kMaxCluster);
-  }
-  const int64_t row_bytes = problem.dim("cols") * elem_bytes(problem);
-  if (row_bytes % kCopyUnit != 0) {
-    return fmt::format("bulk copies move {}-byte units: a row of cols={} {} is {} bytes", kCopyUnit,
-                       problem.dim("cols"), harness::to_string(problem.dtype), row_bytes);
-  }
+  if (auto why = range_rejection("CLUSTER", cluster, 1, kMaxCluster)) return why;  // the portable size
+  if (auto why = copy_unit_rejection("cols", problem.dim("cols"), problem.dtype)) return why;
   if (segment_bytes(problem, config) > kMaxSegmentBytes) {
     return fmt::format("CLUSTER={} leaves {} bytes of cols={} a block (at most {}): use a larger cluster",
                        cluster, segment_bytes(problem, config), problem.dim("cols"), kMaxSegmentBytes);
@@ -82,8 +56,8 @@ std::optional<std::string> SoftmaxClusterSpec::rejection(const Problem& problem,
 }
 
 std::string SoftmaxClusterSpec::canonical_name(const Problem& problem, const Config& config) const {
-  return fmt::format("softmax.{}{}.cluster.t{}.c{}", harness::to_string(problem.dtype), mode_suffix(problem),
-                     config.at("THREADS"), config.at("CLUSTER"));
+  return fmt::format("{}.cluster.t{}.c{}", SoftmaxSpec::name_prefix(problem), config.at("THREADS"),
+                     config.at("CLUSTER"));
 }
 
 CompileSpec SoftmaxClusterSpec::compile_spec(const Problem& problem, const Config& config) const {
@@ -91,7 +65,7 @@ CompileSpec SoftmaxClusterSpec::compile_spec(const Problem& problem, const Confi
   CompileSpec spec;
   spec.source_name = std::string(source_name());
   spec.name_expressions = {fmt::format("ktune_softmax_cluster<{},{},{},{}>", config.at("THREADS"),
-                                       config.at("CLUSTER"), mask_code(problem),
+                                       config.at("CLUSTER"), SoftmaxSpec::mask_code(problem),
                                        harness::cuda_type_name(problem.dtype))};
   spec.options = {"-std=c++17"};
   return spec;

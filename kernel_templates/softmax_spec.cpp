@@ -17,8 +17,6 @@ const std::vector<std::string>& modes() {
   return kModes;
 }
 
-int mask_code(SoftmaxMask m) { return m == SoftmaxMask::kNone ? 0 : m == SoftmaxMask::kCausal ? 1 : 2; }
-
 /// Dynamic shared memory the staged row may take: sm_90's 227 KB (232448 bytes) a block, static
 /// and dynamic together, less the reduction scratch of up to 1024 threads (32 floats).
 constexpr int64_t kMaxStagedBytes = 232448 - 128;
@@ -26,7 +24,7 @@ constexpr int64_t kMaxStagedBytes = 232448 - 128;
 constexpr int64_t kMaxSplit = 64;
 
 std::string type_args(const Problem& p, const Config& c) {
-  return fmt::format("{},{},{},{}", c.at("THREADS"), c.at("VEC"), mask_code(SoftmaxSpec::mask(p)),
+  return fmt::format("{},{},{},{}", c.at("THREADS"), c.at("VEC"), SoftmaxSpec::mask_code(p),
                      harness::cuda_type_name(p.dtype));
 }
 
@@ -72,6 +70,16 @@ int64_t SoftmaxSpec::segment(int64_t cols, const Config& config) {
 
 int64_t SoftmaxSpec::staged_bytes(const Problem& problem) {
   return ceil_div(problem.dim("cols") * static_cast<int64_t>(harness::size_of(problem.dtype)), 16) * 16;
+}
+
+int SoftmaxSpec::mask_code(const Problem& problem) {
+  const SoftmaxMask m = mask(problem);
+  return m == SoftmaxMask::kNone ? 0 : m == SoftmaxMask::kCausal ? 1 : 2;
+}
+
+std::string SoftmaxSpec::name_prefix(const Problem& problem) {
+  const std::string mode = parse_mode(problem.layout, modes()).value_or(problem.layout);
+  return fmt::format("softmax.{}{}{}", harness::to_string(problem.dtype), mode.empty() ? "" : ".", mode);
 }
 
 std::vector<TensorSpec> SoftmaxSpec::tensors(const Problem& problem) {
@@ -140,11 +148,9 @@ std::optional<std::string> SoftmaxSpec::rejection(const Problem& problem, const 
 }
 
 std::string SoftmaxSpec::canonical_name(const Problem& problem, const Config& config) const {
-  const std::string mode = parse_mode(problem.layout, modes()).value_or(problem.layout);
   const bool has_split = config.params.contains("SPLIT");
-  return fmt::format("softmax.{}{}{}.t{}.r{}.v{}.on{}{}", harness::to_string(problem.dtype),
-                     mode.empty() ? "" : ".", mode, config.at("THREADS"), config.at("ROWS"), config.at("VEC"),
-                     config.at("ONLINE"), has_split ? fmt::format(".s{}", split(config)) : "");
+  return fmt::format("{}.t{}.r{}.v{}.on{}{}", name_prefix(problem), config.at("THREADS"), config.at("ROWS"),
+                     config.at("VEC"), config.at("ONLINE"), has_split ? fmt::format(".s{}", split(config)) : "");
 }
 
 CompileSpec SoftmaxSpec::compile_spec(const Problem& problem, const Config& config) const {
@@ -163,7 +169,7 @@ CompileSpec SoftmaxSpec::compile_spec(const Problem& problem, const Config& conf
   }
   const int64_t c = config.at("ONLINE") == 1 ? 0 : chunks(problem.dim("cols"), config);
   spec.name_expressions = {fmt::format("ktune_softmax<{},{},{},{},{},{}>", config.at("THREADS"),
-                                       config.at("ROWS"), config.at("VEC"), c, mask_code(mask(problem)),
+                                       config.at("ROWS"), config.at("VEC"), c, mask_code(problem),
                                        harness::cuda_type_name(problem.dtype))};
   return spec;
 }
@@ -232,7 +238,7 @@ ReferenceSpec SoftmaxSpec::reference(const Problem& problem) const {
   ReferenceSpec r;
   r.compile.source_name = "softmax_reference.cu";
   const std::string expr = fmt::format("ktune_softmax_reference<{},{}>",
-                                       harness::cuda_type_name(problem.dtype), mask_code(mask(problem)));
+                                       harness::cuda_type_name(problem.dtype), mask_code(problem));
   r.compile.name_expressions = {expr};
   r.compile.options = {"-std=c++17"};
   r.plan.tensors.push_back({"x", TensorRole::kInput, problem.dtype, n});

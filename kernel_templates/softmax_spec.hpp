@@ -65,6 +65,10 @@ class SoftmaxSpec final : public KernelSpec {
   /// Dynamic shared memory of the staged mode: cols * sizeof(T) rounded up to 16 bytes.
   static int64_t staged_bytes(const Problem& problem);
 
+  /// The MASK template argument of every softmax kernel: 0 none, 1 causal, 2 padding.
+  static int mask_code(const Problem& problem);
+  /// `softmax.<dtype>[.causal|.padding]`, the start of every softmax config's name.
+  static std::string name_prefix(const Problem& problem);
   /// Why `problem` is outside softmax (dimensions, dtype, mode), whatever the config; the cluster
   /// variant (softmax_cluster_spec.hpp) shares it.
   std::optional<std::string> problem_rejection(const Problem& problem) const;

@@ -198,21 +198,22 @@ RuntimePlan* Runtime::Impl::build(const PlanKey& key, std::optional<CUstream> ca
   return out;
 }
 
-bool Runtime::Impl::aligned(const RuntimePlan& p, std::span<const void* const> slots) {
+int Runtime::Impl::misaligned_slot(const RuntimePlan& p, std::span<const void* const> slots) {
   const auto& need = p.launcher.slot_align;
   for (std::size_t i = 0; i < slots.size() && i < need.size(); ++i) {
     if (need[i] > 0 && reinterpret_cast<uintptr_t>(slots[i]) % static_cast<uintptr_t>(need[i]) != 0)
-      return false;
+      return static_cast<int>(i);
   }
-  return true;
+  return -1;
 }
 
-const RuntimePlan& Runtime::Impl::plan(const PlanKey& key, std::optional<CUstream> capturing) {
+const RuntimePlan& Runtime::Impl::plan(const PlanKey& key, std::optional<CUstream> capturing, bool fallback) {
   {
     std::shared_lock lock(map_mutex);
-    if (auto it = plans.find(key); it != plans.end()) return *it->second;
+    const auto& map = fallback ? fallbacks : plans;
+    if (auto it = map.find(key); it != map.end()) return *it->second;
   }
-  return *build(key, capturing);
+  return *build(key, capturing, fallback);
 }
 
 void Runtime::Impl::run(const PlanKey& key, std::span<const void* const> slots,
@@ -220,14 +221,13 @@ void Runtime::Impl::run(const PlanKey& key, std::span<const void* const> slots,
                         Stream stream) {
   const CUstream s = reinterpret_cast<CUstream>(stream);
   const RuntimePlan* chosen = &plan(key, s);
-  if (!aligned(*chosen, slots)) {
-    // The chosen config requires an alignment these pointers miss: serve the call with the
-    // default config (checked below like any plan; an error names what it requires).
-    std::shared_lock lock(map_mutex);
-    auto it = fallbacks.find(key);
-    chosen = it != fallbacks.end() ? it->second.get() : nullptr;
+  int misaligned = misaligned_slot(*chosen, slots);
+  if (misaligned >= 0) {
+    // The chosen config requires an alignment these pointers miss: the default config serves the
+    // call (an alignment it requires too is the error below).
+    chosen = &plan(key, s, true);
+    misaligned = misaligned_slot(*chosen, slots);
   }
-  if (chosen == nullptr) chosen = build(key, s, true);
   const RuntimePlan& p = *chosen;
   const auto& l = p.launcher;
   if (slots.size() > kMaxSlots || slots.size() != l.slot_used.size())
@@ -242,14 +242,14 @@ void Runtime::Impl::run(const PlanKey& key, std::span<const void* const> slots,
           fmt::format("{}: config {} reads {}, which is null", tuner::detail::binding_of(key.op).kernel,
                       p.info.config_name, tuner::detail::binding_of(key.op).slots[i]));
     }
-    if (l.slot_align[i] > 0 &&
-        reinterpret_cast<uintptr_t>(slots[i]) % static_cast<uintptr_t>(l.slot_align[i]) != 0) {
-      throw Error(ErrorKind::kBadInput,
-                  fmt::format("{}: config {} requires {} aligned to {} bytes; {} is not",
-                              tuner::detail::binding_of(key.op).kernel, p.info.config_name,
-                              tuner::detail::binding_of(key.op).slots[i], l.slot_align[i], slots[i]));
-    }
     ptrs[i] = reinterpret_cast<CUdeviceptr>(slots[i]);
+  }
+  if (misaligned >= 0) {
+    const auto i = static_cast<std::size_t>(misaligned);
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("{}: config {} requires {} aligned to {} bytes; {} is not",
+                            tuner::detail::binding_of(key.op).kernel, p.info.config_name,
+                            tuner::detail::binding_of(key.op).slots[i], l.slot_align[i], slots[i]));
   }
   CUdeviceptr ws = p.own_workspace;
   if (workspace != nullptr) {

@@ -68,9 +68,10 @@ struct Runtime::Impl {
   /// modules belong to this device's primary context).
   void ensure_context() const;
 
-  /// The plan of `key`, built on first use. `capturing`: the caller's stream, checked for capture
-  /// before a build (absent for prepare).
-  const RuntimePlan& plan(const tuner::detail::PlanKey& key, std::optional<CUstream> capturing);
+  /// The plan of `key` (with `fallback`: its default config's plan), built on first use.
+  /// `capturing`: the caller's stream, checked for capture before a build (absent for prepare).
+  const RuntimePlan& plan(const tuner::detail::PlanKey& key, std::optional<CUstream> capturing,
+                          bool fallback = false);
 
   /// The hot path of every operator: the plan of `key`, a null check of every slot the plan
   /// reads, the alignment the config requires (when a pointer misses it: the default config's
@@ -84,8 +85,8 @@ struct Runtime::Impl {
   /// `fallbacks` (the default config).
   RuntimePlan* build(const tuner::detail::PlanKey& key, std::optional<CUstream> capturing,
                      bool fallback = false);
-  /// Whether every slot `p` reads meets the alignment its config requires.
-  static bool aligned(const RuntimePlan& p, std::span<const void* const> slots);
+  /// The first slot whose pointer misses an alignment `p`'s config requires, or -1.
+  static int misaligned_slot(const RuntimePlan& p, std::span<const void* const> slots);
   KernelCompiler& compiler_for(const std::string& kernel);
 };
 
