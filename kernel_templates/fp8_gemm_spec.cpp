@@ -16,11 +16,11 @@ using ops_detail::ceil_div;
 using ops_detail::is_pow2;
 using ops_detail::u32;
 
-constexpr int64_t kMaxGridY = 65535;                                // gridDim.y / .z limit
-constexpr int64_t kMaxWarps = 16;  // 512 threads: beyond, 128 registers a thread is the ceiling
-constexpr int64_t kMaxStages = 6;  // deeper pipelines only add shared memory on sm_89/sm_90
-constexpr int64_t kMinArch = 89;   // mma.sync m16n8k32 .e4m3 (PTX ISA 8.4)
-constexpr int64_t kRefTile = 16;   // fp8_gemm_reference.cu's 16 x 16 blocks
+constexpr int64_t kMaxGridY = 65535;  // gridDim.y / .z limit
+constexpr int64_t kMaxWarps = 16;     // 512 threads: beyond, 128 registers a thread is the ceiling
+constexpr int64_t kMaxStages = 6;     // deeper pipelines only add shared memory on sm_89/sm_90
+constexpr int64_t kMinArch = 89;      // mma.sync m16n8k32 .e4m3 (PTX ISA 8.4)
+constexpr int64_t kRefTile = 16;      // fp8_gemm_reference.cu's 16 x 16 blocks
 constexpr int64_t kFinishThreads = 256;
 // Enough 256-thread blocks to fill 132 SMs (H200) 8 times over; the kernel strides beyond that.
 constexpr int64_t kMaxFinishBlocks = 132 * 8 * 8;

@@ -12,9 +12,9 @@
 namespace ktune::kernel_templates {
 namespace {
 
-constexpr int64_t kMaxGridZ = 65535;                                // gridDim.z limit
-constexpr int64_t kMaxWarps = 16;  // 512 threads: beyond, 128 registers a thread is the ceiling
-constexpr int64_t kMaxStages = 6;  // deeper pipelines only add shared memory on sm_80/sm_90
+constexpr int64_t kMaxGridZ = 65535;  // gridDim.z limit
+constexpr int64_t kMaxWarps = 16;     // 512 threads: beyond, 128 registers a thread is the ceiling
+constexpr int64_t kMaxStages = 6;     // deeper pipelines only add shared memory on sm_80/sm_90
 constexpr int64_t kFinishThreads = 256;
 // Enough 256-thread blocks to fill 132 SMs (H200) 8 times over; the kernels stride beyond that.
 constexpr int64_t kMaxFinishBlocks = 132 * 8 * 8;

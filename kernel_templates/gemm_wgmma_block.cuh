@@ -40,8 +40,8 @@ struct BlockWork {
 };
 
 /// This block's work: grouped order over the tiles (blockIdx.x), split z = blockIdx.z of
-/// gridDim.z taking ceil(k tiles / splits) k tiles.
-template <int BM, int BN, int SWIZZLE>
+/// gridDim.z taking ceil(k tiles / splits) k tiles of TILE_K elements.
+template <int BM, int BN, int SWIZZLE, int TILE_K = kBlockK>
 __device__ __forceinline__ BlockWork block_work(int M, int N, int K) {
   BlockWork w;
   int tm = 0;
@@ -49,7 +49,7 @@ __device__ __forceinline__ BlockWork block_work(int M, int N, int K) {
   block_coords<SWIZZLE>(static_cast<int>(blockIdx.x), (M + BM - 1) / BM, (N + BN - 1) / BN, tm, tn);
   w.m0 = tm * BM;
   w.n0 = tn * BN;
-  const int all_tiles = (K + kBlockK - 1) / kBlockK;
+  const int all_tiles = (K + TILE_K - 1) / TILE_K;
   w.splits = static_cast<int>(gridDim.z);
   const int per_split = (all_tiles + w.splits - 1) / w.splits;
   w.t_begin = static_cast<int>(blockIdx.z) * per_split;

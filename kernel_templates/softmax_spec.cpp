@@ -150,7 +150,8 @@ std::optional<std::string> SoftmaxSpec::rejection(const Problem& problem, const 
 std::string SoftmaxSpec::canonical_name(const Problem& problem, const Config& config) const {
   const bool has_split = config.params.contains("SPLIT");
   return fmt::format("{}.t{}.r{}.v{}.on{}{}", name_prefix(problem), config.at("THREADS"), config.at("ROWS"),
-                     config.at("VEC"), config.at("ONLINE"), has_split ? fmt::format(".s{}", split(config)) : "");
+                     config.at("VEC"), config.at("ONLINE"),
+                     has_split ? fmt::format(".s{}", split(config)) : "");
 }
 
 CompileSpec SoftmaxSpec::compile_spec(const Problem& problem, const Config& config) const {
