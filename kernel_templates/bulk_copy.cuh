@@ -44,7 +44,9 @@ __device__ __forceinline__ void bulk_wait_read() {
 }
 
 /// Waits until every bulk group of this thread has completed (its writes are done).
-__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_all() {
+  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
 
 /// Orders this thread's ordinary writes to shared memory before later bulk copies that read them.
 __device__ __forceinline__ void async_proxy_fence() {

@@ -26,7 +26,6 @@
 
 namespace ktune_fp8 {
 
-
 /// d += a * b for one 16x8x32 tile of e4m3 values, f32 accumulation.
 __device__ __forceinline__ void mma_16832(float (&d)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
   asm volatile(
@@ -73,7 +72,6 @@ __device__ __forceinline__ void b_to_f16(unsigned b0, unsigned b1, unsigned (&ou
   out[3] = e4m3x2_to_f16x2(static_cast<unsigned short>(b1 >> 16));
 }
 
-
 __device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
 }
@@ -81,8 +79,8 @@ __device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int sr
 /// Copies a ROWS x CPR-chunk tile of a row-major byte matrix (`ld` bytes a row) into swizzled shared
 /// memory: row r, chunk c from (row0 + r, col0 + 16c), zero beyond (rows, cols).
 template <int ROWS, int CPR, int THREADS, typename Sw>
-__device__ __forceinline__ void load_rows(unsigned dst, const unsigned char* __restrict__ src, int row0, int col0,
-                                          int rows, int cols, int ld, int tid) {
+__device__ __forceinline__ void load_rows(unsigned dst, const unsigned char* __restrict__ src, int row0,
+                                          int col0, int rows, int cols, int ld, int tid) {
   constexpr int kChunks = ROWS * CPR;
 #pragma unroll
   for (int i = 0; i < (kChunks + THREADS - 1) / THREADS; ++i) {
@@ -102,8 +100,8 @@ __device__ __forceinline__ void load_rows(unsigned dst, const unsigned char* __r
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLIT_K, int SWIZZLE, bool ROWCOL>
 __global__ void __launch_bounds__(WM* WN * 32)
     ktune_fp8_gemm(const unsigned char* __restrict__ A, const unsigned char* __restrict__ B,
-                   const float* __restrict__ a_scale, const float* __restrict__ b_scale, __nv_bfloat16* __restrict__ C,
-                   float* __restrict__ workspace, int M, int N, int K) {
+                   const float* __restrict__ a_scale, const float* __restrict__ b_scale,
+                   __nv_bfloat16* __restrict__ C, float* __restrict__ workspace, int M, int N, int K) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 890
   static_assert(BM < 0 && BM >= 0, "fp8_gemm needs sm_89 or newer (mma.sync m16n8k32 e4m3)");
 #else

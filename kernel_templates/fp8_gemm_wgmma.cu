@@ -26,8 +26,9 @@
 template <int BM, int BN, int STAGES, int SWIZZLE, bool ROWCOL>
 __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     ktune_fp8_gemm_wgmma(const __grid_constant__ ktune_tma::TensorMap tmap_a,
-                         const __grid_constant__ ktune_tma::TensorMap tmap_b, const float* __restrict__ a_scale,
-                         const float* __restrict__ b_scale, __nv_bfloat16* __restrict__ C, int M, int N, int K) {
+                         const __grid_constant__ ktune_tma::TensorMap tmap_b,
+                         const float* __restrict__ a_scale, const float* __restrict__ b_scale,
+                         __nv_bfloat16* __restrict__ C, int M, int N, int K) {
   using namespace ktune_wgmma;
   using Pipeline = TmaPipeline<BM, BN, STAGES>;
   constexpr int kAcc = BN / 2;

@@ -24,11 +24,11 @@
 // epilogue, to workspace[z][M][N]; ktune_gemm_splitk_reduce or, with an epilogue,
 // ktune_gemm_mma_finish (compiled from this source too) sums the splits in order: deterministic.
 // It fills the SMs when M and N give few tiles (M = 512 with N = 1024: 32 tiles of 128x128).
+#include "gemm_mma_epilogue.cuh"
+#include "gemm_splitk_reduce.cuh"
 #include "gemm_wgmma_block.cuh"
 #include "gemm_wgmma_layout.cuh"
 #include "gemm_wgmma_ops.cuh"
-#include "gemm_mma_epilogue.cuh"
-#include "gemm_splitk_reduce.cuh"
 #include "ktune_device.cuh"
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -160,5 +160,6 @@ __global__ void __launch_bounds__(BM / 64 * 128, 1)
   wgmma_wait<0>();
   ktune_dev::cp_async_wait<0>();
 
-  store_accumulators<BIAS, SILU>(acc, C, workspace, bias, M, N, m0 + wg * kWarpgroupRows, n0, wt, work.splits);
+  store_accumulators<BIAS, SILU>(acc, C, workspace, bias, M, N, m0 + wg * kWarpgroupRows, n0, wt,
+                                 work.splits);
 }

@@ -18,7 +18,6 @@
 #include "gemm_wgmma_tma_pipeline.cuh"
 #include "ktune_device.cuh"
 
-
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #error "gemm_wgmma_tma.cu needs sm_90a (wgmma.mma_async, TMA): compile with --gpu-architecture=sm_90a"
 #endif

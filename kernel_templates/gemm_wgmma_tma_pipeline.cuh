@@ -53,8 +53,9 @@ struct TmaPipeline {
 
   /// The producer (one thread): k tiles t_begin .. t_begin + k_tiles of the block's rows m0.. of A
   /// and n0.. of B, a tile `tile_cols` elements wide.
-  __device__ __forceinline__ void produce(const ktune_tma::TensorMap& map_a, const ktune_tma::TensorMap& map_b,
-                                          int m0, int n0, int t_begin, int k_tiles, int tile_cols) const {
+  __device__ __forceinline__ void produce(const ktune_tma::TensorMap& map_a,
+                                          const ktune_tma::TensorMap& map_b, int m0, int n0, int t_begin,
+                                          int k_tiles, int tile_cols) const {
 #pragma unroll 1
     for (int u = 0; u < k_tiles; ++u) {
       const int s = u % STAGES;

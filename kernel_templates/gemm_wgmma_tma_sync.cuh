@@ -25,10 +25,11 @@ using ktune_async::mbar_wait;
 
 /// Loads the box of `map` whose first element is (row, col) into shared memory at `dst`, in the
 /// map's swizzle; elements outside the tensor read as zero; the box's bytes complete on `bar`.
-__device__ __forceinline__ void tma_load_2d(unsigned dst, const TensorMap& map, int col, int row, unsigned bar) {
+__device__ __forceinline__ void tma_load_2d(unsigned dst, const TensorMap& map, int col, int row,
+                                            unsigned bar) {
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::
-          "r"(dst),
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
+      "[%4];\n" ::"r"(dst),
       "l"(reinterpret_cast<unsigned long long>(&map)), "r"(col), "r"(row), "r"(bar)
       : "memory");
 }

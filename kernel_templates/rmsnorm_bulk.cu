@@ -21,18 +21,19 @@
 
 template <int THREADS, int STAGES, int STEPS, int WRITE, bool RESIDUAL, typename T>
 __global__ void __launch_bounds__(THREADS)
-    ktune_rmsnorm_bulk(const T* x, const T* residual, const T* __restrict__ w, T* y, T* residual_out, int rows,
-                       int hidden, float eps) {
+    ktune_rmsnorm_bulk(const T* x, const T* residual, const T* __restrict__ w, T* y, T* residual_out,
+                       int rows, int hidden, float eps) {
   using namespace ktune_ops;
   using namespace ktune_async;
   constexpr int kVec = 16 / static_cast<int>(sizeof(T));
   constexpr int kInputs = RESIDUAL ? 2 : 1;
   static_assert(THREADS % 32 == 0 && THREADS <= 1024, "THREADS a multiple of 32, at most 1024");
-  static_assert(STAGES >= 2 && STEPS >= 1 && (WRITE == 0 || WRITE == 1), "STAGES >= 2, STEPS >= 1, WRITE 0|1");
+  static_assert(STAGES >= 2 && STEPS >= 1 && (WRITE == 0 || WRITE == 1),
+                "STAGES >= 2, STEPS >= 1, WRITE 0|1");
   using Vec = Packed<T, kVec>;
   __shared__ float scratch[THREADS / 32];
   __shared__ __align__(8) unsigned long long bars[STAGES + 1];  // a stage's row landed; w landed
-  KTUNE_OPS_DYNAMIC_SMEM(smem);                                  // w | stage 0 inputs | stage 1 ...
+  KTUNE_OPS_DYNAMIC_SMEM(smem);                                 // w | stage 0 inputs | stage 1 ...
 
   const int t = static_cast<int>(threadIdx.x);
   const int vecs = hidden / kVec;

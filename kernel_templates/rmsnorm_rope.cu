@@ -51,7 +51,6 @@ struct RopeItem {
   }
 };
 
-
 /// OCC > 0: __launch_bounds__ asks ptxas to fit OCC threads an SM (OCC / threads blocks), which caps
 /// the registers a thread at about 65536 / OCC: more blocks an SM, so more bytes in flight, at the
 /// cost of the compiler's scheduling freedom (or spills). OCC 0 asks nothing (minimum blocks 0).
@@ -89,8 +88,8 @@ __global__ void __launch_bounds__(LANES* HEADS, OCC / (LANES * HEADS))
   unsigned pos[ITEMS];
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
-    const RopeItem<HEAD_DIM, T> it(first + static_cast<unsigned>(j * HEADS), q, k, q_out, k_out, tokens, heads_q,
-                                   heads_kv);
+    const RopeItem<HEAD_DIM, T> it(first + static_cast<unsigned>(j * HEADS), q, k, q_out, k_out, tokens,
+                                   heads_q, heads_kv);
     pos[j] = it.active ? static_cast<unsigned>(positions[it.token]) % static_cast<unsigned>(max_pos) : 0u;
     const int limit = it.active ? VEC : 0;
 #pragma unroll
@@ -114,8 +113,8 @@ __global__ void __launch_bounds__(LANES* HEADS, OCC / (LANES * HEADS))
 
 #pragma unroll
   for (int j = 0; j < ITEMS; ++j) {
-    const RopeItem<HEAD_DIM, T> it(first + static_cast<unsigned>(j * HEADS), q, k, q_out, k_out, tokens, heads_q,
-                                   heads_kv);
+    const RopeItem<HEAD_DIM, T> it(first + static_cast<unsigned>(j * HEADS), q, k, q_out, k_out, tokens,
+                                   heads_q, heads_kv);
     const int limit = it.active ? VEC : 0;
     const T* wt = it.is_q ? q_weight : k_weight;
     float ss = 0.0f;

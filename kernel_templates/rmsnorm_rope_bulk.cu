@@ -21,9 +21,10 @@
 
 template <int HEAD_DIM, int THREADS, int STAGES, int STEPS, bool GPTJ, typename T>
 __global__ void __launch_bounds__(THREADS)
-    ktune_rmsnorm_rope_bulk(const T* q, const T* k, const T* __restrict__ q_weight, const T* __restrict__ k_weight,
-                            const float* __restrict__ cos_sin, const int* __restrict__ positions, T* q_out,
-                            T* k_out, int tokens, int heads_q, int heads_kv, int max_pos, float eps) {
+    ktune_rmsnorm_rope_bulk(const T* q, const T* k, const T* __restrict__ q_weight,
+                            const T* __restrict__ k_weight, const float* __restrict__ cos_sin,
+                            const int* __restrict__ positions, T* q_out, T* k_out, int tokens, int heads_q,
+                            int heads_kv, int max_pos, float eps) {
   using namespace ktune_ops;
   using namespace ktune_async;
   constexpr int kVec = 16 / static_cast<int>(sizeof(T));
@@ -62,9 +63,10 @@ __global__ void __launch_bounds__(THREADS)
     unsigned char* st = stage(s);
     mbar_arrive_expect_tx(bar, stage_bytes);
     bulk_load(shared_address(st), q + static_cast<size_t>(token) * heads_q * HEAD_DIM, q_bytes, bar);
-    bulk_load(shared_address(st + q_bytes), k + static_cast<size_t>(token) * heads_kv * HEAD_DIM, k_bytes, bar);
-    bulk_load(shared_address(st + q_bytes + k_bytes), cos_sin + static_cast<size_t>(pos) * HEAD_DIM, table_bytes,
+    bulk_load(shared_address(st + q_bytes), k + static_cast<size_t>(token) * heads_kv * HEAD_DIM, k_bytes,
               bar);
+    bulk_load(shared_address(st + q_bytes + k_bytes), cos_sin + static_cast<size_t>(pos) * HEAD_DIM,
+              table_bytes, bar);
   };
 
   if (t == 0) {

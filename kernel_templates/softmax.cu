@@ -27,7 +27,6 @@ namespace ktune_softmax_detail {
 /// sizeof(T) bytes in flight a thread: 64 bytes for 16-byte vectors).
 constexpr int kUnroll = 4;
 
-
 /// Running (max, sum of exp2(t - max)) of thread t over the vectors at columns begin + (j * THREADS +
 /// t) * VEC below `end` of the row `xr` (t = x * k); columns at or past n read as -inf. Loads
 /// kUnroll vectors ahead of their math. m stays -inf (and s 0) when the thread saw no valid column.

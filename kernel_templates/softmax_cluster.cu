@@ -26,8 +26,8 @@ constexpr int kSoftmaxClusterMaxPieces = 29;
 
 template <int THREADS, int CLUSTER, int MASK, typename T>
 __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS)
-    ktune_softmax_cluster(const T* __restrict__ x, T* __restrict__ y, const int* __restrict__ lengths, int rows,
-                          int cols, float scale, int row_offset, int seg) {
+    ktune_softmax_cluster(const T* __restrict__ x, T* __restrict__ y, const int* __restrict__ lengths,
+                          int rows, int cols, float scale, int row_offset, int seg) {
   using namespace ktune_ops;
   using namespace ktune_async;
   constexpr int kVec = 16 / static_cast<int>(sizeof(T));
@@ -39,7 +39,7 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS)
   __shared__ float scratch[THREADS / 32];
   __shared__ float partial[2];  // this block's (max, sum), read by the cluster
   __shared__ __align__(8) unsigned long long landed[kSoftmaxClusterMaxPieces];  // a piece's bytes arrived
-  KTUNE_OPS_DYNAMIC_SMEM(smem);  // the segment's columns as T
+  KTUNE_OPS_DYNAMIC_SMEM(smem);                                                 // the segment's columns as T
 
   const int t = static_cast<int>(threadIdx.x);
   const int row = static_cast<int>(blockIdx.y);
@@ -47,7 +47,7 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(THREADS)
   const int end = max(begin, min(begin + seg, cols));  // a segment past the row is empty
   const int n = ktune_softmax_detail::valid_prefix<MASK>(row, rows, cols, lengths, row_offset);
   const int valid = max(begin, min(end, n)) - begin;  // valid columns: [begin, begin + valid)
-  const int vecs = (valid + kVec - 1) / kVec;          // whole 16-byte vectors to load (within the segment)
+  const int vecs = (valid + kVec - 1) / kVec;         // whole 16-byte vectors to load (within the segment)
   const int pieces = (vecs + kPieceVecs - 1) / kPieceVecs;
   const size_t base = static_cast<size_t>(row) * static_cast<size_t>(cols);
   const unsigned bar0 = shared_address(landed);
