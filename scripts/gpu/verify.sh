@@ -1,0 +1,375 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2054  # commas inside arguments (shapes, filters) are meant
+# verify.sh: ktune's GPU verification in one device call.
+#
+# Runs on the GPU machine, from the repository root, with the Release executables packed into
+# .devbin/ (executables at the top, their shared libraries in .devbin/lib; docs/gpu-verification.md
+# says how to pack them and how to call this script through the device tool). It runs the parts
+# asked for, never stops the whole run because one part failed, skips an executable that is not
+# in .devbin/ with a line saying so, stops starting new parts when the time budget is spent,
+# prints a short table last, and packs everything it wrote into ONE archive (DIR/verify.tgz) next
+# to the table (DIR/summary.txt).
+#
+# usage: scripts/gpu/verify.sh [--suites LIST|all|none] [--gtest-filter PATTERN] [--examples]
+#          [--benches LIST|all|none] [--sweep PRESET] [--side-by-side] [--repeat N]
+#          [--budget-s S] [--out DIR] [--keep-db] [--commit HASH] [--gemm-m LIST] [--fp8-m LIST]
+#          [--ops-filter TEXT]...
+#
+#   --suites LIST     gpu test executables, comma-separated short names (smoke, measure, kernels,
+#                     tcgemm, wgmma, fp8, ops, attn, loop, bench) or full names; "all" (default)
+#                     is every known suite plus any other ktune_*gpu* executable in .devbin/
+#   --gtest-filter P  passed to every suite as --gtest_filter=P
+#   --examples        run ktune_gemm_example and ktune_ops_example
+#   --benches LIST    comma-separated, "all" or "none" (default):
+#                       gemm      ktune_gemm_bench: bf16 GEMM family vs cuBLASLt (docs/perf/gemm.md)
+#                       fp8       ktune_fp8_bench: fp8 GEMM vs cuBLASLt fp8 (docs/perf/gemm.md)
+#                       ops       ktune_ops_bench --wide, clean and dirty flush (docs/perf/operators.md)
+#                       attn      ktune_attn_bench: decode attention (docs/perf/operators.md)
+#                       protocol  ktune bench on the copy kernel: bandwidth, spread, CUPTI
+#                                 agreement, cost per candidate (docs/perf/measurement.md)
+#                       tuning    one gemm decode shape's whole space exhaustively, the search
+#                                 strategies against it, the decode shapes vs cuBLAS
+#                                 (docs/perf/tuning.md)
+#                       seeds     budget-16 sweeps of the sm_90 templates' kernels through the
+#                                 worker (docs/perf/tuning.md)
+#                       lookup    ktune_bench_cache and ktune_bench_runtime (docs/perf/cache-lookup.md)
+#                       counters  CUPTI counters of the bench winners (gemm, rmsnorm, rope, softmax)
+#   --sweep PRESET    ktune tune --preset PRESET into a fresh database, then a Markdown report
+#   --side-by-side    ktune's operators next to torch's (tests/kernel_templates/ops_torch_baseline.py,
+#                     same flush), and the gemm/fp8 benches of this run next to cuBLASLt:
+#                     side-by-side.md (add --benches gemm,fp8 for the cuBLASLt rows)
+#   --repeat N        run each bench (and the side-by-side timings) N times (default 1)
+#   --budget-s S      total seconds for the whole call (default 540); a part that cannot start
+#                     with at least 20 s left is skipped with a message
+#   --out DIR         where to write (default $OUT, the device tool's folder)
+#   --keep-db         keep the databases in the archive (they hold cubins: tens of MB)
+#   --commit HASH     the commit the binaries were built from, written into the table (the device
+#                     gets the working tree without .git)
+#   --gemm-m LIST     token counts of the gemm bench (default 1,16,128,512,2048,4096)
+#   --fp8-m LIST      token counts of the fp8 bench (default 1,16,128,1024,4096)
+#   --ops-filter T    replaces the ops bench's default size filters (repeatable)
+#
+# Example (device tool, carry [".devbin"]):
+#   scripts/gpu/verify.sh --suites all --examples --benches gemm,fp8,ops --sweep quick --side-by-side
+set -u -o pipefail
+
+usage() { sed -n '/^# usage:/,/^# Example/p' "$0" | sed 's/^# \{0,1\}//' | sed '$d'; }
+
+SUITES=all GTEST_FILTER="" EXAMPLES=0 BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
+DIR=${OUT:-} KEEP_DB=0 COMMIT="" GEMM_M=1,16,128,512,2048,4096 FP8_M=1,16,128,1024,4096
+OPS_FILTERS=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --suites) SUITES=${2:?}; shift 2 ;;
+    --gtest-filter) GTEST_FILTER=${2:?}; shift 2 ;;
+    --examples) EXAMPLES=1; shift ;;
+    --benches) BENCHES=${2:?}; shift 2 ;;
+    --sweep) SWEEP=${2:?}; shift 2 ;;
+    --side-by-side) SIDE=1; shift ;;
+    --repeat) REPEAT=${2:?}; shift 2 ;;
+    --budget-s) BUDGET=${2:?}; shift 2 ;;
+    --out) DIR=${2:?}; shift 2 ;;
+    --keep-db) KEEP_DB=1; shift ;;
+    --commit) COMMIT=${2:?}; shift 2 ;;
+    --gemm-m) GEMM_M=${2:?}; shift 2 ;;
+    --fp8-m) FP8_M=${2:?}; shift 2 ;;
+    --ops-filter) OPS_FILTERS+=(--filter "${2:?}"); shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "verify.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+done
+[ -n "$DIR" ] || { echo "verify.sh: no output folder: pass --out DIR or set OUT" >&2; exit 2; }
+[[ $REPEAT =~ ^[1-9][0-9]*$ ]] || { echo "verify.sh: --repeat takes a positive integer" >&2; exit 2; }
+[[ $BUDGET =~ ^[0-9]+$ ]] || { echo "verify.sh: --budget-s takes seconds" >&2; exit 2; }
+[ -d .devbin ] || { echo "verify.sh: no .devbin/ here: run from the repository root, carrying .devbin" >&2; exit 2; }
+[ ${#OPS_FILTERS[@]} -gt 0 ] || OPS_FILTERS=(--filter hidden=8192 --filter rows=4096,hidden=4096 --filter tokens=16384
+  --filter tokens=4096 --filter cols=32768 --filter cols=262144 --filter m=16384 --filter rows=1, --filter rows=128,)
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+BIN=$PWD/.devbin
+export LD_LIBRARY_PATH="$BIN/lib:${LD_LIBRARY_PATH:-}"
+export KTUNE_BIN="$BIN/ktune" KTUNE_CONFIGS_DIR="$PWD/configs" KTUNE_SOURCE_DIR="$PWD" KTUNE_NO_PROGRESS=1
+mkdir -p "$DIR"
+R=$DIR/verify          # everything goes here, then into verify.tgz
+rm -rf "$R"; mkdir -p "$R"
+SUMMARY=$DIR/summary.txt
+START=$(date +%s)
+RESERVE=15             # seconds kept for packing at the end
+: > "$R/parts.tsv"     # part  status  passed  failed  skipped  seconds
+
+say() { echo "verify: $*" | tee -a "$R/verify.log" >&2; }
+left() { echo $(( BUDGET - RESERVE - ($(date +%s) - START) )); }
+# budget PART MAX: prints the timeout for PART (at most MAX), or nothing when too little time is left.
+budget() {
+  local l; l=$(left)
+  if [ "$l" -lt 20 ]; then say "$1: skipped, the time budget is spent ($(( $(date +%s) - START )) s of $BUDGET)"; \
+    printf '%s\tskipped (budget)\t-\t-\t-\t0\n' "$1" >> "$R/parts.tsv"; return 1; fi
+  echo $(( l < $2 ? l : $2 ))
+}
+have() {  # have PART EXECUTABLE: true when .devbin has it, else records it as missing
+  if [ -x "$BIN/$2" ]; then return 0; fi
+  say "$1: skipped, .devbin/$2 is missing"
+  printf '%s\tmissing\t-\t-\t-\t0\n' "$1" >> "$R/parts.tsv"; return 1
+}
+record() {  # record PART RC SECONDS [LOG]: one line of the table; gtest counts when LOG is a gtest log
+  local part=$1 rc=$2 secs=$3 log=${4:-} p=- f=- s=- status=ok
+  if [ -n "$log" ] && [ -f "$log" ]; then
+    p=$(grep -aoE '^\[  PASSED  \] [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+$' || true)
+    f=$(grep -aoE '^\[  FAILED  \] [0-9]+ tests?,' "$log" | tail -1 | grep -oE '[0-9]+' || true)
+    s=$(grep -aoE '^\[  SKIPPED \] [0-9]+ tests?,' "$log" | tail -1 | grep -oE '[0-9]+' || true)
+    p=${p:-0} f=${f:-0} s=${s:-0}
+  fi
+  case $rc in
+    0) status=ok ;;
+    124|137) status="TIMEOUT" ;;
+    *) status="FAILED (exit $rc)" ;;
+  esac
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$part" "$status" "$p" "$f" "$s" "$secs" >> "$R/parts.tsv"
+  say "$part: $status in ${secs} s${log:+ (passed $p, failed $f, skipped $s)}"
+}
+run_part() {  # run_part PART MAX_S LOG CMD...: runs CMD under the budget, output to LOG
+  local part=$1 max=$2 log=$3; shift 3
+  local t; t=$(budget "$part" "$max") || return 0
+  local t0; t0=$(date +%s)
+  timeout -k 5 "$t" "$@" > "$log" 2>&1
+  local rc=$?
+  record "$part" "$rc" $(( $(date +%s) - t0 ))
+}
+
+# --- the machine ---------------------------------------------------------------------------------
+{ echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
+    --format=csv,noheader 2>&1 | head -1)"
+  echo "commit: ${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+  echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"; } > "$R/machine.txt"
+if [ -x "$BIN/ktune" ]; then "$BIN/ktune" devices --json > "$R/devices.json" 2> "$R/devices.err"; fi
+say "budget ${BUDGET} s; output in $R"
+
+# --- gpu test suites -----------------------------------------------------------------------------
+KNOWN_SUITES="smoke measure kernels tcgemm wgmma fp8 ops attn loop bench"
+suite_exe() { case $1 in ktune_*) echo "$1" ;; smoke) echo ktune_gpu_smoke ;; *) echo "ktune_$1_gpu_tests" ;; esac; }
+suite_list=()
+case $SUITES in
+  none) ;;
+  all)
+    for s in $KNOWN_SUITES; do suite_list+=("$(suite_exe "$s")"); done
+    for x in "$BIN"/ktune_*gpu*; do
+      [ -x "$x" ] || continue
+      n=$(basename "$x"); [[ " ${suite_list[*]} " == *" $n "* ]] || suite_list+=("$n")
+    done ;;
+  *) IFS=, read -r -a names <<< "$SUITES"; for s in "${names[@]}"; do suite_list+=("$(suite_exe "$s")"); done ;;
+esac
+mkdir -p "$R/suites"
+for exe in "${suite_list[@]}"; do
+  have "$exe" "$exe" || continue
+  t=$(budget "$exe" 300) || continue
+  t0=$(date +%s)
+  timeout -k 5 "$t" "$BIN/$exe" ${GTEST_FILTER:+--gtest_filter="$GTEST_FILTER"} \
+    --gtest_output="json:$R/suites/$exe.json" > "$R/suites/$exe.log" 2>&1
+  record "$exe" $? $(( $(date +%s) - t0 )) "$R/suites/$exe.log"
+done
+
+# --- examples ------------------------------------------------------------------------------------
+if [ "$EXAMPLES" = 1 ]; then
+  mkdir -p "$R/examples"
+  for ex in ktune_gemm_example ktune_ops_example; do
+    have "$ex" "$ex" || continue
+    run_part "$ex" 60 "$R/examples/$ex.log" "$BIN/$ex" --db "$R/examples/$ex.db"
+  done
+fi
+
+# --- benches -------------------------------------------------------------------------------------
+bench_gemm() {  # $1: output folder
+  have gemm-bench ktune_gemm_bench || return 0
+  run_part gemm-bench 240 "$1/gemm.txt" "$BIN/ktune_gemm_bench" --m "$GEMM_M" \
+    --layers q_proj,k_proj,gate_up_proj,down_proj --verbose --csv "$1/gemm.csv"
+}
+bench_fp8() {
+  have fp8-bench ktune_fp8_bench || return 0
+  run_part fp8-bench 180 "$1/fp8.txt" "$BIN/ktune_fp8_bench" --m "$FP8_M" --verbose --csv "$1/fp8.csv"
+}
+bench_ops() {
+  have ops-bench ktune_ops_bench || return 0
+  for f in clean dirty; do
+    run_part "ops-bench-$f" 150 "$1/ops-$f.txt" "$BIN/ktune_ops_bench" --wide --verbose --flush "$f" \
+      "${OPS_FILTERS[@]}" --csv "$1/ops-$f.csv"
+  done
+}
+bench_attn() {
+  have attn-bench ktune_attn_bench || return 0
+  run_part attn-bench 150 "$1/attn.txt" "$BIN/ktune_attn_bench" --csv "$1/attn.csv"
+}
+kbench() {  # kbench FOLDER NAME ARGS...: one `ktune bench --json` into FOLDER/NAME.json
+  local d=$1 name=$2; shift 2
+  local t; t=$(budget "protocol:$name" 60) || return 0
+  echo "+ ktune bench $*" >> "$d/bench.log"
+  timeout -k 5 "$t" "$BIN/ktune" bench --json "$@" > "$d/$name.json" 2>> "$d/bench.log" \
+    || echo "  (exit $? for $name)" >> "$d/bench.log"
+}
+bench_protocol() {
+  have protocol ktune || return 0
+  local d=$1/protocol t0; mkdir -p "$d"; t0=$(date +%s)
+  for n in 1048576 16777216 67108864 268435456 536870912; do
+    kbench "$d" "copy_n$n" --kernel copy --shape n=$n --dtype f32
+  done
+  kbench "$d" copy_n536870912_u8 --kernel copy --shape n=536870912 --dtype f32 --config '{"unroll":8}'
+  kbench "$d" copy_bf16_n268435456 --kernel copy --shape n=268435456 --dtype bf16
+  for i in 1 2 3 4 5; do kbench "$d" "repeat_$i" --kernel copy --shape n=67108864 --dtype f32; done
+  kbench "$d" activity_1ms --kernel copy --shape n=536870912 --dtype f32 --activity-timer
+  kbench "$d" activity_40us --kernel copy --shape n=16777216 --dtype f32 --activity-timer
+  kbench "$d" counters_4g --kernel copy --shape n=1073741824 --dtype f32 --counters --max-time-ms 300
+  kbench "$d" cost_20us --kernel copy --shape n=11534336 --dtype f32 --config '{"unroll":8}' --baseline default
+  kbench "$d" cost_1ms --kernel copy --shape n=536870912 --dtype f32 --config '{"unroll":8}' --baseline default
+  python3 "$HERE/verify_tables.py" protocol "$d" > "$d/summary.md" 2>> "$d/bench.log"
+  record protocol $? $(( $(date +%s) - t0 ))
+}
+ktune_tune() {  # ktune_tune FOLDER NAME DB MAX_S ARGS...: one `ktune tune --json`, wall seconds in NAME.wall
+  local d=$1 name=$2 db=$3 max=$4; shift 4
+  local t; t=$(budget "tune:$name" "$max") || return 1
+  echo "+ ktune tune --db $db $*" >> "$d/tune.log"
+  local t0; t0=$(date +%s.%N)
+  timeout -k 5 "$t" "$BIN/ktune" tune --json --db "$db" "$@" > "$d/$name.json" 2>> "$d/tune.log" \
+    || echo "  (exit $? for $name)" >> "$d/tune.log"
+  awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }' > "$d/$name.wall"
+}
+bench_tuning() {
+  have tuning ktune || return 0
+  local d=$1/tuning t0 shape=m=16,n=4096,k=4096 space=$HERE/gemm_decode_space.toml arch configs
+  mkdir -p "$d"; t0=$(date +%s)
+  arch=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d=d.get("devices",d); d=d[0] if isinstance(d,list) else d; print(d.get("arch","sm_90"))' "$R/devices.json" 2>/dev/null || echo sm_90)
+  "$BIN/ktune" tune --json --db "$d/count.db" --kernel gemm --space "$space" --shape "$shape" --dtype bf16 \
+    --compile-only --arch "$arch" --budget 1 > "$d/count.json" 2>> "$d/tune.log"
+  configs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["keys"][0]["candidates"])' "$d/count.json" 2>/dev/null || echo 0)
+  say "tuning: gemm $shape bf16 has $configs configs in $(basename "$space") ($arch)"
+  if [ "$configs" -le 0 ] || [ "$configs" -gt 1500 ]; then
+    say "tuning: $configs configs is not a sweep to run exhaustively in one call; skipped"
+    record tuning 2 $(( $(date +%s) - t0 )); return 0
+  fi
+  local exh=(--kernel gemm --space "$space" --shape "$shape" --dtype bf16 --max-time-ms 100)
+  ktune_tune "$d" exhaustive_cold "$d/sweep.db" 150 "${exh[@]}" --strategy exhaustive --budget 0 || true
+  ktune_tune "$d" exhaustive_warm "$d/sweep.db" 120 "${exh[@]}" --strategy exhaustive --budget 0 --retune || true
+  for s in random halving model; do
+    cp "$d/sweep.db" "$d/$s.db" 2>/dev/null  # a warm compile cache; --retune measures everything again
+    ktune_tune "$d" "strategy_$s" "$d/$s.db" 60 "${exh[@]}" --strategy $s --budget 40 --retune || true
+  done
+  for m in 1 16; do
+    for layer in "n=4096,k=4096" "n=14336,k=4096" "n=4096,k=14336"; do
+      local tag=m${m}_${layer//[=,]/_}
+      ktune_tune "$d" "decode_$tag" "$d/sweep.db" 60 --kernel gemm --shape "m=$m,$layer" --dtype bf16 --budget 32 --max-time-ms 100 || continue
+      timeout 60 "$BIN/ktune" bench --json --kernel gemm --shape "m=$m,$layer" --dtype bf16 --best --baseline cublas \
+        --db "$d/sweep.db" > "$d/cublas_$tag.json" 2>> "$d/tune.log"
+    done
+  done
+  python3 "$HERE/verify_tables.py" tuning "$d" "$shape" bf16 "$configs" "$space" > "$d/summary.md" 2>> "$d/tune.log"
+  record tuning $? $(( $(date +%s) - t0 ))
+}
+bench_seeds() {
+  have seeds ktune || return 0
+  local d=$1/seeds t0; mkdir -p "$d"; t0=$(date +%s)
+  ktune_tune "$d" rmsnorm "$d/tune.db" 90 --kernel rmsnorm --shape rows=16384,hidden=8192 --dtype bf16 --budget 16
+  ktune_tune "$d" rope "$d/tune.db" 90 --kernel rmsnorm_rope --shape tokens=16384,heads_q=32,heads_kv=8,head_dim=128 \
+    --dtype bf16 --layout neox --budget 16
+  ktune_tune "$d" softmax "$d/tune.db" 90 --kernel softmax --shape rows=256,cols=262144 --dtype bf16 --budget 16
+  ktune_tune "$d" fp8 "$d/tune.db" 90 --kernel fp8_gemm --shape m=4096,n=4096,k=4096 --dtype fp8e4m3 --layout nt --budget 16
+  ktune_tune "$d" fp8-1024 "$d/tune.db" 90 --kernel fp8_gemm --shape m=1024,n=28672,k=4096 --dtype fp8e4m3 --layout nt --budget 16
+  python3 "$HERE/verify_tables.py" winners "$d" > "$d/summary.md" 2>> "$d/tune.log"
+  record seeds $? $(( $(date +%s) - t0 ))
+}
+bench_lookup() {
+  if have lookup-bench ktune_bench_cache; then
+    KTUNE_BENCH_DB=$1/lookup.db run_part lookup-bench 120 "$1/bench_cache.txt" "$BIN/ktune_bench_cache" \
+      --benchmark_min_time=0.5 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+  fi
+  if have runtime-bench ktune_bench_runtime; then
+    run_part runtime-bench 60 "$1/bench_runtime.txt" "$BIN/ktune_bench_runtime"
+  fi
+}
+# CUPTI metric sets: memory-bound kernels and GEMMs, each with a second set of issue-stall reasons.
+MEM="dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,lts__t_sectors_srcunit_tex_op_read.sum,gpu__time_duration.sum"
+MMA="sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex_op_read.sum,lts__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum,gpu__time_duration.sum"
+STALL="smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_drain_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__inst_executed.sum"
+bench_counters() {
+  have counters ktune || return 0
+  local d=$1/counters t0; mkdir -p "$d"; t0=$(date +%s)
+  ctr() {  # ctr NAME METRICS KTUNE-BENCH-ARGS...
+    local name=$1 set=$2; shift 2
+    local t; t=$(budget "counters:$name" 60) || return 0
+    timeout -k 5 "$t" "$BIN/ktune" bench "$@" --counters --metrics "$set" --json > "$d/$name.json" 2> "$d/$name.err"
+    echo "$name rc=$?" >> "$d/counters.log"
+  }
+  local g=(--kernel gemm --shape m=4096,n=4096,k=4096 --dtype bf16 --baseline cublas
+    --config '{"template":"wgmma_tma","params":{"BLOCK_M":128,"BLOCK_N":256,"BLOCK_K":64,"STAGES":4,"SPLIT_K":1,"SWIZZLE":8}}')
+  ctr gemm-wgmma_tma-4096-mma "$MMA" "${g[@]}"; ctr gemm-wgmma_tma-4096-stall "$STALL" "${g[@]}"
+  local rn=(--kernel rmsnorm --shape rows=16384,hidden=8192 --dtype bf16
+    --config '{"template":"bulk","params":{"THREADS":256,"STAGES":3,"STEPS":4,"WRITE":1}}')
+  ctr rmsnorm-bulk-mem "$MEM" "${rn[@]}"; ctr rmsnorm-bulk-stall "$STALL" "${rn[@]}"
+  local rp=(--kernel rmsnorm_rope --shape tokens=16384,heads_q=32,heads_kv=8,head_dim=128 --dtype bf16 --layout neox
+    --config '{"template":"bulk","params":{"THREADS":256,"STAGES":2,"STEPS":4}}')
+  ctr rope-bulk-mem "$MEM" "${rp[@]}"; ctr rope-bulk-stall "$STALL" "${rp[@]}"
+  local sc=(--kernel softmax --shape rows=64,cols=262144 --dtype bf16
+    --config '{"template":"cluster","params":{"THREADS":256,"CLUSTER":8}}')
+  ctr softmax-cluster-mem "$MEM" "${sc[@]}"; ctr softmax-cluster-stall "$STALL" "${sc[@]}"
+  record counters 0 $(( $(date +%s) - t0 ))
+}
+
+ALL_BENCHES="gemm fp8 ops attn protocol tuning seeds lookup counters"
+case $BENCHES in none) bench_list=() ;; all) read -r -a bench_list <<< "$ALL_BENCHES" ;;
+  *) IFS=, read -r -a bench_list <<< "$BENCHES" ;; esac
+for b in "${bench_list[@]}"; do
+  [[ " $ALL_BENCHES " == *" $b "* ]] || { say "bench '$b': unknown (known: $ALL_BENCHES); skipped"; continue; }
+done
+for i in $(seq 1 "$REPEAT"); do
+  d=$R/benches; [ "$REPEAT" -gt 1 ] && d=$R/benches/run$i
+  mkdir -p "$d"
+  for b in "${bench_list[@]}"; do
+    [[ " $ALL_BENCHES " == *" $b "* ]] && "bench_$b" "$d"
+  done
+done
+
+# --- a tuning sweep of a preset, and its report --------------------------------------------------
+if [ -n "$SWEEP" ] && have "sweep:$SWEEP" ktune; then
+  mkdir -p "$R/sweep"
+  run_part "sweep:$SWEEP" 300 "$R/sweep/tune.log" "$BIN/ktune" tune --preset "$SWEEP" --db "$R/sweep/sweep.db" --json
+  # the JSON document went to the log together with stderr; the report is the readable result
+  "$BIN/ktune" report --db "$R/sweep/sweep.db" --format md --out "$R/sweep/report.md" > "$R/sweep/report.log" 2>&1
+  record "report:$SWEEP" $? 0
+fi
+
+# --- side by side: torch, cuBLASLt -----------------------------------------------------------------
+if [ "$SIDE" = 1 ]; then
+  mkdir -p "$R/side"
+  TORCH_SIZES=(--filter rows=1,hidden=4096 --filter rows=128,hidden=4096 --filter rows=4096,hidden=4096
+    --filter rows=16384,hidden=8192 --filter rows=4096,cols=32768 --filter rows=64,cols=262144
+    --filter m=128,i=14336 --filter m=16384,i=14336)
+  for i in $(seq 1 "$REPEAT"); do
+    for f in clean dirty; do
+      if have "side:ops-$f" ktune_ops_bench; then
+        run_part "side:ops-$f" 150 "$R/side/ops-$f-$i.txt" "$BIN/ktune_ops_bench" --wide --flush "$f" \
+          "${TORCH_SIZES[@]}" --csv "$R/side/ops-$f-$i.csv"
+      fi
+      if python3 -c 'import torch' 2> /dev/null; then
+        run_part "side:torch-$f" 120 "$R/side/torch-$f-$i.txt" python3 tests/kernel_templates/ops_torch_baseline.py --flush "$f"
+      else
+        say "side:torch-$f: skipped, python3 has no torch here"
+      fi
+    done
+  done
+  python3 "$HERE/verify_tables.py" side-by-side "$R" > "$R/side-by-side.md" 2> "$R/side/table.err"
+  record side-by-side $? 0
+fi
+
+# --- the table, and one archive --------------------------------------------------------------------
+{
+  echo "ktune GPU verification"; cat "$R/machine.txt"
+  echo "wall: $(( $(date +%s) - START )) s of a ${BUDGET} s budget"
+  printf '%-34s %-18s %7s %7s %7s %6s\n' part status passed failed skipped sec
+  while IFS=$'\t' read -r part status p f s secs; do
+    printf '%-34s %-18s %7s %7s %7s %6s\n' "$part" "$status" "$p" "$f" "$s" "$secs"
+  done < "$R/parts.tsv"
+  bad=$(awk -F'\t' '$2 !~ /^(ok|missing|skipped)/' "$R/parts.tsv" | wc -l)
+  echo "parts not ok: $bad"
+} > "$SUMMARY"
+cp "$SUMMARY" "$R/summary.txt"
+[ "$KEEP_DB" = 1 ] || find "$R" \( -name '*.db' -o -name '*.db-wal' -o -name '*.db-shm' \) -exec rm -f {} +
+tar czf "$DIR/verify.tgz" -C "$DIR" verify && rm -rf "$R"
+cat "$SUMMARY"
+echo "archive: $DIR/verify.tgz ($(du -h "$DIR/verify.tgz" | cut -f1))"
