@@ -236,8 +236,9 @@ bench_tuning() {
   local d=$1/tuning t0 shape=m=16,n=4096,k=4096 space=$HERE/gemm_decode_space.toml arch configs
   mkdir -p "$d"; t0=$(date +%s)
   arch=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d=d.get("devices",d); d=d[0] if isinstance(d,list) else d; print(d.get("arch","sm_90"))' "$R/devices.json" 2>/dev/null || echo sm_90)
-  "$BIN/ktune" tune --json --db "$d/count.db" --kernel gemm --space "$space" --shape "$shape" --dtype bf16 \
-    --compile-only --arch "$arch" --budget 1 > "$d/count.json" 2>> "$d/tune.log"
+  local t; t=$(budget tuning 120) || return 0
+  timeout -k 5 "$t" "$BIN/ktune" tune --json --db "$d/count.db" --kernel gemm --space "$space" --shape "$shape" \
+    --dtype bf16 --compile-only --arch "$arch" --budget 1 > "$d/count.json" 2>> "$d/tune.log"
   configs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["keys"][0]["candidates"])' "$d/count.json" 2>/dev/null || echo 0)
   say "tuning: gemm $shape bf16 has $configs configs in $(basename "$space") ($arch)"
   if [ "$configs" -le 0 ] || [ "$configs" -gt 1500 ]; then
@@ -255,8 +256,9 @@ bench_tuning() {
     for layer in "n=4096,k=4096" "n=14336,k=4096" "n=4096,k=14336"; do
       local tag=m${m}_${layer//[=,]/_}
       ktune_tune "$d" "decode_$tag" "$d/sweep.db" 60 --kernel gemm --shape "m=$m,$layer" --dtype bf16 --budget 32 --max-time-ms 100 || continue
-      timeout 60 "$BIN/ktune" bench --json --kernel gemm --shape "m=$m,$layer" --dtype bf16 --best --baseline cublas \
-        --db "$d/sweep.db" > "$d/cublas_$tag.json" 2>> "$d/tune.log"
+      t=$(budget "tuning:cublas_$tag" 60) || continue
+      timeout -k 5 "$t" "$BIN/ktune" bench --json --kernel gemm --shape "m=$m,$layer" --dtype bf16 --best \
+        --baseline cublas --db "$d/sweep.db" > "$d/cublas_$tag.json" 2>> "$d/tune.log"
     done
   done
   python3 "$HERE/verify_tables.py" tuning "$d" "$shape" bf16 "$configs" "$space" > "$d/summary.md" 2>> "$d/tune.log"
