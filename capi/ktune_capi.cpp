@@ -14,9 +14,11 @@
 
 #include "cache/config_cache.hpp"
 #include "cache/shape.hpp"
+#include "core/c_abi_guard.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "ktune/error.hpp"
 #include "ktune/ktune.h"
+#include "ktune/version.h"
 
 struct ktune_db {
   ktune::cache::ConfigCache cache;
@@ -26,45 +28,11 @@ namespace {
 
 thread_local std::string t_last_error;
 
-int fail(int code, std::string message) noexcept {
-  try {
-    t_last_error = std::move(message);
-  } catch (...) {
-    t_last_error.clear();  // out of memory for the message itself; the code still says what failed
-  }
-  return code;
-}
+int fail(int code, std::string message) noexcept { return ktune::c_abi::fail(t_last_error, code, std::move(message)); }
 
-int code_of(ktune::ErrorKind kind) {
-  switch (kind) {
-    case ktune::ErrorKind::kBadInput:
-      return KTUNE_ERR_BAD_INPUT;
-    case ktune::ErrorKind::kNotFound:
-      return KTUNE_ERR_NOT_FOUND;
-    case ktune::ErrorKind::kRuntime:
-    case ktune::ErrorKind::kNoDevice:
-      break;
-  }
-  return KTUNE_ERR_RUNTIME;
-}
-
-/// Runs `body` (which returns a KTUNE_* code), mapping every exception to a code and a message.
 template <typename Body>
 int guarded(Body&& body) noexcept {
-  t_last_error.clear();
-  try {
-    return body();
-  } catch (const ktune::Error& e) {
-    std::string message = e.what();
-    if (!e.detail().empty()) message += "\n" + e.detail();
-    return fail(code_of(e.kind()), std::move(message));
-  } catch (const std::bad_alloc&) {
-    return fail(KTUNE_ERR_RUNTIME, "out of memory");
-  } catch (const std::exception& e) {
-    return fail(KTUNE_ERR_RUNTIME, e.what());
-  } catch (...) {
-    return fail(KTUNE_ERR_RUNTIME, "unknown error");
-  }
+  return ktune::c_abi::guarded(t_last_error, std::forward<Body>(body));
 }
 
 /// The GPU to look up: `gpu` when given, else the database's only GPU.

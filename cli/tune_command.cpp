@@ -26,7 +26,7 @@
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 #include "tuner/arch_limits.hpp"
-#include "tuner/cache_compile_store.hpp"
+#include "runtime/cache_compile_store.hpp"
 #include "tuner/candidate_measurer.hpp"
 #include "tuner/cublas_baseline_measurer.hpp"
 #include "tuner/device_limits.hpp"
@@ -265,7 +265,7 @@ void run_tune(const TuneArgs& a) {
   int compile_hits = 0;
   int compile_misses = 0;
   for (Job& job : jobs) {
-    tuner::CacheCompileStore store(db, job.kernel,
+    runtime::CacheCompileStore store(db, job.kernel,
                                    sources.hash(kernel_templates::kernel_source_files(job.kernel)));
     harness::NvrtcCompiler compiler(&store);
     tuner::LoopDeps deps{[&compiler](const harness::CompileRequest& r) { return compiler.compile(r); },

@@ -1,6 +1,7 @@
 # ktune_warnings(target): the project's warning set.
 function(ktune_warnings target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
+    -Wno-missing-field-initializers)  # GCC 12 flags designated initializers that leave fields at their defaults
 endfunction()
 
 # ktune_add_gtest(NAME name LABEL unit|nvrtc|gpu|e2e SOURCES ... LIBS ...)

@@ -36,13 +36,13 @@ float from_bf16(uint16_t h) {
   return f;
 }
 
-const char* source_name(ktune::GemmPlanInfo::Source s) {
+const char* source_name(ktune::PlanInfo::Source s) {
   switch (s) {
-    case ktune::GemmPlanInfo::Source::kTuned:
+    case ktune::PlanInfo::Source::kTuned:
       return "tuned for this shape";
-    case ktune::GemmPlanInfo::Source::kNearest:
+    case ktune::PlanInfo::Source::kNearest:
       return "nearest tuned shape";
-    case ktune::GemmPlanInfo::Source::kDefault:
+    case ktune::PlanInfo::Source::kDefault:
       return "default config (shape not tuned)";
   }
   return "?";
@@ -65,7 +65,8 @@ int main(int argc, char** argv) {
   const int64_t k = dims.size() == 3 ? dims[2] : 4096;
   try {
     ktune::Runtime rt(options);
-    const ktune::GemmPlanInfo info = rt.prepare_gemm(m, n, k, ktune::DType::kBF16, ktune::Layout::kNT);
+    ktune::GemmArgs args{.m = m, .n = n, .k = k, .dtype = ktune::DType::kBF16, .layout = ktune::Layout::kNT};
+    const ktune::PlanInfo info = rt.prepare(args);
     std::printf("%s: gemm m=%lld n=%lld k=%lld bf16 nt -> %s (%s", rt.gpu_name().c_str(),
                 static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
                 info.config_name.c_str(), source_name(info.source));
@@ -83,8 +84,10 @@ int main(int argc, char** argv) {
     ktune::harness::DeviceBuffer dc(static_cast<size_t>(m * n) * 2);
     dc.fill_u8(0xFF);  // NaN everywhere: an element the kernel skips cannot pass the check
 
-    rt.gemm(reinterpret_cast<const void*>(da.get()), reinterpret_cast<const void*>(db.get()),
-            reinterpret_cast<void*>(dc.get()), m, n, k, ktune::DType::kBF16, ktune::Layout::kNT, nullptr);
+    args.a = reinterpret_cast<const void*>(da.get());
+    args.b = reinterpret_cast<const void*>(db.get());
+    args.c = reinterpret_cast<void*>(dc.get());
+    rt.gemm(args, nullptr);
     const auto c = dc.download_as<uint16_t>(static_cast<size_t>(m * n));  // synchronous: waits for the stream
 
     double worst = 0;

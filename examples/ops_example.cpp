@@ -63,25 +63,36 @@ int main(int argc, char** argv) {
     ktune::Runtime rt(options);
     const ktune::DType f32 = ktune::DType::kF32;
     // Before capture: look-up, module load, workspace, for exactly these keys.
-    const ktune::PlanInfo norm = rt.prepare_rmsnorm(tokens, kHidden, f32, /*residual=*/true);
-    const ktune::PlanInfo act = rt.prepare_swiglu(tokens, kInter, f32);
-    std::printf("%s: rmsnorm -> %s, swiglu -> %s\n", rt.gpu_name().c_str(), norm.config_name.c_str(),
-                act.config_name.c_str());
-
     const auto x = random_values(tokens * kHidden, 1), res = random_values(tokens * kHidden, 2),
                w = random_values(kHidden, 3), gu = random_values(tokens * 2 * kInter, 4);
     auto dx = kh::DeviceBuffer::from_host<float>(x), dres = kh::DeviceBuffer::from_host<float>(res),
          dw = kh::DeviceBuffer::from_host<float>(w), dgu = kh::DeviceBuffer::from_host<float>(gu);
     kh::DeviceBuffer dy(x.size() * 4), dout(tokens * kInter * 4);
     auto ptr = [](const kh::DeviceBuffer& b) { return reinterpret_cast<void*>(b.get()); };
+    // The residual add fused into the norm, in place (residual_out = residual).
+    const ktune::RmsNormArgs norm_args{.x = ptr(dx),
+                                       .residual = ptr(dres),
+                                       .w = ptr(dw),
+                                       .y = ptr(dy),
+                                       .residual_out = ptr(dres),
+                                       .rows = tokens,
+                                       .hidden = kHidden,
+                                       .eps = kEps,
+                                       .dtype = f32};
+    const ktune::SwigluArgs act_args{.x = ptr(dgu), .out = ptr(dout), .m = tokens, .i = kInter, .dtype = f32};
+    // Before capture: look-up, module load, workspace, for exactly these keys.
+    const ktune::PlanInfo norm = rt.prepare(norm_args);
+    const ktune::PlanInfo act = rt.prepare(act_args);
+    std::printf("%s: rmsnorm -> %s, swiglu -> %s\n", rt.gpu_name().c_str(), norm.config_name.c_str(),
+                act.config_name.c_str());
 
     const auto& d = kh::driver();
     CUstream stream = nullptr;
     KTUNE_CU_CHECK(d.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
     const auto s = reinterpret_cast<ktune::Stream>(stream);
     KTUNE_CU_CHECK(d.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
-    rt.rmsnorm_residual(ptr(dx), ptr(dres), ptr(dw), ptr(dy), ptr(dres), tokens, kHidden, kEps, f32, s);
-    rt.swiglu(ptr(dgu), ptr(dout), tokens, kInter, f32, s);
+    rt.rmsnorm(norm_args, s);
+    rt.swiglu(act_args, s);
     CUgraph graph = nullptr;
     KTUNE_CU_CHECK(d.cuStreamEndCapture(stream, &graph));
     CUgraphExec exec = nullptr;

@@ -9,7 +9,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libsqlite3-dev sqlite3 libfmt-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libtomlplusplus-dev libmuparser-dev libxxhash-dev
-  libcpp-httplib-dev libjs-chart.js python3
+  libcpp-httplib-dev libjs-chart.js python3 python3-pytest python3-setuptools python3-pip binutils
 )
 if [[ "${1:-}" == "--with-browser" ]]; then
   packages+=(chromium)

@@ -8,6 +8,7 @@
 
 #include <cuda.h>
 
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -20,6 +21,7 @@
 #include "kernel_templates/compile_request.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/ktune.hpp"
+#include "ktune/ktune_runtime.h"
 
 namespace {
 
@@ -43,6 +45,8 @@ struct Fixture {
   std::unique_ptr<ktune::Runtime> rt;
   std::unique_ptr<ktune::harness::DeviceBuffer> a, b, c, x, w, y;
   CUstream stream = nullptr;
+  ktune::GemmArgs gemm;
+  ktune::RmsNormArgs norm;
 
   static Fixture& get() {
     static Fixture f;
@@ -57,13 +61,25 @@ struct Fixture {
     a->fill_u8(0x3c);
     b->fill_u8(0x3c);
     KTUNE_CU_CHECK(ktune::harness::driver().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    rt->prepare_gemm(kM, kN, kK, ktune::DType::kBF16, ktune::Layout::kNT);
+    gemm = {.a = reinterpret_cast<const void*>(a->get()),
+            .b = reinterpret_cast<const void*>(b->get()),
+            .c = reinterpret_cast<void*>(c->get()),
+            .m = kM,
+            .n = kN,
+            .k = kK};
+    rt->prepare(gemm);
     x = std::make_unique<ktune::harness::DeviceBuffer>(kRows * kHidden * 2);
     w = std::make_unique<ktune::harness::DeviceBuffer>(kHidden * 2);
     y = std::make_unique<ktune::harness::DeviceBuffer>(kRows * kHidden * 2);
     x->fill_u8(0x3c);
     w->fill_u8(0x3c);
-    rt->prepare_rmsnorm(kRows, kHidden, ktune::DType::kBF16);
+    norm = {.x = reinterpret_cast<const void*>(x->get()),
+            .w = reinterpret_cast<const void*>(w->get()),
+            .y = reinterpret_cast<void*>(y->get()),
+            .rows = kRows,
+            .hidden = kHidden,
+            .eps = kEps};
+    rt->prepare(norm);
   }
 };
 
@@ -71,7 +87,7 @@ void BM_LookupHit(benchmark::State& state) {
   if (const auto why = no_device(); !why.empty()) return state.SkipWithError(why.c_str());
   auto& f = Fixture::get();
   for (auto _ : state) {
-    benchmark::DoNotOptimize(f.rt->ready(kM, kN, kK, ktune::DType::kBF16, ktune::Layout::kNT));
+    benchmark::DoNotOptimize(f.rt->ready(f.gemm));
   }
 }
 BENCHMARK(BM_LookupHit);
@@ -79,13 +95,9 @@ BENCHMARK(BM_LookupHit);
 void BM_RuntimeGemmLaunch(benchmark::State& state) {
   if (const auto why = no_device(); !why.empty()) return state.SkipWithError(why.c_str());
   auto& f = Fixture::get();
-  const auto* a = reinterpret_cast<const void*>(f.a->get());
-  const auto* b = reinterpret_cast<const void*>(f.b->get());
-  auto* c = reinterpret_cast<void*>(f.c->get());
   int64_t i = 0;
   for (auto _ : state) {
-    f.rt->gemm(a, b, c, kM, kN, kK, ktune::DType::kBF16, ktune::Layout::kNT,
-               reinterpret_cast<ktune::Stream>(f.stream));
+    f.rt->gemm(f.gemm, reinterpret_cast<ktune::Stream>(f.stream));
     if (++i % kSyncEvery == 0) {
       state.PauseTiming();
       ktune::harness::driver().cuStreamSynchronize(f.stream);
@@ -145,17 +157,35 @@ void launch_loop(benchmark::State& state, CUstream stream, Launch&& launch) {
   d.cuStreamSynchronize(stream);
 }
 
+/// The same call through the C dispatch ABI (libktune_runtime.so): struct conversion and the
+/// exception guard on top of Runtime::gemm.
+void BM_CAbiGemmLaunch(benchmark::State& state) {
+  if (const auto why = no_device(); !why.empty()) return state.SkipWithError(why.c_str());
+  auto& f = Fixture::get();
+  static ktune_runtime* rt = [] {
+    ktune_runtime* r = nullptr;
+    if (ktune_runtime_create(nullptr, &r) != KTUNE_OK) std::fprintf(stderr, "%s\n", ktune_runtime_last_error());
+    return r;
+  }();
+  if (rt == nullptr) return state.SkipWithError("ktune_runtime_create failed");
+  ktune_gemm_args g;
+  ktune_gemm_args_init(&g);
+  g.a = f.gemm.a;
+  g.b = f.gemm.b;
+  g.c = f.gemm.c;
+  g.m = kM;
+  g.n = kN;
+  g.k = kK;
+  if (ktune_runtime_prepare_gemm(rt, &g, nullptr) != KTUNE_OK) return state.SkipWithError(ktune_runtime_last_error());
+  launch_loop(state, f.stream, [&] { ktune_runtime_gemm(rt, &g, f.stream); });
+}
+BENCHMARK(BM_CAbiGemmLaunch);
+
 /// Runtime::rmsnorm on a prepared key: D8 checks, the plan lookup, the caller's eps, the launch.
 void BM_RuntimeRmsNormLaunch(benchmark::State& state) {
   if (const auto why = no_device(); !why.empty()) return state.SkipWithError(why.c_str());
   auto& f = Fixture::get();
-  const auto* x = reinterpret_cast<const void*>(f.x->get());
-  const auto* w = reinterpret_cast<const void*>(f.w->get());
-  auto* y = reinterpret_cast<void*>(f.y->get());
-  launch_loop(state, f.stream, [&] {
-    f.rt->rmsnorm(x, w, y, kRows, kHidden, kEps, ktune::DType::kBF16,
-                  reinterpret_cast<ktune::Stream>(f.stream));
-  });
+  launch_loop(state, f.stream, [&] { f.rt->rmsnorm(f.norm, reinterpret_cast<ktune::Stream>(f.stream)); });
 }
 BENCHMARK(BM_RuntimeRmsNormLaunch);
 

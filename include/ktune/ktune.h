@@ -32,6 +32,7 @@ extern "C" {
 #define KTUNE_ERR_RUNTIME 1 /* the database could not be read, out of memory, ... */
 #define KTUNE_ERR_BAD_INPUT \
   2 /* a NULL argument, an unknown kernel or dtype, a malformed shape, not a ktune database */
+#define KTUNE_ERR_NO_DEVICE 3 /* no GPU or driver where one is needed (the dispatch ABI) */
 #define KTUNE_ERR_NOT_FOUND 4 /* no database at the path, or no tuned config for the key */
 
 /** An open ktune database (read-only). */

@@ -2,22 +2,28 @@
 /// ktune's C++ dispatch runtime: launch the kernel config `ktune tune` found best for this GPU.
 ///
 ///     ktune::Runtime rt;                                    // opens $KTUNE_DB (read-only), device 0
-///     rt.prepare_gemm(16, 4096, 4096, ktune::DType::kBF16, ktune::Layout::kNT);   // optional warm-up
-///     rt.gemm(a, b, c, 16, 4096, 4096, ktune::DType::kBF16, ktune::Layout::kNT, stream);
-///     rt.rmsnorm(x, w, y, rows, 4096, 1e-6f, ktune::DType::kBF16, stream);
+///     ktune::GemmArgs g{.a = a, .b = w, .c = c, .m = 16, .n = 4096, .k = 4096};    // bf16, B as [n,k]
+///     rt.prepare(g);                                        // optional warm-up (before graph capture)
+///     rt.gemm(g, stream);
+///     rt.rmsnorm({.x = x, .w = w, .y = y, .rows = rows, .hidden = 4096}, stream);
 ///
-/// Every operator (gemm, rmsnorm, rmsnorm_rope, softmax, swiglu, decode_attention, fp8_gemm) goes
-/// through one path. The first
-/// call for a key (operator, shape, dtype, mode) looks it up in the database (once; then in
-/// memory), resolves a miss by the MissPolicy, loads the config's module (from the compile cache,
-/// or compiles it with NVRTC) and allocates the workspace its plan needs. Later calls validate the
-/// arguments (D8: dimensions, dtypes, the alignment the config requires) and launch on the
-/// caller's stream: no allocation, no synchronisation, no compilation, so they are safe inside CUDA
-/// graph capture once the key is prepared (prepare_<op>). Every failure is a ktune::Error thrown
-/// before anything is launched. Thread-safe.
+/// Every operator (gemm, rmsnorm, rmsnorm_rope, softmax, swiglu, decode_attention, fp8_gemm) takes
+/// one argument struct and goes through one path. The first call for a key (operator, shape,
+/// dtype, mode) looks it up in the database (once; then in memory), resolves a miss by the
+/// MissPolicy, loads the config's module (from the compile cache, or compiles it with NVRTC) and
+/// allocates the workspace its plan needs. Later calls validate the arguments (D8: dimensions,
+/// dtypes, strides, the alignment the config requires) and launch on the caller's stream: no
+/// allocation, no synchronisation, no compilation, so they are safe inside CUDA graph capture once
+/// the key is prepared (prepare()). Every failure is a ktune::Error thrown before anything is
+/// launched.
+///
+/// Threads: one Runtime serves any number of threads and streams at once (prepare and the calls
+/// are thread-safe). A call uses the runtime's own workspace for its key unless it passes one, so
+/// two streams that run one split-K/split-KV key concurrently must each pass their own Workspace.
+/// The Runtime must outlive every call (and every graph that replays its launches).
 ///
 /// This header needs no CUDA headers: a stream is `CUstream_st*`, which is what `CUstream` (driver
-/// API) and `cudaStream_t` (runtime API) are. Link ktune_tuner. docs/runtime.md has the details.
+/// API) and `cudaStream_t` (runtime API) are. Link ktune::runtime. docs/runtime.md has the details.
 
 #include <cstddef>
 #include <cstdint>
@@ -82,8 +88,133 @@ struct PlanInfo {
   std::size_t launches = 0;         ///< kernels per call (split-K: GEMM + reduction)
   std::size_t workspace_bytes = 0;  ///< workspace the config needs (split-K partials; 0: none)
 };
-/// The name PlanInfo had when gemm was the only operator.
-using GemmPlanInfo = PlanInfo;
+
+/// gemm's fused epilogue, applied in f32 before C is rounded: + bias[n], then silu(x) = x / (1 + e^-x).
+enum class Epilogue { kNone, kBias, kSilu, kBiasSilu };
+
+/// Device memory a call may use as its workspace instead of the runtime's own for the key (so two
+/// streams can run one key at once). `ptr` null: the runtime's own. At least
+/// PlanInfo::workspace_bytes.
+struct Workspace {
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+};
+
+// The operators' arguments. Tensors are row-major, in `dtype` unless said otherwise, and every
+// pointer is aligned at least to its element. Dimensions are in [1, 2^31-1]. prepare() reads only
+// the fields that make the key (dimensions, dtype, mode); the pointers may be null there.
+
+/// C[m,n] = epilogue(A[m,k] · B): B is [n,k] (kNT, the nn.Linear weight) or [k,n] (kNN).
+struct GemmArgs {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+  const void* bias = nullptr;  ///< [n] in dtype; read with Epilogue::kBias and kBiasSilu
+  int64_t m = 0, n = 0, k = 0;
+  /// Row strides in elements (0: contiguous, i.e. k for A, k (kNT) or n (kNN) for B, n for C); at
+  /// least the row's length. Views of a fused QKV projection's output have ldc > n.
+  int64_t lda = 0, ldb = 0, ldc = 0;
+  DType dtype = DType::kBF16;
+  Layout layout = Layout::kNT;
+  Epilogue epilogue = Epilogue::kNone;
+  Workspace workspace;  ///< split-K partials
+};
+
+/// y[rows, hidden] = x / sqrt(mean(x^2) + eps) * w per row (w [hidden]), f32 inside. With
+/// `residual` (not null): s = x + residual (rounded to dtype) is written to residual_out (which may
+/// be residual: in place) and y = rmsnorm(s) * w.
+struct RmsNormArgs {
+  const void* x = nullptr;
+  const void* residual = nullptr;
+  const void* w = nullptr;
+  void* y = nullptr;
+  void* residual_out = nullptr;
+  int64_t rows = 0, hidden = 0;
+  float eps = 1e-6f;  ///< > 0
+  DType dtype = DType::kBF16;
+};
+
+/// Per-head RMSNorm of q [tokens, heads_q, head_dim] and k [tokens, heads_kv, head_dim] (weights
+/// q_weight, k_weight [head_dim]) fused with the rotary embedding at positions[token] (int32), into
+/// q_out and k_out (may be q and k). cos_sin [max_pos, head_dim] f32 holds cos at [p][j] and sin at
+/// [p][head_dim/2 + j]; a position is taken modulo max_pos (never read past the table). head_dim
+/// 64, 128 or 256.
+struct RmsNormRopeArgs {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* q_weight = nullptr;
+  const void* k_weight = nullptr;
+  const float* cos_sin = nullptr;
+  const int32_t* positions = nullptr;
+  void* q_out = nullptr;
+  void* k_out = nullptr;
+  int64_t tokens = 0, heads_q = 0, heads_kv = 0, head_dim = 0;
+  int64_t max_pos = 0;  ///< rows of cos_sin
+  float eps = 1e-6f;
+  RopeStyle style = RopeStyle::kNeox;
+  DType dtype = DType::kBF16;
+};
+
+/// y[rows, cols] = softmax(scale * x) per row with `mask`, f32 inside; y must not overlap x.
+/// `lengths` [rows] int32 for kPadding, else ignored.
+struct SoftmaxArgs {
+  const void* x = nullptr;
+  void* y = nullptr;
+  const int32_t* lengths = nullptr;
+  int64_t rows = 0, cols = 0;
+  float scale = 1.0f;  ///< finite
+  SoftmaxMask mask = SoftmaxMask::kNone;
+  DType dtype = DType::kBF16;
+  Workspace workspace;  ///< a split row's partial (max, sum) pairs
+};
+
+/// out[m, i] = silu(gate) * up. Fused form (`x` set): gate and up are the two halves of each row of
+/// x [m, 2i] (vLLM's silu_and_mul). Split form (`x` null): gate [m, i] and up [m, i]. m <= 65535.
+struct SwigluArgs {
+  const void* x = nullptr;
+  const void* gate = nullptr;
+  const void* up = nullptr;
+  void* out = nullptr;
+  int64_t m = 0, i = 0;
+  DType dtype = DType::kBF16;
+};
+
+/// Attention of one query token a sequence over a KV cache (a decode step): o[batch, heads_q,
+/// head_dim] from q [batch, heads_q, head_dim] and k, v [batch, heads_kv, seq_max, head_dim],
+/// heads_q a multiple of heads_kv (GQA), head_dim 64 or 128, dtype bf16, k and v 16-byte aligned.
+/// Sequence b attends keys [0, seq), or [0, context_lens[b]) clamped to [0, seq] when
+/// `context_lens` (int32 [batch], device memory) is given; a length 0 gives o = 0.
+///
+/// A decode loop uses one plan for every step: key it on the cache (seq = seq_max) and pass the
+/// growing lengths in context_lens, so a graph captured once replays every step.
+struct DecodeAttentionArgs {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  void* o = nullptr;
+  const int32_t* context_lens = nullptr;
+  int64_t batch = 0, heads_q = 0, heads_kv = 0;
+  int64_t seq = 0;      ///< keys attended (the key); at most seq_max
+  int64_t seq_max = 0;  ///< the cache's capacity (row count of k and v per head); 0: seq
+  int64_t head_dim = 0;
+  float scale = 0.0f;  ///< 0: 1/sqrt(head_dim)
+  DType dtype = DType::kBF16;
+  Workspace workspace;  ///< split-KV partials
+};
+
+/// C[M,N] (bf16) = A[M,K] · B[N,K]^T (e4m3, B the nn.Linear weight) times the scales (f32, read on
+/// the device when the kernel runs), f32 accumulation, saturated to the largest finite bf16. K a
+/// multiple of 16; A, B 16-byte aligned; needs sm_89 or newer.
+struct Fp8GemmArgs {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  const float* a_scale = nullptr;  ///< [1] (kPerTensor) or [m] (kRowCol)
+  const float* b_scale = nullptr;  ///< [1] (kPerTensor) or [n] (kRowCol)
+  void* c = nullptr;
+  int64_t m = 0, n = 0, k = 0;
+  Fp8Scaling scaling = Fp8Scaling::kPerTensor;
+  Workspace workspace;  ///< split-K partials
+};
 
 class Runtime {
  public:
@@ -94,93 +225,34 @@ class Runtime {
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
-  /// C[M,N] = A[M,K] · B, with B [N,K] (kNT) or [K,N] (kNN), all row-major and contiguous, on
-  /// `stream`. Asynchronous. A split-K config uses the runtime's own workspace for the shape, so
-  /// two streams running the same split-K shape at once must pass their own (overload below).
-  /// Throws ktune::Error(kBadInput) for a null pointer, a dimension outside [1, 2^31-1], or a
-  /// pointer not aligned to its element size or to what the config requires; kRuntime when the
-  /// launch fails; kNotFound on a miss with MissPolicy::kError; the first call of a key inside
-  /// stream capture throws kBadInput (call prepare_gemm before capturing).
-  void gemm(const void* a, const void* b, void* c, int64_t m, int64_t n, int64_t k, DType dtype,
-            Layout layout, Stream stream);
-  /// gemm() with a caller-provided workspace of at least `workspace_bytes`
-  /// (GemmPlanInfo::workspace_bytes; may be null when that is 0).
-  void gemm(const void* a, const void* b, void* c, int64_t m, int64_t n, int64_t k, DType dtype,
-            Layout layout, void* workspace, std::size_t workspace_bytes, Stream stream);
+  // Each operator call is asynchronous on `stream` and throws ktune::Error(kBadInput) before any
+  // launch for a null pointer the call reads, a dimension outside [1, 2^31-1], a misaligned
+  // pointer (its element, or what the config requires and the default config does not), a bad
+  // scalar, or a problem the operator's templates cannot serve (the message names it); kRuntime
+  // when the launch fails; kNotFound on a miss with MissPolicy::kError. The first call of a key
+  // inside stream capture throws kBadInput: prepare the key first.
 
-  /// Everything the first gemm() of the key does except launching: look-up, module load,
-  /// workspace. Call it before capturing a CUDA graph. Returns how the key is served.
-  PlanInfo prepare_gemm(int64_t m, int64_t n, int64_t k, DType dtype, Layout layout);
+  void gemm(const GemmArgs& args, Stream stream);
+  void rmsnorm(const RmsNormArgs& args, Stream stream);
+  void rmsnorm_rope(const RmsNormRopeArgs& args, Stream stream);
+  void softmax(const SoftmaxArgs& args, Stream stream);
+  void swiglu(const SwigluArgs& args, Stream stream);
+  void decode_attention(const DecodeAttentionArgs& args, Stream stream);
+  void fp8_gemm(const Fp8GemmArgs& args, Stream stream);
 
-  /// Whether the key has been prepared (its plan is in memory): the hot-path lookup alone, without
-  /// launching. A gemm() of a ready key allocates nothing and compiles nothing.
-  bool ready(int64_t m, int64_t n, int64_t k, DType dtype, Layout layout) const noexcept;
+  /// Everything the first call of the key does except launching: look-up, module load, the
+  /// runtime's workspace. Call it before capturing a CUDA graph. Returns how the key is served.
+  PlanInfo prepare(const GemmArgs& args);
+  PlanInfo prepare(const RmsNormArgs& args);
+  PlanInfo prepare(const RmsNormRopeArgs& args);
+  PlanInfo prepare(const SoftmaxArgs& args);
+  PlanInfo prepare(const SwigluArgs& args);
+  PlanInfo prepare(const DecodeAttentionArgs& args);
+  PlanInfo prepare(const Fp8GemmArgs& args);
 
-  // The operators. Tensors are row-major and contiguous, in `dtype` unless said otherwise, and
-  // every pointer is aligned at least to its element. Each call is asynchronous on `stream`, and
-  // throws ktune::Error(kBadInput) before any launch for a null pointer, a dimension outside
-  // [1, 2^31-1], a misaligned pointer (its element, or what the config requires), a bad scalar, or
-  // a problem the operator's templates cannot serve (a dtype, mode or head_dim they lack: the
-  // message names it); kRuntime when the launch fails; kNotFound on a miss with MissPolicy::kError.
-  // As for gemm, the first call of a key inside stream capture throws kBadInput: prepare first.
-
-  /// y[rows, hidden] = x / sqrt(mean(x^2) + eps) * w per row (w [hidden]), f32 inside. eps > 0.
-  void rmsnorm(const void* x, const void* w, void* y, int64_t rows, int64_t hidden, float eps, DType dtype,
-               Stream stream);
-  /// The fused residual add: s = x + residual (rounded to dtype) is written to residual_out, and
-  /// y = rmsnorm(s) * w. residual_out may be residual (in place).
-  void rmsnorm_residual(const void* x, const void* residual, const void* w, void* y, void* residual_out,
-                        int64_t rows, int64_t hidden, float eps, DType dtype, Stream stream);
-  /// Look-up, module load and workspace for rmsnorm (`residual`: rmsnorm_residual) of this shape.
-  PlanInfo prepare_rmsnorm(int64_t rows, int64_t hidden, DType dtype, bool residual = false);
-
-  /// Per-head RMSNorm of q [tokens, heads_q, head_dim] and k [tokens, heads_kv, head_dim] (weights
-  /// q_weight, k_weight [head_dim]) fused with the rotary embedding at positions[token] (int32),
-  /// into q_out and k_out (may be q and k). cos_sin [max_pos, head_dim] f32 holds cos at [p][j] and
-  /// sin at [p][head_dim/2 + j]; a position is taken modulo max_pos (never read past the table).
-  /// head_dim 64, 128 or 256.
-  void rmsnorm_rope(const void* q, const void* k, const void* q_weight, const void* k_weight,
-                    const float* cos_sin, const int32_t* positions, void* q_out, void* k_out, int64_t tokens,
-                    int64_t heads_q, int64_t heads_kv, int64_t head_dim, int64_t max_pos, float eps,
-                    RopeStyle style, DType dtype, Stream stream);
-  PlanInfo prepare_rmsnorm_rope(int64_t tokens, int64_t heads_q, int64_t heads_kv, int64_t head_dim,
-                                RopeStyle style, DType dtype);
-
-  /// y[rows, cols] = softmax(scale * x) per row with `mask` (SoftmaxMask), f32 inside; y must not
-  /// overlap x. `lengths` [rows] int32 for kPadding, else ignored (may be null). scale finite.
-  void softmax(const void* x, void* y, const int32_t* lengths, int64_t rows, int64_t cols, float scale,
-               SoftmaxMask mask, DType dtype, Stream stream);
-  PlanInfo prepare_softmax(int64_t rows, int64_t cols, SoftmaxMask mask, DType dtype);
-
-  /// out[m, i] = silu(gate) * up with gate and up the two halves of each row of x [m, 2i] (vLLM's
-  /// silu_and_mul). m <= 65535.
-  void swiglu(const void* x, void* out, int64_t m, int64_t i, DType dtype, Stream stream);
-  /// out[m, i] = silu(gate) * up from two inputs gate [m, i] and up [m, i].
-  void swiglu(const void* gate, const void* up, void* out, int64_t m, int64_t i, DType dtype, Stream stream);
-  /// `split`: the two-input form.
-  PlanInfo prepare_swiglu(int64_t m, int64_t i, DType dtype, bool split = false);
-
-  /// Attention of one query token a sequence over a KV cache (decode step): o[batch, heads_q,
-  /// head_dim] from q [batch, heads_q, head_dim] and k, v [batch, heads_kv, seq_max, head_dim],
-  /// heads_q a multiple of heads_kv (GQA), head_dim 64 or 128, dtype bf16. Sequence b attends keys
-  /// [0, seq), or [0, context_lens[b]) clamped to [0, seq] when `context_lens` (int32 [batch]) is
-  /// given (a length 0 gives o = 0); seq <= seq_max. scale 0 means 1/sqrt(head_dim). k and v 16-byte
-  /// aligned. The key includes seq, seq_max and whether context_lens is given: a graph replayed
-  /// over growing contexts keeps seq (e.g. = seq_max) and passes the lengths in context_lens.
-  /// Split-KV plans use the runtime's workspace (see docs/runtime.md for concurrent streams).
-  void decode_attention(const void* q, const void* k, const void* v, void* o, const int32_t* context_lens,
-                        int64_t batch, int64_t heads_q, int64_t heads_kv, int64_t seq, int64_t seq_max,
-                        int64_t head_dim, float scale, DType dtype, Stream stream);
-  PlanInfo prepare_decode_attention(int64_t batch, int64_t heads_q, int64_t heads_kv, int64_t seq,
-                                    int64_t seq_max, int64_t head_dim, bool context_lens, DType dtype);
-
-  /// C[M,N] (bf16) = A[M,K] · B[N,K]^T (e4m3, B the nn.Linear weight) times the scales (f32, read
-  /// on the device when the kernel runs), f32 accumulation, saturated to the largest finite bf16.
-  /// K a multiple of 16; A, B 16-byte aligned; needs sm_89 or newer. Split-K plans use the
-  /// runtime's workspace.
-  void fp8_gemm(const void* a, const void* b, const float* a_scale, const float* b_scale, void* c, int64_t m,
-                int64_t n, int64_t k, Fp8Scaling scaling, Stream stream);
-  PlanInfo prepare_fp8_gemm(int64_t m, int64_t n, int64_t k, Fp8Scaling scaling);
+  /// Whether the call's key has been prepared (its plan is in memory), without launching: a call
+  /// of a ready key allocates nothing and compiles nothing.
+  bool ready(const GemmArgs& args) const noexcept;
 
   /// Plans prepared so far (every operator and key).
   std::size_t prepared_plans() const;
@@ -190,9 +262,8 @@ class Runtime {
   /// Tuned keys loaded from the database for this GPU.
   std::size_t tuned_keys() const;
 
-  struct Impl;
-
  private:
+  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

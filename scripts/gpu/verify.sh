@@ -20,6 +20,9 @@
 #                     is every known suite plus any other ktune_*gpu* executable in .devbin/
 #   --gtest-filter P  passed to every suite as --gtest_filter=P
 #   --examples        run ktune_gemm_example and ktune_ops_example
+#   --python          the Python package on the GPU: python/tests/test_torch_ops_gpu.py (ktune.torch
+#                     against torch, graph capture, torch.compile) and examples/python/decode_step.py
+#                     (needs .devbin/lib/libktune_runtime.so and libktune.so, torch with CUDA)
 #   --benches LIST    comma-separated, "all" or "none" (default):
 #                       gemm      ktune_gemm_bench: bf16 GEMM family vs cuBLASLt (docs/perf/gemm.md)
 #                       fp8       ktune_fp8_bench: fp8 GEMM vs cuBLASLt fp8 (docs/perf/gemm.md)
@@ -55,7 +58,7 @@ set -u -o pipefail
 
 usage() { sed -n '/^# usage:/,/^# Example/p' "$0" | sed 's/^# \{0,1\}//' | sed '$d'; }
 
-SUITES=all GTEST_FILTER="" EXAMPLES=0 BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
+SUITES=all GTEST_FILTER="" EXAMPLES=0 PYTHON=0 BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
 DIR=${OUT:-} KEEP_DB=0 COMMIT="" GEMM_M=1,16,128,512,2048,4096 FP8_M=1,16,128,1024,4096
 OPS_FILTERS=()
 while [ $# -gt 0 ]; do
@@ -63,6 +66,7 @@ while [ $# -gt 0 ]; do
     --suites) SUITES=${2:?}; shift 2 ;;
     --gtest-filter) GTEST_FILTER=${2:?}; shift 2 ;;
     --examples) EXAMPLES=1; shift ;;
+    --python) PYTHON=1; shift ;;
     --benches) BENCHES=${2:?}; shift 2 ;;
     --sweep) SWEEP=${2:?}; shift 2 ;;
     --side-by-side) SIDE=1; shift ;;
@@ -145,7 +149,7 @@ if [ -x "$BIN/ktune" ]; then "$BIN/ktune" devices --json > "$R/devices.json" 2> 
 say "budget ${BUDGET} s; output in $R"
 
 # --- gpu test suites -----------------------------------------------------------------------------
-KNOWN_SUITES="smoke measure kernels tcgemm wgmma fp8 ops attn loop bench"
+KNOWN_SUITES="smoke measure kernels tcgemm wgmma fp8 ops attn loop runtime bench"
 suite_exe() { case $1 in ktune_*) echo "$1" ;; smoke) echo ktune_gpu_smoke ;; *) echo "ktune_$1_gpu_tests" ;; esac; }
 suite_list=()
 case $SUITES in
@@ -175,6 +179,22 @@ if [ "$EXAMPLES" = 1 ]; then
     have "$ex" "$ex" || continue
     run_part "$ex" 60 "$R/examples/$ex.log" "$BIN/$ex" --db "$R/examples/$ex.db"
   done
+fi
+
+# --- the Python package --------------------------------------------------------------------------
+if [ "$PYTHON" = 1 ]; then
+  mkdir -p "$R/python"
+  if [ -f "$BIN/lib/libktune_runtime.so" ]; then
+    export KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so"
+    run_part python-torch-ops 240 "$R/python/torch_ops.log" python3 python/tests/test_torch_ops_gpu.py
+    run_part decode-step 300 "$R/python/decode_step.log" env KTUNE_DB="$R/python/decode.db" \
+      python3 examples/python/decode_step.py --json "$R/python/decode_step.json"
+    run_part dispatch-cost 120 "$R/python/dispatch_cost.log" env KTUNE_DB="$R/python/decode.db" \
+      python3 bench/runtime/dispatch_cost.py --json "$R/python/dispatch_cost.json"
+  else
+    say "python: skipped, .devbin/lib/libktune_runtime.so is missing"
+    printf 'python\tmissing\t-\t-\t-\t0\n' >> "$R/parts.tsv"
+  fi
 fi
 
 # --- benches -------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@
 #include "kernel_templates/embedded_sources.hpp"
 #include "tests/tuner/gpu_test_util.hpp"
 #include "tests/tuner/loop_test_util.hpp"
-#include "tuner/cache_compile_store.hpp"
+#include "runtime/cache_compile_store.hpp"
 #include "tuner/candidate_measurer.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/tuning_loop.hpp"
@@ -35,7 +35,7 @@ TEST(LoopGpu, EverySampledConfigIsVerifiedAtOddAndRoundShapes) {
   auto db = cache::ConfigCache::open(dir / "gpu.db");
   const harness::DeviceInfo dev = harness::query_device(0);
   const auto sources = kernel_templates::SourceLibrary::builtin();
-  CacheCompileStore store(db, "gemm");
+  runtime::CacheCompileStore store(db, "gemm");
   harness::NvrtcCompiler compiler(&store);
   RunnerMeasurer measurer(0);
   TuneOptions o;
@@ -149,7 +149,7 @@ TEST(LoopGpu, SplitKConfigsRunThroughTheWorkerAsWholeSequencesAndAreVerified) {
   auto db = cache::ConfigCache::open(dir / "splitk.db");
   const harness::DeviceInfo dev = harness::query_device(0);
   const auto sources = kernel_templates::SourceLibrary::builtin();
-  CacheCompileStore store(db, "gemm");
+  runtime::CacheCompileStore store(db, "gemm");
   harness::NvrtcCompiler compiler(&store);
   RunnerMeasurer measurer(0);
   TuneOptions o;

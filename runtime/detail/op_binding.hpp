@@ -16,9 +16,9 @@
 
 #include "kernel_templates/kernel_spec.hpp"
 #include "ktune/ktune.hpp"
-#include "tuner/detail/plan_launcher.hpp"
+#include "runtime/detail/plan_launcher.hpp"
 
-namespace ktune::tuner::detail {
+namespace ktune::runtime::detail {
 
 enum class OpKind : uint8_t { kGemm, kRmsNorm, kRmsNormRope, kSoftmax, kSwiglu, kDecodeAttention, kFp8Gemm };
 
@@ -62,7 +62,6 @@ struct OpBinding {
   std::string default_variant;     ///< the template whose default config serves every problem
   std::vector<std::string> slots;  ///< tensor names in the entry point's pointer order
   std::vector<ScalarBinding> scalars;
-  std::string prepare_name;  ///< "prepare_rmsnorm": named by the in-capture error
 };
 
 /// The binding of `op`.
@@ -102,9 +101,15 @@ kernel_templates::LaunchPlan launch_plan_for(const PlanKey& key, const kernel_te
 /// sm_89 or newer).
 void check_arch(const PlanKey& key, std::string_view arch);
 
-/// Whether the operator's templates can serve the problem at all (supported dtype, mode, head_dim,
-/// size limits): the spec's own rejection of the problem, as ktune::Error(kBadInput) naming the op.
-/// Runs once per key (the first call or prepare), not per launch.
-void check_problem(const PlanKey& key);
+/// The template whose default config serves the key's problem on `arch`: the binding's default
+/// template, else (a mode it lacks, such as gemm's epilogues) the first other template of the
+/// kernel that serves it. ktune::Error(kBadInput) with the default template's reason when none does
+/// (an unsupported dtype, mode, head_dim or size).
+const kernel_templates::KernelSpec& default_spec(const PlanKey& key, std::string_view arch);
 
-}  // namespace ktune::tuner::detail
+/// Whether the operator's templates can serve the problem at all on `arch` (default_spec, and
+/// decode_attention's call geometry), as ktune::Error(kBadInput) naming the op. Runs once per key
+/// (the first call or prepare), not per launch.
+void check_problem(const PlanKey& key, std::string_view arch);
+
+}  // namespace ktune::runtime::detail

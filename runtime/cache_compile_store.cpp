@@ -1,11 +1,11 @@
-#include "tuner/cache_compile_store.hpp"
+#include "runtime/cache_compile_store.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include "harness/ptxas_report.hpp"
 #include "ktune/error.hpp"
 
-namespace ktune::tuner {
+namespace ktune::runtime {
 
 cache::CompiledArtifact to_artifact(const std::string& key, const harness::CompileResult& result) {
   cache::CompiledArtifact a;
@@ -65,4 +65,4 @@ void CacheCompileStore::store(const std::string& key, const harness::CompileResu
   }
 }
 
-}  // namespace ktune::tuner
+}  // namespace ktune::runtime

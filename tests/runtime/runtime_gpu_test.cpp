@@ -14,8 +14,11 @@
 #include "tests/tuner/gpu_test_util.hpp"
 #include "tests/tuner/loop_test_util.hpp"
 
-namespace ktune::tuner {
+namespace ktune::runtime {
 namespace {
+
+namespace test = ::ktune::tuner::test;
+namespace gpu_test = ::ktune::tuner::gpu_test;
 
 using namespace gpu_test;
 
@@ -32,17 +35,19 @@ double run_gemm(Runtime& rt, const Problem& p, bool in_graph) {
   auto db = harness::DeviceBuffer::from_host<uint16_t>(b);
   harness::DeviceBuffer dc(static_cast<size_t>(p.m * p.n) * 2);
   dc.fill_u8(0xFF);
-  const Layout layout = p.nt ? Layout::kNT : Layout::kNN;
-  auto call = [&](CUstream s) {
-    rt.gemm(reinterpret_cast<const void*>(da.get()), reinterpret_cast<const void*>(db.get()),
-            reinterpret_cast<void*>(dc.get()), p.m, p.n, p.k, DType::kBF16, layout,
-            reinterpret_cast<Stream>(s));
-  };
+  GemmArgs g{.a = reinterpret_cast<const void*>(da.get()),
+             .b = reinterpret_cast<const void*>(db.get()),
+             .c = reinterpret_cast<void*>(dc.get()),
+             .m = p.m,
+             .n = p.n,
+             .k = p.k,
+             .layout = p.nt ? Layout::kNT : Layout::kNN};
+  auto call = [&](CUstream s) { rt.gemm(g, reinterpret_cast<Stream>(s)); };
   const auto& d = harness::driver();
   if (!in_graph) {
     call(nullptr);
   } else {
-    rt.prepare_gemm(p.m, p.n, p.k, DType::kBF16, layout);
+    rt.prepare(g);
     CUstream s = nullptr;
     KTUNE_CU_CHECK(d.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     KTUNE_CU_CHECK(d.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
@@ -68,8 +73,8 @@ TEST(RuntimeGpu, DefaultConfigGivesTheReferenceAnswer) {
   o.db_path = (dir / "none.db").string();  // no database: every shape is a miss
   Runtime rt(o);
   for (const Problem& p : {Problem{37, 301, 515}, Problem{16, 4096, 4096}, Problem{128, 256, 512, false}}) {
-    const GemmPlanInfo info = rt.prepare_gemm(p.m, p.n, p.k, DType::kBF16, p.nt ? Layout::kNT : Layout::kNN);
-    EXPECT_EQ(info.source, GemmPlanInfo::Source::kDefault);
+    const PlanInfo info = rt.prepare(GemmArgs{.m = p.m, .n = p.n, .k = p.k, .layout = p.nt ? Layout::kNT : Layout::kNN});
+    EXPECT_EQ(info.source, PlanInfo::Source::kDefault);
     EXPECT_LE(run_gemm(rt, p, false), kBf16Tolerance)
         << p.m << "x" << p.n << "x" << p.k << " " << info.config_name;
     EXPECT_LE(run_gemm(rt, p, true), kBf16Tolerance) << "in a graph: " << info.config_name;
@@ -93,14 +98,14 @@ TEST(RuntimeGpu, TunedAndNearestConfigsGiveTheReferenceAnswerAlsoInAGraph) {
   o.db_path = db;
   Runtime rt(o);
   EXPECT_GE(rt.tuned_keys(), 2u);
-  const GemmPlanInfo tuned = rt.prepare_gemm(16, 4096, 4096, DType::kBF16, Layout::kNT);
-  EXPECT_EQ(tuned.source, GemmPlanInfo::Source::kTuned);
+  const PlanInfo tuned = rt.prepare(GemmArgs{.m = 16, .n = 4096, .k = 4096});
+  EXPECT_EQ(tuned.source, PlanInfo::Source::kTuned);
   EXPECT_LE(run_gemm(rt, {16, 4096, 4096}, false), kBf16Tolerance) << tuned.config_name;
   EXPECT_LE(run_gemm(rt, {16, 4096, 4096}, true), kBf16Tolerance) << tuned.config_name;
-  const GemmPlanInfo near = rt.prepare_gemm(13, 4000, 4100, DType::kBF16, Layout::kNT);
+  const PlanInfo near = rt.prepare(GemmArgs{.m = 13, .n = 4000, .k = 4100});
   // Not tuned: the nearest tuned shape's config when it serves 13x4000x4100, else the default.
-  EXPECT_NE(near.source, GemmPlanInfo::Source::kTuned) << near.config_name;
-  if (near.source == GemmPlanInfo::Source::kNearest) {
+  EXPECT_NE(near.source, PlanInfo::Source::kTuned) << near.config_name;
+  if (near.source == PlanInfo::Source::kNearest) {
     EXPECT_FALSE(near.tuned_shape.empty());
   }
   EXPECT_LE(run_gemm(rt, {13, 4000, 4100}, true), kBf16Tolerance) << near.config_name;
@@ -109,7 +114,7 @@ TEST(RuntimeGpu, TunedAndNearestConfigsGiveTheReferenceAnswerAlsoInAGraph) {
   strict.on_miss = MissPolicy::kError;
   Runtime rt_strict(strict);
   try {
-    rt_strict.prepare_gemm(13, 4000, 4100, DType::kBF16, Layout::kNT);
+    rt_strict.prepare(GemmArgs{.m = 13, .n = 4000, .k = 4100});
     ADD_FAILURE() << "a miss with MissPolicy::kError must throw";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
@@ -149,8 +154,8 @@ SWIZZLE = [8]
   RuntimeOptions o;
   o.db_path = db;
   Runtime rt(o);
-  const GemmPlanInfo info = rt.prepare_gemm(200, 300, 520, DType::kBF16, Layout::kNT);
-  EXPECT_EQ(info.source, GemmPlanInfo::Source::kTuned);
+  const PlanInfo info = rt.prepare(GemmArgs{.m = 200, .n = 300, .k = 520});
+  EXPECT_EQ(info.source, PlanInfo::Source::kTuned);
   EXPECT_NE(info.config_name.find("wgmma_tma"), std::string::npos) << info.config_name;
   EXPECT_LE(run_gemm(rt, {200, 300, 520}, false), kBf16Tolerance) << info.config_name;
   EXPECT_LE(run_gemm(rt, {200, 300, 520}, true), kBf16Tolerance) << info.config_name;
@@ -173,13 +178,24 @@ TEST(RuntimeGpu, RefusesBadCallsBeforeLaunching) {
       EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
     }
   };
-  expect_bad([&] { rt.gemm(base, base, base + 4096, 0, 8, 8, DType::kBF16, Layout::kNT, nullptr); }, "m=0");
-  expect_bad([&] { rt.gemm(nullptr, base, base + 4096, 8, 8, 8, DType::kBF16, Layout::kNT, nullptr); },
-             "A is null");
-  expect_bad([&] { rt.gemm(base + 1, base, base + 4096, 8, 8, 8, DType::kBF16, Layout::kNT, nullptr); },
+  const GemmArgs ok{.a = base, .b = base, .c = base + 4096, .m = 8, .n = 8, .k = 8};
+  auto with = [&](auto change) {
+    GemmArgs g = ok;
+    change(g);
+    return g;
+  };
+  expect_bad([&] { rt.gemm(with([](GemmArgs& g) { g.m = 0; }), nullptr); }, "m=0");
+  expect_bad([&] { rt.gemm(with([](GemmArgs& g) { g.a = nullptr; }), nullptr); }, "a is null");
+  expect_bad([&] { rt.gemm(with([&](GemmArgs& g) { g.a = base + 1; }), nullptr); }, "not aligned");
+  expect_bad([&] { rt.gemm(with([&](GemmArgs& g) {
+    g.b = base + 2;
+    g.dtype = DType::kF32;
+  }), nullptr); },
              "not aligned");
-  expect_bad([&] { rt.gemm(base, base + 2, base + 4096, 8, 8, 8, DType::kF32, Layout::kNT, nullptr); },
-             "not aligned");
+  expect_bad([&] { rt.gemm(with([](GemmArgs& g) { g.epilogue = Epilogue::kBias; }), nullptr); },
+             "bias is null");
+  expect_bad([&] { rt.gemm(with([](GemmArgs& g) { g.lda = 7; }), nullptr); }, "lda=7");
+  expect_bad([&] { rt.gemm(with([](GemmArgs& g) { g.dtype = DType::kFP8E4M3; }), nullptr); }, "fp8");
   // The first call of a key inside capture: a clear error, and the capture is not broken by a launch.
   const auto& d = harness::driver();
   CUstream s = nullptr;
@@ -187,9 +203,10 @@ TEST(RuntimeGpu, RefusesBadCallsBeforeLaunching) {
   KTUNE_CU_CHECK(d.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
   expect_bad(
       [&] {
-        rt.gemm(base, base, base + 8192, 8, 9, 10, DType::kBF16, Layout::kNT, reinterpret_cast<Stream>(s));
+        rt.gemm(GemmArgs{.a = base, .b = base, .c = base + 8192, .m = 8, .n = 9, .k = 10},
+                reinterpret_cast<Stream>(s));
       },
-      "prepare_gemm");
+      "Runtime::prepare");
   CUgraph graph = nullptr;
   EXPECT_EQ(d.cuStreamEndCapture(s, &graph), CUDA_SUCCESS);
   if (graph != nullptr) d.cuGraphDestroy(graph);
@@ -197,4 +214,4 @@ TEST(RuntimeGpu, RefusesBadCallsBeforeLaunching) {
 }
 
 }  // namespace
-}  // namespace ktune::tuner
+}  // namespace ktune::runtime

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <thread>
 
 #include "cache/config_cache.hpp"
 #include "harness/cuda_check.hpp"
@@ -20,16 +21,20 @@
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
 #include "harness/dtype.hpp"
+#include "kernel_templates/reference_gemm.hpp"
 #include "kernel_templates/reference_ops.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/ktune.hpp"
 #include "tests/tuner/gpu_test_util.hpp"
 #include "tests/tuner/loop_test_util.hpp"
-#include "tests/tuner/runtime_ops_gpu_util.hpp"
+#include "tests/runtime/runtime_ops_gpu_util.hpp"
 #include "tests/tuner/test_util.hpp"
 
-namespace ktune::tuner {
+namespace ktune::runtime {
 namespace {
+
+namespace test = ::ktune::tuner::test;
+namespace gpu_test = ::ktune::tuner::gpu_test;
 
 using namespace ops_gpu_test;
 namespace kt = kernel_templates;
@@ -59,16 +64,28 @@ TEST_F(RuntimeOpsGpu, RmsNormPlainAndResidualMatchTheReference) {
     const auto fused = kt::rmsnorm_f64(x.values, res.values, w.values, rows, hidden, eps, hdt(dt));
     for (bool graph : {false, true}) {
       if (graph) {
-        rt_->prepare_rmsnorm(rows, hidden, dt);
-        rt_->prepare_rmsnorm(rows, hidden, dt, true);
+        rt_->prepare(RmsNormArgs{.rows = rows, .hidden = hidden, .dtype = dt});
+        rt_->prepare(RmsNormArgs{.residual = res.ptr(), .rows = rows, .hidden = hidden, .dtype = dt});
       }
       y.poison();
-      run(graph, [&](Stream s) { rt_->rmsnorm(x.ptr(), w.ptr(), y.ptr(), rows, hidden, eps, dt, s); });
+      run(graph, [&](Stream s) {
+        rt_->rmsnorm({.x = x.ptr(), .w = w.ptr(), .y = y.ptr(), .rows = rows, .hidden = hidden, .eps = eps, .dtype = dt},
+                     s);
+      });
       EXPECT_LE(error(y.read(), plain.y), tolerance(dt)) << to_string(dt) << " graph=" << graph;
       y.poison();
       res_out.poison();
       run(graph, [&](Stream s) {
-        rt_->rmsnorm_residual(x.ptr(), res.ptr(), w.ptr(), y.ptr(), res_out.ptr(), rows, hidden, eps, dt, s);
+        rt_->rmsnorm({.x = x.ptr(),
+                      .residual = res.ptr(),
+                      .w = w.ptr(),
+                      .y = y.ptr(),
+                      .residual_out = res_out.ptr(),
+                      .rows = rows,
+                      .hidden = hidden,
+                      .eps = eps,
+                      .dtype = dt},
+                     s);
       });
       EXPECT_LE(error(y.read(), fused.y), tolerance(dt)) << to_string(dt) << " residual graph=" << graph;
       EXPECT_LE(error(res_out.read(), fused.residual_out), tolerance(dt)) << to_string(dt) << " residual_out";
@@ -99,14 +116,27 @@ TEST_F(RuntimeOpsGpu, RmsNormRopeNeoxAndGptjMatchTheReference) {
         const auto k_ref =
             kt::rmsnorm_rope_f64(k.values, kw.values, table, pos, tokens, hk, d, max_pos, ks, eps);
         for (bool graph : {false, true}) {
-          if (graph) rt_->prepare_rmsnorm_rope(tokens, hq, hk, d, style, dt);
+          const RmsNormRopeArgs args{.q = q.ptr(),
+                                     .k = k.ptr(),
+                                     .q_weight = qw.ptr(),
+                                     .k_weight = kw.ptr(),
+                                     .cos_sin = reinterpret_cast<const float*>(cos_sin.get()),
+                                     .positions = reinterpret_cast<const int32_t*>(positions.get()),
+                                     .q_out = q_out.ptr(),
+                                     .k_out = k_out.ptr(),
+                                     .tokens = tokens,
+                                     .heads_q = hq,
+                                     .heads_kv = hk,
+                                     .head_dim = d,
+                                     .max_pos = max_pos,
+                                     .eps = eps,
+                                     .style = style,
+                                     .dtype = dt};
+          if (graph) rt_->prepare(args);
           q_out.poison();
           k_out.poison();
           run(graph, [&](Stream s) {
-            rt_->rmsnorm_rope(q.ptr(), k.ptr(), qw.ptr(), kw.ptr(),
-                              reinterpret_cast<const float*>(cos_sin.get()),
-                              reinterpret_cast<const int32_t*>(positions.get()), q_out.ptr(), k_out.ptr(),
-                              tokens, hq, hk, d, max_pos, eps, style, dt, s);
+            rt_->rmsnorm_rope(args, s);
           });
           const std::string what = std::string(to_string(dt)) + " d=" + std::to_string(d) +
                                    (style == RopeStyle::kGptj ? " gptj" : " neox") + (graph ? " graph" : "");
@@ -136,11 +166,18 @@ TEST_F(RuntimeOpsGpu, SoftmaxWithEachMaskMatchesTheReference) {
         const auto ref =
             kt::softmax_f64(x.values, rows, cols, scale, km, std::max<int64_t>(cols - rows, 0), len);
         for (bool graph : {false, true}) {
-          if (graph) rt_->prepare_softmax(rows, cols, mask, dt);
+          const SoftmaxArgs args{.x = x.ptr(),
+                                 .y = y.ptr(),
+                                 .lengths = reinterpret_cast<const int32_t*>(lengths.get()),
+                                 .rows = rows,
+                                 .cols = cols,
+                                 .scale = scale,
+                                 .mask = mask,
+                                 .dtype = dt};
+          if (graph) rt_->prepare(args);
           y.poison();
           run(graph, [&](Stream s) {
-            rt_->softmax(x.ptr(), y.ptr(), reinterpret_cast<const int32_t*>(lengths.get()), rows, cols, scale,
-                         mask, dt, s);
+            rt_->softmax(args, s);
           });
           EXPECT_LE(error(y.read(), ref), tolerance(dt))
               << to_string(dt) << " " << rows << "x" << cols << " mask " << static_cast<int>(mask)
@@ -162,18 +199,121 @@ TEST_F(RuntimeOpsGpu, SwigluFusedAndSplitMatchTheReference) {
     const auto split_ref = kt::swiglu_f64(gate.values, up.values);
     for (bool graph : {false, true}) {
       if (graph) {
-        rt_->prepare_swiglu(m, inter, dt);
-        rt_->prepare_swiglu(m, inter, dt, true);
+        rt_->prepare(SwigluArgs{.x = x.ptr(), .m = m, .i = inter, .dtype = dt});
+        rt_->prepare(SwigluArgs{.m = m, .i = inter, .dtype = dt});
       }
       out.poison();
-      run(graph, [&](Stream s) { rt_->swiglu(x.ptr(), out.ptr(), m, inter, dt, s); });
+      run(graph, [&](Stream s) { rt_->swiglu({.x = x.ptr(), .out = out.ptr(), .m = m, .i = inter, .dtype = dt}, s); });
       EXPECT_LE(error(out.read(), fused_ref), tolerance(dt)) << to_string(dt) << " fused graph=" << graph;
       out.poison();
-      run(graph, [&](Stream s) { rt_->swiglu(gate.ptr(), up.ptr(), out.ptr(), m, inter, dt, s); });
+      run(graph, [&](Stream s) {
+        rt_->swiglu({.gate = gate.ptr(), .up = up.ptr(), .out = out.ptr(), .m = m, .i = inter, .dtype = dt}, s);
+      });
       EXPECT_LE(error(out.read(), split_ref), tolerance(dt)) << to_string(dt) << " split graph=" << graph;
     }
   }
   EXPECT_GE(rt_->prepared_plans(), 6u);
+}
+
+// gemm's fused epilogues (+bias, silu, both) in both B layouts, served by a template that has them
+// (the default template has none), against the float64 GEMM with the epilogue applied in double.
+TEST_F(RuntimeOpsGpu, GemmEpiloguesMatchTheReference) {
+  const int64_t m = 37, n = 301, k = 515;
+  for (DType dt : {DType::kBF16, DType::kF16}) {
+    Tensor a(m * k, dt, 81, 0.25, 1.0), b(n * k, dt, 82, 0.25, 1.0), bias(n, dt, 83, 0.5, 4.0);
+    Output c(m * n, dt);
+    for (Layout layout : {Layout::kNT, Layout::kNN}) {
+      const auto product = kt::gemm_reference_f64(a.values, b.values, m, n, k,
+                                                  layout == Layout::kNT ? kt::GemmLayout::kNT : kt::GemmLayout::kNN);
+      for (Epilogue epi : {Epilogue::kBias, Epilogue::kSilu, Epilogue::kBiasSilu}) {
+        std::vector<double> ref(product.size());
+        for (std::size_t i = 0; i < ref.size(); ++i) {
+          double x = product[i];
+          if (epi != Epilogue::kSilu) x += bias.values[i % static_cast<std::size_t>(n)];
+          if (epi != Epilogue::kBias) x = x / (1.0 + std::exp(-x));
+          ref[i] = x;
+        }
+        const GemmArgs args{.a = a.ptr(),
+                            .b = b.ptr(),
+                            .c = c.ptr(),
+                            .bias = bias.ptr(),
+                            .m = m,
+                            .n = n,
+                            .k = k,
+                            .dtype = dt,
+                            .layout = layout,
+                            .epilogue = epi};
+        const PlanInfo info = rt_->prepare(args);
+        for (bool graph : {false, true}) {
+          c.poison();
+          run(graph, [&](Stream s) { rt_->gemm(args, s); });
+          EXPECT_LE(error(c.read(), ref), tolerance(dt))
+              << to_string(dt) << " " << to_string(layout) << " epilogue " << static_cast<int>(epi)
+              << " graph=" << graph << " " << info.config_name;
+        }
+      }
+    }
+  }
+}
+
+// One runtime, several threads at once, each on its own stream with its own tensors: the first
+// calls of the keys race to build the plans (built once), then every thread launches rmsnorm and
+// a causal softmax repeatedly; every answer is right.
+TEST_F(RuntimeOpsGpu, ThreadsShareOneRuntimeOnTheirOwnStreams) {
+  constexpr int kThreads = 4, kRounds = 25;
+  const int64_t rows = 33, cols = 2049;
+  const DType dt = DType::kBF16;
+  const auto& d = harness::driver();
+  CUcontext ctx = nullptr;
+  KTUNE_CU_CHECK(d.cuCtxGetCurrent(&ctx));
+  struct Work {
+    std::unique_ptr<Tensor> x, w;
+    std::unique_ptr<Output> y, p;
+    std::vector<double> norm_ref, softmax_ref;
+  };
+  std::vector<Work> work(kThreads);
+  for (int t = 0; t < kThreads; ++t) {
+    Work& wk = work[static_cast<std::size_t>(t)];
+    wk.x = std::make_unique<Tensor>(rows * cols, dt, 100 + t);
+    wk.w = std::make_unique<Tensor>(cols, dt, 200 + t);
+    wk.y = std::make_unique<Output>(rows * cols, dt);
+    wk.p = std::make_unique<Output>(rows * cols, dt);
+    wk.norm_ref = kt::rmsnorm_f64(wk.x->values, {}, wk.w->values, rows, cols, 0.5, hdt(dt)).y;
+    wk.softmax_ref =
+        kt::softmax_f64(wk.x->values, rows, cols, 0.25, kt::SoftmaxMask::kCausal, cols - rows, {});
+  }
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      Work& wk = work[static_cast<std::size_t>(t)];
+      try {
+        KTUNE_CU_CHECK(d.cuCtxSetCurrent(ctx));
+        CUstream s = nullptr;
+        KTUNE_CU_CHECK(d.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+        const RmsNormArgs norm{.x = wk.x->ptr(), .w = wk.w->ptr(), .y = wk.y->ptr(), .rows = rows, .hidden = cols,
+                               .eps = 0.5f, .dtype = dt};
+        const SoftmaxArgs soft{.x = wk.x->ptr(), .y = wk.p->ptr(), .rows = rows, .cols = cols, .scale = 0.25f,
+                               .mask = SoftmaxMask::kCausal, .dtype = dt};
+        for (int r = 0; r < kRounds; ++r) {
+          rt_->rmsnorm(norm, reinterpret_cast<Stream>(s));
+          rt_->softmax(soft, reinterpret_cast<Stream>(s));
+        }
+        KTUNE_CU_CHECK(d.cuStreamSynchronize(s));
+        KTUNE_CU_CHECK(d.cuStreamDestroy(s));
+      } catch (const std::exception& e) {
+        failures[static_cast<std::size_t>(t)] = e.what();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    const Work& wk = work[static_cast<std::size_t>(t)];
+    EXPECT_EQ(failures[static_cast<std::size_t>(t)], "") << "thread " << t;
+    EXPECT_LE(error(wk.y->read(), wk.norm_ref), tolerance(dt)) << "rmsnorm, thread " << t;
+    EXPECT_LE(error(wk.p->read(), wk.softmax_ref), tolerance(dt)) << "softmax, thread " << t;
+  }
+  EXPECT_EQ(rt_->prepared_plans(), 2u) << "each key is built once, whichever thread came first";
 }
 
 // A tuned config that requires 16-byte aligned rows (the bulk-copy rmsnorm, sm_90) serves aligned
@@ -206,25 +346,29 @@ TEST(RuntimeOpsGpuTuned, MisalignedCallFallsBackFromARequiredAlignment) {
   RuntimeOptions o;
   o.db_path = file.path();
   Runtime rt(o);
-  const PlanInfo plan = rt.prepare_rmsnorm(rows, hidden, dt);
+  const PlanInfo plan = rt.prepare(RmsNormArgs{.rows = rows, .hidden = hidden, .dtype = dt});
   EXPECT_EQ(plan.source, PlanInfo::Source::kTuned);
   EXPECT_NE(plan.config_name.find(".bulk."), std::string::npos) << plan.config_name;
   const float eps = 0.25f;
   // x_store holds one element more: x_store.ptr() + 2 bytes is a misaligned x with values[1..].
   Tensor x_store(rows * hidden + 1, dt, 11), w(hidden, dt, 12);
+  auto norm = [&](const void* x_ptr, void* y_ptr) {
+    rt.rmsnorm({.x = x_ptr, .w = w.ptr(), .y = y_ptr, .rows = rows, .hidden = hidden, .eps = eps, .dtype = dt},
+               nullptr);
+  };
   const std::vector<double> x_values(x_store.values.begin() + 1, x_store.values.end());
   const auto want = kt::rmsnorm_f64(x_values, {}, w.values, rows, hidden, eps, hdt(dt));
   Tensor x(rows * hidden, dt, 13);
   const auto want_aligned = kt::rmsnorm_f64(x.values, {}, w.values, rows, hidden, eps, hdt(dt));
   Output y(rows * hidden, dt);
-  rt.rmsnorm(x.ptr(), w.ptr(), y.ptr(), rows, hidden, eps, dt, nullptr);
+  norm(x.ptr(), y.ptr());
   EXPECT_LE(error(y.read(), want_aligned.y), tolerance(dt)) << "aligned, tuned bulk config";
   y.poison();
   const void* misaligned = static_cast<const std::byte*>(x_store.ptr()) + 2;
-  rt.rmsnorm(misaligned, w.ptr(), y.ptr(), rows, hidden, eps, dt, nullptr);
+  norm(misaligned, y.ptr());
   EXPECT_LE(error(y.read(), want.y), tolerance(dt)) << "misaligned x: the default config";
   y.poison();
-  rt.rmsnorm(x.ptr(), w.ptr(), y.ptr(), rows, hidden, eps, dt, nullptr);  // the tuned plan again
+  norm(x.ptr(), y.ptr());  // the tuned plan again
   EXPECT_LE(error(y.read(), want_aligned.y), tolerance(dt)) << "aligned again";
 }
 
@@ -234,26 +378,49 @@ TEST_F(RuntimeOpsGpu, RefusesBadCallsBeforeLaunching) {
   const auto* table = reinterpret_cast<const float*>(base);
   const auto* pos = reinterpret_cast<const int32_t*>(base + 4096);
   const DType bf = DType::kBF16;
-  test::expect_bad_input([&] { rt_->rmsnorm(base, base + 2, base + 4096, 4, 0, 1e-6f, bf, nullptr); },
-                         {"hidden=0"});
-  test::expect_bad_input([&] { rt_->rmsnorm(base + 1, base, base + 4096, 4, 64, 1e-6f, bf, nullptr); },
+  const RmsNormArgs norm{.x = base, .w = base, .y = base + 4096, .rows = 4, .hidden = 64, .dtype = bf};
+  auto with = [](auto args, auto change) {
+    change(args);
+    return args;
+  };
+  test::expect_bad_input([&] { rt_->rmsnorm(with(norm, [](auto& a) { a.hidden = 0; }), nullptr); }, {"hidden=0"});
+  test::expect_bad_input([&] { rt_->rmsnorm(with(norm, [&](auto& a) { a.x = base + 1; }), nullptr); },
                          {"rmsnorm", "x at", "not aligned"});
-  test::expect_bad_input([&] { rt_->rmsnorm(base, base, base + 4096, 4, 64, 0.0f, bf, nullptr); }, {"eps"});
-  test::expect_bad_input(
-      [&] { rt_->rmsnorm(base, base, base + 4096, 4, 64, 1e-6f, DType::kFP8E4M3, nullptr); },
-      {"rmsnorm", "fp8e4m3"});
+  test::expect_bad_input([&] { rt_->rmsnorm(with(norm, [](auto& a) { a.eps = 0.0f; }), nullptr); }, {"eps"});
+  test::expect_bad_input([&] { rt_->rmsnorm(with(norm, [](auto& a) { a.dtype = DType::kFP8E4M3; }), nullptr); },
+                         {"rmsnorm", "fp8e4m3"});
+  test::expect_bad_input([&] { rt_->rmsnorm(with(norm, [&](auto& a) { a.residual = base; }), nullptr); },
+                         {"residual_out is null"});
   test::expect_bad_input(
       [&] {
-        rt_->rmsnorm_rope(base, base, base, base, table, pos, base, base, 2, 4, 2, 96, 64, 1e-6f,
-                          RopeStyle::kNeox, bf, nullptr);
+        rt_->rmsnorm_rope({.q = base,
+                           .k = base,
+                           .q_weight = base,
+                           .k_weight = base,
+                           .cos_sin = table,
+                           .positions = pos,
+                           .q_out = base,
+                           .k_out = base,
+                           .tokens = 2,
+                           .heads_q = 4,
+                           .heads_kv = 2,
+                           .head_dim = 96,
+                           .max_pos = 64},
+                          nullptr);
       },
       {"rmsnorm_rope", "head_dim", "96"});
   test::expect_bad_input(
-      [&] { rt_->softmax(base, base + 8192, nullptr, 4, 100, 1.0f, SoftmaxMask::kPadding, bf, nullptr); },
+      [&] {
+        rt_->softmax({.x = base, .y = base + 8192, .rows = 4, .cols = 100, .mask = SoftmaxMask::kPadding}, nullptr);
+      },
       {"softmax", "lengths", "null"});
-  test::expect_bad_input([&] { rt_->swiglu(base, base, base + 8192, 70000, 8, bf, nullptr); },
-                         {"swiglu", "65535"});
-  test::expect_bad_input([&] { rt_->swiglu(base, nullptr, base + 8192, 4, 8, bf, nullptr); }, {"up is null"});
+  test::expect_bad_input(
+      [&] { rt_->swiglu({.x = base, .out = base + 8192, .m = 70000, .i = 8}, nullptr); }, {"swiglu", "65535"});
+  test::expect_bad_input([&] { rt_->swiglu({.gate = base, .out = base + 8192, .m = 4, .i = 8}, nullptr); },
+                         {"up is null"});
+  test::expect_bad_input(
+      [&] { rt_->swiglu({.x = base, .gate = base, .up = base, .out = base + 8192, .m = 4, .i = 8}, nullptr); },
+      {"swiglu", "not both"});
   // The first call of a key inside capture: a clear error naming the prepare call, no launch.
   const auto& d = harness::driver();
   CUstream s = nullptr;
@@ -261,10 +428,10 @@ TEST_F(RuntimeOpsGpu, RefusesBadCallsBeforeLaunching) {
   KTUNE_CU_CHECK(d.cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
   test::expect_bad_input(
       [&] {
-        rt_->softmax(base, base + 8192, nullptr, 3, 77, 1.0f, SoftmaxMask::kCausal, bf,
+        rt_->softmax({.x = base, .y = base + 8192, .rows = 3, .cols = 77, .mask = SoftmaxMask::kCausal},
                      reinterpret_cast<Stream>(s));
       },
-      {"prepare_softmax"});
+      {"Runtime::prepare"});
   CUgraph graph = nullptr;
   EXPECT_EQ(d.cuStreamEndCapture(s, &graph), CUDA_SUCCESS);
   if (graph != nullptr) d.cuGraphDestroy(graph);
@@ -272,4 +439,4 @@ TEST_F(RuntimeOpsGpu, RefusesBadCallsBeforeLaunching) {
 }
 
 }  // namespace
-}  // namespace ktune::tuner
+}  // namespace ktune::runtime

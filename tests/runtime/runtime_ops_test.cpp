@@ -15,12 +15,14 @@
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/ktune.hpp"
 #include "tests/tuner/test_util.hpp"
-#include "tuner/detail/op_binding.hpp"
-#include "tuner/detail/plan_chooser.hpp"
-#include "tuner/detail/plan_launcher.hpp"
+#include "runtime/detail/op_binding.hpp"
+#include "runtime/detail/plan_chooser.hpp"
+#include "runtime/detail/plan_launcher.hpp"
 
-namespace ktune::tuner::detail {
+namespace ktune::runtime::detail {
 namespace {
+
+namespace test = ::ktune::tuner::test;
 
 namespace kt = kernel_templates;
 using test::expect_bad_input;
@@ -61,32 +63,32 @@ TEST(RuntimeOpsChecks, ProblemsTheTemplatesCannotServeAreBadInputNamingWhy) {
   // grid limit, an unknown mode code.
   expect_bad_input(
       [] {
-        check_problem(key(OpKind::kRmsNormRope, 0, DType::kBF16, {7, 32, 8, 96, 0}));
+        check_problem(key(OpKind::kRmsNormRope, 0, DType::kBF16, {7, 32, 8, 96, 0}), "sm_90");
       },
       {"rmsnorm_rope", "head_dim", "96"});
   expect_bad_input(
       [] {
-        check_problem(key(OpKind::kRmsNormRope, 1, DType::kF16, {7, 32, 8, 63, 0}));
+        check_problem(key(OpKind::kRmsNormRope, 1, DType::kF16, {7, 32, 8, 63, 0}), "sm_90");
       },
       {"rmsnorm_rope", "63"});
   expect_bad_input(
       [] {
-        check_problem(key(OpKind::kRmsNorm, 0, DType::kFP8E4M3, {7, 4095, 0, 0, 0}));
+        check_problem(key(OpKind::kRmsNorm, 0, DType::kFP8E4M3, {7, 4095, 0, 0, 0}), "sm_90");
       },
       {"rmsnorm", "fp8e4m3"});
   expect_bad_input(
       [] {
-        check_problem(key(OpKind::kSoftmax, 2, DType::kFP8E4M3, {7, 4095, 0, 0, 0}));
+        check_problem(key(OpKind::kSoftmax, 2, DType::kFP8E4M3, {7, 4095, 0, 0, 0}), "sm_90");
       },
       {"softmax", "fp8e4m3"});
   expect_bad_input(
       [] {
-        check_problem(key(OpKind::kSwiglu, 1, DType::kBF16, {70000, 11, 0, 0, 0}));
+        check_problem(key(OpKind::kSwiglu, 1, DType::kBF16, {70000, 11, 0, 0, 0}), "sm_90");
       },
       {"swiglu", "65535", "70000"});
   expect_bad_input(
       [] {
-        check_problem(key(OpKind::kSoftmax, 7, DType::kBF16, {7, 4095, 0, 0, 0}));
+        check_problem(key(OpKind::kSoftmax, 7, DType::kBF16, {7, 4095, 0, 0, 0}), "sm_90");
       },
       {"softmax", "mode"});
   for (const PlanKey& k : {key(OpKind::kRmsNorm, 1, DType::kBF16, {7, 4095, 0, 0, 0}),
@@ -96,7 +98,7 @@ TEST(RuntimeOpsChecks, ProblemsTheTemplatesCannotServeAreBadInputNamingWhy) {
                            key(OpKind::kGemm, 1, DType::kBF16, {37, 301, 515, 0, 0}),
                            key(OpKind::kGemm, 0, DType::kF32, {1, 7, 3, 0, 0}),
                            key(OpKind::kGemm, 0, DType::kF16, {4096, 4096, 4096, 0, 0})}) {
-    EXPECT_NO_THROW(check_problem(k)) << describe(k);
+    EXPECT_NO_THROW(check_problem(k, "sm_90")) << describe(k);
   }
 }
 
@@ -246,14 +248,14 @@ TEST(RuntimeOpsDecodeFp8, DecodeAttentionChecksItsCallGeometry) {
   // batch, heads_q, heads_kv, seq, head_dim; extra = seq_max.
   PlanKey k = key(OpKind::kDecodeAttention, 0, DType::kBF16, {3, 28, 4, 1000, 96});
   k.extra = 1000;
-  expect_bad_input([&] { check_problem(k); }, {"decode_attention", "head_dim"});
+  expect_bad_input([&] { check_problem(k, "sm_90"); }, {"decode_attention", "head_dim"});
   k.dims = {3, 28, 4, 1001, 128};
-  expect_bad_input([&] { check_problem(k); }, {"decode_attention", "seq=1001", "seq_max=1000"});
+  expect_bad_input([&] { check_problem(k, "sm_90"); }, {"decode_attention", "seq=1001", "seq_max=1000"});
   k.dims = {3, 28, 4, 1000, 128};
   k.dtype = DType::kF16;
-  expect_bad_input([&] { check_problem(k); }, {"decode_attention", "f16"});
+  expect_bad_input([&] { check_problem(k, "sm_90"); }, {"decode_attention", "f16"});
   k.dtype = DType::kBF16;
-  EXPECT_NO_THROW(check_problem(k)) << describe(k);
+  EXPECT_NO_THROW(check_problem(k, "sm_90")) << describe(k);
   EXPECT_NE(describe(k).find("seq_max=1000"), std::string::npos) << describe(k);
 }
 
@@ -291,7 +293,7 @@ TEST(RuntimeOpsDecodeFp8, Fp8GemmBindsBothScalingModesAndRefusesOldArchesAndOddK
   const kt::KernelSpec& spec = kt::find_spec("fp8_gemm", "mma");
   for (uint8_t mode : {uint8_t{0}, uint8_t{1}}) {
     const PlanKey k = key(OpKind::kFp8Gemm, mode, DType::kFP8E4M3, {37, 301, 512, 0, 0});
-    EXPECT_NO_THROW(check_problem(k)) << describe(k);
+    EXPECT_NO_THROW(check_problem(k, "sm_90")) << describe(k);
     const kt::Problem p = make_problem(k);
     const kt::Config c = spec.default_config(p);
     const PlanLauncher l =
@@ -302,12 +304,12 @@ TEST(RuntimeOpsDecodeFp8, Fp8GemmBindsBothScalingModesAndRefusesOldArchesAndOddK
   }
   expect_bad_input(
       [] {
-        check_problem(key(OpKind::kFp8Gemm, 0, DType::kFP8E4M3, {16, 64, 100, 0, 0}));
+        check_problem(key(OpKind::kFp8Gemm, 0, DType::kFP8E4M3, {16, 64, 100, 0, 0}), "sm_90");
       },
       {"fp8_gemm", "100"});
   expect_bad_input(
       [] {
-        check_problem(key(OpKind::kFp8Gemm, 0, DType::kBF16, {16, 64, 128, 0, 0}));
+        check_problem(key(OpKind::kFp8Gemm, 0, DType::kBF16, {16, 64, 128, 0, 0}), "sm_90");
       },
       {"fp8_gemm", "bf16"});
   const PlanKey ok = key(OpKind::kFp8Gemm, 0, DType::kFP8E4M3, {16, 64, 128, 0, 0});
@@ -321,6 +323,13 @@ TEST(RuntimeOpsDecodeFp8, Fp8GemmBindsBothScalingModesAndRefusesOldArchesAndOddK
 class RuntimeOpsChoice : public ::testing::Test {
  protected:
   static constexpr const char* kGpu = "Test GPU";
+  /// The device the plans are chosen for: the database's GPU, an sm_90 part.
+  static harness::DeviceInfo device() {
+    harness::DeviceInfo d;
+    d.name = kGpu;
+    d.cc_major = 9;
+    return d;
+  }
 
   void SetUp() override {
     db_ = std::make_unique<cache::ConfigCache>(cache::ConfigCache::open(file_.path()));
@@ -362,7 +371,7 @@ TEST_F(RuntimeOpsChoice, TunedNearestDefaultAndErrorPerOperatorAndMode) {
   const cache::BestIndex idx = index();
 
   auto [c1, tuned] =
-      choose_plan(idx, MissPolicy::kNearest, kGpu, key(OpKind::kRmsNorm, 1, DType::kBF16, {7, 4095}));
+      choose_plan(idx, MissPolicy::kNearest, device(), key(OpKind::kRmsNorm, 1, DType::kBF16, {7, 4095}));
   EXPECT_EQ(tuned.source, PlanInfo::Source::kTuned);
   EXPECT_EQ(tuned.config_name, "rmsnorm.bf16.residual.t128.r2.v8.reg0");
   EXPECT_DOUBLE_EQ(tuned.tuned_median_us, 3.5);
@@ -370,25 +379,25 @@ TEST_F(RuntimeOpsChoice, TunedNearestDefaultAndErrorPerOperatorAndMode) {
 
   // The same shape without the residual is another key: not tuned, no tuned shape of its mode.
   auto [c2, plain] =
-      choose_plan(idx, MissPolicy::kNearest, kGpu, key(OpKind::kRmsNorm, 0, DType::kBF16, {7, 4095}));
+      choose_plan(idx, MissPolicy::kNearest, device(), key(OpKind::kRmsNorm, 0, DType::kBF16, {7, 4095}));
   EXPECT_EQ(plain.source, PlanInfo::Source::kDefault);
   EXPECT_EQ(c2.variant, "rowwise");
 
   auto [c3, near] =
-      choose_plan(idx, MissPolicy::kNearest, kGpu, key(OpKind::kSoftmax, 1, DType::kF32, {17, 30011}));
+      choose_plan(idx, MissPolicy::kNearest, device(), key(OpKind::kSoftmax, 1, DType::kF32, {17, 30011}));
   EXPECT_EQ(near.source, PlanInfo::Source::kNearest);
   EXPECT_EQ(near.tuned_shape, "rows=16,cols=32000");
   EXPECT_EQ(c3.params, sm.params);
 
   auto [c4, dflt] =
-      choose_plan(idx, MissPolicy::kDefault, kGpu, key(OpKind::kSoftmax, 1, DType::kF32, {17, 30011}));
+      choose_plan(idx, MissPolicy::kDefault, device(), key(OpKind::kSoftmax, 1, DType::kF32, {17, 30011}));
   EXPECT_EQ(dflt.source, PlanInfo::Source::kDefault);
   EXPECT_EQ(dflt.config_name,
             kt::find_spec("softmax", "rowwise")
                 .canonical_name(make_problem(key(OpKind::kSoftmax, 1, DType::kF32, {17, 30011})), c4));
 
   try {
-    choose_plan(idx, MissPolicy::kError, kGpu, key(OpKind::kSwiglu, 1, DType::kBF16, {9, 1377}));
+    choose_plan(idx, MissPolicy::kError, device(), key(OpKind::kSwiglu, 1, DType::kBF16, {9, 1377}));
     ADD_FAILURE() << "a miss with MissPolicy::kError must throw";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
@@ -407,14 +416,14 @@ TEST_F(RuntimeOpsChoice, ANearestConfigThatCannotServeTheShapeFallsBackToTheDefa
   store_best("softmax", "rows=4,cols=1000", "bf16", "", one_pass, "softmax.bf16.t128.r1.v8.on0");
   const cache::BestIndex idx = index();
   auto [c, info] =
-      choose_plan(idx, MissPolicy::kNearest, kGpu, key(OpKind::kSoftmax, 0, DType::kBF16, {4, 100000}));
+      choose_plan(idx, MissPolicy::kNearest, device(), key(OpKind::kSoftmax, 0, DType::kBF16, {4, 100000}));
   EXPECT_EQ(info.source, PlanInfo::Source::kDefault);
   EXPECT_EQ(c.at("ONLINE"), 1);
   auto [c2, info2] =
-      choose_plan(idx, MissPolicy::kNearest, kGpu, key(OpKind::kSoftmax, 0, DType::kBF16, {5, 999}));
+      choose_plan(idx, MissPolicy::kNearest, device(), key(OpKind::kSoftmax, 0, DType::kBF16, {5, 999}));
   EXPECT_EQ(info2.source, PlanInfo::Source::kNearest);
   EXPECT_EQ(c2.at("ONLINE"), 0);
 }
 
 }  // namespace
-}  // namespace ktune::tuner::detail
+}  // namespace ktune::runtime::detail

@@ -1,4 +1,4 @@
-#include "tuner/detail/plan_chooser.hpp"
+#include "runtime/detail/plan_chooser.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -10,7 +10,7 @@
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 
-namespace ktune::tuner::detail {
+namespace ktune::runtime::detail {
 namespace {
 
 namespace kt = kernel_templates;
@@ -36,7 +36,8 @@ std::optional<kt::Config> usable(const std::string& kernel, const cache::BestCon
 }  // namespace
 
 std::pair<kt::Config, PlanInfo> choose_plan(const cache::BestIndex& index, MissPolicy policy,
-                                            const std::string& gpu_name, const PlanKey& key) {
+                                            const harness::DeviceInfo& device, const PlanKey& key) {
+  const std::string& gpu_name = device.name;
   const OpBinding& b = binding_of(key.op);
   const kt::Problem p = make_problem(key);
   const std::string shape = p.shape_text();
@@ -63,13 +64,12 @@ std::pair<kt::Config, PlanInfo> choose_plan(const cache::BestIndex& index, MissP
       return {std::move(*c), info};
     }
   }
-  return default_plan(key);
+  return default_plan(key, device.arch());
 }
 
-std::pair<kt::Config, PlanInfo> default_plan(const PlanKey& key) {
-  const OpBinding& b = binding_of(key.op);
+std::pair<kt::Config, PlanInfo> default_plan(const PlanKey& key, std::string_view arch) {
   const kt::Problem p = make_problem(key);
-  const kt::KernelSpec& spec = kt::find_spec(b.kernel, b.default_variant);
+  const kt::KernelSpec& spec = default_spec(key, arch);
   kt::Config c = spec.default_config(p);
   PlanInfo info;
   info.source = PlanInfo::Source::kDefault;
@@ -77,4 +77,4 @@ std::pair<kt::Config, PlanInfo> default_plan(const PlanKey& key) {
   return {std::move(c), info};
 }
 
-}  // namespace ktune::tuner::detail
+}  // namespace ktune::runtime::detail

@@ -1,6 +1,6 @@
 #pragma once
 /// ktune::Runtime's state and its one generic path, shared by the entry points of every operator
-/// (tuner/runtime.cpp: gemm and the runtime itself; tuner/runtime_ops.cpp: the other operators).
+/// (runtime/runtime.cpp: gemm and the runtime itself; runtime/runtime_ops.cpp: the other operators).
 /// The hot path is a shared-lock hash lookup of the PlanKey, the plan's alignment checks and
 /// launch_plan; everything else happens once per key in build().
 
@@ -23,15 +23,15 @@
 #include "harness/nvrtc_compiler.hpp"
 #include "kernel_templates/embedded_sources.hpp"
 #include "ktune/ktune.hpp"
-#include "tuner/cache_compile_store.hpp"
-#include "tuner/detail/op_binding.hpp"
-#include "tuner/detail/plan_launcher.hpp"
+#include "runtime/cache_compile_store.hpp"
+#include "runtime/detail/op_binding.hpp"
+#include "runtime/detail/plan_launcher.hpp"
 
 namespace ktune {
 
 /// One prepared key: its launcher, the runtime-owned workspace, and how it is served.
 struct RuntimePlan {
-  tuner::detail::PlanLauncher launcher;
+  runtime::detail::PlanLauncher launcher;
   CUdeviceptr own_workspace = 0;
   PlanInfo info;
 };
@@ -39,7 +39,7 @@ struct RuntimePlan {
 struct Runtime::Impl {
   /// A kernel's compile cache (the database's, read-only) and the compiler that uses it.
   struct KernelCompiler {
-    std::unique_ptr<tuner::CacheCompileStore> store;
+    std::unique_ptr<runtime::CacheCompileStore> store;
     std::unique_ptr<harness::NvrtcCompiler> compiler;
   };
 
@@ -52,10 +52,10 @@ struct Runtime::Impl {
   cache::BestIndex index;
 
   std::shared_mutex map_mutex;
-  std::unordered_map<tuner::detail::PlanKey, std::unique_ptr<RuntimePlan>, tuner::detail::PlanKeyHash> plans;
+  std::unordered_map<runtime::detail::PlanKey, std::unique_ptr<RuntimePlan>, runtime::detail::PlanKeyHash> plans;
   /// The default config's plan of a key, built when a call's pointers miss an alignment its
   /// chosen config requires (e.g. the bulk-copy rmsnorm on a view that is not 16-byte aligned).
-  std::unordered_map<tuner::detail::PlanKey, std::unique_ptr<RuntimePlan>, tuner::detail::PlanKeyHash>
+  std::unordered_map<runtime::detail::PlanKey, std::unique_ptr<RuntimePlan>, runtime::detail::PlanKeyHash>
       fallbacks;
   std::mutex build_mutex;                           ///< one cold build at a time; guards what follows
   std::map<std::string, harness::Module> modules;   ///< by compile cache key
@@ -70,20 +70,20 @@ struct Runtime::Impl {
 
   /// The plan of `key` (with `fallback`: its default config's plan), built on first use.
   /// `capturing`: the caller's stream, checked for capture before a build (absent for prepare).
-  const RuntimePlan& plan(const tuner::detail::PlanKey& key, std::optional<CUstream> capturing,
+  const RuntimePlan& plan(const runtime::detail::PlanKey& key, std::optional<CUstream> capturing,
                           bool fallback = false);
 
   /// The hot path of every operator: the plan of `key`, a null check of every slot the plan
   /// reads, the alignment the config requires (when a pointer misses it: the default config's
   /// plan, whose alignment is then checked), the workspace (`workspace` when given, else the
   /// plan's own), then the launches. `slots` in the binding's order; `scalars` by binding index.
-  void run(const tuner::detail::PlanKey& key, std::span<const void* const> slots,
+  void run(const runtime::detail::PlanKey& key, std::span<const void* const> slots,
            std::span<const double> scalars, void* workspace, std::size_t workspace_bytes, Stream stream);
 
  private:
   /// Builds the plan of `key` into `plans` (the chosen config) or, with `fallback`, into
   /// `fallbacks` (the default config).
-  RuntimePlan* build(const tuner::detail::PlanKey& key, std::optional<CUstream> capturing,
+  RuntimePlan* build(const runtime::detail::PlanKey& key, std::optional<CUstream> capturing,
                      bool fallback = false);
   /// The first slot whose pointer misses an alignment `p`'s config requires, or -1.
   static int misaligned_slot(const RuntimePlan& p, std::span<const void* const> slots);

@@ -1,5 +1,5 @@
 /// ktune::Runtime (include/ktune/ktune.hpp): the runtime itself, its generic plan path
-/// (tuner/detail/runtime_impl.hpp) and the gemm entry points. The other operators' entry points
+/// (runtime/detail/runtime_impl.hpp) and the gemm entry points. The other operators' entry points
 /// are in runtime_ops.cpp.
 
 #include <cuda.h>
@@ -16,8 +16,8 @@
 #include "kernel_templates/compile_request.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/ktune.hpp"
-#include "tuner/detail/plan_chooser.hpp"
-#include "tuner/detail/runtime_impl.hpp"
+#include "runtime/detail/plan_chooser.hpp"
+#include "runtime/detail/runtime_impl.hpp"
 
 namespace ktune {
 
@@ -39,51 +39,62 @@ const char* to_string(Layout layout) noexcept { return layout == Layout::kNN ? "
 
 namespace {
 
-using tuner::detail::OpKind;
-using tuner::detail::PlanKey;
+using runtime::detail::OpKind;
+using runtime::detail::PlanKey;
 
-constexpr int64_t kMaxDim = 2147483647;  // the kernels take int32 dimensions
 /// Most tensor slots an entry point has (rmsnorm_rope: q, k, two weights, table, positions, q_out,
 /// k_out).
 constexpr std::size_t kMaxSlots = 8;
 
-PlanKey gemm_key(int64_t m, int64_t n, int64_t k, DType dtype, Layout layout) {
-  return {OpKind::kGemm, static_cast<uint8_t>(layout == Layout::kNN ? 1 : 0), dtype, {m, n, k, 0, 0}};
+/// gemm's mode: the layout, then the epilogue (OpBinding::modes "nt", "nn", "nt+bias", ...).
+uint8_t gemm_mode(Layout layout, Epilogue epilogue) {
+  if (layout != Layout::kNT && layout != Layout::kNN)
+    throw Error(ErrorKind::kBadInput, fmt::format("gemm: unknown layout {}", static_cast<int>(layout)));
+  const auto e = static_cast<int>(epilogue);
+  if (e < 0 || e > 3) throw Error(ErrorKind::kBadInput, fmt::format("gemm: unknown epilogue {}", e));
+  return static_cast<uint8_t>(2 * e + (layout == Layout::kNN ? 1 : 0));
 }
 
-void check_args(const void* a, const void* b, const void* c, int64_t m, int64_t n, int64_t k, DType dtype) {
-  if (m < 1 || n < 1 || k < 1 || m > kMaxDim || n > kMaxDim || k > kMaxDim) {
-    throw Error(ErrorKind::kBadInput,
-                fmt::format("gemm: dimensions m={}, n={}, k={} must each be in [1, 2^31-1]", m, n, k));
-  }
-  if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kBF16) {
+bool reads_bias(Epilogue e) { return e == Epilogue::kBias || e == Epilogue::kBiasSilu; }
+
+PlanKey gemm_key(const GemmArgs& g) {
+  runtime::detail::check_dims("gemm", {{"m", g.m}, {"n", g.n}, {"k", g.k}});
+  if (g.dtype != DType::kF32 && g.dtype != DType::kF16 && g.dtype != DType::kBF16) {
     throw Error(ErrorKind::kBadInput,
                 fmt::format("gemm: dtype {} is not supported (f32, f16, bf16; fp8 has its own operator)",
-                            to_string(dtype)));
+                            to_string(g.dtype)));
   }
-  if (a == nullptr || b == nullptr || c == nullptr) {
-    throw Error(ErrorKind::kBadInput, fmt::format("gemm: null pointer ({} is null)", a == nullptr   ? "A"
-                                                                                     : b == nullptr ? "B"
-                                                                                                    : "C"));
-  }
-  const auto align = tuner::detail::element_bytes(dtype);
-  const void* ptrs[3] = {a, b, c};
-  for (int i = 0; i < 3; ++i) {
-    if (reinterpret_cast<uintptr_t>(ptrs[i]) % align != 0) {
+  const int64_t b_row = g.layout == Layout::kNN ? g.n : g.k;
+  const std::pair<const char*, std::pair<int64_t, int64_t>> strides[] = {
+      {"lda", {g.lda, g.k}}, {"ldb", {g.ldb, b_row}}, {"ldc", {g.ldc, g.n}}};
+  for (const auto& [name, v] : strides) {
+    const auto [ld, row] = v;
+    if (ld != 0 && ld < row) {
       throw Error(ErrorKind::kBadInput,
-                  fmt::format("gemm: {} at {} is not aligned to its {}-byte {} elements", "ABC"[i], ptrs[i],
-                              align, to_string(dtype)));
+                  fmt::format("gemm: {}={} is shorter than the row it strides over ({})", name, ld, row));
+    }
+    if (ld != 0 && ld != row) {
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("gemm: {}={} (a strided view) is not supported by the gemm templates yet; pass a "
+                              "contiguous tensor ({} = 0 or {})",
+                              name, ld, name, row));
     }
   }
+  return {OpKind::kGemm, gemm_mode(g.layout, g.epilogue), g.dtype, {g.m, g.n, g.k, 0, 0}};
+}
+
+void check_gemm_pointers(const GemmArgs& g) {
+  const std::size_t e = runtime::detail::element_bytes(g.dtype);
+  runtime::detail::check_pointers("gemm", {{"a", g.a, e}, {"b", g.b, e}, {"c", g.c, e}});
+  if (reads_bias(g.epilogue)) runtime::detail::check_pointers("gemm", {{"bias", g.bias, e}});
 }
 
 }  // namespace
 
 Runtime::Impl::Impl(RuntimeOptions o) : options(std::move(o)), context(options.device) {
   device = harness::query_device(options.device);
-  for (OpKind op :
-       {OpKind::kGemm, OpKind::kRmsNorm, OpKind::kRmsNormRope, OpKind::kSoftmax, OpKind::kSwiglu}) {
-    const std::string& kernel = tuner::detail::binding_of(op).kernel;
+  for (OpKind op : runtime::detail::kAllOps) {
+    const std::string& kernel = runtime::detail::binding_of(op).kernel;
     source_hashes[kernel] = sources.hash(kernel_templates::kernel_source_files(kernel));
   }
   const auto path = cache::resolve_db_path(
@@ -131,8 +142,11 @@ void Runtime::Impl::ensure_context() const {
 Runtime::Impl::KernelCompiler& Runtime::Impl::compiler_for(const std::string& kernel) {
   auto it = compilers.find(kernel);
   if (it != compilers.end()) return it->second;
+  const auto hash = source_hashes.find(kernel);
+  if (hash == source_hashes.end())
+    throw Error(ErrorKind::kRuntime, fmt::format("ktune::Runtime has no template hash for kernel {}", kernel));
   KernelCompiler kc;
-  if (db) kc.store = std::make_unique<tuner::CacheCompileStore>(*db, kernel, source_hashes.at(kernel), false);
+  if (db) kc.store = std::make_unique<runtime::CacheCompileStore>(*db, kernel, hash->second, false);
   kc.compiler = std::make_unique<harness::NvrtcCompiler>(kc.store.get());
   return compilers.emplace(kernel, std::move(kc)).first->second;
 }
@@ -145,27 +159,27 @@ RuntimePlan* Runtime::Impl::build(const PlanKey& key, std::optional<CUstream> ca
     std::shared_lock lock(map_mutex);
     if (auto it = map.find(key); it != map.end()) return it->second.get();
   }
-  const tuner::detail::OpBinding& binding = tuner::detail::binding_of(key.op);
-  tuner::detail::check_problem(key);
-  tuner::detail::check_arch(key, device.arch());
+  const runtime::detail::OpBinding& binding = runtime::detail::binding_of(key.op);
+  runtime::detail::check_arch(key, device.arch());
+  runtime::detail::check_problem(key, device.arch());
   ensure_context();
   if (capturing) {
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
     KTUNE_CU_CHECK(harness::driver().cuStreamIsCapturing(*capturing, &status));
     if (status != CU_STREAM_CAPTURE_STATUS_NONE) {
       throw Error(ErrorKind::kBadInput,
-                  fmt::format("{}: first call inside CUDA graph capture; call Runtime::{} for this shape "
-                              "before capturing",
-                              tuner::detail::describe(key), binding.prepare_name));
+                  fmt::format("{}: first call inside CUDA graph capture; call Runtime::prepare with this "
+                              "call's arguments before capturing",
+                              runtime::detail::describe(key)));
     }
   }
-  const kt::Problem p = tuner::detail::make_problem(key);
-  auto [config, info] = fallback ? tuner::detail::default_plan(key)
-                                 : tuner::detail::choose_plan(index, options.on_miss, device.name, key);
+  const kt::Problem p = runtime::detail::make_problem(key);
+  auto [config, info] = fallback ? runtime::detail::default_plan(key, device.arch())
+                                 : runtime::detail::choose_plan(index, options.on_miss, device, key);
   const kt::KernelSpec& spec = kt::find_spec(binding.kernel, config.variant);
   auto plan = std::make_unique<RuntimePlan>();
   // Bind before compiling: a plan this entry point cannot serve fails without NVRTC's cost.
-  plan->launcher = tuner::detail::bind_plan(tuner::detail::launch_plan_for(key, spec, p, config),
+  plan->launcher = runtime::detail::bind_plan(runtime::detail::launch_plan_for(key, spec, p, config),
                                             spec.alignment(p, config), binding.slots, binding.scalars);
   const harness::CompileRequest request =
       kt::make_compile_request(spec.compile_spec(p, config), sources, device.arch());
@@ -186,7 +200,7 @@ RuntimePlan* Runtime::Impl::build(const PlanKey& key, std::optional<CUstream> ca
   auto module = modules.find(compiled.cache_key);
   if (module == modules.end())
     module = modules.emplace(compiled.cache_key, harness::Module::load(compiled.cubin)).first;
-  tuner::detail::resolve_functions(plan->launcher, compiled, module->second);
+  runtime::detail::resolve_functions(plan->launcher, compiled, module->second);
   info.launches = plan->launcher.steps.size();
   info.workspace_bytes = plan->launcher.workspace_bytes;
   if (info.workspace_bytes > 0)
@@ -232,15 +246,15 @@ void Runtime::Impl::run(const PlanKey& key, std::span<const void* const> slots,
   const auto& l = p.launcher;
   if (slots.size() > kMaxSlots || slots.size() != l.slot_used.size())
     throw Error(ErrorKind::kRuntime,
-                fmt::format("{}: {} slots for a plan of {}", tuner::detail::describe(key), slots.size(),
+                fmt::format("{}: {} slots for a plan of {}", runtime::detail::describe(key), slots.size(),
                             l.slot_used.size()));
   std::array<CUdeviceptr, kMaxSlots> ptrs{};
   for (std::size_t i = 0; i < slots.size(); ++i) {
     if (l.slot_used[i] && slots[i] == nullptr) {
       throw Error(
           ErrorKind::kBadInput,
-          fmt::format("{}: config {} reads {}, which is null", tuner::detail::binding_of(key.op).kernel,
-                      p.info.config_name, tuner::detail::binding_of(key.op).slots[i]));
+          fmt::format("{}: config {} reads {}, which is null", runtime::detail::binding_of(key.op).kernel,
+                      p.info.config_name, runtime::detail::binding_of(key.op).slots[i]));
     }
     ptrs[i] = reinterpret_cast<CUdeviceptr>(slots[i]);
   }
@@ -248,20 +262,20 @@ void Runtime::Impl::run(const PlanKey& key, std::span<const void* const> slots,
     const auto i = static_cast<std::size_t>(misaligned);
     throw Error(ErrorKind::kBadInput,
                 fmt::format("{}: config {} requires {} aligned to {} bytes; {} is not",
-                            tuner::detail::binding_of(key.op).kernel, p.info.config_name,
-                            tuner::detail::binding_of(key.op).slots[i], l.slot_align[i], slots[i]));
+                            runtime::detail::binding_of(key.op).kernel, p.info.config_name,
+                            runtime::detail::binding_of(key.op).slots[i], l.slot_align[i], slots[i]));
   }
   CUdeviceptr ws = p.own_workspace;
   if (workspace != nullptr) {
     if (workspace_bytes < l.workspace_bytes) {
       throw Error(ErrorKind::kBadInput, fmt::format("{}: workspace of {} bytes; config {} needs {}",
-                                                    tuner::detail::binding_of(key.op).kernel, workspace_bytes,
+                                                    runtime::detail::binding_of(key.op).kernel, workspace_bytes,
                                                     p.info.config_name, l.workspace_bytes));
     }
     ws = reinterpret_cast<CUdeviceptr>(workspace);
   }
   ensure_context();
-  tuner::detail::launch_plan(l, std::span<const CUdeviceptr>(ptrs.data(), slots.size()), ws, scalars, s);
+  runtime::detail::launch_plan(l, std::span<const CUdeviceptr>(ptrs.data(), slots.size()), ws, scalars, s);
 }
 
 Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
@@ -275,27 +289,23 @@ std::size_t Runtime::prepared_plans() const {
   return impl_->plans.size();
 }
 
-bool Runtime::ready(int64_t m, int64_t n, int64_t k, DType dtype, Layout layout) const noexcept {
-  std::shared_lock lock(impl_->map_mutex);
-  return impl_->plans.find(gemm_key(m, n, k, dtype, layout)) != impl_->plans.end();
+bool Runtime::ready(const GemmArgs& args) const noexcept {
+  try {
+    const PlanKey key = gemm_key(args);
+    std::shared_lock lock(impl_->map_mutex);
+    return impl_->plans.find(key) != impl_->plans.end();
+  } catch (...) {
+    return false;  // a key that cannot be made is not ready
+  }
 }
 
-PlanInfo Runtime::prepare_gemm(int64_t m, int64_t n, int64_t k, DType dtype, Layout layout) {
-  const int32_t dummy = 0;  // 4-byte aligned: passes the element-alignment check of every dtype
-  check_args(&dummy, &dummy, &dummy, m, n, k, dtype);
-  return impl_->plan(gemm_key(m, n, k, dtype, layout), std::nullopt).info;
-}
+PlanInfo Runtime::prepare(const GemmArgs& args) { return impl_->plan(gemm_key(args), std::nullopt).info; }
 
-void Runtime::gemm(const void* a, const void* b, void* c, int64_t m, int64_t n, int64_t k, DType dtype,
-                   Layout layout, Stream stream) {
-  gemm(a, b, c, m, n, k, dtype, layout, nullptr, 0, stream);
-}
-
-void Runtime::gemm(const void* a, const void* b, void* c, int64_t m, int64_t n, int64_t k, DType dtype,
-                   Layout layout, void* workspace, std::size_t workspace_bytes, Stream stream) {
-  check_args(a, b, c, m, n, k, dtype);
-  const void* slots[3] = {a, b, c};
-  impl_->run(gemm_key(m, n, k, dtype, layout), slots, {}, workspace, workspace_bytes, stream);
+void Runtime::gemm(const GemmArgs& args, Stream stream) {
+  const PlanKey key = gemm_key(args);
+  check_gemm_pointers(args);
+  const void* slots[] = {args.a, args.b, args.c, reads_bias(args.epilogue) ? args.bias : nullptr};
+  impl_->run(key, slots, {}, args.workspace.ptr, args.workspace.bytes, stream);
 }
 
 }  // namespace ktune

@@ -1,4 +1,4 @@
-#include "tuner/detail/op_binding.hpp"
+#include "runtime/detail/op_binding.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 
-namespace ktune::tuner::detail {
+namespace ktune::runtime::detail {
 namespace {
 
 namespace kt = kernel_templates;
@@ -23,15 +23,20 @@ constexpr int64_t kMaxDim = 2147483647;  // the kernels take int32 dimensions
 // dimension could equal) by its position in rmsnorm_rope.cu's signature; bind_plan checks that
 // the spec's own value sits there.
 const OpBinding kBindings[] = {
-    {OpKind::kGemm, "gemm", {"m", "n", "k"}, {"nt", "nn"}, "tiled", {"a", "b", "c"}, {}, "prepare_gemm"},
+    {OpKind::kGemm,
+     "gemm",
+     {"m", "n", "k"},
+     {"nt", "nn", "nt+bias", "nn+bias", "nt+silu", "nn+silu", "nt+bias+silu", "nn+bias+silu"},
+     "tiled",
+     {"a", "b", "c", "bias"},
+     {}},
     {OpKind::kRmsNorm,
      "rmsnorm",
      {"rows", "hidden"},
      {"", "residual"},
      "rowwise",
      {"x", "residual", "w", "y", "residual_out"},
-     {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kt::RmsNormSpec::kEps, 0}},
-     "prepare_rmsnorm"},
+     {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kt::RmsNormSpec::kEps, 0}}},
     {OpKind::kRmsNormRope,
      "rmsnorm_rope",
      {"tokens", "heads_q", "heads_kv", "head_dim"},
@@ -39,40 +44,35 @@ const OpBinding kBindings[] = {
      "headwise",
      {"q", "k", "q_weight", "k_weight", "cos_sin", "positions", "q_out", "k_out"},
      {{ScalarBinding::kEveryLaunch, 11, SK::kI32, static_cast<double>(kt::RmsNormRopeSpec::kMaxPos), 0},
-      {ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kt::RmsNormRopeSpec::kEps, 1}},
-     "prepare_rmsnorm_rope"},
+      {ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kt::RmsNormRopeSpec::kEps, 1}}},
     {OpKind::kSoftmax,
      "softmax",
      {"rows", "cols"},
      {"", "causal", "padding"},
      "rowwise",
      {"x", "y", "lengths"},
-     {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kt::SoftmaxSpec::kScale, 0}},
-     "prepare_softmax"},
+     {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kt::SoftmaxSpec::kScale, 0}}},
     {OpKind::kSwiglu,
      "swiglu",
      {"m", "i"},
      {"fused", "split"},
      "elementwise",
      {"x", "gate", "up", "out"},
-     {},
-     "prepare_swiglu"},
+     {}},
     {OpKind::kDecodeAttention,
      "decode_attention",
      {"batch", "heads_q", "heads_kv", "seq", "head_dim"},
      {""},
      "splitkv",
      {"q", "k", "v", "o", "context_lens"},
-     {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kDecodeScaleSentinel, 0}},
-     "prepare_decode_attention"},
+     {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kDecodeScaleSentinel, 0}}},
     {OpKind::kFp8Gemm,
      "fp8_gemm",
      {"m", "n", "k"},
      {"nt", "nt+rowcol"},
      "mma",
      {"a", "b", "a_scale", "b_scale", "c"},
-     {},
-     "prepare_fp8_gemm"},
+     {}},
 };
 
 kt::DecodeAttentionCall decode_call(const PlanKey& key) {
@@ -171,16 +171,26 @@ void check_pointers(std::string_view op, std::initializer_list<PointerArg> point
   }
 }
 
-void check_problem(const PlanKey& key) {
+const kt::KernelSpec& default_spec(const PlanKey& key, std::string_view arch) {
   const OpBinding& b = binding_of(key.op);
   if (key.mode >= b.modes.size())
     throw Error(ErrorKind::kBadInput, fmt::format("{}: unknown mode {}", b.kernel, key.mode));
   const kt::Problem p = make_problem(key);
-  const kt::KernelSpec& spec = kt::find_spec(b.kernel, b.default_variant);
-  // The default config serves every problem the template supports, so its rejection is the
-  // problem's own (dtype, mode, head_dim, size limits).
-  if (auto why = spec.rejection(p, spec.default_config(p)))
-    throw Error(ErrorKind::kBadInput, fmt::format("{}: {}", describe(key), *why));
+  // The binding's default template serves every problem it supports; a mode it lacks (gemm's
+  // epilogues) falls to the first other template whose default config serves the problem.
+  const kt::KernelSpec& first = kt::find_spec(b.kernel, b.default_variant);
+  auto why = first.rejection(p, first.default_config(p));
+  if (!why) return first;
+  for (const kt::KernelSpec* spec : kt::specs_of(b.kernel)) {
+    if (spec == &first || spec->arch_rejection(arch)) continue;
+    if (!spec->rejection(p, spec->default_config(p))) return *spec;
+  }
+  throw Error(ErrorKind::kBadInput, fmt::format("{}: {}", describe(key), *why));
+}
+
+void check_problem(const PlanKey& key, std::string_view arch) {
+  const kt::Problem p = make_problem(key);
+  const kt::KernelSpec& spec = default_spec(key, arch);
   if (key.op == OpKind::kDecodeAttention) {
     const auto& decode = dynamic_cast<const kt::DecodeAttentionSpec&>(spec);
     if (auto why = decode.call_rejection(p, decode_call(key)))
@@ -188,4 +198,4 @@ void check_problem(const PlanKey& key) {
   }
 }
 
-}  // namespace ktune::tuner::detail
+}  // namespace ktune::runtime::detail

@@ -24,7 +24,7 @@
 #include "harness/tensor_map.hpp"
 #include "kernel_templates/kernel_spec.hpp"
 
-namespace ktune::tuner::detail {
+namespace ktune::runtime::detail {
 
 /// A kernel argument the caller supplies at each call (scalars[`index`] at launch time). By
 /// position: argument `arg` of launch `launch` (of every launch when kEveryLaunch) holds
@@ -95,4 +95,4 @@ void resolve_functions(PlanLauncher& launcher, const harness::CompileResult& com
 void launch_plan(const PlanLauncher& l, std::span<const CUdeviceptr> slots, CUdeviceptr workspace,
                  std::span<const double> scalars, CUstream stream);
 
-}  // namespace ktune::tuner::detail
+}  // namespace ktune::runtime::detail

@@ -20,7 +20,7 @@
 #include "kernel_templates/reference_ops.hpp"
 #include "ktune/ktune.hpp"
 
-namespace ktune::tuner::ops_gpu_test {
+namespace ktune::runtime::ops_gpu_test {
 
 namespace kt = kernel_templates;
 using harness::DeviceBuffer;
@@ -104,6 +104,24 @@ inline double error(const std::vector<double>& got, const std::vector<double>& r
 /// Output rounding of the dtype with room for f32 arithmetic in a different order.
 inline double tolerance(DType d) { return d == DType::kF32 ? 1e-4 : d == DType::kF16 ? 2e-3 : 1e-2; }
 
+/// Random e4m3 bytes: never zero, never NaN (0x7F, 0xFF).
+inline std::vector<uint8_t> random_e4m3(std::size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> out(n);
+  for (auto& b : out) {
+    do {
+      b = static_cast<uint8_t>(rng());
+    } while ((b & 0x7F) == 0 || (b & 0x7F) == 0x7F);
+  }
+  return out;
+}
+
+inline std::vector<double> decoded(const std::vector<uint8_t>& bytes) {
+  std::vector<double> out(bytes.size());
+  for (std::size_t i = 0; i < bytes.size(); ++i) out[i] = harness::decode_fp8e4m3(bytes[i]);
+  return out;
+}
+
 /// Runs `call` on the default stream, or captured on a stream into a graph and replayed.
 inline void run(bool in_graph, const std::function<void(Stream)>& call) {
   const auto& d = harness::driver();
@@ -127,4 +145,4 @@ inline void run(bool in_graph, const std::function<void(Stream)>& call) {
   KTUNE_CU_CHECK(d.cuStreamDestroy(s));
 }
 
-}  // namespace ktune::tuner::ops_gpu_test
+}  // namespace ktune::runtime::ops_gpu_test

@@ -11,7 +11,7 @@
 #include "cache/config_cache.hpp"
 #include "harness/nvrtc_compiler.hpp"
 
-namespace ktune::tuner {
+namespace ktune::runtime {
 
 class CacheCompileStore final : public harness::CompileStore {
  public:
@@ -45,4 +45,4 @@ class CacheCompileStore final : public harness::CompileStore {
 cache::CompiledArtifact to_artifact(const std::string& key, const harness::CompileResult& result);
 harness::CompileResult from_artifact(const cache::CompiledArtifact& artifact);
 
-}  // namespace ktune::tuner
+}  // namespace ktune::runtime

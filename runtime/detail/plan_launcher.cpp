@@ -1,4 +1,4 @@
-#include "tuner/detail/plan_launcher.hpp"
+#include "runtime/detail/plan_launcher.hpp"
 
 #include <algorithm>
 #include <array>
@@ -12,7 +12,7 @@
 #include "harness/module.hpp"
 #include "ktune/error.hpp"
 
-namespace ktune::tuner::detail {
+namespace ktune::runtime::detail {
 namespace {
 
 namespace kt = kernel_templates;
@@ -229,4 +229,4 @@ void launch_plan(const PlanLauncher& l, std::span<const CUdeviceptr> slots, CUde
   }
 }
 
-}  // namespace ktune::tuner::detail
+}  // namespace ktune::runtime::detail

@@ -1,0 +1,38 @@
+# `cmake --install`: headers (with the generated ktune/version.h), libktune_runtime.so, libktune.so,
+# the `ktune` executable, the CMake package (ktuneConfig.cmake, its version file, the exported
+# targets ktune::runtime and ktune::capi) and a pkg-config file.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set_target_properties(ktune_runtime PROPERTIES EXPORT_NAME runtime)
+set_target_properties(ktune_capi PROPERTIES EXPORT_NAME capi)
+install(TARGETS ktune_runtime ktune_capi EXPORT ktuneTargets
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(TARGETS ktune RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES
+    ${PROJECT_SOURCE_DIR}/include/ktune/ktune.h
+    ${PROJECT_SOURCE_DIR}/include/ktune/ktune_runtime.h
+    ${PROJECT_SOURCE_DIR}/include/ktune/ktune.hpp
+    ${PROJECT_SOURCE_DIR}/include/ktune/error.hpp
+    ${PROJECT_BINARY_DIR}/include/ktune/version.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ktune)
+
+set(_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/ktune)
+install(EXPORT ktuneTargets NAMESPACE ktune:: DESTINATION ${_cmake_dir})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/templates/ktuneConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/ktuneConfig.cmake INSTALL_DESTINATION ${_cmake_dir})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/ktuneConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/ktuneConfig.cmake ${PROJECT_BINARY_DIR}/ktuneConfigVersion.cmake
+  DESTINATION ${_cmake_dir})
+
+# @ONLY at install time, so the pkg-config file names the prefix the tree is installed to.
+install(CODE "
+  set(CMAKE_INSTALL_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+  set(CMAKE_INSTALL_LIBDIR \"${CMAKE_INSTALL_LIBDIR}\")
+  set(CMAKE_INSTALL_INCLUDEDIR \"${CMAKE_INSTALL_INCLUDEDIR}\")
+  set(PROJECT_VERSION \"${PROJECT_VERSION}\")
+  configure_file(\"${PROJECT_SOURCE_DIR}/cmake/templates/ktune.pc.in\"
+    \"${PROJECT_BINARY_DIR}/ktune.pc\" @ONLY)")
+install(FILES ${PROJECT_BINARY_DIR}/ktune.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,403 @@
+"""ktune.Runtime: launch the tuned kernels on tensors of any framework (libktune_runtime.so).
+
+Every operator takes its tensors (torch tensors, or anything with __cuda_array_interface__ or
+__dlpack__), reads their shapes, strides and dtypes, checks them against each other and raises
+BadInputError (a ValueError) before anything is launched. Outputs are written in place: the
+caller allocates them. `stream` is None (the legacy default stream), an int handle, a
+torch.cuda.Stream or an object with __cuda_stream__. prepare_<op>(...) takes the same arguments,
+launches nothing and returns how the key is served (PlanInfo): call it before CUDA-graph capture.
+"""
+
+import ctypes as C
+from dataclasses import dataclass
+
+from . import _abi
+from .errors import BadInputError
+from .tensors import ELEMENT_BYTES, stream_handle, view
+
+_EPILOGUES = {None: 0, "none": 0, "bias": 1, "silu": 2, "bias+silu": 3}
+_MASKS = {None: 0, "none": 0, "causal": 1, "padding": 2}
+_STYLES = {"neox": 0, "gptj": 1}
+_SCALINGS = {"tensor": 0, "rowcol": 1}
+
+
+@dataclass(frozen=True)
+class PlanInfo:
+    source: str  # "tuned", "nearest" or "default"
+    config_name: str
+    tuned_shape: str
+    tuned_median_us: float
+    launches: int
+    workspace_bytes: int
+
+
+def _plan_info(raw):
+    return PlanInfo(_abi.SOURCES.get(raw.source, "?"), raw.config_name.decode(), raw.tuned_shape.decode(),
+                    raw.tuned_median_us, raw.launches, raw.workspace_bytes)
+
+
+def _choice(table, value, name):
+    if value not in table:
+        raise BadInputError(f"{name}={value!r} is not one of {[k for k in table if k is not None]}")
+    return table[value]
+
+
+class _Op:
+    """One call's views, checked against each other."""
+
+    def __init__(self, device, op):
+        self.device = device
+        self.op = op
+        self.dtype = None
+
+    def tensor(self, obj, name, ndim, dtype=None, contiguous=True, optional=False):
+        if obj is None:
+            if optional:
+                return None
+            raise BadInputError(f"{self.op}: {name} is required")
+        v = view(obj, f"{self.op}: {name}")
+        if len(v.shape) != ndim:
+            raise BadInputError(f"{self.op}: {name} has {len(v.shape)} dimensions {list(v.shape)}; it needs {ndim}")
+        if v.device is not None and v.device != self.device:
+            raise BadInputError(f"{self.op}: {name} is on cuda:{v.device}; the runtime is on cuda:{self.device}")
+        if dtype == "same":
+            if self.dtype is None:
+                self.dtype = v.dtype
+            elif v.dtype != self.dtype:
+                raise BadInputError(f"{self.op}: {name} is {v.dtype}; the other tensors are {self.dtype}")
+        elif dtype is not None and v.dtype != dtype:
+            raise BadInputError(f"{self.op}: {name} is {v.dtype}; it must be {dtype}")
+        if contiguous and not v.is_contiguous():
+            raise BadInputError(f"{self.op}: {name} (shape {list(v.shape)}, strides {list(v.strides)}) "
+                                "is not contiguous")
+        return v
+
+    def rows(self, v, name):
+        """A 2-D view whose rows may be strided: its row stride (elements); columns contiguous."""
+        if v.shape[1] > 1 and v.strides[1] != 1:
+            raise BadInputError(f"{self.op}: {name}'s columns are strided ({list(v.strides)}); rows of contiguous "
+                                "elements are needed")
+        return v.strides[0] if v.shape[0] > 1 else v.shape[1]
+
+    @staticmethod
+    def shape(v, name, expected, op):
+        if tuple(v.shape) != tuple(expected):
+            raise BadInputError(f"{op}: {name} has shape {list(v.shape)}; expected {list(expected)}")
+
+
+class Runtime:
+    """The tuned kernels of one GPU. db None: $KTUNE_DB, else ~/.cache/ktune/ktune.db (a missing
+    file is no error: every key is then a miss). on_miss: "nearest" (the nearest tuned shape's
+    config, else the default), "default", or "error" (NotFoundError naming the `ktune tune`
+    command that fills the key). One Runtime serves any number of threads and streams."""
+
+    def __init__(self, db=None, device=0, on_miss="nearest", compile_on_miss=True):
+        self._lib = _abi.runtime_lib()
+        if not isinstance(device, int) or device < 0:
+            raise BadInputError(f"device={device!r} must be a CUDA device ordinal (an int >= 0)")
+        options = _abi.RuntimeOptions()
+        self._lib.ktune_runtime_options_init(C.byref(options))
+        options.db_path = None if db is None else str(db).encode()
+        options.device = device
+        options.on_miss = _choice(_abi.MISS, on_miss, "on_miss")
+        options.compile_on_miss = 1 if compile_on_miss else 0
+        handle = C.c_void_p()
+        self._check(self._lib.ktune_runtime_create(C.byref(options), C.byref(handle)))
+        self._handle = handle
+        self.device = device
+
+    def close(self):
+        """Frees the runtime's modules and workspaces (no launch may be running or replayed after)."""
+        if getattr(self, "_handle", None):
+            self._lib.ktune_runtime_destroy(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def gpu_name(self):
+        return self._lib.ktune_runtime_gpu_name(self._live()).decode()
+
+    @property
+    def tuned_keys(self):
+        return int(self._lib.ktune_runtime_tuned_keys(self._live()))
+
+    @property
+    def prepared_plans(self):
+        return int(self._lib.ktune_runtime_prepared_plans(self._live()))
+
+    # ---- plumbing
+
+    def _live(self):
+        if not getattr(self, "_handle", None):
+            raise BadInputError("the runtime is closed")
+        return self._handle
+
+    def _check(self, code):
+        _abi.check(code, self._lib, "ktune_runtime_last_error")
+
+    def _call(self, op, args, stream, prepare):
+        if prepare:
+            info = _abi.PlanInfo()
+            self._check(getattr(self._lib, f"ktune_runtime_prepare_{op}")(self._live(), C.byref(args), C.byref(info)))
+            return _plan_info(info)
+        self._check(getattr(self._lib, f"ktune_runtime_{op}")(self._live(), C.byref(args), stream_handle(stream)))
+        return None
+
+    def _args(self, op):
+        args = _abi.OPS[op]()
+        getattr(self._lib, f"ktune_{op}_args_init")(C.byref(args))
+        return args
+
+    @staticmethod
+    def _workspace(args, workspace, op):
+        if workspace is None:
+            return
+        v = view(workspace, f"{op}: workspace")
+        args.workspace = v.ptr
+        size = ELEMENT_BYTES[v.dtype]
+        for s in v.shape:
+            size *= s
+        args.workspace_bytes = size
+
+    # ---- the operators (see include/ktune/ktune.hpp for each one's semantics)
+
+    def _gemm(self, a, b, c, bias, layout, epilogue, workspace, stream, prepare):
+        o = _Op(self.device, "gemm")
+        va = o.tensor(a, "a", 2, "same", contiguous=False)
+        vb = o.tensor(b, "b", 2, "same", contiguous=False)
+        vc = o.tensor(c, "c", 2, "same", contiguous=False)
+        nt = _choice({"nt": True, "nn": False}, layout, "layout")
+        m, k = va.shape
+        n = vb.shape[0] if nt else vb.shape[1]
+        o.shape(vb, "b", (n, k) if nt else (k, n), "gemm")
+        o.shape(vc, "c", (m, n), "gemm")
+        args = self._args("gemm")
+        args.a, args.b, args.c = va.ptr, vb.ptr, vc.ptr
+        args.m, args.n, args.k = m, n, k
+        args.lda, args.ldb, args.ldc = o.rows(va, "a"), o.rows(vb, "b"), o.rows(vc, "c")
+        args.dtype = _abi.DTYPES[o.dtype] if o.dtype in ("f32", "f16", "bf16") else -1
+        if args.dtype < 0:
+            raise BadInputError(f"gemm: dtype {o.dtype} is not f32, f16 or bf16 (fp8 has fp8_gemm)")
+        args.layout = 0 if nt else 1
+        args.epilogue = _choice(_EPILOGUES, epilogue, "epilogue")
+        if args.epilogue in (1, 3):
+            vbias = o.tensor(bias, "bias", 1, "same")
+            o.shape(vbias, "bias", (n,), "gemm")
+            args.bias = vbias.ptr
+        elif bias is not None:
+            raise BadInputError("gemm: bias given without a bias epilogue ('bias' or 'bias+silu')")
+        self._workspace(args, workspace, "gemm")
+        return self._call("gemm", args, stream, prepare)
+
+    def gemm(self, a, b, c, bias=None, layout="nt", epilogue=None, workspace=None, stream=None):
+        """c[m,n] = epilogue(a[m,k] @ b^T) with b [n,k] ("nt", the nn.Linear weight) or a @ b with b
+        [k,n] ("nn"). Rows may be strided (views of a fused projection); epilogue None, "bias",
+        "silu" or "bias+silu" (bias [n])."""
+        return self._gemm(a, b, c, bias, layout, epilogue, workspace, stream, False)
+
+    def prepare_gemm(self, a, b, c, bias=None, layout="nt", epilogue=None, workspace=None):
+        return self._gemm(a, b, c, bias, layout, epilogue, workspace, None, True)
+
+    def _rmsnorm(self, x, w, y, residual, residual_out, eps, stream, prepare):
+        o = _Op(self.device, "rmsnorm")
+        vx = o.tensor(x, "x", 2, "same")
+        rows, hidden = vx.shape
+        vw = o.tensor(w, "w", 1, "same")
+        o.shape(vw, "w", (hidden,), "rmsnorm")
+        vy = o.tensor(y, "y", 2, "same")
+        o.shape(vy, "y", (rows, hidden), "rmsnorm")
+        args = self._args("rmsnorm")
+        args.x, args.w, args.y = vx.ptr, vw.ptr, vy.ptr
+        if residual is not None:
+            vr = o.tensor(residual, "residual", 2, "same")
+            o.shape(vr, "residual", (rows, hidden), "rmsnorm")
+            vro = o.tensor(residual_out, "residual_out", 2, "same")
+            o.shape(vro, "residual_out", (rows, hidden), "rmsnorm")
+            args.residual, args.residual_out = vr.ptr, vro.ptr
+        elif residual_out is not None:
+            raise BadInputError("rmsnorm: residual_out given without residual")
+        args.rows, args.hidden, args.eps = rows, hidden, eps
+        args.dtype = _abi.DTYPES[o.dtype]
+        return self._call("rmsnorm", args, stream, prepare)
+
+    def rmsnorm(self, x, w, y, residual=None, residual_out=None, eps=1e-6, stream=None):
+        """y = x / sqrt(mean(x^2) + eps) * w per row of x [rows, hidden]; with residual: s = x +
+        residual goes to residual_out (may be residual) and y = rmsnorm(s) * w."""
+        return self._rmsnorm(x, w, y, residual, residual_out, eps, stream, False)
+
+    def prepare_rmsnorm(self, x, w, y, residual=None, residual_out=None, eps=1e-6):
+        return self._rmsnorm(x, w, y, residual, residual_out, eps, None, True)
+
+    def _rmsnorm_rope(self, q, k, q_weight, k_weight, cos_sin, positions, q_out, k_out, eps, style, stream,
+                      prepare):
+        o = _Op(self.device, "rmsnorm_rope")
+        vq = o.tensor(q, "q", 3, "same")
+        tokens, hq, d = vq.shape
+        vk = o.tensor(k, "k", 3, "same")
+        if vk.shape[0] != tokens or vk.shape[2] != d:
+            raise BadInputError(f"rmsnorm_rope: k has shape {list(vk.shape)}; expected [{tokens}, heads_kv, {d}]")
+        hk = vk.shape[1]
+        vqw = o.tensor(q_weight, "q_weight", 1, "same")
+        vkw = o.tensor(k_weight, "k_weight", 1, "same")
+        o.shape(vqw, "q_weight", (d,), "rmsnorm_rope")
+        o.shape(vkw, "k_weight", (d,), "rmsnorm_rope")
+        vcs = o.tensor(cos_sin, "cos_sin", 2, "f32")
+        if vcs.shape[1] != d:
+            raise BadInputError(f"rmsnorm_rope: cos_sin has shape {list(vcs.shape)}; expected [max_pos, {d}]")
+        vp = o.tensor(positions, "positions", 1, "i32")
+        o.shape(vp, "positions", (tokens,), "rmsnorm_rope")
+        vqo = o.tensor(q_out, "q_out", 3, "same")
+        vko = o.tensor(k_out, "k_out", 3, "same")
+        o.shape(vqo, "q_out", vq.shape, "rmsnorm_rope")
+        o.shape(vko, "k_out", vk.shape, "rmsnorm_rope")
+        args = self._args("rmsnorm_rope")
+        args.q, args.k, args.q_weight, args.k_weight = vq.ptr, vk.ptr, vqw.ptr, vkw.ptr
+        args.cos_sin, args.positions, args.q_out, args.k_out = vcs.ptr, vp.ptr, vqo.ptr, vko.ptr
+        args.tokens, args.heads_q, args.heads_kv, args.head_dim, args.max_pos = tokens, hq, hk, d, vcs.shape[0]
+        args.eps = eps
+        args.style = _choice(_STYLES, style, "style")
+        args.dtype = _abi.DTYPES[o.dtype]
+        return self._call("rmsnorm_rope", args, stream, prepare)
+
+    def rmsnorm_rope(self, q, k, q_weight, k_weight, cos_sin, positions, q_out, k_out, eps=1e-6, style="neox",
+                     stream=None):
+        """Per-head RMSNorm of q [tokens, heads_q, d] and k [tokens, heads_kv, d] with the rotary
+        embedding at positions (int32 [tokens]) from cos_sin (f32 [max_pos, d]: cos then sin)."""
+        return self._rmsnorm_rope(q, k, q_weight, k_weight, cos_sin, positions, q_out, k_out, eps, style, stream,
+                                  False)
+
+    def prepare_rmsnorm_rope(self, q, k, q_weight, k_weight, cos_sin, positions, q_out, k_out, eps=1e-6,
+                             style="neox"):
+        return self._rmsnorm_rope(q, k, q_weight, k_weight, cos_sin, positions, q_out, k_out, eps, style, None,
+                                  True)
+
+    def _softmax(self, x, y, scale, mask, lengths, workspace, stream, prepare):
+        o = _Op(self.device, "softmax")
+        vx = o.tensor(x, "x", 2, "same")
+        vy = o.tensor(y, "y", 2, "same")
+        o.shape(vy, "y", vx.shape, "softmax")
+        args = self._args("softmax")
+        args.x, args.y = vx.ptr, vy.ptr
+        args.rows, args.cols = vx.shape
+        args.scale = scale
+        args.mask = _choice(_MASKS, mask, "mask")
+        if args.mask == 2:
+            vl = o.tensor(lengths, "lengths", 1, "i32")
+            o.shape(vl, "lengths", (vx.shape[0],), "softmax")
+            args.lengths = vl.ptr
+        args.dtype = _abi.DTYPES[o.dtype]
+        self._workspace(args, workspace, "softmax")
+        return self._call("softmax", args, stream, prepare)
+
+    def softmax(self, x, y, scale=1.0, mask=None, lengths=None, workspace=None, stream=None):
+        """y = softmax(scale * x) per row; mask None, "causal" or "padding" (lengths int32 [rows])."""
+        return self._softmax(x, y, scale, mask, lengths, workspace, stream, False)
+
+    def prepare_softmax(self, x, y, scale=1.0, mask=None, lengths=None, workspace=None):
+        return self._softmax(x, y, scale, mask, lengths, workspace, None, True)
+
+    def _swiglu(self, x, out, gate, up, stream, prepare):
+        o = _Op(self.device, "swiglu")
+        vout = o.tensor(out, "out", 2, "same")
+        m, i = vout.shape
+        args = self._args("swiglu")
+        if x is not None:
+            if gate is not None or up is not None:
+                raise BadInputError("swiglu: give x (fused) or gate and up (split), not both")
+            vx = o.tensor(x, "x", 2, "same")
+            o.shape(vx, "x", (m, 2 * i), "swiglu")
+            args.x = vx.ptr
+        else:
+            vg = o.tensor(gate, "gate", 2, "same")
+            vu = o.tensor(up, "up", 2, "same")
+            o.shape(vg, "gate", (m, i), "swiglu")
+            o.shape(vu, "up", (m, i), "swiglu")
+            args.gate, args.up = vg.ptr, vu.ptr
+        args.out, args.m, args.i = vout.ptr, m, i
+        args.dtype = _abi.DTYPES[o.dtype]
+        return self._call("swiglu", args, stream, prepare)
+
+    def swiglu(self, x=None, out=None, gate=None, up=None, stream=None):
+        """out[m, i] = silu(gate) * up, from x [m, 2i] (gate then up) or from gate and up [m, i]."""
+        return self._swiglu(x, out, gate, up, stream, False)
+
+    def prepare_swiglu(self, x=None, out=None, gate=None, up=None):
+        return self._swiglu(x, out, gate, up, None, True)
+
+    def _decode_attention(self, q, k_cache, v_cache, o_, context_lens, seq, scale, workspace, stream, prepare):
+        o = _Op(self.device, "decode_attention")
+        vq = o.tensor(q, "q", 3, "same")
+        batch, hq, d = vq.shape
+        vk = o.tensor(k_cache, "k_cache", 4, "same")
+        vv = o.tensor(v_cache, "v_cache", 4, "same")
+        if vk.shape[0] != batch or vk.shape[3] != d:
+            raise BadInputError(f"decode_attention: k_cache has shape {list(vk.shape)}; expected "
+                                f"[{batch}, heads_kv, seq_max, {d}]")
+        o.shape(vv, "v_cache", vk.shape, "decode_attention")
+        vo = o.tensor(o_, "o", 3, "same")
+        o.shape(vo, "o", vq.shape, "decode_attention")
+        args = self._args("decode_attention")
+        args.q, args.k, args.v, args.o = vq.ptr, vk.ptr, vv.ptr, vo.ptr
+        if context_lens is not None:
+            vl = o.tensor(context_lens, "context_lens", 1, "i32")
+            o.shape(vl, "context_lens", (batch,), "decode_attention")
+            args.context_lens = vl.ptr
+        seq_max = vk.shape[2]
+        args.batch, args.heads_q, args.heads_kv, args.head_dim = batch, hq, vk.shape[1], d
+        args.seq, args.seq_max = seq_max if seq is None else seq, seq_max
+        args.scale = scale
+        args.dtype = _abi.DTYPES[o.dtype]
+        self._workspace(args, workspace, "decode_attention")
+        return self._call("decode_attention", args, stream, prepare)
+
+    def decode_attention(self, q, k_cache, v_cache, o, context_lens=None, seq=None, scale=0.0, workspace=None,
+                         stream=None):
+        """o[b, h, :] = attention of q[b, h, :] over k_cache, v_cache [batch, heads_kv, seq_max, d].
+        A decode loop passes context_lens (int32 [batch], the growing lengths) and leaves seq None
+        (= seq_max): one plan and one captured graph serve every step."""
+        return self._decode_attention(q, k_cache, v_cache, o, context_lens, seq, scale, workspace, stream, False)
+
+    def prepare_decode_attention(self, q, k_cache, v_cache, o, context_lens=None, seq=None, scale=0.0,
+                                 workspace=None):
+        return self._decode_attention(q, k_cache, v_cache, o, context_lens, seq, scale, workspace, None, True)
+
+    def _fp8_gemm(self, a, b, a_scale, b_scale, c, workspace, stream, prepare):
+        o = _Op(self.device, "fp8_gemm")
+        va = o.tensor(a, "a", 2)
+        vb = o.tensor(b, "b", 2)
+        for v, name in ((va, "a"), (vb, "b")):
+            if v.dtype not in ("fp8e4m3", "u8"):
+                raise BadInputError(f"fp8_gemm: {name} is {v.dtype}; it must be float8_e4m3fn (or its bytes as uint8)")
+        m, k = va.shape
+        n = vb.shape[0]
+        o.shape(vb, "b", (n, k), "fp8_gemm")
+        vc = o.tensor(c, "c", 2, "bf16")
+        o.shape(vc, "c", (m, n), "fp8_gemm")
+        vsa = o.tensor(a_scale, "a_scale", 1, "f32")
+        vsb = o.tensor(b_scale, "b_scale", 1, "f32")
+        rowcol = vsa.shape[0] != 1 or vsb.shape[0] != 1 or (m == 1 and n == 1)
+        if rowcol and (vsa.shape[0], vsb.shape[0]) != (m, n):
+            raise BadInputError(f"fp8_gemm: scales of {vsa.shape[0]} and {vsb.shape[0]} values: give 1 and 1 "
+                                f"(per tensor) or {m} and {n} (per row and column)")
+        args = self._args("fp8_gemm")
+        args.a, args.b, args.a_scale, args.b_scale, args.c = va.ptr, vb.ptr, vsa.ptr, vsb.ptr, vc.ptr
+        args.m, args.n, args.k = m, n, k
+        args.scaling = 1 if rowcol and not (m == 1 and n == 1) else 0
+        self._workspace(args, workspace, "fp8_gemm")
+        return self._call("fp8_gemm", args, stream, prepare)
+
+    def fp8_gemm(self, a, b, a_scale, b_scale, c, workspace=None, stream=None):
+        """c[m,n] (bf16) = (a[m,k] @ b[n,k]^T) * scales, a and b e4m3; a_scale, b_scale f32 of one
+        value each (per tensor) or [m] and [n] (per row of a, per column of c)."""
+        return self._fp8_gemm(a, b, a_scale, b_scale, c, workspace, stream, False)
+
+    def prepare_fp8_gemm(self, a, b, a_scale, b_scale, c, workspace=None):
+        return self._fp8_gemm(a, b, a_scale, b_scale, c, workspace, None, True)
