@@ -13,7 +13,11 @@ Checks over 64 steps fed the same tokens: the final hidden state within 2e-2 rel
 torch's, and the same argmax token at >= 99 % of positions. Then prints the per-token latency of
 each at batch 1 and 8 (milliseconds a step, CUDA events over --steps replays).
 
-    python3 examples/python/decode_step.py [--db PATH] [--batches 1,8] [--steps 200] [--json OUT]
+    python3 examples/python/decode_step.py [--db PATH] [--tune KTUNE_BIN [--budget N]] [--batches 1,8]
+                                           [--steps 200] [--json OUT]
+--tune runs `ktune tune` first for every key the step uses (the GEMMs through the
+qwen3-0.6b-decode preset, the other operators one shape at a time) into --db, so the step is
+served by tuned configs; without it the database's winners (or the defaults) serve it.
 Needs torch with CUDA and libktune_runtime.so (a build tree, an install, or $KTUNE_LIBRARY).
 Exit 0 when the checks pass, 1 when one fails, 3 without a GPU.
 """
@@ -114,7 +118,8 @@ def _rms(x, w):
 
 
 def _rope(x, w, cos_sin, pos):
-    n = _rms(x, w).float()
+    x32 = x.float()
+    n = x32 * torch.rsqrt((x32 * x32).mean(-1, keepdim=True) + EPS) * w.float()  # rounded once, after RoPE
     cs = cos_sin[pos.long()][:, None, :]
     c, sn = cs[..., : HEAD_DIM // 2], cs[..., HEAD_DIM // 2:]
     a, bb = n[..., : HEAD_DIM // 2], n[..., HEAD_DIM // 2:]
@@ -164,9 +169,34 @@ def _time_ms(fn, advance, steps):
     return start.elapsed_time(end) / steps
 
 
+def seq_max_for(steps):
+    return CHECK_STEPS + steps + 16
+
+
+def tune(ktune_bin, db, batches, steps, budget):
+    """Tunes every key of the step into `db` with the ktune command line (the sweeps' output goes
+    to stderr)."""
+    import subprocess
+    seq = seq_max_for(steps)
+    runs = [["--preset", "qwen3-0.6b-decode", "--budget", str(budget)]]
+    for b in batches:
+        runs += [["--kernel", "rmsnorm", "--shape", f"rows={b},hidden={HIDDEN}"],
+                 ["--kernel", "rmsnorm", "--shape", f"rows={b},hidden={HIDDEN}", "--layout", "residual"],
+                 ["--kernel", "rmsnorm_rope", "--shape",
+                  f"tokens={b},heads_q={HEADS_Q},heads_kv={HEADS_KV},head_dim={HEAD_DIM}", "--layout", "neox"],
+                 ["--kernel", "swiglu", "--shape", f"m={b},i={INTER}", "--layout", "fused"],
+                 ["--kernel", "decode_attention", "--shape",
+                  f"batch={b},heads_q={HEADS_Q},heads_kv={HEADS_KV},seq={seq},head_dim={HEAD_DIM}"]]
+    for r in runs:
+        extra = [] if "--budget" in r else ["--budget", str(budget)]
+        cmd = [ktune_bin, "tune", *r, *extra, "--dtype", "bf16", "--no-counters", "--db", db]
+        print("decode_step: " + " ".join(cmd), file=sys.stderr)
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+
+
 def run(batch, w, args, report):
     import ktune.torch  # noqa: F401 - registers torch.ops.ktune
-    seq_max = CHECK_STEPS + args.steps + 16
+    seq_max = seq_max_for(args.steps)
     g = torch.Generator(device="cuda").manual_seed(batch)
     tokens = torch.randint(0, VOCAB, (CHECK_STEPS, batch), generator=g, device="cuda")
 
@@ -214,6 +244,8 @@ def run(batch, w, args, report):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--db", help="ktune database (default: $KTUNE_DB)")
+    ap.add_argument("--tune", metavar="KTUNE_BIN", help="tune the step's keys into --db first with this ktune binary")
+    ap.add_argument("--budget", type=int, default=16, help="measurements a key when tuning")
     ap.add_argument("--batches", default="1,8", help="comma-separated batch sizes")
     ap.add_argument("--steps", type=int, default=200, help="timed steps per measurement")
     ap.add_argument("--json", help="write the table as JSON here")
@@ -221,15 +253,21 @@ def main():
     if not torch.cuda.is_available():
         print("decode_step: no CUDA device (torch sees none)", file=sys.stderr)
         return 3
+    batches = [int(x) for x in args.batches.split(",")]
+    if args.tune:
+        if not args.db:
+            ap.error("--tune needs --db")
+        tune(args.tune, args.db, batches, args.steps, args.budget)
     import ktune
     import ktune.torch as kt
     rt = ktune.Runtime(db=args.db)
     kt.use_runtime(rt)
     w = Weights()
     report, ok = [], True
-    for b in (int(x) for x in args.batches.split(",")):
+    for b in batches:
         ok &= run(b, w, args, report)
-    print(f"{rt.gpu_name}, torch {torch.__version__}, Qwen3-0.6B shapes, {LAYERS} layers, bf16")
+    print(f"{rt.gpu_name}, torch {torch.__version__}, Qwen3-0.6B shapes, {LAYERS} layers, bf16, "
+          f"{rt.tuned_keys} tuned keys in the database")
     print("| batch | ktune graph (ms/token) | torch eager | torch.compile | vs eager | vs compile | hidden err | argmax agree |")
     print("|---|---|---|---|---|---|---|---|")
     for r in report:

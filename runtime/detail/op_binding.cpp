@@ -28,8 +28,12 @@ const OpBinding kBindings[] = {
      {"m", "n", "k"},
      {"nt", "nn", "nt+bias", "nn+bias", "nt+silu", "nn+silu", "nt+bias+silu", "nn+bias+silu"},
      "tiled",
+     // Untuned decode GEMMs (m <= 16) take the GEMV template, f16/bf16 the tensor-core one: the
+     // SIMT tiled default ran a Qwen3-0.6B decode step at 19.6 ms against ~1 ms tuned (H200,
+     // docs/perf/gemm.md); it stays the default of f32.
      {"a", "b", "c", "bias"},
-     {}},
+     {},
+     {"gemv", "mma"}},
     {OpKind::kRmsNorm,
      "rmsnorm",
      {"rows", "hidden"},
@@ -176,8 +180,12 @@ const kt::KernelSpec& default_spec(const PlanKey& key, std::string_view arch) {
   if (key.mode >= b.modes.size())
     throw Error(ErrorKind::kBadInput, fmt::format("{}: unknown mode {}", b.kernel, key.mode));
   const kt::Problem p = make_problem(key);
-  // The binding's default template serves every problem it supports; a mode it lacks (gemm's
-  // epilogues) falls to the first other template whose default config serves the problem.
+  for (const std::string& variant : b.preferred_defaults) {
+    const kt::KernelSpec& spec = kt::find_spec(b.kernel, variant);
+    if (!spec.arch_rejection(arch) && !spec.rejection(p, spec.default_config(p))) return spec;
+  }
+  // The binding's default template serves every problem it supports; a mode it lacks falls to the
+  // first other template whose default config serves the problem.
   const kt::KernelSpec& first = kt::find_spec(b.kernel, b.default_variant);
   auto why = first.rejection(p, first.default_config(p));
   if (!why) return first;

@@ -62,6 +62,9 @@ struct OpBinding {
   std::string default_variant;     ///< the template whose default config serves every problem
   std::vector<std::string> slots;  ///< tensor names in the entry point's pointer order
   std::vector<ScalarBinding> scalars;
+  /// Templates whose default config is tried first, in order, where it serves the problem on the
+  /// device (a miss's default should not be the slowest template that is correct).
+  std::vector<std::string> preferred_defaults;
 };
 
 /// The binding of `op`.
@@ -101,9 +104,9 @@ kernel_templates::LaunchPlan launch_plan_for(const PlanKey& key, const kernel_te
 /// sm_89 or newer).
 void check_arch(const PlanKey& key, std::string_view arch);
 
-/// The template whose default config serves the key's problem on `arch`: the binding's default
-/// template, else (a mode it lacks, such as gemm's epilogues) the first other template of the
-/// kernel that serves it. ktune::Error(kBadInput) with the default template's reason when none does
+/// The template whose default config serves the key's problem on `arch`: the first of the
+/// binding's preferred templates that serves it, else its default template, else (a mode that
+/// lacks, such as gemm's epilogues in f32-only templates) the first other template that serves it. ktune::Error(kBadInput) with the default template's reason when none does
 /// (an unsupported dtype, mode, head_dim or size).
 const kernel_templates::KernelSpec& default_spec(const PlanKey& key, std::string_view arch);
 

@@ -187,8 +187,8 @@ if [ "$PYTHON" = 1 ]; then
   if [ -f "$BIN/lib/libktune_runtime.so" ]; then
     export KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so"
     run_part python-torch-ops 240 "$R/python/torch_ops.log" python3 python/tests/test_torch_ops_gpu.py
-    run_part decode-step 300 "$R/python/decode_step.log" env KTUNE_DB="$R/python/decode.db" \
-      python3 examples/python/decode_step.py --json "$R/python/decode_step.json"
+    run_part decode-step 420 "$R/python/decode_step.log" python3 examples/python/decode_step.py \
+      --tune "$KTUNE_BIN" --db "$R/python/decode.db" --json "$R/python/decode_step.json"
     run_part dispatch-cost 120 "$R/python/dispatch_cost.log" env KTUNE_DB="$R/python/decode.db" \
       python3 bench/runtime/dispatch_cost.py --json "$R/python/dispatch_cost.json"
   else

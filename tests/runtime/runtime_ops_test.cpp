@@ -168,6 +168,33 @@ TEST(RuntimeOpsBinding, EveryOperatorsPlanBindsToItsSlotsAndScalars) {
   EXPECT_EQ(l.slot_align[0], 0);
 }
 
+// A miss's default gemm template: GEMV for decode sizes, tensor cores for f16/bf16 (also every
+// epilogue), SIMT tiled for f32; each of them binds.
+TEST(RuntimeOpsBinding, GemmDefaultsPreferTheTemplateThatFitsTheProblem) {
+  struct Case {
+    PlanKey key;
+    const char* arch;
+    const char* variant;
+  };
+  const Case cases[] = {
+      {key(OpKind::kGemm, 0, DType::kBF16, {1, 2048, 1024, 0, 0}), "sm_90", "gemv"},
+      {key(OpKind::kGemm, 0, DType::kBF16, {16, 4096, 4096, 0, 0}), "sm_90", "gemv"},
+      {key(OpKind::kGemm, 0, DType::kBF16, {17, 4096, 4096, 0, 0}), "sm_90", "mma"},
+      {key(OpKind::kGemm, 1, DType::kF16, {8, 512, 256, 0, 0}), "sm_90", "mma"},  // nn: no gemv
+      {key(OpKind::kGemm, 6, DType::kBF16, {1, 512, 256, 0, 0}), "sm_90", "mma"},  // nt+bias+silu
+      {key(OpKind::kGemm, 0, DType::kF32, {64, 512, 256, 0, 0}), "sm_90", "tiled"},
+  };
+  for (const Case& c : cases) {
+    const kt::KernelSpec& spec = default_spec(c.key, c.arch);
+    EXPECT_EQ(spec.variant(), c.variant) << describe(c.key) << " on " << c.arch;
+    const kt::Problem p = make_problem(c.key);
+    const OpBinding& b = binding_of(c.key.op);
+    EXPECT_NO_THROW(bind_plan(spec.launch_plan(p, spec.default_config(p)), spec.alignment(p, spec.default_config(p)),
+                              b.slots, b.scalars))
+        << describe(c.key);
+  }
+}
+
 TEST(RuntimeOpsBinding, SplitKWorkspaceComesFromTheRuntimeNotASlot) {
   const OpBinding& b = binding_of(OpKind::kGemm);
   const PlanKey k = key(OpKind::kGemm, 0, DType::kBF16, {3, 257, 4099, 0, 0});
