@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ktune/outcome.hpp"
+#include "core/outcome.hpp"
 
 namespace ktune::cache {
 

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "cache/shape.hpp"
-#include "harness/dtype.hpp"
+#include "core/dtype.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 

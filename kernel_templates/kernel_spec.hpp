@@ -26,12 +26,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/dtype.hpp"
+#include "core/dtype.hpp"
 
 namespace ktune::kernel_templates {
 
 /// Element types are the harness's: harness::DType with to_string / dtype_from_string / size_of /
-/// cuda_type_name (harness/dtype.hpp).
+/// cuda_type_name (core/dtype.hpp).
 using harness::DType;
 
 /// One problem instance: named dimensions in the kernel's canonical order, the dtype, and the

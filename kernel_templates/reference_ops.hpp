@@ -8,7 +8,7 @@
 #include <span>
 #include <vector>
 
-#include "harness/dtype.hpp"
+#include "core/dtype.hpp"
 
 namespace ktune::kernel_templates {
 

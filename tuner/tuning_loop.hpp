@@ -23,11 +23,11 @@
 
 #include "cache/config_cache.hpp"
 #include "harness/nvrtc_compiler.hpp"
-#include "harness/timing_options.hpp"
+#include "measure/timing_options.hpp"
 #include "kernel_templates/embedded_sources.hpp"
 #include "tuner/candidate_measurer.hpp"
 #include "tuner/config_space.hpp"
-#include "tuner/search_strategy.hpp"
+#include "tuner/search/search_strategy.hpp"
 #include "tuner/shape_set.hpp"
 
 namespace ktune::tuner {

@@ -9,9 +9,9 @@ ktune_add_gtest(NAME ktune_attn_nvrtc_tests LABEL nvrtc
 # The template and its GPU reference run on the CPU (emulation/): split, tail and combine bugs show
 # up without a GPU.
 set(KTUNE_EMULATED_ATTN
-  ${PROJECT_SOURCE_DIR}/kernel_templates/ops_reduce.cuh
-  ${PROJECT_SOURCE_DIR}/kernel_templates/decode_attention.cu
-  ${PROJECT_SOURCE_DIR}/kernel_templates/decode_attention_reference.cu)
+  ${PROJECT_SOURCE_DIR}/kernel_templates/common/ops_reduce.cuh
+  ${PROJECT_SOURCE_DIR}/kernel_templates/decode_attention/decode_attention.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/decode_attention/decode_attention_reference.cu)
 add_custom_command(
   OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/emulation/attn_templates_emulated.hpp
   COMMAND ${CMAKE_COMMAND} "-DOUTPUT=${CMAKE_CURRENT_BINARY_DIR}/emulation/attn_templates_emulated.hpp"

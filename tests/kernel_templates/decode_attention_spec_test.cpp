@@ -11,7 +11,7 @@
 #include <functional>
 
 #include "decode_attention_samples.hpp"
-#include "kernel_templates/decode_attention_spec.hpp"
+#include "kernel_templates/decode_attention/decode_attention_spec.hpp"
 #include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "harness/dtype.hpp"
+#include "core/dtype.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 #include "tuner/config_space.hpp"

@@ -3,7 +3,7 @@
 #include <span>
 
 #include "harness/device_info.hpp"
-#include "harness/dtype.hpp"
+#include "core/dtype.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates::testing {

@@ -8,7 +8,7 @@
 
 #include "gemm_mma_samples.hpp"
 #include "gemm_samples.hpp"
-#include "kernel_templates/gemm_mma_spec.hpp"
+#include "kernel_templates/gemm/gemm_mma_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 

@@ -1,5 +1,5 @@
 // Geometry, arguments, tensors, names and work of the gemm specs for sample shapes, worked by hand.
-#include "kernel_templates/gemm_spec.hpp"
+#include "kernel_templates/gemm/gemm_spec.hpp"
 
 #include <gtest/gtest.h>
 #include <toml++/toml.h>
@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <map>
 
-#include "kernel_templates/gemv_spec.hpp"
+#include "kernel_templates/gemm/gemv_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 

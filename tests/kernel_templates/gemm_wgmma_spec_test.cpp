@@ -12,8 +12,8 @@
 
 #include "gemm_samples.hpp"
 #include "gemm_wgmma_samples.hpp"
-#include "kernel_templates/gemm_wgmma_layout.cuh"
-#include "kernel_templates/gemm_wgmma_spec.hpp"
+#include "kernel_templates/gemm/gemm_wgmma_layout.cuh"
+#include "kernel_templates/gemm/gemm_wgmma_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 

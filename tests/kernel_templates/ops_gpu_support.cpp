@@ -4,7 +4,7 @@
 #include <random>
 
 #include "kernel_templates/reference_ops.hpp"
-#include "kernel_templates/rmsnorm_rope_spec.hpp"
+#include "kernel_templates/rmsnorm_rope/rmsnorm_rope_spec.hpp"
 
 namespace ktune::kernel_templates::testing {
 namespace {

@@ -6,14 +6,14 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernel_templates/rmsnorm_bulk_spec.hpp"
-#include "kernel_templates/rmsnorm_rope_bulk_spec.hpp"
-#include "kernel_templates/rmsnorm_rope_spec.hpp"
-#include "kernel_templates/rmsnorm_spec.hpp"
-#include "kernel_templates/softmax_cluster_spec.hpp"
-#include "kernel_templates/softmax_spec.hpp"
+#include "kernel_templates/rmsnorm/rmsnorm_bulk_spec.hpp"
+#include "kernel_templates/rmsnorm_rope/rmsnorm_rope_bulk_spec.hpp"
+#include "kernel_templates/rmsnorm_rope/rmsnorm_rope_spec.hpp"
+#include "kernel_templates/rmsnorm/rmsnorm_spec.hpp"
+#include "kernel_templates/softmax/softmax_cluster_spec.hpp"
+#include "kernel_templates/softmax/softmax_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
-#include "kernel_templates/swiglu_spec.hpp"
+#include "kernel_templates/swiglu/swiglu_spec.hpp"
 #include "ktune/error.hpp"
 #include "ops_samples.hpp"
 

@@ -7,8 +7,8 @@
 
 #include <map>
 
-#include "kernel_templates/fp8_gemm_spec.hpp"
-#include "kernel_templates/gemm_wgmma_spec.hpp"
+#include "kernel_templates/fp8_gemm/fp8_gemm_spec.hpp"
+#include "kernel_templates/gemm/gemm_wgmma_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "tests/tuner/loop_test_util.hpp"
 #include "tuner/arch_limits.hpp"

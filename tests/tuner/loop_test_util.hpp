@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "cache/config_cache.hpp"
-#include "harness/candidate.hpp"
+#include "measure/candidate.hpp"
 #include "harness/nvrtc_compiler.hpp"
 #include "ktune/error.hpp"
 #include "tuner/candidate_measurer.hpp"

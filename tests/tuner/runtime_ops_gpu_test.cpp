@@ -19,7 +19,7 @@
 #include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
-#include "harness/dtype.hpp"
+#include "core/dtype.hpp"
 #include "kernel_templates/reference_ops.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/ktune.hpp"

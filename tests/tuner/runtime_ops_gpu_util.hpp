@@ -16,7 +16,7 @@
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/driver_api.hpp"
-#include "harness/dtype.hpp"
+#include "core/dtype.hpp"
 #include "kernel_templates/reference_ops.hpp"
 #include "ktune/ktune.hpp"
 

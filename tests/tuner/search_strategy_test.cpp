@@ -1,5 +1,5 @@
 // Each strategy on synthetic objectives over a 4-parameter space of 1024 points with a known optimum.
-#include "tuner/search_strategy.hpp"
+#include "tuner/search/search_strategy.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 
 #include "ktune/error.hpp"
 #include "test_util.hpp"
-#include "tuner/halving_search.hpp"
+#include "tuner/search/halving_search.hpp"
 
 namespace ktune::tuner {
 namespace {

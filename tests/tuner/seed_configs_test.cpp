@@ -11,7 +11,7 @@
 #include "ktune/error.hpp"
 #include "test_util.hpp"
 #include "tuner/config_space.hpp"
-#include "tuner/search_strategy.hpp"
+#include "tuner/search/search_strategy.hpp"
 
 namespace ktune::tuner {
 namespace {

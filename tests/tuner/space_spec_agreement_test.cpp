@@ -2,7 +2,7 @@
 // constraints already removes everything a spec would refuse (nothing is compiled in vain).
 #include <gtest/gtest.h>
 
-#include "harness/dtype.hpp"
+#include "core/dtype.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "test_util.hpp"
 #include "tuner/config_space.hpp"

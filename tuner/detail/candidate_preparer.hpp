@@ -13,9 +13,9 @@
 #include <string>
 
 #include "cache/config_cache.hpp"
-#include "harness/candidate.hpp"
+#include "measure/candidate.hpp"
 #include "harness/nvrtc_compiler.hpp"
-#include "harness/timing_options.hpp"
+#include "measure/timing_options.hpp"
 #include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/kernel_spec.hpp"
 #include "tuner/config.hpp"

@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include "kernel_templates/decode_attention_spec.hpp"
-#include "kernel_templates/fp8_gemm_spec.hpp"
-#include "kernel_templates/rmsnorm_rope_spec.hpp"
-#include "kernel_templates/rmsnorm_spec.hpp"
-#include "kernel_templates/softmax_spec.hpp"
+#include "kernel_templates/decode_attention/decode_attention_spec.hpp"
+#include "kernel_templates/fp8_gemm/fp8_gemm_spec.hpp"
+#include "kernel_templates/rmsnorm_rope/rmsnorm_rope_spec.hpp"
+#include "kernel_templates/rmsnorm/rmsnorm_spec.hpp"
+#include "kernel_templates/softmax/softmax_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 
