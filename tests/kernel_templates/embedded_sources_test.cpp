@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "kernel_templates/spec_registry.hpp"
@@ -35,16 +36,23 @@ std::vector<std::string> strings(const toml::array* arr) {
   return out;
 }
 
-/// The template files on disk: every `.cu`, `.cuh` and `.toml` directly in kernel_templates/.
-std::vector<std::string> template_files_on_disk(std::string_view extension = "") {
-  std::vector<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator(source_dir() / "kernel_templates")) {
+/// The template files on disk by file name: every `.cu`, `.cuh` and `.toml` in kernel_templates/'s
+/// operator folders (embedded by name alone, so two files may not share a name).
+std::map<std::string, std::filesystem::path> template_paths_on_disk(std::string_view extension = "") {
+  std::map<std::string, std::filesystem::path> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(source_dir() / "kernel_templates")) {
     const auto ext = e.path().extension().string();
     if (ext != ".cu" && ext != ".cuh" && ext != ".toml") continue;
     if (!extension.empty() && ext != extension) continue;
-    out.push_back(e.path().filename().string());
+    const bool fresh = out.emplace(e.path().filename().string(), e.path()).second;
+    EXPECT_TRUE(fresh) << "two template files named " << e.path().filename();
   }
-  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> template_files_on_disk(std::string_view extension = "") {
+  std::vector<std::string> out;
+  for (const auto& [name, path] : template_paths_on_disk(extension)) out.push_back(name);
   return out;
 }
 
@@ -58,7 +66,7 @@ TEST(EmbeddedSources, MatchTheFilesOnDisk) {
   EXPECT_EQ(lib.names(), on_disk);  // every template file is embedded, and nothing else
   for (const auto& name : on_disk) {
     ASSERT_TRUE(lib.contains(name)) << name;
-    EXPECT_EQ(lib.text(name), read_file(source_dir() / "kernel_templates" / name)) << name;
+    EXPECT_EQ(lib.text(name), read_file(template_paths_on_disk().at(name))) << name;
   }
   EXPECT_EQ(embedded_files().size(), lib.names().size());
   // NVRTC gets every .cuh, in name order.

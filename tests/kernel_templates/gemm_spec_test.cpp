@@ -226,10 +226,10 @@ std::filesystem::path templates_dir() {
   return std::filesystem::path(dir != nullptr ? dir : KTUNE_TEST_SOURCE_DIR) / "kernel_templates";
 }
 
-/// Every kernel manifest (`<kernel>.toml`) in kernel_templates/ on disk, by kernel name.
+/// Every kernel manifest (`<kernel>/<kernel>.toml`) in kernel_templates/ on disk, by kernel name.
 std::map<std::string, toml::table> manifests_on_disk() {
   std::map<std::string, toml::table> out;
-  for (const auto& e : std::filesystem::directory_iterator(templates_dir())) {
+  for (const auto& e : std::filesystem::recursive_directory_iterator(templates_dir())) {
     if (e.path().extension() != ".toml") continue;
     toml::table t = toml::parse_file(e.path().string());
     out.emplace(t["name"].value_or(std::string()), std::move(t));
