@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/config_cache.hpp"
-#include "cache/shape.hpp"
+#include "core/shape.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "ktune/error.hpp"
 #include "ktune/ktune.h"

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "cache/shape.hpp"
+#include "core/shape.hpp"
 #include "core/dtype.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"

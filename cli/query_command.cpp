@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/config_cache.hpp"
-#include "cache/shape.hpp"
+#include "core/shape.hpp"
 #include "cli/commands.hpp"
 #include "cli/db_option.hpp"
 #include "cli/gpu_choice.hpp"

@@ -14,7 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "cache/shape.hpp"
+#include "core/shape.hpp"
 #include "cli/commands.hpp"
 #include "cli/db_option.hpp"
 #include "cli/layout_option.hpp"

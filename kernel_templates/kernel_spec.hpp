@@ -55,7 +55,7 @@ struct Config {
 
   /// Value of a parameter; throws ktune::Error(kBadInput) naming it when absent.
   int64_t at(std::string_view name) const;
-  /// {"template":"tiled","params":{"BLOCK_M":128,...}}: the tuner's form (tuner/config.hpp), stored
+  /// {"template":"tiled","params":{"BLOCK_M":128,...}}: the tuner's form (core/config.hpp), stored
   /// in the cache's config_json.
   nlohmann::json to_json() const;
   /// Inverse of to_json; throws ktune::Error(kBadInput) on a missing template or a non-integer value.

@@ -26,7 +26,7 @@ std::optional<std::string> no_cublas_baseline(std::string_view kernel,
     const auto it =
         std::find_if(problem.dims.begin(), problem.dims.end(), [&](const auto& p) { return p.first == dim; });
     if (it == problem.dims.end()) return fmt::format("no cuBLAS baseline: the gemm shape has no '{}'", dim);
-    // cuBLASLt takes 64-bit extents, but ktune's gemm shapes are int32 (cache/shape.hpp).
+    // cuBLASLt takes 64-bit extents, but ktune's gemm shapes are int32 (core/shape.hpp).
     if (it->second < 1 || it->second > std::numeric_limits<int32_t>::max()) {
       return fmt::format("no cuBLAS baseline: {}={} is out of range", dim, it->second);
     }

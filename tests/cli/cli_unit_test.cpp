@@ -10,7 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cache/shape.hpp"
+#include "core/shape.hpp"
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
 #include "kernel_templates/kernel_catalog.hpp"

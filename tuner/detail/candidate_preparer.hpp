@@ -18,7 +18,7 @@
 #include "measure/timing_options.hpp"
 #include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/kernel_spec.hpp"
-#include "tuner/config.hpp"
+#include "core/config.hpp"
 #include "tuner/problem_context.hpp"
 #include "tuner/resource_limits.hpp"
 

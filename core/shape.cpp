@@ -1,4 +1,4 @@
-#include "cache/shape.hpp"
+#include "core/shape.hpp"
 
 #include <algorithm>
 #include <charconv>
