@@ -38,7 +38,7 @@ void run_query(const QueryOptions& o) {
   const auto* desc = kernel_templates::find_kernel(o.kernel);
   desc->require_dtype(o.dtype);
   const std::string layout = resolve_layout(*desc, o.layout);
-  const std::string shape = cache::Shape::parse(o.shape).normalized(desc->dims).canonical();
+  const std::string shape = ktune::Shape::parse(o.shape).normalized(desc->dims).canonical();
 
   const auto path = db_path(o.db);
   auto db = open_existing(path);

@@ -117,7 +117,7 @@ std::vector<Job> plan_jobs(const TuneArgs& a, tuner::TuneOptions& options) {
       shapes = set.shapes;
     }
     for (const auto& text : a.shapes) {
-      const cache::Shape s = cache::Shape::parse(text).normalized(desc->dims);
+      const ktune::Shape s = ktune::Shape::parse(text).normalized(desc->dims);
       shapes.push_back({"", s.dims()});
     }
     if (shapes.empty()) shapes = preset_shapes;

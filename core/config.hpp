@@ -1,7 +1,9 @@
 #pragma once
-/// A config: one point of a kernel's config space. It names the kernel template it belongs to (a
-/// kernel family may have several, e.g. the tiled GEMM and the GEMV) and its parameters in the
-/// space's declaration order, which is also the order of the template arguments (D3).
+/// A config: one point of a kernel's config space, the one form every layer uses (the config space
+/// enumerates it, a KernelSpec compiles and launches it, the cache stores its JSON text, dispatch
+/// reads it back). It names the template within the kernel family (`variant`, e.g. "tiled", "gemv")
+/// and its integer parameters in the space's declaration order, which is also the order of the
+/// template arguments (D3) and of the stored JSON.
 
 #include <compare>
 #include <cstdint>
@@ -13,25 +15,26 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-namespace ktune::tuner {
+namespace ktune {
 
-class Config {
- public:
+struct Config {
   using Param = std::pair<std::string, int64_t>;
 
-  Config() = default;
-  /// @param template_name the template of the kernel family this config instantiates, e.g. "tiled"
-  /// @param params        parameter name -> value, in template-argument order
-  Config(std::string template_name, std::vector<Param> params)
-      : template_(std::move(template_name)), params_(std::move(params)) {}
+  std::string variant;        ///< the template of the kernel family, e.g. "tiled"
+  std::vector<Param> params;  ///< parameter name -> value, in declaration order
 
-  const std::string& template_name() const { return template_; }
-  const std::vector<Param>& params() const { return params_; }
+  Config() = default;
+  Config(std::string variant_name, std::vector<Param> parameters)
+      : variant(std::move(variant_name)), params(std::move(parameters)) {}
 
   /// Value of parameter `name`, or nullopt when the config has none of that name.
   std::optional<int64_t> find(std::string_view name) const;
   /// Value of parameter `name`; throws ktune::Error(kBadInput) naming it when absent.
   int64_t at(std::string_view name) const;
+  /// Sets parameter `name` (appended when absent).
+  void set(std::string_view name, int64_t value);
+  /// Removes parameter `name` if present.
+  void erase(std::string_view name);
 
   /// A compact text that identifies the config inside one space, e.g.
   /// "tiled:BLOCK_M=128,BLOCK_N=64"; usable as a map key. Not the canonical name (see ConfigSpace).
@@ -43,15 +46,13 @@ class Config {
   std::string to_json_text() const;
   /// Inverse of to_json(); throws ktune::Error(kBadInput) naming the bad part.
   static Config from_json(const nlohmann::ordered_json& json);
+  /// The same from a key-sorted JSON value (params in name order).
+  static Config from_json(const nlohmann::json& json);
   /// Inverse of to_json_text(); throws ktune::Error(kBadInput) naming the bad part.
   static Config from_json_text(std::string_view text);
 
   bool operator==(const Config&) const = default;
   std::strong_ordering operator<=>(const Config&) const = default;
-
- private:
-  std::string template_;
-  std::vector<Param> params_;
 };
 
-}  // namespace ktune::tuner
+}  // namespace ktune

@@ -9,23 +9,7 @@
 
 #include "ktune/error.hpp"
 
-namespace ktune::harness {
-
-std::string_view to_string(DType dtype) {
-  switch (dtype) {
-    case DType::kF32:
-      return "f32";
-    case DType::kF16:
-      return "f16";
-    case DType::kBF16:
-      return "bf16";
-    case DType::kFP8E4M3:
-      return "fp8e4m3";
-    case DType::kFP8E5M2:
-      return "fp8e5m2";
-  }
-  return "?";
-}
+namespace ktune {
 
 DType dtype_from_string(std::string_view name) {
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16, DType::kFP8E4M3, DType::kFP8E5M2}) {
@@ -132,4 +116,4 @@ std::vector<double> decode(DType dtype, std::span<const std::byte> bytes) {
   return out;
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune

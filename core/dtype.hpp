@@ -1,7 +1,7 @@
 #pragma once
-/// Element types of kernel buffers as the measurement harness sees them: the names used in shapes,
-/// the cache key and the command line ("f32", "f16", "bf16", "fp8e4m3", "fp8e5m2"), their sizes,
-/// and host-side decoding to double (for verification on the host and in tests).
+/// The element types (ktune::DType, include/ktune/dtype.hpp, with its to_string) as every layer
+/// uses them: parsing the names, sizes, the CUDA type names and host-side decoding to double (for
+/// verification on the host and in tests).
 
 #include <cstddef>
 #include <cstdint>
@@ -9,12 +9,10 @@
 #include <string_view>
 #include <vector>
 
-namespace ktune::harness {
+#include "ktune/dtype.hpp"
 
-enum class DType { kF32, kF16, kBF16, kFP8E4M3, kFP8E5M2 };
+namespace ktune {
 
-/// "f32", "f16", "bf16", "fp8e4m3", "fp8e5m2".
-std::string_view to_string(DType dtype);
 /// Inverse of to_string; throws ktune::Error(kBadInput) naming the value and the known ones.
 DType dtype_from_string(std::string_view name);
 /// Bytes per element.
@@ -31,4 +29,4 @@ double decode_fp8e5m2(uint8_t bits);
 /// Decodes `bytes` (a whole number of elements of `dtype`) to doubles.
 std::vector<double> decode(DType dtype, std::span<const std::byte> bytes);
 
-}  // namespace ktune::harness
+}  // namespace ktune

@@ -1,9 +1,10 @@
 #pragma once
 /// The outcome of one measurement (DESIGN.md "Names and outcomes"): what the harness reports for a
-/// candidate and what the cache stores. One definition, shared by harness/ and cache/, which may not
-/// depend on each other.
+/// candidate, what the cache stores and what the reports count. One definition in core/, shared by
+/// measure/ and cache/, which may not depend on each other.
 
 #include <array>
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -35,6 +36,9 @@ inline constexpr std::array<std::pair<Outcome, std::string_view>, 8> kOutcomeNam
     {Outcome::kSkipped, "skipped"},
 }};
 }  // namespace detail
+
+/// How many outcomes there are; Outcome values are 0 .. kOutcomeCount - 1.
+inline constexpr std::size_t kOutcomeCount = detail::kOutcomeNames.size();
 
 /// "ok", "compile_error", "exceeds_limits", "launch_error", "incorrect", "timeout", "crashed", "skipped".
 inline std::string_view to_string(Outcome outcome) {

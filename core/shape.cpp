@@ -9,7 +9,7 @@
 
 #include "ktune/error.hpp"
 
-namespace ktune::cache {
+namespace ktune {
 namespace {
 
 /// Largest dimension value: 2^31-1, the largest extent a kernel's int index arithmetic can take.
@@ -126,4 +126,4 @@ double Shape::distance(const Shape& other) const {
   return sum;
 }
 
-}  // namespace ktune::cache
+}  // namespace ktune

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace ktune::cache {
+namespace ktune {
 
 class Shape {
  public:
@@ -39,4 +39,4 @@ class Shape {
   std::vector<std::pair<std::string, int64_t>> dims_;
 };
 
-}  // namespace ktune::cache
+}  // namespace ktune

@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/dtype.hpp"
-#include "measure/outcome.hpp"
+#include "core/outcome.hpp"
 #include "measure/statistics.hpp"
 #include "measure/timing_options.hpp"
 

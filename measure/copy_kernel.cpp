@@ -70,7 +70,7 @@ CopyConfig CopyConfig::from_json(const nlohmann::json& j) {
 nlohmann::json CopyConfig::to_json() const { return {{"unroll", unroll}, {"block", block}, {"grid", grid}}; }
 
 std::string CopyConfig::name(DType dtype) const {
-  std::string n = fmt::format("copy.{}.u{}.b{}", harness::to_string(dtype), unroll, block);
+  std::string n = fmt::format("copy.{}.u{}.b{}", ktune::to_string(dtype), unroll, block);
   if (grid > 0) n += fmt::format(".g{}", grid);
   return n;
 }

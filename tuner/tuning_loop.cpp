@@ -58,10 +58,9 @@ struct Known {
 
 size_t launch_count(const std::string& kernel, const kernel_templates::Problem& problem,
                     const Config& config) {
-  const auto& spec = kernel_templates::find_spec(kernel, config.template_name());
-  const auto kc = kernel_templates::Config::from_json(config.to_json());
-  if (spec.rejection(problem, kc)) return 1;  // stored as skipped with the reason
-  return spec.launch_plan(problem, kc).launches.size();
+  const auto& spec = kernel_templates::find_spec(kernel, config.variant);
+  if (spec.rejection(problem, config)) return 1;  // stored as skipped with the reason
+  return spec.launch_plan(problem, config).launches.size();
 }
 
 Resources resources_from_json(const std::string& text) {
@@ -87,8 +86,8 @@ void drop_unusable_seeds(Enumeration& e, const std::string& kernel, const kernel
   const auto before = e.seeds.size();
   std::erase_if(e.seeds, [&](const Config& seed) {
     if (!keys.contains(seed.key())) return true;
-    const auto& spec = kernel_templates::find_spec(kernel, seed.template_name());
-    return spec.rejection(problem, kernel_templates::Config::from_json(seed.to_json())).has_value() ||
+    const auto& spec = kernel_templates::find_spec(kernel, seed.variant);
+    return spec.rejection(problem, seed).has_value() ||
            spec.arch_rejection(arch).has_value();
   });
   e.seed_rejected += before - e.seeds.size();
@@ -112,7 +111,7 @@ size_t planned_evaluations(const ConfigSpace& space, const TuneKey& key, const T
   pc.limits = options.limits;
   Enumeration e = space.enumerate(pc);
   if (!options.compile_only && options.max_launches > 0) {
-    const kernel_templates::Problem problem{pc.dims, harness::dtype_from_string(key.dtype), key.layout};
+    const kernel_templates::Problem problem{pc.dims, ktune::dtype_from_string(key.dtype), key.layout};
     std::erase_if(e.configs, [&](const Config& c) {
       return launch_count(key.kernel, problem, c) > options.max_launches;
     });
@@ -159,7 +158,7 @@ KeySummary TuningLoop::tune(const ConfigSpace& space, const TuneKey& key) {
     return s;
   }
   s.space_points = e.total;
-  const kernel_templates::Problem problem{shape.dims, harness::dtype_from_string(key.dtype), key.layout};
+  const kernel_templates::Problem problem{shape.dims, ktune::dtype_from_string(key.dtype), key.layout};
   if (!options_.compile_only && options_.max_launches > 0) {
     std::erase_if(e.configs, [&](const Config& c) {
       return launch_count(key.kernel, problem, c) > options_.max_launches;
@@ -207,10 +206,10 @@ KeySummary TuningLoop::tune(const ConfigSpace& space, const TuneKey& key) {
     progress->set_key(fmt::format("{} {} {} {}", key.kernel, s.shape, key.dtype, key.layout));
   std::map<std::string, Known> known;  // successes by name
   std::optional<double> best_us;
-  auto note = [&](const Candidate& c, const std::string& name, cache::Outcome outcome,
+  auto note = [&](const Candidate& c, const std::string& name, ktune::Outcome outcome,
                   std::optional<double> us, int64_t id, const Resources& resources) {
     ++s.evaluations;
-    ++s.outcomes[std::string(cache::to_string(outcome))];
+    ++s.outcomes[std::string(ktune::to_string(outcome))];
     strategy->report(c.config, us, c.fidelity);
     if (us) {
       Known& k = known[name];
@@ -243,7 +242,7 @@ KeySummary TuningLoop::tune(const ConfigSpace& space, const TuneKey& key) {
         if (hit != stored.end() && detail::answers(hit->second, c.fidelity, options_.compile_only)) {
           ++s.from_cache;
           std::optional<double> us;
-          if (hit->second.outcome == cache::Outcome::kOk && hit->second.stats)
+          if (hit->second.outcome == ktune::Outcome::kOk && hit->second.stats)
             us = hit->second.stats->median_us;
           note(c, name, hit->second.outcome, us, hit->second.measurement_id,
                resources_from_json(hit->second.resources_json));
@@ -312,7 +311,7 @@ KeySummary TuningLoop::tune(const ConfigSpace& space, const TuneKey& key) {
     for (size_t i = 0; i < done.size(); ++i) {
       const cache::Measurement& m = rows[i];
       std::optional<double> us;
-      if (m.outcome == cache::Outcome::kOk && m.stats) us = m.stats->median_us;
+      if (m.outcome == ktune::Outcome::kOk && m.stats) us = m.stats->median_us;
       ++s.measured;
       if (us) ++new_successes;
       note(done[i].first.candidate, done[i].first.name, m.outcome, us, ids.at(i), done[i].second.resources);
@@ -394,7 +393,7 @@ void LoopFinish::finish(TuningLoop& loop, const TuneKey& key, KeySummary& s,
       const Known& k = *top[top_index[i]].second;
       rows.push_back(
           detail::to_measurement(*ctx, k.config, top[top_index[i]].first, prepared[i], retimed[i]));
-      if (o.counters && rows.back().outcome == cache::Outcome::kOk) {
+      if (o.counters && rows.back().outcome == ktune::Outcome::kOk) {
         // A separate profiling pass (never the timed runs): the fewest samples the protocol allows.
         harness::CandidateRequest r = requests[i];
         r.timing.counters = true;
@@ -415,7 +414,7 @@ void LoopFinish::finish(TuningLoop& loop, const TuneKey& key, KeySummary& s,
   std::vector<int64_t> contender_ids;
   std::vector<const std::string*> contender_json;
   for (size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i].outcome != cache::Outcome::kOk || !rows[i].stats) continue;
+    if (rows[i].outcome != ktune::Outcome::kOk || !rows[i].stats) continue;
     contenders.push_back({rows[i].config_name, rows[i].stats->median_us, prepared[i].resources});
     contender_ids.push_back(ids[i]);
     contender_json.push_back(&rows[i].config_json);

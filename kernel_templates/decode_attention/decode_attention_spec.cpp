@@ -26,12 +26,12 @@ int64_t seq_max_of(const Problem& p, const DecodeAttentionCall& call) {
 std::string main_expression(const Problem& p, const Config& c) {
   return fmt::format("ktune_decode_attention<{},{},{},{},{}>", p.dim("head_dim"),
                      DecodeAttentionSpec::heads_per_block(p), c.at("BLOCK_N"), c.at("WARPS"),
-                     harness::cuda_type_name(p.dtype));
+                     ktune::cuda_type_name(p.dtype));
 }
 
 std::string combine_expression(const Problem& p) {
   return fmt::format("ktune_decode_attention_combine<{},{}>", p.dim("head_dim"),
-                     harness::cuda_type_name(p.dtype));
+                     ktune::cuda_type_name(p.dtype));
 }
 
 std::vector<TensorSpec> input_tensors(const Problem& p, const DecodeAttentionCall& call) {
@@ -40,7 +40,7 @@ std::vector<TensorSpec> input_tensors(const Problem& p, const DecodeAttentionCal
   std::vector<TensorSpec> out = {{"q", TensorRole::kInput, p.dtype, rows * p.dim("head_dim")},
                                  {"k", TensorRole::kInput, p.dtype, kv},
                                  {"v", TensorRole::kInput, p.dtype, kv}};
-  // int32 values, declared f32 like softmax's lengths (harness::DType has no integer type).
+  // int32 values, declared f32 like softmax's lengths (ktune::DType has no integer type).
   if (call.context_lens) out.push_back({"context_lens", TensorRole::kInput, DType::kF32, p.dim("batch")});
   return out;
 }
@@ -88,7 +88,7 @@ float DecodeAttentionSpec::scale(const Problem& problem, const DecodeAttentionCa
 std::optional<std::string> DecodeAttentionSpec::problem_rejection(const Problem& problem) const {
   if (auto why = dims_rejection(kernel(), problem, dims())) return why;
   if (problem.dtype != DType::kBF16) {
-    return fmt::format("decode_attention supports bf16 only, not {}", harness::to_string(problem.dtype));
+    return fmt::format("decode_attention supports bf16 only, not {}", ktune::to_string(problem.dtype));
   }
   if (!problem.layout.empty()) {
     return fmt::format("decode_attention has no mode '{}' (only '')", problem.layout);
@@ -149,7 +149,7 @@ std::optional<std::string> DecodeAttentionSpec::rejection(const Problem& problem
 }
 
 std::string DecodeAttentionSpec::canonical_name(const Problem& problem, const Config& config) const {
-  return fmt::format("decode_attention.{}{}{}.n{}.w{}.sk{}", harness::to_string(problem.dtype),
+  return fmt::format("decode_attention.{}{}{}.n{}.w{}.sk{}", ktune::to_string(problem.dtype),
                      problem.layout.empty() ? "" : ".", problem.layout, config.at("BLOCK_N"),
                      config.at("WARPS"), config.at("SPLIT_K"));
 }
@@ -208,7 +208,7 @@ WorkCounts DecodeAttentionSpec::work(const Problem& problem) const {
   const auto hkv = static_cast<double>(problem.dim("heads_kv"));
   const auto s = static_cast<double>(problem.dim("seq"));
   const auto d = static_cast<double>(problem.dim("head_dim"));
-  const double es = static_cast<double>(harness::size_of(problem.dtype));
+  const double es = static_cast<double>(ktune::size_of(problem.dtype));
   // q.k and p.v: two multiply-adds per (head, key, element).
   return {4.0 * b * hq * s * d, (2.0 * b * hkv * s * d + 2.0 * b * hq * d) * es};
 }
@@ -228,7 +228,7 @@ ReferenceSpec DecodeAttentionSpec::reference(const Problem& problem, const Decod
   ReferenceSpec r;
   r.compile.source_name = "decode_attention_reference.cu";
   const std::string expr = fmt::format("ktune_decode_attention_reference<{},{}>", problem.dim("head_dim"),
-                                       harness::cuda_type_name(problem.dtype));
+                                       ktune::cuda_type_name(problem.dtype));
   r.compile.name_expressions = {expr};
   r.compile.options = {"-std=c++17"};
   r.plan.tensors = input_tensors(problem, call);

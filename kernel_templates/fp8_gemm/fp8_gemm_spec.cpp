@@ -80,7 +80,7 @@ int64_t Fp8GemmSpec::shared_bytes(const Config& config) {
 std::optional<std::string> Fp8GemmSpec::problem_rejection(const Problem& problem) const {
   if (auto why = ops_detail::dims_rejection(kernel(), problem, dims())) return why;
   if (problem.dtype != DType::kFP8E4M3) {
-    return fmt::format("fp8_gemm takes fp8e4m3 inputs, not {}", harness::to_string(problem.dtype));
+    return fmt::format("fp8_gemm takes fp8e4m3 inputs, not {}", ktune::to_string(problem.dtype));
   }
   try {
     rowcol(problem);
@@ -126,7 +126,7 @@ std::optional<std::string> Fp8GemmSpec::rejection(const Problem& problem, const 
 
 std::string Fp8GemmSpec::canonical_name(const Problem& problem, const Config& config) const {
   const std::string layout = problem.layout.empty() ? "nt" : problem.layout;
-  return fmt::format("fp8_gemm.{}.{}.{}x{}x{}.w{}x{}.s{}.sk{}.g{}", harness::to_string(problem.dtype), layout,
+  return fmt::format("fp8_gemm.{}.{}.{}x{}x{}.w{}x{}.s{}.sk{}.g{}", ktune::to_string(problem.dtype), layout,
                      config.at("BLOCK_M"), config.at("BLOCK_N"), config.at("BLOCK_K"), config.at("WARPS_M"),
                      config.at("WARPS_N"), config.at("STAGES"), config.at("SPLIT_K"), config.at("SWIZZLE"));
 }

@@ -57,7 +57,7 @@ std::optional<std::string> Fp8GemmWgmmaSpec::rejection(const Problem& problem, c
 
 std::string Fp8GemmWgmmaSpec::canonical_name(const Problem& problem, const Config& config) const {
   const std::string layout = problem.layout.empty() ? "nt" : problem.layout;
-  return fmt::format("fp8_gemm.{}.{}.wgmma_tma.{}x{}x{}.s{}.g{}", harness::to_string(problem.dtype), layout,
+  return fmt::format("fp8_gemm.{}.{}.wgmma_tma.{}x{}x{}.s{}.g{}", ktune::to_string(problem.dtype), layout,
                      config.at("BLOCK_M"), config.at("BLOCK_N"), config.at("BLOCK_K"), config.at("STAGES"),
                      config.at("SWIZZLE"));
 }

@@ -84,14 +84,14 @@ std::optional<std::string> MmaGemmSpec::rejection(const Problem& problem, const 
   }
   if (auto why = problem_rejection(base_problem(problem, *form))) return why;
   if (problem.dtype != DType::kF16 && problem.dtype != DType::kBF16) {
-    return fmt::format("the mma template takes f16 and bf16, not {}", harness::to_string(problem.dtype));
+    return fmt::format("the mma template takes f16 and bf16, not {}", ktune::to_string(problem.dtype));
   }
   // SPLIT_K_MODE may be 0, which params_rejection's positivity rule refuses: check it apart.
   Config positive = config;
-  if (const auto it = positive.params.find("SPLIT_K_MODE"); it != positive.params.end()) {
-    if (it->second != 0 && it->second != 1)
-      return fmt::format("SPLIT_K_MODE={} is neither 0 (deterministic) nor 1 (atomic)", it->second);
-    it->second = 1;
+  if (const auto mode = config.find("SPLIT_K_MODE")) {
+    if (*mode != 0 && *mode != 1)
+      return fmt::format("SPLIT_K_MODE={} is neither 0 (deterministic) nor 1 (atomic)", *mode);
+    positive.set("SPLIT_K_MODE", 1);
   }
   if (auto why = params_rejection(positive)) return why;
   const int64_t bm = config.at("BLOCK_M");
@@ -117,7 +117,7 @@ std::optional<std::string> MmaGemmSpec::rejection(const Problem& problem, const 
 
 std::string MmaGemmSpec::canonical_name(const Problem& problem, const Config& config) const {
   const auto form = parse_gemm_form(problem.layout).value_or(GemmForm{});
-  return fmt::format("gemm.{}.{}.mma.{}x{}x{}.w{}x{}.s{}.sk{}.a{}.g{}", harness::to_string(problem.dtype),
+  return fmt::format("gemm.{}.{}.mma.{}x{}x{}.w{}x{}.s{}.sk{}.a{}.g{}", ktune::to_string(problem.dtype),
                      form.text(), config.at("BLOCK_M"), config.at("BLOCK_N"), config.at("BLOCK_K"),
                      config.at("WARPS_M"), config.at("WARPS_N"), config.at("STAGES"), config.at("SPLIT_K"),
                      config.at("SPLIT_K_MODE"), config.at("SWIZZLE"));
@@ -126,7 +126,7 @@ std::string MmaGemmSpec::canonical_name(const Problem& problem, const Config& co
 CompileSpec MmaGemmSpec::compile_spec(const Problem& problem, const Config& config) const {
   require_accepted(problem, config);
   const GemmForm form = *parse_gemm_form(problem.layout);
-  const std::string_view type = harness::cuda_type_name(problem.dtype);
+  const std::string_view type = ktune::cuda_type_name(problem.dtype);
   const int64_t split_k = config.at("SPLIT_K");
   const bool atomic = config.at("SPLIT_K_MODE") == 1;
   const bool epilogue = form.bias || form.silu;
@@ -192,7 +192,7 @@ LaunchPlan MmaGemmSpec::launch_plan(const Problem& problem, const Config& config
 
 std::string MmaGemmSpec::finish_name_expression(const Problem& problem) {
   const GemmForm form = parse_gemm_form(problem.layout).value_or(GemmForm{});
-  return fmt::format("ktune_gemm_mma_finish<{},{},{}>", harness::cuda_type_name(problem.dtype),
+  return fmt::format("ktune_gemm_mma_finish<{},{},{}>", ktune::cuda_type_name(problem.dtype),
                      form.bias ? "true" : "false", form.silu ? "true" : "false");
 }
 
@@ -218,7 +218,7 @@ WorkCounts MmaGemmSpec::work(const Problem& problem) const {
   const auto form = parse_gemm_form(problem.layout);
   if (form && form->bias) {
     w.min_bytes +=
-        static_cast<double>(problem.dim("n")) * static_cast<double>(harness::size_of(problem.dtype));
+        static_cast<double>(problem.dim("n")) * static_cast<double>(ktune::size_of(problem.dtype));
   }
   return w;
 }
@@ -246,7 +246,7 @@ ReferenceSpec MmaGemmSpec::reference(const Problem& problem) const {
   const int64_t n = problem.dim("n");
   const int64_t k = problem.dim("k");
   const std::string expr =
-      fmt::format("ktune_gemm_reference_epilogue<{},{},{},{}>", harness::cuda_type_name(problem.dtype),
+      fmt::format("ktune_gemm_reference_epilogue<{},{},{},{}>", ktune::cuda_type_name(problem.dtype),
                   cpp_bool(form->layout == GemmLayout::kNT), cpp_bool(form->bias), cpp_bool(form->silu));
   r.compile.source_name = "gemm_epilogue_reference.cu";
   r.compile.name_expressions = {expr};

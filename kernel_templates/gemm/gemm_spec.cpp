@@ -33,7 +33,7 @@ WorkCounts GemmSpecBase::work(const Problem& problem) const {
   const double m = static_cast<double>(problem.dim("m"));
   const double n = static_cast<double>(problem.dim("n"));
   const double k = static_cast<double>(problem.dim("k"));
-  const double bytes = static_cast<double>(harness::size_of(problem.dtype));
+  const double bytes = static_cast<double>(ktune::size_of(problem.dtype));
   return {2.0 * m * n * k, (m * k + k * n + m * n) * bytes};
 }
 
@@ -50,7 +50,7 @@ std::optional<std::string> GemmSpecBase::problem_rejection(const Problem& proble
   if (problem.dims.size() != 3)
     return fmt::format("gemm takes dimensions m, n, k; got '{}'", problem.shape_text());
   if (problem.dtype != DType::kF32 && problem.dtype != DType::kF16 && problem.dtype != DType::kBF16) {
-    return fmt::format("gemm supports f32, f16, bf16, not {}", harness::to_string(problem.dtype));
+    return fmt::format("gemm supports f32, f16, bf16, not {}", ktune::to_string(problem.dtype));
   }
   if (!parse_gemm_layout(problem.layout)) {
     return fmt::format("gemm layout '{}' is neither 'nt' nor 'nn'", problem.layout);
@@ -63,9 +63,9 @@ std::optional<std::string> GemmSpecBase::params_rejection(const Config& config) 
     return fmt::format("config variant '{}' is not '{}'", config.variant, variant());
   }
   for (const auto& name : param_names()) {
-    const auto it = config.params.find(name);
-    if (it == config.params.end()) return fmt::format("{} config lacks parameter {}", variant(), name);
-    if (it->second < 1) return fmt::format("{} must be positive, not {}", name, it->second);
+    const auto value = config.find(name);
+    if (!value) return fmt::format("{} config lacks parameter {}", variant(), name);
+    if (*value < 1) return fmt::format("{} must be positive, not {}", name, *value);
   }
   for (const auto& [name, value] : config.params) {
     const auto names = param_names();
@@ -94,7 +94,7 @@ std::vector<TensorSpec> GemmSpecBase::tensors(const Problem& problem, int64_t sp
 }
 
 std::string GemmSpecBase::reduce_name_expression(DType dtype) {
-  return fmt::format("ktune_gemm_splitk_reduce<{}>", harness::cuda_type_name(dtype));
+  return fmt::format("ktune_gemm_splitk_reduce<{}>", ktune::cuda_type_name(dtype));
 }
 
 KernelLaunch GemmSpecBase::reduce_launch(const Problem& problem, int64_t split_k) const {
@@ -117,7 +117,7 @@ ReferenceSpec GemmSpecBase::reference(const Problem& problem) const {
   constexpr int64_t kTile = 16;  // gemm_reference.cu's tile
   ReferenceSpec r;
   r.compile.source_name = "gemm_reference.cu";
-  const std::string expr = fmt::format("ktune_gemm_reference<{},{}>", harness::cuda_type_name(problem.dtype),
+  const std::string expr = fmt::format("ktune_gemm_reference<{},{}>", ktune::cuda_type_name(problem.dtype),
                                        nt ? "true" : "false");
   r.compile.name_expressions = {expr};
   r.plan.tensors = {
@@ -160,7 +160,7 @@ std::vector<std::string> TiledGemmSpec::param_names() const {
 }
 
 int64_t TiledGemmSpec::shared_bytes(DType dtype, const Config& config, GemmLayout layout) {
-  const int64_t elem = static_cast<int64_t>(harness::size_of(dtype));
+  const int64_t elem = static_cast<int64_t>(ktune::size_of(dtype));
   const int64_t pad = 16 / elem;
   const int64_t bm = config.at("BLOCK_M");
   const int64_t bn = config.at("BLOCK_N");
@@ -178,12 +178,12 @@ std::optional<std::string> TiledGemmSpec::rejection(const Problem& problem, cons
   const int64_t bk = config.at("BLOCK_K");
   const int64_t wm = config.at("WARPS_M");
   const int64_t wn = config.at("WARPS_N");
-  const int64_t vec = 16 / static_cast<int64_t>(harness::size_of(problem.dtype));
+  const int64_t vec = 16 / static_cast<int64_t>(ktune::size_of(problem.dtype));
   if (bm % (4 * wm) != 0) return fmt::format("BLOCK_M={} is not a multiple of 4*WARPS_M={}", bm, 4 * wm);
   if (bn % (8 * wn) != 0) return fmt::format("BLOCK_N={} is not a multiple of 8*WARPS_N={}", bn, 8 * wn);
   if (bk % vec != 0) {
     return fmt::format("BLOCK_K={} is not a multiple of {} ({} elements are 16 bytes)", bk, vec,
-                       harness::to_string(problem.dtype));
+                       ktune::to_string(problem.dtype));
   }
   if (wm * wn > 32) return fmt::format("WARPS_M*WARPS_N={} exceeds 32 warps (1024 threads)", wm * wn);
   if (config.at("STAGES") < 2) return fmt::format("STAGES={} is below 2", config.at("STAGES"));
@@ -197,7 +197,7 @@ std::optional<std::string> TiledGemmSpec::rejection(const Problem& problem, cons
 
 std::string TiledGemmSpec::canonical_name(const Problem& problem, const Config& config) const {
   const auto layout = parse_gemm_layout(problem.layout).value_or(GemmLayout::kNT);
-  return fmt::format("gemm.{}.{}.{}x{}x{}.w{}x{}.s{}.sk{}", harness::to_string(problem.dtype),
+  return fmt::format("gemm.{}.{}.{}x{}x{}.w{}x{}.s{}.sk{}", ktune::to_string(problem.dtype),
                      gemm_layout_name(layout), config.at("BLOCK_M"), config.at("BLOCK_N"),
                      config.at("BLOCK_K"), config.at("WARPS_M"), config.at("WARPS_N"), config.at("STAGES"),
                      config.at("SPLIT_K"));
@@ -211,7 +211,7 @@ CompileSpec TiledGemmSpec::compile_spec(const Problem& problem, const Config& co
   c.name_expressions.push_back(
       fmt::format("ktune_gemm_tiled<{},{},{},{},{},{},{},{},{}>", config.at("BLOCK_M"), config.at("BLOCK_N"),
                   config.at("BLOCK_K"), config.at("WARPS_M"), config.at("WARPS_N"), config.at("STAGES"),
-                  config.at("SPLIT_K"), harness::cuda_type_name(problem.dtype), nt ? "true" : "false"));
+                  config.at("SPLIT_K"), ktune::cuda_type_name(problem.dtype), nt ? "true" : "false"));
   if (config.at("SPLIT_K") > 1) c.name_expressions.push_back(reduce_name_expression(problem.dtype));
   c.options = {"-std=c++17"};
   return c;

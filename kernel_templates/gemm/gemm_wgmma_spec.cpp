@@ -65,7 +65,7 @@ std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, cons
   base.layout = std::string(gemm_layout_name(form->layout));
   if (auto why = problem_rejection(base)) return why;
   if (problem.dtype != DType::kF16 && problem.dtype != DType::kBF16) {
-    return fmt::format("the wgmma template takes f16 and bf16, not {}", harness::to_string(problem.dtype));
+    return fmt::format("the wgmma template takes f16 and bf16, not {}", ktune::to_string(problem.dtype));
   }
   if (auto why = params_rejection(config)) return why;
   const int64_t bm = config.at("BLOCK_M");
@@ -104,7 +104,7 @@ std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, cons
 
 std::string WgmmaGemmSpec::canonical_name(const Problem& problem, const Config& config) const {
   const auto form = parse_gemm_form(problem.layout).value_or(GemmForm{});
-  return fmt::format("gemm.{}.{}.{}.{}x{}x{}.s{}.sk{}.g{}", harness::to_string(problem.dtype), form.text(),
+  return fmt::format("gemm.{}.{}.{}.{}x{}x{}.s{}.sk{}.g{}", ktune::to_string(problem.dtype), form.text(),
                      variant(), config.at("BLOCK_M"), config.at("BLOCK_N"), config.at("BLOCK_K"),
                      config.at("STAGES"), config.at("SPLIT_K"), config.at("SWIZZLE"));
 }
@@ -117,12 +117,12 @@ CompileSpec WgmmaGemmSpec::compile_spec(const Problem& problem, const Config& co
   if (pipeline_ == Pipeline::kTma) {
     c.name_expressions.push_back(fmt::format("ktune_gemm_wgmma_tma<{},{},{},{},{},{},{}>",
                                              config.at("BLOCK_M"), config.at("BLOCK_N"), config.at("STAGES"),
-                                             config.at("SWIZZLE"), harness::cuda_type_name(problem.dtype),
+                                             config.at("SWIZZLE"), ktune::cuda_type_name(problem.dtype),
                                              cpp_bool(form.bias), cpp_bool(form.silu)));
   } else {
     c.name_expressions.push_back(
         fmt::format("ktune_gemm_wgmma<{},{},{},{},{},{},{},{}>", config.at("BLOCK_M"), config.at("BLOCK_N"),
-                    config.at("STAGES"), config.at("SWIZZLE"), harness::cuda_type_name(problem.dtype),
+                    config.at("STAGES"), config.at("SWIZZLE"), ktune::cuda_type_name(problem.dtype),
                     cpp_bool(form.layout == GemmLayout::kNT), cpp_bool(form.bias), cpp_bool(form.silu)));
   }
   if (config.at("SPLIT_K") > 1) {

@@ -37,10 +37,10 @@ std::optional<std::string> GemvSpec::rejection(const Problem& problem, const Con
   const int64_t bk = config.at("BLOCK_K");
   const int64_t warps = config.at("WARPS");
   const int64_t rows = config.at("ROWS_PER_BLOCK");
-  const int64_t lane_chunk = 32 * (16 / static_cast<int64_t>(harness::size_of(problem.dtype)));
+  const int64_t lane_chunk = 32 * (16 / static_cast<int64_t>(ktune::size_of(problem.dtype)));
   if (bk % lane_chunk != 0) {
     return fmt::format("BLOCK_K={} is not a multiple of {} (32 lanes x 16 bytes of {})", bk, lane_chunk,
-                       harness::to_string(problem.dtype));
+                       ktune::to_string(problem.dtype));
   }
   if (warps > kMaxWarps) return fmt::format("WARPS={} exceeds {}", warps, kMaxWarps);
   if (config.at("SPLIT_K") > kMaxGridY)
@@ -53,7 +53,7 @@ std::optional<std::string> GemvSpec::rejection(const Problem& problem, const Con
 }
 
 std::string GemvSpec::canonical_name(const Problem& problem, const Config& config) const {
-  return fmt::format("gemm.{}.nt.gemv.k{}.sk{}.w{}.r{}", harness::to_string(problem.dtype),
+  return fmt::format("gemm.{}.nt.gemv.k{}.sk{}.w{}.r{}", ktune::to_string(problem.dtype),
                      config.at("BLOCK_K"), config.at("SPLIT_K"), config.at("WARPS"),
                      config.at("ROWS_PER_BLOCK"));
 }
@@ -64,7 +64,7 @@ CompileSpec GemvSpec::compile_spec(const Problem& problem, const Config& config)
   c.source_name = std::string(source_name());
   c.name_expressions.push_back(fmt::format(
       "ktune_gemv<{},{},{},{},{},{}>", config.at("BLOCK_K"), config.at("SPLIT_K"), config.at("WARPS"),
-      config.at("ROWS_PER_BLOCK"), m_tile(problem.dim("m")), harness::cuda_type_name(problem.dtype)));
+      config.at("ROWS_PER_BLOCK"), m_tile(problem.dim("m")), ktune::cuda_type_name(problem.dtype)));
   if (config.at("SPLIT_K") > 1) c.name_expressions.push_back(reduce_name_expression(problem.dtype));
   c.options = {"-std=c++17"};
   return c;
@@ -102,7 +102,7 @@ std::vector<AlignmentRule> GemvSpec::alignment(const Problem&, const Config&) co
 }
 
 Config GemvSpec::default_config(const Problem& problem) const {
-  const int64_t lane_chunk = 32 * (16 / static_cast<int64_t>(harness::size_of(problem.dtype)));
+  const int64_t lane_chunk = 32 * (16 / static_cast<int64_t>(ktune::size_of(problem.dtype)));
   return {"gemv", {{"BLOCK_K", lane_chunk}, {"SPLIT_K", 1}, {"WARPS", 4}, {"ROWS_PER_BLOCK", 2}}};
 }
 

@@ -24,7 +24,7 @@ const RmsNormSpec& rowwise() {
 bool has_residual(const Problem& p) { return p.layout == "residual"; }
 
 int64_t row_bytes(const Problem& problem) {
-  return problem.dim("hidden") * static_cast<int64_t>(harness::size_of(problem.dtype));
+  return problem.dim("hidden") * static_cast<int64_t>(ktune::size_of(problem.dtype));
 }
 
 }  // namespace
@@ -62,7 +62,7 @@ std::optional<std::string> RmsNormBulkSpec::rejection(const Problem& problem, co
 }
 
 std::string RmsNormBulkSpec::canonical_name(const Problem& problem, const Config& config) const {
-  return fmt::format("rmsnorm.{}{}.bulk.t{}.s{}.n{}.w{}", harness::to_string(problem.dtype),
+  return fmt::format("rmsnorm.{}{}.bulk.t{}.s{}.n{}.w{}", ktune::to_string(problem.dtype),
                      has_residual(problem) ? ".residual" : "", config.at("THREADS"), config.at("STAGES"),
                      config.at("STEPS"), config.at("WRITE"));
 }
@@ -73,7 +73,7 @@ CompileSpec RmsNormBulkSpec::compile_spec(const Problem& problem, const Config& 
   spec.source_name = std::string(source_name());
   spec.name_expressions = {fmt::format(
       "ktune_rmsnorm_bulk<{},{},{},{},{},{}>", config.at("THREADS"), config.at("STAGES"), config.at("STEPS"),
-      config.at("WRITE"), has_residual(problem) ? "true" : "false", harness::cuda_type_name(problem.dtype))};
+      config.at("WRITE"), has_residual(problem) ? "true" : "false", ktune::cuda_type_name(problem.dtype))};
   spec.options = {"-std=c++17"};
   return spec;
 }

@@ -52,7 +52,7 @@ std::optional<std::string> RmsNormSpec::rejection(const Problem& problem, const 
   if (auto why = vec_rejection(config.at("VEC"), problem.dtype)) return why;
   const int64_t reg = config.at("REG");
   if (reg > 1) return fmt::format("REG={} is neither 0 nor 1", reg);
-  const int64_t elem_bytes = static_cast<int64_t>(harness::size_of(problem.dtype));
+  const int64_t elem_bytes = static_cast<int64_t>(ktune::size_of(problem.dtype));
   const int64_t row_bytes = chunks(problem.dim("hidden"), config) * config.at("VEC") * elem_bytes;
   if (reg == 1 && row_bytes > kMaxRegisterBytes) {
     return fmt::format(
@@ -63,7 +63,7 @@ std::optional<std::string> RmsNormSpec::rejection(const Problem& problem, const 
 }
 
 std::string RmsNormSpec::canonical_name(const Problem& problem, const Config& config) const {
-  return fmt::format("rmsnorm.{}{}.t{}.r{}.v{}.reg{}", harness::to_string(problem.dtype),
+  return fmt::format("rmsnorm.{}{}.t{}.r{}.v{}.reg{}", ktune::to_string(problem.dtype),
                      has_residual(problem) ? ".residual" : "", config.at("THREADS"), config.at("ROWS"),
                      config.at("VEC"), config.at("REG"));
 }
@@ -75,7 +75,7 @@ CompileSpec RmsNormSpec::compile_spec(const Problem& problem, const Config& conf
   spec.source_name = std::string(source_name());
   spec.name_expressions = {fmt::format(
       "ktune_rmsnorm<{},{},{},{},{},{}>", config.at("THREADS"), config.at("ROWS"), config.at("VEC"), c,
-      has_residual(problem) ? "true" : "false", harness::cuda_type_name(problem.dtype))};
+      has_residual(problem) ? "true" : "false", ktune::cuda_type_name(problem.dtype))};
   spec.options = {"-std=c++17"};
   return spec;
 }
@@ -120,14 +120,14 @@ LaunchPlan RmsNormSpec::launch_plan(const Problem& problem, const Config& config
 
 WorkCounts RmsNormSpec::work(const Problem& problem) const {
   const double n = static_cast<double>(problem.dim("rows")) * static_cast<double>(problem.dim("hidden"));
-  const double es = static_cast<double>(harness::size_of(problem.dtype));
+  const double es = static_cast<double>(ktune::size_of(problem.dtype));
   const double w = static_cast<double>(problem.dim("hidden")) * es;
   if (has_residual(problem)) return {4.0 * n, 4.0 * n * es + w};
   return {3.0 * n, 2.0 * n * es + w};
 }
 
 std::vector<AlignmentRule> RmsNormSpec::alignment(const Problem& problem, const Config& config) const {
-  const int64_t bytes = config.at("VEC") * static_cast<int64_t>(harness::size_of(problem.dtype));
+  const int64_t bytes = config.at("VEC") * static_cast<int64_t>(ktune::size_of(problem.dtype));
   const std::string note = fmt::format(
       "{}-byte vector access of a row when its pointer is {}-byte aligned (all rows: hidden % VEC == 0); "
       "otherwise the per-element path",
@@ -150,7 +150,7 @@ ReferenceSpec RmsNormSpec::reference(const Problem& problem) const {
   ReferenceSpec r;
   r.compile.source_name = "rmsnorm_reference.cu";
   const std::string expr = fmt::format("ktune_rmsnorm_reference<{},{}>",
-                                       harness::cuda_type_name(problem.dtype), res ? "true" : "false");
+                                       ktune::cuda_type_name(problem.dtype), res ? "true" : "false");
   r.compile.name_expressions = {expr};
   r.compile.options = {"-std=c++17"};
   r.plan.tensors.push_back({"x", TensorRole::kInput, problem.dtype, rows * hidden});

@@ -20,7 +20,7 @@ const RmsNormRopeSpec& headwise() {
   return kHeadwise;
 }
 
-int64_t elem_bytes(const Problem& p) { return static_cast<int64_t>(harness::size_of(p.dtype)); }
+int64_t elem_bytes(const Problem& p) { return static_cast<int64_t>(ktune::size_of(p.dtype)); }
 
 }  // namespace
 
@@ -51,7 +51,7 @@ std::optional<std::string> RmsNormRopeBulkSpec::rejection(const Problem& problem
 }
 
 std::string RmsNormRopeBulkSpec::canonical_name(const Problem& problem, const Config& config) const {
-  return fmt::format("rmsnorm_rope.{}.{}.bulk.t{}.s{}.n{}", harness::to_string(problem.dtype),
+  return fmt::format("rmsnorm_rope.{}.{}.bulk.t{}.s{}.n{}", ktune::to_string(problem.dtype),
                      RmsNormRopeSpec::style(problem) == RopeStyle::kGptj ? "gptj" : "neox",
                      config.at("THREADS"), config.at("STAGES"), config.at("STEPS"));
 }
@@ -63,7 +63,7 @@ CompileSpec RmsNormRopeBulkSpec::compile_spec(const Problem& problem, const Conf
   c.name_expressions = {fmt::format("ktune_rmsnorm_rope_bulk<{},{},{},{},{},{}>", problem.dim("head_dim"),
                                     config.at("THREADS"), config.at("STAGES"), config.at("STEPS"),
                                     RmsNormRopeSpec::style(problem) == RopeStyle::kGptj ? "true" : "false",
-                                    harness::cuda_type_name(problem.dtype))};
+                                    ktune::cuda_type_name(problem.dtype))};
   c.options = {"-std=c++17"};
   return c;
 }

@@ -99,7 +99,7 @@ std::optional<std::string> RmsNormRopeSpec::rejection(const Problem& problem, co
 
 std::string RmsNormRopeSpec::canonical_name(const Problem& problem, const Config& config) const {
   const auto mode = parse_mode(problem.layout, modes()).value_or(problem.layout);
-  return fmt::format("rmsnorm_rope.{}.{}.t{}.h{}.v{}.i{}.o{}", harness::to_string(problem.dtype), mode,
+  return fmt::format("rmsnorm_rope.{}.{}.t{}.h{}.v{}.i{}.o{}", ktune::to_string(problem.dtype), mode,
                      config.at("THREADS"), config.at("HEADS"), config.at("VEC"), config.at("ITEMS"),
                      config.at("OCC"));
 }
@@ -111,7 +111,7 @@ CompileSpec RmsNormRopeSpec::compile_spec(const Problem& problem, const Config& 
   c.name_expressions = {fmt::format(
       "ktune_rmsnorm_rope<{},{},{},{},{},{},{},{}>", problem.dim("head_dim"), config.at("THREADS"),
       config.at("VEC"), config.at("HEADS"), config.at("ITEMS"), config.at("OCC"),
-      style(problem) == RopeStyle::kGptj ? "true" : "false", harness::cuda_type_name(problem.dtype))};
+      style(problem) == RopeStyle::kGptj ? "true" : "false", ktune::cuda_type_name(problem.dtype))};
   c.options = {"-std=c++17"};
   return c;
 }
@@ -157,14 +157,14 @@ WorkCounts RmsNormRopeSpec::work(const Problem& problem) const {
   const double t = static_cast<double>(problem.dim("tokens"));
   const double d = static_cast<double>(problem.dim("head_dim"));
   const double n = t * static_cast<double>(problem.dim("heads_q") + problem.dim("heads_kv")) * d;
-  const double es = static_cast<double>(harness::size_of(problem.dtype));
+  const double es = static_cast<double>(ktune::size_of(problem.dtype));
   const double table_rows = std::min(t, static_cast<double>(kMaxPos));
   // Per element: square-add, scale, weight, and a rotation (2 mul + 1 fma) -> 6.
   return {6.0 * n, 2.0 * n * es + 2.0 * d * es + 4.0 * t + table_rows * d * 4.0};
 }
 
 std::vector<AlignmentRule> RmsNormRopeSpec::alignment(const Problem& problem, const Config& config) const {
-  const int64_t bytes = config.at("VEC") * static_cast<int64_t>(harness::size_of(problem.dtype));
+  const int64_t bytes = config.at("VEC") * static_cast<int64_t>(ktune::size_of(problem.dtype));
   const std::string note = fmt::format(
       "{}-byte vector access when q, k, q_out, k_out and both weights are {}-byte aligned; otherwise the "
       "per-element path",
@@ -187,7 +187,7 @@ ReferenceSpec RmsNormRopeSpec::reference(const Problem& problem) const {
   ReferenceSpec r;
   r.compile.source_name = "rmsnorm_rope_reference.cu";
   const std::string expr =
-      fmt::format("ktune_rmsnorm_rope_reference<{},{}>", harness::cuda_type_name(problem.dtype),
+      fmt::format("ktune_rmsnorm_rope_reference<{},{}>", ktune::cuda_type_name(problem.dtype),
                   style(problem) == RopeStyle::kGptj ? "true" : "false");
   r.compile.name_expressions = {expr};
   r.compile.options = {"-std=c++17"};

@@ -7,7 +7,7 @@
 /// Tensors: q, k, q_weight, k_weight, cos_sin [kMaxPos, head_dim] f32 (cos at [p][j], sin at
 /// [p][D/2 + j]), positions [tokens] inputs; q_out, k_out outputs; the GPU reference writes q_ref,
 /// k_ref (f32).
-/// `positions` holds int32 values but is declared DType::kF32 (same size): harness::DType has no
+/// `positions` holds int32 values but is declared DType::kF32 (same size): ktune::DType has no
 /// integer type yet. The harness's random fill then gives arbitrary 32-bit patterns, which the
 /// kernel and both references take modulo max_pos as unsigned: random positions, never out of the
 /// table. Hand cpu_reference the int32 values (as doubles), not a float decoding of the bits.

@@ -21,7 +21,7 @@ const SoftmaxSpec& rowwise() {
   return kRowwise;
 }
 
-int64_t elem_bytes(const Problem& p) { return static_cast<int64_t>(harness::size_of(p.dtype)); }
+int64_t elem_bytes(const Problem& p) { return static_cast<int64_t>(ktune::size_of(p.dtype)); }
 
 }  // namespace
 
@@ -66,7 +66,7 @@ CompileSpec SoftmaxClusterSpec::compile_spec(const Problem& problem, const Confi
   spec.source_name = std::string(source_name());
   spec.name_expressions = {fmt::format("ktune_softmax_cluster<{},{},{},{}>", config.at("THREADS"),
                                        config.at("CLUSTER"), SoftmaxSpec::mask_code(problem),
-                                       harness::cuda_type_name(problem.dtype))};
+                                       ktune::cuda_type_name(problem.dtype))};
   spec.options = {"-std=c++17"};
   return spec;
 }

@@ -25,7 +25,7 @@ constexpr int64_t kMaxSplit = 64;
 
 std::string type_args(const Problem& p, const Config& c) {
   return fmt::format("{},{},{},{}", c.at("THREADS"), c.at("VEC"), SoftmaxSpec::mask_code(p),
-                     harness::cuda_type_name(p.dtype));
+                     ktune::cuda_type_name(p.dtype));
 }
 
 std::vector<ArgSpec> args(const Problem& p, const char* out, bool padding) {
@@ -59,8 +59,7 @@ int64_t SoftmaxSpec::chunks(int64_t cols, const Config& config) {
 }
 
 int64_t SoftmaxSpec::split(const Config& config) {
-  const auto it = config.params.find("SPLIT");
-  return it == config.params.end() ? 1 : it->second;
+  return config.find("SPLIT").value_or(1);
 }
 
 int64_t SoftmaxSpec::segment(int64_t cols, const Config& config) {
@@ -69,7 +68,7 @@ int64_t SoftmaxSpec::segment(int64_t cols, const Config& config) {
 }
 
 int64_t SoftmaxSpec::staged_bytes(const Problem& problem) {
-  return ceil_div(problem.dim("cols") * static_cast<int64_t>(harness::size_of(problem.dtype)), 16) * 16;
+  return ceil_div(problem.dim("cols") * static_cast<int64_t>(ktune::size_of(problem.dtype)), 16) * 16;
 }
 
 int SoftmaxSpec::mask_code(const Problem& problem) {
@@ -79,7 +78,7 @@ int SoftmaxSpec::mask_code(const Problem& problem) {
 
 std::string SoftmaxSpec::name_prefix(const Problem& problem) {
   const std::string mode = parse_mode(problem.layout, modes()).value_or(problem.layout);
-  return fmt::format("softmax.{}{}{}", harness::to_string(problem.dtype), mode.empty() ? "" : ".", mode);
+  return fmt::format("softmax.{}{}{}", ktune::to_string(problem.dtype), mode.empty() ? "" : ".", mode);
 }
 
 std::vector<TensorSpec> SoftmaxSpec::tensors(const Problem& problem) {
@@ -111,7 +110,7 @@ std::optional<std::string> SoftmaxSpec::rejection(const Problem& problem, const 
   if (auto why = problem_rejection(problem)) return why;
   // SPLIT may be absent (configs stored before it existed): it reads as 1.
   Config full = config;
-  full.params.emplace("SPLIT", 1);
+  if (!full.find("SPLIT")) full.set("SPLIT", 1);
   if (auto why = params_rejection(variant(), full, param_names())) return why;
   const int64_t threads = config.at("THREADS");
   const int64_t rows = config.at("ROWS");
@@ -137,7 +136,7 @@ std::optional<std::string> SoftmaxSpec::rejection(const Problem& problem, const 
     return fmt::format("SPLIT={} puts rows on grid.y: rows={} exceeds {}", sp, problem.dim("rows"),
                        kMaxGridY);
   }
-  const int64_t elem_bytes = static_cast<int64_t>(harness::size_of(problem.dtype));
+  const int64_t elem_bytes = static_cast<int64_t>(ktune::size_of(problem.dtype));
   const int64_t row_bytes = chunks(problem.dim("cols"), config) * config.at("VEC") * elem_bytes;
   if (online == 0 && row_bytes > kMaxRegisterBytes) {
     return fmt::format(
@@ -148,7 +147,7 @@ std::optional<std::string> SoftmaxSpec::rejection(const Problem& problem, const 
 }
 
 std::string SoftmaxSpec::canonical_name(const Problem& problem, const Config& config) const {
-  const bool has_split = config.params.contains("SPLIT");
+  const bool has_split = config.find("SPLIT").has_value();
   return fmt::format("{}.t{}.r{}.v{}.on{}{}", name_prefix(problem), config.at("THREADS"), config.at("ROWS"),
                      config.at("VEC"), config.at("ONLINE"),
                      has_split ? fmt::format(".s{}", split(config)) : "");
@@ -171,7 +170,7 @@ CompileSpec SoftmaxSpec::compile_spec(const Problem& problem, const Config& conf
   const int64_t c = config.at("ONLINE") == 1 ? 0 : chunks(problem.dim("cols"), config);
   spec.name_expressions = {fmt::format("ktune_softmax<{},{},{},{},{},{}>", config.at("THREADS"),
                                        config.at("ROWS"), config.at("VEC"), c, mask_code(problem),
-                                       harness::cuda_type_name(problem.dtype))};
+                                       ktune::cuda_type_name(problem.dtype))};
   return spec;
 }
 
@@ -213,14 +212,14 @@ LaunchPlan SoftmaxSpec::launch_plan(const Problem& problem, const Config& config
 WorkCounts SoftmaxSpec::work(const Problem& problem) const {
   const double rows = static_cast<double>(problem.dim("rows"));
   const double n = rows * static_cast<double>(problem.dim("cols"));
-  const double es = static_cast<double>(harness::size_of(problem.dtype));
+  const double es = static_cast<double>(ktune::size_of(problem.dtype));
   const double lengths = mask(problem) == SoftmaxMask::kPadding ? 4.0 * rows : 0.0;
   // scale, max, subtract, exp2, sum, multiply: ~5 flops an element (exp2 counted as one).
   return {5.0 * n, 2.0 * n * es + lengths};
 }
 
 std::vector<AlignmentRule> SoftmaxSpec::alignment(const Problem& problem, const Config& config) const {
-  const int64_t bytes = config.at("VEC") * static_cast<int64_t>(harness::size_of(problem.dtype));
+  const int64_t bytes = config.at("VEC") * static_cast<int64_t>(ktune::size_of(problem.dtype));
   const std::string note = fmt::format(
       "{}-byte vector access of a row when its x and y are {}-byte aligned (all rows: cols % VEC == 0); "
       "otherwise the per-element path",
@@ -239,7 +238,7 @@ ReferenceSpec SoftmaxSpec::reference(const Problem& problem) const {
   ReferenceSpec r;
   r.compile.source_name = "softmax_reference.cu";
   const std::string expr = fmt::format("ktune_softmax_reference<{},{}>",
-                                       harness::cuda_type_name(problem.dtype), mask_code(problem));
+                                       ktune::cuda_type_name(problem.dtype), mask_code(problem));
   r.compile.name_expressions = {expr};
   r.compile.options = {"-std=c++17"};
   r.plan.tensors.push_back({"x", TensorRole::kInput, problem.dtype, n});

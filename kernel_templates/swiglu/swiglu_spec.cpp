@@ -72,7 +72,7 @@ std::optional<std::string> SwigluSpec::rejection(const Problem& problem, const C
 
 std::string SwigluSpec::canonical_name(const Problem& problem, const Config& config) const {
   const auto mode = parse_mode(problem.layout, modes()).value_or(problem.layout);
-  return fmt::format("swiglu.{}.{}.t{}.v{}.e{}", harness::to_string(problem.dtype), mode,
+  return fmt::format("swiglu.{}.{}.t{}.v{}.e{}", ktune::to_string(problem.dtype), mode,
                      config.at("THREADS"), config.at("VEC"), config.at("ITEMS"));
 }
 
@@ -82,7 +82,7 @@ CompileSpec SwigluSpec::compile_spec(const Problem& problem, const Config& confi
   c.source_name = std::string(source_name());
   c.name_expressions = {fmt::format("ktune_swiglu<{},{},{},{},{}>", config.at("THREADS"), config.at("VEC"),
                                     config.at("ITEMS"), split(problem) ? "true" : "false",
-                                    harness::cuda_type_name(problem.dtype))};
+                                    ktune::cuda_type_name(problem.dtype))};
   c.options = {"-std=c++17"};
   return c;
 }
@@ -104,13 +104,13 @@ LaunchPlan SwigluSpec::launch_plan(const Problem& problem, const Config& config)
 
 WorkCounts SwigluSpec::work(const Problem& problem) const {
   const double n = static_cast<double>(problem.dim("m")) * static_cast<double>(problem.dim("i"));
-  const double es = static_cast<double>(harness::size_of(problem.dtype));
+  const double es = static_cast<double>(ktune::size_of(problem.dtype));
   // negate, exp, add, divide, two multiplies.
   return {6.0 * n, 3.0 * n * es};
 }
 
 std::vector<AlignmentRule> SwigluSpec::alignment(const Problem& problem, const Config& config) const {
-  const int64_t bytes = config.at("VEC") * static_cast<int64_t>(harness::size_of(problem.dtype));
+  const int64_t bytes = config.at("VEC") * static_cast<int64_t>(ktune::size_of(problem.dtype));
   const std::string note = fmt::format(
       "{}-byte vector access of a row when its gate, up and out are {}-byte aligned ({}); otherwise the "
       "per-element path",
@@ -128,7 +128,7 @@ ReferenceSpec SwigluSpec::reference(const Problem& problem) const {
   ReferenceSpec r;
   r.compile.source_name = "swiglu_reference.cu";
   const std::string expr =
-      fmt::format("ktune_swiglu_reference<{},{}>", harness::cuda_type_name(problem.dtype),
+      fmt::format("ktune_swiglu_reference<{},{}>", ktune::cuda_type_name(problem.dtype),
                   split(problem) ? "true" : "false");
   r.compile.name_expressions = {expr};
   r.compile.options = {"-std=c++17"};

@@ -30,19 +30,19 @@ const KernelSpec& fp8() { return find_spec("fp8_gemm", "mma"); }
 TEST(Fp8Decode, KnownE4m3BitPatterns) {
   // S.EEEE.MMM, bias 7: 0.0111.000 = 2^0; 0.1111.110 = 2^8 * 1.75 = 448 (the max); 0.0000.001 =
   // 2^-6 * 1/8 = 2^-9 (smallest subnormal); 1.0110.100 = -(2^-1 * 1.5).
-  EXPECT_EQ(harness::decode_fp8e4m3(0x38), 1.0);
-  EXPECT_EQ(harness::decode_fp8e4m3(0x40), 2.0);
-  EXPECT_EQ(harness::decode_fp8e4m3(0x3C), 1.5);
-  EXPECT_EQ(harness::decode_fp8e4m3(0x7E), 448.0);
-  EXPECT_EQ(harness::decode_fp8e4m3(0xFE), -448.0);
-  EXPECT_EQ(harness::decode_fp8e4m3(0x01), std::ldexp(1.0, -9));
-  EXPECT_EQ(harness::decode_fp8e4m3(0x08), std::ldexp(1.0, -6));  // smallest normal
-  EXPECT_EQ(harness::decode_fp8e4m3(0xB4), -0.75);
-  EXPECT_EQ(harness::decode_fp8e4m3(0x80), 0.0);
-  EXPECT_TRUE(std::signbit(harness::decode_fp8e4m3(0x80)));
-  EXPECT_TRUE(std::isnan(harness::decode_fp8e4m3(0x7F)));
-  EXPECT_TRUE(std::isnan(harness::decode_fp8e4m3(0xFF)));
-  EXPECT_EQ(harness::decode_fp8e4m3(0x78), 256.0);  // 0.1111.000: E=15 is finite in E4M3FN
+  EXPECT_EQ(ktune::decode_fp8e4m3(0x38), 1.0);
+  EXPECT_EQ(ktune::decode_fp8e4m3(0x40), 2.0);
+  EXPECT_EQ(ktune::decode_fp8e4m3(0x3C), 1.5);
+  EXPECT_EQ(ktune::decode_fp8e4m3(0x7E), 448.0);
+  EXPECT_EQ(ktune::decode_fp8e4m3(0xFE), -448.0);
+  EXPECT_EQ(ktune::decode_fp8e4m3(0x01), std::ldexp(1.0, -9));
+  EXPECT_EQ(ktune::decode_fp8e4m3(0x08), std::ldexp(1.0, -6));  // smallest normal
+  EXPECT_EQ(ktune::decode_fp8e4m3(0xB4), -0.75);
+  EXPECT_EQ(ktune::decode_fp8e4m3(0x80), 0.0);
+  EXPECT_TRUE(std::signbit(ktune::decode_fp8e4m3(0x80)));
+  EXPECT_TRUE(std::isnan(ktune::decode_fp8e4m3(0x7F)));
+  EXPECT_TRUE(std::isnan(ktune::decode_fp8e4m3(0xFF)));
+  EXPECT_EQ(ktune::decode_fp8e4m3(0x78), 256.0);  // 0.1111.000: E=15 is finite in E4M3FN
 }
 
 // A [2,3] = [[1, 2, -0.5], [0.25, 448, 1]], B [2,3] = [[1, 1, 2], [-2, 0.5, 4]] (rows are n):
@@ -140,10 +140,10 @@ TEST(Fp8Spec, RejectsWithReasons) {
   EXPECT_NE(why(p, fp8_config(128, 128, 64, 2, 2, 3, 0, 8)).find("SPLIT_K must be positive"),
             std::string::npos);
   Config extra = ok;
-  extra.params["SPLIT_K_MODE"] = 0;
+  extra.set("SPLIT_K_MODE", 0);
   EXPECT_NE(why(p, extra).find("SPLIT_K_MODE"), std::string::npos);
   Config missing = ok;
-  missing.params.erase("SWIZZLE");
+  missing.erase("SWIZZLE");
   EXPECT_NE(why(p, missing).find("SWIZZLE"), std::string::npos);
   EXPECT_THROW(fp8().compile_spec(fp8_problem(16, 64, 24), ok), Error);
   EXPECT_THROW(fp8().launch_plan(fp8_problem(16, 64, 24), ok), Error);
@@ -299,7 +299,7 @@ TEST(Fp8Wgmma, NamesRulesPlanAndSharedParts) {
   EXPECT_NE(s.rejection(p, wgmma_cfg(128, 256, 1)), std::nullopt);  // one stage
   EXPECT_NE(s.rejection(p, wgmma_cfg(128, 256, 6)), std::nullopt);  // 6 * 384 * 128 > 227 KiB
   Config bk64 = wgmma_cfg(128, 256, 4);
-  bk64.params["BLOCK_K"] = 64;
+  bk64.set("BLOCK_K", 64);
   EXPECT_NE(s.rejection(p, bk64), std::nullopt);
   EXPECT_NE(
       s.rejection(Problem{{{"m", 64}, {"n", 64}, {"k", 100}}, DType::kFP8E4M3, "nt"}, wgmma_cfg(64, 64, 3)),

@@ -110,10 +110,10 @@ TEST(TiledGemmSpec, Rejections) {
   EXPECT_NE(spec.rejection(p, tiled(64, 64, 32, 2, 2, 1, 1)), std::nullopt);    // one stage
   EXPECT_NE(spec.rejection(p, tiled(256, 256, 32, 8, 8, 2, 1)), std::nullopt);  // 64 warps
   Config missing = tiled(64, 64, 32, 2, 2, 2, 1);
-  missing.params.erase("STAGES");
+  missing.erase("STAGES");
   EXPECT_NE(spec.rejection(p, missing), std::nullopt);
   Config extra = tiled(64, 64, 32, 2, 2, 2, 1);
-  extra.params["SWIZZLE"] = 1;
+  extra.set("SWIZZLE", 1);
   EXPECT_NE(spec.rejection(p, extra), std::nullopt);
   EXPECT_NE(spec.rejection(gemm_problem(64, 64, 64, DType::kF16, "tn"), tiled(64, 64, 32, 2, 2, 2, 1)),
             std::nullopt);

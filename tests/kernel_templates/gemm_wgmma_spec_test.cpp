@@ -92,10 +92,10 @@ TEST(WgmmaSpec, RejectsWithReasons) {
       why(gemm_problem(512, 512, 130, DType::kBF16, "nt"), wgmma_config(128, 128, 4, 8, 4)).find("3 k tiles"),
       std::string::npos);
   Config bk = wgmma_config(128, 128, 4, 8);
-  bk.params["BLOCK_K"] = 32;
+  bk.set("BLOCK_K", 32);
   EXPECT_NE(why(p, bk).find("BLOCK_K=32"), std::string::npos);
   Config missing = wgmma_config(128, 128, 4, 8);
-  missing.params.erase("SWIZZLE");
+  missing.erase("SWIZZLE");
   EXPECT_NE(why(p, missing).find("SWIZZLE"), std::string::npos);
   EXPECT_THROW(wgmma().compile_spec(p, split), Error);
 }

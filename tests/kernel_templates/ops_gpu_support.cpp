@@ -63,7 +63,7 @@ void fill_inputs(const Problem& problem, const std::vector<TensorSpec>& tensors,
 
 std::vector<double> download_values(const DeviceTensors& device, const TensorSpec& spec) {
   const auto raw = device.download(spec.name, static_cast<std::size_t>(spec.bytes()));
-  return harness::decode(spec.dtype, std::as_bytes(std::span(raw)));
+  return ktune::decode(spec.dtype, std::as_bytes(std::span(raw)));
 }
 
 }  // namespace ktune::kernel_templates::testing

@@ -150,10 +150,10 @@ std::vector<Group> groups() {
 TEST(PtxFingerprint, EveryTemplateSample) {
   const SourceLibrary lib = SourceLibrary::builtin();
   std::vector<std::string> lines;
-  for (const Group& g : groups()) {
+  for (const Group& g : groups()) try {
     const KernelSpec& spec = find_spec(g.kernel, g.variant);
     const std::string arch = arch_of(spec);
-    const std::string label = g.kernel + "." + g.variant + "." + std::string(harness::to_string(g.problem.dtype)) +
+    const std::string label = g.kernel + "." + g.variant + "." + std::string(ktune::to_string(g.problem.dtype)) +
                               "." + (g.problem.layout.empty() ? "-" : g.problem.layout) + "@" +
                               g.problem.shape_text() + " " + arch;
     // One program per distinct (source, options): the accepted configs' name expressions together.
@@ -168,7 +168,9 @@ TEST(PtxFingerprint, EveryTemplateSample) {
         if (std::find(names.begin(), names.end(), e) == names.end()) names.push_back(e);
       }
     }
-    EXPECT_GT(accepted, 0u) << label;
+    if (accepted == 0) continue;  // a dtype or mode the template lacks
+    std::printf("%s\n", label.c_str());
+    std::fflush(stdout);
     for (const auto& [key, names] : programs) {
       CompileSpec cs{key.first, names, key.second};
       const Fingerprint f = compile(make_compile_request(cs, lib, arch));
@@ -180,6 +182,9 @@ TEST(PtxFingerprint, EveryTemplateSample) {
     const CompileSpec ref = spec.reference(g.problem).compile;
     const Fingerprint f = compile(make_compile_request(ref, lib, arch));
     lines.push_back(label + " reference " + ref.source_name + " ptx=" + f.ptx + " cubin=" + f.cubin);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << g.kernel << "." << g.variant << " " << g.problem.shape_text() << ": " << e.what();
+    lines.push_back(g.kernel + "." + g.variant + " " + g.problem.shape_text() + " error " + e.what());
   }
   for (const auto& [kernel, hash] : current_template_hashes())
     lines.push_back("template_source_hash " + kernel + " " + hash);

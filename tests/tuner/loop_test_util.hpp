@@ -98,11 +98,11 @@ class FakeMeasurer : public CandidateMeasurer {
     r.id = request.id;
     r.name = request.name;
     if (fake_incorrect(request.name)) {
-      r.outcome = harness::Outcome::kIncorrect;
+      r.outcome = ktune::Outcome::kIncorrect;
       r.reason = "rel_err 0.5 > tolerance 0.02";
       return r;
     }
-    r.outcome = harness::Outcome::kOk;
+    r.outcome = ktune::Outcome::kOk;
     harness::SampleStats s;
     s.median = fake_time_us(request.name) * factor;
     s.min = s.median * 0.99;

@@ -81,7 +81,7 @@ std::vector<uint8_t> random_e4m3(std::size_t n, uint32_t seed) {
 
 std::vector<double> decoded(const std::vector<uint8_t>& bytes) {
   std::vector<double> out(bytes.size());
-  for (std::size_t i = 0; i < bytes.size(); ++i) out[i] = harness::decode_fp8e4m3(bytes[i]);
+  for (std::size_t i = 0; i < bytes.size(); ++i) out[i] = ktune::decode_fp8e4m3(bytes[i]);
   return out;
 }
 

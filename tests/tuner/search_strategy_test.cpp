@@ -40,7 +40,7 @@ struct Objective {
     std::uniform_real_distribution<double> u(0.5, 10.0);
     for (const auto& c : space()) {
       for (size_t p = 0; p < 4; ++p) {
-        auto v = c.params()[p].second;
+        auto v = c.params[p].second;
         if (!f[p].contains(v)) f[p][v] = u(rng);
       }
     }
@@ -50,7 +50,7 @@ struct Objective {
     if (c.at("A") == 128 && c.at("B") == 128) return std::nullopt;
     double t = multiplicative ? 1.0 : 5.0;
     for (size_t p = 0; p < 4; ++p) {
-      const double x = f[p].at(c.params()[p].second);
+      const double x = f[p].at(c.params[p].second);
       t = multiplicative ? t * x : t + x;
     }
     return t;

@@ -10,10 +10,10 @@
 namespace ktune::tuner {
 namespace {
 
-kernel_templates::Config to_spec_config(const Config& c) {
-  kernel_templates::Config out;
-  out.variant = c.template_name();
-  for (const auto& [name, value] : c.params()) out.params[name] = value;
+ktune::Config to_spec_config(const Config& c) {
+  ktune::Config out;
+  out.variant = c.variant;
+  for (const auto& [name, value] : c.params) out.set(name, value);
   return out;
 }
 
@@ -36,11 +36,11 @@ TEST(SpaceSpecAgreement, EveryKeptGemmConfigIsAcceptedByItsSpec) {
         ctx.layout = layout;
         kernel_templates::Problem problem;
         problem.dims = dims;
-        problem.dtype = harness::dtype_from_string(dtype);
+        problem.dtype = ktune::dtype_from_string(dtype);
         problem.layout = layout;
         const auto e = space.enumerate(ctx);
         for (const auto& c : e.configs) {
-          const auto& spec = kernel_templates::find_spec("gemm", c.template_name());
+          const auto& spec = kernel_templates::find_spec("gemm", c.variant);
           const auto sc = to_spec_config(c);
           const auto why = spec.rejection(problem, sc);
           EXPECT_FALSE(why.has_value()) << space.canonical_name(c, dtype, layout) << " "

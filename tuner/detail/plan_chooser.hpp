@@ -16,12 +16,12 @@ namespace ktune::tuner::detail {
 /// The config for `key` and how it was found (config_name, tuned shape and time; launches and
 /// workspace are left to the caller). Throws ktune::Error(kNotFound) on a miss with
 /// MissPolicy::kError, naming the `ktune tune` command that would fill it.
-std::pair<kernel_templates::Config, PlanInfo> choose_plan(const cache::BestIndex& index, MissPolicy policy,
+std::pair<ktune::Config, PlanInfo> choose_plan(const cache::BestIndex& index, MissPolicy policy,
                                                           const std::string& gpu_name, const PlanKey& key);
 
 /// The default config of `key`'s kernel (its default variant's), as choose_plan's miss gives it:
 /// also the plan a call falls back to when its pointers miss an alignment the chosen config
 /// requires.
-std::pair<kernel_templates::Config, PlanInfo> default_plan(const PlanKey& key);
+std::pair<ktune::Config, PlanInfo> default_plan(const PlanKey& key);
 
 }  // namespace ktune::tuner::detail

@@ -30,7 +30,7 @@ ModelSearch::ModelSearch(std::vector<Config> candidates, const StrategyOptions& 
   initial_ = seeds_first(initial_);
 
   size_t params = 0;
-  for (const auto& c : candidates_) params = std::max(params, c.params().size());
+  for (const auto& c : candidates_) params = std::max(params, c.params.size());
   const size_t budget = options_.budget == 0 ? size() : std::min(options_.budget, size());
   initial_count_ = options_.initial > 0 ? options_.initial
                                         : std::clamp<size_t>(budget / 3, 4, std::max<size_t>(4, 2 * params));
@@ -42,10 +42,10 @@ void ModelSearch::build_features() {
   std::vector<std::string> names;
   std::vector<std::string> templates;
   for (const auto& c : candidates_) {
-    if (std::find(templates.begin(), templates.end(), c.template_name()) == templates.end()) {
-      templates.push_back(c.template_name());
+    if (std::find(templates.begin(), templates.end(), c.variant) == templates.end()) {
+      templates.push_back(c.variant);
     }
-    for (const auto& [n, v] : c.params()) {
+    for (const auto& [n, v] : c.params) {
       if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
     }
   }
@@ -89,7 +89,7 @@ void ModelSearch::build_features() {
     double* row = &features_[i * d_];
     const Config& c = candidates_[i];
     if (templates.size() > 1) {
-      row[std::find(templates.begin(), templates.end(), c.template_name()) - templates.begin()] = 1;
+      row[std::find(templates.begin(), templates.end(), c.variant) - templates.begin()] = 1;
     }
     for (size_t p = 0; p < np; ++p) {
       z[p] = 0;

@@ -29,7 +29,6 @@ float g_shfl[1024];
 namespace {
 
 namespace kt = ktune::kernel_templates;
-using ktune::harness::DType;
 
 void launch(uint3e grid, uint3e block, const std::function<void()>& body) {
   gridDim = grid;
