@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "measure/candidate_measure.hpp"
+#include "measure/worker_measurer.hpp"
 #include "measure/worker_protocol.hpp"
 #include "ktune/error.hpp"
 

@@ -1,4 +1,4 @@
-#include "measure/candidate_measure.hpp"
+#include "measure/worker_measurer.hpp"
 
 #include <algorithm>
 #include <chrono>
