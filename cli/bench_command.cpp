@@ -203,7 +203,7 @@ void run_bench(BenchArgs& a) {
   }
   for (const std::optional<BenchConfig>* c : {&config, &default_config})
     if (*c) require_bench_arch(**c, dev.arch(), dev.name);  // exit 2 with the template's reason
-  context.config = copy ? copy_config.to_json() : config->config.to_json();
+  context.config = copy ? copy_config.to_json() : nlohmann::json(config->config.to_json());
   context.ceilings = stored_ceilings(a.db, dev);
 
   // The rows timed in the worker: the config, then the default-config baseline.

@@ -40,6 +40,8 @@
 
 namespace kt = ktune::kernel_templates;
 
+using ktune::DType;
+
 namespace {
 
 constexpr double kCopyCeilingGBs = 4280.0;  // H200 device-to-device copy, shared/device/README.md

@@ -193,7 +193,7 @@ TEST(GemvSpec, Rejections) {
 
 TEST(Config, JsonRoundTripInTheTunersForm) {
   const Config c = tiled(128, 64, 32, 2, 2, 3, 1);
-  const nlohmann::json j = c.to_json();
+  const auto j = c.to_json();  // declaration order, as stored
   EXPECT_EQ(j["template"], "tiled");
   EXPECT_EQ(j["params"]["BLOCK_N"], 64);
   const Config back = Config::from_json(j);

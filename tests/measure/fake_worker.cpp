@@ -20,6 +20,7 @@
 #include "measure/worker_protocol.hpp"
 
 using namespace ktune::harness;
+using ktune::Outcome;
 
 int main(int argc, char** argv) {
   int fd = -1;

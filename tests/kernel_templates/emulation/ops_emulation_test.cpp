@@ -26,6 +26,8 @@ uint3e gridDim;
 std::barrier<>* g_barrier = nullptr;
 float g_shfl[1024];
 
+using ktune::DType;
+
 namespace {
 
 namespace kt = ktune::kernel_templates;
