@@ -12,10 +12,10 @@
 namespace ktune::harness {
 
 int run_worker(int fd, int ordinal) {
-  std::unique_ptr<CandidateMeasurer> measurer;
+  std::unique_ptr<WorkerMeasurer> measurer;
   nlohmann::json hello{{"version", kProtocolVersion}, {"pid", static_cast<int>(getpid())}};
   try {
-    measurer = std::make_unique<CandidateMeasurer>(ordinal);
+    measurer = std::make_unique<WorkerMeasurer>(ordinal);
     hello["ok"] = true;
     hello["device"] = to_json(measurer->device());
   } catch (const Error& e) {
