@@ -15,7 +15,7 @@ const std::vector<KernelDescriptor>& table() {
        {"f32", "f16", "bf16"},
        "C[m,n] = A[m,k] * B[k,n]",
        "nt",
-       // The operand layout, then the optional epilogues (kernel_templates/gemm/gemm.toml).
+       // The operand layout, then the optional epilogues (GemmForm, gemm/gemm_mma_spec.hpp).
        {"nt", "nn", "nt+bias", "nn+bias", "nt+silu", "nn+silu", "nt+bias+silu", "nn+bias+silu"}},
       {"rmsnorm",
        {"rows", "hidden"},

@@ -1,5 +1,5 @@
 // Embedded template sources (D1), the user-folder overlay, the source hash, and the agreement of the
-// gemm manifest and default space with the specs.
+// gemm default space with the specs.
 #include "kernel_templates/embedded_sources.hpp"
 
 #include <gtest/gtest.h>
@@ -29,20 +29,13 @@ std::string read_file(const std::filesystem::path& p) {
   return s.str();
 }
 
-std::vector<std::string> strings(const toml::array* arr) {
-  std::vector<std::string> out;
-  if (arr == nullptr) return out;
-  for (const auto& v : *arr) out.push_back(v.value_or(std::string()));
-  return out;
-}
-
-/// The template files on disk by file name: every `.cu`, `.cuh` and `.toml` in kernel_templates/'s
+/// The template files on disk by file name: every `.cu` and `.cuh` in kernel_templates/'s
 /// operator folders (embedded by name alone, so two files may not share a name).
 std::map<std::string, std::filesystem::path> template_paths_on_disk(std::string_view extension = "") {
   std::map<std::string, std::filesystem::path> out;
   for (const auto& e : std::filesystem::recursive_directory_iterator(source_dir() / "kernel_templates")) {
     const auto ext = e.path().extension().string();
-    if (ext != ".cu" && ext != ".cuh" && ext != ".toml") continue;
+    if (ext != ".cu" && ext != ".cuh") continue;
     if (!extension.empty() && ext != extension) continue;
     const bool fresh = out.emplace(e.path().filename().string(), e.path()).second;
     EXPECT_TRUE(fresh) << "two template files named " << e.path().filename();
@@ -60,7 +53,7 @@ TEST(EmbeddedSources, MatchTheFilesOnDisk) {
   const SourceLibrary lib = SourceLibrary::builtin();
   const auto on_disk = template_files_on_disk();
   for (const char* name : {"gemm_tiled.cu", "gemm_gemv.cu", "gemm_mma.cu", "gemm_reference.cu",
-                           "ktune_device.cuh", "gemm_splitk_reduce.cuh", "gemm.toml"}) {
+                           "ktune_device.cuh", "gemm_splitk_reduce.cuh"}) {
     EXPECT_NE(std::find(on_disk.begin(), on_disk.end(), name), on_disk.end()) << name;
   }
   EXPECT_EQ(lib.names(), on_disk);  // every template file is embedded, and nothing else
@@ -114,25 +107,7 @@ TEST(EmbeddedSources, FolderOverlaysAndChangesTheHash) {
   EXPECT_THROW(SourceLibrary::with_folder(dir), Error);
 }
 
-TEST(GemmManifest, AgreesWithTheSpecs) {
-  const SourceLibrary lib = SourceLibrary::builtin();
-  const toml::table manifest = toml::parse(lib.text("gemm.toml"));
-  EXPECT_EQ(manifest["name"].value_or(std::string()), "gemm");
-  const auto specs = specs_of("gemm");
-  EXPECT_EQ(strings(manifest["dims"].as_array()), specs.front()->dims());
-  const toml::array* variants = manifest["variants"].as_array();
-  ASSERT_NE(variants, nullptr);
-  ASSERT_EQ(variants->size(), specs.size());
-  for (const auto& v : *variants) {
-    const toml::table& t = *v.as_table();
-    const KernelSpec& spec = find_spec("gemm", t["name"].value_or(std::string()));
-    EXPECT_EQ(t["source"].value_or(std::string()), spec.source_name());
-    EXPECT_EQ(strings(t["params"].as_array()), spec.param_names());
-    EXPECT_TRUE(lib.contains(spec.source_name()));
-  }
-}
-
-TEST(GemmManifest, DefaultSpaceNamesTheSpecsParameters) {
+TEST(GemmSpace, NamesTheSpecsParameters) {
   const auto space_path = source_dir() / "configs" / "spaces" / "gemm.toml";
   if (!std::filesystem::exists(space_path)) GTEST_SKIP() << "no " << space_path;
   const toml::table space = toml::parse_file(space_path.string());

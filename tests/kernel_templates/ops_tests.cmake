@@ -2,7 +2,7 @@
 # this folder's CMakeLists.txt: unit (CPU references, specs, the templates emulated on the CPU),
 # nvrtc (a sample of each space compiles for sm_90), gpu (skips without a device) and the benchmark.
 ktune_add_gtest(NAME ktune_ops_unit_tests LABEL unit
-  SOURCES reference_ops_test.cpp ops_spec_test.cpp ops_manifest_test.cpp
+  SOURCES reference_ops_test.cpp ops_spec_test.cpp
   LIBS ktune_kernel_templates tomlplusplus::tomlplusplus)
 
 # The default spaces and shape sets against the specs (needs the tuner's space reader).
