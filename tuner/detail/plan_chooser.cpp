@@ -20,7 +20,7 @@ namespace kt = kernel_templates;
 std::optional<ktune::Config> usable(const std::string& kernel, const cache::BestConfig& best,
                                  const kt::Problem& p) {
   try {
-    ktune::Config c = ktune::Config::from_json(nlohmann::json::parse(best.config_json));
+    ktune::Config c = ktune::Config::from_json_text(best.config_json);  // declaration order, as stored
     const auto specs = kt::specs_of(kernel);
     const auto it = std::find_if(specs.begin(), specs.end(),
                                  [&](const kt::KernelSpec* s) { return s->variant() == c.variant; });
