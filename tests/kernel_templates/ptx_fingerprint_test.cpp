@@ -38,6 +38,26 @@ std::string hex(std::string_view bytes) {
   return buf;
 }
 
+/// NVRTC names internal-linkage symbols `<len>_INTERNAL_<hash>_<n>_<file>_cu_<hash>_<pid>...`, the
+/// last part different in every process: each such identifier (its length prefix says where it
+/// ends) becomes `_INTERNAL_`, so that two runs of one compile hash alike.
+std::string normalized(std::string text) {
+  static constexpr std::string_view kTag = "_INTERNAL_";
+  std::size_t pos = 0;
+  while ((pos = text.find(kTag, pos)) != std::string::npos) {
+    std::size_t digits = pos;
+    while (digits > 0 && text[digits - 1] >= '0' && text[digits - 1] <= '9') --digits;
+    if (digits == pos) {
+      pos += kTag.size();
+      continue;
+    }
+    const std::size_t len = std::stoul(text.substr(digits, pos - digits));
+    text.replace(digits, pos - digits + len, kTag);
+    pos = digits + kTag.size();
+  }
+  return text;
+}
+
 struct Fingerprint {
   std::string ptx;
   std::string cubin;
@@ -78,7 +98,14 @@ Fingerprint compile(const harness::CompileRequest& r) {
     api.nvrtcGetCUBINSize(p, &n);
     std::string cubin(n, '\0');
     api.nvrtcGetCUBIN(p, cubin.data());
-    f = {hex(ptx), hex(cubin)};
+    f = {hex(normalized(ptx)), hex(normalized(cubin))};
+    if (const char* dir = std::getenv("KTUNE_PTX_DUMP"); dir != nullptr && *dir != '\0') {
+      std::ofstream(std::string(dir) + "/" + hex(r.program_name + r.arch + [&] {
+        std::string all;
+        for (const auto& e : r.name_expressions) all += e + ";";
+        return all;
+      }()) + ".ptx") << ptx;
+    }
   }
   api.nvrtcDestroyProgram(&p);
   return f;
@@ -150,7 +177,9 @@ std::vector<Group> groups() {
 TEST(PtxFingerprint, EveryTemplateSample) {
   const SourceLibrary lib = SourceLibrary::builtin();
   std::vector<std::string> lines;
+  const char* filter = std::getenv("KTUNE_PTX_FILTER");
   for (const Group& g : groups()) try {
+    if (filter != nullptr && (g.kernel + "." + g.variant).find(filter) == std::string::npos) continue;
     const KernelSpec& spec = find_spec(g.kernel, g.variant);
     const std::string arch = arch_of(spec);
     const std::string label = g.kernel + "." + g.variant + "." + std::string(ktune::to_string(g.problem.dtype)) +
