@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ktune/error.hpp"
+#include "tuner/detail/candidate_preparer.hpp"
 
 namespace ktune::tuner {
 
@@ -53,20 +54,8 @@ cache::Measurement to_baseline_measurement(const kernel_templates::Problem& prob
       config[key] = result.resources.at(key);
   }
   m.config_json = config.dump();
-  m.outcome = result.outcome;
-  m.reason = result.reason;
-  if (result.stats) {
-    const harness::SampleStats& s = *result.stats;
-    m.stats = cache::Stats{s.median, s.min, s.mean, s.p90, s.stdev, static_cast<int64_t>(s.samples)};
-  }
-  if (m.outcome == ktune::Outcome::kOk && !m.stats) {
-    m.outcome = ktune::Outcome::kLaunchError;
-    m.reason = "the cuBLAS baseline reported ok without timing statistics";
-  }
-  if (result.counters.is_object() && !result.counters.empty()) m.counters_json = result.counters.dump();
+  detail::record_result(m, result, "the cuBLAS baseline");
   if (result.resources.is_object()) m.resources_json = result.resources.dump();
-  m.sm_clock_mhz = result.sm_clock_mhz;
-  m.temperature_c = result.temperature_c;
   return m;
 }
 

@@ -166,27 +166,31 @@ Prepared prepare_candidate(const KeyContext& ctx, const Config& config, const st
   return p;
 }
 
-cache::Measurement to_measurement(const KeyContext& ctx, const Config& config, const std::string& name,
-                                  const Prepared& prepared, const harness::CandidateResult& result) {
-  cache::Measurement m = base_measurement(ctx, config, name);
+void record_result(cache::Measurement& m, const harness::CandidateResult& result, std::string_view who) {
   m.outcome = result.outcome;
   m.reason = result.reason;
   if (result.stats) {
     const harness::SampleStats& s = *result.stats;
     m.stats = cache::Stats{s.median, s.min, s.mean, s.p90, s.stdev, static_cast<int64_t>(s.samples)};
   }
-  if (m.outcome == ktune::Outcome::kOk && !m.stats) {
-    m.outcome = ktune::Outcome::kLaunchError;
-    m.reason = "the worker reported ok without timing statistics";
+  if (m.outcome == Outcome::kOk && !m.stats) {
+    m.outcome = Outcome::kLaunchError;
+    m.reason = std::string(who) + " reported ok without timing statistics";
   }
   if (result.counters.is_object() && !result.counters.empty()) m.counters_json = result.counters.dump();
+  m.sm_clock_mhz = result.sm_clock_mhz;
+  m.temperature_c = result.temperature_c;
+}
+
+cache::Measurement to_measurement(const KeyContext& ctx, const Config& config, const std::string& name,
+                                  const Prepared& prepared, const harness::CandidateResult& result) {
+  cache::Measurement m = base_measurement(ctx, config, name);
+  record_result(m, result, "the worker");
   nlohmann::json res = nlohmann::json::parse(prepared.resources_json);
   if (result.resources.is_object()) {
     for (const auto& [k, v] : result.resources.items()) res["worker_" + k] = v;
   }
   m.resources_json = res.dump();
-  m.sm_clock_mhz = result.sm_clock_mhz;
-  m.temperature_c = result.temperature_c;
   return m;
 }
 

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "cache/config_cache.hpp"
 #include "measure/candidate.hpp"
@@ -71,6 +72,10 @@ cache::Measurement base_measurement(const KeyContext& ctx, const Config& config,
 
 /// The worker's result as a measurement row (resources: the compile stage's, completed by the
 /// worker's).
+/// A measured result's outcome, reason, statistics, counters, clock and temperature into `m`; an
+/// ok without statistics becomes a launch error that says `who` reported it.
+void record_result(cache::Measurement& m, const harness::CandidateResult& result, std::string_view who);
+
 cache::Measurement to_measurement(const KeyContext& ctx, const Config& config, const std::string& name,
                                   const Prepared& prepared, const harness::CandidateResult& result);
 
