@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "cache/config_cache.hpp"
-#include "cache/shape.hpp"
+#include "core/shape.hpp"
 
 namespace ktune::cache {
 

@@ -14,17 +14,12 @@
 #include <string_view>
 #include <vector>
 
-#include "ktune/outcome.hpp"
+#include "core/outcome.hpp"
 
 namespace ktune::cache {
 
 /// The schema version this build writes; a database with a newer one is refused unchanged.
 inline constexpr int kSchemaVersion = 1;
-
-/// Outcome of one measurement (DESIGN.md "Names and outcomes"): one definition, shared with the harness.
-using ktune::Outcome;
-using ktune::outcome_from_string;
-using ktune::to_string;
 
 /// A GPU model. The key is (name, compute capability, SM count, memory size): a result holds for
 /// every card of the model, so the UUID is not part of it.

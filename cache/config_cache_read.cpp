@@ -8,7 +8,7 @@
 #include "cache/config_cache.hpp"
 #include "cache/detail/impl.hpp"
 #include "cache/detail/lookup_statements.hpp"
-#include "cache/shape.hpp"
+#include "core/shape.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::cache {

@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/config_cache.hpp"
-#include "cache/shape.hpp"
 #include "core/c_abi_guard.hpp"
+#include "core/shape.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "ktune/error.hpp"
 #include "ktune/ktune.h"
@@ -88,7 +88,7 @@ int ktune_lookup(ktune_db* db, const char* gpu, const char* kernel, const char* 
     desc->require_dtype(dtype);
     const std::string chosen_layout = layout != nullptr ? std::string(layout) : desc->default_layout;
     desc->require_layout(chosen_layout);
-    const std::string canonical = ktune::cache::Shape::parse(shape).normalized(desc->dims).canonical();
+    const std::string canonical = ktune::Shape::parse(shape).normalized(desc->dims).canonical();
 
     ktune::cache::Lookup lookup;
     lookup.gpu_name = resolve_gpu(db->cache, gpu);

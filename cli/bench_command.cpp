@@ -27,8 +27,8 @@
 #include "cli/db_option.hpp"
 #include "cli/output.hpp"
 #include "cli/timing_flags.hpp"
-#include "harness/candidate_runner.hpp"
-#include "harness/copy_kernel.hpp"
+#include "measure/candidate_runner.hpp"
+#include "measure/copy_kernel.hpp"
 #include "harness/device_info.hpp"
 #include "harness/nvrtc_compiler.hpp"
 #include "kernel_templates/embedded_sources.hpp"
@@ -74,7 +74,7 @@ Planned plan_template(const BenchTarget& target, const BenchConfig& config, cons
   } catch (const Error& e) {
     // Only a compile error is the config's own failure (a row); NVRTC missing is exit 3.
     if (e.api_code() != "NVRTC_ERROR_COMPILATION") throw;
-    p.row.result.outcome = harness::Outcome::kCompileError;
+    p.row.result.outcome = ktune::Outcome::kCompileError;
     p.row.result.reason = e.what() + (e.detail().empty() ? std::string() : "\n" + e.detail());
   }
   return p;
@@ -198,12 +198,12 @@ void run_bench(BenchArgs& a) {
     if (copy) {
       copy_config = harness::CopyConfig::from_json(stored);
     } else {
-      config = check_bench_config(target, kt::Config::from_json(stored));
+      config = check_bench_config(target, ktune::Config::from_json(stored));
     }
   }
   for (const std::optional<BenchConfig>* c : {&config, &default_config})
     if (*c) require_bench_arch(**c, dev.arch(), dev.name);  // exit 2 with the template's reason
-  context.config = copy ? copy_config.to_json() : config->config.to_json();
+  context.config = copy ? copy_config.to_json() : nlohmann::json(config->config.to_json());
   context.ceilings = stored_ceilings(a.db, dev);
 
   // The rows timed in the worker: the config, then the default-config baseline.
@@ -255,9 +255,9 @@ void run_bench(BenchArgs& a) {
   add_percent_of_ceiling(rows, context.ceilings, a.dtype);
   print(a, context, rows);
   for (const BenchRow& r : rows) {
-    if (r.result.outcome != harness::Outcome::kOk) {
+    if (r.result.outcome != ktune::Outcome::kOk) {
       throw Error(ErrorKind::kRuntime, fmt::format("{}: {}: {}", r.result.name,
-                                                   harness::to_string(r.result.outcome), r.result.reason));
+                                                   ktune::to_string(r.result.outcome), r.result.reason));
     }
   }
 }

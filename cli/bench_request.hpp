@@ -6,9 +6,9 @@
 #include <string>
 
 #include "cli/bench_target.hpp"
-#include "harness/candidate.hpp"
+#include "measure/candidate.hpp"
 #include "harness/nvrtc_compiler.hpp"
-#include "harness/timing_options.hpp"
+#include "measure/timing_options.hpp"
 #include "kernel_templates/embedded_sources.hpp"
 
 namespace ktune::cli {

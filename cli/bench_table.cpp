@@ -24,7 +24,7 @@ std::string row_name(const BenchRow& r) {
 void compute_speedups(std::vector<BenchRow>& rows) {
   const BenchRow* base = nullptr;
   for (const BenchRow& r : rows) {
-    if (r.role == "baseline" && r.result.outcome == harness::Outcome::kOk && r.result.stats) {
+    if (r.role == "baseline" && r.result.outcome == ktune::Outcome::kOk && r.result.stats) {
       base = &r;
       break;
     }
@@ -32,7 +32,7 @@ void compute_speedups(std::vector<BenchRow>& rows) {
   const double base_us = base != nullptr ? base->result.stats->median : 0;
   for (BenchRow& r : rows) {
     r.speedup.reset();
-    if (base_us > 0 && r.result.outcome == harness::Outcome::kOk && r.result.stats &&
+    if (base_us > 0 && r.result.outcome == ktune::Outcome::kOk && r.result.stats &&
         r.result.stats->median > 0)
       r.speedup = base_us / r.result.stats->median;
   }
@@ -49,12 +49,12 @@ void print_bench_table(std::ostream& out, const BenchContext& c, const std::vect
   for (const BenchRow& r : rows) {
     const harness::CandidateResult& x = r.result;
     if (!x.stats) {
-      out << fmt::format("{:<52} {:<9} {}\n", row_name(r), harness::to_string(x.outcome), x.reason);
+      out << fmt::format("{:<52} {:<9} {}\n", row_name(r), ktune::to_string(x.outcome), x.reason);
       continue;
     }
     const harness::SampleStats& s = *x.stats;
     out << fmt::format("{:<52} {:<9} {:>10.3f} {:>10.3f} {:>10.3f} {:>7} {:>8} {:>8} {:>6} {:>8}\n",
-                       row_name(r), harness::to_string(x.outcome), s.median, s.min, s.p90, s.samples,
+                       row_name(r), ktune::to_string(x.outcome), s.median, s.min, s.p90, s.samples,
                        cell(positive(x.tflops), "{:.2f}"), cell(positive(x.gbps), "{:.1f}"),
                        cell(r.pct_of_ceiling, "{:.1f}"), cell(r.speedup, "{:.3f}x"));
     if (x.activity_median_us) {

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/candidate.hpp"
+#include "measure/candidate.hpp"
 
 namespace ktune::cli {
 

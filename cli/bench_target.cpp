@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "cache/shape.hpp"
-#include "harness/dtype.hpp"
+#include "core/shape.hpp"
+#include "core/dtype.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 
@@ -38,16 +38,16 @@ BenchTarget parse_bench_target(std::string_view kernel, std::string_view shape, 
                             t.kernel->name, with));
   }
   if (!copy) t.kernel->require_dtype(dtype);  // copy also takes the fp8 dtypes the harness knows
-  t.problem.dtype = harness::dtype_from_string(dtype);
+  t.problem.dtype = ktune::dtype_from_string(dtype);
   t.problem.layout = layout.empty() ? t.kernel->default_layout : std::string(layout);
   t.kernel->require_layout(t.problem.layout);
-  const cache::Shape parsed = cache::Shape::parse(shape).normalized(t.kernel->dims);
+  const ktune::Shape parsed = ktune::Shape::parse(shape).normalized(t.kernel->dims);
   t.shape = parsed.canonical();
   t.problem.dims = parsed.dims();
   return t;
 }
 
-BenchConfig check_bench_config(const BenchTarget& target, const kt::Config& config) {
+BenchConfig check_bench_config(const BenchTarget& target, const ktune::Config& config) {
   const auto specs = kt::specs_of(target.kernel->name);
   const auto it =
       std::find_if(specs.begin(), specs.end(), [&](auto* s) { return s->variant() == config.variant; });
@@ -71,7 +71,7 @@ BenchConfig check_bench_config(const BenchTarget& target, const kt::Config& conf
     throw Error(
         ErrorKind::kBadInput,
         fmt::format("config {} cannot serve {} {} {}: {}", nlohmann::json(config.to_json()).dump(),
-                    target.kernel->name, target.shape, harness::to_string(target.problem.dtype), *why));
+                    target.kernel->name, target.shape, ktune::to_string(target.problem.dtype), *why));
   }
   return {&spec, config, spec.canonical_name(target.problem, config)};
 }
@@ -108,7 +108,7 @@ BenchConfig parse_bench_config(const BenchTarget& target, std::string_view text)
   }
   // The template's default for the problem fills what the config leaves out.
   const auto it = std::find_if(specs.begin(), specs.end(), [&](auto* s) { return s->variant() == variant; });
-  kt::Config config;
+  ktune::Config config;
   config.variant = variant;
   if (it != specs.end()) config = (*it)->default_config(target.problem);
   for (const auto& [key, value] : params.items()) {
@@ -116,7 +116,7 @@ BenchConfig parse_bench_config(const BenchTarget& target, std::string_view text)
       throw Error(ErrorKind::kBadInput,
                   fmt::format("--config: parameter '{}' is not an integer: {}", key, value.dump()));
     }
-    config.params[key] = value.get<int64_t>();
+    config.set(key, value.get<int64_t>());
   }
   return check_bench_config(target, config);
 }
@@ -124,14 +124,14 @@ BenchConfig parse_bench_config(const BenchTarget& target, std::string_view text)
 BenchConfig default_bench_config(const BenchTarget& target) {
   std::string why;
   for (const kt::KernelSpec* spec : kt::specs_of(target.kernel->name)) {
-    const kt::Config c = spec->default_config(target.problem);
+    const ktune::Config c = spec->default_config(target.problem);
     const auto rejected = spec->rejection(target.problem, c);
     if (!rejected) return {spec, c, spec->canonical_name(target.problem, c)};
     why += fmt::format("{}{}: {}", why.empty() ? "" : "; ", spec->variant(), *rejected);
   }
   throw Error(ErrorKind::kBadInput,
               fmt::format("no template of kernel {} serves {} {} by default ({})", target.kernel->name,
-                          target.shape, harness::to_string(target.problem.dtype), why));
+                          target.shape, ktune::to_string(target.problem.dtype), why));
 }
 
 void require_bench_arch(const BenchConfig& config, std::string_view arch, std::string_view device) {

@@ -35,7 +35,7 @@ BenchTarget parse_bench_target(std::string_view kernel, std::string_view shape, 
 /// A config of one template, checked against the problem.
 struct BenchConfig {
   const kernel_templates::KernelSpec* spec = nullptr;
-  kernel_templates::Config config;
+  ktune::Config config;
   std::string name;  ///< the canonical config name
 };
 
@@ -50,7 +50,7 @@ void require_bench_arch(const BenchConfig& config, std::string_view arch, std::s
 
 /// `config` (already in the tuner's form, e.g. a cached winner) checked against the problem.
 /// Throws ktune::Error(kBadInput) naming the template or the rejection.
-BenchConfig check_bench_config(const BenchTarget& target, const kernel_templates::Config& config);
+BenchConfig check_bench_config(const BenchTarget& target, const ktune::Config& config);
 
 /// The kernel's default config: the first template of the family whose default config serves the
 /// problem (for gemm: the tiled template, which serves every shape). Throws ktune::Error(kBadInput)

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 
 #include "cli/db_option.hpp"
-#include "harness/candidate_runner.hpp"
-#include "harness/ceilings.hpp"
+#include "measure/candidate_runner.hpp"
+#include "measure/ceilings.hpp"
 #include "harness/device_info.hpp"
 
 namespace ktune::cli {

@@ -1,6 +1,6 @@
 #pragma once
 /// `ktune devices --calibrate`: measures a device's ceilings (copy bandwidth through the worker,
-/// cuBLASLt bf16/f16 GEMM rates; harness/ceilings.hpp) and stores them with the GPU in the
+/// cuBLASLt bf16/f16 GEMM rates; measure/ceilings.hpp) and stores them with the GPU in the
 /// ConfigCache (GpuInfo::ceilings_json), for rooflines and "% of ceiling" columns.
 
 #include <string>

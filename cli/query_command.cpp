@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/config_cache.hpp"
-#include "cache/shape.hpp"
+#include "core/shape.hpp"
 #include "cli/commands.hpp"
 #include "cli/db_option.hpp"
 #include "cli/gpu_choice.hpp"
@@ -38,7 +38,7 @@ void run_query(const QueryOptions& o) {
   const auto* desc = kernel_templates::find_kernel(o.kernel);
   desc->require_dtype(o.dtype);
   const std::string layout = resolve_layout(*desc, o.layout);
-  const std::string shape = cache::Shape::parse(o.shape).normalized(desc->dims).canonical();
+  const std::string shape = ktune::Shape::parse(o.shape).normalized(desc->dims).canonical();
 
   const auto path = db_path(o.db);
   auto db = open_existing(path);

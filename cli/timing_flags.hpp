@@ -2,7 +2,7 @@
 /// Every knob of harness::TimingOptions as a command-line flag, shared by `ktune bench` and
 /// `ktune tune` (docs/measurement.md lists them with their defaults).
 
-#include "harness/timing_options.hpp"
+#include "measure/timing_options.hpp"
 
 namespace CLI {
 class App;

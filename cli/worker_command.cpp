@@ -1,5 +1,5 @@
 /// `ktune worker` (internal, hidden): the isolated process that loads, verifies, times and counts
-/// candidates for a parent over a pipe (DESIGN.md D5, harness/worker_main.hpp).
+/// candidates for a parent over a pipe (DESIGN.md D5, measure/worker_main.hpp).
 
 #include <cstdlib>
 #include <memory>
@@ -7,7 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
-#include "harness/worker_main.hpp"
+#include "measure/worker_main.hpp"
 
 namespace ktune::cli {
 

@@ -24,10 +24,6 @@ if(KTUNE_WITH_CUPTI AND NOT EXISTS "${CUDAToolkit_INCLUDE_DIRS}/cupti_range_prof
                       "install CUPTI or configure with -DKTUNE_WITH_CUPTI=OFF")
 endif()
 
-if(KTUNE_WITH_SERVE)
-  pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
-endif()
-
 if(KTUNE_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

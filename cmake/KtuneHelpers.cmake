@@ -24,3 +24,18 @@ function(ktune_add_gtest)
       "no usable GPU;needs a GPU;no usable CUDA device;no CUDA device")
   endif()
 endfunction()
+
+# ktune_embed_files(TARGET target OUTPUT file.cpp NAMESPACE ns HEADER dir/header.hpp FILES ...)
+# Embeds FILES into `target` at build time (cmake/embed_files.cmake writes OUTPUT, regenerated when
+# a file changes): <ns>::kEmbeddedFiles and <ns>::kEmbeddedFileCount, declared in HEADER.
+function(ktune_embed_files)
+  cmake_parse_arguments(E "" "TARGET;OUTPUT;NAMESPACE;HEADER;COMMENT" "FILES" ${ARGN})
+  add_custom_command(
+    OUTPUT ${E_OUTPUT}
+    COMMAND ${CMAKE_COMMAND} "-DOUTPUT=${E_OUTPUT}" "-DFILES=${E_FILES}" "-DNAMESPACE=${E_NAMESPACE}"
+            "-DHEADER=${E_HEADER}" -P ${PROJECT_SOURCE_DIR}/cmake/embed_files.cmake
+    DEPENDS ${E_FILES} ${PROJECT_SOURCE_DIR}/cmake/embed_files.cmake
+    COMMENT "${E_COMMENT}"
+    VERBATIM)
+  target_sources(${E_TARGET} PRIVATE ${E_OUTPUT})
+endfunction()

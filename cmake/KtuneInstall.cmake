@@ -15,6 +15,7 @@ install(FILES
     ${PROJECT_SOURCE_DIR}/include/ktune/ktune_runtime.h
     ${PROJECT_SOURCE_DIR}/include/ktune/ktune.hpp
     ${PROJECT_SOURCE_DIR}/include/ktune/error.hpp
+    ${PROJECT_SOURCE_DIR}/include/ktune/dtype.hpp
     ${PROJECT_BINARY_DIR}/include/ktune/version.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ktune)
 

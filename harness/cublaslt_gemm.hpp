@@ -14,7 +14,7 @@
 #include <tuple>
 
 #include "harness/cublaslt_session.hpp"
-#include "harness/dtype.hpp"
+#include "core/dtype.hpp"
 
 namespace ktune::harness {
 

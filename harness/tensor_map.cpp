@@ -12,22 +12,6 @@ namespace {
 constexpr uint32_t kMaxBox = 256;        // cuTensorMapEncodeTiled: boxDim[i] <= 256
 constexpr uint32_t kSwizzleBytes = 128;  // CU_TENSOR_MAP_SWIZZLE_128B: inner box extent <= 128 bytes
 
-// Not harness::size_of: that lives in ktune_measure_core, which ktune_harness does not link.
-uint32_t element_bytes(DType d) {
-  switch (d) {
-    case DType::kF32:
-      return 4;
-    case DType::kF16:
-    case DType::kBF16:
-      return 2;
-    case DType::kFP8E4M3:
-    case DType::kFP8E5M2:
-      return 1;
-    default:
-      return 0;
-  }
-}
-
 CUtensorMapDataType cu_type(DType d) {
   switch (d) {
     case DType::kF32:
@@ -50,7 +34,7 @@ TensorMap2d tensor_map_2d(DType dtype, const std::array<int64_t, 4>& map) {
 }
 
 const char* tensor_map_rejection(const TensorMap2d& map) {
-  const uint32_t esize = element_bytes(map.dtype);
+  const auto esize = static_cast<uint32_t>(size_of(map.dtype));
   if (esize == 0) return "tensor maps here take f32, f16, bf16 or fp8";
   if (map.rows == 0 || map.cols == 0) return "an empty tensor has no tensor map";
   if ((map.cols * esize) % 16 != 0)
@@ -67,7 +51,7 @@ CUtensorMap encode_tensor_map(const TensorMap2d& map, CUdeviceptr base) {
     throw Error(ErrorKind::kBadInput,
                 "a tensor map needs a 16-byte aligned address, got " + std::to_string(base));
   }
-  const uint32_t esize = element_bytes(map.dtype);
+  const auto esize = static_cast<uint32_t>(size_of(map.dtype));
   const cuuint64_t dims[2] = {map.cols, map.rows};
   const cuuint64_t strides[1] = {map.cols * esize};
   const cuuint32_t box[2] = {map.box_cols, map.box_rows};

@@ -9,7 +9,7 @@
 #include <array>
 #include <cstdint>
 
-#include "harness/dtype.hpp"
+#include "core/dtype.hpp"
 
 namespace ktune::harness {
 

@@ -1,6 +1,6 @@
 #pragma once
 /// From a KernelSpec's plain data to the measurement harness's candidate description
-/// (harness/candidate.hpp): buffers by name (inputs random, outputs and workspace poisoned), the
+/// (measure/candidate.hpp): buffers by name (inputs random, outputs and workspace poisoned), the
 /// plan's whole launch sequence with lowered names and arguments, the GPU reference, the output
 /// checks, FLOPs and minimum bytes. A split-K plan is measured as the sequence it is: the GEMM and
 /// its reduction (and, for the atomic variant, the launch that zeroes the workspace) run, verify and
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/candidate.hpp"
+#include "measure/candidate.hpp"
 #include "harness/nvrtc_compiler.hpp"
 #include "kernel_templates/kernel_spec.hpp"
 

@@ -1,6 +1,6 @@
 #pragma once
-/// Kernel template sources (`*.cu`, `*.cuh`) and manifests (`*.toml`), embedded into the binary at
-/// build time (D1; kernel_templates/embed_sources.cmake writes the table), optionally overlaid at run
+/// Kernel template sources (`*.cu`, `*.cuh`), embedded into the binary at
+/// build time (D1; cmake/embed_files.cmake writes the table), optionally overlaid at run
 /// time by the files of a user folder: a file there replaces the built-in file of the same name or adds
 /// a new one. NVRTC gets a template's text plus every `.cuh` as an include header.
 

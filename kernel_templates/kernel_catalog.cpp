@@ -15,7 +15,7 @@ const std::vector<KernelDescriptor>& table() {
        {"f32", "f16", "bf16"},
        "C[m,n] = A[m,k] * B[k,n]",
        "nt",
-       // The operand layout, then the optional epilogues (kernel_templates/gemm.toml).
+       // The operand layout, then the optional epilogues (GemmForm, gemm/gemm_mma_spec.hpp).
        {"nt", "nn", "nt+bias", "nn+bias", "nt+silu", "nn+silu", "nt+bias+silu", "nn+bias+silu"}},
       {"rmsnorm",
        {"rows", "hidden"},
@@ -52,7 +52,7 @@ const std::vector<KernelDescriptor>& table() {
        {"fp8e4m3"},
        "C[m,n] (bf16) = scale * A[m,k] * B[n,k]^T, A and B e4m3",
        "nt",
-       // Per-tensor scales, or per row of A x per column of B (kernel_templates/fp8_gemm_spec.hpp).
+       // Per-tensor scales, or per row of A x per column of B (kernel_templates/fp8_gemm/fp8_gemm_spec.hpp).
        {"nt", "nt+rowcol"}},
       {"copy", {"n"}, {"f32", "f16", "bf16"}, "device-to-device copy (bandwidth ceiling)", "", {""}},
   };

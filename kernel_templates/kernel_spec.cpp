@@ -24,42 +24,6 @@ std::string Problem::shape_text() const {
   return out;
 }
 
-int64_t Config::at(std::string_view name) const {
-  const auto it = params.find(name);
-  if (it == params.end()) {
-    throw Error(ErrorKind::kBadInput,
-                "config of variant '" + variant + "' has no parameter '" + std::string(name) + "'");
-  }
-  return it->second;
-}
-
-nlohmann::json Config::to_json() const {
-  nlohmann::json params_json = nlohmann::json::object();
-  for (const auto& [k, v] : params) params_json[k] = v;
-  return {{"template", variant}, {"params", params_json}};
-}
-
-Config Config::from_json(const nlohmann::json& json) {
-  if (!json.is_object()) throw Error(ErrorKind::kBadInput, "config is not a JSON object: " + json.dump());
-  const auto t = json.find("template");
-  if (t == json.end() || !t->is_string()) {
-    throw Error(ErrorKind::kBadInput, "config has no string 'template': " + json.dump());
-  }
-  const auto p = json.find("params");
-  if (p == json.end() || !p->is_object()) {
-    throw Error(ErrorKind::kBadInput, "config has no object 'params': " + json.dump());
-  }
-  Config c;
-  c.variant = t->get<std::string>();
-  for (const auto& [k, val] : p->items()) {
-    if (!val.is_number_integer()) {
-      throw Error(ErrorKind::kBadInput, "config parameter '" + k + "' is not an integer: " + val.dump());
-    }
-    c.params[k] = val.get<int64_t>();
-  }
-  return c;
-}
-
 int LaunchPlan::tensor_index(std::string_view name) const {
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     if (tensors[i].name == name) return static_cast<int>(i);

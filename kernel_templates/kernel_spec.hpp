@@ -26,13 +26,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/dtype.hpp"
+#include "core/config.hpp"
+#include "core/dtype.hpp"
 
 namespace ktune::kernel_templates {
-
-/// Element types are the harness's: harness::DType with to_string / dtype_from_string / size_of /
-/// cuda_type_name (harness/dtype.hpp).
-using harness::DType;
 
 /// One problem instance: named dimensions in the kernel's canonical order, the dtype, and the
 /// kernel's layout/mode text ("nt" or "nn" for gemm; "" where a kernel has none).
@@ -45,21 +42,6 @@ struct Problem {
   int64_t dim(std::string_view name) const;
   /// `m=16,n=4096,k=4096`.
   std::string shape_text() const;
-};
-
-/// A point of a config space: the template within the family (`variant`, e.g. "tiled", "gemv") and
-/// its integer parameters by name (BLOCK_M, ...).
-struct Config {
-  std::string variant;
-  std::map<std::string, int64_t, std::less<>> params;
-
-  /// Value of a parameter; throws ktune::Error(kBadInput) naming it when absent.
-  int64_t at(std::string_view name) const;
-  /// {"template":"tiled","params":{"BLOCK_M":128,...}}: the tuner's form (tuner/config.hpp), stored
-  /// in the cache's config_json.
-  nlohmann::json to_json() const;
-  /// Inverse of to_json; throws ktune::Error(kBadInput) on a missing template or a non-integer value.
-  static Config from_json(const nlohmann::json& json);
 };
 
 struct Dim3 {
@@ -90,7 +72,7 @@ struct TensorSpec {
   DType dtype = DType::kF32;
   int64_t elements = 0;
 
-  int64_t bytes() const { return elements * static_cast<int64_t>(harness::size_of(dtype)); }
+  int64_t bytes() const { return elements * static_cast<int64_t>(size_of(dtype)); }
 };
 
 /// One kernel argument: a tensor's device pointer (by the tensor's name), a null pointer, a scalar,

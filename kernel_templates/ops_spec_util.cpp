@@ -31,7 +31,7 @@ std::optional<std::string> dims_rejection(std::string_view kernel, const Problem
 
 std::optional<std::string> dtype_rejection(std::string_view kernel, DType dtype) {
   if (dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16) return std::nullopt;
-  return fmt::format("{} supports f32, f16, bf16, not {}", kernel, harness::to_string(dtype));
+  return fmt::format("{} supports f32, f16, bf16, not {}", kernel, ktune::to_string(dtype));
 }
 
 std::optional<std::string> params_rejection(std::string_view variant, const Config& config,
@@ -39,9 +39,9 @@ std::optional<std::string> params_rejection(std::string_view variant, const Conf
   if (config.variant != variant)
     return fmt::format("config variant '{}' is not '{}'", config.variant, variant);
   for (const auto& name : names) {
-    const auto it = config.params.find(name);
-    if (it == config.params.end()) return fmt::format("{} config lacks parameter {}", variant, name);
-    if (it->second < 0) return fmt::format("{} must not be negative, not {}", name, it->second);
+    const auto value = config.find(name);
+    if (!value) return fmt::format("{} config lacks parameter {}", variant, name);
+    if (*value < 0) return fmt::format("{} must not be negative, not {}", name, *value);
   }
   for (const auto& [name, value] : config.params) {
     if (std::find(names.begin(), names.end(), name) == names.end()) {
@@ -86,10 +86,10 @@ std::optional<std::string> tile_grid_rejection(const Problem& problem, int64_t b
 
 std::optional<std::string> copy_unit_rejection(std::string_view dim, int64_t n, DType dtype) {
   constexpr int64_t kCopyUnit = 16;
-  const int64_t bytes = n * static_cast<int64_t>(harness::size_of(dtype));
+  const int64_t bytes = n * static_cast<int64_t>(ktune::size_of(dtype));
   if (bytes % kCopyUnit == 0) return std::nullopt;
   return fmt::format("bulk copies move {}-byte units: a row of {}={} {} is {} bytes", kCopyUnit, dim, n,
-                     harness::to_string(dtype), bytes);
+                     ktune::to_string(dtype), bytes);
 }
 
 std::optional<std::string> min_arch_rejection(std::string_view arch, int64_t min_cc, std::string_view what,
@@ -103,7 +103,7 @@ std::optional<std::string> min_arch_rejection(std::string_view arch, int64_t min
 std::optional<std::string> vec_rejection(int64_t vec, DType dtype) {
   if (!is_pow2(vec) || vec > vec16(dtype)) {
     return fmt::format("VEC={} is not a power of two of at most {} {} elements (16 bytes)", vec, vec16(dtype),
-                       harness::to_string(dtype));
+                       ktune::to_string(dtype));
   }
   return std::nullopt;
 }

@@ -37,7 +37,7 @@ inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 inline bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 /// Elements of `dtype` in 16 bytes.
-inline int64_t vec16(DType dtype) { return 16 / static_cast<int64_t>(harness::size_of(dtype)); }
+inline int64_t vec16(DType dtype) { return 16 / static_cast<int64_t>(ktune::size_of(dtype)); }
 
 /// The problem has exactly `names` (any order), each in [1, kMaxDim].
 std::optional<std::string> dims_rejection(std::string_view kernel, const Problem& problem,

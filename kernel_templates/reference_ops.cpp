@@ -28,13 +28,13 @@ void require_size(std::span<const double> v, int64_t n, const char* what) {
 
 }  // namespace
 
-double round_to_dtype(double v, harness::DType dtype) {
+double round_to_dtype(double v, ktune::DType dtype) {
   switch (dtype) {
-    case harness::DType::kF32:
+    case ktune::DType::kF32:
       return round_significant(v, 24, -125);  // binary32: 24 bits, smallest normal 2^-126
-    case harness::DType::kF16:
+    case ktune::DType::kF16:
       return round_significant(v, 11, -13);  // binary16: 11 bits, smallest normal 2^-14
-    case harness::DType::kBF16:
+    case ktune::DType::kBF16:
       return round_significant(v, 8, -125);  // bfloat16: 8 bits, f32's exponent range
     default:
       throw Error(ErrorKind::kBadInput, "round_to_dtype: f32, f16 or bf16 only");
@@ -43,7 +43,7 @@ double round_to_dtype(double v, harness::DType dtype) {
 
 RmsNormResult rmsnorm_f64(std::span<const double> x, std::span<const double> residual,
                           std::span<const double> w, int64_t rows, int64_t hidden, double eps,
-                          harness::DType dtype) {
+                          ktune::DType dtype) {
   require_size(x, rows * hidden, "rmsnorm x");
   require_size(w, hidden, "rmsnorm w");
   const bool has_residual = !residual.empty();

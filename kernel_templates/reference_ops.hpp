@@ -8,12 +8,12 @@
 #include <span>
 #include <vector>
 
-#include "harness/dtype.hpp"
+#include "core/dtype.hpp"
 
 namespace ktune::kernel_templates {
 
 /// `v` rounded to nearest-even in `dtype` (f32, f16 or bf16; subnormals kept, no overflow check).
-double round_to_dtype(double v, harness::DType dtype);
+double round_to_dtype(double v, ktune::DType dtype);
 
 /// rmsnorm outputs.
 struct RmsNormResult {
@@ -25,7 +25,7 @@ struct RmsNormResult {
 /// `residual` is not empty (then residual_out = s). x, residual: [rows, hidden]; w: [hidden].
 RmsNormResult rmsnorm_f64(std::span<const double> x, std::span<const double> residual,
                           std::span<const double> w, int64_t rows, int64_t hidden, double eps,
-                          harness::DType dtype);
+                          ktune::DType dtype);
 
 /// The rotary pairing of rmsnorm_rope.
 enum class RopeStyle {

@@ -1,237 +1,25 @@
 #include "reports/html_assets.hpp"
 
+#include <string>
+
+#include "ktune/error.hpp"
+
 namespace ktune::reports {
+namespace {
 
-std::string_view html_style() {
-  return R"CSS(
-:root { --fg: #1d2330; --muted: #5b6475; --line: #d8dde6; --accent: #2f6fde; --bg-alt: #f5f7fa; }
-* { box-sizing: border-box; }
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg);
-       margin: 0 auto; max-width: 1280px; padding: 16px 24px 48px; }
-h1 { font-size: 1.6em; margin: 0 0 4px; } h2 { font-size: 1.3em; margin: 32px 0 8px; border-bottom: 2px solid var(--line); }
-h3 { font-size: 1.05em; margin: 20px 0 6px; }
-.meta { color: var(--muted); margin: 0 0 12px; }
-nav { margin: 8px 0 16px; } nav a { margin-right: 12px; color: var(--accent); }
-.table-wrap { overflow-x: auto; max-width: 100%; }
-table { border-collapse: collapse; margin: 6px 0 12px; font-size: 0.92em; }
-th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; vertical-align: top; }
-th { background: var(--bg-alt); font-weight: 600; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-code { font-size: 0.95em; overflow-wrap: anywhere; }
-.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(520px, 1fr)); gap: 16px; }
-figure { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: 8px; break-inside: avoid; }
-figcaption { font-weight: 600; margin-bottom: 4px; } figcaption small { font-weight: 400; color: var(--muted); }
-.chart-box { position: relative; height: 300px; }
-.chart-box canvas { display: block; width: 100%; height: 100%; }
-.empty { color: var(--muted); font-style: italic; }
-@media (max-width: 700px) { .charts { grid-template-columns: 1fr; } body { padding: 8px; } }
-@media print {
-  body { max-width: none; padding: 0; font-size: 10pt; }
-  nav { display: none; }
-  section.kernel { break-before: page; }
-  .charts { grid-template-columns: 1fr 1fr; gap: 8px; }
-  .chart-box { height: 220px; }
-  table { font-size: 8pt; } th { background: none; }
-  .table-wrap { overflow: visible; }
-}
-)CSS";
+std::string_view asset(std::string_view name) {
+  for (std::size_t i = 0; i < detail::kEmbeddedFileCount; ++i) {
+    if (detail::kEmbeddedFiles[i].name == name) return detail::kEmbeddedFiles[i].text;
+  }
+  throw Error(ErrorKind::kNotFound, "the HTML report asset '" + std::string(name) + "' is not embedded");
 }
 
-std::string_view html_error_hook_script() {
-  return R"JS(
-window.__ktuneErrors = [];
-window.addEventListener('error', function (e) { window.__ktuneErrors.push(String(e.message)); });
-(function () {
-  var original = console.error;
-  console.error = function () {
-    window.__ktuneErrors.push(Array.prototype.map.call(arguments, String).join(' '));
-    return original.apply(console, arguments);
-  };
-})();
-)JS";
-}
+}  // namespace
 
-std::string_view html_page_script() {
-  return R"JS(
-(function () {
-  'use strict';
-  var data = JSON.parse(document.getElementById('ktune-data').textContent);
-  var charts = [];
-  var colors = ['#2f6fde', '#e0702b', '#2a9d5c', '#c0392b', '#8e44ad', '#16a2b8', '#b8860b', '#7f8c8d'];
-  var outcomeColors = { ok: '#2a9d5c', compile_error: '#8e44ad', exceeds_limits: '#b8860b', launch_error: '#c0392b',
-                        incorrect: '#e74c3c', timeout: '#e0702b', crashed: '#6c1d15', skipped: '#95a5a6' };
-  Chart.defaults.animation = false;
-  Chart.defaults.responsive = true;
-  Chart.defaults.maintainAspectRatio = false;
-  Chart.defaults.font.size = 11;
+std::string_view html_style() { return asset("report.css"); }
 
-  function canvas(k, name) { return document.getElementById('chart-' + k + '-' + name); }
+std::string_view html_error_hook_script() { return asset("error_hook.js"); }
 
-  /// Sizes a canvas to its box (device pixels) and returns its 2D context scaled to CSS pixels.
-  function fitted(c) {
-    var box = c.parentNode, ratio = window.devicePixelRatio || 1;
-    var w = Math.max(box.clientWidth, 200), h = Math.max(box.clientHeight, 150);
-    c.width = Math.round(w * ratio); c.height = Math.round(h * ratio);
-    c.style.width = w + 'px'; c.style.height = h + 'px';
-    var ctx = c.getContext('2d');
-    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    return { ctx: ctx, w: w, h: h };
-  }
-
-  var messages = [];
-
-  function message(c, text) {
-    messages.push(c.id);
-    var f = fitted(c);
-    f.ctx.fillStyle = '#f5f7fa'; f.ctx.fillRect(0, 0, f.w, f.h);
-    f.ctx.fillStyle = '#5b6475'; f.ctx.font = 'italic 13px sans-serif'; f.ctx.textAlign = 'center';
-    f.ctx.fillText(text, f.w / 2, f.h / 2);
-  }
-
-  function make(c, config) { charts.push(new Chart(c, config)); }
-
-  /// Log-axis tick labels in short form: at 1, 2 and 5 times a power of ten, or at the powers of
-  /// ten alone when the axis spans more than three decades (the labels would overlap).
-  function logTick(v, index, ticks) {
-    var span = Math.log10(ticks[ticks.length - 1].value / ticks[0].value);
-    var lead = Number(Number(v).toPrecision(1));
-    var digit = String(lead).replace(/^0\.0*/, '').charAt(0);
-    if (span > 3 ? digit !== '1' : '125'.indexOf(digit) < 0) return '';
-    return lead >= 1e5 || lead < 1e-3 ? lead.toExponential(0) : String(lead);
-  }
-
-  function logAxis(title) {
-    return { type: 'logarithmic', title: { display: true, text: title }, ticks: { callback: logTick, autoSkip: false } };
-  }
-
-  function speedup(k, d) {
-    var c = canvas(k, 'speedup');
-    if (!d.values.length) { message(c, 'no winner with a baseline to compare against'); return; }
-    make(c, { type: 'bar',
-      data: { labels: d.labels, datasets: [{ label: 'speed-up over baseline (\u00d7)', data: d.values,
-        backgroundColor: d.values.map(function (v) { return v >= 1 ? '#2a9d5c' : '#c0392b'; }) }] },
-      options: { plugins: { legend: { display: false },
-                            tooltip: { callbacks: { afterLabel: function (t) { return 'over ' + d.baselines[t.dataIndex]; } } } },
-                 scales: { y: { title: { display: true, text: 'baseline time / winner time' } } } } });
-  }
-
-  function roofline(k, d) {
-    var c = canvas(k, 'roofline');
-    if (d.mode === 'none') { message(c, 'no work model for this kernel: throughput unknown'); return; }
-    var flops = d.mode === 'flops';
-    var all = d.points.concat(d.winners, d.baselines);
-    if (!all.length) { message(c, 'no timed configs'); return; }
-    var xs = all.map(function (p) { return p[0]; });
-    var xmin = Math.min.apply(null, xs) / 2, xmax = Math.max.apply(null, xs) * 2;
-    var toXY = function (p) { return { x: p[0], y: p[1] }; };
-    var sets = [
-      { type: 'scatter', label: 'candidates', data: d.points.map(toXY), backgroundColor: 'rgba(47,111,222,0.35)', pointRadius: 2 },
-      { type: 'scatter', label: 'winners', data: d.winners.map(toXY), backgroundColor: '#e0702b', pointRadius: 5 },
-      { type: 'scatter', label: 'baselines', data: d.baselines.map(toXY), backgroundColor: '#1d2330', pointStyle: 'triangle', pointRadius: 5 }];
-    d.ceilings.forEach(function (ceil, i) {
-      var line = [];
-      if (flops && ceil.tflops && ceil.gbps) {
-        var ridge = ceil.tflops * 1000 / ceil.gbps;
-        [xmin, Math.min(Math.max(ridge, xmin), xmax), xmax].forEach(function (x) {
-          line.push({ x: x, y: Math.min(ceil.tflops, x * ceil.gbps / 1000) });
-        });
-      } else if (flops && ceil.tflops) {
-        line = [{ x: xmin, y: ceil.tflops }, { x: xmax, y: ceil.tflops }];
-      } else if (!flops && ceil.gbps) {
-        line = [{ x: xmin, y: ceil.gbps }, { x: xmax, y: ceil.gbps }];
-      }
-      if (line.length) sets.push({ type: 'line', label: 'ceiling ' + ceil.label, data: line, borderColor: colors[(i + 3) % colors.length],
-                                   borderDash: [6, 3], pointRadius: 0, fill: false });
-    });
-    make(c, { type: 'scatter', data: { datasets: sets },
-      options: { scales: { x: logAxis(flops ? 'arithmetic intensity (FLOP/byte)' : 'bytes moved'),
-                           y: logAxis(flops ? 'achieved TFLOP/s' : 'achieved GB/s') },
-                 plugins: { tooltip: { callbacks: { label: function (t) {
-                   var lbl = t.dataset.label === 'winners' ? d.winner_labels[t.dataIndex] + ': ' : '';
-                   return lbl + t.parsed.y.toPrecision(4) + (flops ? ' TFLOP/s' : ' GB/s'); } } } } } });
-  }
-
-  /// Viridis-like ramp, t in [0, 1] (0 fastest).
-  function ramp(t) {
-    var stops = [[68, 1, 84], [59, 82, 139], [33, 145, 140], [94, 201, 98], [253, 231, 37]];
-    var x = Math.min(Math.max(t, 0), 1) * (stops.length - 1), i = Math.min(Math.floor(x), stops.length - 2), f = x - i;
-    var c = stops[i].map(function (v, j) { return Math.round(v + (stops[i + 1][j] - v) * f); });
-    return 'rgb(' + c.join(',') + ')';
-  }
-
-  function heatmap(k, d) {
-    var c = canvas(k, 'heatmap');
-    if (!d) { message(c, 'fewer than two config parameters vary'); return; }
-    var f = fitted(c), ctx = f.ctx;
-    var left = 70, top = 10, right = 120, bottom = 44;
-    var gw = (f.w - left - right) / d.xs.length, gh = (f.h - top - bottom) / d.ys.length;
-    var times = d.cells.map(function (cell) { return Math.log(cell[2]); });
-    var lo = Math.min.apply(null, times), hi = Math.max.apply(null, times), span = hi - lo || 1;
-    ctx.fillStyle = '#eceff3'; ctx.fillRect(left, top, gw * d.xs.length, gh * d.ys.length);
-    ctx.font = '10px sans-serif'; ctx.textAlign = 'center'; ctx.textBaseline = 'middle';
-    d.cells.forEach(function (cell, i) {
-      var t = (times[i] - lo) / span, x = left + cell[0] * gw, y = top + (d.ys.length - 1 - cell[1]) * gh;
-      ctx.fillStyle = ramp(t); ctx.fillRect(x + 1, y + 1, gw - 2, gh - 2);
-      if (gw > 34 && gh > 14) { ctx.fillStyle = t > 0.6 ? '#1d2330' : '#ffffff'; ctx.fillText(cell[2].toPrecision(3), x + gw / 2, y + gh / 2); }
-    });
-    ctx.fillStyle = '#1d2330';
-    d.xs.forEach(function (v, i) { ctx.fillText(v, left + (i + 0.5) * gw, top + gh * d.ys.length + 12); });
-    ctx.textAlign = 'right';
-    d.ys.forEach(function (v, i) { ctx.fillText(v, left - 6, top + (d.ys.length - 0.5 - i) * gh); });
-    ctx.textAlign = 'center'; ctx.font = '11px sans-serif';
-    ctx.fillText(d.x, left + gw * d.xs.length / 2, f.h - 10);
-    ctx.save(); ctx.translate(14, top + gh * d.ys.length / 2); ctx.rotate(-Math.PI / 2); ctx.fillText(d.y, 0, 0); ctx.restore();
-    var lx = f.w - right + 24, lh = f.h - top - bottom;
-    for (var s = 0; s < lh; s++) { ctx.fillStyle = ramp(s / lh); ctx.fillRect(lx, top + s, 14, 1); }
-    ctx.fillStyle = '#1d2330'; ctx.textAlign = 'left'; ctx.font = '10px sans-serif';
-    ctx.fillText(Math.exp(lo).toPrecision(3) + ' \u00b5s', lx + 18, top + 4);
-    ctx.fillText(Math.exp(hi).toPrecision(3) + ' \u00b5s', lx + 18, top + lh - 4);
-  }
-
-  function spread(k, d) {
-    var c = canvas(k, 'spread');
-    if (!d.labels.length) { message(c, 'no timed candidates'); return; }
-    var range = d.p10.map(function (v, i) { return [v, Math.max(d.p90[i], v * 1.001)]; });
-    make(c, { type: 'bar', data: { labels: d.labels, datasets: [
-        { type: 'bar', label: 'p10\u2013p90 of candidates', data: range, backgroundColor: 'rgba(47,111,222,0.45)' },
-        { type: 'scatter', label: 'median candidate', data: d.p50, backgroundColor: '#1d2330', pointRadius: 3 },
-        { type: 'scatter', label: 'slowest', data: d.max, backgroundColor: '#c0392b', pointStyle: 'crossRot', pointRadius: 4 }] },
-      options: { scales: { y: logAxis('candidate time / winner time') } } });
-  }
-
-  function outcomes(k, d) {
-    var c = canvas(k, 'outcomes');
-    if (!d.counts.some(function (n) { return n > 0; })) { message(c, 'no measurements'); return; }
-    make(c, { type: 'bar', data: { labels: d.labels, datasets: [{ label: 'configs', data: d.counts,
-        backgroundColor: d.labels.map(function (l) { return outcomeColors[l] || '#7f8c8d'; }) }] },
-      options: { plugins: { legend: { display: false } }, scales: { y: { beginAtZero: true, title: { display: true, text: 'configs' } } } } });
-  }
-
-  function drawAll() {
-    data.kernels.forEach(function (kernel, k) {
-      [['speedup', speedup], ['roofline', roofline], ['heatmap', heatmap], ['spread', spread], ['outcomes', outcomes]]
-        .forEach(function (p) {
-          try { p[1](k, kernel[p[0]]); } catch (e) { window.__ktuneErrors.push(p[0] + ' chart of ' + kernel.name + ': ' + e); }
-        });
-    });
-  }
-
-  function selftest() {
-    var out = { errors: window.__ktuneErrors, canvases: {}, scripts: document.scripts.length, charts: charts.length,
-                messages: messages };
-    document.querySelectorAll('canvas').forEach(function (c) {
-      var px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, n = 0;
-      for (var i = 3; i < px.length; i += 4) if (px[i] !== 0) n++;
-      out.canvases[c.id] = n;
-    });
-    document.getElementById('ktune-selftest').textContent = JSON.stringify(out);
-  }
-
-  drawAll();
-  window.addEventListener('beforeprint', function () { charts.forEach(function (ch) { ch.resize(); }); });
-  if (location.hash === '#selftest') selftest();
-})();
-)JS";
-}
+std::string_view html_page_script() { return asset("report.js"); }
 
 }  // namespace ktune::reports

@@ -204,7 +204,7 @@ json outcome_chart(const ReportData& data, const std::string& kernel) {
   }
   json labels = json::array(), values = json::array();
   for (size_t i = 0; i < kOutcomeCount; ++i) {
-    labels.push_back(outcome_name(static_cast<cache::Outcome>(i)));
+    labels.push_back(outcome_name(static_cast<ktune::Outcome>(i)));
     values.push_back(counts[i]);
   }
   return {{"labels", labels}, {"counts", values}};

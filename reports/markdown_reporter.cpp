@@ -73,7 +73,7 @@ void write_kernel(std::string& out, const ReportData& data, const std::string& k
   out += "\nOutcomes:";
   for (size_t i = 0; i < kOutcomeCount; ++i) {
     if (outcomes[i] > 0) {
-      fmt::format_to(std::back_inserter(out), " {} {},", outcome_name(static_cast<cache::Outcome>(i)),
+      fmt::format_to(std::back_inserter(out), " {} {},", outcome_name(static_cast<ktune::Outcome>(i)),
                      outcomes[i]);
     }
   }

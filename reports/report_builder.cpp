@@ -77,7 +77,7 @@ bool same_names(const Pairs& a, const Pairs* b) {
 
 }  // namespace
 
-std::string_view outcome_name(cache::Outcome outcome) { return cache::to_string(outcome); }
+std::string_view outcome_name(ktune::Outcome outcome) { return ktune::to_string(outcome); }
 
 ReportBuilder::ReportBuilder(ReportData meta) : data_(std::move(meta)) {}
 

@@ -18,11 +18,9 @@
 
 namespace ktune::reports {
 
-/// Number of measurement outcomes (cache::Outcome::kOk .. kSkipped).
-inline constexpr size_t kOutcomeCount = 8;
-
-/// "ok", "compile_error", ... (the names of cache::Outcome, DESIGN.md "Names and outcomes").
-std::string_view outcome_name(cache::Outcome outcome);
+/// "ok", "compile_error", ... (the names of ktune::Outcome, core/outcome.hpp; DESIGN.md "Names and
+/// outcomes"). The reports count outcomes in arrays of ktune::kOutcomeCount.
+std::string_view outcome_name(Outcome outcome);
 
 /// A (name, text) pair: a config parameter or counter, its value as text (strings unquoted,
 /// numbers as JSON writes them, arrays and objects as compact JSON).
@@ -44,7 +42,7 @@ struct ReportRow {
   bool winner = false;
 
   /// Outcome ok with statistics.
-  bool timed_ok() const { return stored.m.outcome == cache::Outcome::kOk && stored.m.stats.has_value(); }
+  bool timed_ok() const { return stored.m.outcome == ktune::Outcome::kOk && stored.m.stats.has_value(); }
   double median_us() const { return stored.m.stats ? stored.m.stats->median_us : 0; }
 };
 

@@ -21,20 +21,6 @@
 
 namespace ktune {
 
-const char* to_string(DType dtype) noexcept {
-  switch (dtype) {
-    case DType::kF32:
-      return "f32";
-    case DType::kF16:
-      return "f16";
-    case DType::kBF16:
-      return "bf16";
-    case DType::kFP8E4M3:
-      return "fp8e4m3";
-  }
-  return "?";
-}
-
 const char* to_string(Layout layout) noexcept { return layout == Layout::kNN ? "nn" : "nt"; }
 
 namespace {

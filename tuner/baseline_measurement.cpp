@@ -7,16 +7,17 @@
 #include <nlohmann/json.hpp>
 
 #include "ktune/error.hpp"
+#include "tuner/detail/candidate_preparer.hpp"
 
 namespace ktune::tuner {
 
 std::optional<std::string> no_cublas_baseline(std::string_view kernel,
                                               const kernel_templates::Problem& problem) {
   if (kernel != "gemm") return fmt::format("no cuBLAS baseline for kernel {}", kernel);
-  const harness::DType d = problem.dtype;
-  if (d != harness::DType::kF16 && d != harness::DType::kBF16 && d != harness::DType::kF32) {
+  const ktune::DType d = problem.dtype;
+  if (d != ktune::DType::kF16 && d != ktune::DType::kBF16 && d != ktune::DType::kF32) {
     return fmt::format("no cuBLAS baseline for gemm in {} (f16, bf16 and f32 have one)",
-                       harness::to_string(d));
+                       ktune::to_string(d));
   }
   if (!problem.layout.empty() && problem.layout != "nt" && problem.layout != "nn") {
     return fmt::format("no cuBLAS baseline for gemm layout '{}' (nt and nn have one; epilogues do not)",
@@ -26,7 +27,7 @@ std::optional<std::string> no_cublas_baseline(std::string_view kernel,
     const auto it =
         std::find_if(problem.dims.begin(), problem.dims.end(), [&](const auto& p) { return p.first == dim; });
     if (it == problem.dims.end()) return fmt::format("no cuBLAS baseline: the gemm shape has no '{}'", dim);
-    // cuBLASLt takes 64-bit extents, but ktune's gemm shapes are int32 (cache/shape.hpp).
+    // cuBLASLt takes 64-bit extents, but ktune's gemm shapes are int32 (core/shape.hpp).
     if (it->second < 1 || it->second > std::numeric_limits<int32_t>::max()) {
       return fmt::format("no cuBLAS baseline: {}={} is out of range", dim, it->second);
     }
@@ -35,7 +36,7 @@ std::optional<std::string> no_cublas_baseline(std::string_view kernel,
 }
 
 std::string cublas_baseline_name(const kernel_templates::Problem& problem) {
-  return fmt::format("cublas.{}.{}", harness::to_string(problem.dtype),
+  return fmt::format("cublas.{}.{}", ktune::to_string(problem.dtype),
                      problem.layout.empty() ? std::string("nt") : problem.layout);
 }
 
@@ -43,7 +44,7 @@ cache::Measurement to_baseline_measurement(const kernel_templates::Problem& prob
                                            const harness::CandidateResult& result) {
   cache::Measurement m;
   m.shape = problem.shape_text();
-  m.dtype = std::string(harness::to_string(problem.dtype));
+  m.dtype = std::string(ktune::to_string(problem.dtype));
   m.layout = problem.layout;
   m.config_name = cublas_baseline_name(problem);
   m.baseline = std::string(kCublasBaseline);
@@ -53,20 +54,8 @@ cache::Measurement to_baseline_measurement(const kernel_templates::Problem& prob
       config[key] = result.resources.at(key);
   }
   m.config_json = config.dump();
-  m.outcome = result.outcome;
-  m.reason = result.reason;
-  if (result.stats) {
-    const harness::SampleStats& s = *result.stats;
-    m.stats = cache::Stats{s.median, s.min, s.mean, s.p90, s.stdev, static_cast<int64_t>(s.samples)};
-  }
-  if (m.outcome == cache::Outcome::kOk && !m.stats) {
-    m.outcome = cache::Outcome::kLaunchError;
-    m.reason = "the cuBLAS baseline reported ok without timing statistics";
-  }
-  if (result.counters.is_object() && !result.counters.empty()) m.counters_json = result.counters.dump();
+  detail::record_result(m, result, "the cuBLAS baseline");
   if (result.resources.is_object()) m.resources_json = result.resources.dump();
-  m.sm_clock_mhz = result.sm_clock_mhz;
-  m.temperature_c = result.temperature_c;
   return m;
 }
 
@@ -82,7 +71,7 @@ std::optional<RecordedBaseline> record_cublas_baseline(cache::ConfigCache& db, i
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::kNoDevice) throw;
     result.name = cublas_baseline_name(problem);
-    result.outcome = harness::Outcome::kLaunchError;
+    result.outcome = ktune::Outcome::kLaunchError;
     result.reason = e.what();
   }
   RecordedBaseline recorded;

@@ -15,8 +15,8 @@
 #include <string_view>
 
 #include "cache/config_cache.hpp"
-#include "harness/candidate.hpp"
-#include "harness/timing_options.hpp"
+#include "measure/candidate.hpp"
+#include "measure/timing_options.hpp"
 #include "kernel_templates/kernel_spec.hpp"
 
 namespace ktune::tuner {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "harness/retime.hpp"
+#include "measure/retime.hpp"
 
 namespace ktune::tuner {
 

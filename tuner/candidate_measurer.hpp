@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "harness/candidate.hpp"
-#include "harness/candidate_runner.hpp"
+#include "measure/candidate.hpp"
+#include "measure/candidate_runner.hpp"
 
 namespace ktune::tuner {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tuner/config.hpp"
+#include "core/config.hpp"
 
 namespace ktune::tuner {
 

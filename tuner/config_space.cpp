@@ -89,7 +89,7 @@ Enumeration ConfigSpace::enumerate(const ProblemContext& context) const {
       }
     }
     for (const auto& seed : tmpl.seeds) {
-      for (size_t p = 0; p < np; ++p) ev.set_param(p, seed.params()[p].second);
+      for (size_t p = 0; p < np; ++p) ev.set_param(p, seed.params[p].second);
       ev.eval_derived();
       if (ev.first_failure() < 0) {
         out.seeds.push_back(seed);
@@ -116,10 +116,10 @@ namespace {
 size_t locate(const std::vector<TemplateSpace>& templates, const Config& config, const std::string& source) {
   for (size_t t = 0; t < templates.size(); ++t) {
     const auto& tmpl = templates[t];
-    if (tmpl.name != config.template_name()) continue;
-    bool ok = tmpl.params.size() == config.params().size();
+    if (tmpl.name != config.variant) continue;
+    bool ok = tmpl.params.size() == config.params.size();
     for (size_t p = 0; ok && p < tmpl.params.size(); ++p) {
-      const auto& [name, value] = config.params()[p];
+      const auto& [name, value] = config.params[p];
       const auto& values = tmpl.params[p].values;
       ok = name == tmpl.params[p].name && std::find(values.begin(), values.end(), value) != values.end();
     }
@@ -152,7 +152,7 @@ std::optional<std::string> ConfigSpace::first_failing_constraint(const Config& c
   if (!serves_layout(tmpl, context.layout)) return tmpl.name + ".layout";
   detail::TemplateEvaluator ev(tmpl, dims_, source_);
   ev.bind(context);
-  for (size_t p = 0; p < tmpl.params.size(); ++p) ev.set_param(p, config.params()[p].second);
+  for (size_t p = 0; p < tmpl.params.size(); ++p) ev.set_param(p, config.params[p].second);
   ev.eval_derived();
   const int failed = ev.first_failure();
   if (failed < 0) return std::nullopt;
@@ -164,7 +164,7 @@ std::vector<std::pair<std::string, double>> ConfigSpace::derived_values(const Co
   const auto& tmpl = templates_[locate(templates_, config, source_)];
   detail::TemplateEvaluator ev(tmpl, dims_, source_);
   ev.bind(context);
-  for (size_t p = 0; p < tmpl.params.size(); ++p) ev.set_param(p, config.params()[p].second);
+  for (size_t p = 0; p < tmpl.params.size(); ++p) ev.set_param(p, config.params[p].second);
   ev.eval_derived();
   std::vector<std::pair<std::string, double>> out;
   for (size_t i = 0; i < tmpl.derived.size(); ++i) out.emplace_back(tmpl.derived[i].name, ev.derived(i));
@@ -173,7 +173,7 @@ std::vector<std::pair<std::string, double>> ConfigSpace::derived_values(const Co
 
 std::string ConfigSpace::canonical_name(const Config& config, std::string_view dtype,
                                         std::string_view layout) const {
-  return tuner::canonical_name(kernel_, dtype, layout, template_space(config.template_name()).pattern,
+  return tuner::canonical_name(kernel_, dtype, layout, template_space(config.variant).pattern,
                                config);
 }
 

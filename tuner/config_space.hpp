@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "tuner/config.hpp"
+#include "core/config.hpp"
 #include "tuner/problem_context.hpp"
 
 namespace ktune::tuner {

@@ -14,17 +14,17 @@
 #include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
-#include "harness/gpu_compare.hpp"
-#include "harness/l2_flush.hpp"
+#include "measure/gpu_compare.hpp"
+#include "measure/l2_flush.hpp"
 #include "harness/module.hpp"
-#include "harness/nvml.hpp"
+#include "measure/nvml.hpp"
 #include "harness/nvrtc_compiler.hpp"
-#include "harness/poison.hpp"
-#include "harness/random_fill.hpp"
-#include "harness/stopping_rule.hpp"
-#include "harness/timer.hpp"
-#include "harness/tolerance.hpp"
-#include "harness/utility_kernels.hpp"
+#include "measure/poison.hpp"
+#include "measure/random_fill.hpp"
+#include "measure/stopping_rule.hpp"
+#include "measure/timer.hpp"
+#include "measure/tolerance.hpp"
+#include "measure/utility_kernels.hpp"
 #include "kernel_templates/compile_request.hpp"
 #include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/spec_registry.hpp"
@@ -103,7 +103,7 @@ h::CandidateResult CublasBaselineMeasurer::measure_cublas(const kt::Problem& pro
   res.name = cublas_baseline_name(problem);
   res.flush = std::string(h::to_string(t.flush));
   if (auto why = no_cublas_baseline("gemm", problem)) {
-    res.outcome = h::Outcome::kSkipped;
+    res.outcome = ktune::Outcome::kSkipped;
     res.reason = *why;
     return res;
   }
@@ -112,11 +112,11 @@ h::CandidateResult CublasBaselineMeasurer::measure_cublas(const kt::Problem& pro
   std::string phase = "inputs";
   try {
     const int64_t m = problem.dim("m"), n = problem.dim("n"), k = problem.dim("k");
-    const h::DType dtype = problem.dtype;
+    const ktune::DType dtype = problem.dtype;
     const h::CublasGemmProblem bp{dtype, problem.layout != "nn", m, n, k};
     const uint64_t a_count = static_cast<uint64_t>(m * k), b_count = static_cast<uint64_t>(k * n),
                    c_count = static_cast<uint64_t>(m * n);
-    const std::size_t esize = h::size_of(dtype);
+    const std::size_t esize = ktune::size_of(dtype);
     std::vector<OperandSet> sets;
     sets.push_back({h::DeviceBuffer(a_count * esize), h::DeviceBuffer(b_count * esize),
                     h::DeviceBuffer(c_count * esize)});
@@ -167,12 +167,12 @@ h::CandidateResult CublasBaselineMeasurer::measure_cublas(const kt::Problem& pro
     if (c_ref) {
       phase = "verify";
       const h::ErrorMetrics err =
-          h::gpu_compare(s.utility, sets[0].c.get(), dtype, c_ref->get(), h::DType::kF32, c_count, s.stream);
+          h::gpu_compare(s.utility, sets[0].c.get(), dtype, c_ref->get(), ktune::DType::kF32, c_count, s.stream);
       const h::Verdict v = h::judge(err, h::tolerance_for(dtype));
       res.rel_err = err.rel_err;
       res.max_abs_err = err.max_abs_err;
       if (!v.ok) {
-        res.outcome = h::Outcome::kIncorrect;
+        res.outcome = ktune::Outcome::kIncorrect;
         res.reason = fmt::format("cuBLASLt output vs the gemm reference: {}", v.reason);
         return res;
       }
@@ -259,13 +259,13 @@ h::CandidateResult CublasBaselineMeasurer::measure_cublas(const kt::Problem& pro
     res.gbps = work.min_bytes / (res.stats->median * 1e-6) / 1e9;
     res.tflops = work.flops / (res.stats->median * 1e-6) / 1e12;
     res.counters = {{"available", false}, {"reason", "not measured for the cuBLAS baseline"}};
-    res.outcome = h::Outcome::kOk;
+    res.outcome = ktune::Outcome::kOk;
     return res;
   } catch (const Error& e) {
     res.stats.reset();
     res.samples_us.clear();
     res.outcome =
-        e.api_code() == "CUDA_ERROR_OUT_OF_MEMORY" ? h::Outcome::kExceedsLimits : h::Outcome::kLaunchError;
+        e.api_code() == "CUDA_ERROR_OUT_OF_MEMORY" ? ktune::Outcome::kExceedsLimits : ktune::Outcome::kLaunchError;
     res.reason = fmt::format("{}: {}", phase, e.what());
     return res;
   }

@@ -1,7 +1,7 @@
 #pragma once
 /// The cuBLAS baseline measured in this process (not in a worker: cuBLASLt is a library call, not a
 /// cubin the worker could load). It follows the worker's protocol step for step with the same
-/// harness::TimingOptions (harness/candidate_measure.hpp): random inputs (never zeros), a poisoned
+/// harness::TimingOptions (measure/worker_measurer.hpp): random inputs (never zeros), a poisoned
 /// output, one verified run against the gemm GPU reference (f32 accumulation), warm-up, an L2 flush
 /// or buffer rotation before every sample, CUDA-graph batches under the batch threshold, the
 /// stopping rule, NVML clock and temperature. CUPTI counters and the Activity timer are not run for

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tuner/search_strategy.hpp"
+#include "tuner/search/search_strategy.hpp"
 #include "tuner/shape_set.hpp"
 
 namespace ktune::tuner {

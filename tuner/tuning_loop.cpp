@@ -20,23 +20,7 @@
 #include "tuner/resource_limits.hpp"
 
 namespace ktune::tuner {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-using detail::KeyContext;
-using detail::Prepared;
-
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-/// Rounds of the interleaved re-time (harness::retime_interleaved's default: forward and reversed
-/// twice, so no candidate always follows the same neighbour).
-constexpr int kRetimeRounds = 4;
-
-/// Ids of candidate requests, unique in the process (the worker protocol pairs results by id).
-uint64_t next_request_id() {
-  static std::atomic<uint64_t> next{1};
-  return next++;
-}
+namespace detail {
 
 /// A proposed candidate on its way through the compile stage.
 struct InFlight {
@@ -56,12 +40,33 @@ struct Known {
   Resources resources;
 };
 
+}  // namespace detail
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using detail::KeyContext;
+using detail::Prepared;
+using detail::InFlight;
+using detail::Known;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+/// Rounds of the interleaved re-time (harness::retime_interleaved's default: forward and reversed
+/// twice, so no candidate always follows the same neighbour).
+constexpr int kRetimeRounds = 4;
+
+/// Ids of candidate requests, unique in the process (the worker protocol pairs results by id).
+uint64_t next_request_id() {
+  static std::atomic<uint64_t> next{1};
+  return next++;
+}
+
 size_t launch_count(const std::string& kernel, const kernel_templates::Problem& problem,
                     const Config& config) {
-  const auto& spec = kernel_templates::find_spec(kernel, config.template_name());
-  const auto kc = kernel_templates::Config::from_json(config.to_json());
-  if (spec.rejection(problem, kc)) return 1;  // stored as skipped with the reason
-  return spec.launch_plan(problem, kc).launches.size();
+  const auto& spec = kernel_templates::find_spec(kernel, config.variant);
+  if (spec.rejection(problem, config)) return 1;  // stored as skipped with the reason
+  return spec.launch_plan(problem, config).launches.size();
 }
 
 Resources resources_from_json(const std::string& text) {
@@ -87,21 +92,52 @@ void drop_unusable_seeds(Enumeration& e, const std::string& kernel, const kernel
   const auto before = e.seeds.size();
   std::erase_if(e.seeds, [&](const Config& seed) {
     if (!keys.contains(seed.key())) return true;
-    const auto& spec = kernel_templates::find_spec(kernel, seed.template_name());
-    return spec.rejection(problem, kernel_templates::Config::from_json(seed.to_json())).has_value() ||
+    const auto& spec = kernel_templates::find_spec(kernel, seed.variant);
+    return spec.rejection(problem, seed).has_value() ||
            spec.arch_rejection(arch).has_value();
   });
   e.seed_rejected += before - e.seeds.size();
 }
 
+/// The contenders of a key: the fastest at the highest fidelity measured (ties: name order), at
+/// most `top_k`.
+std::vector<std::pair<std::string, const Known*>> top_contenders(const std::map<std::string, Known>& known,
+                                                                 int top_k) {
+  double top_fidelity = 0;
+  for (const auto& [name, k] : known) top_fidelity = std::max(top_fidelity, k.fidelity);
+  std::vector<std::pair<std::string, const Known*>> top;
+  for (const auto& [name, k] : known)
+    if (k.fidelity == top_fidelity) top.emplace_back(name, &k);
+  std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) {
+    return a.second->median_us != b.second->median_us ? a.second->median_us < b.second->median_us
+                                                      : a.first < b.first;
+  });
+  top.resize(std::min(top.size(), static_cast<size_t>(std::max(1, top_k))));
+  return top;
+}
+
 }  // namespace
 
-/// The end of a key: re-time the best few interleaved, read their counters, name the winner.
-struct LoopFinish {
-  static void finish(TuningLoop& loop, const TuneKey& key, KeySummary& s,
-                     const std::shared_ptr<KeyContext>& ctx, int64_t kernel_id,
-                     const std::string& source_hash, const std::map<std::string, Known>& known,
-                     size_t new_successes);
+/// One key on its way through the loop: what tune()'s phases share.
+struct TuningLoop::KeyRun {
+  KeyRun(const ConfigSpace& space_, const TuneKey& key_) : space(space_), key(key_) {}
+
+  const ConfigSpace& space;
+  const TuneKey& key;
+  KeySummary s;
+  kernel_templates::Problem problem;
+  std::string source_hash;
+  int64_t kernel_id = 0;
+  std::map<std::string, cache::StoredResult> stored;  ///< the key's results already in the cache
+  std::shared_ptr<KeyContext> ctx;
+  std::unique_ptr<SearchStrategy> strategy;
+  std::map<std::string, Known> known;  ///< successes by name
+  std::optional<double> best_us;
+  std::deque<InFlight> inflight;                      ///< proposed, compiling or compiled
+  std::vector<std::pair<InFlight, Prepared>> done;    ///< taken from `inflight` for one transaction
+  size_t new_successes = 0;
+  std::vector<std::pair<std::string, const Known*>> top;  ///< the contenders re-timed at the end
+  std::vector<Prepared> retimed;                          ///< their prepared candidates
 };
 
 size_t planned_evaluations(const ConfigSpace& space, const TuneKey& key, const TuneOptions& options) {
@@ -112,7 +148,7 @@ size_t planned_evaluations(const ConfigSpace& space, const TuneKey& key, const T
   pc.limits = options.limits;
   Enumeration e = space.enumerate(pc);
   if (!options.compile_only && options.max_launches > 0) {
-    const kernel_templates::Problem problem{pc.dims, harness::dtype_from_string(key.dtype), key.layout};
+    const kernel_templates::Problem problem{pc.dims, ktune::dtype_from_string(key.dtype), key.layout};
     std::erase_if(e.configs, [&](const Config& c) {
       return launch_count(key.kernel, problem, c) > options.max_launches;
     });
@@ -137,58 +173,92 @@ TuningLoop::TuningLoop(cache::ConfigCache& db, const cache::GpuInfo& gpu, const 
 TuningLoop::~TuningLoop() = default;
 
 KeySummary TuningLoop::tune(const ConfigSpace& space, const TuneKey& key) {
-  KeySummary s;
+  KeyRun run{space, key};
+  if (!start_key(run)) return run.s;
+  while (fill_lookahead(run) && take_compiled(run)) measure_and_record(run);
+  KeySummary& s = run.s;
+  if (!s.error.empty() || options_.compile_only) return s;
+  if (deps_.baseline != nullptr) {
+    // cuBLAS on the same key, same timing options, same run: the speed-up reports show per shape.
+    const auto t = Clock::now();
+    record_cublas_baseline(db_, run_id_, gpu_id_, run.kernel_id, key.kernel, run.problem, options_.timing,
+                           *deps_.baseline);
+    s.measure_s += seconds_since(t);
+  }
+  finish_key(run);
+  return s;
+}
+
+bool TuningLoop::start_key(KeyRun& run) {
+  const TuneKey& key = run.key;
+  KeySummary& s = run.s;
   s.kernel = key.kernel;
   s.label = key.shape.label;
   s.dtype = key.dtype;
   s.layout = key.layout;
-  if (space.kernel() != key.kernel) {
+  if (run.space.kernel() != key.kernel) {
     throw Error(ErrorKind::kBadInput, fmt::format("space {} is for kernel '{}', not '{}'",
-                                                  space.source_name(), space.kernel(), key.kernel));
+                                                  run.space.source_name(), run.space.kernel(), key.kernel));
   }
-  const NamedShape shape = key.shape.normalized(space.dims());
+  const NamedShape shape = key.shape.normalized(run.space.dims());
   s.shape = shape.canonical();
+  run.problem = {shape.dims, ktune::dtype_from_string(key.dtype), key.layout};
+  std::optional<Enumeration> e = enumerate_key(run, shape);
+  if (!e) return false;
 
-  ProblemContext pc{shape.dims, dtype_bytes(key.dtype), key.layout, options_.limits};
+  run.source_hash = deps_.sources->hash(kernel_templates::kernel_source_files(key.kernel));
+  run.kernel_id = db_.upsert_kernel({key.kernel, run.source_hash});
+  if (!options_.retune)
+    run.stored = detail::load_stored_results(db_, gpu_id_, run.kernel_id, s.shape, key.dtype, key.layout);
+  run.ctx = key_context(run);
+  StrategyOptions so;
+  so.budget = options_.budget;
+  so.seed = options_.seed;
+  so.seeds = e->seeds;
+  run.strategy = make_strategy(options_.strategy, e->configs, so);
+  if (deps_.progress != nullptr)
+    deps_.progress->set_key(fmt::format("{} {} {} {}", key.kernel, s.shape, key.dtype, key.layout));
+  return true;
+}
+
+std::optional<Enumeration> TuningLoop::enumerate_key(KeyRun& run, const NamedShape& shape) {
+  KeySummary& s = run.s;
+  ProblemContext pc{shape.dims, dtype_bytes(run.key.dtype), run.key.layout, options_.limits};
   Enumeration e;
   try {
-    e = space.enumerate(pc);
+    e = run.space.enumerate(pc);
   } catch (const Error& err) {
     if (err.kind() != ErrorKind::kBadInput) throw;
     s.error = err.what();
-    return s;
+    return std::nullopt;
   }
   s.space_points = e.total;
-  const kernel_templates::Problem problem{shape.dims, harness::dtype_from_string(key.dtype), key.layout};
   if (!options_.compile_only && options_.max_launches > 0) {
     std::erase_if(e.configs, [&](const Config& c) {
-      return launch_count(key.kernel, problem, c) > options_.max_launches;
+      return launch_count(run.key.kernel, run.problem, c) > options_.max_launches;
     });
     s.unmeasurable = e.total - e.pruned - e.configs.size();
     if (e.configs.empty()) {
       s.error =
           fmt::format("every config the space keeps for {} needs more than max_launches = {} launch(es)",
                       s.shape, options_.max_launches);
-      return s;
+      return std::nullopt;
     }
   }
   s.candidates = e.configs.size();
-  drop_unusable_seeds(e, key.kernel, problem, options_.arch);
+  drop_unusable_seeds(e, run.key.kernel, run.problem, options_.arch);
   s.seeds = e.seeds.size();
   s.seed_rejected = e.seed_rejected;
+  return e;
+}
 
-  const std::string source_hash = deps_.sources->hash(kernel_templates::kernel_source_files(key.kernel));
-  const int64_t kernel_id = db_.upsert_kernel({key.kernel, source_hash});
-  std::map<std::string, cache::StoredResult> stored;
-  if (!options_.retune)
-    stored = detail::load_stored_results(db_, gpu_id_, kernel_id, s.shape, key.dtype, key.layout);
-
+std::shared_ptr<KeyContext> TuningLoop::key_context(const KeyRun& run) const {
   auto ctx = std::make_shared<KeyContext>();
-  ctx->kernel = key.kernel;
-  ctx->dtype = key.dtype;
-  ctx->layout = key.layout;
-  ctx->shape = s.shape;
-  ctx->problem = problem;
+  ctx->kernel = run.key.kernel;
+  ctx->dtype = run.key.dtype;
+  ctx->layout = run.key.layout;
+  ctx->shape = run.s.shape;
+  ctx->problem = run.problem;
   ctx->limits = options_.limits;
   ctx->arch = options_.arch;
   ctx->compile_only = options_.compile_only;
@@ -196,184 +266,151 @@ KeySummary TuningLoop::tune(const ConfigSpace& space, const TuneKey& key) {
   ctx->timing = options_.timing;
   ctx->sources = deps_.sources;
   ctx->compile = deps_.compile;
-  StrategyOptions so;
-  so.budget = options_.budget;
-  so.seed = options_.seed;
-  so.seeds = e.seeds;
-  auto strategy = make_strategy(options_.strategy, e.configs, so);
-
-  Progress* progress = deps_.progress;
-  if (progress != nullptr)
-    progress->set_key(fmt::format("{} {} {} {}", key.kernel, s.shape, key.dtype, key.layout));
-  std::map<std::string, Known> known;  // successes by name
-  std::optional<double> best_us;
-  auto note = [&](const Candidate& c, const std::string& name, cache::Outcome outcome,
-                  std::optional<double> us, int64_t id, const Resources& resources) {
-    ++s.evaluations;
-    ++s.outcomes[std::string(cache::to_string(outcome))];
-    strategy->report(c.config, us, c.fidelity);
-    if (us) {
-      Known& k = known[name];
-      if (c.fidelity >= k.fidelity) k = Known{c.config, id, *us, c.fidelity, resources};
-      if (!best_us || *us < *best_us) {
-        best_us = us;
-        if (progress != nullptr) progress->set_best(name, *us);
-      }
-    }
-    if (progress != nullptr) progress->advance();
-  };
-
-  std::deque<InFlight> inflight;
-  size_t new_successes = 0;
-  auto submit = [&](const Candidate& c, const std::string& name) {
-    auto task = [ctx, config = c.config, name, fidelity = c.fidelity] {
-      return detail::prepare_candidate(*ctx, config, name, fidelity);
-    };
-    inflight.push_back({c, name, pool_->submit(std::move(task)), std::nullopt, nullptr});
-  };
-
-  for (;;) {
-    // Keep the compile stage `lookahead` candidates ahead of the GPU.
-    while (inflight.size() < options_.lookahead) {
-      std::vector<Candidate> batch = strategy->next_batch(options_.lookahead - inflight.size());
-      if (batch.empty()) break;
-      for (const Candidate& c : batch) {
-        const std::string name = space.canonical_name(c.config, key.dtype, key.layout);
-        auto hit = stored.find(name);
-        if (hit != stored.end() && detail::answers(hit->second, c.fidelity, options_.compile_only)) {
-          ++s.from_cache;
-          std::optional<double> us;
-          if (hit->second.outcome == cache::Outcome::kOk && hit->second.stats)
-            us = hit->second.stats->median_us;
-          note(c, name, hit->second.outcome, us, hit->second.measurement_id,
-               resources_from_json(hit->second.resources_json));
-        } else {
-          submit(c, name);
-        }
-      }
-    }
-    if (inflight.empty()) {
-      if (!strategy->done()) s.error = "the search strategy stalled (nothing proposed, nothing awaited)";
-      break;
-    }
-
-    // Take the front (waiting for its compile), then every following one that is compiled and
-    // needs no GPU; their rows go to the cache in one transaction.
-    std::vector<cache::Measurement> rows;
-    std::vector<std::pair<InFlight, Prepared>> done;
-    const auto wait_start = Clock::now();
-    Prepared first;
-    try {
-      InFlight& front = inflight.front();
-      if (front.failure) std::rethrow_exception(front.failure);
-      first = front.got ? std::move(*front.got) : front.future.get();
-    } catch (const Error& err) {
-      // Not the candidate's fault (the reference does not compile, a source is missing): this key
-      // cannot be tuned; NVRTC or the driver missing ends the sweep.
-      if (err.kind() == ErrorKind::kNoDevice) throw;
-      s.error = err.what();
-      break;
-    }
-    s.compile_wait_s += seconds_since(wait_start);
-    done.emplace_back(std::move(inflight.front()), std::move(first));
-    inflight.pop_front();
-    if (done.back().second.decided) {
-      while (!inflight.empty()) {
-        InFlight& next = inflight.front();
-        if (!next.got) {
-          if (next.future.wait_for(std::chrono::seconds(0)) != std::future_status::ready) break;
-          try {
-            next.got = next.future.get();
-          } catch (...) {
-            next.failure = std::current_exception();  // raised again when it reaches the front
-            break;
-          }
-        }
-        if (!next.got->decided) break;
-        Prepared p = std::move(*next.got);
-        done.emplace_back(std::move(next), std::move(p));
-        inflight.pop_front();
-      }
-    }
-    for (auto& [item, prepared] : done) {
-      if (prepared.decided) {
-        rows.push_back(*prepared.decided);
-      } else {
-        const auto t = Clock::now();
-        harness::CandidateRequest& request = *prepared.request;
-        request.id = next_request_id();
-        const harness::CandidateResult r = deps_.measurer->measure(request);
-        s.measure_s += seconds_since(t);
-        rows.push_back(detail::to_measurement(*ctx, item.candidate.config, item.name, prepared, r));
-      }
-      rows.back().fidelity = item.candidate.fidelity;
-    }
-    const std::vector<int64_t> ids = db_.record(run_id_, gpu_id_, kernel_id, rows);
-    for (size_t i = 0; i < done.size(); ++i) {
-      const cache::Measurement& m = rows[i];
-      std::optional<double> us;
-      if (m.outcome == cache::Outcome::kOk && m.stats) us = m.stats->median_us;
-      ++s.measured;
-      if (us) ++new_successes;
-      note(done[i].first.candidate, done[i].first.name, m.outcome, us, ids.at(i), done[i].second.resources);
-    }
-  }
-  if (!s.error.empty() || options_.compile_only) return s;
-  if (deps_.baseline != nullptr) {
-    // cuBLAS on the same key, same timing options, same run: the speed-up reports show per shape.
-    const auto t = Clock::now();
-    record_cublas_baseline(db_, run_id_, gpu_id_, kernel_id, key.kernel, problem, options_.timing,
-                           *deps_.baseline);
-    s.measure_s += seconds_since(t);
-  }
-  LoopFinish::finish(*this, key, s, ctx, kernel_id, source_hash, known, new_successes);
-  return s;
+  return ctx;
 }
 
-void LoopFinish::finish(TuningLoop& loop, const TuneKey& key, KeySummary& s,
-                        const std::shared_ptr<KeyContext>& ctx, int64_t kernel_id,
-                        const std::string& source_hash, const std::map<std::string, Known>& known,
-                        size_t new_successes) {
-  const TuneOptions& o = loop.options_;
-  if (known.empty()) {
+void TuningLoop::note(KeyRun& run, const Candidate& c, const std::string& name, Outcome outcome,
+                      std::optional<double> us, int64_t id, const Resources& resources) {
+  ++run.s.evaluations;
+  ++run.s.outcomes[std::string(ktune::to_string(outcome))];
+  run.strategy->report(c.config, us, c.fidelity);
+  if (us) {
+    Known& k = run.known[name];
+    if (c.fidelity >= k.fidelity) k = Known{c.config, id, *us, c.fidelity, resources};
+    if (!run.best_us || *us < *run.best_us) {
+      run.best_us = us;
+      if (deps_.progress != nullptr) deps_.progress->set_best(name, *us);
+    }
+  }
+  if (deps_.progress != nullptr) deps_.progress->advance();
+}
+
+bool TuningLoop::fill_lookahead(KeyRun& run) {
+  // Keep the compile stage `lookahead` candidates ahead of the GPU.
+  while (run.inflight.size() < options_.lookahead) {
+    std::vector<Candidate> batch = run.strategy->next_batch(options_.lookahead - run.inflight.size());
+    if (batch.empty()) break;
+    for (const Candidate& c : batch) {
+      const std::string name = run.space.canonical_name(c.config, run.key.dtype, run.key.layout);
+      auto hit = run.stored.find(name);
+      if (hit != run.stored.end() && detail::answers(hit->second, c.fidelity, options_.compile_only)) {
+        ++run.s.from_cache;
+        std::optional<double> us;
+        if (hit->second.outcome == Outcome::kOk && hit->second.stats) us = hit->second.stats->median_us;
+        note(run, c, name, hit->second.outcome, us, hit->second.measurement_id,
+             resources_from_json(hit->second.resources_json));
+      } else {
+        auto task = [ctx = run.ctx, config = c.config, name, fidelity = c.fidelity] {
+          return detail::prepare_candidate(*ctx, config, name, fidelity);
+        };
+        run.inflight.push_back({c, name, pool_->submit(std::move(task)), std::nullopt, nullptr});
+      }
+    }
+  }
+  if (!run.inflight.empty()) return true;
+  if (!run.strategy->done()) run.s.error = "the search strategy stalled (nothing proposed, nothing awaited)";
+  return false;
+}
+
+bool TuningLoop::take_compiled(KeyRun& run) {
+  auto& done = run.done;
+  done.clear();
+  // Take the front (waiting for its compile), then every following one that is compiled and needs
+  // no GPU; their rows go to the cache in one transaction.
+  const auto wait_start = Clock::now();
+  Prepared first;
+  try {
+    InFlight& front = run.inflight.front();
+    if (front.failure) std::rethrow_exception(front.failure);
+    first = front.got ? std::move(*front.got) : front.future.get();
+  } catch (const Error& err) {
+    // Not the candidate's fault (the reference does not compile, a source is missing): this key
+    // cannot be tuned; NVRTC or the driver missing ends the sweep.
+    if (err.kind() == ErrorKind::kNoDevice) throw;
+    run.s.error = err.what();
+    return false;
+  }
+  run.s.compile_wait_s += seconds_since(wait_start);
+  done.emplace_back(std::move(run.inflight.front()), std::move(first));
+  run.inflight.pop_front();
+  if (!done.back().second.decided) return true;
+  while (!run.inflight.empty()) {
+    InFlight& next = run.inflight.front();
+    if (!next.got) {
+      if (next.future.wait_for(std::chrono::seconds(0)) != std::future_status::ready) break;
+      try {
+        next.got = next.future.get();
+      } catch (...) {
+        next.failure = std::current_exception();  // raised again when it reaches the front
+        break;
+      }
+    }
+    if (!next.got->decided) break;
+    Prepared p = std::move(*next.got);
+    done.emplace_back(std::move(next), std::move(p));
+    run.inflight.pop_front();
+  }
+  return true;
+}
+
+void TuningLoop::measure_and_record(KeyRun& run) {
+  auto& done = run.done;
+  std::vector<cache::Measurement> rows;
+  for (auto& [item, prepared] : done) {
+    if (prepared.decided) {
+      rows.push_back(*prepared.decided);
+    } else {
+      const auto t = Clock::now();
+      harness::CandidateRequest& request = *prepared.request;
+      request.id = next_request_id();
+      const harness::CandidateResult r = deps_.measurer->measure(request);
+      run.s.measure_s += seconds_since(t);
+      rows.push_back(detail::to_measurement(*run.ctx, item.candidate.config, item.name, prepared, r));
+    }
+    rows.back().fidelity = item.candidate.fidelity;
+  }
+  const std::vector<int64_t> ids = db_.record(run_id_, gpu_id_, run.kernel_id, rows);
+  for (size_t i = 0; i < done.size(); ++i) {
+    const cache::Measurement& m = rows[i];
+    std::optional<double> us;
+    if (m.outcome == Outcome::kOk && m.stats) us = m.stats->median_us;
+    ++run.s.measured;
+    if (us) ++run.new_successes;
+    note(run, done[i].first.candidate, done[i].first.name, m.outcome, us, ids.at(i), done[i].second.resources);
+  }
+}
+
+bool TuningLoop::keep_stored_winner(KeyRun& run) {
+  KeySummary& s = run.s;
+  if (run.known.empty()) {
     std::string counts;
     for (const auto& [outcome, n] : s.outcomes)
       counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, outcome);
     s.error =
         fmt::format("no config was measured successfully ({})", counts.empty() ? "none evaluated" : counts);
-    return;
+    return true;
   }
-  if (new_successes == 0 && !o.retune) {
-    // Everything came from the cache: the stored winner stands.
-    const cache::Lookup lookup{loop.gpu_.name, key.kernel, s.shape, key.dtype, source_hash, key.layout};
-    if (auto best = loop.db_.best(lookup, false)) {
-      s.winner = best->config_name;
-      s.winner_config_json = best->config_json;
-      s.winner_median_us = best->stats.median_us;
-      s.winner_kept = true;
-      return;
-    }
-  }
+  if (run.new_successes > 0 || options_.retune) return false;
+  // Everything came from the cache: the stored winner stands.
+  const cache::Lookup lookup{gpu_.name, run.key.kernel, s.shape, run.key.dtype, run.source_hash, run.key.layout};
+  const auto best = db_.best(lookup, false);
+  if (!best) return false;
+  s.winner = best->config_name;
+  s.winner_config_json = best->config_json;
+  s.winner_median_us = best->stats.median_us;
+  s.winner_kept = true;
+  return true;
+}
 
-  // The contenders: the fastest at the highest fidelity measured (ties: name order).
-  double top_fidelity = 0;
-  for (const auto& [name, k] : known) top_fidelity = std::max(top_fidelity, k.fidelity);
-  std::vector<std::pair<std::string, const Known*>> top;
-  for (const auto& [name, k] : known)
-    if (k.fidelity == top_fidelity) top.emplace_back(name, &k);
-  std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) {
-    return a.second->median_us != b.second->median_us ? a.second->median_us < b.second->median_us
-                                                      : a.first < b.first;
-  });
-  top.resize(std::min(top.size(), static_cast<size_t>(std::max(1, o.timing.retime_top_k))));
-
+std::vector<cache::Measurement> TuningLoop::retime(KeyRun& run) {
+  const auto& top = run.top;
+  auto& prepared = run.retimed;
   std::vector<std::future<Prepared>> futures;
   for (const auto& [name, k] : top) {
-    futures.push_back(loop.pool_->submit([ctx, config = k->config, name = name] {
+    futures.push_back(pool_->submit([ctx = run.ctx, config = k->config, name = name] {
       return detail::prepare_candidate(*ctx, config, name, 1.0);
     }));
   }
-  std::vector<Prepared> prepared;
   std::vector<harness::CandidateRequest> requests;
   std::vector<size_t> top_index;
   for (size_t i = 0; i < futures.size(); ++i) {
@@ -384,58 +421,60 @@ void LoopFinish::finish(TuningLoop& loop, const TuneKey& key, KeySummary& s,
     prepared.push_back(std::move(p));
     top_index.push_back(i);
   }
-
   std::vector<cache::Measurement> rows;
-  if (!requests.empty()) {
-    const auto t = Clock::now();
-    const std::vector<harness::CandidateResult> retimed =
-        loop.deps_.measurer->retime(requests, kRetimeRounds);
-    for (size_t i = 0; i < retimed.size() && i < requests.size(); ++i) {
-      const Known& k = *top[top_index[i]].second;
-      rows.push_back(
-          detail::to_measurement(*ctx, k.config, top[top_index[i]].first, prepared[i], retimed[i]));
-      if (o.counters && rows.back().outcome == cache::Outcome::kOk) {
-        // A separate profiling pass (never the timed runs): the fewest samples the protocol allows.
-        harness::CandidateRequest r = requests[i];
-        r.timing.counters = true;
-        r.timing.max_samples = r.timing.min_samples;
-        r.timing.max_time_ms = std::min(r.timing.max_time_ms, 100.0);
-        const harness::CandidateResult counted = loop.deps_.measurer->measure(r);
-        if (counted.counters.is_object() && !counted.counters.empty())
-          rows.back().counters_json = counted.counters.dump();
-      }
-      rows.back().fidelity = 1.0;
-    }
-    s.measure_s += seconds_since(t);
+  if (requests.empty()) return rows;
+  const auto t = Clock::now();
+  const std::vector<harness::CandidateResult> retimed = deps_.measurer->retime(requests, kRetimeRounds);
+  for (size_t i = 0; i < retimed.size() && i < requests.size(); ++i) {
+    const Known& k = *top[top_index[i]].second;
+    rows.push_back(detail::to_measurement(*run.ctx, k.config, top[top_index[i]].first, prepared[i], retimed[i]));
+    if (options_.counters && rows.back().outcome == Outcome::kOk) count(requests[i], rows.back());
+    rows.back().fidelity = 1.0;
   }
+  run.s.measure_s += seconds_since(t);
+  return rows;
+}
+
+void TuningLoop::count(harness::CandidateRequest request, cache::Measurement& row) {
+  // A separate profiling pass (never the timed runs): the fewest samples the protocol allows.
+  request.timing.counters = true;
+  request.timing.max_samples = request.timing.min_samples;
+  request.timing.max_time_ms = std::min(request.timing.max_time_ms, 100.0);
+  const harness::CandidateResult counted = deps_.measurer->measure(request);
+  if (counted.counters.is_object() && !counted.counters.empty()) row.counters_json = counted.counters.dump();
+}
+
+void TuningLoop::finish_key(KeyRun& run) {
+  if (keep_stored_winner(run)) return;
+  run.top = top_contenders(run.known, options_.timing.retime_top_k);
+  const auto& top = run.top;
+  const std::vector<cache::Measurement> rows = retime(run);
+  const auto& prepared = run.retimed;
   const std::vector<int64_t> ids =
-      rows.empty() ? std::vector<int64_t>{} : loop.db_.record(loop.run_id_, loop.gpu_id_, kernel_id, rows);
+      rows.empty() ? std::vector<int64_t>{} : db_.record(run_id_, gpu_id_, run.kernel_id, rows);
 
   std::vector<Contender> contenders;
   std::vector<int64_t> contender_ids;
-  std::vector<const std::string*> contender_json;
+  std::vector<std::string> contender_json;
   for (size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i].outcome != cache::Outcome::kOk || !rows[i].stats) continue;
+    if (rows[i].outcome != Outcome::kOk || !rows[i].stats) continue;
     contenders.push_back({rows[i].config_name, rows[i].stats->median_us, prepared[i].resources});
     contender_ids.push_back(ids[i]);
-    contender_json.push_back(&rows[i].config_json);
+    contender_json.push_back(rows[i].config_json);
   }
-  std::vector<std::string> fallback_json;
   if (contenders.empty()) {
     // Every re-time failed (a flaky config, a lost worker): the original measurements decide.
-    fallback_json.reserve(top.size());
     for (const auto& [name, k] : top) {
       contenders.push_back({name, k->median_us, k->resources});
       contender_ids.push_back(k->measurement_id);
-      fallback_json.push_back(k->config.to_json_text());
+      contender_json.push_back(k->config.to_json_text());
     }
-    for (const auto& j : fallback_json) contender_json.push_back(&j);
   }
-  const size_t w = pick_winner(contenders, o.limits, o.tie_noise);
-  loop.db_.set_best(contender_ids[w]);
-  s.winner = contenders[w].name;
-  s.winner_median_us = contenders[w].median_us;
-  s.winner_config_json = *contender_json[w];
+  const size_t w = pick_winner(contenders, options_.limits, options_.tie_noise);
+  db_.set_best(contender_ids[w]);
+  run.s.winner = contenders[w].name;
+  run.s.winner_median_us = contenders[w].median_us;
+  run.s.winner_config_json = contender_json[w];
 }
 
 }  // namespace ktune::tuner

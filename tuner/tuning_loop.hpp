@@ -17,23 +17,28 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cache/config_cache.hpp"
 #include "harness/nvrtc_compiler.hpp"
-#include "harness/timing_options.hpp"
+#include "measure/timing_options.hpp"
 #include "kernel_templates/embedded_sources.hpp"
 #include "tuner/candidate_measurer.hpp"
 #include "tuner/config_space.hpp"
-#include "tuner/search_strategy.hpp"
+#include "tuner/search/search_strategy.hpp"
+#include "tuner/resource_limits.hpp"
 #include "tuner/shape_set.hpp"
 
 namespace ktune::tuner {
 
 class Progress;
 class BaselineMeasurer;
+namespace detail {
+struct KeyContext;
+}  // namespace detail
 
 /// One (kernel, shape, dtype, layout) to tune.
 struct TuneKey {
@@ -133,7 +138,35 @@ class TuningLoop {
   int64_t gpu_id() const { return gpu_id_; }
 
  private:
-  friend struct LoopFinish;
+  struct KeyRun;  // one key's state, shared by the phases below (tuning_loop.cpp)
+
+  /// Checks the key, enumerates and prunes its space, loads what the cache holds, starts the
+  /// strategy; false (with s.error) when the key cannot be tuned.
+  bool start_key(KeyRun& run);
+  /// The space's configs for the key, pruned (constraints, max_launches) and with usable seeds.
+  std::optional<Enumeration> enumerate_key(KeyRun& run, const NamedShape& shape);
+  std::shared_ptr<detail::KeyContext> key_context(const KeyRun& run) const;
+  /// Keeps the compile stage `lookahead` candidates ahead of the GPU (answering from the cache
+  /// what it already holds); false when nothing is left in flight.
+  bool fill_lookahead(KeyRun& run);
+  /// Takes the front candidate (waiting for its compile) and every following one already compiled
+  /// and needing no GPU into run.done; false (with s.error) when the key cannot go on.
+  bool take_compiled(KeyRun& run);
+  /// Measures run.done's candidates that need the GPU and records all of them in one transaction.
+  void measure_and_record(KeyRun& run);
+  /// One evaluation's result to the summary, the strategy, the known successes and the progress.
+  void note(KeyRun& run, const Candidate& c, const std::string& name, Outcome outcome, std::optional<double> us,
+            int64_t id, const Resources& resources);
+  /// The end of a key: re-time the best few interleaved, read their counters, name the winner.
+  void finish_key(KeyRun& run);
+  /// True when the key ends without a re-time: nothing succeeded (s.error), or nothing new was
+  /// measured and the stored winner stands.
+  bool keep_stored_winner(KeyRun& run);
+  /// run.top re-timed interleaved (with counters when asked), as rows for the cache.
+  std::vector<cache::Measurement> retime(KeyRun& run);
+  /// The CUPTI counter pass of one re-timed contender into its row.
+  void count(harness::CandidateRequest request, cache::Measurement& row);
+
   cache::ConfigCache& db_;
   cache::GpuInfo gpu_;
   TuneOptions options_;

@@ -12,7 +12,7 @@
 
 namespace ktune::bench {
 
-inline kernel_templates::Config fp8(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn,
+inline ktune::Config fp8(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn,
                                     int64_t stages, int64_t split_k, int64_t swizzle) {
   return {"mma",
           {{"BLOCK_M", bm},
@@ -26,13 +26,13 @@ inline kernel_templates::Config fp8(int64_t bm, int64_t bn, int64_t bk, int64_t 
 }
 
 /// A config of the wgmma variant (sm_90a; the bench drops it on other archs).
-inline kernel_templates::Config fp8_wgmma(int64_t bm, int64_t bn, int64_t stages, int64_t swizzle) {
+inline ktune::Config fp8_wgmma(int64_t bm, int64_t bn, int64_t stages, int64_t swizzle) {
   return {"wgmma_tma",
           {{"BLOCK_M", bm}, {"BLOCK_N", bn}, {"BLOCK_K", 128}, {"STAGES", stages}, {"SWIZZLE", swizzle}}};
 }
 
 /// The configs timed for a shape with `m` rows.
-inline std::vector<kernel_templates::Config> fp8_sweep(int64_t m) {
+inline std::vector<ktune::Config> fp8_sweep(int64_t m) {
   if (m <= 16) {
     return {fp8(16, 64, 256, 1, 4, 4, 1, 1), fp8(16, 64, 256, 1, 4, 4, 2, 1),
             fp8(16, 64, 256, 1, 4, 4, 4, 1), fp8(16, 64, 128, 1, 4, 6, 1, 1),

@@ -30,15 +30,15 @@
 #include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
-#include "harness/gpu_compare.hpp"
-#include "harness/l2_flush.hpp"
+#include "measure/gpu_compare.hpp"
+#include "measure/l2_flush.hpp"
 #include "harness/module.hpp"
 #include "harness/nvrtc_compiler.hpp"
-#include "harness/random_fill.hpp"
-#include "harness/timer.hpp"
-#include "harness/tolerance.hpp"
+#include "measure/random_fill.hpp"
+#include "measure/timer.hpp"
+#include "measure/tolerance.hpp"
 #include "kernel_templates/compile_request.hpp"
-#include "kernel_templates/fp8_gemm_spec.hpp"
+#include "kernel_templates/fp8_gemm/fp8_gemm_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 
@@ -80,7 +80,7 @@ std::vector<Shape> load_shapes(const std::string& path, const std::vector<std::s
 }
 
 kt::Problem problem_of(const Shape& s, const std::string& layout) {
-  return {{{"m", s.m}, {"n", s.n}, {"k", s.k}}, h::DType::kFP8E4M3, layout};
+  return {{{"m", s.m}, {"n", s.n}, {"k", s.k}}, ktune::DType::kFP8E4M3, layout};
 }
 
 /// Median microseconds of one call of `enqueue(set)`.
@@ -133,7 +133,7 @@ std::map<std::string, std::shared_future<h::CompileResult>> compile_sweep(const 
   for (const auto& s : shapes) {
     const kt::Problem p = problem_of(s, layout);
     add(spec.reference(p).compile);
-    for (const kt::Config& c : ktune::bench::fp8_sweep(s.m)) {
+    for (const ktune::Config& c : ktune::bench::fp8_sweep(s.m)) {
       const kt::KernelSpec& variant = kt::find_spec("fp8_gemm", c.variant);
       if (!variant.rejection(p, c) && !variant.arch_rejection(arch)) add(variant.compile_spec(p, c));
     }
@@ -305,9 +305,9 @@ int main(int argc, char** argv) {
           blas->run(bp, at("a"), at("b"), at("a_scale"), at("b_scale"), c.get(), stream);
         };
         run(0);
-        const h::ErrorMetrics err = h::gpu_compare(util, c.get(), h::DType::kBF16, c_ref.get(),
-                                                   h::DType::kF32, static_cast<uint64_t>(s.m * s.n), stream);
-        const bool ok = h::judge(err, h::tolerance_for(h::DType::kBF16)).ok;
+        const h::ErrorMetrics err = h::gpu_compare(util, c.get(), ktune::DType::kBF16, c_ref.get(),
+                                                   ktune::DType::kF32, static_cast<uint64_t>(s.m * s.n), stream);
+        const bool ok = h::judge(err, h::tolerance_for(ktune::DType::kBF16)).ok;
         blas_us = time_launches(run, sets, stream, flush, samples);
         row("cublaslt", blas->algorithm(bp), blas_us, 0, 0, ok);
         if (!ok) std::fprintf(stderr, "%s: cuBLASLt output differs from the reference\n", s.label.c_str());
@@ -315,7 +315,7 @@ int main(int argc, char** argv) {
 
       double best_us = 1e30;
       std::string best_name = "(none valid)";
-      for (const kt::Config& cfg : ktune::bench::fp8_sweep(s.m)) try {
+      for (const ktune::Config& cfg : ktune::bench::fp8_sweep(s.m)) try {
           const kt::KernelSpec& variant = kt::find_spec("fp8_gemm", cfg.variant);
           if (variant.rejection(p, cfg) || variant.arch_rejection(arch)) continue;
           const std::string name = variant.canonical_name(p, cfg);
@@ -346,9 +346,9 @@ int main(int argc, char** argv) {
           };
           enqueue(0);
           const h::ErrorMetrics err =
-              h::gpu_compare(util, c.get(), h::DType::kBF16, c_ref.get(), h::DType::kF32,
+              h::gpu_compare(util, c.get(), ktune::DType::kBF16, c_ref.get(), ktune::DType::kF32,
                              static_cast<uint64_t>(s.m * s.n), stream);
-          const bool ok = h::judge(err, h::tolerance_for(h::DType::kBF16)).ok;
+          const bool ok = h::judge(err, h::tolerance_for(ktune::DType::kBF16)).ok;
           const double us = time_launches(enqueue, sets, stream, flush, samples);
           const auto found = resources.find(plan.launches.front().name_expression);
           const h::KernelResources res = found != resources.end() ? found->second : h::KernelResources{};

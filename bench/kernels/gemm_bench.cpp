@@ -29,13 +29,13 @@
 #include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
-#include "harness/gpu_compare.hpp"
-#include "harness/l2_flush.hpp"
+#include "measure/gpu_compare.hpp"
+#include "measure/l2_flush.hpp"
 #include "harness/module.hpp"
-#include "harness/random_fill.hpp"
-#include "harness/statistics.hpp"
-#include "harness/timer.hpp"
-#include "harness/tolerance.hpp"
+#include "measure/random_fill.hpp"
+#include "measure/statistics.hpp"
+#include "measure/timer.hpp"
+#include "measure/tolerance.hpp"
 #include "kernel_templates/compile_request.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
@@ -129,14 +129,14 @@ double time_launches(const std::function<void(int set)>& enqueue, int sets, CUst
 
 /// --compile-only: compiles every config of the sweep (one program a config, in parallel) and prints
 /// each GEMM kernel's registers, spills and shared memory.
-int compile_sweep(const std::vector<Shape>& shapes, h::DType dtype, const std::string& layout,
+int compile_sweep(const std::vector<Shape>& shapes, ktune::DType dtype, const std::string& layout,
                   const std::string& arch) {
   const kt::SourceLibrary library = kt::SourceLibrary::builtin();
   h::NvrtcCompiler compiler;
   std::map<std::string, std::pair<std::string, std::shared_future<h::CompileResult>>> pending;
   for (const auto& s : shapes) {
     const kt::Problem p{{{"m", s.m}, {"n", s.n}, {"k", s.k}}, dtype, layout};
-    for (const kt::Config& c : ktune::bench::mma_sweep(s.m)) {
+    for (const ktune::Config& c : ktune::bench::mma_sweep(s.m)) {
       const kt::KernelSpec& spec = kt::find_spec("gemm", c.variant);
       if (auto why = spec.rejection(p, c)) {
         std::printf("%s @ %s rejected: %s\n", spec.canonical_name(p, c).c_str(), s.label.c_str(),
@@ -196,7 +196,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   try {
-    const std::optional<h::DType> dtype = h::dtype_from_string(dtype_text);
+    const std::optional<ktune::DType> dtype = ktune::dtype_from_string(dtype_text);
     const std::vector<Shape> shapes = load_shapes(shapes_dir, models, layers, ms);
     if (compile_only) return compile_sweep(shapes, *dtype, layout, compile_arch);
     h::PrimaryContext ctx(0);
@@ -217,7 +217,7 @@ int main(int argc, char** argv) {
     h::NvrtcCompiler compiler;
     for (const auto& s : shapes) {
       const kt::Problem p{{{"m", s.m}, {"n", s.n}, {"k", s.k}}, *dtype, layout};
-      for (const kt::Config& c : ktune::bench::mma_sweep(s.m)) {
+      for (const ktune::Config& c : ktune::bench::mma_sweep(s.m)) {
         const kt::KernelSpec& spec = kt::find_spec("gemm", c.variant);
         if (spec.rejection(p, c)) continue;
         const kt::CompileSpec cs = spec.compile_spec(p, c);
@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
     for (const auto& s : shapes) {
       const kt::Problem p{{{"m", s.m}, {"n", s.n}, {"k", s.k}}, *dtype, layout};
       const kt::WorkCounts work = family.work(p);
-      const std::size_t esize = h::size_of(*dtype);
+      const std::size_t esize = ktune::size_of(*dtype);
       const int64_t set_bytes = (s.m * s.k + s.k * s.n) * static_cast<int64_t>(esize);
       const int sets =
           static_cast<int>(std::clamp<int64_t>((2 * info.l2_bytes + set_bytes - 1) / set_bytes, 1, kMaxSets));
@@ -292,7 +292,7 @@ int main(int argc, char** argv) {
 
       double best_us = 1e30;
       std::string best_name = "(none valid)";
-      for (const kt::Config& cfg : ktune::bench::mma_sweep(s.m)) try {
+      for (const ktune::Config& cfg : ktune::bench::mma_sweep(s.m)) try {
           const kt::KernelSpec& spec = kt::find_spec("gemm", cfg.variant);
           if (spec.rejection(p, cfg)) continue;
           const std::string name = spec.canonical_name(p, cfg);
@@ -343,9 +343,7 @@ int main(int argc, char** argv) {
           const double us = time_launches(enqueue, sets, stream, flush, samples);
           // Resources of the main (GEMM) launch: the second one after the atomic split-K's zeroing; absent
           // when ptxas reported none for it.
-          const auto mode = cfg.params.find("SPLIT_K_MODE");
-          const bool zeroing_first =
-              plan.launches.size() > 1 && mode != cfg.params.end() && mode->second == 1;
+          const bool zeroing_first = plan.launches.size() > 1 && cfg.find("SPLIT_K_MODE") == 1;
           const std::string& main_expr = plan.launches[zeroing_first ? 1 : 0].name_expression;
           const auto found = comp.resources.find(main_expr);
           const h::KernelResources res = found != comp.resources.end() ? found->second : h::KernelResources{};

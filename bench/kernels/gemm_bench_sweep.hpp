@@ -12,7 +12,7 @@
 
 namespace ktune::bench {
 
-inline kernel_templates::Config mma(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn,
+inline ktune::Config mma(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn,
                                     int64_t stages, int64_t split_k, int64_t mode, int64_t swizzle) {
   return {"mma",
           {{"BLOCK_M", bm},
@@ -26,7 +26,7 @@ inline kernel_templates::Config mma(int64_t bm, int64_t bn, int64_t bk, int64_t 
            {"SWIZZLE", swizzle}}};
 }
 
-inline kernel_templates::Config wgmma(int64_t bm, int64_t bn, int64_t stages, int64_t swizzle,
+inline ktune::Config wgmma(int64_t bm, int64_t bn, int64_t stages, int64_t swizzle,
                                       int64_t split_k = 1, const char* variant = "wgmma") {
   return {variant,
           {{"BLOCK_M", bm},
@@ -41,7 +41,7 @@ inline kernel_templates::Config wgmma(int64_t bm, int64_t bn, int64_t stages, in
 /// mostly compute padding). 128x256 (4 stages, the most that fit 227 KiB) and 128x128 / 64x256 /
 /// 64x128 with deeper pipelines; group 8 and 16; 64x64 for narrow N (N = 1024: 128x128 tiles would
 /// leave most of the 132 SMs idle at M = 512).
-inline std::vector<kernel_templates::Config> wgmma_sweep(int64_t m) {
+inline std::vector<ktune::Config> wgmma_sweep(int64_t m) {
   if (m < 128) return {};
   if (m <= 256) {
     return {wgmma(64, 128, 6, 8),    wgmma(64, 256, 5, 8),   wgmma(128, 128, 5, 8),   wgmma(128, 256, 4, 8),
@@ -50,7 +50,7 @@ inline std::vector<kernel_templates::Config> wgmma_sweep(int64_t m) {
   }
   // The 4-stage 64x128 / 128x64 / 64x64 tiles fit two or three blocks an SM (<= 96 KiB of shared
   // memory, <= 32K registers): at M = 512 they give 256+ blocks, one full wave on 132 SMs.
-  std::vector<kernel_templates::Config> out = {
+  std::vector<ktune::Config> out = {
       wgmma(128, 256, 4, 8), wgmma(128, 256, 4, 16), wgmma(128, 256, 3, 8), wgmma(128, 128, 5, 8),
       wgmma(128, 128, 6, 8), wgmma(64, 256, 5, 8),   wgmma(64, 128, 6, 8),  wgmma(64, 64, 8, 8),
       wgmma(64, 128, 4, 8),  wgmma(128, 64, 4, 8),   wgmma(64, 64, 4, 8),
@@ -72,7 +72,7 @@ inline std::vector<kernel_templates::Config> wgmma_sweep(int64_t m) {
 }
 
 /// 14-16 configs for a problem with `m` rows.
-inline std::vector<kernel_templates::Config> mma_only_sweep(int64_t m) {
+inline std::vector<ktune::Config> mma_only_sweep(int64_t m) {
   if (m <= 16) {
     return {
         mma(16, 64, 128, 1, 4, 4, 1, 0, 1),  mma(16, 64, 128, 1, 4, 4, 2, 0, 1),
@@ -119,13 +119,13 @@ inline std::vector<kernel_templates::Config> mma_only_sweep(int64_t m) {
   };
 }
 
-inline kernel_templates::Config gemv(int64_t bk, int64_t split_k, int64_t warps, int64_t rows) {
+inline ktune::Config gemv(int64_t bk, int64_t split_k, int64_t warps, int64_t rows) {
   return {"gemv", {{"BLOCK_K", bk}, {"SPLIT_K", split_k}, {"WARPS", warps}, {"ROWS_PER_BLOCK", rows}}};
 }
 
 /// The GEMV template's configs for M <= 16 ("nt" only; none above: the template serves skinny M).
 /// Around the quick preset's H200 winner (k512, sk1, w4, r8) in block K, split-K and rows a block.
-inline std::vector<kernel_templates::Config> gemv_sweep(int64_t m) {
+inline std::vector<ktune::Config> gemv_sweep(int64_t m) {
   if (m > 16) return {};
   return {gemv(512, 1, 4, 8),  gemv(512, 1, 4, 4),  gemv(1024, 1, 8, 4), gemv(512, 2, 4, 4),
           gemv(256, 1, 2, 8),  gemv(1024, 2, 8, 2), gemv(2048, 1, 8, 2), gemv(512, 4, 4, 2),
@@ -133,8 +133,8 @@ inline std::vector<kernel_templates::Config> gemv_sweep(int64_t m) {
 }
 
 /// The sweep ktune_gemm_bench times: the mma configs, then the wgmma and GEMV ones.
-inline std::vector<kernel_templates::Config> mma_sweep(int64_t m) {
-  std::vector<kernel_templates::Config> out = mma_only_sweep(m);
+inline std::vector<ktune::Config> mma_sweep(int64_t m) {
+  std::vector<ktune::Config> out = mma_only_sweep(m);
   for (auto& c : wgmma_sweep(m)) out.push_back(std::move(c));
   for (auto& c : gemv_sweep(m)) out.push_back(std::move(c));
   return out;

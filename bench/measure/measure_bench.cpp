@@ -5,9 +5,9 @@
 
 #include <benchmark/benchmark.h>
 
-#include "harness/candidate.hpp"
-#include "harness/stopping_rule.hpp"
-#include "harness/worker_protocol.hpp"
+#include "measure/candidate.hpp"
+#include "measure/stopping_rule.hpp"
+#include "measure/worker_protocol.hpp"
 
 namespace ktune::harness {
 namespace {

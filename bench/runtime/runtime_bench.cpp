@@ -113,9 +113,9 @@ void BM_DirectLaunch(benchmark::State& state) {
   namespace kt = ktune::kernel_templates;
   if (const auto why = no_device(); !why.empty()) return state.SkipWithError(why.c_str());
   auto& f = Fixture::get();
-  const kt::Problem p{{{"m", kM}, {"n", kN}, {"k", kK}}, kt::DType::kBF16, "nt"};
+  const kt::Problem p{{{"m", kM}, {"n", kN}, {"k", kK}}, ktune::DType::kBF16, "nt"};
   const kt::KernelSpec& spec = kt::find_spec("gemm", "tiled");
-  const kt::Config config = spec.default_config(p);
+  const ktune::Config config = spec.default_config(p);
   ktune::harness::NvrtcCompiler compiler;
   const auto compiled = compiler.compile(kt::make_compile_request(
       spec.compile_spec(p, config), kt::SourceLibrary::builtin(), ktune::harness::query_device(0).arch()));
@@ -194,9 +194,9 @@ void BM_DirectRmsNormLaunch(benchmark::State& state) {
   namespace kt = ktune::kernel_templates;
   if (const auto why = no_device(); !why.empty()) return state.SkipWithError(why.c_str());
   auto& f = Fixture::get();
-  const kt::Problem p{{{"rows", kRows}, {"hidden", kHidden}}, kt::DType::kBF16, ""};
+  const kt::Problem p{{{"rows", kRows}, {"hidden", kHidden}}, ktune::DType::kBF16, ""};
   const kt::KernelSpec& spec = kt::find_spec("rmsnorm", "rowwise");
-  const kt::Config config = spec.default_config(p);
+  const ktune::Config config = spec.default_config(p);
   ktune::harness::NvrtcCompiler compiler;
   const auto compiled = compiler.compile(kt::make_compile_request(
       spec.compile_spec(p, config), kt::SourceLibrary::builtin(), ktune::harness::query_device(0).arch()));

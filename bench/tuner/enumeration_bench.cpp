@@ -4,7 +4,7 @@
 #include <benchmark/benchmark.h>
 
 #include "tuner/config_space.hpp"
-#include "tuner/search_strategy.hpp"
+#include "tuner/search/search_strategy.hpp"
 
 namespace {
 

@@ -30,6 +30,7 @@
 #include <memory>
 #include <string>
 
+#include "ktune/dtype.hpp"
 #include "ktune/error.hpp"
 
 struct CUstream_st;
@@ -39,14 +40,12 @@ namespace ktune {
 /// A CUDA stream (CUstream / cudaStream_t); nullptr is the legacy default stream.
 using Stream = CUstream_st*;
 
-/// Element type of an operator's tensors (accumulation is f32). kFP8E4M3 is for fp8 operators;
-/// the others refuse it with kBadInput.
-enum class DType { kF32, kF16, kBF16, kFP8E4M3 };
+// ktune::DType (ktune/dtype.hpp) is the element type of an operator's tensors (accumulation is
+// f32). kFP8E4M3 is for fp8 operators, the others refuse it with kBadInput; every operator refuses
+// kFP8E5M2.
 /// B's layout: kNT is [N,K] row-major (the nn.Linear weight), kNN is [K,N] row-major.
 enum class Layout { kNT, kNN };
 
-/// "f32", "f16", "bf16", "fp8e4m3".
-const char* to_string(DType dtype) noexcept;
 /// "nt", "nn".
 const char* to_string(Layout layout) noexcept;
 

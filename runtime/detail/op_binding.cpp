@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
-#include "kernel_templates/decode_attention_spec.hpp"
-#include "kernel_templates/fp8_gemm_spec.hpp"
-#include "kernel_templates/rmsnorm_rope_spec.hpp"
-#include "kernel_templates/rmsnorm_spec.hpp"
-#include "kernel_templates/softmax_spec.hpp"
+#include "kernel_templates/decode_attention/decode_attention_spec.hpp"
+#include "kernel_templates/fp8_gemm/fp8_gemm_spec.hpp"
+#include "kernel_templates/rmsnorm_rope/rmsnorm_rope_spec.hpp"
+#include "kernel_templates/rmsnorm/rmsnorm_spec.hpp"
+#include "kernel_templates/softmax/softmax_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 
@@ -105,27 +105,13 @@ const OpBinding& binding_of(OpKind op) {
   throw Error(ErrorKind::kBadInput, "unknown operator");
 }
 
-harness::DType to_harness(DType dtype) {
-  switch (dtype) {
-    case DType::kF32:
-      return harness::DType::kF32;
-    case DType::kF16:
-      return harness::DType::kF16;
-    case DType::kBF16:
-      return harness::DType::kBF16;
-    case DType::kFP8E4M3:
-      return harness::DType::kFP8E4M3;
-  }
-  throw Error(ErrorKind::kBadInput, fmt::format("unknown dtype {}", static_cast<int>(dtype)));
-}
-
-std::size_t element_bytes(DType dtype) { return harness::size_of(to_harness(dtype)); }
+std::size_t element_bytes(DType dtype) { return size_of(dtype); }
 
 kt::Problem make_problem(const PlanKey& key) {
   const OpBinding& b = binding_of(key.op);
   kt::Problem p;
   for (std::size_t i = 0; i < b.dims.size(); ++i) p.dims.emplace_back(b.dims[i], key.dims[i]);
-  p.dtype = to_harness(key.dtype);
+  p.dtype = key.dtype;
   p.layout = key.mode < b.modes.size() ? b.modes[key.mode] : "?";
   return p;
 }
@@ -141,7 +127,7 @@ std::string describe(const PlanKey& key) {
 }
 
 kt::LaunchPlan launch_plan_for(const PlanKey& key, const kt::KernelSpec& spec, const kt::Problem& problem,
-                               const kt::Config& config) {
+                               const ktune::Config& config) {
   if (key.op == OpKind::kDecodeAttention) {
     const auto* decode = dynamic_cast<const kt::DecodeAttentionSpec*>(&spec);
     if (decode == nullptr)

@@ -75,8 +75,6 @@ kernel_templates::Problem make_problem(const PlanKey& key);
 /// "rmsnorm rows=7,hidden=4095 bf16 residual": the key in error messages.
 std::string describe(const PlanKey& key);
 
-/// The harness's dtype of a public one.
-harness::DType to_harness(DType dtype);
 /// Bytes an element of `dtype` takes.
 std::size_t element_bytes(DType dtype);
 
@@ -98,7 +96,7 @@ void check_pointers(std::string_view op, std::initializer_list<PointerArg> point
 /// (seq_max, context_lens, kDecodeScaleSentinel) from the key.
 kernel_templates::LaunchPlan launch_plan_for(const PlanKey& key, const kernel_templates::KernelSpec& spec,
                                              const kernel_templates::Problem& problem,
-                                             const kernel_templates::Config& config);
+                                             const ktune::Config& config);
 
 /// ktune::Error(kBadInput) when the operator cannot run on `arch` (e.g. "sm_80": fp8_gemm needs
 /// sm_89 or newer).

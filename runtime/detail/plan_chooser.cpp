@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cache/shape.hpp"
+#include "core/shape.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 
@@ -17,10 +17,10 @@ namespace kt = kernel_templates;
 
 /// The stored config as a Config of one of the kernel's templates that serves `p`; nullopt when
 /// it names an unknown template, does not parse, or is rejected for this problem.
-std::optional<kt::Config> usable(const std::string& kernel, const cache::BestConfig& best,
+std::optional<ktune::Config> usable(const std::string& kernel, const cache::BestConfig& best,
                                  const kt::Problem& p) {
   try {
-    kt::Config c = kt::Config::from_json(nlohmann::json::parse(best.config_json));
+    ktune::Config c = ktune::Config::from_json_text(best.config_json);  // declaration order, as stored
     const auto specs = kt::specs_of(kernel);
     const auto it = std::find_if(specs.begin(), specs.end(),
                                  [&](const kt::KernelSpec* s) { return s->variant() == c.variant; });
@@ -35,7 +35,7 @@ std::optional<kt::Config> usable(const std::string& kernel, const cache::BestCon
 
 }  // namespace
 
-std::pair<kt::Config, PlanInfo> choose_plan(const cache::BestIndex& index, MissPolicy policy,
+std::pair<ktune::Config, PlanInfo> choose_plan(const cache::BestIndex& index, MissPolicy policy,
                                             const harness::DeviceInfo& device, const PlanKey& key) {
   const std::string& gpu_name = device.name;
   const OpBinding& b = binding_of(key.op);
@@ -46,7 +46,7 @@ std::pair<kt::Config, PlanInfo> choose_plan(const cache::BestIndex& index, MissP
   if (const cache::BestConfig* exact = index.find(b.kernel, shape, dtype, p.layout)) {
     best = *exact;
   } else if (policy == MissPolicy::kNearest) {
-    best = index.find_or_nearest(b.kernel, cache::Shape::parse(shape), dtype, p.layout);
+    best = index.find_or_nearest(b.kernel, ktune::Shape::parse(shape), dtype, p.layout);
   } else if (policy == MissPolicy::kError) {
     throw Error(ErrorKind::kNotFound,
                 fmt::format("no tuned {} config for {} {}{}{} on {}: run `ktune tune --kernel {} --shape {} "
@@ -67,10 +67,10 @@ std::pair<kt::Config, PlanInfo> choose_plan(const cache::BestIndex& index, MissP
   return default_plan(key, device.arch());
 }
 
-std::pair<kt::Config, PlanInfo> default_plan(const PlanKey& key, std::string_view arch) {
+std::pair<ktune::Config, PlanInfo> default_plan(const PlanKey& key, std::string_view arch) {
   const kt::Problem p = make_problem(key);
   const kt::KernelSpec& spec = default_spec(key, arch);
-  kt::Config c = spec.default_config(p);
+  ktune::Config c = spec.default_config(p);
   PlanInfo info;
   info.source = PlanInfo::Source::kDefault;
   info.config_name = spec.canonical_name(p, c);

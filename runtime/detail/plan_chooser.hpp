@@ -18,11 +18,11 @@ namespace ktune::runtime::detail {
 /// template) and how it was found (config_name, tuned shape and time; launches and workspace are
 /// left to the caller). Throws ktune::Error(kNotFound) on a miss with MissPolicy::kError, naming
 /// the `ktune tune` command that would fill it.
-std::pair<kernel_templates::Config, PlanInfo> choose_plan(const cache::BestIndex& index, MissPolicy policy,
+std::pair<ktune::Config, PlanInfo> choose_plan(const cache::BestIndex& index, MissPolicy policy,
                                                           const harness::DeviceInfo& device, const PlanKey& key);
 
 /// The default config of `key` on `arch` (default_spec's), as choose_plan's miss gives it: also the
 /// plan a call falls back to when its pointers miss an alignment the chosen config requires.
-std::pair<kernel_templates::Config, PlanInfo> default_plan(const PlanKey& key, std::string_view arch);
+std::pair<ktune::Config, PlanInfo> default_plan(const PlanKey& key, std::string_view arch);
 
 }  // namespace ktune::runtime::detail

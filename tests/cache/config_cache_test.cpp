@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/config_cache.hpp"
-#include "cache/shape.hpp"
+#include "core/shape.hpp"
 #include "cache_test_util.hpp"
 #include "ktune/error.hpp"
 

@@ -10,7 +10,7 @@
 
 #include "cache/best_index.hpp"
 #include "cache/config_cache.hpp"
-#include "cache/shape.hpp"
+#include "core/shape.hpp"
 #include "cache_test_util.hpp"
 #include "ktune/error.hpp"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cache/shape.hpp"
+#include "core/shape.hpp"
 #include "cache_test_util.hpp"
 #include "ktune/error.hpp"
 

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "cli/bench_target.hpp"
-#include "kernel_templates/fp8_gemm_spec.hpp"
-#include "kernel_templates/gemm_wgmma_spec.hpp"
+#include "kernel_templates/fp8_gemm/fp8_gemm_spec.hpp"
+#include "kernel_templates/gemm/gemm_wgmma_spec.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::cli {

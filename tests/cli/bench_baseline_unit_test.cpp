@@ -22,16 +22,15 @@ namespace {
 
 namespace kt = kernel_templates;
 
-kt::Problem gemm(int64_t m, int64_t n, int64_t k, harness::DType dtype, std::string layout) {
+kt::Problem gemm(int64_t m, int64_t n, int64_t k, ktune::DType dtype, std::string layout) {
   return {{{"m", m}, {"n", n}, {"k", k}}, dtype, std::move(layout)};
 }
 
 TEST(CublasBaseline, OnlyPlainGemmInF16Bf16F32) {
-  using harness::DType;
   for (DType d : {DType::kF16, DType::kBF16, DType::kF32}) {
     for (const char* layout : {"nt", "nn", ""}) {
       EXPECT_FALSE(tuner::no_cublas_baseline("gemm", gemm(16, 4096, 4096, d, layout)).has_value())
-          << harness::to_string(d) << " " << layout;
+          << ktune::to_string(d) << " " << layout;
     }
   }
   const auto fp8 = tuner::no_cublas_baseline("gemm", gemm(16, 64, 64, DType::kFP8E4M3, "nt"));
@@ -58,7 +57,7 @@ class FakeMeasurer final : public tuner::BaselineMeasurer {
     if (throw_kind) throw Error(*throw_kind, "fake failure");
     harness::CandidateResult r;
     r.name = tuner::cublas_baseline_name(problem);
-    r.outcome = harness::Outcome::kOk;
+    r.outcome = ktune::Outcome::kOk;
     harness::SampleStats s;
     s.median = std::uniform_real_distribution<double>(3, 300)(rng_);
     s.min = s.median * 0.97;
@@ -101,7 +100,7 @@ TEST_F(RecordBaseline, StoresACublasRowThatIsNeverTheBest) {
   FakeMeasurer fake(seed);
   harness::TimingOptions timing;
   timing.seed = seed;
-  const kt::Problem p = gemm(16, 4096, 4096, harness::DType::kBF16, "nt");
+  const kt::Problem p = gemm(16, 4096, 4096, ktune::DType::kBF16, "nt");
   const auto recorded = tuner::record_cublas_baseline(*db_, run_, gpu_, kernel_, "gemm", p, timing, fake);
   ASSERT_TRUE(recorded.has_value());
   const std::optional<int64_t> id = recorded->measurement_id;
@@ -121,7 +120,7 @@ TEST_F(RecordBaseline, StoresACublasRowThatIsNeverTheBest) {
     EXPECT_EQ(s.m.shape, "m=16,n=4096,k=4096");
     EXPECT_EQ(s.m.dtype, "bf16");
     EXPECT_EQ(s.m.layout, "nt");
-    EXPECT_EQ(s.m.outcome, cache::Outcome::kOk);
+    EXPECT_EQ(s.m.outcome, ktune::Outcome::kOk);
     ASSERT_TRUE(s.m.stats.has_value());
     EXPECT_DOUBLE_EQ(s.m.stats->median_us, fake.median);
     EXPECT_EQ(s.m.stats->samples, 37);
@@ -139,10 +138,10 @@ TEST_F(RecordBaseline, StoresACublasRowThatIsNeverTheBest) {
 
 TEST_F(RecordBaseline, KeysWithoutABaselineMeasureNothing) {
   FakeMeasurer fake(1);
-  const kt::Problem rms{{{"rows", 16}, {"hidden", 4096}}, harness::DType::kBF16, ""};
+  const kt::Problem rms{{{"rows", 16}, {"hidden", 4096}}, ktune::DType::kBF16, ""};
   EXPECT_FALSE(tuner::record_cublas_baseline(*db_, run_, gpu_, kernel_, "rmsnorm", rms, {}, fake));
   EXPECT_FALSE(tuner::record_cublas_baseline(*db_, run_, gpu_, kernel_, "gemm",
-                                             gemm(16, 64, 64, harness::DType::kBF16, "nn+silu"), {}, fake));
+                                             gemm(16, 64, 64, ktune::DType::kBF16, "nn+silu"), {}, fake));
   EXPECT_EQ(fake.calls, 0);
   int rows = 0;
   db_->for_each_measurement({}, [&](const cache::StoredMeasurement&) { ++rows; });
@@ -152,12 +151,12 @@ TEST_F(RecordBaseline, KeysWithoutABaselineMeasureNothing) {
 TEST_F(RecordBaseline, AFailureIsStoredButNoDeviceEndsTheSweep) {
   FakeMeasurer fake(2);
   fake.throw_kind = ErrorKind::kRuntime;
-  const kt::Problem p = gemm(512, 1024, 2048, harness::DType::kF16, "nn");
+  const kt::Problem p = gemm(512, 1024, 2048, ktune::DType::kF16, "nn");
   const auto recorded = tuner::record_cublas_baseline(*db_, run_, gpu_, kernel_, "gemm", p, {}, fake);
   ASSERT_TRUE(recorded.has_value());
-  EXPECT_EQ(recorded->measurement.outcome, cache::Outcome::kLaunchError);
+  EXPECT_EQ(recorded->measurement.outcome, ktune::Outcome::kLaunchError);
   db_->for_each_measurement({}, [&](const cache::StoredMeasurement& s) {
-    EXPECT_EQ(s.m.outcome, cache::Outcome::kLaunchError);
+    EXPECT_EQ(s.m.outcome, ktune::Outcome::kLaunchError);
     EXPECT_NE(s.m.reason.find("fake failure"), std::string::npos) << s.m.reason;
     EXPECT_EQ(s.m.baseline, "cublas");
     EXPECT_FALSE(s.m.stats.has_value());

@@ -143,17 +143,17 @@ TEST(BenchGpu, CublasMeasurerFollowsTheProtocol) {
   REQUIRE_GPU();
   tuner::CublasBaselineMeasurer blas(0);
   for (const auto& [dtype, layout, m] :
-       std::vector<std::tuple<harness::DType, std::string, int64_t>>{{harness::DType::kBF16, "nt", 1},
-                                                                     {harness::DType::kF16, "nn", 77},
-                                                                     {harness::DType::kF32, "nt", 256}}) {
+       std::vector<std::tuple<ktune::DType, std::string, int64_t>>{{ktune::DType::kBF16, "nt", 1},
+                                                                     {ktune::DType::kF16, "nn", 77},
+                                                                     {ktune::DType::kF32, "nt", 256}}) {
     const kt::Problem p{{{"m", m}, {"n", 1024}, {"k", 768}}, dtype, layout};
-    SCOPED_TRACE(p.shape_text() + " " + std::string(harness::to_string(dtype)) + " " + layout);
+    SCOPED_TRACE(p.shape_text() + " " + std::string(ktune::to_string(dtype)) + " " + layout);
     for (const harness::FlushMode flush : {harness::FlushMode::kL2, harness::FlushMode::kRotate}) {
       harness::TimingOptions t;
       t.flush = flush;
       t.max_time_ms = 200;
       const auto r = blas.measure_cublas(p, t, true);
-      ASSERT_EQ(r.outcome, harness::Outcome::kOk) << r.reason;
+      ASSERT_EQ(r.outcome, ktune::Outcome::kOk) << r.reason;
       ASSERT_TRUE(r.stats.has_value());
       EXPECT_GT(r.stats->median, 0);
       EXPECT_GE(r.rel_err, 0);
@@ -171,10 +171,10 @@ TEST(BenchGpu, BestTimesTheCachedWinnerAndExits4WithoutOne) {
   const harness::DeviceInfo dev = harness::query_device(0);
   TempDir tmp;
   const auto path = tmp / "best.db";
-  const kt::Problem p{{{"m", 64}, {"n", 512}, {"k", 256}}, harness::DType::kBF16, "nt"};
+  const kt::Problem p{{{"m", 64}, {"n", 512}, {"k", 256}}, ktune::DType::kBF16, "nt"};
   const kt::KernelSpec& spec = kt::find_spec("gemm", "tiled");
-  kt::Config c = spec.default_config(p);
-  c.params["BLOCK_N"] = 32;  // not the default: --best must not fall back to it
+  ktune::Config c = spec.default_config(p);
+  c.set("BLOCK_N", 32);  // not the default: --best must not fall back to it
   const std::string name = spec.canonical_name(p, c);
   ASSERT_FALSE(spec.rejection(p, c).has_value());
   {

@@ -41,7 +41,7 @@ TEST(BenchTarget, CanonicalShapeDtypeAndDefaultLayout) {
   EXPECT_EQ(t.kernel->name, "gemm");
   EXPECT_EQ(t.shape, "m=128,n=256,k=512");
   EXPECT_EQ(t.problem.layout, "nt");
-  EXPECT_EQ(t.problem.dtype, harness::DType::kBF16);
+  EXPECT_EQ(t.problem.dtype, ktune::DType::kBF16);
   ASSERT_EQ(t.problem.dims.size(), 3u);
   EXPECT_EQ(t.problem.dim("k"), 512);
   EXPECT_EQ(cli::parse_bench_target("gemm", "m=1,n=2,k=3", "f16", "nn").problem.layout, "nn");
@@ -143,7 +143,7 @@ TEST(BenchConfig, DefaultServesEveryKernelWithTemplates) {
 harness::CandidateResult timed(const std::string& name, double median_us, std::mt19937& rng) {
   harness::CandidateResult r;
   r.name = name;
-  r.outcome = harness::Outcome::kOk;
+  r.outcome = ktune::Outcome::kOk;
   harness::SampleStats s;
   s.median = median_us;
   s.min = median_us * std::uniform_real_distribution<double>(0.9, 0.99)(rng);
@@ -163,7 +163,7 @@ std::vector<BenchRow> sample_rows(std::mt19937& rng, double* config_us, double* 
   rows[0] = {"config", "", timed("gemm.bf16.nt.tiled.64x64x32", *config_us, rng), std::nullopt, std::nullopt};
   rows[1] = {"baseline", "default", {}, std::nullopt, std::nullopt};
   rows[1].result.name = "gemm.bf16.nt.tiled.default";
-  rows[1].result.outcome = harness::Outcome::kCompileError;  // not timed: no speed-up base
+  rows[1].result.outcome = ktune::Outcome::kCompileError;  // not timed: no speed-up base
   rows[1].result.reason = "nvrtc said no";
   rows[2] = {"baseline", "cublas", timed("cublas.bf16.nt", *blas_us, rng), 73.5, std::nullopt};
   return rows;

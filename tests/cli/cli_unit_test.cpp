@@ -10,7 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cache/shape.hpp"
+#include "core/shape.hpp"
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
@@ -44,7 +44,7 @@ TEST(KernelCatalog, HoldsTheKernelsOfIssue2) {
     EXPECT_TRUE(kt::is_known_kernel(name));
     EXPECT_FALSE(k->summary.empty());
     // The help text's example is a valid shape already in canonical order.
-    const auto shape = cache::Shape::parse(k->example_shape());
+    const auto shape = ktune::Shape::parse(k->example_shape());
     EXPECT_EQ(shape.normalized(k->dims).canonical(), k->example_shape());
   }
 }

@@ -97,7 +97,7 @@ TestDb make_test_db(const std::filesystem::path& path, uint32_t seed, const std:
       ms.push_back(m);
     }
     // The last config is wrong and the fastest: it must never be named the winner.
-    ms.back().outcome = cache::Outcome::kIncorrect;
+    ms.back().outcome = ktune::Outcome::kIncorrect;
     ms.back().reason = "max relative error 0.31 > 0.02";
     ms.back().stats->median_us = ms.front().stats->median_us / 4;
     const auto ids = db.record(run_id, gpu_id, kernel_id, ms);

@@ -29,17 +29,18 @@
 #include "harness/cuda_check.hpp"
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
-#include "harness/l2_flush.hpp"
+#include "measure/l2_flush.hpp"
 #include "harness/module.hpp"
-#include "harness/timer.hpp"
-#include "harness/tolerance.hpp"
-#include "harness/verification.hpp"
-#include "kernel_templates/decode_attention_spec.hpp"
+#include "measure/timer.hpp"
+#include "measure/tolerance.hpp"
+#include "measure/verification.hpp"
+#include "kernel_templates/decode_attention/decode_attention_spec.hpp"
 #include "ktune/error.hpp"
 #include "ops_gpu_support.hpp"
 
 namespace kt = ktune::kernel_templates;
-using ktune::harness::DType;
+
+using ktune::DType;
 
 namespace {
 
@@ -68,13 +69,13 @@ std::vector<kt::Problem> sizes(bool quick) {
 
 /// The space's configs (configs/spaces/decode_attention.toml, its usefulness rules included) the
 /// spec accepts.
-std::vector<kt::Config> sweep(const kt::DecodeAttentionSpec& spec, const kt::Problem& p, int sm_count) {
-  std::vector<kt::Config> out;
+std::vector<ktune::Config> sweep(const kt::DecodeAttentionSpec& spec, const kt::Problem& p, int sm_count) {
+  std::vector<ktune::Config> out;
   const int64_t blocks = p.dim("batch") * (p.dim("heads_q") / kt::DecodeAttentionSpec::heads_per_block(p));
   for (int64_t n : {16, 32, 64, 128}) {
     for (int64_t w : {2, 4, 8}) {
       for (int64_t sk : {1, 2, 4, 8, 16, 32, 64, 128}) {
-        const kt::Config c{"splitkv", {{"BLOCK_N", n}, {"WARPS", w}, {"SPLIT_K", sk}}};
+        const ktune::Config c{"splitkv", {{"BLOCK_N", n}, {"WARPS", w}, {"SPLIT_K", sk}}};
         if (spec.rejection(p, c)) continue;
         if (sk > 1 && (sk * n * 4 > p.dim("seq") || blocks * sk > 8 * sm_count)) continue;
         out.push_back(c);
@@ -175,10 +176,10 @@ int main(int argc, char** argv) {
       double default_us = 0;
       auto configs = sweep(spec, p, info.sm_count);
       if (std::none_of(configs.begin(), configs.end(),
-                       [&](const kt::Config& c) { return spec.canonical_name(p, c) == default_name; })) {
+                       [&](const ktune::Config& c) { return spec.canonical_name(p, c) == default_name; })) {
         configs.push_back(spec.default_config(p));
       }
-      for (const kt::Config& c : configs) {
+      for (const ktune::Config& c : configs) {
         const std::string name = spec.canonical_name(p, c);
         const kt::CompileSpec compile = spec.compile_spec(p, c);
         const kt::LaunchPlan plan = spec.launch_plan(p, c);

@@ -1,5 +1,5 @@
 # decode_attention's suites (issue 6 item 5), included by this folder's CMakeLists.txt: unit (CPU
-# reference by hand, spec, manifest, default space over the shape sets, the template emulated on the
+# reference by hand, spec, default space over the shape sets, the template emulated on the
 # CPU), nvrtc (a sample compiles for sm_80 and sm_90), gpu (skips without a device) and the
 # benchmark ktune_attn_bench.
 ktune_add_gtest(NAME ktune_attn_nvrtc_tests LABEL nvrtc
@@ -9,9 +9,9 @@ ktune_add_gtest(NAME ktune_attn_nvrtc_tests LABEL nvrtc
 # The template and its GPU reference run on the CPU (emulation/): split, tail and combine bugs show
 # up without a GPU.
 set(KTUNE_EMULATED_ATTN
-  ${PROJECT_SOURCE_DIR}/kernel_templates/ops_reduce.cuh
-  ${PROJECT_SOURCE_DIR}/kernel_templates/decode_attention.cu
-  ${PROJECT_SOURCE_DIR}/kernel_templates/decode_attention_reference.cu)
+  ${PROJECT_SOURCE_DIR}/kernel_templates/common/ops_reduce.cuh
+  ${PROJECT_SOURCE_DIR}/kernel_templates/decode_attention/decode_attention.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/decode_attention/decode_attention_reference.cu)
 add_custom_command(
   OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/emulation/attn_templates_emulated.hpp
   COMMAND ${CMAKE_COMMAND} "-DOUTPUT=${CMAKE_CURRENT_BINARY_DIR}/emulation/attn_templates_emulated.hpp"

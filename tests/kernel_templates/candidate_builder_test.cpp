@@ -66,8 +66,8 @@ TEST(CandidateBuilder, AtomicSplitKZeroesItsWorkspaceInsideTheSequence) {
   const KernelSpec& spec = find_spec("gemm", "mma");
   const Problem p = testing::gemm_problem(16, 4096, 4096, DType::kBF16, "nt");
   Config c = spec.default_config(p);
-  c.params["SPLIT_K"] = 4;
-  c.params["SPLIT_K_MODE"] = 1;
+  c.set("SPLIT_K", 4);
+  c.set("SPLIT_K_MODE", 1);
   ASSERT_FALSE(spec.rejection(p, c).has_value()) << *spec.rejection(p, c);
   const auto parts = make_candidate_parts(spec, p, c, fake_compile(spec.compile_spec(p, c), "MMA"),
                                           fake_compile(spec.reference(p).compile, "R"));

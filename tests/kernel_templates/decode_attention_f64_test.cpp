@@ -1,11 +1,11 @@
-// decode_attention's CPU float64 reference (kernel_templates/decode_attention_f64.hpp) against cases
+// decode_attention's CPU float64 reference (kernel_templates/decode_attention/decode_attention_f64.hpp) against cases
 // worked by hand (D4: a wrong reference must not be able to bless a wrong kernel).
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "kernel_templates/decode_attention_f64.hpp"
+#include "kernel_templates/decode_attention/decode_attention_f64.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {

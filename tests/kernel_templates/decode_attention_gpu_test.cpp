@@ -14,9 +14,9 @@
 #include "gpu_plan_runner.hpp"
 #include "harness/context.hpp"
 #include "harness/device_info.hpp"
-#include "harness/tolerance.hpp"
-#include "harness/verification.hpp"
-#include "kernel_templates/decode_attention_spec.hpp"
+#include "measure/tolerance.hpp"
+#include "measure/verification.hpp"
+#include "kernel_templates/decode_attention/decode_attention_spec.hpp"
 #include "ktune/error.hpp"
 #include "ops_gpu_support.hpp"
 

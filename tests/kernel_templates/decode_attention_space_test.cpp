@@ -20,10 +20,10 @@ std::filesystem::path configs() {
   return std::filesystem::path(dir != nullptr ? dir : KTUNE_TEST_SOURCE_DIR) / "configs";
 }
 
-Config to_spec_config(const tuner::Config& c) {
+Config to_spec_config(const ktune::Config& c) {
   Config out;
-  out.variant = c.template_name();
-  for (const auto& [name, value] : c.params()) out.params[name] = value;
+  out.variant = c.variant;
+  for (const auto& [name, value] : c.params) out.set(name, value);
   return out;
 }
 

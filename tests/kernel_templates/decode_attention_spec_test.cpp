@@ -1,6 +1,6 @@
 // decode_attention's spec without CUDA: names, name expressions, rejections (bad configs and bad
 // input, before any launch), plans (one launch or split + combine), arguments, work counts,
-// references, the default config, the registry and the manifest.
+// references, the default config and the registry.
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <functional>
 
 #include "decode_attention_samples.hpp"
-#include "kernel_templates/decode_attention_spec.hpp"
+#include "kernel_templates/decode_attention/decode_attention_spec.hpp"
 #include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
@@ -223,32 +223,6 @@ TEST(AttnSpec, DefaultServesEveryProblem) {
   EXPECT_EQ(s.default_config(decode_problem(1, 32, 8, 131072, 128)).at("SPLIT_K"), 33);
   EXPECT_EQ(s.default_config(decode_problem(1, 32, 8, 300, 128)).at("SPLIT_K"), 1);
   EXPECT_EQ(s.default_config(decode_problem(32, 32, 8, 131072, 128)).at("SPLIT_K"), 2);
-}
-
-TEST(AttnSpec, ManifestAgreesWithSpec) {
-  const SourceLibrary lib = SourceLibrary::builtin();
-  const toml::table t = toml::parse(lib.text("decode_attention.toml"));
-  const DecodeAttentionSpec s;
-  auto strings = [](const toml::node_view<const toml::node>& node) {
-    std::vector<std::string> out;
-    if (const auto* a = node.as_array()) {
-      for (const auto& e : *a) out.push_back(e.value_or(std::string()));
-    }
-    return out;
-  };
-  EXPECT_EQ(t["name"].value_or(std::string()), "decode_attention");
-  EXPECT_EQ(strings(t["dims"]), s.dims());
-  EXPECT_EQ(strings(t["dtypes"]), std::vector<std::string>{"bf16"});
-  EXPECT_EQ(t["reference"].value_or(std::string()),
-            s.reference(decode_problem(1, 8, 8, 8, 128)).compile.source_name);
-  const auto* variants = t["variants"].as_array();
-  ASSERT_NE(variants, nullptr);
-  ASSERT_EQ(variants->size(), 1u);
-  const toml::table& v = *variants->at(0).as_table();
-  EXPECT_EQ(v["name"].value_or(std::string()), s.variant());
-  EXPECT_EQ(v["source"].value_or(std::string()), s.source_name());
-  EXPECT_EQ(strings(v["params"]), s.param_names());
-  EXPECT_TRUE(lib.contains("decode_attention_reference.cu"));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Embedded template sources (D1), the user-folder overlay, the source hash, and the agreement of the
-// gemm manifest and default space with the specs.
+// gemm default space with the specs.
 #include "kernel_templates/embedded_sources.hpp"
 
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "kernel_templates/spec_registry.hpp"
@@ -28,23 +29,23 @@ std::string read_file(const std::filesystem::path& p) {
   return s.str();
 }
 
-std::vector<std::string> strings(const toml::array* arr) {
-  std::vector<std::string> out;
-  if (arr == nullptr) return out;
-  for (const auto& v : *arr) out.push_back(v.value_or(std::string()));
+/// The template files on disk by file name: every `.cu` and `.cuh` in kernel_templates/'s
+/// operator folders (embedded by name alone, so two files may not share a name).
+std::map<std::string, std::filesystem::path> template_paths_on_disk(std::string_view extension = "") {
+  std::map<std::string, std::filesystem::path> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(source_dir() / "kernel_templates")) {
+    const auto ext = e.path().extension().string();
+    if (ext != ".cu" && ext != ".cuh") continue;
+    if (!extension.empty() && ext != extension) continue;
+    const bool fresh = out.emplace(e.path().filename().string(), e.path()).second;
+    EXPECT_TRUE(fresh) << "two template files named " << e.path().filename();
+  }
   return out;
 }
 
-/// The template files on disk: every `.cu`, `.cuh` and `.toml` directly in kernel_templates/.
 std::vector<std::string> template_files_on_disk(std::string_view extension = "") {
   std::vector<std::string> out;
-  for (const auto& e : std::filesystem::directory_iterator(source_dir() / "kernel_templates")) {
-    const auto ext = e.path().extension().string();
-    if (ext != ".cu" && ext != ".cuh" && ext != ".toml") continue;
-    if (!extension.empty() && ext != extension) continue;
-    out.push_back(e.path().filename().string());
-  }
-  std::sort(out.begin(), out.end());
+  for (const auto& [name, path] : template_paths_on_disk(extension)) out.push_back(name);
   return out;
 }
 
@@ -52,13 +53,13 @@ TEST(EmbeddedSources, MatchTheFilesOnDisk) {
   const SourceLibrary lib = SourceLibrary::builtin();
   const auto on_disk = template_files_on_disk();
   for (const char* name : {"gemm_tiled.cu", "gemm_gemv.cu", "gemm_mma.cu", "gemm_reference.cu",
-                           "ktune_device.cuh", "gemm_splitk_reduce.cuh", "gemm.toml"}) {
+                           "ktune_device.cuh", "gemm_splitk_reduce.cuh"}) {
     EXPECT_NE(std::find(on_disk.begin(), on_disk.end(), name), on_disk.end()) << name;
   }
   EXPECT_EQ(lib.names(), on_disk);  // every template file is embedded, and nothing else
   for (const auto& name : on_disk) {
     ASSERT_TRUE(lib.contains(name)) << name;
-    EXPECT_EQ(lib.text(name), read_file(source_dir() / "kernel_templates" / name)) << name;
+    EXPECT_EQ(lib.text(name), read_file(template_paths_on_disk().at(name))) << name;
   }
   EXPECT_EQ(embedded_files().size(), lib.names().size());
   // NVRTC gets every .cuh, in name order.
@@ -106,25 +107,7 @@ TEST(EmbeddedSources, FolderOverlaysAndChangesTheHash) {
   EXPECT_THROW(SourceLibrary::with_folder(dir), Error);
 }
 
-TEST(GemmManifest, AgreesWithTheSpecs) {
-  const SourceLibrary lib = SourceLibrary::builtin();
-  const toml::table manifest = toml::parse(lib.text("gemm.toml"));
-  EXPECT_EQ(manifest["name"].value_or(std::string()), "gemm");
-  const auto specs = specs_of("gemm");
-  EXPECT_EQ(strings(manifest["dims"].as_array()), specs.front()->dims());
-  const toml::array* variants = manifest["variants"].as_array();
-  ASSERT_NE(variants, nullptr);
-  ASSERT_EQ(variants->size(), specs.size());
-  for (const auto& v : *variants) {
-    const toml::table& t = *v.as_table();
-    const KernelSpec& spec = find_spec("gemm", t["name"].value_or(std::string()));
-    EXPECT_EQ(t["source"].value_or(std::string()), spec.source_name());
-    EXPECT_EQ(strings(t["params"].as_array()), spec.param_names());
-    EXPECT_TRUE(lib.contains(spec.source_name()));
-  }
-}
-
-TEST(GemmManifest, DefaultSpaceNamesTheSpecsParameters) {
+TEST(GemmSpace, NamesTheSpecsParameters) {
   const auto space_path = source_dir() / "configs" / "spaces" / "gemm.toml";
   if (!std::filesystem::exists(space_path)) GTEST_SKIP() << "no " << space_path;
   const toml::table space = toml::parse_file(space_path.string());

@@ -26,11 +26,11 @@
 #include "harness/context.hpp"
 #include "harness/cublaslt_fp8_gemm.hpp"
 #include "harness/device_info.hpp"
-#include "harness/tolerance.hpp"
-#include "harness/verification.hpp"
+#include "measure/tolerance.hpp"
+#include "measure/verification.hpp"
 #include "kernel_templates/compile_request.hpp"
-#include "kernel_templates/fp8_gemm_spec.hpp"
-#include "kernel_templates/reference_fp8_gemm.hpp"
+#include "kernel_templates/fp8_gemm/fp8_gemm_spec.hpp"
+#include "kernel_templates/fp8_gemm/reference_fp8_gemm.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 
@@ -65,7 +65,7 @@ std::vector<uint8_t> random_e4m3(int64_t count, uint64_t seed, std::vector<doubl
   for (std::size_t i = 0; i < bytes.size(); ++i) {
     const uint64_t r = rng();
     bytes[i] = static_cast<uint8_t>(((r & 1) << 7) | ((5 + ((r >> 1) & 3)) << 3) | ((r >> 3) & 7));
-    values[i] = harness::decode_fp8e4m3(bytes[i]);
+    values[i] = ktune::decode_fp8e4m3(bytes[i]);
   }
   return bytes;
 }
@@ -103,7 +103,7 @@ std::vector<uint8_t> run_candidate(Fixture& f, const Config& config) {
 }
 
 void expect_matches(Fixture& f, const std::vector<uint8_t>& bytes, const std::string& label) {
-  const auto out = harness::decode(DType::kBF16, std::as_bytes(std::span(bytes)));
+  const auto out = ktune::decode(DType::kBF16, std::as_bytes(std::span(bytes)));
   const harness::Verdict v =
       harness::judge(harness::compare(out, f.c_ref), harness::tolerance_for(DType::kBF16));
   EXPECT_TRUE(v.ok) << label << ": " << v.reason;

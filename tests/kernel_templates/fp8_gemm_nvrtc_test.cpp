@@ -11,7 +11,7 @@
 #include "fp8_gemm_samples.hpp"
 #include "harness/nvrtc_compiler.hpp"
 #include "kernel_templates/compile_request.hpp"
-#include "kernel_templates/fp8_gemm_spec.hpp"
+#include "kernel_templates/fp8_gemm/fp8_gemm_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 

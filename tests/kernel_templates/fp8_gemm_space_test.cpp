@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "harness/dtype.hpp"
+#include "core/dtype.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 #include "tuner/config_space.hpp"
@@ -22,10 +22,10 @@ std::filesystem::path configs() {
   return std::filesystem::path(dir != nullptr ? dir : KTUNE_TEST_SOURCE_DIR) / "configs";
 }
 
-Config to_spec_config(const tuner::Config& c) {
+Config to_spec_config(const ktune::Config& c) {
   Config out;
-  out.variant = c.template_name();
-  for (const auto& [name, value] : c.params()) out.params[name] = value;
+  out.variant = c.variant;
+  for (const auto& [name, value] : c.params) out.set(name, value);
   return out;
 }
 

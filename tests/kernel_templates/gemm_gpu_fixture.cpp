@@ -3,7 +3,7 @@
 #include <span>
 
 #include "harness/device_info.hpp"
-#include "harness/dtype.hpp"
+#include "core/dtype.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates::testing {
@@ -26,7 +26,7 @@ void reference_with(const KernelSpec& spec, KernelCache& kernels, GemmFixture& f
   run_plan(kernels, ref.compile, ref.plan, f.tensors);
   const auto& c_ref = ref.plan.tensors[static_cast<std::size_t>(ref.plan.tensor_index("c_ref"))];
   const auto raw = f.tensors.download("c_ref", static_cast<std::size_t>(c_ref.bytes()));
-  f.c_ref = harness::decode(DType::kF32, std::as_bytes(std::span(raw)));
+  f.c_ref = ktune::decode(DType::kF32, std::as_bytes(std::span(raw)));
 }
 
 }  // namespace
@@ -55,7 +55,7 @@ std::unique_ptr<GemmFixture> make_random_fixture(const KernelSpec& spec, KernelC
                                                  const Problem& problem, uint64_t seed, bool misalign) {
   auto f = std::make_unique<GemmFixture>();
   f->problem = problem;
-  const std::size_t offset = misalign ? harness::size_of(problem.dtype) : 0;
+  const std::size_t offset = misalign ? ktune::size_of(problem.dtype) : 0;
   reference_with(spec, kernels, *f, offset, [&](const TensorSpec& t) {
     return random_tensor(t.dtype, t.elements, seed++, f->host[t.name]);
   });

@@ -13,8 +13,8 @@
 #include "gpu_plan_runner.hpp"
 #include "harness/context.hpp"
 #include "harness/device_info.hpp"
-#include "harness/tolerance.hpp"
-#include "harness/verification.hpp"
+#include "measure/tolerance.hpp"
+#include "measure/verification.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 
@@ -70,7 +70,7 @@ std::unique_ptr<Fixture> make_fixture(const Problem& problem, uint64_t seed, boo
   f->problem = problem;
   const KernelSpec& any = *specs_of("gemm").front();
   const ReferenceSpec ref = any.reference(problem);
-  const std::size_t offset = misalign ? harness::size_of(problem.dtype) : 0;
+  const std::size_t offset = misalign ? ktune::size_of(problem.dtype) : 0;
   for (const auto& t : ref.plan.tensors) {
     f->tensors.ensure(t, t.role == TensorRole::kInput ? offset : 0);
     if (t.role == TensorRole::kInput) {
@@ -82,7 +82,7 @@ std::unique_ptr<Fixture> make_fixture(const Problem& problem, uint64_t seed, boo
   testing::run_plan(*gpu().kernels, ref.compile, ref.plan, f->tensors);
   const auto& c_ref = ref.plan.tensors[static_cast<std::size_t>(ref.plan.tensor_index("c_ref"))];
   const auto raw = f->tensors.download("c_ref", static_cast<std::size_t>(c_ref.bytes()));
-  f->c_ref = harness::decode(DType::kF32, std::as_bytes(std::span(raw)));
+  f->c_ref = ktune::decode(DType::kF32, std::as_bytes(std::span(raw)));
   return f;
 }
 
@@ -109,7 +109,7 @@ void expect_matches_reference(Fixture& f, const KernelSpec& spec, const Config& 
   }
   try {
     const auto bytes = run_candidate(f, spec, config);
-    const auto out = harness::decode(f.problem.dtype, std::as_bytes(std::span(bytes)));
+    const auto out = ktune::decode(f.problem.dtype, std::as_bytes(std::span(bytes)));
     const harness::Verdict v =
         harness::judge(harness::compare(out, f.c_ref), harness::tolerance_for(f.problem.dtype));
     EXPECT_TRUE(v.ok) << label << ": " << v.reason;

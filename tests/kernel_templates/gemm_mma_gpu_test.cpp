@@ -22,8 +22,8 @@
 #include "harness/context.hpp"
 #include "harness/cublaslt_gemm.hpp"
 #include "harness/device_info.hpp"
-#include "harness/tolerance.hpp"
-#include "harness/verification.hpp"
+#include "measure/tolerance.hpp"
+#include "measure/verification.hpp"
 #include "kernel_templates/compile_request.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
@@ -59,7 +59,7 @@ std::vector<uint8_t> run_candidate(Fixture& f, const Config& config) {
 }
 
 void expect_matches(Fixture& f, const std::vector<uint8_t>& bytes, const std::string& label) {
-  const auto out = harness::decode(f.problem.dtype, std::as_bytes(std::span(bytes)));
+  const auto out = ktune::decode(f.problem.dtype, std::as_bytes(std::span(bytes)));
   const harness::Verdict v =
       harness::judge(harness::compare(out, f.c_ref), harness::tolerance_for(f.problem.dtype));
   EXPECT_TRUE(v.ok) << label << ": " << v.reason;

@@ -77,7 +77,7 @@ TEST(MmaNvrtc, SampleCompilesForSm90BothDtypesAndLayouts) {
     for (const char* layout : {"nt", "nn"}) {
       std::vector<std::pair<Problem, Config>> cases;
       for (const Config& c : testing::mma_samples()) cases.emplace_back(gemm_problem(77, 93, 331, dtype, layout), c);
-      const auto res = compile_all(cases, "sm_90", std::string(harness::to_string(dtype)) + "." + layout);
+      const auto res = compile_all(cases, "sm_90", std::string(ktune::to_string(dtype)) + "." + layout);
       // Seven GEMMs, the ordered reduction, the atomic variant's zeroing and conversion (one reduction).
       EXPECT_EQ(res.size(), 9u) << layout;
       for (const Config& c : testing::mma_main_samples()) {

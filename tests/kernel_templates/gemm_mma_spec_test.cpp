@@ -8,7 +8,7 @@
 
 #include "gemm_mma_samples.hpp"
 #include "gemm_samples.hpp"
-#include "kernel_templates/gemm_mma_spec.hpp"
+#include "kernel_templates/gemm/gemm_mma_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 
@@ -118,7 +118,7 @@ TEST(MmaSpec, Rejections) {
   EXPECT_NE(why(mma_config(256, 256, 32, 8, 4, 3, 1, 0, 1)).find("warps"), std::string::npos);
   EXPECT_NE(why(mma_config(64, 64, 32, 2, 2, 3, 1, 0, 0)).find("SWIZZLE"), std::string::npos);
   Config missing = mma_config(64, 64, 32, 2, 2, 3, 1, 0, 1);
-  missing.params.erase("SWIZZLE");
+  missing.erase("SWIZZLE");
   EXPECT_NE(why(missing).find("SWIZZLE"), std::string::npos);
   // f32 problems belong to the tiled template.
   const Problem f32 = gemm_problem(128, 128, 128, DType::kF32, "nt");

@@ -81,7 +81,7 @@ TEST(GemmNvrtc, TiledSampleCompilesForSm90BothLayouts) {
   // Shapes only enter through the checks: odd sizes, every config accepted.
   for (DType dtype : gemm_dtypes()) {
     for (const char* layout : {"nt", "nn"}) {
-      Group g{std::string("tiled.") + std::string(harness::to_string(dtype)) + "." + layout, &spec, {}};
+      Group g{std::string("tiled.") + std::string(ktune::to_string(dtype)) + "." + layout, &spec, {}};
       for (const Config& c : testing::tiled_samples())
         g.cases.emplace_back(gemm_problem(77, 93, 331, dtype, layout), c);
       const auto res = compile_group(g, "sm_90");
@@ -95,7 +95,7 @@ TEST(GemmNvrtc, GemvSampleCompilesForSm90) {
   const KernelSpec& spec = find_spec("gemm", "gemv");
   const int64_t ms[] = {1, 3, 16, 8, 2, 5};  // MT = 1, 4, 16, 8, 2, 8
   for (DType dtype : gemm_dtypes()) {
-    Group g{std::string("gemv.") + std::string(harness::to_string(dtype)), &spec, {}};
+    Group g{std::string("gemv.") + std::string(ktune::to_string(dtype)), &spec, {}};
     const auto samples = testing::gemv_samples();
     for (std::size_t i = 0; i < samples.size(); ++i) {
       g.cases.emplace_back(gemm_problem(ms[i], 4096, 4096, dtype, "nt"), samples[i]);

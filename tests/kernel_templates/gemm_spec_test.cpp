@@ -1,5 +1,5 @@
 // Geometry, arguments, tensors, names and work of the gemm specs for sample shapes, worked by hand.
-#include "kernel_templates/gemm_spec.hpp"
+#include "kernel_templates/gemm/gemm_spec.hpp"
 
 #include <gtest/gtest.h>
 #include <toml++/toml.h>
@@ -10,7 +10,9 @@
 #include <filesystem>
 #include <map>
 
-#include "kernel_templates/gemv_spec.hpp"
+#include "kernel_templates/gemm/gemv_spec.hpp"
+#include "kernel_templates/embedded_sources.hpp"
+#include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 
@@ -110,10 +112,10 @@ TEST(TiledGemmSpec, Rejections) {
   EXPECT_NE(spec.rejection(p, tiled(64, 64, 32, 2, 2, 1, 1)), std::nullopt);    // one stage
   EXPECT_NE(spec.rejection(p, tiled(256, 256, 32, 8, 8, 2, 1)), std::nullopt);  // 64 warps
   Config missing = tiled(64, 64, 32, 2, 2, 2, 1);
-  missing.params.erase("STAGES");
+  missing.erase("STAGES");
   EXPECT_NE(spec.rejection(p, missing), std::nullopt);
   Config extra = tiled(64, 64, 32, 2, 2, 2, 1);
-  extra.params["SWIZZLE"] = 1;
+  extra.set("SWIZZLE", 1);
   EXPECT_NE(spec.rejection(p, extra), std::nullopt);
   EXPECT_NE(spec.rejection(gemm_problem(64, 64, 64, DType::kF16, "tn"), tiled(64, 64, 32, 2, 2, 2, 1)),
             std::nullopt);
@@ -193,7 +195,7 @@ TEST(GemvSpec, Rejections) {
 
 TEST(Config, JsonRoundTripInTheTunersForm) {
   const Config c = tiled(128, 64, 32, 2, 2, 3, 1);
-  const nlohmann::json j = c.to_json();
+  const auto j = c.to_json();  // declaration order, as stored
   EXPECT_EQ(j["template"], "tiled");
   EXPECT_EQ(j["params"]["BLOCK_N"], 64);
   const Config back = Config::from_json(j);
@@ -221,48 +223,20 @@ TEST(PackedArgs, SlotsHoldPointersAndScalars) {
   EXPECT_THROW(PackedArgs(plan, plan.launches[0], std::span<const uint64_t>(ptrs).first(2)), Error);
 }
 
-std::filesystem::path templates_dir() {
-  const char* dir = std::getenv("KTUNE_SOURCE_DIR");
-  return std::filesystem::path(dir != nullptr ? dir : KTUNE_TEST_SOURCE_DIR) / "kernel_templates";
-}
-
-/// Every kernel manifest (`<kernel>.toml`) in kernel_templates/ on disk, by kernel name.
-std::map<std::string, toml::table> manifests_on_disk() {
-  std::map<std::string, toml::table> out;
-  for (const auto& e : std::filesystem::directory_iterator(templates_dir())) {
-    if (e.path().extension() != ".toml") continue;
-    toml::table t = toml::parse_file(e.path().string());
-    out.emplace(t["name"].value_or(std::string()), std::move(t));
-  }
-  return out;
-}
-
-TEST(SpecRegistry, MatchesTheManifestsOnDisk) {
-  const auto manifests = manifests_on_disk();
-  ASSERT_EQ(manifests.count("gemm"), 1u) << "no gemm.toml under " << templates_dir();
-  for (const auto& [kernel, manifest] : manifests) {
+TEST(SpecRegistry, SpecsSourcesAndHashes) {
+  const SourceLibrary lib = SourceLibrary::builtin();
+  for (const auto& [kernel, hash] : current_template_hashes()) {
     SCOPED_TRACE(kernel);
-    const toml::array* variants = manifest["variants"].as_array();
-    ASSERT_NE(variants, nullptr);
-    EXPECT_EQ(specs_of(kernel).size(), variants->size());
-    std::vector<std::string> files;
-    for (const auto& v : *variants) {
-      const toml::table& t = *v.as_table();
-      const std::string name = t["name"].value_or(std::string());
-      const std::string source = t["source"].value_or(std::string());
-      EXPECT_EQ(find_spec(kernel, name).variant(), name);
-      EXPECT_EQ(find_spec(kernel, name).source_name(), source) << name;
-      EXPECT_EQ(find_spec(kernel, name).kernel(), kernel) << name;
-      files.push_back(source);
+    for (const KernelSpec* spec : specs_of(kernel)) {
+      EXPECT_EQ(spec->kernel(), kernel);
+      EXPECT_EQ(&find_spec(kernel, spec->variant()), spec);
     }
-    if (const auto reference = manifest["reference"].value<std::string>()) files.push_back(*reference);
-    // The tensor-core variant's epilogue reference (bias, SiLU) is not named by the manifest.
-    if (kernel == "gemm") files.emplace_back("gemm_epilogue_reference.cu");
-    std::sort(files.begin(), files.end());
-    EXPECT_EQ(kernel_source_files(kernel), files);
-    for (const auto& f : files) EXPECT_TRUE(std::filesystem::exists(templates_dir() / f)) << f;
-    EXPECT_EQ(template_source_hash(kernel).size(), 16u);
+    for (const auto& f : kernel_source_files(kernel)) EXPECT_TRUE(lib.contains(f)) << f;
+    EXPECT_EQ(hash.size(), 16u);
   }
+  EXPECT_EQ(kernel_source_files("gemm"),
+            (std::vector<std::string>{"gemm_epilogue_reference.cu", "gemm_gemv.cu", "gemm_mma.cu",
+                                      "gemm_reference.cu", "gemm_tiled.cu", "gemm_wgmma.cu", "gemm_wgmma_tma.cu"}));
   EXPECT_EQ(find_spec("gemm", "gemv").source_name(), "gemm_gemv.cu");
   EXPECT_EQ(find_spec("gemm", "mma").source_name(), "gemm_mma.cu");
   EXPECT_THROW(find_spec("gemm", "wmma"), Error);

@@ -22,10 +22,10 @@
 #include "gpu_plan_runner.hpp"
 #include "harness/context.hpp"
 #include "harness/device_info.hpp"
-#include "harness/tolerance.hpp"
-#include "harness/verification.hpp"
+#include "measure/tolerance.hpp"
+#include "measure/verification.hpp"
 #include "kernel_templates/compile_request.hpp"
-#include "kernel_templates/gemm_wgmma_spec.hpp"
+#include "kernel_templates/gemm/gemm_wgmma_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 
@@ -67,7 +67,7 @@ void expect_config_matches(Fixture& f, const Config& config) {
   }
   try {
     const auto bytes = run_candidate(f, config);
-    const auto out = harness::decode(f.problem.dtype, std::as_bytes(std::span(bytes)));
+    const auto out = ktune::decode(f.problem.dtype, std::as_bytes(std::span(bytes)));
     const harness::Verdict v =
         harness::judge(harness::compare(out, f.c_ref), harness::tolerance_for(f.problem.dtype));
     EXPECT_TRUE(v.ok) << label << ": " << v.reason;
@@ -165,7 +165,7 @@ TEST_F(WgmmaGpu, TmaVariantMatchesReference) {
           }
           try {
             const auto bytes = testing::run_candidate(tma, *gpu().kernels, *f, c);
-            const auto out = harness::decode(p.dtype, std::as_bytes(std::span(bytes)));
+            const auto out = ktune::decode(p.dtype, std::as_bytes(std::span(bytes)));
             const harness::Verdict v =
                 harness::judge(harness::compare(out, f->c_ref), harness::tolerance_for(p.dtype));
             EXPECT_TRUE(v.ok) << label << ": " << v.reason;

@@ -82,7 +82,7 @@ TEST(WgmmaNvrtc, SampleCompilesForSm90aBothDtypesAndLayouts) {
       std::vector<std::pair<Problem, Config>> cases;
       for (const Config& c : testing::wgmma_samples())
         cases.emplace_back(gemm_problem(77, 93, 331, dtype, layout), c);
-      const auto res = compile_all(cases, "sm_90", std::string(harness::to_string(dtype)) + "." + layout);
+      const auto res = compile_all(cases, "sm_90", std::string(ktune::to_string(dtype)) + "." + layout);
       EXPECT_EQ(res.size(), testing::wgmma_samples().size()) << layout;
       for (const Config& c : testing::wgmma_main_samples()) {
         const auto it = res.find(gemm_expression(cases.front().first, c));

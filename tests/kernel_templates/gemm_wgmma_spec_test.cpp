@@ -12,8 +12,8 @@
 
 #include "gemm_samples.hpp"
 #include "gemm_wgmma_samples.hpp"
-#include "kernel_templates/gemm_wgmma_layout.cuh"
-#include "kernel_templates/gemm_wgmma_spec.hpp"
+#include "kernel_templates/gemm/gemm_wgmma_layout.cuh"
+#include "kernel_templates/gemm/gemm_wgmma_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 
@@ -92,10 +92,10 @@ TEST(WgmmaSpec, RejectsWithReasons) {
       why(gemm_problem(512, 512, 130, DType::kBF16, "nt"), wgmma_config(128, 128, 4, 8, 4)).find("3 k tiles"),
       std::string::npos);
   Config bk = wgmma_config(128, 128, 4, 8);
-  bk.params["BLOCK_K"] = 32;
+  bk.set("BLOCK_K", 32);
   EXPECT_NE(why(p, bk).find("BLOCK_K=32"), std::string::npos);
   Config missing = wgmma_config(128, 128, 4, 8);
-  missing.params.erase("SWIZZLE");
+  missing.erase("SWIZZLE");
   EXPECT_NE(why(p, missing).find("SWIZZLE"), std::string::npos);
   EXPECT_THROW(wgmma().compile_spec(p, split), Error);
 }

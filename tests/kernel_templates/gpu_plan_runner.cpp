@@ -99,7 +99,7 @@ void run_plan(KernelCache& kernels, const CompileSpec& compile, const LaunchPlan
 std::vector<uint8_t> random_tensor(DType dtype, int64_t elements, uint64_t seed,
                                    std::vector<double>& values) {
   std::mt19937_64 rng(seed);
-  const std::size_t size = harness::size_of(dtype);
+  const std::size_t size = ktune::size_of(dtype);
   std::vector<uint8_t> bytes(static_cast<std::size_t>(elements) * size);
   values.resize(static_cast<std::size_t>(elements));
   for (int64_t i = 0; i < elements; ++i) {

@@ -38,17 +38,18 @@
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
 #include "harness/module.hpp"
-#include "harness/timer.hpp"
-#include "harness/tolerance.hpp"
-#include "harness/utility_kernels.hpp"
-#include "harness/verification.hpp"
+#include "measure/timer.hpp"
+#include "measure/tolerance.hpp"
+#include "measure/utility_kernels.hpp"
+#include "measure/verification.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 #include "ops_bench_device.hpp"
 #include "ops_gpu_support.hpp"
 
 namespace kt = ktune::kernel_templates;
-using ktune::harness::DType;
+
+using ktune::DType;
 
 namespace {
 
@@ -64,18 +65,18 @@ struct Size {
   std::string target;  // what to beat, from issue 6
 };
 
-kt::Config cfg(const char* variant, std::vector<std::pair<const char*, int64_t>> params) {
-  kt::Config c;
+ktune::Config cfg(const char* variant, std::vector<std::pair<const char*, int64_t>> params) {
+  ktune::Config c;
   c.variant = variant;
-  for (const auto& [k, v] : params) c.params[k] = v;
+  for (const auto& [k, v] : params) c.set(k, v);
   return c;
 }
 
 /// The default sweep of `op`; `wide` adds more thread counts, rows a block, items and modes (for
 /// the large sizes).
-std::vector<kt::Config> sweep(const std::string& op, DType dtype, bool wide) {
-  const int64_t v16 = 16 / static_cast<int64_t>(ktune::harness::size_of(dtype));
-  std::vector<kt::Config> out;
+std::vector<ktune::Config> sweep(const std::string& op, DType dtype, bool wide) {
+  const int64_t v16 = 16 / static_cast<int64_t>(ktune::size_of(dtype));
+  std::vector<ktune::Config> out;
   if (op == "rmsnorm") {
     const int64_t tr[][2] = {{32, 4}, {32, 8}, {64, 4}, {128, 1}, {128, 2}, {256, 1}, {512, 1}, {1024, 1}};
     const int64_t wide_tr[][2] = {{64, 1},  {64, 2},  {64, 8},  {128, 4},
@@ -248,11 +249,11 @@ bool selected(const Size& s, const Options& o) {
 
 /// The configs tried at size `s` on `arch`: the sweep (wide for >= 64 MiB moved), the spec's
 /// rejections (of the problem or of the arch) dropped, at most max_configs.
-std::vector<kt::Config> configs_of(const Size& s, const Options& o, const std::string& arch) {
+std::vector<ktune::Config> configs_of(const Size& s, const Options& o, const std::string& arch) {
   constexpr double kLargeBytes = 64.0 * 1024 * 1024;
   const kt::KernelSpec& spec = *kt::specs_of(s.op).front();
   const bool wide = o.wide && spec.work(s.problem).min_bytes >= kLargeBytes;
-  std::vector<kt::Config> out;
+  std::vector<ktune::Config> out;
   for (const auto& c : sweep(s.op, s.problem.dtype, wide)) {
     if (o.max_configs > 0 && out.size() >= o.max_configs) break;
     const kt::KernelSpec& variant = kt::find_spec(s.op, c.variant);
@@ -340,7 +341,7 @@ int main(int argc, char** argv) {
       std::string best_name;
       double best_us = 0;
       int best_batch = 1;
-      for (const kt::Config& c : configs_of(s, opt, info.arch())) {
+      for (const ktune::Config& c : configs_of(s, opt, info.arch())) {
         const kt::KernelSpec& variant = kt::find_spec(s.op, c.variant);
         const std::string name = variant.canonical_name(s.problem, c);
         const kt::CompileSpec compile = variant.compile_spec(s.problem, c);

@@ -4,11 +4,11 @@
 
 #include "harness/cuda_check.hpp"
 #include "harness/driver_api.hpp"
-#include "harness/gpu_compare.hpp"
+#include "measure/gpu_compare.hpp"
 #include "harness/module.hpp"
 #include "harness/nvrtc_compiler.hpp"
-#include "harness/random_fill.hpp"
-#include "harness/tolerance.hpp"
+#include "measure/random_fill.hpp"
+#include "measure/tolerance.hpp"
 #include "ktune/error.hpp"
 #include "ops_gpu_support.hpp"
 

@@ -22,8 +22,8 @@
 #include "gpu_plan_runner.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/module.hpp"
-#include "harness/utility_kernels.hpp"
-#include "harness/verification.hpp"
+#include "measure/utility_kernels.hpp"
+#include "measure/verification.hpp"
 #include "kernel_templates/kernel_spec.hpp"
 
 namespace ktune::kernel_templates::testing {

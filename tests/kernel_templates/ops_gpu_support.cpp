@@ -4,7 +4,7 @@
 #include <random>
 
 #include "kernel_templates/reference_ops.hpp"
-#include "kernel_templates/rmsnorm_rope_spec.hpp"
+#include "kernel_templates/rmsnorm_rope/rmsnorm_rope_spec.hpp"
 
 namespace ktune::kernel_templates::testing {
 namespace {
@@ -63,7 +63,7 @@ void fill_inputs(const Problem& problem, const std::vector<TensorSpec>& tensors,
 
 std::vector<double> download_values(const DeviceTensors& device, const TensorSpec& spec) {
   const auto raw = device.download(spec.name, static_cast<std::size_t>(spec.bytes()));
-  return harness::decode(spec.dtype, std::as_bytes(std::span(raw)));
+  return ktune::decode(spec.dtype, std::as_bytes(std::span(raw)));
 }
 
 }  // namespace ktune::kernel_templates::testing

@@ -13,7 +13,7 @@
 
 namespace ktune::kernel_templates::testing {
 
-/// Whether tensor `name` holds int32 values (declared f32: harness::DType has no integer type).
+/// Whether tensor `name` holds int32 values (declared f32: ktune::DType has no integer type).
 bool is_int32_tensor(const std::string& name);
 
 /// Allocates and fills every input tensor of `tensors` (each but cos_sin and the int32 ones

@@ -11,8 +11,8 @@
 #include "gpu_plan_runner.hpp"
 #include "harness/context.hpp"
 #include "harness/device_info.hpp"
-#include "harness/tolerance.hpp"
-#include "harness/verification.hpp"
+#include "measure/tolerance.hpp"
+#include "measure/verification.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 #include "ops_gpu_support.hpp"
@@ -221,7 +221,7 @@ TEST_F(OpsGpu, SoftmaxStagedAndSplitRowsMatchReference) {
 TEST_F(OpsGpu, SoftmaxLongRowModesTakeThePerElementPathsWhenMisaligned) {
   const KernelSpec& spec = find_spec("softmax", "rowwise");
   const Problem p{{{"rows", 5}, {"cols", 8192}}, DType::kBF16, "causal"};
-  auto f = make_fixture(spec, p, 83, harness::size_of(p.dtype));
+  auto f = make_fixture(spec, p, 83, ktune::size_of(p.dtype));
   int accepted = 0;
   for (const Config& c : testing::softmax_long_samples(p.dtype))
     accepted += expect_matches_reference(*f, spec, c);
@@ -281,7 +281,7 @@ TEST_F(OpsGpu, MisalignedPointersTakeThePerElementPaths) {
   };
   for (const auto& [kernel, p] : cases) {
     const KernelSpec& spec = *specs_of(kernel).front();
-    auto f = make_fixture(spec, p, 77, harness::size_of(p.dtype));
+    auto f = make_fixture(spec, p, 77, ktune::size_of(p.dtype));
     EXPECT_TRUE(expect_matches_reference(*f, spec, spec.default_config(p))) << kernel;
   }
 }

@@ -11,7 +11,7 @@
 namespace ktune::kernel_templates::testing {
 
 inline int64_t vec_elems(int64_t bytes, DType dtype) {
-  const auto es = static_cast<int64_t>(harness::size_of(dtype));
+  const auto es = static_cast<int64_t>(ktune::size_of(dtype));
   return bytes >= es ? bytes / es : 1;
 }
 

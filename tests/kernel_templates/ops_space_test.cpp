@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "harness/dtype.hpp"
+#include "core/dtype.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "tuner/config_space.hpp"
 #include "tuner/shape_set.hpp"
@@ -21,10 +21,10 @@ std::filesystem::path configs() {
   return std::filesystem::path(dir != nullptr ? dir : KTUNE_TEST_SOURCE_DIR) / "configs";
 }
 
-Config to_spec_config(const tuner::Config& c) {
+Config to_spec_config(const ktune::Config& c) {
   Config out;
-  out.variant = c.template_name();
-  for (const auto& [name, value] : c.params()) out.params[name] = value;
+  out.variant = c.variant;
+  for (const auto& [name, value] : c.params) out.set(name, value);
   return out;
 }
 
@@ -45,7 +45,7 @@ void check_space(const std::string& kernel, const std::vector<std::string>& mode
         ctx.dims = shape.dims;
         ctx.elem_bytes = tuner::dtype_bytes(dtype);
         ctx.layout = mode;
-        const Problem problem{shape.dims, harness::dtype_from_string(dtype), mode};
+        const Problem problem{shape.dims, ktune::dtype_from_string(dtype), mode};
         const auto e = space.enumerate(ctx);
         EXPECT_FALSE(e.configs.empty()) << shape.label;
         for (const auto& c : e.configs) {

@@ -6,14 +6,14 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernel_templates/rmsnorm_bulk_spec.hpp"
-#include "kernel_templates/rmsnorm_rope_bulk_spec.hpp"
-#include "kernel_templates/rmsnorm_rope_spec.hpp"
-#include "kernel_templates/rmsnorm_spec.hpp"
-#include "kernel_templates/softmax_cluster_spec.hpp"
-#include "kernel_templates/softmax_spec.hpp"
+#include "kernel_templates/rmsnorm/rmsnorm_bulk_spec.hpp"
+#include "kernel_templates/rmsnorm_rope/rmsnorm_rope_bulk_spec.hpp"
+#include "kernel_templates/rmsnorm_rope/rmsnorm_rope_spec.hpp"
+#include "kernel_templates/rmsnorm/rmsnorm_spec.hpp"
+#include "kernel_templates/softmax/softmax_cluster_spec.hpp"
+#include "kernel_templates/softmax/softmax_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
-#include "kernel_templates/swiglu_spec.hpp"
+#include "kernel_templates/swiglu/swiglu_spec.hpp"
 #include "ktune/error.hpp"
 #include "ops_samples.hpp"
 
@@ -91,10 +91,10 @@ TEST(OpsSpec, RmsNormRejections) {
   EXPECT_EQ(s.rejection(rms(7, 8192), rms_cfg(32, 1, 8, 0)), std::nullopt);  // two-pass serves it
   EXPECT_NE(s.rejection(rms(7, 4096, DType::kF32), rms_cfg(256, 1, 8, 0)), std::nullopt);  // f32: VEC <= 4
   Config extra = rms_cfg(256, 1, 8, 0);
-  extra.params["SPLIT"] = 1;
+  extra.set("SPLIT", 1);
   EXPECT_NE(s.rejection(p, extra), std::nullopt);
   Config missing = rms_cfg(256, 1, 8, 0);
-  missing.params.erase("REG");
+  missing.erase("REG");
   EXPECT_NE(s.rejection(p, missing), std::nullopt);
   // Bad input throws before anything is launched.
   expect_bad_input([&] { s.launch_plan(rms(7, 4096, DType::kFP8E4M3), rms_cfg(256, 1, 8, 0)); },
@@ -380,8 +380,8 @@ TEST(OpsSpec, SoftmaxStagedAndSplitPlans) {
   EXPECT_EQ(s.rejection(smx(2, 116160), staged), std::nullopt);  // 227 KB less 128 bytes of scratch
   EXPECT_NE(s.rejection(smx(2, 116161), staged), std::nullopt);
   Config staged_rows = staged;
-  staged_rows.params["ROWS"] = 2;
-  staged_rows.params["THREADS"] = 128;
+  staged_rows.set("ROWS", 2);
+  staged_rows.set("THREADS", 128);
   EXPECT_NE(s.rejection(smx(8, 4096), staged_rows), std::nullopt);
 
   const LaunchPlan sp = s.launch_plan(smx(64, 262143, DType::kF16, "causal"), split);
@@ -404,12 +404,12 @@ TEST(OpsSpec, SoftmaxStagedAndSplitPlans) {
   EXPECT_EQ(c.name_expressions.size(), 2u);
 
   Config bad = split;
-  bad.params["ONLINE"] = 0;
+  bad.set("ONLINE", 0);
   EXPECT_NE(s.rejection(smx(64, 1024), bad), std::nullopt);
-  bad.params["ONLINE"] = 2;
+  bad.set("ONLINE", 2);
   EXPECT_NE(s.rejection(smx(64, 1024), bad), std::nullopt);
   bad = split;
-  bad.params["SPLIT"] = 65;
+  bad.set("SPLIT", 65);
   EXPECT_NE(s.rejection(smx(64, 262144), bad), std::nullopt);
   EXPECT_NE(s.rejection(smx(70000, 4096), split), std::nullopt);  // rows on grid.y
 

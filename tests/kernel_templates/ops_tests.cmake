@@ -2,7 +2,7 @@
 # this folder's CMakeLists.txt: unit (CPU references, specs, the templates emulated on the CPU),
 # nvrtc (a sample of each space compiles for sm_90), gpu (skips without a device) and the benchmark.
 ktune_add_gtest(NAME ktune_ops_unit_tests LABEL unit
-  SOURCES reference_ops_test.cpp ops_spec_test.cpp ops_manifest_test.cpp
+  SOURCES reference_ops_test.cpp ops_spec_test.cpp
   LIBS ktune_kernel_templates tomlplusplus::tomlplusplus)
 
 # The default spaces and shape sets against the specs (needs the tuner's space reader).
@@ -12,17 +12,17 @@ ktune_add_gtest(NAME ktune_ops_space_tests LABEL unit
 target_compile_definitions(ktune_ops_space_tests PRIVATE KTUNE_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 
 set(KTUNE_EMULATED_OPS
-  ${PROJECT_SOURCE_DIR}/kernel_templates/ops_reduce.cuh
-  ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm.cu
-  ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm_reference.cu
-  ${PROJECT_SOURCE_DIR}/kernel_templates/rope_math.cuh
-  ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm_rope.cu
-  ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm_rope_reference.cu
-  ${PROJECT_SOURCE_DIR}/kernel_templates/softmax_mask.cuh
-  ${PROJECT_SOURCE_DIR}/kernel_templates/softmax.cu
-  ${PROJECT_SOURCE_DIR}/kernel_templates/softmax_reference.cu
-  ${PROJECT_SOURCE_DIR}/kernel_templates/swiglu.cu
-  ${PROJECT_SOURCE_DIR}/kernel_templates/swiglu_reference.cu)
+  ${PROJECT_SOURCE_DIR}/kernel_templates/common/ops_reduce.cuh
+  ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm/rmsnorm.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm/rmsnorm_reference.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm_rope/rope_math.cuh
+  ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm_rope/rmsnorm_rope.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm_rope/rmsnorm_rope_reference.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/softmax/softmax_mask.cuh
+  ${PROJECT_SOURCE_DIR}/kernel_templates/softmax/softmax.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/softmax/softmax_reference.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/swiglu/swiglu.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/swiglu/swiglu_reference.cu)
 add_custom_command(
   OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/emulation/ops_templates_emulated.hpp
   COMMAND ${CMAKE_COMMAND} "-DOUTPUT=${CMAKE_CURRENT_BINARY_DIR}/emulation/ops_templates_emulated.hpp"

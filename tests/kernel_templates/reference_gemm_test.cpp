@@ -1,6 +1,6 @@
 // The CPU float64 gemm reference against products worked by hand (D4: a wrong reference must not
 // bless a wrong kernel).
-#include "kernel_templates/reference_gemm.hpp"
+#include "kernel_templates/gemm/reference_gemm.hpp"
 
 #include <gtest/gtest.h>
 

@@ -11,8 +11,6 @@
 namespace ktune::kernel_templates {
 namespace {
 
-using harness::DType;
-
 TEST(ReferenceOps, RoundToDtypeIsNearestEven) {
   EXPECT_EQ(round_to_dtype(1.0 + std::ldexp(1.0, -8), DType::kBF16), 1.0);  // tie -> even
   EXPECT_EQ(round_to_dtype(1.0 + 3 * std::ldexp(1.0, -8), DType::kBF16), 1.0 + std::ldexp(1.0, -6));

@@ -14,15 +14,15 @@ ktune_add_gtest(NAME ktune_wgmma_gpu_tests LABEL gpu
 add_custom_command(
   OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/emulation/gemm_wgmma_emulated.hpp
   COMMAND ${CMAKE_COMMAND} "-DOUTPUT=${CMAKE_CURRENT_BINARY_DIR}/emulation/gemm_wgmma_emulated.hpp"
-          "-DFILE=${PROJECT_SOURCE_DIR}/kernel_templates/gemm_wgmma.cu"
+          "-DFILE=${PROJECT_SOURCE_DIR}/kernel_templates/gemm/gemm_wgmma.cu"
           -P ${CMAKE_CURRENT_SOURCE_DIR}/emulation/wgmma_emulate.cmake
-  DEPENDS ${PROJECT_SOURCE_DIR}/kernel_templates/gemm_wgmma.cu ${PROJECT_SOURCE_DIR}/kernel_templates/gemm_wgmma_block.cuh
+  DEPENDS ${PROJECT_SOURCE_DIR}/kernel_templates/gemm/gemm_wgmma.cu ${PROJECT_SOURCE_DIR}/kernel_templates/gemm/gemm_wgmma_block.cuh
           ${CMAKE_CURRENT_SOURCE_DIR}/emulation/wgmma_emulate.cmake
   VERBATIM)
 ktune_add_gtest(NAME ktune_wgmma_emulation_tests LABEL unit
   SOURCES emulation/wgmma_emulation_test.cpp ${CMAKE_CURRENT_BINARY_DIR}/emulation/gemm_wgmma_emulated.hpp
   LIBS Threads::Threads)
 target_include_directories(ktune_wgmma_emulation_tests PRIVATE
-  ${CMAKE_CURRENT_SOURCE_DIR}/emulation ${CMAKE_CURRENT_BINARY_DIR}/emulation ${PROJECT_SOURCE_DIR}/kernel_templates)
+  ${CMAKE_CURRENT_SOURCE_DIR}/emulation ${CMAKE_CURRENT_BINARY_DIR}/emulation ${PROJECT_SOURCE_DIR}/kernel_templates/gemm)
 # CUDA-style device code (reinterpret_cast stores of 16-bit types into shared memory).
 target_compile_options(ktune_wgmma_emulation_tests PRIVATE -w -fno-strict-aliasing -O1)

@@ -1,6 +1,6 @@
 // The parent side of worker isolation against a fake worker that crashes, hangs and writes garbage.
-#include "harness/candidate_runner.hpp"
-#include "harness/retime.hpp"
+#include "measure/candidate_runner.hpp"
+#include "measure/retime.hpp"
 
 #include <cstdlib>
 #include <set>

@@ -1,4 +1,4 @@
-#include "harness/dtype.hpp"
+#include "core/dtype.hpp"
 
 #include <cmath>
 #include <cstring>

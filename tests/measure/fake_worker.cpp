@@ -15,11 +15,12 @@
 #include <string>
 #include <thread>
 
-#include "harness/candidate.hpp"
-#include "harness/statistics.hpp"
-#include "harness/worker_protocol.hpp"
+#include "measure/candidate.hpp"
+#include "measure/statistics.hpp"
+#include "measure/worker_protocol.hpp"
 
 using namespace ktune::harness;
+using ktune::Outcome;
 
 int main(int argc, char** argv) {
   int fd = -1;

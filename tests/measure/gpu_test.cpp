@@ -12,9 +12,9 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/candidate_runner.hpp"
-#include "harness/ceilings.hpp"
-#include "harness/copy_kernel.hpp"
+#include "measure/candidate_runner.hpp"
+#include "measure/ceilings.hpp"
+#include "measure/copy_kernel.hpp"
 #include "harness/device_info.hpp"
 #include "harness/nvrtc_compiler.hpp"
 #include "ktune/error.hpp"

@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/candidate.hpp"
-#include "harness/worker_protocol.hpp"
+#include "measure/candidate.hpp"
+#include "measure/worker_protocol.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::harness {

@@ -2,9 +2,9 @@
 // dtype, and the built-in copy kernel for every unroll.
 #include <gtest/gtest.h>
 
-#include "harness/copy_kernel.hpp"
+#include "measure/copy_kernel.hpp"
 #include "harness/nvrtc_compiler.hpp"
-#include "harness/utility_kernels.hpp"
+#include "measure/utility_kernels.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::harness {

@@ -1,4 +1,4 @@
-#include "harness/statistics.hpp"
+#include "measure/statistics.hpp"
 
 #include <cmath>
 #include <vector>

@@ -1,5 +1,5 @@
 // The stopping rule on synthetic sample streams: steady, noisy, drifting, bimodal, and the caps.
-#include "harness/stopping_rule.hpp"
+#include "measure/stopping_rule.hpp"
 
 #include <cmath>
 #include <functional>

@@ -1,5 +1,5 @@
 // Verification math on cases worked by hand, and the tolerance table.
-#include "harness/verification.hpp"
+#include "measure/verification.hpp"
 
 #include <cmath>
 #include <cstdint>

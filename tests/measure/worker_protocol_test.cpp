@@ -1,9 +1,9 @@
 // Frames and messages of the worker protocol: round trips, byte-at-a-time delivery, and garbage.
-#include "harness/worker_protocol.hpp"
+#include "measure/worker_protocol.hpp"
 
 #include <gtest/gtest.h>
 
-#include "harness/candidate.hpp"
+#include "measure/candidate.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::harness {

@@ -103,10 +103,10 @@ Fixture make_fixture(const FixtureOptions& o) {
           }
           const int roll = pick(10);
           if (!is_baseline && roll == 0) {
-            sm.m.outcome = cache::Outcome::kCompileError;
+            sm.m.outcome = ktune::Outcome::kCompileError;
             sm.m.reason = "ptxas error: too many resources, \"quoted\"\nsecond line" + evil;
           } else if (!is_baseline && roll == 1) {
-            sm.m.outcome = cache::Outcome::kIncorrect;
+            sm.m.outcome = ktune::Outcome::kIncorrect;
             sm.m.reason = fmt::format("max rel err {:.3g} > 0.02", uniform(0.05, 2));
           } else {
             const double median = base_us * uniform(1.0, 6.0);

@@ -56,7 +56,7 @@ LayoutFixture make_layout_fixture(uint32_t seed) {
     s.m.config_name = config;
     s.m.config_json = R"({"template":"mma","params":{"BM":64}})";
     s.m.baseline = baseline;
-    s.m.outcome = cache::Outcome::kOk;
+    s.m.outcome = ktune::Outcome::kOk;
     cache::Stats st;
     st.median_us = st.min_us = st.mean_us = st.p90_us = median;
     st.samples = 20;

@@ -27,7 +27,7 @@ inline Expected expected_for(const Fixture& f) {
   };
   const auto rank = [](const std::string& name) { return name == "cublas" ? 0 : name == "default" ? 1 : 2; };
   for (const cache::StoredMeasurement& m : f.measurements) {
-    if (m.m.baseline.empty() || m.m.outcome != cache::Outcome::kOk) continue;
+    if (m.m.baseline.empty() || m.m.outcome != ktune::Outcome::kOk) continue;
     const cache::StoredMeasurement*& held = baseline[key_of(m)];
     if (held == nullptr || rank(m.m.baseline) < rank(held->m.baseline) ||
         (m.m.baseline == held->m.baseline &&
@@ -39,7 +39,7 @@ inline Expected expected_for(const Fixture& f) {
   e.winners.insert(f.best_ids.begin(), f.best_ids.end());
   for (const cache::StoredMeasurement& m : f.measurements) {
     const auto it = baseline.find(key_of(m));
-    if (it == baseline.end() || m.m.outcome != cache::Outcome::kOk) continue;
+    if (it == baseline.end() || m.m.outcome != ktune::Outcome::kOk) continue;
     e.speedup[m.id] = it->second->m.stats->median_us / m.m.stats->median_us;
     e.baseline_of[m.id] = it->second->m.baseline;
   }

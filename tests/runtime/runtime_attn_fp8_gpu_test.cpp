@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "harness/device_buffer.hpp"
-#include "harness/dtype.hpp"
-#include "kernel_templates/decode_attention_f64.hpp"
-#include "kernel_templates/reference_fp8_gemm.hpp"
+#include "core/dtype.hpp"
+#include "kernel_templates/decode_attention/decode_attention_f64.hpp"
+#include "kernel_templates/fp8_gemm/reference_fp8_gemm.hpp"
 #include "ktune/ktune.hpp"
 #include "tests/tuner/gpu_test_util.hpp"
 #include "tests/tuner/loop_test_util.hpp"

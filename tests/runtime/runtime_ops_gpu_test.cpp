@@ -20,8 +20,8 @@
 #include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
-#include "harness/dtype.hpp"
-#include "kernel_templates/reference_gemm.hpp"
+#include "core/dtype.hpp"
+#include "kernel_templates/gemm/reference_gemm.hpp"
 #include "kernel_templates/reference_ops.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/ktune.hpp"
@@ -333,8 +333,8 @@ TEST(RuntimeOpsGpuTuned, MisalignedCallFallsBackFromARequiredAlignment) {
         {info.name, info.cc_major, info.cc_minor, info.sm_count, static_cast<int64_t>(info.memory_bytes)});
     const int64_t run = db.begin_run({});
     const int64_t kid = db.upsert_kernel({"rmsnorm", kt::template_source_hash("rmsnorm")});
-    const kt::Config config{"bulk", {{"THREADS", 128}, {"STAGES", 3}, {"STEPS", 4}, {"WRITE", 1}}};
-    const kt::Problem problem{{{"rows", rows}, {"hidden", hidden}}, harness::DType::kBF16, ""};
+    const ktune::Config config{"bulk", {{"THREADS", 128}, {"STAGES", 3}, {"STEPS", 4}, {"WRITE", 1}}};
+    const kt::Problem problem{{{"rows", rows}, {"hidden", hidden}}, ktune::DType::kBF16, ""};
     cache::Measurement m;
     m.shape = problem.shape_text();
     m.dtype = "bf16";

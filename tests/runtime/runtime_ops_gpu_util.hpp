@@ -16,7 +16,7 @@
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/driver_api.hpp"
-#include "harness/dtype.hpp"
+#include "core/dtype.hpp"
 #include "kernel_templates/reference_ops.hpp"
 #include "ktune/ktune.hpp"
 
@@ -25,10 +25,10 @@ namespace ktune::runtime::ops_gpu_test {
 namespace kt = kernel_templates;
 using harness::DeviceBuffer;
 
-inline harness::DType hdt(DType d) {
-  return d == DType::kF32   ? harness::DType::kF32
-         : d == DType::kF16 ? harness::DType::kF16
-                            : harness::DType::kBF16;
+inline ktune::DType hdt(DType d) {
+  return d == DType::kF32   ? ktune::DType::kF32
+         : d == DType::kF16 ? ktune::DType::kF16
+                            : ktune::DType::kBF16;
 }
 
 /// Bits of `v`, exactly representable in `d` (a normal number or f32).
@@ -62,10 +62,10 @@ struct Tensor {
   Tensor(std::size_t n, DType d, uint32_t seed, double lo = 0.25, double hi = 2.0) : dtype(d), values(n) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<double> mag(lo, hi);
-    std::vector<std::byte> bytes(n * harness::size_of(hdt(d)));
+    std::vector<std::byte> bytes(n * ktune::size_of(hdt(d)));
     for (std::size_t i = 0; i < n; ++i) {
       values[i] = kt::round_to_dtype((rng() & 1 ? -1.0 : 1.0) * mag(rng), hdt(d));
-      encode(values[i], d, bytes.data() + i * harness::size_of(hdt(d)));
+      encode(values[i], d, bytes.data() + i * ktune::size_of(hdt(d)));
     }
     device = DeviceBuffer::from_host<std::byte>(bytes);
   }
@@ -77,14 +77,14 @@ struct Output {
   DType dtype;
   std::size_t n;
   DeviceBuffer device;
-  Output(std::size_t count, DType d) : dtype(d), n(count), device(count * harness::size_of(hdt(d))) {
+  Output(std::size_t count, DType d) : dtype(d), n(count), device(count * ktune::size_of(hdt(d))) {
     poison();
   }
   void poison() { device.fill_u8(0xFF); }
   void* ptr() const { return reinterpret_cast<void*>(device.get()); }
   std::vector<double> read() const {
-    const auto bytes = device.download_as<std::byte>(n * harness::size_of(hdt(dtype)));
-    return harness::decode(hdt(dtype), bytes);
+    const auto bytes = device.download_as<std::byte>(n * ktune::size_of(hdt(dtype)));
+    return ktune::decode(hdt(dtype), bytes);
   }
 };
 
@@ -118,7 +118,7 @@ inline std::vector<uint8_t> random_e4m3(std::size_t n, uint32_t seed) {
 
 inline std::vector<double> decoded(const std::vector<uint8_t>& bytes) {
   std::vector<double> out(bytes.size());
-  for (std::size_t i = 0; i < bytes.size(); ++i) out[i] = harness::decode_fp8e4m3(bytes[i]);
+  for (std::size_t i = 0; i < bytes.size(); ++i) out[i] = ktune::decode_fp8e4m3(bytes[i]);
   return out;
 }
 

@@ -143,7 +143,7 @@ TEST(RuntimeOpsBinding, EveryOperatorsPlanBindsToItsSlotsAndScalars) {
     const OpBinding& b = binding_of(c.key.op);
     const kt::Problem p = make_problem(c.key);
     const kt::KernelSpec& spec = kt::find_spec(b.kernel, b.default_variant);
-    const kt::Config config = spec.default_config(p);
+    const ktune::Config config = spec.default_config(p);
     const PlanLauncher l =
         bind_plan(spec.launch_plan(p, config), spec.alignment(p, config), b.slots, b.scalars);
     ASSERT_EQ(l.steps.size(), 1u) << describe(c.key);
@@ -200,8 +200,8 @@ TEST(RuntimeOpsBinding, SplitKWorkspaceComesFromTheRuntimeNotASlot) {
   const PlanKey k = key(OpKind::kGemm, 0, DType::kBF16, {3, 257, 4099, 0, 0});
   const kt::Problem p = make_problem(k);
   const kt::KernelSpec& spec = kt::find_spec("gemm", "tiled");
-  kt::Config c = spec.default_config(p);
-  c.params["SPLIT_K"] = 4;
+  ktune::Config c = spec.default_config(p);
+  c.set("SPLIT_K", 4);
   ASSERT_FALSE(spec.rejection(p, c)) << *spec.rejection(p, c);
   const PlanLauncher l = bind_plan(spec.launch_plan(p, c), spec.alignment(p, c), b.slots, b.scalars);
   EXPECT_GE(l.steps.size(), 2u);                               // GEMM + reduction
@@ -218,7 +218,7 @@ TEST(RuntimeOpsBinding, SoftmaxSplitRowsTakeTheCallersScaleInBothLaunchesAndARun
   const PlanKey k = key(OpKind::kSoftmax, 2, DType::kF32, {3, 100003, 0, 0, 0});
   const kt::Problem p = make_problem(k);
   const kt::KernelSpec& spec = kt::find_spec("softmax", "rowwise");
-  const kt::Config c{"rowwise", {{"THREADS", 256}, {"ROWS", 1}, {"VEC", 4}, {"ONLINE", 1}, {"SPLIT", 4}}};
+  const ktune::Config c{"rowwise", {{"THREADS", 256}, {"ROWS", 1}, {"VEC", 4}, {"ONLINE", 1}, {"SPLIT", 4}}};
   ASSERT_FALSE(spec.rejection(p, c)) << *spec.rejection(p, c);
   const PlanLauncher l = bind_plan(spec.launch_plan(p, c), spec.alignment(p, c), b.slots, b.scalars);
   ASSERT_EQ(l.steps.size(), 2u);  // partial (max, sum) per segment, then the output
@@ -237,8 +237,8 @@ TEST(RuntimeOpsBinding, SoftmaxSplitRowsTakeTheCallersScaleInBothLaunchesAndARun
 
 TEST(RuntimeOpsBinding, APlanTensorWithoutASlotOrAMovedScalarIsRefused) {
   kt::LaunchPlan plan;
-  plan.tensors = {{"x", kt::TensorRole::kInput, kt::DType::kF32, 8},
-                  {"bias", kt::TensorRole::kInput, kt::DType::kF32, 8}};
+  plan.tensors = {{"x", kt::TensorRole::kInput, ktune::DType::kF32, 8},
+                  {"bias", kt::TensorRole::kInput, ktune::DType::kF32, 8}};
   kt::KernelLaunch l;
   l.name_expression = "k<1>";
   l.args = {kt::ArgSpec::of_tensor("x"), kt::ArgSpec::of_tensor("bias"), kt::ArgSpec::f32(0.5f)};
@@ -294,8 +294,8 @@ TEST(RuntimeOpsDecodeFp8, DecodeAttentionPlansBindTheScaleTheLengthsAndTheSplitK
     k.extra = 5000;
     k.flags = lens ? kContextLens : 0;
     const kt::Problem p = make_problem(k);
-    kt::Config c = spec.default_config(p);
-    c.params["SPLIT_K"] = 8;
+    ktune::Config c = spec.default_config(p);
+    c.set("SPLIT_K", 8);
     ASSERT_FALSE(spec.rejection(p, c)) << *spec.rejection(p, c);
     const PlanLauncher l =
         bind_plan(launch_plan_for(k, spec, p, c), spec.alignment(p, c), b.slots, b.scalars);
@@ -322,7 +322,7 @@ TEST(RuntimeOpsDecodeFp8, Fp8GemmBindsBothScalingModesAndRefusesOldArchesAndOddK
     const PlanKey k = key(OpKind::kFp8Gemm, mode, DType::kFP8E4M3, {37, 301, 512, 0, 0});
     EXPECT_NO_THROW(check_problem(k, "sm_90")) << describe(k);
     const kt::Problem p = make_problem(k);
-    const kt::Config c = spec.default_config(p);
+    const ktune::Config c = spec.default_config(p);
     const PlanLauncher l =
         bind_plan(launch_plan_for(k, spec, p, c), spec.alignment(p, c), b.slots, b.scalars);
     EXPECT_TRUE(std::all_of(l.slot_used.begin(), l.slot_used.end(), [](bool u) { return u; }));
@@ -366,7 +366,7 @@ class RuntimeOpsChoice : public ::testing::Test {
 
   /// Stores `config` as the winner of (kernel, shape, dtype, layout) with the built-in templates' hash.
   void store_best(const std::string& kernel, const std::string& shape, const std::string& dtype,
-                  const std::string& layout, const kt::Config& config, const std::string& name) {
+                  const std::string& layout, const ktune::Config& config, const std::string& name) {
     const int64_t kid = db_->upsert_kernel({kernel, kt::template_source_hash(kernel)});
     cache::Measurement m;
     m.shape = shape;
@@ -390,10 +390,10 @@ class RuntimeOpsChoice : public ::testing::Test {
 };
 
 TEST_F(RuntimeOpsChoice, TunedNearestDefaultAndErrorPerOperatorAndMode) {
-  const kt::Config rms{"rowwise", {{"THREADS", 128}, {"ROWS", 2}, {"VEC", 8}, {"REG", 0}}};
+  const ktune::Config rms{"rowwise", {{"THREADS", 128}, {"ROWS", 2}, {"VEC", 8}, {"REG", 0}}};
   store_best("rmsnorm", "rows=7,hidden=4095", "bf16", "residual", rms,
              "rmsnorm.bf16.residual.t128.r2.v8.reg0");
-  const kt::Config sm{"rowwise", {{"THREADS", 64}, {"ROWS", 4}, {"VEC", 4}, {"ONLINE", 1}}};
+  const ktune::Config sm{"rowwise", {{"THREADS", 64}, {"ROWS", 4}, {"VEC", 4}, {"ONLINE", 1}}};
   store_best("softmax", "rows=16,cols=32000", "f32", "causal", sm, "softmax.f32.causal.t64.r4.v4.on1");
   const cache::BestIndex idx = index();
 
@@ -437,7 +437,7 @@ TEST_F(RuntimeOpsChoice, TunedNearestDefaultAndErrorPerOperatorAndMode) {
 
 TEST_F(RuntimeOpsChoice, ANearestConfigThatCannotServeTheShapeFallsBackToTheDefault) {
   // One-pass softmax with the row in registers serves cols=1000 but not cols=100000.
-  const kt::Config one_pass{"rowwise", {{"THREADS", 128}, {"ROWS", 1}, {"VEC", 8}, {"ONLINE", 0}}};
+  const ktune::Config one_pass{"rowwise", {{"THREADS", 128}, {"ROWS", 1}, {"VEC", 8}, {"ONLINE", 0}}};
   const kt::Problem tuned_p = make_problem(key(OpKind::kSoftmax, 0, DType::kBF16, {4, 1000}));
   ASSERT_FALSE(kt::find_spec("softmax", "rowwise").rejection(tuned_p, one_pass));
   store_best("softmax", "rows=4,cols=1000", "bf16", "", one_pass, "softmax.bf16.t128.r1.v8.on0");

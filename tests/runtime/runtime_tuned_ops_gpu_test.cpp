@@ -12,9 +12,9 @@
 
 #include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
-#include "kernel_templates/decode_attention_f64.hpp"
-#include "kernel_templates/reference_fp8_gemm.hpp"
-#include "kernel_templates/reference_gemm.hpp"
+#include "kernel_templates/decode_attention/decode_attention_f64.hpp"
+#include "kernel_templates/fp8_gemm/reference_fp8_gemm.hpp"
+#include "kernel_templates/gemm/reference_gemm.hpp"
 #include "ktune/ktune.hpp"
 #include "tests/tuner/gpu_test_util.hpp"
 #include "tests/tuner/loop_test_util.hpp"
@@ -115,7 +115,7 @@ TEST_F(RuntimeTunedOpsGpu, RmsNormServesTheTunedWinner) {
   Output y(rows * hidden, DType::kBF16);
   const RmsNormArgs args{.x = x.ptr(), .w = w.ptr(), .y = y.ptr(), .rows = rows, .hidden = hidden, .eps = eps};
   expect_tuned(rt_->prepare(args), "rmsnorm");
-  const auto ref = kt::rmsnorm_f64(x.values, {}, w.values, rows, hidden, eps, harness::DType::kBF16);
+  const auto ref = kt::rmsnorm_f64(x.values, {}, w.values, rows, hidden, eps, DType::kBF16);
   for (bool graph : {false, true}) {
     y.poison();
     run(graph, [&](Stream s) { rt_->rmsnorm(args, s); });

@@ -7,8 +7,8 @@
 
 #include <map>
 
-#include "kernel_templates/fp8_gemm_spec.hpp"
-#include "kernel_templates/gemm_wgmma_spec.hpp"
+#include "kernel_templates/fp8_gemm/fp8_gemm_spec.hpp"
+#include "kernel_templates/gemm/gemm_wgmma_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "tests/tuner/loop_test_util.hpp"
 #include "tuner/arch_limits.hpp"
@@ -78,10 +78,10 @@ TEST(ArchRejection, GemmSweepForSm80SkipsWgmmaWithTheReasonAndCompilesTheRest) {
   int wgmma = 0;
   int others_compiled = 0;
   for (const auto& r : s.rows) {
-    EXPECT_NE(r.m.outcome, cache::Outcome::kCompileError) << r.m.config_name << ": " << r.m.reason;
+    EXPECT_NE(r.m.outcome, ktune::Outcome::kCompileError) << r.m.config_name << ": " << r.m.reason;
     if (r.m.config_name.find(".wgmma.") != std::string::npos) {
       ++wgmma;
-      EXPECT_EQ(r.m.outcome, cache::Outcome::kSkipped) << r.m.config_name;
+      EXPECT_EQ(r.m.outcome, ktune::Outcome::kSkipped) << r.m.config_name;
       EXPECT_EQ(r.m.reason, *why) << r.m.config_name;
       EXPECT_NE(r.m.reason.find("sm_80"), std::string::npos) << r.m.reason;
     } else if (r.m.reason == "compile-only") {
@@ -114,7 +114,7 @@ TEST(ArchRejection, Fp8GemmSweepForSm80IsAllSkippedWithTheReason) {
   ASSERT_TRUE(wgmma_why.has_value());
   ASSERT_FALSE(s.rows.empty());
   for (const auto& r : s.rows) {
-    EXPECT_EQ(r.m.outcome, cache::Outcome::kSkipped) << r.m.config_name;
+    EXPECT_EQ(r.m.outcome, ktune::Outcome::kSkipped) << r.m.config_name;
     const bool wgmma = r.m.config_name.find(".wgmma_tma.") != std::string::npos;
     EXPECT_EQ(r.m.reason, wgmma ? *wgmma_why : *why) << r.m.config_name;
   }

@@ -219,7 +219,7 @@ TEST(ConfigSpace, GemmSpaceOffersGemvOnlyForSkinnyShapes) {
     c.elem_bytes = 2;
     const auto e = space.enumerate(c);
     size_t n = 0;
-    for (const auto& cfg : e.configs) n += cfg.template_name() == tmpl ? 1 : 0;
+    for (const auto& cfg : e.configs) n += cfg.variant == tmpl ? 1 : 0;
     // The diagnostic path recompiles the expressions per call: check a sample.
     for (size_t i = 0; i < e.configs.size(); i += 97) {
       EXPECT_EQ(space.first_failing_constraint(e.configs[i], c), std::nullopt) << e.configs[i].key();
@@ -249,8 +249,8 @@ TEST(ConfigSpace, TemplatesServeTheirLayouts) {
   const auto e = space.enumerate(c);
   std::set<std::string> seen;
   for (const auto& cfg : e.configs) {
-    EXPECT_EQ(serve_nn.count(cfg.template_name()), 1u) << cfg.key();
-    seen.insert(cfg.template_name());
+    EXPECT_EQ(serve_nn.count(cfg.variant), 1u) << cfg.key();
+    seen.insert(cfg.variant);
   }
   EXPECT_EQ(seen, serve_nn);
   for (const auto& name : skip_nn) {
@@ -279,7 +279,7 @@ TEST(ConfigSpace, DeviceLimitsPrune) {
   const auto es = space.enumerate(small);
   EXPECT_LT(es.configs.size(), eb.configs.size());
   for (const auto& c : es.configs) {
-    if (c.template_name() != "tiled") continue;
+    if (c.variant != "tiled") continue;
     EXPECT_LE((c.at("BLOCK_M") + c.at("BLOCK_N")) * c.at("BLOCK_K") * 4 * c.at("STAGES"), 48 * 1024)
         << c.key();
   }

@@ -1,4 +1,4 @@
-#include "tuner/config.hpp"
+#include "core/config.hpp"
 
 #include <gtest/gtest.h>
 

@@ -69,15 +69,15 @@ TEST(LoopGpu, EverySampledConfigIsVerifiedAtOddAndRoundShapes) {
   std::map<std::string, int> bad;
   for (const auto& r : test::all_measurements(db)) {
     const auto& m = r.m;
-    if (m.outcome == cache::Outcome::kOk) {
+    if (m.outcome == ktune::Outcome::kOk) {
       EXPECT_TRUE(m.stats.has_value()) << m.config_name;
       continue;
     }
-    EXPECT_FALSE(m.reason.empty()) << m.config_name << " " << cache::to_string(m.outcome)
+    EXPECT_FALSE(m.reason.empty()) << m.config_name << " " << ktune::to_string(m.outcome)
                                    << " without a reason";
-    if (m.outcome != cache::Outcome::kExceedsLimits && m.outcome != cache::Outcome::kSkipped) {
-      ++bad[std::string(cache::to_string(m.outcome))];
-      ADD_FAILURE() << m.shape << " " << m.config_name << ": " << cache::to_string(m.outcome) << ": "
+    if (m.outcome != ktune::Outcome::kExceedsLimits && m.outcome != ktune::Outcome::kSkipped) {
+      ++bad[std::string(ktune::to_string(m.outcome))];
+      ADD_FAILURE() << m.shape << " " << m.config_name << ": " << ktune::to_string(m.outcome) << ": "
                     << m.reason;
     }
   }
@@ -182,8 +182,8 @@ TEST(LoopGpu, SplitKConfigsRunThroughTheWorkerAsWholeSequencesAndAreVerified) {
     const auto& m = r.m;
     const bool split = !(m.config_name.ends_with(".sk1") || m.config_name.find(".sk1.") != std::string::npos);
     const bool atomic = m.config_name.find(".a1.") != std::string::npos;
-    EXPECT_EQ(cache::to_string(m.outcome), "ok") << m.shape << " " << m.config_name << ": " << m.reason;
-    if (m.outcome != cache::Outcome::kOk) continue;
+    EXPECT_EQ(ktune::to_string(m.outcome), "ok") << m.shape << " " << m.config_name << ": " << m.reason;
+    if (m.outcome != ktune::Outcome::kOk) continue;
     const auto res = nlohmann::json::parse(m.resources_json);
     const int launches = res.at("launches").get<int>();
     EXPECT_EQ(launches, !split ? 1 : atomic ? 3 : 2) << m.config_name;

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "cache/config_cache.hpp"
-#include "harness/candidate.hpp"
+#include "measure/candidate.hpp"
 #include "harness/nvrtc_compiler.hpp"
 #include "ktune/error.hpp"
 #include "tuner/candidate_measurer.hpp"
@@ -98,11 +98,11 @@ class FakeMeasurer : public CandidateMeasurer {
     r.id = request.id;
     r.name = request.name;
     if (fake_incorrect(request.name)) {
-      r.outcome = harness::Outcome::kIncorrect;
+      r.outcome = ktune::Outcome::kIncorrect;
       r.reason = "rel_err 0.5 > tolerance 0.02";
       return r;
     }
-    r.outcome = harness::Outcome::kOk;
+    r.outcome = ktune::Outcome::kOk;
     harness::SampleStats s;
     s.median = fake_time_us(request.name) * factor;
     s.min = s.median * 0.99;

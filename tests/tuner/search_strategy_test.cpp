@@ -1,5 +1,5 @@
 // Each strategy on synthetic objectives over a 4-parameter space of 1024 points with a known optimum.
-#include "tuner/search_strategy.hpp"
+#include "tuner/search/search_strategy.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 
 #include "ktune/error.hpp"
 #include "test_util.hpp"
-#include "tuner/halving_search.hpp"
+#include "tuner/search/halving_search.hpp"
 
 namespace ktune::tuner {
 namespace {
@@ -40,7 +40,7 @@ struct Objective {
     std::uniform_real_distribution<double> u(0.5, 10.0);
     for (const auto& c : space()) {
       for (size_t p = 0; p < 4; ++p) {
-        auto v = c.params()[p].second;
+        auto v = c.params[p].second;
         if (!f[p].contains(v)) f[p][v] = u(rng);
       }
     }
@@ -50,7 +50,7 @@ struct Objective {
     if (c.at("A") == 128 && c.at("B") == 128) return std::nullopt;
     double t = multiplicative ? 1.0 : 5.0;
     for (size_t p = 0; p < 4; ++p) {
-      const double x = f[p].at(c.params()[p].second);
+      const double x = f[p].at(c.params[p].second);
       t = multiplicative ? t * x : t + x;
     }
     return t;

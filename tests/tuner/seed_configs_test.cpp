@@ -11,7 +11,7 @@
 #include "ktune/error.hpp"
 #include "test_util.hpp"
 #include "tuner/config_space.hpp"
-#include "tuner/search_strategy.hpp"
+#include "tuner/search/search_strategy.hpp"
 
 namespace ktune::tuner {
 namespace {
@@ -245,11 +245,11 @@ TEST(SeedConfigs, GemmSpaceSeedsPerShape) {
     c.layout = "nt";
     const auto e = space.enumerate(c);
     std::map<std::string, size_t> got;
-    const kernel_templates::Problem problem{c.dims, kernel_templates::DType::kBF16, "nt"};
+    const kernel_templates::Problem problem{c.dims, ktune::DType::kBF16, "nt"};
     for (const auto& s : e.seeds) {
-      ++got[s.template_name()];
-      const auto& spec = kernel_templates::find_spec("gemm", s.template_name());
-      const auto kc = kernel_templates::Config::from_json(s.to_json());
+      ++got[s.variant];
+      const auto& spec = kernel_templates::find_spec("gemm", s.variant);
+      const auto& kc = s;
       EXPECT_FALSE(spec.rejection(problem, kc).has_value()) << s.key();
       EXPECT_FALSE(spec.arch_rejection("sm_90").has_value()) << s.key();
     }

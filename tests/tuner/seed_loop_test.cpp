@@ -83,7 +83,7 @@ TEST(SeedLoop, SeedsTheArchRefusesAreDroppedForThatKey) {
       EXPECT_EQ(s.seeds, 1u);
       EXPECT_EQ(s.seed_rejected, 19u);
       EXPECT_EQ(rows[0].m.config_name, "gemm.bf16.nt.mma.16x32x128.w1x2.s5.sk1.a0.g1");
-      EXPECT_EQ(rows[0].m.outcome, cache::Outcome::kSkipped);
+      EXPECT_EQ(rows[0].m.outcome, ktune::Outcome::kSkipped);
       EXPECT_EQ(rows[0].m.reason, "compile-only");
     } else {
       EXPECT_EQ(s.seeds, 8u);

@@ -57,7 +57,7 @@ TEST_F(ConfigsDir, EveryShapeNormalisesForTheKernelDims) {
 
 TEST_F(ConfigsDir, PresetsLoadAndSelectWhatTheySay) {
   const auto names = list_presets();
-  EXPECT_EQ(names, (std::vector<std::string>{"llm-decode", "llm-prefill", "quick"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"llm-decode", "llm-prefill", "quick", "qwen3-0.6b-decode"}));
   const auto* gemm = kernel_templates::find_kernel("gemm");
   for (const auto& name : names) {
     const Preset p = load_preset(name);

@@ -2,20 +2,13 @@
 // constraints already removes everything a spec would refuse (nothing is compiled in vain).
 #include <gtest/gtest.h>
 
-#include "harness/dtype.hpp"
+#include "core/dtype.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "test_util.hpp"
 #include "tuner/config_space.hpp"
 
 namespace ktune::tuner {
 namespace {
-
-kernel_templates::Config to_spec_config(const Config& c) {
-  kernel_templates::Config out;
-  out.variant = c.template_name();
-  for (const auto& [name, value] : c.params()) out.params[name] = value;
-  return out;
-}
 
 TEST(SpaceSpecAgreement, EveryKeptGemmConfigIsAcceptedByItsSpec) {
   const auto space = ConfigSpace::load(test::source_configs() / "spaces" / "gemm.toml");
@@ -36,16 +29,15 @@ TEST(SpaceSpecAgreement, EveryKeptGemmConfigIsAcceptedByItsSpec) {
         ctx.layout = layout;
         kernel_templates::Problem problem;
         problem.dims = dims;
-        problem.dtype = harness::dtype_from_string(dtype);
+        problem.dtype = ktune::dtype_from_string(dtype);
         problem.layout = layout;
         const auto e = space.enumerate(ctx);
         for (const auto& c : e.configs) {
-          const auto& spec = kernel_templates::find_spec("gemm", c.template_name());
-          const auto sc = to_spec_config(c);
-          const auto why = spec.rejection(problem, sc);
+          const auto& spec = kernel_templates::find_spec("gemm", c.variant);
+          const auto why = spec.rejection(problem, c);
           EXPECT_FALSE(why.has_value()) << space.canonical_name(c, dtype, layout) << " "
                                         << problem.shape_text() << ": " << why.value_or("");
-          EXPECT_EQ(spec.canonical_name(problem, sc), space.canonical_name(c, dtype, layout));
+          EXPECT_EQ(spec.canonical_name(problem, c), space.canonical_name(c, dtype, layout));
           ++checked;
         }
       }

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "ktune/error.hpp"
-#include "tuner/config.hpp"
+#include "core/config.hpp"
 
 namespace ktune::tuner {
 

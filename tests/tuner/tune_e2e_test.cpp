@@ -96,10 +96,10 @@ TEST(TuneCli, CompileOnlyQuickPresetStoresResourcesAndResumes) {
       EXPECT_EQ(r.gpu.name, "compile-only sm_90");
       EXPECT_EQ(r.gpu.cc_major, 9);
       EXPECT_EQ(r.m.layout, "nt");
-      EXPECT_TRUE(r.m.outcome == cache::Outcome::kSkipped || r.m.outcome == cache::Outcome::kCompileError ||
-                  r.m.outcome == cache::Outcome::kExceedsLimits)
+      EXPECT_TRUE(r.m.outcome == ktune::Outcome::kSkipped || r.m.outcome == ktune::Outcome::kCompileError ||
+                  r.m.outcome == ktune::Outcome::kExceedsLimits)
           << r.m.config_name;
-      if (r.m.outcome == cache::Outcome::kSkipped) {
+      if (r.m.outcome == ktune::Outcome::kSkipped) {
         EXPECT_EQ(r.m.reason, "compile-only");
         const auto res = nlohmann::json::parse(r.m.resources_json);
         EXPECT_GT(res.at("registers").get<int>(), 0) << r.m.resources_json;

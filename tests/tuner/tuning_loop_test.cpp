@@ -82,12 +82,12 @@ TEST(TuningLoop, StoresEveryResultAndNamesTheFastestWinner) {
     EXPECT_EQ(m.shape, "m=16,n=512,k=1024");
     EXPECT_EQ(m.layout, "nt");
     EXPECT_TRUE(m.config_name.starts_with("gemm.bf16.nt.")) << m.config_name;
-    if (m.outcome == cache::Outcome::kIncorrect) {
+    if (m.outcome == ktune::Outcome::kIncorrect) {
       ++incorrect;
       EXPECT_FALSE(m.reason.empty());
     }
-    if (m.outcome == cache::Outcome::kOk) fastest = std::min(fastest, m.stats->median_us);
-    EXPECT_NE(m.outcome, cache::Outcome::kSkipped) << m.reason;
+    if (m.outcome == ktune::Outcome::kOk) fastest = std::min(fastest, m.stats->median_us);
+    EXPECT_NE(m.outcome, ktune::Outcome::kSkipped) << m.reason;
   }
   EXPECT_EQ(incorrect, s.summary.outcomes.count("incorrect") ? s.summary.outcomes.at("incorrect") : 0u);
   ASSERT_TRUE(s.summary.winner.has_value());
@@ -197,7 +197,7 @@ TEST(TuningLoop, KilledSweepResumesWithoutMeasuringTwice) {
   {
     auto db = cache::ConfigCache::open(db_path);
     for (const auto& r : test::all_measurements(db)) {
-      if (r.m.outcome != cache::Outcome::kSkipped) stored_measured.insert(r.m.config_name);
+      if (r.m.outcome != ktune::Outcome::kSkipped) stored_measured.insert(r.m.config_name);
     }
   }
   // Every measurement that returned before the kill was committed (one transaction a result).
@@ -217,7 +217,7 @@ TEST(TuningLoop, KilledSweepResumesWithoutMeasuringTwice) {
   auto db = cache::ConfigCache::open(db_path);
   std::multiset<std::string> measured_rows;
   for (const auto& r : test::all_measurements(db)) {
-    if (r.m.outcome != cache::Outcome::kSkipped) measured_rows.insert(r.m.config_name);
+    if (r.m.outcome != ktune::Outcome::kSkipped) measured_rows.insert(r.m.config_name);
   }
   std::multiset<std::string> expected(fresh.measured.begin(), fresh.measured.end());
   for (const auto& name : resumed.retimed) expected.insert(name);  // the resumed run's re-time rows
@@ -270,31 +270,31 @@ TEST(TuningLoop, CompileOnlyRecordsResourcesCompileErrorsAndLimits) {
   }
   ASSERT_TRUE(s.error.empty()) << s.error;
   EXPECT_FALSE(s.winner.has_value());
-  std::map<cache::Outcome, int> counts;
+  std::map<ktune::Outcome, int> counts;
   for (const auto& r : test::all_measurements(db)) {
     ++counts[r.m.outcome];
     const auto res = nlohmann::json::parse(r.m.resources_json);
-    if (r.m.outcome == cache::Outcome::kSkipped) {
+    if (r.m.outcome == ktune::Outcome::kSkipped) {
       EXPECT_EQ(r.m.reason, "compile-only");
       EXPECT_EQ(res.at("registers"), 200);
       EXPECT_GT(res.at("threads_per_block").get<int>(), 0);
       EXPECT_LT(res.at("threads_per_block").get<int>(), 384);
     }
-    if (r.m.outcome == cache::Outcome::kExceedsLimits) {
+    if (r.m.outcome == ktune::Outcome::kExceedsLimits) {
       EXPECT_NE(r.m.reason.find("registers"), std::string::npos) << r.m.reason;
       EXPECT_GE(res.at("threads_per_block").get<int>(), 384);
     }
-    if (r.m.outcome == cache::Outcome::kCompileError) {
+    if (r.m.outcome == ktune::Outcome::kCompileError) {
       EXPECT_NE(r.m.config_name.find(".128x"), std::string::npos) << r.m.config_name;
       EXPECT_NE(r.m.reason.find("error: something"), std::string::npos) << r.m.reason;
     }
   }
-  EXPECT_EQ(counts[cache::Outcome::kSkipped] + counts[cache::Outcome::kExceedsLimits] +
-                counts[cache::Outcome::kCompileError],
+  EXPECT_EQ(counts[ktune::Outcome::kSkipped] + counts[ktune::Outcome::kExceedsLimits] +
+                counts[ktune::Outcome::kCompileError],
             60);
-  EXPECT_GT(counts[cache::Outcome::kSkipped], 0);
-  EXPECT_GT(counts[cache::Outcome::kExceedsLimits], 0);
-  EXPECT_GT(counts[cache::Outcome::kCompileError], 0);
+  EXPECT_GT(counts[ktune::Outcome::kSkipped], 0);
+  EXPECT_GT(counts[ktune::Outcome::kExceedsLimits], 0);
+  EXPECT_GT(counts[ktune::Outcome::kCompileError], 0);
 }
 
 TEST(TuningLoop, EmptySpaceIsAKeyErrorNotACrash) {

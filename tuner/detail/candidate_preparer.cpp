@@ -18,7 +18,7 @@ namespace {
 /// A compile log's first lines are the errors; the rest is usually their consequences.
 constexpr size_t kMaxLogInReason = 2000;
 
-Prepared decided(const KeyContext& ctx, const Config& config, const std::string& name, cache::Outcome outcome,
+Prepared decided(const KeyContext& ctx, const Config& config, const std::string& name, ktune::Outcome outcome,
                  std::string reason) {
   Prepared p;
   cache::Measurement m = base_measurement(ctx, config, name);
@@ -122,15 +122,14 @@ harness::TimingOptions scaled_timing(const harness::TimingOptions& timing, doubl
 Prepared prepare_candidate(const KeyContext& ctx, const Config& config, const std::string& name,
                            double fidelity) {
   namespace kt = kernel_templates;
-  const kt::KernelSpec& spec = kt::find_spec(ctx.kernel, config.template_name());
-  const kt::Config kc = kt::Config::from_json(config.to_json());
-  if (auto why = spec.rejection(ctx.problem, kc))
-    return decided(ctx, config, name, cache::Outcome::kSkipped, *why);
+  const kt::KernelSpec& spec = kt::find_spec(ctx.kernel, config.variant);
+  if (auto why = spec.rejection(ctx.problem, config))
+    return decided(ctx, config, name, ktune::Outcome::kSkipped, *why);
   // A template the target lacks (wgmma off sm_90, e4m3 MMA before sm_89) is no compile error.
   if (auto why = spec.arch_rejection(ctx.arch))
-    return decided(ctx, config, name, cache::Outcome::kSkipped, *why);
+    return decided(ctx, config, name, ktune::Outcome::kSkipped, *why);
 
-  const kt::CompileSpec cs = spec.compile_spec(ctx.problem, kc);
+  const kt::CompileSpec cs = spec.compile_spec(ctx.problem, config);
   const harness::CompileRequest request = kt::make_compile_request(cs, *ctx.sources, ctx.arch);
   harness::CompileResult compiled;
   try {
@@ -139,24 +138,24 @@ Prepared prepare_candidate(const KeyContext& ctx, const Config& config, const st
     if (e.kind() == ErrorKind::kNoDevice) throw;  // NVRTC missing: nothing will compile
     std::string reason = e.what();
     if (!e.detail().empty()) reason += "\n" + e.detail().substr(0, kMaxLogInReason);
-    return decided(ctx, config, name, cache::Outcome::kCompileError, std::move(reason));
+    return decided(ctx, config, name, ktune::Outcome::kCompileError, std::move(reason));
   }
 
-  const kt::LaunchPlan plan = spec.launch_plan(ctx.problem, kc);
+  const kt::LaunchPlan plan = spec.launch_plan(ctx.problem, config);
   Prepared p;
   const std::optional<std::string> violation = check_resources(ctx, cs, plan, compiled, p);
-  auto finish = [&](cache::Outcome outcome, std::string reason) {
+  auto finish = [&](ktune::Outcome outcome, std::string reason) {
     Prepared d = decided(ctx, config, name, outcome, std::move(reason));
     d.decided->resources_json = p.resources_json;
     d.resources = p.resources;
     d.resources_json = p.resources_json;
     return d;
   };
-  if (violation) return finish(cache::Outcome::kExceedsLimits, *violation);
-  if (ctx.compile_only) return finish(cache::Outcome::kSkipped, "compile-only");
+  if (violation) return finish(ktune::Outcome::kExceedsLimits, *violation);
+  if (ctx.compile_only) return finish(ktune::Outcome::kSkipped, "compile-only");
 
   const harness::CompileResult reference = ctx.reference_for(spec);
-  const kt::CandidateParts parts = kt::make_candidate_parts(spec, ctx.problem, kc, compiled, reference);
+  const kt::CandidateParts parts = kt::make_candidate_parts(spec, ctx.problem, config, compiled, reference);
   // Every launch of the plan (split-K: the GEMM, its reduction, the atomic variant's zeroing) is
   // verified and timed as one sequence.
   harness::CandidateRequest r = kt::make_candidate_request(parts);
@@ -167,27 +166,31 @@ Prepared prepare_candidate(const KeyContext& ctx, const Config& config, const st
   return p;
 }
 
-cache::Measurement to_measurement(const KeyContext& ctx, const Config& config, const std::string& name,
-                                  const Prepared& prepared, const harness::CandidateResult& result) {
-  cache::Measurement m = base_measurement(ctx, config, name);
-  m.outcome = cache::outcome_from_string(harness::to_string(result.outcome));
+void record_result(cache::Measurement& m, const harness::CandidateResult& result, std::string_view who) {
+  m.outcome = result.outcome;
   m.reason = result.reason;
   if (result.stats) {
     const harness::SampleStats& s = *result.stats;
     m.stats = cache::Stats{s.median, s.min, s.mean, s.p90, s.stdev, static_cast<int64_t>(s.samples)};
   }
-  if (m.outcome == cache::Outcome::kOk && !m.stats) {
-    m.outcome = cache::Outcome::kLaunchError;
-    m.reason = "the worker reported ok without timing statistics";
+  if (m.outcome == Outcome::kOk && !m.stats) {
+    m.outcome = Outcome::kLaunchError;
+    m.reason = std::string(who) + " reported ok without timing statistics";
   }
   if (result.counters.is_object() && !result.counters.empty()) m.counters_json = result.counters.dump();
+  m.sm_clock_mhz = result.sm_clock_mhz;
+  m.temperature_c = result.temperature_c;
+}
+
+cache::Measurement to_measurement(const KeyContext& ctx, const Config& config, const std::string& name,
+                                  const Prepared& prepared, const harness::CandidateResult& result) {
+  cache::Measurement m = base_measurement(ctx, config, name);
+  record_result(m, result, "the worker");
   nlohmann::json res = nlohmann::json::parse(prepared.resources_json);
   if (result.resources.is_object()) {
     for (const auto& [k, v] : result.resources.items()) res["worker_" + k] = v;
   }
   m.resources_json = res.dump();
-  m.sm_clock_mhz = result.sm_clock_mhz;
-  m.temperature_c = result.temperature_c;
   return m;
 }
 

@@ -11,14 +11,15 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "cache/config_cache.hpp"
-#include "harness/candidate.hpp"
+#include "measure/candidate.hpp"
 #include "harness/nvrtc_compiler.hpp"
-#include "harness/timing_options.hpp"
+#include "measure/timing_options.hpp"
 #include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/kernel_spec.hpp"
-#include "tuner/config.hpp"
+#include "core/config.hpp"
 #include "tuner/problem_context.hpp"
 #include "tuner/resource_limits.hpp"
 
@@ -71,6 +72,10 @@ cache::Measurement base_measurement(const KeyContext& ctx, const Config& config,
 
 /// The worker's result as a measurement row (resources: the compile stage's, completed by the
 /// worker's).
+/// A measured result's outcome, reason, statistics, counters, clock and temperature into `m`; an
+/// ok without statistics becomes a launch error that says `who` reported it.
+void record_result(cache::Measurement& m, const harness::CandidateResult& result, std::string_view who);
+
 cache::Measurement to_measurement(const KeyContext& ctx, const Config& config, const std::string& name,
                                   const Prepared& prepared, const harness::CandidateResult& result);
 

@@ -16,7 +16,7 @@ std::map<std::string, cache::StoredResult> load_stored_results(const cache::Conf
 }
 
 bool answers(const cache::StoredResult& stored, double fidelity, bool compile_only) {
-  if (compile_only && stored.outcome == cache::Outcome::kSkipped) return true;
+  if (compile_only && stored.outcome == ktune::Outcome::kSkipped) return true;
   return stored.answers(fidelity);
 }
 

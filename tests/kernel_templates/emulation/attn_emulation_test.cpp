@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "attn_templates_emulated.hpp"
-#include "kernel_templates/decode_attention_f64.hpp"
+#include "kernel_templates/decode_attention/decode_attention_f64.hpp"
 
 thread_local uint3e threadIdx;
 thread_local uint3e blockIdx;

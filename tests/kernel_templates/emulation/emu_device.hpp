@@ -1,4 +1,4 @@
-// CPU stand-in for kernel_templates/ktune_device.cuh and the CUDA built-ins the gemm templates use:
+// CPU stand-in for kernel_templates/common/ktune_device.cuh and the CUDA built-ins the gemm templates use:
 // a block is emulated with one std::thread per CUDA thread, __syncthreads is a std::barrier, warp
 // shuffles go through a block-wide buffer (every thread of a block calls them in step). bf16 is a
 // 16-bit struct with round-to-nearest-even conversion; "__half" maps to it too (same code paths).

@@ -26,10 +26,11 @@ uint3e gridDim;
 std::barrier<>* g_barrier = nullptr;
 float g_shfl[1024];
 
+using ktune::DType;
+
 namespace {
 
 namespace kt = ktune::kernel_templates;
-using ktune::harness::DType;
 
 void launch(uint3e grid, uint3e block, const std::function<void()>& body) {
   gridDim = grid;

@@ -1,4 +1,4 @@
-# Writes OUTPUT: kernel_templates/gemm_wgmma.cu (FILE) turned into host C++ for the CPU emulation
+# Writes OUTPUT: kernel_templates/gemm/gemm_wgmma.cu (FILE) turned into host C++ for the CPU emulation
 # test: its device includes dropped (wgmma_emu_device.hpp stands in; gemm_wgmma_layout.cuh is
 # plain C++ already), dynamic shared memory mapped 48 bytes into the host buffer g_smem, the launch bounds
 # dropped, and the CUDA 16-bit types mapped to the emulated ones.

@@ -1,0 +1,70 @@
+#pragma once
+/// Host-side specs of the `gemm` family: C[M,N] = A[M,K] * B, B as [N,K] ("nt", the nn.Linear weight
+/// layout) or [K,N] ("nn"); f32, f16 and bf16 inputs; f32 accumulation; C in the input dtype.
+/// GemmSpecBase holds what every gemm template shares (tensors, work, references); TiledGemmSpec is
+/// the shared-memory tiled template (gemm_tiled.cu). The GEMV template is in gemv_spec.hpp.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernel_templates/kernel_spec.hpp"
+#include "kernel_templates/gemm/reference_gemm.hpp"
+
+namespace ktune::kernel_templates {
+
+/// The problem's B layout: "nt" (or "", the default) or "nn"; nullopt for anything else.
+std::optional<GemmLayout> parse_gemm_layout(std::string_view text);
+/// "nt" or "nn".
+std::string_view gemm_layout_name(GemmLayout layout);
+
+/// What every gemm template shares. Tensors: "a" [M*K], "b" [K*N], "c" [M*N] in the dtype, and
+/// "workspace" [SPLIT_K*M*N] f32 when a config splits K.
+class GemmSpecBase : public KernelSpec {
+ public:
+  std::string_view kernel() const override { return "gemm"; }
+  std::vector<std::string> dims() const override { return {"m", "n", "k"}; }
+  /// 2 M N K FLOPs; A, B read once and C written once.
+  WorkCounts work(const Problem& problem) const override;
+  /// gemm_reference.cu: one thread per element, f32 accumulation, output "c_ref" (f32).
+  ReferenceSpec reference(const Problem& problem) const override;
+  /// gemm_reference_f64 of inputs "a" and "b" as output "c".
+  HostTensors cpu_reference(const Problem& problem, const HostTensors& inputs) const override;
+
+ protected:
+  /// Problem checks shared by the templates (dims positive and within int32, dtype, layout).
+  std::optional<std::string> problem_rejection(const Problem& problem) const;
+  /// Every name of param_names() present and positive.
+  std::optional<std::string> params_rejection(const Config& config) const;
+  /// a, b, c and, when split_k > 1, the f32 workspace.
+  std::vector<TensorSpec> tensors(const Problem& problem, int64_t split_k) const;
+  /// The split-K reduction launch (gemm_splitk_reduce.cuh) summing `split_k` slices into "c".
+  KernelLaunch reduce_launch(const Problem& problem, int64_t split_k) const;
+  /// `ktune_gemm_splitk_reduce<T>`.
+  static std::string reduce_name_expression(DType dtype);
+  /// Throws ktune::Error(kBadInput) with the rejection, when there is one.
+  void require_accepted(const Problem& problem, const Config& config) const;
+};
+
+/// gemm_tiled.cu. Parameters: BLOCK_M, BLOCK_N, BLOCK_K (the block's tile), WARPS_M x WARPS_N warps,
+/// STAGES (cp.async pipeline depth, >= 2), SPLIT_K. Rules: BLOCK_M % (4 WARPS_M) == 0,
+/// BLOCK_N % (8 WARPS_N) == 0, BLOCK_K a multiple of 16 bytes of the dtype, WARPS_M*WARPS_N <= 32.
+/// Name: `gemm.<dtype>.<layout>.<BM>x<BN>x<BK>.w<WM>x<WN>.s<STAGES>.sk<SPLIT_K>`.
+class TiledGemmSpec final : public GemmSpecBase {
+ public:
+  std::string_view variant() const override { return "tiled"; }
+  std::vector<std::string> param_names() const override;
+  std::string_view source_name() const override { return "gemm_tiled.cu"; }
+  std::optional<std::string> rejection(const Problem& problem, const Config& config) const override;
+  std::string canonical_name(const Problem& problem, const Config& config) const override;
+  CompileSpec compile_spec(const Problem& problem, const Config& config) const override;
+  LaunchPlan launch_plan(const Problem& problem, const Config& config) const override;
+  std::vector<AlignmentRule> alignment(const Problem& problem, const Config& config) const override;
+  /// 64x64x32, 2x2 warps, 3 stages, no split.
+  Config default_config(const Problem& problem) const override;
+
+  /// Dynamic shared memory of a config: STAGES * (A tile + B tile), each row padded by 16 bytes.
+  static int64_t shared_bytes(DType dtype, const Config& config, GemmLayout layout);
+};
+
+}  // namespace ktune::kernel_templates

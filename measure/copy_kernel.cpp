@@ -1,0 +1,133 @@
+#include "measure/copy_kernel.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "harness/nvrtc_compiler.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::harness {
+
+namespace {
+const char* kSource = R"CUDA(
+// Each block iteration moves blockDim.x * UNROLL 16-byte vectors; all loads issue before the stores.
+template <int UNROLL>
+__global__ void ktune_copy(const uint4* __restrict__ src, uint4* __restrict__ dst, unsigned long long n) {
+  const unsigned long long tile = (unsigned long long)blockDim.x * UNROLL;
+  const unsigned long long stride = (unsigned long long)gridDim.x * tile;
+  for (unsigned long long base = (unsigned long long)blockIdx.x * tile + threadIdx.x; base < n; base += stride) {
+    uint4 v[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const unsigned long long i = base + (unsigned long long)u * blockDim.x;
+      if (i < n) v[u] = src[i];
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+      const unsigned long long i = base + (unsigned long long)u * blockDim.x;
+      if (i < n) dst[i] = v[u];
+    }
+  }
+}
+)CUDA";
+
+constexpr int64_t kMaxGrid = 2147483647;  // gridDim.x limit
+}  // namespace
+
+CopyConfig CopyConfig::from_json(const nlohmann::json& j) {
+  if (!j.is_object())
+    throw Error(ErrorKind::kBadInput, fmt::format("copy config must be a JSON object, got {}", j.dump()));
+  CopyConfig c;
+  for (const auto& [key, value] : j.items()) {
+    if (!value.is_number_integer()) {
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("copy config '{}' must be an integer, got {}", key, value.dump()));
+    }
+    if (key == "unroll") {
+      c.unroll = value.get<int>();
+    } else if (key == "block") {
+      c.block = value.get<int>();
+    } else if (key == "grid") {
+      c.grid = value.get<int64_t>();
+    } else {
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("unknown copy config key '{}' (known: unroll, block, grid)", key));
+    }
+  }
+  if (c.unroll != 1 && c.unroll != 2 && c.unroll != 4 && c.unroll != 8) {
+    throw Error(ErrorKind::kBadInput, fmt::format("copy unroll={} (expected 1, 2, 4 or 8)", c.unroll));
+  }
+  if (c.block < 32 || c.block > 1024 || c.block % 32 != 0) {
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("copy block={} (expected a multiple of 32 in 32..1024)", c.block));
+  }
+  if (c.grid < 0 || c.grid > kMaxGrid)
+    throw Error(ErrorKind::kBadInput, fmt::format("copy grid={} out of range", c.grid));
+  return c;
+}
+
+nlohmann::json CopyConfig::to_json() const { return {{"unroll", unroll}, {"block", block}, {"grid", grid}}; }
+
+std::string CopyConfig::name(DType dtype) const {
+  std::string n = fmt::format("copy.{}.u{}.b{}", ktune::to_string(dtype), unroll, block);
+  if (grid > 0) n += fmt::format(".g{}", grid);
+  return n;
+}
+
+const std::string& copy_kernel_source() {
+  static const std::string source = kSource;
+  return source;
+}
+
+std::string copy_name_expression(const CopyConfig& config) {
+  return fmt::format("ktune_copy<{}>", config.unroll);
+}
+
+void check_copy_size(uint64_t n, DType dtype) {
+  const uint64_t bytes = n * size_of(dtype);
+  if (n == 0 || bytes % 16 != 0) {
+    throw Error(
+        ErrorKind::kBadInput,
+        fmt::format("copy of n={} {} elements is {} bytes, not a positive multiple of 16 (the kernel moves "
+                    "16-byte vectors)",
+                    n, to_string(dtype), bytes));
+  }
+}
+
+CandidateRequest make_copy_request(uint64_t n, DType dtype, const CopyConfig& config, const std::string& arch,
+                                   const TimingOptions& timing, int device) {
+  check_copy_size(n, dtype);
+  const uint64_t bytes = n * size_of(dtype);
+  CompileRequest creq;
+  creq.source = copy_kernel_source();
+  creq.program_name = "ktune_copy.cu";
+  creq.name_expressions = {copy_name_expression(config)};
+  creq.arch = arch;
+  NvrtcCompiler compiler;
+  const CompileResult compiled = compiler.compile(creq);
+
+  const uint64_t vectors = bytes / 16;
+  const uint64_t per_block = static_cast<uint64_t>(config.block) * static_cast<uint64_t>(config.unroll);
+  const int64_t grid = config.grid > 0
+                           ? config.grid
+                           : static_cast<int64_t>(std::min<uint64_t>((vectors + per_block - 1) / per_block,
+                                                                     static_cast<uint64_t>(kMaxGrid)));
+  CandidateRequest r;
+  r.name = config.name(dtype);
+  r.device = device;
+  r.buffers = {{"src", dtype, n, BufferSpec::Init::kRandom, 1.0},
+               {"dst", dtype, n, BufferSpec::Init::kPoison, 1.0}};
+  LaunchSpec& copy = r.launches.emplace_back();
+  copy.cubin = compiled.cubin;
+  copy.function = compiled.lowered_names.at(copy_name_expression(config));
+  copy.grid = {static_cast<uint32_t>(grid), 1, 1};
+  copy.block = {static_cast<uint32_t>(config.block), 1, 1};
+  copy.args = {KernelArg::buf("src"), KernelArg::buf("dst"), KernelArg::u64(vectors)};
+  r.checks = {{"dst", "src"}};
+  r.timing = timing;
+  r.bytes_moved = 2.0 * static_cast<double>(bytes);
+  return r;
+}
+
+}  // namespace ktune::harness

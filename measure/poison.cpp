@@ -1,0 +1,12 @@
+#include "measure/poison.hpp"
+
+#include "harness/cuda_check.hpp"
+#include "harness/driver_api.hpp"
+
+namespace ktune::harness {
+
+void poison(CUdeviceptr ptr, uint64_t bytes, CUstream stream) {
+  KTUNE_CU_CHECK(driver().cuMemsetD8Async(ptr, kPoisonByte, bytes, stream));
+}
+
+}  // namespace ktune::harness

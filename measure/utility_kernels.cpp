@@ -1,0 +1,170 @@
+#include "measure/utility_kernels.hpp"
+
+#include <fmt/format.h>
+
+#include "harness/nvrtc_compiler.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::harness {
+
+namespace {
+constexpr DType kAll[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kFP8E4M3, DType::kFP8E5M2};
+
+// No #include: NVRTC does not build in cuda_fp16.h and friends, and the harness must not depend on
+// where the toolkit's headers are. Elements are handled as raw bits: KIND is the DType index
+// (0 f32, 1 f16, 2 bf16, 3 fp8e4m3, 4 fp8e5m2).
+const char* kSource = R"CUDA(
+template <int KIND> struct ktune_bits;
+template <> struct ktune_bits<0> { typedef unsigned int type; enum { E = 8, M = 23, FN = 0 }; };
+template <> struct ktune_bits<1> { typedef unsigned short type; enum { E = 5, M = 10, FN = 0 }; };
+template <> struct ktune_bits<2> { typedef unsigned short type; enum { E = 8, M = 7, FN = 0 }; };
+template <> struct ktune_bits<3> { typedef unsigned char type; enum { E = 4, M = 3, FN = 1 }; };
+template <> struct ktune_bits<4> { typedef unsigned char type; enum { E = 5, M = 2, FN = 0 }; };
+
+// splitmix64 finaliser of (index, seed): a counter-based RNG, so any element can be regenerated.
+__device__ __forceinline__ unsigned long long ktune_mix(unsigned long long i, unsigned long long seed) {
+  unsigned long long x = i + (seed + 1ull) * 0x9E3779B97F4A7C15ull;
+  x ^= x >> 30; x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 27; x *= 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// float -> format bits, truncating the mantissa and clamping the exponent to the normal range:
+// a non-zero input never becomes zero, Inf or NaN (fill values need not be rounded, only valid).
+template <int KIND>
+__device__ __forceinline__ typename ktune_bits<KIND>::type ktune_encode(float f) {
+  typedef ktune_bits<KIND> B;
+  const unsigned x = __float_as_uint(f);
+  if (KIND == 0) return x;
+  const unsigned sign = x >> 31;
+  const int bias = (1 << (B::E - 1)) - 1;
+  int e = (int)((x >> 23) & 0xffu) - 127;
+  unsigned m = (x & 0x7fffffu) >> (23 - B::M);
+  const int emax = B::FN ? (1 << B::E) - 1 - bias : (1 << B::E) - 2 - bias;
+  if (e < 1 - bias) { e = 1 - bias; m = 0; }
+  if (e > emax) { e = emax; m = (1u << B::M) - 1; }
+  if (B::FN && e == emax && m == (1u << B::M) - 1) m -= 1;  // S.1111.111 is NaN in E4M3FN
+  return (typename B::type)((sign << (B::E + B::M)) | ((unsigned)(e + bias) << B::M) | m);
+}
+
+template <int KIND>
+__device__ __forceinline__ double ktune_decode(typename ktune_bits<KIND>::type bits) {
+  typedef ktune_bits<KIND> B;
+  if (KIND == 0) return (double)__uint_as_float((unsigned)bits);
+  if (KIND == 2) return (double)__uint_as_float((unsigned)bits << 16);
+  const unsigned u = bits;
+  const unsigned sign = (u >> (B::E + B::M)) & 1u;
+  const unsigned e = (u >> B::M) & ((1u << B::E) - 1u);
+  const unsigned m = u & ((1u << B::M) - 1u);
+  const int bias = (1 << (B::E - 1)) - 1;
+  const double s = sign ? -1.0 : 1.0;
+  if (B::FN) {
+    if (e == (1u << B::E) - 1u && m == (1u << B::M) - 1u) return __longlong_as_double(0x7ff8000000000000ll);
+  } else if (e == (1u << B::E) - 1u) {
+    return m ? __longlong_as_double(0x7ff8000000000000ll) : s * __longlong_as_double(0x7ff0000000000000ll);
+  }
+  if (e == 0) return s * ldexp((double)m, 1 - bias - B::M);
+  return s * ldexp((double)(m | (1u << B::M)), (int)e - bias - B::M);
+}
+
+// Magnitude in [0.25, 1) * scale with a random sign: never zero (see ktune_encode).
+template <int KIND>
+__global__ void ktune_fill(typename ktune_bits<KIND>::type* __restrict__ p, unsigned long long n,
+                           unsigned long long seed, float scale) {
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const unsigned long long h = ktune_mix(i, seed);
+    const float mag = 0.25f + 0.75f * (float)(h >> 40) * (1.0f / 16777216.0f);
+    p[i] = ktune_encode<KIND>(((h & 1ull) ? -mag : mag) * scale);
+  }
+}
+
+// Per block: sums[4*b + {0,1,2,3}] = sum (out-ref)^2, sum ref^2, max |out-ref|, max |ref| over finite
+// values; counts[2*b + {0,1}] = non-finite outputs, non-finite references. Block size 256.
+template <int KIND, int REF_KIND>
+__global__ void __launch_bounds__(256) ktune_compare(const typename ktune_bits<KIND>::type* __restrict__ out,
+                                                     const typename ktune_bits<REF_KIND>::type* __restrict__ ref,
+                                                     unsigned long long n, double* sums, unsigned long long* counts) {
+  __shared__ double s[4][256];
+  __shared__ unsigned long long c[2][256];
+  double sd = 0, sr = 0, md = 0, mr = 0;
+  unsigned long long bo = 0, br = 0;
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const double o = ktune_decode<KIND>(out[i]);
+    const double r = ktune_decode<REF_KIND>(ref[i]);
+    const bool ook = isfinite(o), rok = isfinite(r);
+    bo += !ook;
+    br += !rok;
+    if (rok) { sr += r * r; mr = fmax(mr, fabs(r)); }
+    if (ook && rok) { const double d = o - r; sd += d * d; md = fmax(md, fabs(d)); }
+  }
+  const unsigned t = threadIdx.x;
+  s[0][t] = sd; s[1][t] = sr; s[2][t] = md; s[3][t] = mr; c[0][t] = bo; c[1][t] = br;
+  __syncthreads();
+  for (unsigned w = blockDim.x / 2; w > 0; w >>= 1) {
+    if (t < w) {
+      s[0][t] += s[0][t + w]; s[1][t] += s[1][t + w];
+      s[2][t] = fmax(s[2][t], s[2][t + w]); s[3][t] = fmax(s[3][t], s[3][t + w]);
+      c[0][t] += c[0][t + w]; c[1][t] += c[1][t + w];
+    }
+    __syncthreads();
+  }
+  if (t == 0) {
+    for (int k = 0; k < 4; ++k) sums[4 * blockIdx.x + k] = s[k][0];
+    counts[2 * blockIdx.x] = c[0][0];
+    counts[2 * blockIdx.x + 1] = c[1][0];
+  }
+}
+)CUDA";
+
+std::size_t index_of(DType d) { return static_cast<std::size_t>(d); }
+}  // namespace
+
+const std::string& utility_kernels_source() {
+  static const std::string source = kSource;
+  return source;
+}
+
+std::string fill_name_expression(DType dtype) { return fmt::format("ktune_fill<{}>", index_of(dtype)); }
+std::string compare_name_expression(DType dtype, DType ref_dtype) {
+  return fmt::format("ktune_compare<{},{}>", index_of(dtype), index_of(ref_dtype));
+}
+std::string compare_name_expression(DType dtype) { return compare_name_expression(dtype, dtype); }
+
+UtilityKernels::UtilityKernels(const std::string& arch) {
+  CompileRequest req;
+  req.source = utility_kernels_source();
+  req.program_name = "ktune_utility_kernels.cu";
+  req.arch = arch;
+  // Outputs are compared with a reference of their own dtype, or with an f32 reference (the kernels'
+  // GPU references accumulate and store in f32).
+  for (DType d : kAll) {
+    req.name_expressions.push_back(fill_name_expression(d));
+    req.name_expressions.push_back(compare_name_expression(d));
+    if (d != DType::kF32) req.name_expressions.push_back(compare_name_expression(d, DType::kF32));
+  }
+  NvrtcCompiler compiler;
+  const CompileResult res = compiler.compile(req);
+  module_ = Module::load(res.cubin);
+  for (DType d : kAll) {
+    fill_[index_of(d)] = module_.function(res.lowered_names.at(fill_name_expression(d)));
+    compare_[index_of(d)][index_of(d)] = module_.function(res.lowered_names.at(compare_name_expression(d)));
+    if (d != DType::kF32) {
+      compare_[index_of(d)][index_of(DType::kF32)] =
+          module_.function(res.lowered_names.at(compare_name_expression(d, DType::kF32)));
+    }
+  }
+}
+
+CUfunction UtilityKernels::fill(DType dtype) const { return fill_[index_of(dtype)]; }
+CUfunction UtilityKernels::compare(DType dtype, DType ref_dtype) const {
+  CUfunction f = compare_[index_of(dtype)][index_of(ref_dtype)];
+  if (f == nullptr) {
+    throw Error(ErrorKind::kBadInput, fmt::format("no compare kernel for a {} output against a {} reference",
+                                                  to_string(dtype), to_string(ref_dtype)));
+  }
+  return f;
+}
+
+}  // namespace ktune::harness

@@ -1,0 +1,42 @@
+#pragma once
+/// The harness's own device code, compiled once per process with NVRTC for the current device:
+/// the counter-based random fill (random_fill.hpp) and the output comparison (gpu_compare.hpp),
+/// one instantiation per DType. Loaded into the current context on first use.
+
+#include <cuda.h>
+
+#include <string>
+
+#include "core/dtype.hpp"
+#include "harness/module.hpp"
+
+namespace ktune::harness {
+
+/// The CUDA source (exposed for the `nvrtc` test that compiles it without a GPU).
+const std::string& utility_kernels_source();
+/// Name expressions of the source, e.g. "ktune_fill<0>" (the template argument is the DType index).
+std::string fill_name_expression(DType dtype);
+std::string compare_name_expression(DType dtype);
+/// An output of `dtype` against a reference of `ref_dtype` (the same dtype, or f32).
+std::string compare_name_expression(DType dtype, DType ref_dtype);
+
+/// Block size the compare kernel is written for (its shared-memory reduction).
+inline constexpr unsigned kCompareBlock = 256;
+
+class UtilityKernels {
+ public:
+  /// Compiles (NVRTC, for `arch`, e.g. "sm_90") and loads the module into the current context.
+  explicit UtilityKernels(const std::string& arch);
+  CUfunction fill(DType dtype) const;
+  /// The compare kernel for an output of `dtype` against a reference of `ref_dtype` (same dtype or
+  /// f32); throws ktune::Error(kBadInput) for any other pair.
+  CUfunction compare(DType dtype, DType ref_dtype) const;
+  CUfunction compare(DType dtype) const { return compare(dtype, dtype); }
+
+ private:
+  Module module_;
+  CUfunction fill_[5] = {};
+  CUfunction compare_[5][5] = {};  ///< [output dtype][reference dtype]
+};
+
+}  // namespace ktune::harness

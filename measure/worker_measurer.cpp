@@ -1,0 +1,321 @@
+#include "measure/worker_measurer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "measure/candidate_launch.hpp"
+#include "measure/candidate_sequence.hpp"
+#include "harness/cuda_check.hpp"
+#include "measure/cupti_activity.hpp"
+#include "measure/cupti_profiler.hpp"
+#include "harness/driver_api.hpp"
+#include "measure/gpu_compare.hpp"
+#include "measure/l2_flush.hpp"
+#include "measure/nvml.hpp"
+#include "measure/poison.hpp"
+#include "measure/random_fill.hpp"
+#include "measure/stopping_rule.hpp"
+#include "measure/timer.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::harness {
+
+namespace {
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double median_of(std::vector<double> v) { return summarize(v).median; }
+
+/// Launches timed by the CUPTI Activity pass: enough for a stable median, few enough to be cheap.
+constexpr int kActivityLaunches = 20;
+
+const BufferSpec& spec_of(const CandidateRequest& r, const std::string& name) {
+  for (const BufferSpec& b : r.buffers) {
+    if (b.name == name) return b;
+  }
+  throw Error(ErrorKind::kBadInput,
+              fmt::format("check names buffer '{}', which the request does not declare", name));
+}
+}  // namespace
+
+/// One candidate while it is timed: its loaded sequence, the buffer sets it rotates over, the L2
+/// flusher, the event timer and (for short runs) the CUDA-graph batch.
+struct WorkerMeasurer::Timed {
+  Timed(const CandidateRequest& r, LoadedSequence& seq, std::vector<BufferSet> first, CUstream stream)
+      : req(r), sequence(seq), sets(std::move(first)), timer(stream) {}
+
+  const CandidateRequest& req;
+  LoadedSequence& sequence;
+  std::vector<BufferSet> sets;
+  std::unique_ptr<L2Flusher> flusher;
+  std::size_t next_set = 0;
+  EventTimer timer;
+  std::unique_ptr<GraphBatch> batch;
+
+  void flush(CUstream stream) {
+    if (flusher) flusher->flush(stream);
+  }
+  /// The buffer set of the next run (rotation).
+  std::size_t next() { return next_set++ % sets.size(); }
+};
+
+WorkerMeasurer::WorkerMeasurer(int ordinal) : device_(query_device(ordinal)), context_(ordinal) {
+  KTUNE_CU_CHECK(driver().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
+}
+
+WorkerMeasurer::~WorkerMeasurer() {
+  if (stream_) driver().cuStreamDestroy(stream_);
+}
+
+const UtilityKernels& WorkerMeasurer::utility() {
+  if (!utility_) utility_ = std::make_unique<UtilityKernels>(device_.arch());
+  return *utility_;
+}
+
+CandidateResult WorkerMeasurer::measure(const CandidateRequest& req, bool* context_ok) {
+  *context_ok = true;
+  CandidateResult res;
+  res.id = req.id;
+  res.name = req.name;
+  res.flush = std::string(to_string(req.timing.flush));
+  std::string phase = "request";
+  try {
+    req.timing.validate();
+    if (req.device != device_.ordinal) {
+      throw Error(ErrorKind::kBadInput, fmt::format("request is for device {}, this worker runs on device {}",
+                                                    req.device, device_.ordinal));
+    }
+    phase = "load";
+    LoadedSequence sequence(req.launches, req.main_launch, device_);
+    res.resources = sequence.resources();
+    if (const std::string why = sequence.limit_violation(); !why.empty()) {
+      res.outcome = Outcome::kExceedsLimits;
+      res.reason = why;
+      return res;
+    }
+    std::optional<LoadedKernel> reference;
+    if (req.reference) reference.emplace(*req.reference, device_);
+
+    phase = "inputs";
+    std::vector<BufferSet> sets;
+    sets.push_back(fill_inputs(req));
+    sequence.bind({&sets[0]});
+    if (reference) {
+      phase = "reference";
+      reference->bind({&sets[0]});
+      reference->launch(0, stream_);
+      KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
+    }
+    phase = "first run";
+    sequence.launch(0, stream_);
+    KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
+    if (!req.checks.empty()) {
+      phase = "verify";
+      if (!verify(req, sets[0], res)) return res;
+    }
+
+    phase = "flush set-up";
+    Timed run(req, sequence, std::move(sets), stream_);
+    add_rotation_sets(run);
+    phase = "warm-up";
+    capture_batch(run, warm_up(run), phase);
+    phase = "timing";
+    time_samples(run, res);
+    if (req.timing.activity_timer) {
+      phase = "activity timer";
+      activity_pass(run, res);
+    }
+    if (req.timing.counters) {
+      phase = "counters";
+      counter_pass(run, res);
+    } else {
+      res.counters["available"] = false;
+      res.counters["reason"] = "not requested";
+    }
+    res.outcome = Outcome::kOk;
+    return res;
+  } catch (const Error& e) {
+    classify_failure(e, phase, res, context_ok);
+    return res;
+  } catch (const std::exception& e) {
+    res.stats.reset();
+    res.outcome = Outcome::kLaunchError;
+    res.reason = fmt::format("{}: {}", phase, e.what());
+    return res;
+  }
+}
+
+BufferSet WorkerMeasurer::fill_inputs(const CandidateRequest& req) {
+  BufferSet set = allocate_buffers(req.buffers);
+  for (std::size_t i = 0; i < req.buffers.size(); ++i) {
+    const BufferSpec& b = req.buffers[i];
+    const CUdeviceptr p = set.at(b.name);
+    if (b.init == BufferSpec::Init::kRandom) {
+      // Distinct stream of the counter RNG per buffer: seed + index * 2^32.
+      random_fill(utility(), p, b.dtype, b.count, req.timing.seed + (uint64_t{i} << 32),
+                  static_cast<float>(b.scale), stream_);
+    } else {
+      poison(p, b.bytes(), stream_);
+    }
+  }
+  return set;
+}
+
+bool WorkerMeasurer::verify(const CandidateRequest& req, const BufferSet& set, CandidateResult& res) {
+  for (const OutputCheck& c : req.checks) {
+    const BufferSpec& out = spec_of(req, c.output);
+    const BufferSpec& ref = spec_of(req, c.reference);
+    if (out.count != ref.count || (out.dtype != ref.dtype && ref.dtype != DType::kF32)) {
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("check '{}' vs '{}': lengths differ or the reference is neither {} nor f32",
+                              c.output, c.reference, to_string(out.dtype)));
+    }
+    const ErrorMetrics m =
+        gpu_compare(utility(), set.at(c.output), out.dtype, set.at(c.reference), ref.dtype, out.count, stream_);
+    const Verdict v = judge(m, tolerance_for(out.dtype));
+    res.rel_err = std::max(res.rel_err, m.rel_err);
+    res.max_abs_err = std::max(res.max_abs_err, m.max_abs_err);
+    if (!v.ok) {
+      res.outcome = Outcome::kIncorrect;
+      res.reason = fmt::format("output '{}' vs '{}': {}", c.output, c.reference, v.reason);
+      return false;
+    }
+  }
+  return true;
+}
+
+void WorkerMeasurer::add_rotation_sets(Timed& run) {
+  const TimingOptions& t = run.req.timing;
+  if (t.flush == FlushMode::kL2) run.flusher = std::make_unique<L2Flusher>(device_.l2_bytes, t.l2_flush_factor);
+  if (t.flush == FlushMode::kRotate) {
+    uint64_t set_bytes = 0;
+    for (const BufferSpec& b : run.req.buffers) set_bytes += b.bytes();
+    const double want =
+        t.l2_flush_factor * static_cast<double>(device_.l2_bytes) / static_cast<double>(set_bytes);
+    const int n_sets = std::clamp(static_cast<int>(std::ceil(want)) + 1, 2, t.rotate_max_sets);
+    for (int s = 1; s < n_sets; ++s) run.sets.push_back(clone_buffers(run.sets[0], stream_));
+  }
+  std::vector<const BufferSet*> set_ptrs;
+  for (const BufferSet& s : run.sets) set_ptrs.push_back(&s);
+  run.sequence.bind(set_ptrs);
+}
+
+double WorkerMeasurer::warm_up(Timed& run) {
+  const TimingOptions& t = run.req.timing;
+  std::vector<double> warm;
+  const double warm_start = now_ms();
+  while (static_cast<int>(warm.size()) < t.warmup_min_launches || now_ms() - warm_start < t.warmup_min_ms) {
+    run.flush(stream_);
+    const std::size_t s = run.next();
+    warm.push_back(run.timer.time_us([&] { run.sequence.launch(s, stream_); }));
+  }
+  // Median of the second half: the first launches include module and clock ramp-up.
+  return median_of({warm.begin() + static_cast<long>(warm.size() / 2), warm.end()});
+}
+
+void WorkerMeasurer::capture_batch(Timed& run, double estimate_us, std::string& phase) {
+  const TimingOptions& t = run.req.timing;
+  if (estimate_us >= t.graph_batch_threshold_us) return;
+  phase = "graph capture";
+  const int n = std::clamp(static_cast<int>(std::lround(t.graph_batch_target_us / std::max(estimate_us, 0.1))),
+                           2, t.graph_batch_max_launches);
+  const std::size_t n_sets = run.sets.size();
+  run.batch = std::make_unique<GraphBatch>(
+      stream_, n, [this, &run, n_sets](int i) { run.sequence.launch(static_cast<std::size_t>(i) % n_sets, stream_); });
+  run.batch->launch();  // the graph's own first run is not a sample
+  KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
+}
+
+void WorkerMeasurer::time_samples(Timed& run, CandidateResult& res) {
+  res.launches_per_sample = run.batch ? run.batch->launches() : 1;
+  StoppingRule rule(run.req.timing);
+  const double t0 = now_ms();
+  StopReason stop = StopReason::kContinue;
+  while (stop == StopReason::kContinue) {
+    run.flush(stream_);
+    if (run.batch) {
+      rule.add(run.timer.time_us([&] { run.batch->launch(); }) / run.batch->launches());
+    } else {
+      const std::size_t s = run.next();
+      rule.add(run.timer.time_us([&] { run.sequence.launch(s, stream_); }));
+    }
+    stop = rule.check(now_ms() - t0);
+  }
+  res.samples_us = rule.samples();
+  res.stats = rule.stats();
+  res.stop_reason = std::string(to_string(stop));
+  res.drift = rule.drift();
+  const NvmlReading nvml = nvml_read(device_.pci_bus_id);
+  res.sm_clock_mhz = nvml.sm_clock_mhz;
+  res.temperature_c = nvml.temperature_c;
+  if (!nvml.unknown_reason.empty()) res.resources["nvml_unknown_reason"] = nvml.unknown_reason;
+  if (run.req.bytes_moved > 0) res.gbps = run.req.bytes_moved / (res.stats->median * 1e-6) / 1e9;
+  if (run.req.flops > 0) res.tflops = run.req.flops / (res.stats->median * 1e-6) / 1e12;
+}
+
+void WorkerMeasurer::activity_pass(Timed& run, CandidateResult& res) {
+  std::string why;
+  auto activity = ActivityTimer::start(&why);
+  if (activity) {
+    for (int i = 0; i < kActivityLaunches; ++i) {
+      run.flush(stream_);
+      run.sequence.launch(0, stream_);
+    }
+    KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
+    const std::size_t per_run = run.sequence.size();
+    const auto us = activity->stop(run.sequence.functions(), kActivityLaunches * per_run);
+    // Records in start order; the launches of one run are consecutive (one stream).
+    std::vector<double> runs;
+    for (std::size_t i = 0; i + per_run <= us.size(); i += per_run) {
+      double sum = 0;
+      for (std::size_t j = 0; j < per_run; ++j) sum += us[i + j];
+      runs.push_back(sum);
+    }
+    if (!runs.empty()) {
+      res.activity_median_us = median_of(runs);
+    } else {
+      why = fmt::format("CUPTI delivered {} kernel records for {}, fewer than one run's {}", us.size(),
+                        fmt::join(run.sequence.functions(), ", "), per_run);
+    }
+  }
+  if (!why.empty()) res.counters["activity_reason"] = why;
+}
+
+void WorkerMeasurer::counter_pass(Timed& run, CandidateResult& res) {
+  run.flush(stream_);
+  KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
+  nlohmann::json c = profile_counters(context_.get(), device_.ordinal, run.req.timing.metrics, [&] {
+    run.sequence.launch(0, stream_);
+    KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
+  });
+  for (auto& [k, v] : c.items()) res.counters[k] = v;
+}
+
+void WorkerMeasurer::classify_failure(const Error& e, const std::string& phase, CandidateResult& res,
+                                      bool* context_ok) {
+  res.stats.reset();
+  res.samples_us.clear();
+  // A sticky error (illegal address, launch failure, ...) leaves the context unusable: every later
+  // call fails the same way. cuCtxSynchronize tells the two kinds apart without a list of codes.
+  const CUresult health = driver_table_or_null() ? driver().cuCtxSynchronize() : CUDA_ERROR_NOT_INITIALIZED;
+  const std::string what = fmt::format("{}: {}", phase, e.what());
+  if (health != CUDA_SUCCESS) {
+    *context_ok = false;
+    res.outcome = Outcome::kCrashed;
+    res.reason = fmt::format("{} (context lost: {})", what, cu_error_name(health));
+  } else if (e.api_code() == "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES") {
+    res.outcome = Outcome::kExceedsLimits;
+    res.reason = what;
+  } else {
+    res.outcome = Outcome::kLaunchError;
+    res.reason = what;
+  }
+}
+
+}  // namespace ktune::harness

@@ -1,0 +1,74 @@
+#pragma once
+/// The worker side of a candidate (DESIGN.md D4, D5 and "Timing protocol"): load the cubins of its
+/// launch sequence, check launch limits, fill inputs with random data and poison outputs, run the
+/// reference and the whole sequence once, verify, then warm up, time (events around whole runs of
+/// the sequence, CUDA-graph batches of runs for short ones, L2 flush or buffer rotation, stopping
+/// rule), read NVML, and optionally run the CUPTI Activity timer and the CUPTI counter pass (both
+/// over whole runs). Runs inside `ktune worker`, never in the tuner's process: a faulting
+/// kernel loses the context, and the worker then exits.
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <cuda.h>
+
+#include "measure/candidate.hpp"
+#include "harness/context.hpp"
+#include "harness/device_info.hpp"
+#include "measure/utility_kernels.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::harness {
+
+class LoadedSequence;
+struct BufferSet;
+
+/// Measures candidates on one GPU, inside the worker process (the tuner's side is
+/// tuner::CandidateMeasurer, which talks to the worker).
+class WorkerMeasurer {
+ public:
+  /// Retains device `ordinal`'s primary context and creates the timing stream. Throws ktune::Error
+  /// (kNoDevice without a usable GPU).
+  explicit WorkerMeasurer(int ordinal);
+  ~WorkerMeasurer();
+  WorkerMeasurer(const WorkerMeasurer&) = delete;
+  WorkerMeasurer& operator=(const WorkerMeasurer&) = delete;
+
+  /// Measures one candidate. Never throws for the candidate's sake: every failure becomes the
+  /// result's outcome and reason. `*context_ok` is set false when a sticky CUDA error (illegal
+  /// address, launch failure, ...) lost the context: the worker must then exit.
+  CandidateResult measure(const CandidateRequest& request, bool* context_ok);
+
+  const DeviceInfo& device() const { return device_; }
+
+ private:
+  struct Timed;  // the loaded sequence and its buffer sets, flush and batch while it is timed
+
+  const UtilityKernels& utility();
+  /// The request's buffers: inputs random, outputs poisoned.
+  BufferSet fill_inputs(const CandidateRequest& req);
+  /// Compares every check's output with its reference; false with the outcome set when one fails.
+  bool verify(const CandidateRequest& req, const BufferSet& set, CandidateResult& res);
+  /// Adds the rotation's buffer sets (flush mode rotate) and binds them all to the sequence.
+  void add_rotation_sets(Timed& run);
+  /// Warm-up launches; returns the estimate of one run (median of the second half), in us.
+  double warm_up(Timed& run);
+  /// A CUDA-graph batch of runs when a run is short (DESIGN "Timing protocol").
+  void capture_batch(Timed& run, double estimate_us, std::string& phase);
+  /// The timed samples until the stopping rule ends them; statistics, NVML, GB/s and TFLOP/s.
+  void time_samples(Timed& run, CandidateResult& res);
+  /// The CUPTI Activity timer over whole runs.
+  void activity_pass(Timed& run, CandidateResult& res);
+  /// The CUPTI counter pass over one run.
+  void counter_pass(Timed& run, CandidateResult& res);
+  /// The outcome of a failure in `phase`: crashed (context lost), exceeds_limits or launch_error.
+  void classify_failure(const Error& e, const std::string& phase, CandidateResult& res, bool* context_ok);
+
+  DeviceInfo device_;
+  PrimaryContext context_;
+  CUstream stream_ = nullptr;
+  std::unique_ptr<UtilityKernels> utility_;
+};
+
+}  // namespace ktune::harness

@@ -1,0 +1,207 @@
+#include "tuner/tuning_session.hpp"
+
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "core/shape.hpp"
+#include "harness/device_info.hpp"
+#include "harness/nvrtc_compiler.hpp"
+#include "kernel_templates/embedded_sources.hpp"
+#include "kernel_templates/kernel_catalog.hpp"
+#include "kernel_templates/spec_registry.hpp"
+#include "ktune/error.hpp"
+#include "tuner/arch_limits.hpp"
+#include "runtime/cache_compile_store.hpp"
+#include "tuner/candidate_measurer.hpp"
+#include "tuner/cublas_baseline_measurer.hpp"
+#include "tuner/device_limits.hpp"
+#include "tuner/preset.hpp"
+#include "tuner/progress.hpp"
+#include "tuner/shape_set.hpp"
+
+namespace ktune::tuner {
+namespace {
+
+/// The shapes a job tunes: the shape set's, then the ones given by hand, else the preset's.
+std::vector<NamedShape> job_shapes(const SessionRequest& r, const kernel_templates::KernelDescriptor& desc,
+                                   const std::vector<NamedShape>& preset_shapes) {
+  std::vector<NamedShape> shapes;
+  if (!r.shapes_file.empty()) shapes = load_shape_set(resolve_config_file(r.shapes_file, "shapes")).shapes;
+  for (const auto& text : r.shapes) shapes.push_back({"", Shape::parse(text).normalized(desc.dims).dims()});
+  if (shapes.empty()) shapes = preset_shapes;
+  if (shapes.empty())
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("no shapes: give --shape {} or --shapes FILE", desc.example_shape()));
+  return shapes;
+}
+
+}  // namespace
+
+std::vector<SessionJob> plan_session(const SessionRequest& r, TuneOptions& options) {
+  std::vector<std::string> kernels = r.kernels;
+  std::vector<std::string> dtypes = r.dtypes;
+  std::vector<NamedShape> preset_shapes;
+  std::optional<std::string> layout = r.layout;  // absent: each kernel's default
+  if (!r.preset.empty()) {
+    const Preset p = load_preset(r.preset);
+    kernels = {p.kernel};
+    if (dtypes.empty()) dtypes = p.dtypes;
+    if (!r.layout && !p.layout.empty()) layout = p.layout;
+    options.strategy = p.strategy;
+    options.budget = p.budget;
+    options.seed = p.seed;
+    preset_shapes = p.shapes;
+  }
+  if (kernels.empty()) throw Error(ErrorKind::kBadInput, "give --kernel NAME or --preset NAME");
+  if (r.strategy) options.strategy = *r.strategy;
+  if (r.budget) options.budget = *r.budget;
+  if (r.search_seed) options.seed = *r.search_seed;
+  if (dtypes.empty()) dtypes = {"bf16"};
+
+  std::vector<SessionJob> jobs;
+  for (const std::string& kernel : kernels) {
+    const auto* desc = kernel_templates::find_kernel(kernel);
+    for (const auto& d : dtypes) desc->require_dtype(d);
+    const std::string key_layout = layout.value_or(desc->default_layout);
+    desc->require_layout(key_layout);
+    if (kernel_templates::specs_of(kernel).empty())
+      throw Error(ErrorKind::kBadInput, fmt::format("kernel '{}' has no templates to tune", kernel));
+    const std::filesystem::path space_path =
+        r.space.empty() ? configs_dir() / "spaces" / (kernel + ".toml") : std::filesystem::path(r.space);
+    SessionJob job{kernel, ConfigSpace::load(space_path), {}};
+    const std::vector<NamedShape> shapes = job_shapes(r, *desc, preset_shapes);
+    for (const auto& d : dtypes)
+      for (const auto& s : shapes) job.keys.push_back({kernel, s.normalized(job.space.dims()), d, key_layout});
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+SessionTarget compile_only_target(const std::string& arch, TuneOptions& options) {
+  const ArchLimits limits = arch_limits(arch);
+  options.arch = arch;
+  options.limits = limits.limits;
+  return {compile_only_gpu(arch, limits), fmt::format("compile-only for {} (limits of {})", arch, limits.device),
+          ""};
+}
+
+SessionTarget device_target(TuneOptions& options) {
+  harness::DeviceInfo dev;
+  try {
+    dev = harness::query_device(options.device);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kNoDevice) throw;
+    throw Error(ErrorKind::kNoDevice,
+                fmt::format("ktune tune needs a CUDA GPU: {}. To compile and record resources without one, use "
+                            "--compile-only --arch sm_90",
+                            e.what()),
+                e.api_code(), e.where());
+  }
+  options.arch = dev.arch();
+  options.limits = device_limits(dev);
+  return {{dev.name, dev.cc_major, dev.cc_minor, dev.sm_count, dev.memory_bytes, "{}"},
+          fmt::format("{} ({}), device {}", dev.name, dev.arch(), options.device),
+          std::to_string(dev.driver_version)};
+}
+
+size_t key_count(const std::vector<SessionJob>& jobs) {
+  size_t n = 0;
+  for (const SessionJob& j : jobs) n += j.keys.size();
+  return n;
+}
+
+size_t planned_evaluations(const std::vector<SessionJob>& jobs, const TuneOptions& options) {
+  size_t total = 0;
+  for (const SessionJob& job : jobs)
+    for (const auto& key : job.keys) {
+      try {
+        total += planned_evaluations(job.space, key, options);
+      } catch (const Error&) {
+        // reported per key by the loop
+      }
+    }
+  return total;
+}
+
+size_t SessionResult::failed() const {
+  size_t n = 0;
+  for (const auto& s : keys) n += s.error.empty() ? 0 : 1;
+  return n;
+}
+
+SessionResult run_session(cache::ConfigCache& db, const SessionTarget& target, const cache::RunInfo& run,
+                          const std::vector<SessionJob>& jobs, const TuneOptions& options,
+                          const SessionHooks& hooks) {
+  const auto sources = kernel_templates::SourceLibrary::from_environment();
+  std::unique_ptr<RunnerMeasurer> measurer;
+  if (!options.compile_only) measurer = std::make_unique<RunnerMeasurer>(options.device);
+  // cuBLAS baselines of gemm keys, in this process (no GPU is touched before the first one).
+  std::unique_ptr<CublasBaselineMeasurer> baseline;
+  if (!options.compile_only) baseline = std::make_unique<CublasBaselineMeasurer>(options.device);
+  SessionResult result;
+  for (const SessionJob& job : jobs) {
+    runtime::CacheCompileStore store(db, job.kernel, sources.hash(kernel_templates::kernel_source_files(job.kernel)));
+    harness::NvrtcCompiler compiler(&store);
+    LoopDeps deps{[&compiler](const harness::CompileRequest& r) { return compiler.compile(r); }, measurer.get(),
+                  &sources, hooks.progress, baseline.get()};
+    {
+      TuningLoop loop(db, target.gpu, run, options, deps);
+      for (const auto& key : job.keys) {
+        if (hooks.stop != nullptr && hooks.stop->load()) {
+          result.stopped = true;
+          break;
+        }
+        result.keys.push_back(loop.tune(job.space, key));
+        if (hooks.on_key) hooks.on_key(result.keys.back());
+      }
+    }
+    result.compile_hits += store.hits();
+    result.compile_misses += store.misses();
+    if (result.stopped) break;
+  }
+  return result;
+}
+
+nlohmann::json summary_json(const KeySummary& s) {
+  nlohmann::json j{{"kernel", s.kernel},
+                   {"shape", s.shape},
+                   {"label", s.label},
+                   {"dtype", s.dtype},
+                   {"layout", s.layout},
+                   {"space_points", s.space_points},
+                   {"candidates", s.candidates},
+                   {"unmeasurable", s.unmeasurable},
+                   {"seeds", s.seeds},
+                   {"seed_rejected", s.seed_rejected},
+                   {"evaluations", s.evaluations},
+                   {"measured", s.measured},
+                   {"from_cache", s.from_cache},
+                   {"outcomes", s.outcomes},
+                   {"compile_wait_s", s.compile_wait_s},
+                   {"measure_s", s.measure_s}};
+  if (s.winner) {
+    j["winner"] = *s.winner;
+    j["config"] = nlohmann::json::parse(s.winner_config_json, nullptr, false);
+    j["median_us"] = s.winner_median_us;
+    j["winner_kept"] = s.winner_kept;
+  } else {
+    j["winner"] = nullptr;
+  }
+  if (!s.error.empty()) j["error"] = s.error;
+  return j;
+}
+
+std::string summary_line(const KeySummary& s) {
+  std::string counts;
+  for (const auto& [outcome, n] : s.outcomes) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, outcome);
+  std::string line = fmt::format("{} {} {} {}: ", s.kernel, s.shape, s.dtype, s.layout);
+  if (!s.error.empty()) return line + "error: " + s.error;
+  if (s.winner)
+    line += fmt::format("winner {} {:.3f} us{}", *s.winner, s.winner_median_us, s.winner_kept ? " (kept)" : "");
+  else
+    line += "no winner (compile-only)";
+  return line + fmt::format(" [{} evaluated: {}; {} from the cache]", s.evaluations, counts, s.from_cache);
+}
+
+}  // namespace ktune::tuner
