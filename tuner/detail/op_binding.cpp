@@ -1,5 +1,8 @@
 #include "tuner/detail/op_binding.hpp"
 
+#include <iterator>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "kernel_templates/decode_attention/decode_attention_spec.hpp"
@@ -22,11 +25,12 @@ constexpr int64_t kMaxDim = 2147483647;  // the kernels take int32 dimensions
 // scale to both launches of a split row, at different positions), rope's max_pos (an i32 that a
 // dimension could equal) by its position in rmsnorm_rope.cu's signature; bind_plan checks that
 // the spec's own value sits there.
+// The dims are left empty here: binding_of fills them from the default variant's spec.
 const OpBinding kBindings[] = {
-    {OpKind::kGemm, "gemm", {"m", "n", "k"}, {"nt", "nn"}, "tiled", {"a", "b", "c"}, {}, "prepare_gemm"},
+    {OpKind::kGemm, "gemm", {}, {"nt", "nn"}, "tiled", {"a", "b", "c"}, {}, "prepare_gemm"},
     {OpKind::kRmsNorm,
      "rmsnorm",
-     {"rows", "hidden"},
+     {},
      {"", "residual"},
      "rowwise",
      {"x", "residual", "w", "y", "residual_out"},
@@ -34,7 +38,7 @@ const OpBinding kBindings[] = {
      "prepare_rmsnorm"},
     {OpKind::kRmsNormRope,
      "rmsnorm_rope",
-     {"tokens", "heads_q", "heads_kv", "head_dim"},
+     {},
      {"neox", "gptj"},
      "headwise",
      {"q", "k", "q_weight", "k_weight", "cos_sin", "positions", "q_out", "k_out"},
@@ -43,7 +47,7 @@ const OpBinding kBindings[] = {
      "prepare_rmsnorm_rope"},
     {OpKind::kSoftmax,
      "softmax",
-     {"rows", "cols"},
+     {},
      {"", "causal", "padding"},
      "rowwise",
      {"x", "y", "lengths"},
@@ -51,7 +55,7 @@ const OpBinding kBindings[] = {
      "prepare_softmax"},
     {OpKind::kSwiglu,
      "swiglu",
-     {"m", "i"},
+     {},
      {"fused", "split"},
      "elementwise",
      {"x", "gate", "up", "out"},
@@ -59,7 +63,7 @@ const OpBinding kBindings[] = {
      "prepare_swiglu"},
     {OpKind::kDecodeAttention,
      "decode_attention",
-     {"batch", "heads_q", "heads_kv", "seq", "head_dim"},
+     {},
      {""},
      "splitkv",
      {"q", "k", "v", "o", "context_lens"},
@@ -67,7 +71,7 @@ const OpBinding kBindings[] = {
      "prepare_decode_attention"},
     {OpKind::kFp8Gemm,
      "fp8_gemm",
-     {"m", "n", "k"},
+     {},
      {"nt", "nt+rowcol"},
      "mma",
      {"a", "b", "a_scale", "b_scale", "c"},
@@ -95,7 +99,13 @@ std::size_t PlanKeyHash::operator()(const PlanKey& key) const noexcept {
 }
 
 const OpBinding& binding_of(OpKind op) {
-  for (const OpBinding& b : kBindings) {
+  // Each operator's dimensions are its spec's (the one place they are written).
+  static const std::vector<OpBinding> kTable = [] {
+    std::vector<OpBinding> t(std::begin(kBindings), std::end(kBindings));
+    for (OpBinding& b : t) b.dims = kt::find_spec(b.kernel, b.default_variant).dims();
+    return t;
+  }();
+  for (const OpBinding& b : kTable) {
     if (b.op == op) return b;
   }
   throw Error(ErrorKind::kBadInput, "unknown operator");
