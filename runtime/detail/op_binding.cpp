@@ -1,5 +1,8 @@
 #include "runtime/detail/op_binding.hpp"
 
+#include <iterator>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "kernel_templates/decode_attention/decode_attention_spec.hpp"
@@ -22,10 +25,11 @@ constexpr int64_t kMaxDim = 2147483647;  // the kernels take int32 dimensions
 // scale to both launches of a split row, at different positions), rope's max_pos (an i32 that a
 // dimension could equal) by its position in rmsnorm_rope.cu's signature; bind_plan checks that
 // the spec's own value sits there.
+// The dims are left empty here: binding_of fills them from the default variant's spec.
 const OpBinding kBindings[] = {
     {OpKind::kGemm,
      "gemm",
-     {"m", "n", "k"},
+     {},
      {"nt", "nn", "nt+bias", "nn+bias", "nt+silu", "nn+silu", "nt+bias+silu", "nn+bias+silu"},
      "tiled",
      // Untuned decode GEMMs (m <= 16) take the GEMV template, f16/bf16 the tensor-core one: the
@@ -36,14 +40,14 @@ const OpBinding kBindings[] = {
      {"gemv", "mma"}},
     {OpKind::kRmsNorm,
      "rmsnorm",
-     {"rows", "hidden"},
+     {},
      {"", "residual"},
      "rowwise",
      {"x", "residual", "w", "y", "residual_out"},
      {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kt::RmsNormSpec::kEps, 0}}},
     {OpKind::kRmsNormRope,
      "rmsnorm_rope",
-     {"tokens", "heads_q", "heads_kv", "head_dim"},
+     {},
      {"neox", "gptj"},
      "headwise",
      {"q", "k", "q_weight", "k_weight", "cos_sin", "positions", "q_out", "k_out"},
@@ -51,28 +55,28 @@ const OpBinding kBindings[] = {
       {ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kt::RmsNormRopeSpec::kEps, 1}}},
     {OpKind::kSoftmax,
      "softmax",
-     {"rows", "cols"},
+     {},
      {"", "causal", "padding"},
      "rowwise",
      {"x", "y", "lengths"},
      {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kt::SoftmaxSpec::kScale, 0}}},
     {OpKind::kSwiglu,
      "swiglu",
-     {"m", "i"},
+     {},
      {"fused", "split"},
      "elementwise",
      {"x", "gate", "up", "out"},
      {}},
     {OpKind::kDecodeAttention,
      "decode_attention",
-     {"batch", "heads_q", "heads_kv", "seq", "head_dim"},
+     {},
      {""},
      "splitkv",
      {"q", "k", "v", "o", "context_lens"},
      {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kDecodeScaleSentinel, 0}}},
     {OpKind::kFp8Gemm,
      "fp8_gemm",
-     {"m", "n", "k"},
+     {},
      {"nt", "nt+rowcol"},
      "mma",
      {"a", "b", "a_scale", "b_scale", "c"},
@@ -99,7 +103,13 @@ std::size_t PlanKeyHash::operator()(const PlanKey& key) const noexcept {
 }
 
 const OpBinding& binding_of(OpKind op) {
-  for (const OpBinding& b : kBindings) {
+  // Each operator's dimensions are its spec's (the one place they are written).
+  static const std::vector<OpBinding> kTable = [] {
+    std::vector<OpBinding> t(std::begin(kBindings), std::end(kBindings));
+    for (OpBinding& b : t) b.dims = kt::find_spec(b.kernel, b.default_variant).dims();
+    return t;
+  }();
+  for (const OpBinding& b : kTable) {
     if (b.op == op) return b;
   }
   throw Error(ErrorKind::kBadInput, "unknown operator");
