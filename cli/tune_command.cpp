@@ -21,6 +21,7 @@
 #include "cli/output.hpp"
 #include "cli/timing_flags.hpp"
 #include "harness/device_info.hpp"
+#include "harness/nvrtc_archs.hpp"
 #include "harness/nvrtc_compiler.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/spec_registry.hpp"
@@ -200,6 +201,7 @@ void run_tune(const TuneArgs& a) {
   std::string device_text;
   if (a.compile_only) {
     const tuner::ArchLimits limits = tuner::arch_limits(a.arch);
+    harness::require_nvrtc_arch(a.arch);  // exit 2 listing NVRTC's architectures, not a sweep of errors
     options.arch = a.arch;
     options.limits = limits.limits;
     gpu = tuner::compile_only_gpu(a.arch, limits);
