@@ -65,6 +65,10 @@ seeds = {
     "conversation": frame(1, hello) + frame(2, request, cubin) + frame(3, result) + frame(4, None),
     "slice_outside": frame(2, dict(request, launches=[dict(launch, cubin={"offset": 60, "bytes": 9})]), cubin),
     "old_version": frame(1, hello, version=1),
+    # Numbers out of their field's range: undefined behaviour in nlohmann's get<int>() before the fix.
+    "float_device": frame(2, dict(request, device=1e300), cubin),
+    "negative_grid": frame(2, dict(request, launches=[dict(launch, grid=[-1, 1, 1])]), cubin),
+    "float_samples": frame(3, dict(result, stats=dict(stats, samples=-2.5e19))),
 }
 for name, data in seeds.items():
     (out / name).write_bytes(data)
