@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "tests/cli/ktune_runner.hpp"
 #include "tests/cli/test_db_fixture.hpp"
@@ -41,13 +42,15 @@ TEST(BadInput, DatabaseThatIsNotARegularFile) {
   TempDir dir;
   const auto fifo = dir / "pipe.db";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto export_file = dir / "export.json";  // the import's file must exist (CLI11 checks it first)
+  std::ofstream(export_file) << R"({"format":"ktune-export","format_version":1})";
   for (const std::string& db : {std::string("/dev/null"), fifo.string()}) {
     const std::vector<std::vector<std::string>> commands = {
         {"cache", "list", "--db", db},
         {"cache", "verify", "--db", db},
         {"query", "--kernel", "gemm", "--shape", "m=16,n=4096,k=4096", "--dtype", "bf16", "--db", db},
         {"report", "--format", "csv", "--out", (dir / "r.csv").string(), "--db", db},
-        {"cache", "import", (dir / "none.json").string(), "--db", db},
+        {"cache", "import", export_file.string(), "--db", db},
     };
     for (const auto& args : commands) {
       const RunResult r = run_ktune(args);
