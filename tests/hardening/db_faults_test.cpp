@@ -160,7 +160,7 @@ TEST(FullDisk, ImportAndMergeFailWithExit1AndChangeNothing) {
     const RunResult r = run_ktune_with_fault(args, [&] { return limit_file_size(limit); });
     ASSERT_NE(r.exit_code, kCannotInject) << "setrlimit failed";
     EXPECT_EQ(r.exit_code, 1) << args[1] << ": " << r.out << r.err;
-    EXPECT_NE(r.err.find(f.target.string()), std::string::npos) << r.err;  // says which database
+    EXPECT_NE(r.err.find(f.target.string()), std::string::npos) << r.err;   // says which database
     EXPECT_NE(r.err.find("is the disk full"), std::string::npos) << r.err;  // and what it likely means
     EXPECT_EQ(measurement_count(f.target), f.target_rows) << args[1] << " committed part of its rows";
     expect_verified(f.target);
