@@ -1,9 +1,15 @@
-/// Fuzz target: a config as JSON (`--config '{"template":"tiled","params":{...}}'`, the cache's
-/// config_json; tuner::Config::from_json_text). A parsed config must survive its own text.
+/// Fuzz target: a config as JSON, the three readers of it: tuner::Config::from_json_text (the
+/// cache's config_json; a parsed config must survive its own text), and, for a document that parses
+/// (the CLI's `--config` parses it first), kernel_templates::Config::from_json (template configs)
+/// and harness::CopyConfig::from_json (the built-in copy kernel's).
+
+#include <nlohmann/json.hpp>
 
 #include <string_view>
 
 #include "fuzz_contract.hpp"
+#include "harness/copy_kernel.hpp"
+#include "kernel_templates/kernel_spec.hpp"
 #include "tuner/config.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -14,5 +20,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                          "from_json_text(to_json_text()) differs from the parsed config");
     (void)config.key();
   });
+  const nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return 0;
+  ktune::fuzz::expect_contract("config_json", [&] {
+    const auto config = ktune::kernel_templates::Config::from_json(json);
+    ktune::fuzz::require("config_json",
+                         ktune::kernel_templates::Config::from_json(config.to_json()).params == config.params,
+                         "kernel_templates::Config does not survive to_json()");
+  });
+  ktune::fuzz::expect_contract("config_json", [&] { (void)ktune::harness::CopyConfig::from_json(json); });
   return 0;
 }
