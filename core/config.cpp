@@ -82,7 +82,7 @@ Config Config::from_json_text(std::string_view text) {
   nlohmann::ordered_json json;
   try {
     json = nlohmann::ordered_json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number like 1e999
     throw Error(ErrorKind::kBadInput, fmt::format("bad config JSON '{}': {}", text, e.what()));
   }
   return from_json(json);

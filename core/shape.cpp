@@ -117,11 +117,11 @@ double Shape::distance(const Shape& other) const {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   if (dims_.size() != other.dims_.size()) return kInf;
   double sum = 0;
-  for (const auto& [name, value] : dims_) {
-    const auto it =
-        std::find_if(other.dims_.begin(), other.dims_.end(), [&](const auto& d) { return d.first == name; });
+  for (const auto& dim : dims_) {  // not a structured binding: clang 14 cannot capture one in a lambda
+    const auto it = std::find_if(other.dims_.begin(), other.dims_.end(),
+                                 [&](const auto& d) { return d.first == dim.first; });
     if (it == other.dims_.end()) return kInf;
-    sum += std::abs(std::log2(static_cast<double>(value) / static_cast<double>(it->second)));
+    sum += std::abs(std::log2(static_cast<double>(dim.second) / static_cast<double>(it->second)));
   }
   return sum;
 }

@@ -1,5 +1,10 @@
 #include "measure/candidate.hpp"
 
+#include <array>
+#include <limits>
+#include <string_view>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "ktune/error.hpp"
@@ -26,6 +31,30 @@ auto parse_or_throw(std::string_view what, F&& fn) {
   } catch (const json::exception& e) {
     throw Error(ErrorKind::kBadInput, fmt::format("malformed {}: {}", what, e.what()));
   }
+}
+
+/// `j` as a T: an integer in T's range. nlohmann's get<int>() casts a float such as 1e300 with
+/// undefined behaviour and get<uint32_t>() wraps -1 (fuzz/worker_protocol_fuzzer.cpp); this says
+/// what is wrong instead.
+template <typename T>
+T integer(const json& j, std::string_view what) {
+  if (j.is_number_unsigned() && std::in_range<T>(j.get<uint64_t>())) return static_cast<T>(j.get<uint64_t>());
+  if (j.is_number_integer() && !j.is_number_unsigned() && std::in_range<T>(j.get<int64_t>()))
+    return static_cast<T>(j.get<int64_t>());
+  throw Error(ErrorKind::kBadInput,
+              fmt::format("\"{}\" must be an integer in [{}, {}], not {}", what,
+                          std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), j.dump()));
+}
+
+/// `j` as N integers of type T (a JSON array of exactly N).
+template <typename T, std::size_t N>
+std::array<T, N> integers(const json& j, std::string_view what) {
+  if (!j.is_array() || j.size() != N)
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("\"{}\" must be an array of {} integers, not {}", what, N, j.dump()));
+  std::array<T, N> out{};
+  for (std::size_t i = 0; i < N; ++i) out[i] = integer<T>(j[i], what);
+  return out;
 }
 
 std::string_view init_name(BufferSpec::Init init) {
@@ -68,8 +97,8 @@ class CubinSink {
 
 std::string cubin_from_json(const json& j, const std::string* attachment) {
   if (j.is_binary()) return bytes_of(j);
-  const auto offset = j.at("offset").get<std::size_t>();
-  const auto bytes = j.at("bytes").get<std::size_t>();
+  const auto offset = integer<std::size_t>(j.at("offset"), "offset");
+  const auto bytes = integer<std::size_t>(j.at("bytes"), "bytes");
   if (!attachment || offset > attachment->size() || bytes > attachment->size() - offset) {
     throw Error(ErrorKind::kBadInput, fmt::format("cubin slice [{}, +{}) lies outside the {}-byte attachment",
                                                   offset, bytes, attachment ? attachment->size() : 0));
@@ -102,9 +131,9 @@ LaunchSpec launch_from_json(const json& j, const std::string* attachment) {
   LaunchSpec l;
   l.cubin = cubin_from_json(j.at("cubin"), attachment);
   l.function = j.at("function").get<std::string>();
-  l.grid = j.at("grid").get<std::array<uint32_t, 3>>();
-  l.block = j.at("block").get<std::array<uint32_t, 3>>();
-  l.shared_bytes = j.at("shared_bytes").get<uint32_t>();
+  l.grid = integers<uint32_t, 3>(j.at("grid"), "grid");
+  l.block = integers<uint32_t, 3>(j.at("block"), "block");
+  l.shared_bytes = integer<uint32_t>(j.at("shared_bytes"), "shared_bytes");
   for (const json& ja : j.at("args")) {
     KernelArg a;
     const auto kind = ja.at("kind").get<std::string>();
@@ -117,12 +146,12 @@ LaunchSpec launch_from_json(const json& j, const std::string* attachment) {
       a.buffer = ja.at("buffer").get<std::string>();
     } else if (a.kind == KernelArg::Kind::kTensorMap) {
       a.buffer = ja.at("buffer").get<std::string>();
-      a.map = ja.at("map").get<std::array<int64_t, 4>>();
+      a.map = integers<int64_t, 4>(ja.at("map"), "map");
       a.map_dtype = dtype_from_string(ja.at("dtype").get<std::string>());
     } else if (a.kind == KernelArg::Kind::kF32 || a.kind == KernelArg::Kind::kF64) {
       a.f = ja.at("f").get<double>();
     } else {
-      a.i = ja.at("i").get<int64_t>();
+      a.i = integer<int64_t>(ja.at("i"), "i");
     }
     l.args.push_back(std::move(a));
   }
@@ -163,7 +192,7 @@ SampleStats sample_stats_from_json(const json& j) {
     s.stdev = j.at("stdev_us").get<double>();
     s.rse_median = j.at("rse_median").is_null() ? std::numeric_limits<double>::infinity()
                                                 : j.at("rse_median").get<double>();
-    s.samples = j.at("samples").get<std::size_t>();
+    s.samples = integer<std::size_t>(j.at("samples"), "samples");
     return s;
   });
 }
@@ -192,24 +221,24 @@ json to_json(const TimingOptions& t) {
 TimingOptions timing_options_from_json(const json& j) {
   return parse_or_throw("timing options", [&] {
     TimingOptions t;
-    t.warmup_min_launches = j.at("warmup_min_launches").get<int>();
+    t.warmup_min_launches = integer<int>(j.at("warmup_min_launches"), "warmup_min_launches");
     t.warmup_min_ms = j.at("warmup_min_ms").get<double>();
     t.flush = flush_mode_from_string(j.at("flush").get<std::string>());
     t.l2_flush_factor = j.at("l2_flush_factor").get<double>();
-    t.rotate_max_sets = j.at("rotate_max_sets").get<int>();
+    t.rotate_max_sets = integer<int>(j.at("rotate_max_sets"), "rotate_max_sets");
     t.graph_batch_threshold_us = j.at("graph_batch_threshold_us").get<double>();
     t.graph_batch_target_us = j.at("graph_batch_target_us").get<double>();
-    t.graph_batch_max_launches = j.at("graph_batch_max_launches").get<int>();
+    t.graph_batch_max_launches = integer<int>(j.at("graph_batch_max_launches"), "graph_batch_max_launches");
     t.rse_target = j.at("rse_target").get<double>();
-    t.min_samples = j.at("min_samples").get<int>();
-    t.max_samples = j.at("max_samples").get<int>();
+    t.min_samples = integer<int>(j.at("min_samples"), "min_samples");
+    t.max_samples = integer<int>(j.at("max_samples"), "max_samples");
     t.max_time_ms = j.at("max_time_ms").get<double>();
-    t.retime_top_k = j.at("retime_top_k").get<int>();
+    t.retime_top_k = integer<int>(j.at("retime_top_k"), "retime_top_k");
     t.candidate_timeout_ms = j.at("candidate_timeout_ms").get<double>();
     t.counters = j.at("counters").get<bool>();
     t.metrics = j.at("metrics").get<std::vector<std::string>>();
     t.activity_timer = j.at("activity_timer").get<bool>();
-    t.seed = j.at("seed").get<uint64_t>();
+    t.seed = integer<uint64_t>(j.at("seed"), "seed");
     return t;
   });
 }
@@ -251,21 +280,21 @@ CandidateRequest candidate_request_from_json(const json& j) {
 CandidateRequest candidate_request_from_json(const json& j, const std::string* attachment) {
   return parse_or_throw("candidate request", [&] {
     CandidateRequest r;
-    r.id = j.at("id").get<uint64_t>();
+    r.id = integer<uint64_t>(j.at("id"), "id");
     r.name = j.at("name").get<std::string>();
-    r.device = j.at("device").get<int>();
+    r.device = integer<int>(j.at("device"), "device");
     for (const json& jb : j.at("buffers")) {
       BufferSpec b;
       b.name = jb.at("name").get<std::string>();
       b.dtype = dtype_from_string(jb.at("dtype").get<std::string>());
-      b.count = jb.at("count").get<uint64_t>();
+      b.count = integer<uint64_t>(jb.at("count"), "count");
       b.init = init_from(jb.at("init").get<std::string>());
       b.scale = jb.at("scale").get<double>();
       r.buffers.push_back(std::move(b));
     }
     for (const json& jl : j.at("launches")) r.launches.push_back(launch_from_json(jl, attachment));
     if (r.launches.empty()) throw Error(ErrorKind::kBadInput, "candidate request has no launches");
-    r.main_launch = j.at("main_launch").get<uint32_t>();
+    r.main_launch = integer<uint32_t>(j.at("main_launch"), "main_launch");
     if (r.main_launch >= r.launches.size()) {
       throw Error(ErrorKind::kBadInput,
                   fmt::format("candidate request's main_launch {} is not one of its {} launches",
@@ -310,7 +339,7 @@ json to_json(const CandidateResult& r) {
 CandidateResult candidate_result_from_json(const json& j) {
   return parse_or_throw("candidate result", [&] {
     CandidateResult r;
-    r.id = j.at("id").get<uint64_t>();
+    r.id = integer<uint64_t>(j.at("id"), "id");
     r.name = j.at("name").get<std::string>();
     r.outcome = outcome_from_string(j.at("outcome").get<std::string>());
     r.reason = j.at("reason").get<std::string>();
@@ -318,7 +347,7 @@ CandidateResult candidate_result_from_json(const json& j) {
     r.samples_us = j.at("samples_us").get<std::vector<double>>();
     r.stop_reason = j.at("stop_reason").get<std::string>();
     r.drift = j.at("drift").get<double>();
-    r.launches_per_sample = j.at("launches_per_sample").get<int>();
+    r.launches_per_sample = integer<int>(j.at("launches_per_sample"), "launches_per_sample");
     r.flush = j.at("flush").get<std::string>();
     r.rel_err = j.at("rel_err").get<double>();
     r.max_abs_err = j.at("max_abs_err").get<double>();
@@ -327,7 +356,7 @@ CandidateResult candidate_result_from_json(const json& j) {
     r.gbps = j.at("gbps").get<double>();
     r.tflops = j.at("tflops").get<double>();
     r.wall_ms = j.at("wall_ms").get<double>();
-    r.worker_pid = j.at("worker_pid").get<int>();
+    r.worker_pid = integer<int>(j.at("worker_pid"), "worker_pid");
     r.sm_clock_mhz = get_opt<double>(j, "sm_clock_mhz");
     r.temperature_c = get_opt<double>(j, "temperature_c");
     r.activity_median_us = get_opt<double>(j, "activity_median_us");

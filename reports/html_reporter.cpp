@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "ktune/error.hpp"
+#include "reports/compile_only.hpp"
 #include "reports/escape.hpp"
 #include "reports/html_assets.hpp"
 #include "reports/html_chart_data.hpp"
@@ -221,6 +222,11 @@ void write_kernel(std::string& out, const ReportData& data, const nlohmann::json
   fmt::format_to(std::back_inserter(out), "<section class=\"kernel\" id=\"kernel-{}\"><h2>", k);
   append_html(out, kernel);
   out += "</h2>\n";
+  if (compile_only_kernel(data, kernel)) {
+    out += "<p class=\"empty compile-only\">No winner: ";
+    append_html(out, kCompileOnlyNote);
+    out += ".</p>\n";
+  }
   write_winners(out, data, kernel, k);
   out += "<div class=\"charts\">\n";
   const nlohmann::json& heatmap = charts["kernels"][k]["heatmap"];

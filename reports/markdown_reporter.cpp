@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "reports/compile_only.hpp"
 #include "reports/escape.hpp"
 #include "reports/number_format.hpp"
 
@@ -65,7 +66,11 @@ void write_kernel(std::string& out, const ReportData& data, const std::string& k
                    w.speedup ? human(w.speedup) + "×" : "–", human(w.roofline.tflops), human(w.roofline.gbps),
                    human(w.roofline.pct_of_ceiling));
   }
-  if (listed == 0) out += "\n_no winner: no config of this kernel ran correctly_\n";
+  if (listed == 0 && compile_only_kernel(data, kernel)) {
+    fmt::format_to(std::back_inserter(out), "\n_no winner: {}_\n", kCompileOnlyNote);
+  } else if (listed == 0) {
+    out += "\n_no winner: no config of this kernel ran correctly_\n";
+  }
   if (unlisted > 0) {
     fmt::format_to(std::back_inserter(out), "\n_…and {} more shapes (see the HTML or CSV report)_\n",
                    unlisted);

@@ -54,6 +54,14 @@ std::unique_ptr<Reporter> make_reporter(Format format, const ReporterOptions& op
 
 void write_report_file(const ReportData& data, Format format, const std::filesystem::path& path,
                        const ReporterOptions& options) {
+  if (path.empty())
+    throw Error(ErrorKind::kBadInput, "the report's output path is empty (--out FILE, or - for stdout)");
+  std::error_code status_ec;
+  if (std::filesystem::is_directory(path, status_ec)) {
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("'{}' is a folder; the report's output must be a file path, e.g. '{}'",
+                            path.string(), (path / fmt::format("report.{}", to_string(format))).string()));
+  }
   const std::unique_ptr<Reporter> reporter = make_reporter(format, options);
   std::filesystem::path temp = path;
   temp += ".tmp";
@@ -82,9 +90,10 @@ void write_report_file(const ReportData& data, Format format, const std::filesys
   std::error_code ec;
   std::filesystem::rename(temp, path, ec);
   if (ec) {
-    std::filesystem::remove(temp, ec);
-    throw Error(ErrorKind::kRuntime,
-                fmt::format("cannot move report into '{}': {}", path.string(), ec.message()));
+    const std::string why = ec.message();  // before remove() below reuses ec
+    std::error_code ignored;
+    std::filesystem::remove(temp, ignored);
+    throw Error(ErrorKind::kRuntime, fmt::format("cannot move report into '{}': {}", path.string(), why));
   }
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ktune builds and tests with, when missing.
 # Idempotent: runs apt-get (update once, then install) only for what is absent.
-# Usage: scripts/install-deps.sh [--with-browser]
+# Usage: scripts/install-deps.sh [--with-browser] [--with-fuzz]
 #   --with-browser  also install chromium (the HTML report's browser test)
+#   --with-fuzz     also install clang 14 and libFuzzer (the fuzz preset, scripts/fuzz.sh)
 set -euo pipefail
 
 packages=(
@@ -11,9 +12,13 @@ packages=(
   nlohmann-json3-dev libtomlplusplus-dev libmuparser-dev libxxhash-dev
   libcpp-httplib-dev libjs-chart.js python3 python3-pytest python3-setuptools python3-pip binutils
 )
-if [[ "${1:-}" == "--with-browser" ]]; then
-  packages+=(chromium)
-fi
+for arg in "$@"; do
+  case "$arg" in
+    --with-browser) packages+=(chromium) ;;
+    --with-fuzz) packages+=(clang-14 libfuzzer-14-dev llvm-14) ;;  # llvm-14: llvm-symbolizer for traces
+    *) echo "install-deps: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

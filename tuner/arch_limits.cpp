@@ -30,7 +30,7 @@ constexpr Row kRows[] = {
 }  // namespace
 
 ArchLimits arch_limits(std::string_view arch) {
-  static const std::regex kArch(R"(sm_(\d+)[af]?)");
+  static const std::regex kArch(R"(sm_(\d{1,4})[af]?)");  // 4 digits at most: std::stoi must not overflow
   std::cmatch m;
   const std::string text(arch);
   if (!std::regex_match(text.c_str(), m, kArch)) {

@@ -163,9 +163,10 @@ struct SpaceReader {
     if (t == nullptr)
       fail_at(file, line_of(node), fmt::format("{} must be a table of parameter = value", what));
     for (auto&& [key, v] : *t) {
+      const std::string_view name = key.str();  // clang 14 cannot capture a structured binding
       if (std::none_of(tmpl.params.begin(), tmpl.params.end(),
-                       [&](const auto& p) { return p.name == key.str(); })) {
-        fail_at(file, line_of(v), fmt::format("{} names unknown parameter '{}'", what, key.str()));
+                       [&](const auto& p) { return p.name == name; })) {
+        fail_at(file, line_of(v), fmt::format("{} names unknown parameter '{}'", what, name));
       }
     }
     std::vector<Config::Param> params;

@@ -6,6 +6,7 @@
 
 #include "core/shape.hpp"
 #include "harness/device_info.hpp"
+#include "harness/nvrtc_archs.hpp"
 #include "harness/nvrtc_compiler.hpp"
 #include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
@@ -80,6 +81,7 @@ std::vector<SessionJob> plan_session(const SessionRequest& r, TuneOptions& optio
 
 SessionTarget compile_only_target(const std::string& arch, TuneOptions& options) {
   const ArchLimits limits = arch_limits(arch);
+  harness::require_nvrtc_arch(arch);  // kBadInput listing NVRTC's architectures, not a sweep of errors
   options.arch = arch;
   options.limits = limits.limits;
   return {compile_only_gpu(arch, limits), fmt::format("compile-only for {} (limits of {})", arch, limits.device),

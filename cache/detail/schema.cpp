@@ -136,6 +136,11 @@ uint32_t be32(const unsigned char* p) {
 
 void inspect_file_header(const std::filesystem::path& path) {
   std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (ec) throw Error(ErrorKind::kRuntime, fmt::format("{}: cannot stat: {}", path.string(), ec.message()));
+  // A device, pipe or socket (`--db /dev/null`) has no size to read: bad input, not a failure.
+  if (!std::filesystem::is_regular_file(status))
+    bad_file(path, "not a regular file (a device, pipe, socket or folder), so not a ktune database");
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw Error(ErrorKind::kRuntime, fmt::format("{}: cannot stat: {}", path.string(), ec.message()));
   if (size == 0) return;

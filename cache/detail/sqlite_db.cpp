@@ -64,8 +64,22 @@ void sqlite_check(int rc, sqlite3* db, std::string_view call, const char* file, 
   const char* msg = (db != nullptr && (sqlite3_extended_errcode(db) & 0xff) == primary) ? sqlite3_errmsg(db)
                                                                                         : sqlite3_errstr(rc);
   std::string where = fmt::format("{}:{}", file, line);
+  // Which database, and what the faults a user meets most likely mean (tests/hardening/db_faults_test.cpp).
+  const char* path = db != nullptr ? sqlite3_db_filename(db, "main") : nullptr;
+  const std::string database = path != nullptr && *path != '\0' ? fmt::format(" (database {})", path) : "";
+  std::string hint;
+  if (primary == SQLITE_FULL || rc == SQLITE_IOERR_WRITE || rc == SQLITE_IOERR_FSYNC ||
+      rc == SQLITE_IOERR_TRUNCATE) {
+    hint =
+        "; writing failed: is the disk full or the file over a size limit? The transaction was not committed";
+  } else if (primary == SQLITE_BUSY) {
+    hint = "; another process held the database's lock longer than the busy timeout";
+  } else if (primary == SQLITE_READONLY) {
+    hint = "; the database cannot be written here";
+  }
   throw Error(kind,
-              fmt::format("SQLite: {} ({}, extended code {}) in: {}", msg, sqlite_code_name(rc), rc, call),
+              fmt::format("SQLite: {} ({}, extended code {}) in: {}{}{}", msg, sqlite_code_name(rc), rc, call,
+                          database, hint),
               std::string(sqlite_code_name(rc)), std::move(where));
 }
 

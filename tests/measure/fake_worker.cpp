@@ -22,6 +22,11 @@
 using namespace ktune::harness;
 using ktune::Outcome;
 
+// Under ASan (the asan preset) the sanitizer's SEGV handler would catch the deliberate SIGSEGV below
+// and exit with status 1; the parent must see the signal itself, as it does from a real worker. Only
+// this stand-in opts out; a sanitized ktune worker keeps the handler.
+extern "C" const char* __asan_default_options() { return "handle_segv=0"; }
+
 int main(int argc, char** argv) {
   int fd = -1;
   for (int i = 1; i + 1 < argc; ++i) {

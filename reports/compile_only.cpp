@@ -1,0 +1,26 @@
+#include "reports/compile_only.hpp"
+
+namespace ktune::reports {
+
+bool compile_only_kernel(const ReportData& data, std::string_view kernel) {
+  bool compile_only = false;
+  for (const ReportKey& key : data.keys) {
+    if (key.kernel != kernel) continue;
+    for (const size_t r : key.rows) {
+      const cache::Measurement& m = data.rows[r].stored.m;
+      switch (m.outcome) {
+        case cache::Outcome::kSkipped:
+          compile_only = compile_only || m.reason == "compile-only";
+          break;
+        case cache::Outcome::kCompileError:
+        case cache::Outcome::kExceedsLimits:
+          break;
+        default:
+          return false;  // something ran on a GPU (or was meant to)
+      }
+    }
+  }
+  return compile_only;
+}
+
+}  // namespace ktune::reports

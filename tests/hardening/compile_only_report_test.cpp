@@ -1,0 +1,84 @@
+// A compile-only sweep's database (written by the tuning loop with a fake compiler, as
+// `ktune tune --compile-only` writes it) gives Markdown and HTML reports that say nothing was
+// measured, not "no config of this kernel ran correctly"; a sweep whose configs all failed on a
+// GPU still says that.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "kernel_templates/embedded_sources.hpp"
+#include "reports/report_loader.hpp"
+#include "reports/reporter.hpp"
+#include "tests/tuner/loop_test_util.hpp"
+#include "tuner/shape_set.hpp"
+#include "tuner/tuning_loop.hpp"
+
+namespace ktune::tuner {
+namespace {
+
+const cache::GpuInfo kGpu{"compile-only sm_90", 9, 0, 132, 0, "{}"};
+const char* const kChartJs = "/usr/share/javascript/chart.js/chart.min.js";
+
+/// A compile-only sweep of one gemm key: some configs compile (skipped: "compile-only"), the ones
+/// with BLOCK_M = 128 fail to compile.
+void compile_only_sweep(cache::ConfigCache& db) {
+  const auto sources = kernel_templates::SourceLibrary::builtin();
+  TuneOptions o;
+  o.strategy = StrategyKind::kRandom;
+  o.budget = 24;
+  o.compile_threads = 2;
+  o.counters = false;
+  o.compile_only = true;
+  LoopDeps deps{test::fake_compile(64, "<128,"), nullptr, &sources, nullptr};
+  TuningLoop loop(db, kGpu, cache::RunInfo{}, o, deps);
+  const KeySummary s =
+      loop.tune(ConfigSpace::load(configs_dir() / "spaces" / "gemm.toml"),
+                {"gemm", NamedShape{"test", {{"m", 48}, {"n", 2048}, {"k", 1536}}}, "bf16", "nt"});
+  ASSERT_TRUE(s.error.empty()) << s.error;
+  ASSERT_FALSE(s.winner.has_value());
+}
+
+std::string report(const cache::ConfigCache& db, reports::Format format) {
+  const reports::ReportData data = reports::load_report_data(db, {});
+  std::ostringstream out;
+  reports::make_reporter(format)->write(data, out);
+  return out.str();
+}
+
+TEST(CompileOnlyReport, SaysTheSweepWasCompileOnly) {
+  test::TempDir dir;
+  auto db = cache::ConfigCache::open(dir / "co.db");
+  compile_only_sweep(db);
+  const std::string md = report(db, reports::Format::kMarkdown);
+  EXPECT_NE(md.find("compile-only sweep"), std::string::npos) << md;
+  EXPECT_NE(md.find("nothing was measured"), std::string::npos) << md;
+  EXPECT_EQ(md.find("ran correctly"), std::string::npos) << md;
+  if (!std::filesystem::exists(kChartJs))
+    GTEST_SKIP() << "no Chart.js at " << kChartJs << " for the HTML report";
+  const std::string html = report(db, reports::Format::kHtml);
+  EXPECT_NE(html.find("compile-only sweep"), std::string::npos);
+  EXPECT_NE(html.find("nothing was measured"), std::string::npos);
+}
+
+TEST(CompileOnlyReport, AMeasuredSweepWithoutAWinnerStillSaysNothingRanCorrectly) {
+  test::TempDir dir;
+  auto db = cache::ConfigCache::open(dir / "co.db");
+  compile_only_sweep(db);
+  // One config of the same key ran on a GPU and was wrong: the kernel was measured after all.
+  const int64_t gpu = db.upsert_gpu(kGpu);
+  const int64_t kernel = db.upsert_kernel({"gemm", test::all_measurements(db).front().kernel.source_hash});
+  const int64_t run = db.begin_run({});
+  cache::Measurement wrong = test::all_measurements(db).front().m;
+  wrong.config_name += ".measured";
+  wrong.outcome = cache::Outcome::kIncorrect;
+  wrong.reason = "rel_err 0.4 > tolerance 0.02";
+  db.record(run, gpu, kernel, {wrong});
+  const std::string md = report(db, reports::Format::kMarkdown);
+  EXPECT_NE(md.find("no config of this kernel ran correctly"), std::string::npos) << md;
+  EXPECT_EQ(md.find("compile-only sweep"), std::string::npos) << md;
+}
+
+}  // namespace
+}  // namespace ktune::tuner
