@@ -1,5 +1,5 @@
 #pragma once
-/// The ConfigCache: ktune's SQLite database, the source of truth (DESIGN.md D7). It holds every
+/// The ConfigCache: ktune's SQLite database, the source of truth (docs/design.md D7). It holds every
 /// measurement of every run, the winner per key (GPU, kernel, shape, dtype, layout), the GPUs with their
 /// measured ceilings, and the compile cache. WAL mode, a busy timeout, one transaction a write,
 /// schema version with forward migrations. docs/schema.md documents it as a stable interface.

@@ -9,6 +9,7 @@
 #include "cache/config_cache.hpp"
 #include "cache/detail/impl.hpp"
 #include "cache/detail/row_importer.hpp"
+#include "core/json_integer.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::cache {
@@ -27,18 +28,6 @@ json object_or_text(std::string_view text) {
 }
 
 json opt(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
-
-/// `j` as a T: an integer in T's range. nlohmann's get<int>() casts a float such as 1e300 with
-/// undefined behaviour (found by fuzz/export_import_fuzzer.cpp); this says what is wrong instead.
-template <typename T>
-T integer(const json& j, std::string_view what) {
-  if (j.is_number_unsigned() && std::in_range<T>(j.get<uint64_t>())) return static_cast<T>(j.get<uint64_t>());
-  if (j.is_number_integer() && !j.is_number_unsigned() && std::in_range<T>(j.get<int64_t>()))
-    return static_cast<T>(j.get<int64_t>());
-  throw Error(ErrorKind::kBadInput,
-              fmt::format("\"{}\" must be an integer in [{}, {}], not {}", what,
-                          std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), j.dump()));
-}
 
 /// Writes `name: [rows...]`, one row a line, streaming from `s`.
 template <typename RowFn>
@@ -185,29 +174,29 @@ MergeStats ConfigCache::import_json(const std::filesystem::path& in_path) {
   try {
     for (const json& g : doc.at("gpus")) {
       importer.add_gpu(
-          integer<int64_t>(g.at("id"), "id"),
-          GpuInfo{g.at("name").get<std::string>(), integer<int>(g.at("cc_major"), "cc_major"),
-                  integer<int>(g.at("cc_minor"), "cc_minor"), integer<int>(g.at("sm_count"), "sm_count"),
-                  integer<int64_t>(g.at("memory_bytes"), "memory_bytes"),
+          json_integer<int64_t>(g.at("id"), "id"),
+          GpuInfo{g.at("name").get<std::string>(), json_integer<int>(g.at("cc_major"), "cc_major"),
+                  json_integer<int>(g.at("cc_minor"), "cc_minor"), json_integer<int>(g.at("sm_count"), "sm_count"),
+                  json_integer<int64_t>(g.at("memory_bytes"), "memory_bytes"),
                   text_of(g.value("ceilings", json::object()))});
     }
     for (const json& k : doc.at("kernels")) {
-      importer.add_kernel({integer<int64_t>(k.at("id"), "id"),
+      importer.add_kernel({json_integer<int64_t>(k.at("id"), "id"),
                            {k.at("name").get<std::string>(), k.at("source_hash").get<std::string>()},
                            k.value("registered_at", "")});
     }
     for (const json& r : doc.at("runs")) {
       importer.add_run(
-          {integer<int64_t>(r.at("id"), "id"),
+          {json_integer<int64_t>(r.at("id"), "id"),
            {r.at("started_at").get<std::string>(), r.value("host", ""), r.value("ktune_version", ""),
             r.value("arguments", ""), r.value("driver_version", ""), r.value("cuda_version", "")}});
     }
     detail::SourceMeasurement row;
     for (const json& j : doc.at("measurements")) {
-      row.id = integer<int64_t>(j.at("id"), "id");
-      row.run_id = integer<int64_t>(j.at("run_id"), "run_id");
-      row.gpu_id = integer<int64_t>(j.at("gpu_id"), "gpu_id");
-      row.kernel_id = integer<int64_t>(j.at("kernel_id"), "kernel_id");
+      row.id = json_integer<int64_t>(j.at("id"), "id");
+      row.run_id = json_integer<int64_t>(j.at("run_id"), "run_id");
+      row.gpu_id = json_integer<int64_t>(j.at("gpu_id"), "gpu_id");
+      row.kernel_id = json_integer<int64_t>(j.at("kernel_id"), "kernel_id");
       Measurement& m = row.m;
       m.shape = j.at("shape").get<std::string>();
       m.dtype = j.at("dtype").get<std::string>();
@@ -222,7 +211,7 @@ MergeStats ConfigCache::import_json(const std::filesystem::path& in_path) {
       } else {
         m.stats = Stats{st.at("median_us").get<double>(), st.at("min_us").get<double>(),
                         st.at("mean_us").get<double>(),   st.at("p90_us").get<double>(),
-                        st.at("stdev_us").get<double>(),  integer<int64_t>(st.at("samples"), "samples")};
+                        st.at("stdev_us").get<double>(),  json_integer<int64_t>(st.at("samples"), "samples")};
       }
       m.counters_json = text_of(j.value("counters", json::object()));
       m.resources_json = text_of(j.value("resources", json::object()));
@@ -235,10 +224,10 @@ MergeStats ConfigCache::import_json(const std::filesystem::path& in_path) {
       importer.add_measurement(row);
     }
     for (const json& b : doc.at("best")) {
-      importer.add_best({integer<int64_t>(b.at("gpu_id"), "gpu_id"),
-                         integer<int64_t>(b.at("kernel_id"), "kernel_id"), b.at("shape").get<std::string>(),
+      importer.add_best({json_integer<int64_t>(b.at("gpu_id"), "gpu_id"),
+                         json_integer<int64_t>(b.at("kernel_id"), "kernel_id"), b.at("shape").get<std::string>(),
                          b.at("dtype").get<std::string>(), b.value("layout", ""),
-                         integer<int64_t>(b.at("measurement_id"), "measurement_id")});
+                         json_integer<int64_t>(b.at("measurement_id"), "measurement_id")});
     }
   } catch (const json::exception& e) {
     throw Error(ErrorKind::kBadInput,

@@ -1,5 +1,5 @@
 /// `ktune worker` (internal, hidden): the isolated process that loads, verifies, times and counts
-/// candidates for a parent over a pipe (DESIGN.md D5, measure/worker_main.hpp).
+/// candidates for a parent over a pipe (docs/design.md D5, measure/worker_main.hpp).
 
 #include <cstdlib>
 #include <memory>

@@ -1,5 +1,5 @@
 #pragma once
-/// The outcome of one measurement (DESIGN.md "Names and outcomes"): what the harness reports for a
+/// The outcome of one measurement (docs/design.md "Names and outcomes"): what the harness reports for a
 /// candidate, what the cache stores and what the reports count. One definition in core/, shared by
 /// measure/ and cache/, which may not depend on each other.
 

@@ -1,7 +1,7 @@
 #pragma once
 /// The contract every parser of untrusted text keeps, checked by each fuzz target: it returns a value
 /// or throws ktune::Error of kind kBadInput (the worker protocol's framing errors: kRuntime with
-/// api_code KTUNE_PROTOCOL_ERROR, as harness/worker_protocol.hpp documents). Anything else — another
+/// api_code KTUNE_PROTOCOL_ERROR, as measure/worker_protocol.hpp documents). Anything else — another
 /// exception, another kind — prints what was thrown and aborts, which libFuzzer (and the corpus
 /// replay) reports as a finding; crashes and out-of-bounds reads are the sanitizers' to catch.
 

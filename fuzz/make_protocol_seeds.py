@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the worker-protocol fuzz target's seed corpus (fuzz/corpus/worker_protocol/): frames as
-harness/worker_protocol.hpp defines them (16-byte header, CBOR body, attachment), with a hello, a
+measure/worker_protocol.hpp defines them (16-byte header, CBOR body, attachment), with a hello, a
 measure request whose cubin is a slice of the attachment, a result and a shutdown. Python's standard
 library has no CBOR encoder, so the small subset JSON needs is written here."""
 import math

@@ -1,17 +1,17 @@
-/// Fuzz target: problem shape strings (`m=16,n=4096,k=4096`, cache::Shape::parse). A parsed shape
+/// Fuzz target: problem shape strings (`m=16,n=4096,k=4096`, Shape::parse). A parsed shape
 /// must survive its canonical text: parse(canonical()) gives the same shape.
 
 #include <string_view>
 
-#include "cache/shape.hpp"
+#include "core/shape.hpp"
 #include "fuzz_contract.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   ktune::fuzz::expect_contract("shape", [&] {
-    const ktune::cache::Shape shape = ktune::cache::Shape::parse(text);
+    const ktune::Shape shape = ktune::Shape::parse(text);
     const std::string canonical = shape.canonical();
-    ktune::fuzz::require("shape", ktune::cache::Shape::parse(canonical) == shape,
+    ktune::fuzz::require("shape", ktune::Shape::parse(canonical) == shape,
                          "parse(canonical()) differs from the parsed shape");
     ktune::fuzz::require("shape", shape.distance(shape) == 0.0, "a shape's distance to itself is not 0");
   });

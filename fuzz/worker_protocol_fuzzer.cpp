@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include "fuzz_contract.hpp"
-#include "harness/candidate.hpp"
-#include "harness/worker_protocol.hpp"
+#include "measure/candidate.hpp"
+#include "measure/worker_protocol.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
 #pragma once
-/// One error family for every CUDA API (STYLE.md lesson 2): a failing call becomes a ktune::Error that
+/// One error family for every CUDA API: a failing call becomes a ktune::Error that
 /// carries the API's own error name (from cuGetErrorName / nvrtcGetErrorString / cuptiGetResultString,
 /// never typed by hand), the call's text and "file:line". NVRTC errors carry the compile log in detail().
 ///

@@ -5,7 +5,7 @@
 /// with the matching PFN_<name>_v<version> typedef of cudaTypedefs.h. Resolving with CUDA_VERSION and
 /// calling through cuda.h's prototypes breaks: at 13000 "cuCtxSynchronize" resolves to the CUDA 13 ABI
 /// cuCtxSynchronize_v2(CUcontext) while cuda.h declares cuCtxSynchronize(void) (seen on the H200 as
-/// CUDA_ERROR_CONTEXT_IS_DESTROYED; /work/shared/device/README.md).
+/// CUDA_ERROR_CONTEXT_IS_DESTROYED).
 ///
 /// Members are named exactly like the CUDA functions: `driver().cuLaunchKernel(...)`. Wrap calls in
 /// KTUNE_CU_CHECK (harness/cuda_check.hpp).

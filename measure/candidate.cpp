@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/json_integer.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::harness {
@@ -33,19 +34,6 @@ auto parse_or_throw(std::string_view what, F&& fn) {
   }
 }
 
-/// `j` as a T: an integer in T's range. nlohmann's get<int>() casts a float such as 1e300 with
-/// undefined behaviour and get<uint32_t>() wraps -1 (fuzz/worker_protocol_fuzzer.cpp); this says
-/// what is wrong instead.
-template <typename T>
-T integer(const json& j, std::string_view what) {
-  if (j.is_number_unsigned() && std::in_range<T>(j.get<uint64_t>())) return static_cast<T>(j.get<uint64_t>());
-  if (j.is_number_integer() && !j.is_number_unsigned() && std::in_range<T>(j.get<int64_t>()))
-    return static_cast<T>(j.get<int64_t>());
-  throw Error(ErrorKind::kBadInput,
-              fmt::format("\"{}\" must be an integer in [{}, {}], not {}", what,
-                          std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), j.dump()));
-}
-
 /// `j` as N integers of type T (a JSON array of exactly N).
 template <typename T, std::size_t N>
 std::array<T, N> integers(const json& j, std::string_view what) {
@@ -53,7 +41,7 @@ std::array<T, N> integers(const json& j, std::string_view what) {
     throw Error(ErrorKind::kBadInput,
                 fmt::format("\"{}\" must be an array of {} integers, not {}", what, N, j.dump()));
   std::array<T, N> out{};
-  for (std::size_t i = 0; i < N; ++i) out[i] = integer<T>(j[i], what);
+  for (std::size_t i = 0; i < N; ++i) out[i] = json_integer<T>(j[i], what);
   return out;
 }
 
@@ -97,8 +85,8 @@ class CubinSink {
 
 std::string cubin_from_json(const json& j, const std::string* attachment) {
   if (j.is_binary()) return bytes_of(j);
-  const auto offset = integer<std::size_t>(j.at("offset"), "offset");
-  const auto bytes = integer<std::size_t>(j.at("bytes"), "bytes");
+  const auto offset = json_integer<std::size_t>(j.at("offset"), "offset");
+  const auto bytes = json_integer<std::size_t>(j.at("bytes"), "bytes");
   if (!attachment || offset > attachment->size() || bytes > attachment->size() - offset) {
     throw Error(ErrorKind::kBadInput, fmt::format("cubin slice [{}, +{}) lies outside the {}-byte attachment",
                                                   offset, bytes, attachment ? attachment->size() : 0));
@@ -133,7 +121,7 @@ LaunchSpec launch_from_json(const json& j, const std::string* attachment) {
   l.function = j.at("function").get<std::string>();
   l.grid = integers<uint32_t, 3>(j.at("grid"), "grid");
   l.block = integers<uint32_t, 3>(j.at("block"), "block");
-  l.shared_bytes = integer<uint32_t>(j.at("shared_bytes"), "shared_bytes");
+  l.shared_bytes = json_integer<uint32_t>(j.at("shared_bytes"), "shared_bytes");
   for (const json& ja : j.at("args")) {
     KernelArg a;
     const auto kind = ja.at("kind").get<std::string>();
@@ -151,7 +139,7 @@ LaunchSpec launch_from_json(const json& j, const std::string* attachment) {
     } else if (a.kind == KernelArg::Kind::kF32 || a.kind == KernelArg::Kind::kF64) {
       a.f = ja.at("f").get<double>();
     } else {
-      a.i = integer<int64_t>(ja.at("i"), "i");
+      a.i = json_integer<int64_t>(ja.at("i"), "i");
     }
     l.args.push_back(std::move(a));
   }
@@ -192,7 +180,7 @@ SampleStats sample_stats_from_json(const json& j) {
     s.stdev = j.at("stdev_us").get<double>();
     s.rse_median = j.at("rse_median").is_null() ? std::numeric_limits<double>::infinity()
                                                 : j.at("rse_median").get<double>();
-    s.samples = integer<std::size_t>(j.at("samples"), "samples");
+    s.samples = json_integer<std::size_t>(j.at("samples"), "samples");
     return s;
   });
 }
@@ -221,24 +209,24 @@ json to_json(const TimingOptions& t) {
 TimingOptions timing_options_from_json(const json& j) {
   return parse_or_throw("timing options", [&] {
     TimingOptions t;
-    t.warmup_min_launches = integer<int>(j.at("warmup_min_launches"), "warmup_min_launches");
+    t.warmup_min_launches = json_integer<int>(j.at("warmup_min_launches"), "warmup_min_launches");
     t.warmup_min_ms = j.at("warmup_min_ms").get<double>();
     t.flush = flush_mode_from_string(j.at("flush").get<std::string>());
     t.l2_flush_factor = j.at("l2_flush_factor").get<double>();
-    t.rotate_max_sets = integer<int>(j.at("rotate_max_sets"), "rotate_max_sets");
+    t.rotate_max_sets = json_integer<int>(j.at("rotate_max_sets"), "rotate_max_sets");
     t.graph_batch_threshold_us = j.at("graph_batch_threshold_us").get<double>();
     t.graph_batch_target_us = j.at("graph_batch_target_us").get<double>();
-    t.graph_batch_max_launches = integer<int>(j.at("graph_batch_max_launches"), "graph_batch_max_launches");
+    t.graph_batch_max_launches = json_integer<int>(j.at("graph_batch_max_launches"), "graph_batch_max_launches");
     t.rse_target = j.at("rse_target").get<double>();
-    t.min_samples = integer<int>(j.at("min_samples"), "min_samples");
-    t.max_samples = integer<int>(j.at("max_samples"), "max_samples");
+    t.min_samples = json_integer<int>(j.at("min_samples"), "min_samples");
+    t.max_samples = json_integer<int>(j.at("max_samples"), "max_samples");
     t.max_time_ms = j.at("max_time_ms").get<double>();
-    t.retime_top_k = integer<int>(j.at("retime_top_k"), "retime_top_k");
+    t.retime_top_k = json_integer<int>(j.at("retime_top_k"), "retime_top_k");
     t.candidate_timeout_ms = j.at("candidate_timeout_ms").get<double>();
     t.counters = j.at("counters").get<bool>();
     t.metrics = j.at("metrics").get<std::vector<std::string>>();
     t.activity_timer = j.at("activity_timer").get<bool>();
-    t.seed = integer<uint64_t>(j.at("seed"), "seed");
+    t.seed = json_integer<uint64_t>(j.at("seed"), "seed");
     return t;
   });
 }
@@ -280,21 +268,21 @@ CandidateRequest candidate_request_from_json(const json& j) {
 CandidateRequest candidate_request_from_json(const json& j, const std::string* attachment) {
   return parse_or_throw("candidate request", [&] {
     CandidateRequest r;
-    r.id = integer<uint64_t>(j.at("id"), "id");
+    r.id = json_integer<uint64_t>(j.at("id"), "id");
     r.name = j.at("name").get<std::string>();
-    r.device = integer<int>(j.at("device"), "device");
+    r.device = json_integer<int>(j.at("device"), "device");
     for (const json& jb : j.at("buffers")) {
       BufferSpec b;
       b.name = jb.at("name").get<std::string>();
       b.dtype = dtype_from_string(jb.at("dtype").get<std::string>());
-      b.count = integer<uint64_t>(jb.at("count"), "count");
+      b.count = json_integer<uint64_t>(jb.at("count"), "count");
       b.init = init_from(jb.at("init").get<std::string>());
       b.scale = jb.at("scale").get<double>();
       r.buffers.push_back(std::move(b));
     }
     for (const json& jl : j.at("launches")) r.launches.push_back(launch_from_json(jl, attachment));
     if (r.launches.empty()) throw Error(ErrorKind::kBadInput, "candidate request has no launches");
-    r.main_launch = integer<uint32_t>(j.at("main_launch"), "main_launch");
+    r.main_launch = json_integer<uint32_t>(j.at("main_launch"), "main_launch");
     if (r.main_launch >= r.launches.size()) {
       throw Error(ErrorKind::kBadInput,
                   fmt::format("candidate request's main_launch {} is not one of its {} launches",
@@ -339,7 +327,7 @@ json to_json(const CandidateResult& r) {
 CandidateResult candidate_result_from_json(const json& j) {
   return parse_or_throw("candidate result", [&] {
     CandidateResult r;
-    r.id = integer<uint64_t>(j.at("id"), "id");
+    r.id = json_integer<uint64_t>(j.at("id"), "id");
     r.name = j.at("name").get<std::string>();
     r.outcome = outcome_from_string(j.at("outcome").get<std::string>());
     r.reason = j.at("reason").get<std::string>();
@@ -347,7 +335,7 @@ CandidateResult candidate_result_from_json(const json& j) {
     r.samples_us = j.at("samples_us").get<std::vector<double>>();
     r.stop_reason = j.at("stop_reason").get<std::string>();
     r.drift = j.at("drift").get<double>();
-    r.launches_per_sample = integer<int>(j.at("launches_per_sample"), "launches_per_sample");
+    r.launches_per_sample = json_integer<int>(j.at("launches_per_sample"), "launches_per_sample");
     r.flush = j.at("flush").get<std::string>();
     r.rel_err = j.at("rel_err").get<double>();
     r.max_abs_err = j.at("max_abs_err").get<double>();
@@ -356,7 +344,7 @@ CandidateResult candidate_result_from_json(const json& j) {
     r.gbps = j.at("gbps").get<double>();
     r.tflops = j.at("tflops").get<double>();
     r.wall_ms = j.at("wall_ms").get<double>();
-    r.worker_pid = integer<int>(j.at("worker_pid"), "worker_pid");
+    r.worker_pid = json_integer<int>(j.at("worker_pid"), "worker_pid");
     r.sm_clock_mhz = get_opt<double>(j, "sm_clock_mhz");
     r.temperature_c = get_opt<double>(j, "temperature_c");
     r.activity_median_us = get_opt<double>(j, "activity_median_us");

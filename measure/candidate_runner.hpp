@@ -1,5 +1,5 @@
 #pragma once
-/// The parent side of worker isolation (DESIGN.md D5) and the API the tuner and `ktune bench` call:
+/// The parent side of worker isolation (docs/design.md D5) and the API the tuner and `ktune bench` call:
 /// give it a CandidateRequest (compiled cubin + lowered name + launch geometry + buffers/args +
 /// reference + checks + timing options), get a CandidateResult back — always, whatever the
 /// candidate does:

@@ -15,7 +15,7 @@ struct CeilingOptions {
   /// Bytes per copy buffer: 2 GiB is far past any L2 (the H200's 60 MiB) so DRAM is what is timed.
   uint64_t copy_bytes = 2ULL << 30;
   /// Square GEMM size: 8192^3 reaches ~724 TFLOP/s with cuBLAS bf16 on the H200
-  /// (shared/device/README.md), near the plateau.
+  /// (docs/perf/measurement.md), near the plateau.
   int gemm_size = 8192;
   int gemm_warmup = 5;
   int gemm_samples = 20;

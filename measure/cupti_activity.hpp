@@ -2,7 +2,7 @@
 /// A second, independent timer: kernel durations from CUPTI Activity records
 /// (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: the GPU's own start/end timestamps of each kernel). The
 /// worker runs it as a separate pass after the event-timed samples, so it never perturbs them; the
-/// two medians agree within ~0.3 % on the H200 for a 1 ms kernel (shared/device/README.md).
+/// two medians agree within ~0.3 % on the H200 for a 1 ms kernel (docs/perf/measurement.md).
 
 #include <memory>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-/// Evicts the previous sample's data from L2 before the next one (DESIGN.md "Timing protocol"):
+/// Evicts the previous sample's data from L2 before the next one (docs/design.md "Timing protocol"):
 /// a memset of a scratch buffer of `factor` x the L2 size, issued on the timing stream just before
 /// the start event, so it is never inside the timed interval. (nvbench's l2flush.cuh does the same
 /// with 1x the L2 size.)

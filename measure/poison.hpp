@@ -1,5 +1,5 @@
 #pragma once
-/// Outputs are poisoned before every verified run (DESIGN.md D4): every byte 0xFF, which is a NaN in
+/// Outputs are poisoned before every verified run (docs/design.md D4): every byte 0xFF, which is a NaN in
 /// f32, f16, bf16, fp8e4m3 and fp8e5m2, so an element the kernel never writes fails verification as
 /// a non-finite output instead of passing with a stale value.
 

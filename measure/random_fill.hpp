@@ -1,5 +1,5 @@
 #pragma once
-/// Random inputs on the device (DESIGN.md D4): a counter-based RNG kernel (utility_kernels.hpp), so
+/// Random inputs on the device (docs/design.md D4): a counter-based RNG kernel (utility_kernels.hpp), so
 /// the same (seed, index) gives the same value anywhere. Values have magnitude in [0.25, 1) * scale
 /// and a random sign: never zero, in every dtype down to fp8.
 

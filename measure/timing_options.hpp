@@ -1,5 +1,5 @@
 #pragma once
-/// Every knob of the timing protocol (DESIGN.md "Timing protocol", docs/measurement.md) in one
+/// Every knob of the timing protocol (docs/design.md "Timing protocol", docs/measurement.md) in one
 /// struct. The defaults are the protocol; `ktune bench` and `ktune tune` expose each field as a flag
 /// and the worker receives the struct with every candidate, so parent and worker never disagree.
 
@@ -22,14 +22,14 @@ std::string_view to_string(FlushMode mode);
 /// Inverse of to_string; throws ktune::Error(kBadInput) naming the value.
 FlushMode flush_mode_from_string(std::string_view name);
 
-/// Defaults for the CUPTI range-profiler metrics (DESIGN.md: DRAM bytes read and written, SM
+/// Defaults for the CUPTI range-profiler metrics (docs/design.md: DRAM bytes read and written, SM
 /// throughput, achieved occupancy, L2 hit rate, kernel duration).
 std::vector<std::string> default_metrics();
 
 /// The timing protocol's knobs, with their defaults.
 struct TimingOptions {
   // ---- warm-up: both conditions must hold before the first sample ----
-  int warmup_min_launches = 10;  ///< DESIGN.md: at least 10 launches
+  int warmup_min_launches = 10;  ///< docs/design.md: at least 10 launches
   double warmup_min_ms = 20.0;   ///< ... and at least 20 ms (lets clocks ramp up)
 
   // ---- flushing ----
@@ -42,7 +42,7 @@ struct TimingOptions {
 
   // ---- batching ----
   /// Kernels whose single-launch time is under this are timed in CUDA-graph batches: an eager
-  /// launch costs ~4.3 us on the H200 (shared/device/README.md), so a lone ~10 us kernel would be
+  /// launch costs ~4.3 us on the H200 (docs/perf/measurement.md), so a lone ~10 us kernel would be
   /// timed with launch gaps in it.
   double graph_batch_threshold_us = 10.0;
   /// A batched sample aims at this much GPU time (launch count = target / estimate).
@@ -51,7 +51,7 @@ struct TimingOptions {
   int graph_batch_max_launches = 1000;
 
   // ---- stopping rule ----
-  /// Stop when the relative standard error of the median is at or below this (DESIGN.md: 0.5 %).
+  /// Stop when the relative standard error of the median is at or below this (docs/design.md: 0.5 %).
   double rse_target = 0.005;
   /// Never stop on convergence before this many samples (the order-statistics interval needs
   /// ranks on both sides of the median).

@@ -1,5 +1,5 @@
 #pragma once
-/// The per-dtype tolerances every candidate is judged by (DESIGN.md D4). ONE table, in
+/// The per-dtype tolerances every candidate is judged by (docs/design.md D4). ONE table, in
 /// tolerance.cpp, with the reason for each number; docs/measurement.md repeats it.
 
 #include <span>

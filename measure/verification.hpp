@@ -1,5 +1,5 @@
 #pragma once
-/// Comparison of a candidate's output with its reference (DESIGN.md D4): relative error
+/// Comparison of a candidate's output with its reference (docs/design.md D4): relative error
 /// ||out - ref||_2 / ||ref||_2 and max abs error, judged against the dtype's row of the tolerance
 /// table. The sums are kept as partials so the GPU compare kernel (gpu_compare.hpp) and the host
 /// share one formula: each block produces an ErrorSums, the host merges them.

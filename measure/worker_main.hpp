@@ -1,5 +1,5 @@
 #pragma once
-/// The body of `ktune worker` (DESIGN.md D5): says hello on protocol fd `fd` (with the device, or
+/// The body of `ktune worker` (docs/design.md D5): says hello on protocol fd `fd` (with the device, or
 /// with why it cannot measure), then answers every kMeasure with a kResult until kShutdown or the
 /// end of the stream. After a candidate that lost the CUDA context it answers (with
 /// "worker_ok": false) and exits, so the parent starts a fresh worker.

@@ -1,5 +1,5 @@
 #pragma once
-/// The worker side of a candidate (DESIGN.md D4, D5 and "Timing protocol"): load the cubins of its
+/// The worker side of a candidate (docs/design.md D4, D5 and "Timing protocol"): load the cubins of its
 /// launch sequence, check launch limits, fill inputs with random data and poison outputs, run the
 /// reference and the whole sequence once, verify, then warm up, time (events around whole runs of
 /// the sequence, CUDA-graph batches of runs for short ones, L2 flush or buffer rotation, stopping

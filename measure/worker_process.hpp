@@ -1,5 +1,5 @@
 #pragma once
-/// One `ktune worker` child process seen from the parent (DESIGN.md D5): spawned with a socket pair
+/// One `ktune worker` child process seen from the parent (docs/design.md D5): spawned with a socket pair
 /// as its protocol channel (fd 3 in the child) and its stdout/stderr captured (the last few KiB are
 /// kept for crash reasons). receive() waits with a deadline; kill() is SIGKILL plus reaping.
 /// Never throws from the destructor: a live child is killed and reaped.

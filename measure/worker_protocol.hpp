@@ -1,5 +1,5 @@
 #pragma once
-/// The parent <-> `ktune worker` wire protocol (DESIGN.md D5): length-prefixed frames over a pipe
+/// The parent <-> `ktune worker` wire protocol (docs/design.md D5): length-prefixed frames over a pipe
 /// (a Unix socket pair, so a dead peer is EPIPE, never SIGPIPE).
 ///
 /// Frame: 16-byte header, the body, then the attachment.

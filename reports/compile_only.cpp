@@ -9,11 +9,11 @@ bool compile_only_kernel(const ReportData& data, std::string_view kernel) {
     for (const size_t r : key.rows) {
       const cache::Measurement& m = data.rows[r].stored.m;
       switch (m.outcome) {
-        case cache::Outcome::kSkipped:
+        case Outcome::kSkipped:
           compile_only = compile_only || m.reason == "compile-only";
           break;
-        case cache::Outcome::kCompileError:
-        case cache::Outcome::kExceedsLimits:
+        case Outcome::kCompileError:
+        case Outcome::kExceedsLimits:
           break;
         default:
           return false;  // something ran on a GPU (or was meant to)

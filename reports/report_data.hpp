@@ -18,7 +18,7 @@
 
 namespace ktune::reports {
 
-/// "ok", "compile_error", ... (the names of ktune::Outcome, core/outcome.hpp; DESIGN.md "Names and
+/// "ok", "compile_error", ... (the names of ktune::Outcome, core/outcome.hpp; docs/design.md "Names and
 /// outcomes"). The reports count outcomes in arrays of ktune::kOutcomeCount.
 std::string_view outcome_name(Outcome outcome);
 

@@ -1,5 +1,5 @@
 #pragma once
-/// Canonical config names (DESIGN.md "Names and outcomes"): `KERNEL.DTYPE[.LAYOUT].PATTERN`, e.g.
+/// Canonical config names (docs/design.md "Names and outcomes"): `KERNEL.DTYPE[.LAYOUT].PATTERN`, e.g.
 /// `gemm.bf16.nt.128x128x32.w2x2.s3.sk1`, where PATTERN is the template's name pattern from its
 /// space file ("{BLOCK_M}x{BLOCK_N}x{BLOCK_K}.w{WARPS_M}x{WARPS_N}.s{STAGES}.sk{SPLIT_K}") with each
 /// {PARAM} replaced by the config's value. One name a config: it is the report row id and log key.

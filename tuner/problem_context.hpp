@@ -11,7 +11,7 @@
 
 namespace ktune::tuner {
 
-/// Per-block and per-device limits. The defaults are the H200's (sm_90; shared/device/README.md).
+/// Per-block and per-device limits. The defaults are the H200's (sm_90; docs/perf/measurement.md).
 struct DeviceLimits {
   int64_t max_smem_per_block = 232448;  ///< opt-in shared memory per block, bytes (227 KiB)
   int64_t max_threads_per_block = 1024;

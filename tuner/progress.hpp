@@ -1,5 +1,5 @@
 #pragma once
-/// The progress line of a long sweep on a terminal (DESIGN.md: done/total, rate, ETA, best so
+/// The progress line of a long sweep on a terminal (docs/design.md: done/total, rate, ETA, best so
 /// far; quiet when piped). Redrawn in place with '\r' at most every 100 ms; thread-safe.
 
 #include <chrono>

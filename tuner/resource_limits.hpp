@@ -2,7 +2,7 @@
 /// Pruning after compiling: the resources NVRTC/the driver report for a compiled kernel, checked
 /// against the device's limits. A config that cannot launch gets outcome `exceeds_limits` with the
 /// reason, instead of a failed launch. Also the deterministic tie-break among configs whose times
-/// are within measurement noise (DESIGN.md "Names and outcomes": fewer resources, then name order).
+/// are within measurement noise (docs/design.md "Names and outcomes": fewer resources, then name order).
 
 #include <cstdint>
 #include <optional>

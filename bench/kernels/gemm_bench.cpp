@@ -98,7 +98,7 @@ std::string spec_key(const kt::CompileSpec& c) {
 double time_launches(const std::function<void(int set)>& enqueue, int sets, CUstream stream,
                      h::L2Flusher& flush, int samples) {
   h::EventTimer timer(stream);
-  // Warm-up: >= 10 launches and >= 20 ms (DESIGN.md timing protocol), at most 2000 launches.
+  // Warm-up: >= 10 launches and >= 20 ms (docs/design.md timing protocol), at most 2000 launches.
   double spent_us = 0;
   double one_us = 1e30;
   for (int i = 0; (i < 10 || spent_us < 20000.0) && i < 2000; ++i) {

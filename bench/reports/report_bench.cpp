@@ -1,7 +1,7 @@
 /// How long a report over 100,000 measurements takes (issue 7: under 2 seconds, every format).
 /// The fixture is the tests' random one (tests/reports/report_fixture.hpp), written into a real
 /// ConfigCache once; each benchmark then loads from that database and writes one format to a
-/// file, as `ktune report` does. docs/perf/report-speed.md records the figures.
+/// file, as `ktune report` does. docs/perf/cache-lookup.md records the figures.
 ///
 /// KTUNE_BENCH_DB=PATH keeps the database at PATH (to time the `ktune report` binary on it).
 

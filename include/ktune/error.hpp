@@ -9,7 +9,7 @@
 
 namespace ktune {
 
-/// What kind of failure; the command line exits with the matching code (DESIGN.md).
+/// What kind of failure; the command line exits with the matching code (docs/design.md).
 enum class ErrorKind {
   kRuntime = 1,   ///< anything that went wrong while doing valid work
   kBadInput = 2,  ///< bad usage, a malformed shape, a file that is not what it should be

@@ -1,4 +1,4 @@
-// Several processes on one database (DESIGN.md D7): writers and a reader at once, and a writer
+// Several processes on one database (docs/design.md D7): writers and a reader at once, and a writer
 // killed with SIGKILL inside a write transaction. Children report through their exit status.
 
 #include <gtest/gtest.h>

@@ -72,7 +72,7 @@ TEST(CompileOnlyReport, AMeasuredSweepWithoutAWinnerStillSaysNothingRanCorrectly
   const int64_t run = db.begin_run({});
   cache::Measurement wrong = test::all_measurements(db).front().m;
   wrong.config_name += ".measured";
-  wrong.outcome = cache::Outcome::kIncorrect;
+  wrong.outcome = Outcome::kIncorrect;
   wrong.reason = "rel_err 0.4 > tolerance 0.02";
   db.record(run, gpu, kernel, {wrong});
   const std::string md = report(db, reports::Format::kMarkdown);

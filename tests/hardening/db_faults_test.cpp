@@ -127,9 +127,9 @@ std::set<std::string> measured_rows(const fs::path& path) {
   auto db = cache::ConfigCache::open(path, cache::ConfigCache::Mode::kReadOnly);
   std::set<std::string> names;
   for (const auto& r : tuner::test::all_measurements(db)) {
-    if (r.m.outcome == cache::Outcome::kOk || r.m.outcome == cache::Outcome::kIncorrect) {
+    if (r.m.outcome == Outcome::kOk || r.m.outcome == Outcome::kIncorrect) {
       EXPECT_TRUE(names.insert(r.m.config_name).second) << r.m.config_name << " stored twice";
-      EXPECT_EQ(r.m.outcome == cache::Outcome::kOk, r.m.stats.has_value()) << r.m.config_name;
+      EXPECT_EQ(r.m.outcome == Outcome::kOk, r.m.stats.has_value()) << r.m.config_name;
     }
   }
   return names;

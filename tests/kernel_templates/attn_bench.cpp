@@ -2,7 +2,7 @@
 // (Llama-3-8B heads 32/8 of 128 at batch 1, 8, 32 and context 4K, 32K, 128K; Llama-3.2-1B, head_dim
 // 64, at batch 1 and 32) and prints, per size, the best config's median time and its GB/s (minimum
 // bytes: K and V of the context read once, q read, o written) against the H200's 4.28 TB/s
-// device-to-device copy ceiling (shared/device/README.md).
+// device-to-device copy ceiling (docs/perf/measurement.md).
 //
 // Protocol per config (as ktune_ops_bench): verified once against the GPU reference (a wrong config
 // is reported and never wins); 10 warm-up runs; then 30 samples, each after an L2 flush (a write of
@@ -44,7 +44,7 @@ using ktune::DType;
 
 namespace {
 
-constexpr double kCopyCeilingGBs = 4280.0;  // H200 device-to-device copy, shared/device/README.md
+constexpr double kCopyCeilingGBs = 4280.0;  // H200 device-to-device copy, docs/perf/measurement.md
 constexpr int kSamples = 30;
 constexpr int kWarmup = 10;
 constexpr double kGraphThresholdUs = 20.0;  // below this, eager timing sees launch gaps

@@ -1,6 +1,6 @@
 // ktune_ops_bench: times a built-in sweep of each memory-bound operator on GPU 0 at the sizes of
 // issue 6 and prints, per (op, size), the best config's median time and its GB/s against the
-// H200's 4.28 TB/s device-to-device copy ceiling (shared/device/README.md), next to torch's numbers
+// H200's 4.28 TB/s device-to-device copy ceiling (docs/perf/measurement.md), next to torch's numbers
 // the issue quotes. Runs before the tuning loop exists, so it is written against the harness
 // primitives directly.
 //
@@ -53,7 +53,7 @@ using ktune::DType;
 
 namespace {
 
-constexpr double kCopyCeilingGBs = 4280.0;  // H200 device-to-device copy, shared/device/README.md
+constexpr double kCopyCeilingGBs = 4280.0;  // H200 device-to-device copy, docs/perf/measurement.md
 constexpr int kSamples = 30;
 constexpr int kWarmup = 10;
 constexpr double kGraphThresholdUs = 20.0;  // below this, eager timing sees launch gaps

@@ -14,7 +14,7 @@ import statistics
 import torch
 import torch.nn.functional as F
 
-CEILING_GBS = 4280.0  # H200 device-to-device copy (shared/device/README.md)
+CEILING_GBS = 4280.0  # H200 device-to-device copy (docs/perf/measurement.md)
 
 
 def main():

@@ -1,4 +1,4 @@
-// GPU tests of the measurement harness, run through the real `ktune worker` (DESIGN.md D4, D5),
+// GPU tests of the measurement harness, run through the real `ktune worker` (docs/design.md D4, D5),
 // including candidates that are sequences of launches (split-K's shape: verified and timed whole).
 // The lead runs this executable directly on the GPU machine; it finds the ktune binary through
 // $KTUNE_BIN (else the path it was built with). Without a GPU every test skips with the reason,
