@@ -1,8 +1,10 @@
 """Finding and loading ktune's shared libraries.
 
 libktune_runtime.so (the dispatch ABI) and libktune.so (the look-up ABI) are searched, in order:
-1. $KTUNE_LIBRARY: the path of libktune_runtime.so, or a directory holding both libraries;
-2. the build tree of the repository this package sits in (build/*/runtime, build/*/capi);
+1. $KTUNE_LIBRARY: paths separated by ':', each a library, or a directory holding one (the other
+   library is also looked for beside a library named there);
+2. the build tree of the repository this package sits in (build/release first, then build/*;
+   a build with AddressSanitizer is passed over: python3 cannot load it);
 3. the install tree this package was installed into (<prefix>/lib, <prefix>/lib64);
 4. the system's loader path (ldconfig, $LD_LIBRARY_PATH).
 When none loads, the error lists every place tried and why each failed.
@@ -25,19 +27,20 @@ _loaded = {}
 def _candidates(which):
     name = _NAMES[which]
     env = os.environ.get("KTUNE_LIBRARY")
-    if env:
-        p = pathlib.Path(env)
+    for entry in filter(None, (env or "").split(os.pathsep)):
+        p = pathlib.Path(entry)
         if p.is_dir():
             yield p / name
-        elif which == "runtime":
+        elif p.name.startswith(name):
             yield p
-        else:
+        else:  # the other library's path: look beside it
             yield p.parent / name
     here = pathlib.Path(__file__).resolve().parent
     for root in (here.parent.parent, here.parent):  # <repo>/python/ktune, or an installed copy
         build = root / "build"
         if build.is_dir():
-            for preset in sorted(build.iterdir()):
+            presets = sorted(build.iterdir(), key=lambda d: (d.name != "release", d.name))
+            for preset in presets:
                 yield preset / _SUBDIRS[which] / name
     for up in here.parents:
         for lib in ("lib", "lib64"):
@@ -46,6 +49,16 @@ def _candidates(which):
                 yield candidate
     found = ctypes.util.find_library(name[3:-3])
     yield pathlib.Path(found) if found else pathlib.Path(name)
+
+
+def _sanitized(path):
+    """Whether the library was built with AddressSanitizer (python3 cannot load it: ASan must come
+    first in a process)."""
+    try:
+        with open(path, "rb") as f:
+            return b"libasan.so" in f.read()
+    except OSError:
+        return False
 
 
 def load(which):
@@ -62,6 +75,9 @@ def load(which):
             seen.add(key)
             if path.is_absolute() and not path.exists():
                 tried.append(f"{path}: no such file")
+                continue
+            if path.is_absolute() and _sanitized(path):
+                tried.append(f"{path}: built with AddressSanitizer, which python3 cannot load")
                 continue
             try:
                 lib = ctypes.CDLL(str(path))
