@@ -15,6 +15,8 @@ if [[ "${KTUNE_SANITIZE_PASS:-1}" != 0 ]]; then
   # halt_on_error: a UBSan report fails its test instead of scrolling past. The Python package's
   # tests and the install consumer load the libraries into processes that are not sanitized (python3,
   # a consumer built without -fsanitize), which an ASan library refuses; the C++ suites cover that code.
+  # The PTX fingerprint (NVRTC compiles of every template sample, 3-6 minutes) checks generated code,
+  # not host code, and runs in the first pass.
   UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" ctest --preset asan -j "$(nproc)" -LE gpu \
-    -E '^(ktune_python_tests|ktune_install_consumer)$' "$@"
+    -E '^(ktune_python_tests|ktune_install_consumer|ktune_ptx_fingerprint_tests)$' "$@"
 fi
