@@ -176,7 +176,8 @@ MergeStats ConfigCache::import_json(const std::filesystem::path& in_path) {
       importer.add_gpu(
           json_integer<int64_t>(g.at("id"), "id"),
           GpuInfo{g.at("name").get<std::string>(), json_integer<int>(g.at("cc_major"), "cc_major"),
-                  json_integer<int>(g.at("cc_minor"), "cc_minor"), json_integer<int>(g.at("sm_count"), "sm_count"),
+                  json_integer<int>(g.at("cc_minor"), "cc_minor"),
+                  json_integer<int>(g.at("sm_count"), "sm_count"),
                   json_integer<int64_t>(g.at("memory_bytes"), "memory_bytes"),
                   text_of(g.value("ceilings", json::object()))});
     }
@@ -225,8 +226,9 @@ MergeStats ConfigCache::import_json(const std::filesystem::path& in_path) {
     }
     for (const json& b : doc.at("best")) {
       importer.add_best({json_integer<int64_t>(b.at("gpu_id"), "gpu_id"),
-                         json_integer<int64_t>(b.at("kernel_id"), "kernel_id"), b.at("shape").get<std::string>(),
-                         b.at("dtype").get<std::string>(), b.value("layout", ""),
+                         json_integer<int64_t>(b.at("kernel_id"), "kernel_id"),
+                         b.at("shape").get<std::string>(), b.at("dtype").get<std::string>(),
+                         b.value("layout", ""),
                          json_integer<int64_t>(b.at("measurement_id"), "measurement_id")});
     }
   } catch (const json::exception& e) {

@@ -28,7 +28,9 @@ namespace {
 
 thread_local std::string t_last_error;
 
-int fail(int code, std::string message) noexcept { return ktune::c_abi::fail(t_last_error, code, std::move(message)); }
+int fail(int code, std::string message) noexcept {
+  return ktune::c_abi::fail(t_last_error, code, std::move(message));
+}
 
 template <typename Body>
 int guarded(Body&& body) noexcept {

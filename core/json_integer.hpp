@@ -22,8 +22,8 @@ T json_integer(const Json& j, std::string_view what) {
   if (j.is_number_integer() && !j.is_number_unsigned() && std::in_range<T>(j.template get<int64_t>()))
     return static_cast<T>(j.template get<int64_t>());
   throw Error(ErrorKind::kBadInput,
-              fmt::format("\"{}\" must be an integer in [{}, {}], not {}", what, std::numeric_limits<T>::min(),
-                          std::numeric_limits<T>::max(), j.dump()));
+              fmt::format("\"{}\" must be an integer in [{}, {}], not {}", what,
+                          std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), j.dump()));
 }
 
 }  // namespace ktune

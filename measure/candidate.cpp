@@ -216,7 +216,8 @@ TimingOptions timing_options_from_json(const json& j) {
     t.rotate_max_sets = json_integer<int>(j.at("rotate_max_sets"), "rotate_max_sets");
     t.graph_batch_threshold_us = j.at("graph_batch_threshold_us").get<double>();
     t.graph_batch_target_us = j.at("graph_batch_target_us").get<double>();
-    t.graph_batch_max_launches = json_integer<int>(j.at("graph_batch_max_launches"), "graph_batch_max_launches");
+    t.graph_batch_max_launches =
+        json_integer<int>(j.at("graph_batch_max_launches"), "graph_batch_max_launches");
     t.rse_target = j.at("rse_target").get<double>();
     t.min_samples = json_integer<int>(j.at("min_samples"), "min_samples");
     t.max_samples = json_integer<int>(j.at("max_samples"), "max_samples");

@@ -26,7 +26,9 @@ int guarded(Body&& body) noexcept {
   return ktune::c_abi::guarded(t_last_error, std::forward<Body>(body));
 }
 
-[[noreturn]] void bad(const std::string& message) { throw ktune::Error(ktune::ErrorKind::kBadInput, message); }
+[[noreturn]] void bad(const std::string& message) {
+  throw ktune::Error(ktune::ErrorKind::kBadInput, message);
+}
 
 /// `value` as an enum with `count` values (0 .. count-1), or kBadInput naming the field.
 template <typename Enum>
@@ -249,12 +251,12 @@ void ktune_runtime_destroy(ktune_runtime* rt) {
 }
 
 // Each operator's prepare and launch entry points, generated alike.
-#define KTUNE_DISPATCH_ENTRY_POINTS(op)                                                                   \
+#define KTUNE_DISPATCH_ENTRY_POINTS(op)                                                                     \
   int ktune_runtime_prepare_##op(ktune_runtime* rt, const ktune_##op##_args* args, ktune_plan_info* info) { \
-    return prepare(rt, args, info, "ktune_runtime_prepare_" #op);                                          \
-  }                                                                                                          \
-  int ktune_runtime_##op(ktune_runtime* rt, const ktune_##op##_args* args, void* stream) {                 \
-    return launch(rt, args, stream, "ktune_runtime_" #op, &ktune::Runtime::op);                            \
+    return prepare(rt, args, info, "ktune_runtime_prepare_" #op);                                           \
+  }                                                                                                         \
+  int ktune_runtime_##op(ktune_runtime* rt, const ktune_##op##_args* args, void* stream) {                  \
+    return launch(rt, args, stream, "ktune_runtime_" #op, &ktune::Runtime::op);                             \
   }
 
 KTUNE_DISPATCH_ENTRY_POINTS(gemm)

@@ -60,10 +60,11 @@ PlanKey gemm_key(const GemmArgs& g) {
                   fmt::format("gemm: {}={} is shorter than the row it strides over ({})", name, ld, row));
     }
     if (ld != 0 && ld != row) {
-      throw Error(ErrorKind::kBadInput,
-                  fmt::format("gemm: {}={} (a strided view) is not supported by the gemm templates yet; pass a "
-                              "contiguous tensor ({} = 0 or {})",
-                              name, ld, name, row));
+      throw Error(
+          ErrorKind::kBadInput,
+          fmt::format("gemm: {}={} (a strided view) is not supported by the gemm templates yet; pass a "
+                      "contiguous tensor ({} = 0 or {})",
+                      name, ld, name, row));
     }
   }
   return {OpKind::kGemm, gemm_mode(g.layout, g.epilogue), g.dtype, {g.m, g.n, g.k, 0, 0}};
@@ -130,7 +131,8 @@ Runtime::Impl::KernelCompiler& Runtime::Impl::compiler_for(const std::string& ke
   if (it != compilers.end()) return it->second;
   const auto hash = source_hashes.find(kernel);
   if (hash == source_hashes.end())
-    throw Error(ErrorKind::kRuntime, fmt::format("ktune::Runtime has no template hash for kernel {}", kernel));
+    throw Error(ErrorKind::kRuntime,
+                fmt::format("ktune::Runtime has no template hash for kernel {}", kernel));
   KernelCompiler kc;
   if (db) kc.store = std::make_unique<runtime::CacheCompileStore>(*db, kernel, hash->second, false);
   kc.compiler = std::make_unique<harness::NvrtcCompiler>(kc.store.get());
@@ -166,7 +168,7 @@ RuntimePlan* Runtime::Impl::build(const PlanKey& key, std::optional<CUstream> ca
   auto plan = std::make_unique<RuntimePlan>();
   // Bind before compiling: a plan this entry point cannot serve fails without NVRTC's cost.
   plan->launcher = runtime::detail::bind_plan(runtime::detail::launch_plan_for(key, spec, p, config),
-                                            spec.alignment(p, config), binding.slots, binding.scalars);
+                                              spec.alignment(p, config), binding.slots, binding.scalars);
   const harness::CompileRequest request =
       kt::make_compile_request(spec.compile_spec(p, config), sources, device.arch());
   KernelCompiler& kc = compiler_for(binding.kernel);
@@ -255,8 +257,8 @@ void Runtime::Impl::run(const PlanKey& key, std::span<const void* const> slots,
   if (workspace != nullptr) {
     if (workspace_bytes < l.workspace_bytes) {
       throw Error(ErrorKind::kBadInput, fmt::format("{}: workspace of {} bytes; config {} needs {}",
-                                                    runtime::detail::binding_of(key.op).kernel, workspace_bytes,
-                                                    p.info.config_name, l.workspace_bytes));
+                                                    runtime::detail::binding_of(key.op).kernel,
+                                                    workspace_bytes, p.info.config_name, l.workspace_bytes));
     }
     ws = reinterpret_cast<CUdeviceptr>(workspace);
   }

@@ -48,13 +48,16 @@ uint8_t mode_of(RopeStyle style) {
 
 PlanKey rmsnorm_key(const RmsNormArgs& a) {
   check_dims("rmsnorm", {{"rows", a.rows}, {"hidden", a.hidden}});
-  return {OpKind::kRmsNorm, static_cast<uint8_t>(a.residual != nullptr ? 1 : 0), a.dtype,
+  return {OpKind::kRmsNorm,
+          static_cast<uint8_t>(a.residual != nullptr ? 1 : 0),
+          a.dtype,
           {a.rows, a.hidden, 0, 0, 0}};
 }
 
 PlanKey rope_key(const RmsNormRopeArgs& a) {
-  check_dims("rmsnorm_rope",
-             {{"tokens", a.tokens}, {"heads_q", a.heads_q}, {"heads_kv", a.heads_kv}, {"head_dim", a.head_dim}});
+  check_dims(
+      "rmsnorm_rope",
+      {{"tokens", a.tokens}, {"heads_q", a.heads_q}, {"heads_kv", a.heads_kv}, {"head_dim", a.head_dim}});
   return {OpKind::kRmsNormRope, mode_of(a.style), a.dtype, {a.tokens, a.heads_q, a.heads_kv, a.head_dim, 0}};
 }
 
@@ -67,7 +70,8 @@ PlanKey swiglu_key(const SwigluArgs& a) {
   check_dims("swiglu", {{"m", a.m}, {"i", a.i}});
   const bool split = a.x == nullptr;
   if (!split && (a.gate != nullptr || a.up != nullptr))
-    throw Error(ErrorKind::kBadInput, "swiglu: give x (the fused form) or gate and up (the split form), not both");
+    throw Error(ErrorKind::kBadInput,
+                "swiglu: give x (the fused form) or gate and up (the split form), not both");
   return {OpKind::kSwiglu, static_cast<uint8_t>(split ? 1 : 0), a.dtype, {a.m, a.i, 0, 0, 0}};
 }
 
@@ -85,8 +89,9 @@ PlanKey decode_key(const DecodeAttentionArgs& a) {
         fmt::format("decode_attention: context seq={} is past the KV cache (seq_max={})", a.seq, seq_max));
   }
   if (a.heads_q % a.heads_kv != 0) {
-    throw Error(ErrorKind::kBadInput, fmt::format("decode_attention: heads_q={} is not a multiple of heads_kv={}",
-                                                  a.heads_q, a.heads_kv));
+    throw Error(
+        ErrorKind::kBadInput,
+        fmt::format("decode_attention: heads_q={} is not a multiple of heads_kv={}", a.heads_q, a.heads_kv));
   }
   return {OpKind::kDecodeAttention,
           0,
@@ -99,7 +104,8 @@ PlanKey decode_key(const DecodeAttentionArgs& a) {
 PlanKey fp8_key(const Fp8GemmArgs& a) {
   check_dims("fp8_gemm", {{"m", a.m}, {"n", a.n}, {"k", a.k}});
   if (a.scaling != Fp8Scaling::kPerTensor && a.scaling != Fp8Scaling::kRowCol)
-    throw Error(ErrorKind::kBadInput, fmt::format("fp8_gemm: unknown scaling {}", static_cast<int>(a.scaling)));
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("fp8_gemm: unknown scaling {}", static_cast<int>(a.scaling)));
   return {OpKind::kFp8Gemm,
           static_cast<uint8_t>(a.scaling == Fp8Scaling::kRowCol ? 1 : 0),
           DType::kFP8E4M3,
@@ -110,7 +116,9 @@ PlanKey fp8_key(const Fp8GemmArgs& a) {
 
 // ---- rmsnorm
 
-PlanInfo Runtime::prepare(const RmsNormArgs& args) { return impl_->plan(rmsnorm_key(args), std::nullopt).info; }
+PlanInfo Runtime::prepare(const RmsNormArgs& args) {
+  return impl_->plan(rmsnorm_key(args), std::nullopt).info;
+}
 
 void Runtime::rmsnorm(const RmsNormArgs& a, Stream stream) {
   const PlanKey key = rmsnorm_key(a);
@@ -126,7 +134,9 @@ void Runtime::rmsnorm(const RmsNormArgs& a, Stream stream) {
 
 // ---- rmsnorm_rope
 
-PlanInfo Runtime::prepare(const RmsNormRopeArgs& args) { return impl_->plan(rope_key(args), std::nullopt).info; }
+PlanInfo Runtime::prepare(const RmsNormRopeArgs& args) {
+  return impl_->plan(rope_key(args), std::nullopt).info;
+}
 
 void Runtime::rmsnorm_rope(const RmsNormRopeArgs& a, Stream stream) {
   const PlanKey key = rope_key(a);
@@ -148,7 +158,9 @@ void Runtime::rmsnorm_rope(const RmsNormRopeArgs& a, Stream stream) {
 
 // ---- softmax
 
-PlanInfo Runtime::prepare(const SoftmaxArgs& args) { return impl_->plan(softmax_key(args), std::nullopt).info; }
+PlanInfo Runtime::prepare(const SoftmaxArgs& args) {
+  return impl_->plan(softmax_key(args), std::nullopt).info;
+}
 
 void Runtime::softmax(const SoftmaxArgs& a, Stream stream) {
   const PlanKey key = softmax_key(a);
@@ -189,7 +201,8 @@ void Runtime::decode_attention(const DecodeAttentionArgs& a, Stream stream) {
   const PlanKey key = decode_key(a);
   const std::size_t e = element_bytes(a.dtype);
   check_pointers("decode_attention", {{"q", a.q, e}, {"k", a.k, e}, {"v", a.v, e}, {"o", a.o, e}});
-  if (a.context_lens != nullptr) check_pointers("decode_attention", {{"context_lens", a.context_lens, kWord}});
+  if (a.context_lens != nullptr)
+    check_pointers("decode_attention", {{"context_lens", a.context_lens, kWord}});
   if (!std::isfinite(a.scale))
     throw Error(ErrorKind::kBadInput, fmt::format("decode_attention: scale={} is not finite", a.scale));
   const double s = a.scale != 0.0f ? a.scale : 1.0 / std::sqrt(static_cast<double>(a.head_dim));

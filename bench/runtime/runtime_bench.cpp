@@ -164,7 +164,8 @@ void BM_CAbiGemmLaunch(benchmark::State& state) {
   auto& f = Fixture::get();
   static ktune_runtime* rt = [] {
     ktune_runtime* r = nullptr;
-    if (ktune_runtime_create(nullptr, &r) != KTUNE_OK) std::fprintf(stderr, "%s\n", ktune_runtime_last_error());
+    if (ktune_runtime_create(nullptr, &r) != KTUNE_OK)
+      std::fprintf(stderr, "%s\n", ktune_runtime_last_error());
     return r;
   }();
   if (rt == nullptr) return state.SkipWithError("ktune_runtime_create failed");
@@ -176,7 +177,8 @@ void BM_CAbiGemmLaunch(benchmark::State& state) {
   g.m = kM;
   g.n = kN;
   g.k = kK;
-  if (ktune_runtime_prepare_gemm(rt, &g, nullptr) != KTUNE_OK) return state.SkipWithError(ktune_runtime_last_error());
+  if (ktune_runtime_prepare_gemm(rt, &g, nullptr) != KTUNE_OK)
+    return state.SkipWithError(ktune_runtime_last_error());
   launch_loop(state, f.stream, [&] { ktune_runtime_gemm(rt, &g, f.stream); });
 }
 BENCHMARK(BM_CAbiGemmLaunch);

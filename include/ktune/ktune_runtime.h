@@ -163,9 +163,9 @@ typedef struct ktune_decode_attention_args {
   const void* k;
   const void* v;
   void* o;
-  const int32_t* context_lens; /* NULL: every sequence attends [0, seq) */
+  const int32_t* context_lens;                              /* NULL: every sequence attends [0, seq) */
   int64_t batch, heads_q, heads_kv, seq, seq_max, head_dim; /* seq_max 0: seq */
-  float scale;                                               /* 0: 1/sqrt(head_dim) */
+  float scale;                                              /* 0: 1/sqrt(head_dim) */
   int dtype;
   void* workspace;
   size_t workspace_bytes;
@@ -205,21 +205,24 @@ KTUNE_API int ktune_runtime_create(const ktune_runtime_options* options, ktune_r
 KTUNE_API void ktune_runtime_destroy(ktune_runtime* rt);
 
 /* Prepare: info may be NULL. Launch: stream NULL is the legacy default stream. */
-KTUNE_API int ktune_runtime_prepare_gemm(ktune_runtime* rt, const ktune_gemm_args* args, ktune_plan_info* info);
+KTUNE_API int ktune_runtime_prepare_gemm(ktune_runtime* rt, const ktune_gemm_args* args,
+                                         ktune_plan_info* info);
 KTUNE_API int ktune_runtime_gemm(ktune_runtime* rt, const ktune_gemm_args* args, void* stream);
 KTUNE_API int ktune_runtime_prepare_rmsnorm(ktune_runtime* rt, const ktune_rmsnorm_args* args,
                                             ktune_plan_info* info);
 KTUNE_API int ktune_runtime_rmsnorm(ktune_runtime* rt, const ktune_rmsnorm_args* args, void* stream);
 KTUNE_API int ktune_runtime_prepare_rmsnorm_rope(ktune_runtime* rt, const ktune_rmsnorm_rope_args* args,
                                                  ktune_plan_info* info);
-KTUNE_API int ktune_runtime_rmsnorm_rope(ktune_runtime* rt, const ktune_rmsnorm_rope_args* args, void* stream);
+KTUNE_API int ktune_runtime_rmsnorm_rope(ktune_runtime* rt, const ktune_rmsnorm_rope_args* args,
+                                         void* stream);
 KTUNE_API int ktune_runtime_prepare_softmax(ktune_runtime* rt, const ktune_softmax_args* args,
                                             ktune_plan_info* info);
 KTUNE_API int ktune_runtime_softmax(ktune_runtime* rt, const ktune_softmax_args* args, void* stream);
 KTUNE_API int ktune_runtime_prepare_swiglu(ktune_runtime* rt, const ktune_swiglu_args* args,
                                            ktune_plan_info* info);
 KTUNE_API int ktune_runtime_swiglu(ktune_runtime* rt, const ktune_swiglu_args* args, void* stream);
-KTUNE_API int ktune_runtime_prepare_decode_attention(ktune_runtime* rt, const ktune_decode_attention_args* args,
+KTUNE_API int ktune_runtime_prepare_decode_attention(ktune_runtime* rt,
+                                                     const ktune_decode_attention_args* args,
                                                      ktune_plan_info* info);
 KTUNE_API int ktune_runtime_decode_attention(ktune_runtime* rt, const ktune_decode_attention_args* args,
                                              void* stream);

@@ -7,8 +7,8 @@
 
 #include "kernel_templates/decode_attention/decode_attention_spec.hpp"
 #include "kernel_templates/fp8_gemm/fp8_gemm_spec.hpp"
-#include "kernel_templates/rmsnorm_rope/rmsnorm_rope_spec.hpp"
 #include "kernel_templates/rmsnorm/rmsnorm_spec.hpp"
+#include "kernel_templates/rmsnorm_rope/rmsnorm_rope_spec.hpp"
 #include "kernel_templates/softmax/softmax_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
@@ -60,13 +60,7 @@ const OpBinding kBindings[] = {
      "rowwise",
      {"x", "y", "lengths"},
      {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kt::SoftmaxSpec::kScale, 0}}},
-    {OpKind::kSwiglu,
-     "swiglu",
-     {},
-     {"fused", "split"},
-     "elementwise",
-     {"x", "gate", "up", "out"},
-     {}},
+    {OpKind::kSwiglu, "swiglu", {}, {"fused", "split"}, "elementwise", {"x", "gate", "up", "out"}, {}},
     {OpKind::kDecodeAttention,
      "decode_attention",
      {},
@@ -74,13 +68,7 @@ const OpBinding kBindings[] = {
      "splitkv",
      {"q", "k", "v", "o", "context_lens"},
      {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kDecodeScaleSentinel, 0}}},
-    {OpKind::kFp8Gemm,
-     "fp8_gemm",
-     {},
-     {"nt", "nt+rowcol"},
-     "mma",
-     {"a", "b", "a_scale", "b_scale", "c"},
-     {}},
+    {OpKind::kFp8Gemm, "fp8_gemm", {}, {"nt", "nt+rowcol"}, "mma", {"a", "b", "a_scale", "b_scale", "c"}, {}},
 };
 
 kt::DecodeAttentionCall decode_call(const PlanKey& key) {

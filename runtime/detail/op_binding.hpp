@@ -104,8 +104,9 @@ void check_arch(const PlanKey& key, std::string_view arch);
 
 /// The template whose default config serves the key's problem on `arch`: the first of the
 /// binding's preferred templates that serves it, else its default template, else (a mode that
-/// lacks, such as gemm's epilogues in f32-only templates) the first other template that serves it. ktune::Error(kBadInput) with the default template's reason when none does
-/// (an unsupported dtype, mode, head_dim or size).
+/// lacks, such as gemm's epilogues in f32-only templates) the first other template that serves it.
+/// ktune::Error(kBadInput) with the default template's reason when none does (an unsupported dtype, mode,
+/// head_dim or size).
 const kernel_templates::KernelSpec& default_spec(const PlanKey& key, std::string_view arch);
 
 /// Whether the operator's templates can serve the problem at all on `arch` (default_spec, and

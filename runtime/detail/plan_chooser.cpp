@@ -18,7 +18,7 @@ namespace kt = kernel_templates;
 /// The stored config as a Config of one of the kernel's templates that serves `p`; nullopt when
 /// it names an unknown template, does not parse, or is rejected for this problem.
 std::optional<ktune::Config> usable(const std::string& kernel, const cache::BestConfig& best,
-                                 const kt::Problem& p) {
+                                    const kt::Problem& p) {
   try {
     ktune::Config c = ktune::Config::from_json_text(best.config_json);  // declaration order, as stored
     const auto specs = kt::specs_of(kernel);
@@ -36,7 +36,7 @@ std::optional<ktune::Config> usable(const std::string& kernel, const cache::Best
 }  // namespace
 
 std::pair<ktune::Config, PlanInfo> choose_plan(const cache::BestIndex& index, MissPolicy policy,
-                                            const harness::DeviceInfo& device, const PlanKey& key) {
+                                               const harness::DeviceInfo& device, const PlanKey& key) {
   const std::string& gpu_name = device.name;
   const OpBinding& b = binding_of(key.op);
   const kt::Problem p = make_problem(key);

@@ -19,7 +19,7 @@ namespace ktune::runtime::detail {
 /// left to the caller). Throws ktune::Error(kNotFound) on a miss with MissPolicy::kError, naming
 /// the `ktune tune` command that would fill it.
 std::pair<ktune::Config, PlanInfo> choose_plan(const cache::BestIndex& index, MissPolicy policy,
-                                                          const harness::DeviceInfo& device, const PlanKey& key);
+                                               const harness::DeviceInfo& device, const PlanKey& key);
 
 /// The default config of `key` on `arch` (default_spec's), as choose_plan's miss gives it: also the
 /// plan a call falls back to when its pointers miss an alignment the chosen config requires.

@@ -5,14 +5,14 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/device_buffer.hpp"
 #include "core/dtype.hpp"
+#include "harness/device_buffer.hpp"
 #include "kernel_templates/decode_attention/decode_attention_f64.hpp"
 #include "kernel_templates/fp8_gemm/reference_fp8_gemm.hpp"
 #include "ktune/ktune.hpp"
+#include "tests/runtime/runtime_ops_gpu_util.hpp"
 #include "tests/tuner/gpu_test_util.hpp"
 #include "tests/tuner/loop_test_util.hpp"
-#include "tests/runtime/runtime_ops_gpu_util.hpp"
 #include "tests/tuner/test_util.hpp"
 
 namespace ktune::runtime {
@@ -68,9 +68,7 @@ TEST_F(RuntimeAttnFp8Gpu, DecodeAttentionMatchesTheReference) {
                                          .scale = scale};
           const PlanInfo info = rt_->prepare(args);
           o.poison();
-          run(graph, [&](Stream st) {
-            rt_->decode_attention(args, st);
-          });
+          run(graph, [&](Stream st) { rt_->decode_attention(args, st); });
           EXPECT_LE(error(o.read(), ref), tolerance(DType::kBF16))
               << "d=" << d << " lens=" << with_lens << " scale=" << scale << " graph=" << graph << " "
               << info.config_name << " workspace " << info.workspace_bytes;
@@ -118,7 +116,8 @@ TEST_F(RuntimeAttnFp8Gpu, OneGraphServesADecodeLoopOverGrowingContexts) {
     o.poison();
     KTUNE_CU_CHECK(drv.cuGraphLaunch(exec, s));
     KTUNE_CU_CHECK(drv.cuStreamSynchronize(s));
-    const auto ref = kt::decode_attention_f64(q.values, k.values, v.values, lens, shape, 1.0 / std::sqrt(128.0));
+    const auto ref =
+        kt::decode_attention_f64(q.values, k.values, v.values, lens, shape, 1.0 / std::sqrt(128.0));
     EXPECT_LE(error(o.read(), ref), tolerance(DType::kBF16)) << "step " << step << " " << info.config_name;
   }
   KTUNE_CU_CHECK(drv.cuGraphExecDestroy(exec));
@@ -162,9 +161,7 @@ TEST_F(RuntimeAttnFp8Gpu, Fp8GemmMatchesTheReferenceWithBothScalings) {
                              .scaling = scaling};
       const PlanInfo info = rt_->prepare(args);
       c.poison();
-      run(graph, [&](Stream st) {
-        rt_->fp8_gemm(args, st);
-      });
+      run(graph, [&](Stream st) { rt_->fp8_gemm(args, st); });
       EXPECT_LE(error(c.read(), ref), tolerance(DType::kBF16))
           << (rowcol ? "rowcol" : "per-tensor") << " graph=" << graph << " " << info.config_name;
     }
@@ -194,10 +191,12 @@ TEST_F(RuntimeAttnFp8Gpu, RefusesBadCallsBeforeLaunching) {
                          {"decode_attention", "seq=65", "seq_max=64"});
   test::expect_bad_input([&] { rt_->decode_attention(with(attn, [](auto& a) { a.heads_kv = 3; }), nullptr); },
                          {"heads_q=8", "heads_kv=3"});
-  test::expect_bad_input([&] { rt_->decode_attention(with(attn, [](auto& a) { a.head_dim = 96; }), nullptr); },
-                         {"decode_attention", "head_dim"});
-  test::expect_bad_input([&] { rt_->decode_attention(with(attn, [&](auto& a) { a.k = base + 2; }), nullptr); },
-                         {"decode_attention", "k aligned to 16"});
+  test::expect_bad_input(
+      [&] { rt_->decode_attention(with(attn, [](auto& a) { a.head_dim = 96; }), nullptr); },
+      {"decode_attention", "head_dim"});
+  test::expect_bad_input(
+      [&] { rt_->decode_attention(with(attn, [&](auto& a) { a.k = base + 2; }), nullptr); },
+      {"decode_attention", "k aligned to 16"});
   test::expect_bad_input(
       [&] { rt_->decode_attention(with(attn, [](auto& a) { a.dtype = DType::kF32; }), nullptr); },
       {"decode_attention", "f32"});

@@ -73,7 +73,8 @@ TEST(RuntimeGpu, DefaultConfigGivesTheReferenceAnswer) {
   o.db_path = (dir / "none.db").string();  // no database: every shape is a miss
   Runtime rt(o);
   for (const Problem& p : {Problem{37, 301, 515}, Problem{16, 4096, 4096}, Problem{128, 256, 512, false}}) {
-    const PlanInfo info = rt.prepare(GemmArgs{.m = p.m, .n = p.n, .k = p.k, .layout = p.nt ? Layout::kNT : Layout::kNN});
+    const PlanInfo info =
+        rt.prepare(GemmArgs{.m = p.m, .n = p.n, .k = p.k, .layout = p.nt ? Layout::kNT : Layout::kNN});
     EXPECT_EQ(info.source, PlanInfo::Source::kDefault);
     EXPECT_LE(run_gemm(rt, p, false), kBf16Tolerance)
         << p.m << "x" << p.n << "x" << p.k << " " << info.config_name;
@@ -187,11 +188,15 @@ TEST(RuntimeGpu, RefusesBadCallsBeforeLaunching) {
   expect_bad([&] { rt.gemm(with([](GemmArgs& g) { g.m = 0; }), nullptr); }, "m=0");
   expect_bad([&] { rt.gemm(with([](GemmArgs& g) { g.a = nullptr; }), nullptr); }, "a is null");
   expect_bad([&] { rt.gemm(with([&](GemmArgs& g) { g.a = base + 1; }), nullptr); }, "not aligned");
-  expect_bad([&] { rt.gemm(with([&](GemmArgs& g) {
-    g.b = base + 2;
-    g.dtype = DType::kF32;
-  }), nullptr); },
-             "not aligned");
+  expect_bad(
+      [&] {
+        rt.gemm(with([&](GemmArgs& g) {
+                  g.b = base + 2;
+                  g.dtype = DType::kF32;
+                }),
+                nullptr);
+      },
+      "not aligned");
   expect_bad([&] { rt.gemm(with([](GemmArgs& g) { g.epilogue = Epilogue::kBias; }), nullptr); },
              "bias is null");
   expect_bad([&] { rt.gemm(with([](GemmArgs& g) { g.lda = 7; }), nullptr); }, "lda=7");

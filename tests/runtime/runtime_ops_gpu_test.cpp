@@ -16,18 +16,18 @@
 #include <thread>
 
 #include "cache/config_cache.hpp"
+#include "core/dtype.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
-#include "core/dtype.hpp"
 #include "kernel_templates/gemm/reference_gemm.hpp"
 #include "kernel_templates/reference_ops.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/ktune.hpp"
+#include "tests/runtime/runtime_ops_gpu_util.hpp"
 #include "tests/tuner/gpu_test_util.hpp"
 #include "tests/tuner/loop_test_util.hpp"
-#include "tests/runtime/runtime_ops_gpu_util.hpp"
 #include "tests/tuner/test_util.hpp"
 
 namespace ktune::runtime {
@@ -69,7 +69,13 @@ TEST_F(RuntimeOpsGpu, RmsNormPlainAndResidualMatchTheReference) {
       }
       y.poison();
       run(graph, [&](Stream s) {
-        rt_->rmsnorm({.x = x.ptr(), .w = w.ptr(), .y = y.ptr(), .rows = rows, .hidden = hidden, .eps = eps, .dtype = dt},
+        rt_->rmsnorm({.x = x.ptr(),
+                      .w = w.ptr(),
+                      .y = y.ptr(),
+                      .rows = rows,
+                      .hidden = hidden,
+                      .eps = eps,
+                      .dtype = dt},
                      s);
       });
       EXPECT_LE(error(y.read(), plain.y), tolerance(dt)) << to_string(dt) << " graph=" << graph;
@@ -135,9 +141,7 @@ TEST_F(RuntimeOpsGpu, RmsNormRopeNeoxAndGptjMatchTheReference) {
           if (graph) rt_->prepare(args);
           q_out.poison();
           k_out.poison();
-          run(graph, [&](Stream s) {
-            rt_->rmsnorm_rope(args, s);
-          });
+          run(graph, [&](Stream s) { rt_->rmsnorm_rope(args, s); });
           const std::string what = std::string(to_string(dt)) + " d=" + std::to_string(d) +
                                    (style == RopeStyle::kGptj ? " gptj" : " neox") + (graph ? " graph" : "");
           EXPECT_LE(error(q_out.read(), q_ref), tolerance(dt)) << what;
@@ -176,9 +180,7 @@ TEST_F(RuntimeOpsGpu, SoftmaxWithEachMaskMatchesTheReference) {
                                  .dtype = dt};
           if (graph) rt_->prepare(args);
           y.poison();
-          run(graph, [&](Stream s) {
-            rt_->softmax(args, s);
-          });
+          run(graph, [&](Stream s) { rt_->softmax(args, s); });
           EXPECT_LE(error(y.read(), ref), tolerance(dt))
               << to_string(dt) << " " << rows << "x" << cols << " mask " << static_cast<int>(mask)
               << " graph=" << graph;
@@ -203,11 +205,14 @@ TEST_F(RuntimeOpsGpu, SwigluFusedAndSplitMatchTheReference) {
         rt_->prepare(SwigluArgs{.m = m, .i = inter, .dtype = dt});
       }
       out.poison();
-      run(graph, [&](Stream s) { rt_->swiglu({.x = x.ptr(), .out = out.ptr(), .m = m, .i = inter, .dtype = dt}, s); });
+      run(graph, [&](Stream s) {
+        rt_->swiglu({.x = x.ptr(), .out = out.ptr(), .m = m, .i = inter, .dtype = dt}, s);
+      });
       EXPECT_LE(error(out.read(), fused_ref), tolerance(dt)) << to_string(dt) << " fused graph=" << graph;
       out.poison();
       run(graph, [&](Stream s) {
-        rt_->swiglu({.gate = gate.ptr(), .up = up.ptr(), .out = out.ptr(), .m = m, .i = inter, .dtype = dt}, s);
+        rt_->swiglu({.gate = gate.ptr(), .up = up.ptr(), .out = out.ptr(), .m = m, .i = inter, .dtype = dt},
+                    s);
       });
       EXPECT_LE(error(out.read(), split_ref), tolerance(dt)) << to_string(dt) << " split graph=" << graph;
     }
@@ -223,8 +228,8 @@ TEST_F(RuntimeOpsGpu, GemmEpiloguesMatchTheReference) {
     Tensor a(m * k, dt, 81, 0.25, 1.0), b(n * k, dt, 82, 0.25, 1.0), bias(n, dt, 83, 0.5, 4.0);
     Output c(m * n, dt);
     for (Layout layout : {Layout::kNT, Layout::kNN}) {
-      const auto product = kt::gemm_reference_f64(a.values, b.values, m, n, k,
-                                                  layout == Layout::kNT ? kt::GemmLayout::kNT : kt::GemmLayout::kNN);
+      const auto product = kt::gemm_reference_f64(
+          a.values, b.values, m, n, k, layout == Layout::kNT ? kt::GemmLayout::kNT : kt::GemmLayout::kNN);
       for (Epilogue epi : {Epilogue::kBias, Epilogue::kSilu, Epilogue::kBiasSilu}) {
         std::vector<double> ref(product.size());
         for (std::size_t i = 0; i < ref.size(); ++i) {
@@ -291,10 +296,20 @@ TEST_F(RuntimeOpsGpu, ThreadsShareOneRuntimeOnTheirOwnStreams) {
         KTUNE_CU_CHECK(d.cuCtxSetCurrent(ctx));
         CUstream s = nullptr;
         KTUNE_CU_CHECK(d.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-        const RmsNormArgs norm{.x = wk.x->ptr(), .w = wk.w->ptr(), .y = wk.y->ptr(), .rows = rows, .hidden = cols,
-                               .eps = 0.5f, .dtype = dt};
-        const SoftmaxArgs soft{.x = wk.x->ptr(), .y = wk.p->ptr(), .rows = rows, .cols = cols, .scale = 0.25f,
-                               .mask = SoftmaxMask::kCausal, .dtype = dt};
+        const RmsNormArgs norm{.x = wk.x->ptr(),
+                               .w = wk.w->ptr(),
+                               .y = wk.y->ptr(),
+                               .rows = rows,
+                               .hidden = cols,
+                               .eps = 0.5f,
+                               .dtype = dt};
+        const SoftmaxArgs soft{.x = wk.x->ptr(),
+                               .y = wk.p->ptr(),
+                               .rows = rows,
+                               .cols = cols,
+                               .scale = 0.25f,
+                               .mask = SoftmaxMask::kCausal,
+                               .dtype = dt};
         for (int r = 0; r < kRounds; ++r) {
           rt_->rmsnorm(norm, reinterpret_cast<Stream>(s));
           rt_->softmax(soft, reinterpret_cast<Stream>(s));
@@ -353,8 +368,9 @@ TEST(RuntimeOpsGpuTuned, MisalignedCallFallsBackFromARequiredAlignment) {
   // x_store holds one element more: x_store.ptr() + 2 bytes is a misaligned x with values[1..].
   Tensor x_store(rows * hidden + 1, dt, 11), w(hidden, dt, 12);
   auto norm = [&](const void* x_ptr, void* y_ptr) {
-    rt.rmsnorm({.x = x_ptr, .w = w.ptr(), .y = y_ptr, .rows = rows, .hidden = hidden, .eps = eps, .dtype = dt},
-               nullptr);
+    rt.rmsnorm(
+        {.x = x_ptr, .w = w.ptr(), .y = y_ptr, .rows = rows, .hidden = hidden, .eps = eps, .dtype = dt},
+        nullptr);
   };
   const std::vector<double> x_values(x_store.values.begin() + 1, x_store.values.end());
   const auto want = kt::rmsnorm_f64(x_values, {}, w.values, rows, hidden, eps, hdt(dt));
@@ -383,12 +399,14 @@ TEST_F(RuntimeOpsGpu, RefusesBadCallsBeforeLaunching) {
     change(args);
     return args;
   };
-  test::expect_bad_input([&] { rt_->rmsnorm(with(norm, [](auto& a) { a.hidden = 0; }), nullptr); }, {"hidden=0"});
+  test::expect_bad_input([&] { rt_->rmsnorm(with(norm, [](auto& a) { a.hidden = 0; }), nullptr); },
+                         {"hidden=0"});
   test::expect_bad_input([&] { rt_->rmsnorm(with(norm, [&](auto& a) { a.x = base + 1; }), nullptr); },
                          {"rmsnorm", "x at", "not aligned"});
   test::expect_bad_input([&] { rt_->rmsnorm(with(norm, [](auto& a) { a.eps = 0.0f; }), nullptr); }, {"eps"});
-  test::expect_bad_input([&] { rt_->rmsnorm(with(norm, [](auto& a) { a.dtype = DType::kFP8E4M3; }), nullptr); },
-                         {"rmsnorm", "fp8e4m3"});
+  test::expect_bad_input(
+      [&] { rt_->rmsnorm(with(norm, [](auto& a) { a.dtype = DType::kFP8E4M3; }), nullptr); },
+      {"rmsnorm", "fp8e4m3"});
   test::expect_bad_input([&] { rt_->rmsnorm(with(norm, [&](auto& a) { a.residual = base; }), nullptr); },
                          {"residual_out is null"});
   test::expect_bad_input(
@@ -411,15 +429,18 @@ TEST_F(RuntimeOpsGpu, RefusesBadCallsBeforeLaunching) {
       {"rmsnorm_rope", "head_dim", "96"});
   test::expect_bad_input(
       [&] {
-        rt_->softmax({.x = base, .y = base + 8192, .rows = 4, .cols = 100, .mask = SoftmaxMask::kPadding}, nullptr);
+        rt_->softmax({.x = base, .y = base + 8192, .rows = 4, .cols = 100, .mask = SoftmaxMask::kPadding},
+                     nullptr);
       },
       {"softmax", "lengths", "null"});
-  test::expect_bad_input(
-      [&] { rt_->swiglu({.x = base, .out = base + 8192, .m = 70000, .i = 8}, nullptr); }, {"swiglu", "65535"});
+  test::expect_bad_input([&] { rt_->swiglu({.x = base, .out = base + 8192, .m = 70000, .i = 8}, nullptr); },
+                         {"swiglu", "65535"});
   test::expect_bad_input([&] { rt_->swiglu({.gate = base, .out = base + 8192, .m = 4, .i = 8}, nullptr); },
                          {"up is null"});
   test::expect_bad_input(
-      [&] { rt_->swiglu({.x = base, .gate = base, .up = base, .out = base + 8192, .m = 4, .i = 8}, nullptr); },
+      [&] {
+        rt_->swiglu({.x = base, .gate = base, .up = base, .out = base + 8192, .m = 4, .i = 8}, nullptr);
+      },
       {"swiglu", "not both"});
   // The first call of a key inside capture: a clear error naming the prepare call, no launch.
   const auto& d = harness::driver();

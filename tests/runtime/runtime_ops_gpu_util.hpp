@@ -13,10 +13,10 @@
 #include <random>
 #include <vector>
 
+#include "core/dtype.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/driver_api.hpp"
-#include "core/dtype.hpp"
 #include "kernel_templates/reference_ops.hpp"
 #include "ktune/ktune.hpp"
 
@@ -26,9 +26,7 @@ namespace kt = kernel_templates;
 using harness::DeviceBuffer;
 
 inline ktune::DType hdt(DType d) {
-  return d == DType::kF32   ? ktune::DType::kF32
-         : d == DType::kF16 ? ktune::DType::kF16
-                            : ktune::DType::kBF16;
+  return d == DType::kF32 ? ktune::DType::kF32 : d == DType::kF16 ? ktune::DType::kF16 : ktune::DType::kBF16;
 }
 
 /// Bits of `v`, exactly representable in `d` (a normal number or f32).

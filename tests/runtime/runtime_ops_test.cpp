@@ -14,10 +14,10 @@
 #include "cache/config_cache.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/ktune.hpp"
-#include "tests/tuner/test_util.hpp"
 #include "runtime/detail/op_binding.hpp"
 #include "runtime/detail/plan_chooser.hpp"
 #include "runtime/detail/plan_launcher.hpp"
+#include "tests/tuner/test_util.hpp"
 
 namespace ktune::runtime::detail {
 namespace {
@@ -180,7 +180,7 @@ TEST(RuntimeOpsBinding, GemmDefaultsPreferTheTemplateThatFitsTheProblem) {
       {key(OpKind::kGemm, 0, DType::kBF16, {1, 2048, 1024, 0, 0}), "sm_90", "gemv"},
       {key(OpKind::kGemm, 0, DType::kBF16, {16, 4096, 4096, 0, 0}), "sm_90", "gemv"},
       {key(OpKind::kGemm, 0, DType::kBF16, {17, 4096, 4096, 0, 0}), "sm_90", "mma"},
-      {key(OpKind::kGemm, 1, DType::kF16, {8, 512, 256, 0, 0}), "sm_90", "mma"},  // nn: no gemv
+      {key(OpKind::kGemm, 1, DType::kF16, {8, 512, 256, 0, 0}), "sm_90", "mma"},   // nn: no gemv
       {key(OpKind::kGemm, 6, DType::kBF16, {1, 512, 256, 0, 0}), "sm_90", "mma"},  // nt+bias+silu
       {key(OpKind::kGemm, 0, DType::kF32, {64, 512, 256, 0, 0}), "sm_90", "tiled"},
   };
@@ -189,8 +189,8 @@ TEST(RuntimeOpsBinding, GemmDefaultsPreferTheTemplateThatFitsTheProblem) {
     EXPECT_EQ(spec.variant(), c.variant) << describe(c.key) << " on " << c.arch;
     const kt::Problem p = make_problem(c.key);
     const OpBinding& b = binding_of(c.key.op);
-    EXPECT_NO_THROW(bind_plan(spec.launch_plan(p, spec.default_config(p)), spec.alignment(p, spec.default_config(p)),
-                              b.slots, b.scalars))
+    EXPECT_NO_THROW(bind_plan(spec.launch_plan(p, spec.default_config(p)),
+                              spec.alignment(p, spec.default_config(p)), b.slots, b.scalars))
         << describe(c.key);
   }
 }

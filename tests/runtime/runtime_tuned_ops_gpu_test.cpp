@@ -16,9 +16,9 @@
 #include "kernel_templates/fp8_gemm/reference_fp8_gemm.hpp"
 #include "kernel_templates/gemm/reference_gemm.hpp"
 #include "ktune/ktune.hpp"
+#include "tests/runtime/runtime_ops_gpu_util.hpp"
 #include "tests/tuner/gpu_test_util.hpp"
 #include "tests/tuner/loop_test_util.hpp"
-#include "tests/runtime/runtime_ops_gpu_util.hpp"
 #include "tests/tuner/test_util.hpp"
 
 namespace ktune::runtime {
@@ -113,7 +113,8 @@ TEST_F(RuntimeTunedOpsGpu, RmsNormServesTheTunedWinner) {
   const float eps = 0.5f;
   Tensor x(rows * hidden, DType::kBF16, 63), w(hidden, DType::kBF16, 64);
   Output y(rows * hidden, DType::kBF16);
-  const RmsNormArgs args{.x = x.ptr(), .w = w.ptr(), .y = y.ptr(), .rows = rows, .hidden = hidden, .eps = eps};
+  const RmsNormArgs args{
+      .x = x.ptr(), .w = w.ptr(), .y = y.ptr(), .rows = rows, .hidden = hidden, .eps = eps};
   expect_tuned(rt_->prepare(args), "rmsnorm");
   const auto ref = kt::rmsnorm_f64(x.values, {}, w.values, rows, hidden, eps, DType::kBF16);
   for (bool graph : {false, true}) {
@@ -151,8 +152,10 @@ TEST_F(RuntimeTunedOpsGpu, RmsNormRopeServesTheTunedWinner) {
                              .eps = eps};
   expect_tuned(rt_->prepare(args), "rmsnorm_rope");
   const auto style = kt::RopeStyle::kNeox;
-  const auto q_ref = kt::rmsnorm_rope_f64(q.values, qw.values, table, pos, tokens, hq, d, max_pos, style, eps);
-  const auto k_ref = kt::rmsnorm_rope_f64(k.values, kw.values, table, pos, tokens, hk, d, max_pos, style, eps);
+  const auto q_ref =
+      kt::rmsnorm_rope_f64(q.values, qw.values, table, pos, tokens, hq, d, max_pos, style, eps);
+  const auto k_ref =
+      kt::rmsnorm_rope_f64(k.values, kw.values, table, pos, tokens, hk, d, max_pos, style, eps);
   for (bool graph : {false, true}) {
     q_out.poison();
     k_out.poison();
@@ -220,7 +223,8 @@ TEST_F(RuntimeTunedOpsGpu, DecodeAttentionServesTheTunedWinner) {
 TEST_F(RuntimeTunedOpsGpu, Fp8GemmServesTheTunedWinner) {
   const int64_t m = 32, n = 512, k = 1024;
   const harness::DeviceInfo info = harness::query_device(0);
-  if (info.cc_major * 10 + info.cc_minor < 89) GTEST_SKIP() << "fp8_gemm needs sm_89; this GPU is " << info.arch();
+  if (info.cc_major * 10 + info.cc_minor < 89)
+    GTEST_SKIP() << "fp8_gemm needs sm_89; this GPU is " << info.arch();
   const auto a = random_e4m3(m * k, 74), b = random_e4m3(n * k, 75);
   auto da = DeviceBuffer::from_host<uint8_t>(a);
   auto db = DeviceBuffer::from_host<uint8_t>(b);
