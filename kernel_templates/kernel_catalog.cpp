@@ -2,60 +2,44 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 
+#include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {
 namespace {
 
+/// One family's entry, from its registered templates: their dimensions (which must agree), the union
+/// of their dtypes and of their layouts (the family's default first).
+KernelDescriptor describe(const FamilyInfo& family) {
+  const std::vector<const KernelSpec*> specs = specs_of(family.name);
+  if (specs.empty()) throw std::logic_error("kernel family '" + std::string(family.name) + "' has no templates");
+  KernelDescriptor d{std::string(family.name), specs.front()->dims(), {}, std::string(family.summary),
+                     std::string(family.default_layout), {std::string(family.default_layout)}};
+  for (const KernelSpec* spec : specs) {
+    if (spec->dims() != d.dims) {
+      throw std::logic_error("the templates of kernel '" + d.name + "' disagree on its dimensions ('" +
+                             std::string(spec->variant()) + "')");
+    }
+    for (DType t : spec->dtypes()) {
+      if (!d.supports(to_string(t))) d.dtypes.emplace_back(to_string(t));
+    }
+    for (const auto& l : spec->layouts()) {
+      if (!d.supports_layout(l)) d.layouts.push_back(l);
+    }
+  }
+  return d;
+}
+
 const std::vector<KernelDescriptor>& table() {
-  static const std::vector<KernelDescriptor> kTable = {
-      {"gemm",
-       {"m", "n", "k"},
-       {"f32", "f16", "bf16"},
-       "C[m,n] = A[m,k] * B[k,n]",
-       "nt",
-       // The operand layout, then the optional epilogues (GemmForm, gemm/gemm_mma_spec.hpp).
-       {"nt", "nn", "nt+bias", "nn+bias", "nt+silu", "nn+silu", "nt+bias+silu", "nn+bias+silu"}},
-      {"rmsnorm",
-       {"rows", "hidden"},
-       {"f32", "f16", "bf16"},
-       "RMS normalisation of each row",
-       "",
-       {"", "residual"}},
-      {"rmsnorm_rope",
-       {"tokens", "heads_q", "heads_kv", "head_dim"},
-       {"f32", "f16", "bf16"},
-       "fused RMS normalisation and rotary position embedding of Q and K",
-       "neox",
-       {"neox", "gptj"}},
-      {"softmax",
-       {"rows", "cols"},
-       {"f32", "f16", "bf16"},
-       "softmax of each row",
-       "",
-       {"", "causal", "padding"}},
-      {"swiglu",
-       {"m", "i"},
-       {"f32", "f16", "bf16"},
-       "SwiGLU activation: silu(gate) * up",
-       "fused",
-       {"fused", "split"}},
-      {"decode_attention",
-       {"batch", "heads_q", "heads_kv", "seq", "head_dim"},
-       {"bf16"},
-       "single-token attention over a KV cache (decode step)",
-       "",
-       {""}},
-      {"fp8_gemm",
-       {"m", "n", "k"},
-       {"fp8e4m3"},
-       "C[m,n] (bf16) = scale * A[m,k] * B[n,k]^T, A and B e4m3",
-       "nt",
-       // Per-tensor scales, or per row of A x per column of B (kernel_templates/fp8_gemm/fp8_gemm_spec.hpp).
-       {"nt", "nt+rowcol"}},
-      {"copy", {"n"}, {"f32", "f16", "bf16"}, "device-to-device copy (bandwidth ceiling)", "", {""}},
-  };
+  static const std::vector<KernelDescriptor> kTable = [] {
+    std::vector<KernelDescriptor> out;
+    for (const FamilyInfo& family : template_families()) out.push_back(describe(family));
+    // The bandwidth ceiling the reports measure kernels against: a measurement, not a template.
+    out.push_back({"copy", {"n"}, {"f32", "f16", "bf16"}, "device-to-device copy (bandwidth ceiling)", "", {""}});
+    return out;
+  }();
   return kTable;
 }
 

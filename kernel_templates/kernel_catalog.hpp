@@ -2,7 +2,9 @@
 /// The kernel catalog: every kernel ktune knows, with its problem dimensions in canonical order
 /// (the order of a shape's canonical text, part of the cache key) and the dtypes it supports.
 /// The command line, the C ABI and the tuner validate a (kernel, shape, dtype, layout) request here
-/// before they touch the database. The templates themselves are in spec_registry.hpp.
+/// before they touch the database. Each entry is derived from the family's registered templates
+/// (spec_registry.hpp); only the bandwidth ceiling "copy", which is measured rather than tuned, is
+/// written here.
 
 #include <map>
 #include <span>

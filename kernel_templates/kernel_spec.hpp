@@ -163,6 +163,11 @@ class KernelSpec {
   virtual std::string_view variant() const = 0;
   /// Dimension names in canonical order, e.g. {"m","n","k"}.
   virtual std::vector<std::string> dims() const = 0;
+  /// The dtypes this template serves. The kernel catalog lists the union over a family's templates.
+  virtual std::vector<DType> dtypes() const = 0;
+  /// The layouts (modes) this template serves, the kernel's default first where it serves it; {""} for a
+  /// kernel without layouts. rejection() refuses any other (it may also accept "" for the default).
+  virtual std::vector<std::string> layouts() const = 0;
   /// Tunable parameter names, e.g. {"BLOCK_M", ...}; a config must give each.
   virtual std::vector<std::string> param_names() const = 0;
   /// The embedded source file of this template, e.g. "gemm_tiled.cu".

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "kernel_templates/decode_attention/decode_attention_spec.hpp"
-#include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/fp8_gemm/fp8_gemm_spec.hpp"
 #include "kernel_templates/fp8_gemm/fp8_gemm_wgmma_spec.hpp"
 #include "kernel_templates/gemm/gemm_mma_spec.hpp"
@@ -47,6 +46,19 @@ const std::vector<const KernelSpec*>& all_specs() {
 
 }  // namespace
 
+std::span<const FamilyInfo> template_families() {
+  static constexpr FamilyInfo kFamilies[] = {
+      {"gemm", "C[m,n] = A[m,k] * B[k,n]", "nt"},
+      {"rmsnorm", "RMS normalisation of each row", ""},
+      {"rmsnorm_rope", "fused RMS normalisation and rotary position embedding of Q and K", "neox"},
+      {"softmax", "softmax of each row", ""},
+      {"swiglu", "SwiGLU activation: silu(gate) * up", "fused"},
+      {"decode_attention", "single-token attention over a KV cache (decode step)", ""},
+      {"fp8_gemm", "C[m,n] (bf16) = scale * A[m,k] * B[n,k]^T, A and B e4m3", "nt"},
+  };
+  return kFamilies;
+}
+
 std::vector<const KernelSpec*> specs_of(std::string_view kernel) {
   std::vector<const KernelSpec*> out;
   for (const KernelSpec* s : all_specs()) {
@@ -81,13 +93,6 @@ std::vector<std::string> kernel_source_files(std::string_view kernel) {
   if (kernel == "fp8_gemm") out.emplace_back("fp8_gemm_reference.cu");
   std::sort(out.begin(), out.end());
   return out;
-}
-
-std::string template_source_hash(std::string_view kernel) {
-  const auto files = kernel_source_files(kernel);
-  if (files.empty()) return {};
-  static const SourceLibrary kBuiltin = SourceLibrary::builtin();
-  return kBuiltin.hash(files);
 }
 
 }  // namespace ktune::kernel_templates

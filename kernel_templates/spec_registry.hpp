@@ -1,6 +1,8 @@
 #pragma once
 /// Every KernelSpec ktune ships, by kernel (family) and variant. The tuner enumerates a family's
-/// variants; dispatch finds the spec of a stored config through its "variant".
+/// variants; dispatch finds the spec of a stored config through its "variant". The registered specs
+/// are the one description of a kernel: the catalog (kernel_catalog.hpp), the config spaces and the
+/// runtime's bindings take its dimensions, dtypes, layouts, parameters and names from them.
 
 #include <span>
 #include <string>
@@ -10,6 +12,16 @@
 #include "kernel_templates/kernel_spec.hpp"
 
 namespace ktune::kernel_templates {
+
+/// What belongs to a kernel family rather than to one of its templates.
+struct FamilyInfo {
+  std::string_view name;            ///< e.g. "gemm"; every spec of the family has it as kernel()
+  std::string_view summary;         ///< one line for `--help` and error messages
+  std::string_view default_layout;  ///< the layout a request without one means ("" for none)
+};
+
+/// Every family with templates, in the catalog's order.
+std::span<const FamilyInfo> template_families();
 
 /// The specs of kernel `kernel` (e.g. "gemm": tiled, gemv); empty for a kernel without templates.
 std::vector<const KernelSpec*> specs_of(std::string_view kernel);

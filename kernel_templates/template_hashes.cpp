@@ -1,7 +1,15 @@
 #include "kernel_templates/kernel_catalog.hpp"
+#include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/spec_registry.hpp"
 
 namespace ktune::kernel_templates {
+
+std::string template_source_hash(std::string_view kernel) {
+  const auto files = kernel_source_files(kernel);
+  if (files.empty()) return {};
+  static const SourceLibrary kBuiltin = SourceLibrary::builtin();
+  return kBuiltin.hash(files);
+}
 
 std::map<std::string, std::string> current_template_hashes() {
   std::map<std::string, std::string> out;

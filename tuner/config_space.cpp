@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/dtype.hpp"
 #include "ktune/error.hpp"
 #include "tuner/canonical_name.hpp"
 #include "tuner/detail/template_evaluator.hpp"
@@ -42,9 +43,40 @@ uint64_t ConfigSpace::size() const {
   return n;
 }
 
+namespace {
+
+/// The spec's view of `context`: a space with templates needs the dtype.
+kernel_templates::Problem problem_of(const ProblemContext& context, const std::string& source) {
+  if (context.dtype.empty()) {
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("{}: enumerating a space of kernel templates needs the problem's dtype", source));
+  }
+  return {context.dims, ktune::dtype_from_string(context.dtype), context.layout};
+}
+
+bool serves_dtype(const kernel_templates::KernelSpec& spec, DType dtype) {
+  const auto served = spec.dtypes();
+  return std::find(served.begin(), served.end(), dtype) != served.end();
+}
+
+bool has_specs(const std::vector<TemplateSpace>& templates) {
+  return std::any_of(templates.begin(), templates.end(), [](const auto& t) { return t.spec != nullptr; });
+}
+
+}  // namespace
+
 Enumeration ConfigSpace::enumerate(const ProblemContext& context) const {
   Enumeration out;
+  const kernel_templates::Problem problem =
+      has_specs(templates_) ? problem_of(context, source_) : kernel_templates::Problem{};
   for (const auto& tmpl : templates_) {
+    if (tmpl.spec != nullptr && !serves_dtype(*tmpl.spec, problem.dtype)) {
+      out.pruned_by.push_back({tmpl.name, "dtype", "dtype served by the template", tmpl.line, tmpl.size()});
+      out.total += tmpl.size();
+      out.pruned += tmpl.size();
+      out.seed_rejected += tmpl.seeds.size();
+      continue;
+    }
     if (!serves_layout(tmpl, context.layout)) {
       std::string list;
       for (const auto& l : tmpl.layouts) list += (list.empty() ? "" : ", ") + l;
@@ -59,6 +91,8 @@ Enumeration ConfigSpace::enumerate(const ProblemContext& context) const {
     ev.bind(context);
     const size_t first_count = out.pruned_by.size();
     for (const auto& c : tmpl.constraints) out.pruned_by.push_back({tmpl.name, c.name, c.text, c.line, 0});
+    const size_t spec_count = out.pruned_by.size();
+    if (tmpl.spec != nullptr) out.pruned_by.push_back({tmpl.name, "spec", "KernelSpec::rejection", tmpl.line, 0});
 
     const size_t np = tmpl.params.size();
     std::vector<size_t> idx(np, 0);
@@ -76,7 +110,13 @@ Enumeration ConfigSpace::enumerate(const ProblemContext& context) const {
         params.reserve(np);
         for (size_t p = 0; p < np; ++p)
           params.emplace_back(tmpl.params[p].name, tmpl.params[p].values[idx[p]]);
-        out.configs.emplace_back(tmpl.name, std::move(params));
+        Config config(tmpl.name, std::move(params));
+        if (tmpl.spec != nullptr && tmpl.spec->rejection(problem, config)) {
+          ++out.pruned_by[spec_count].count;
+          ++out.pruned;
+        } else {
+          out.configs.push_back(std::move(config));
+        }
       }
       // Odometer step: the last parameter varies fastest.
       for (size_t p = np; p-- > 0;) {
@@ -91,7 +131,7 @@ Enumeration ConfigSpace::enumerate(const ProblemContext& context) const {
     for (const auto& seed : tmpl.seeds) {
       for (size_t p = 0; p < np; ++p) ev.set_param(p, seed.params[p].second);
       ev.eval_derived();
-      if (ev.first_failure() < 0) {
+      if (ev.first_failure() < 0 && (tmpl.spec == nullptr || !tmpl.spec->rejection(problem, seed))) {
         out.seeds.push_back(seed);
       } else {
         ++out.seed_rejected;
@@ -149,14 +189,18 @@ bool ConfigSpace::contains(const Config& config) const {
 std::optional<std::string> ConfigSpace::first_failing_constraint(const Config& config,
                                                                  const ProblemContext& context) const {
   const auto& tmpl = templates_[locate(templates_, config, source_)];
+  if (tmpl.spec != nullptr && !serves_dtype(*tmpl.spec, problem_of(context, source_).dtype))
+    return tmpl.name + ".dtype";
   if (!serves_layout(tmpl, context.layout)) return tmpl.name + ".layout";
   detail::TemplateEvaluator ev(tmpl, dims_, source_);
   ev.bind(context);
   for (size_t p = 0; p < tmpl.params.size(); ++p) ev.set_param(p, config.params[p].second);
   ev.eval_derived();
   const int failed = ev.first_failure();
-  if (failed < 0) return std::nullopt;
-  return tmpl.name + "." + tmpl.constraints[static_cast<size_t>(failed)].name;
+  if (failed >= 0) return tmpl.name + "." + tmpl.constraints[static_cast<size_t>(failed)].name;
+  if (tmpl.spec != nullptr && tmpl.spec->rejection(problem_of(context, source_), config))
+    return tmpl.name + ".spec";
+  return std::nullopt;
 }
 
 std::vector<std::pair<std::string, double>> ConfigSpace::derived_values(const Config& config,
@@ -173,15 +217,9 @@ std::vector<std::pair<std::string, double>> ConfigSpace::derived_values(const Co
 
 std::string ConfigSpace::canonical_name(const Config& config, std::string_view dtype,
                                         std::string_view layout) const {
-  return tuner::canonical_name(kernel_, dtype, layout, template_space(config.variant).pattern,
-                               config);
-}
-
-std::optional<Config> ConfigSpace::default_config(std::string_view template_name) const {
-  for (const auto& t : templates_) {
-    if ((template_name.empty() || t.name == template_name) && t.default_config) return t.default_config;
-  }
-  return std::nullopt;
+  const TemplateSpace& tmpl = template_space(config.variant);
+  if (tmpl.spec == nullptr) return tuner::canonical_name(kernel_, dtype, layout, tmpl.pattern, config);
+  return tmpl.spec->canonical_name({{}, ktune::dtype_from_string(dtype), std::string(layout)}, config);
 }
 
 }  // namespace ktune::tuner

@@ -6,6 +6,13 @@
 /// limits. enumerate() walks every template's Cartesian product in a fixed order (templates in file
 /// order; parameters in declaration order, the last varying fastest) and keeps the points every
 /// constraint accepts, counting for each pruned point the first constraint that rejected it.
+///
+/// A space holds search choices only. For a kernel with templates (kernel_templates/spec_registry.hpp)
+/// the templates' specs are the description: the dimensions, each template's parameter names and
+/// order, the layouts it serves and the canonical names come from its spec, and the spec's hard
+/// rules (KernelSpec::rejection) filter the points after the constraints, counted as the
+/// pseudo-constraint "spec". A space of a kernel without templates (tests) states `dims` and a
+/// name `pattern` itself.
 
 #include <cstdint>
 #include <filesystem>
@@ -16,6 +23,7 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "kernel_templates/kernel_spec.hpp"
 #include "tuner/problem_context.hpp"
 
 namespace ktune::tuner {
@@ -36,14 +44,16 @@ struct ExprSpec {
 
 /// One template of the kernel family and its part of the space.
 struct TemplateSpace {
-  std::string name;                  ///< template id, e.g. "tiled"; Config::template_name()
-  std::string pattern;               ///< name pattern, e.g. "{BLOCK_M}x{BLOCK_N}"
-  std::vector<std::string> layouts;  ///< layouts it serves; empty = every layout
+  std::string name;  ///< template id, e.g. "tiled"; Config::template_name()
+  /// The template's spec (its kernel's registered template of this name); null for a kernel
+  /// without templates, whose space gives `pattern` and `dims` itself.
+  const kernel_templates::KernelSpec* spec = nullptr;
+  std::string pattern;               ///< name pattern, e.g. "{BLOCK_M}x{BLOCK_N}" (no spec only)
+  std::vector<std::string> layouts;  ///< layouts searched: the spec's, or fewer; empty = every layout
   uint32_t line = 0;
   std::vector<ParamSpec> params;  ///< template-argument order
   std::vector<ExprSpec> derived;  ///< evaluated in order; each may use those before it
   std::vector<ExprSpec> constraints;
-  std::optional<Config> default_config;  ///< the kernel's fallback config when given
   /// Configs every strategy evaluates first (`seeds = [...]`), in file order; each is a point of
   /// the template, but a shape's constraints may still reject it.
   std::vector<Config> seeds;
@@ -52,8 +62,9 @@ struct TemplateSpace {
   uint64_t size() const;
 };
 
-/// How many points one constraint pruned. A template skipped for the problem's layout counts its
-/// whole product under the pseudo-constraint "layout".
+/// How many points one constraint pruned. A template skipped for the problem's dtype or layout
+/// counts its whole product under the pseudo-constraint "dtype" or "layout"; the points its spec
+/// refuses (after the constraints) count under "spec".
 struct PruneCount {
   std::string template_name;
   std::string constraint;
@@ -103,16 +114,18 @@ class ConfigSpace {
   /// Points in all templates before pruning.
   uint64_t size() const;
 
-  /// Every point that satisfies all constraints for `context`. Throws ktune::Error(kBadInput) for a
-  /// context whose dims differ from dims(), and when no point is kept (the message gives the prune
-  /// counts and the space file).
+  /// Every point that satisfies all constraints, and its template's spec, for `context`. Throws
+  /// ktune::Error(kBadInput) for a context whose dims differ from dims(), for a space with templates
+  /// and a context without a dtype, and when no point is kept (the message gives the prune counts
+  /// and the space file).
   Enumeration enumerate(const ProblemContext& context) const;
 
   /// Whether template `tmpl` serves `layout` (it lists none, the layout is empty, or it is listed).
   static bool serves_layout(const TemplateSpace& tmpl, std::string_view layout);
 
-  /// The first constraint (as "template.name", "template.layout" for a layout it does not serve) that
-  /// `config` fails in `context`, or nullopt when it passes all. Throws ktune::Error(kBadInput) when `config`
+  /// The first constraint (as "template.name", "template.dtype" / "template.layout" for a dtype or
+  /// layout it does not serve, "template.spec" for the spec's rules) that `config` fails in `context`, or nullopt when it
+  /// passes all. Throws ktune::Error(kBadInput) when `config`
   /// is not a point of this space.
   std::optional<std::string> first_failing_constraint(const Config& config,
                                                       const ProblemContext& context) const;
@@ -124,14 +137,11 @@ class ConfigSpace {
   /// is one of the listed values.
   bool contains(const Config& config) const;
 
-  /// The canonical name `kernel.dtype[.layout].<pattern>` of `config`, e.g.
-  /// gemm.bf16.nt.128x128x32.w2x2.s3.sk1. Throws ktune::Error(kBadInput) for a config of an unknown
-  /// template.
+  /// The canonical name of `config`, e.g. gemm.bf16.nt.128x128x32.w2x2.s3.sk1: its spec's
+  /// (KernelSpec::canonical_name), or `kernel.dtype[.layout].<pattern>` without one. Throws
+  /// ktune::Error(kBadInput) for a config of an unknown template.
   std::string canonical_name(const Config& config, std::string_view dtype,
                              std::string_view layout = {}) const;
-
-  /// The default config of template `template_name` (the first template that has one when empty).
-  std::optional<Config> default_config(std::string_view template_name = {}) const;
 
  private:
   friend struct SpaceReader;

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "kernel_templates/kernel_catalog.hpp"
+#include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 #include "tuner/canonical_name.hpp"
 #include "tuner/config_space.hpp"
@@ -21,6 +23,55 @@ struct SpaceReader {
   std::string file;
   ConfigSpace space;
   std::set<std::string> names;  // every name in the current template's expression scope
+  std::vector<const kernel_templates::KernelSpec*> specs;  // the kernel's templates; none for a test kernel
+
+  static std::string join(const std::vector<std::string>& parts) {
+    std::string out;
+    for (const auto& p : parts) out += (out.empty() ? "" : ", ") + (p.empty() ? std::string("\"\"") : p);
+    return out;
+  }
+
+  /// The spec of template `name`; an error naming the kernel's templates when it has none of that name.
+  const kernel_templates::KernelSpec* spec_of(const std::string& name, uint32_t line) {
+    if (specs.empty()) return nullptr;
+    std::vector<std::string> known;
+    for (const auto* s : specs) {
+      if (s->variant() == name) return s;
+      known.emplace_back(s->variant());
+    }
+    fail_at(file, line,
+            fmt::format("kernel '{}' has no template '{}' (its templates: {})", space.kernel_, name, join(known)));
+  }
+
+  /// A template of a kernel with templates takes its facts from the spec: the name pattern (the
+  /// spec names configs), the parameters (the spec's, in template-argument order) and the layouts
+  /// (the spec's unless the space searches fewer).
+  void check_against_spec(const toml::table& t, TemplateSpace& tmpl, const std::string& what) {
+    const auto& spec = *tmpl.spec;
+    if (const toml::node* p = t.get("pattern")) {
+      fail_at(file, line_of(*p),
+              fmt::format("{}: the template's spec names its configs: remove 'pattern'", what));
+    }
+    std::vector<std::string> params;
+    for (const auto& p : tmpl.params) params.push_back(p.name);
+    if (params != spec.param_names()) {
+      fail_at(file, line_of(*t.get("params")),
+              fmt::format("{}: [template.params] must list the template's parameters in template-argument "
+                          "order: {} (got {})",
+                          what, join(spec.param_names()), join(params)));
+    }
+    const auto served = spec.layouts();
+    if (!t.contains("layouts")) {
+      tmpl.layouts = served;
+      return;
+    }
+    for (const auto& l : tmpl.layouts) {
+      if (std::find(served.begin(), served.end(), l) == served.end()) {
+        fail_at(file, line_of(*t.get("layouts")),
+                fmt::format("{}: layout '{}' is not served by the template (it serves {})", what, l, join(served)));
+      }
+    }
+  }
 
   static bool is_identifier(std::string_view s) {
     if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
@@ -107,9 +158,8 @@ struct SpaceReader {
 
   TemplateSpace read_template(const toml::table& t) {
     const uint32_t line = line_of(t);
-    detail::reject_unknown_keys(
-        t, {"name", "pattern", "layouts", "params", "derived", "constraints", "default", "seeds"}, file,
-        "a [[template]]");
+    detail::reject_unknown_keys(t, {"name", "pattern", "layouts", "params", "derived", "constraints", "seeds"},
+                                file, "a [[template]]");
     TemplateSpace tmpl;
     tmpl.line = line;
     tmpl.name = detail::require_string(t, "name", file, line, "a [[template]]");
@@ -120,7 +170,8 @@ struct SpaceReader {
         fail_at(file, line, fmt::format("template '{}' is declared twice", tmpl.name));
     }
     const std::string what = fmt::format("template '{}'", tmpl.name);
-    tmpl.pattern = detail::require_string(t, "pattern", file, line, what);
+    tmpl.spec = spec_of(tmpl.name, line);
+    if (tmpl.spec == nullptr) tmpl.pattern = detail::require_string(t, "pattern", file, line, what);
     if (t.contains("layouts")) tmpl.layouts = detail::require_string_array(t, "layouts", file, line, what);
 
     names.clear();
@@ -139,19 +190,21 @@ struct SpaceReader {
     tmpl.derived = read_exprs(t, "derived", "derived value", true);
     tmpl.constraints = read_exprs(t, "constraints", "constraint", false);
 
-    std::vector<std::string> param_names;
-    for (const auto& p : tmpl.params) param_names.push_back(p.name);
-    if (auto why = check_name_pattern(tmpl.pattern, param_names); !why.empty()) {
-      fail_at(file, line_of(*t.get("pattern")),
-              fmt::format("{}: bad name pattern '{}': {}", what, tmpl.pattern, why));
+    if (tmpl.spec != nullptr) {
+      check_against_spec(t, tmpl, what);
+    } else {
+      std::vector<std::string> param_names;
+      for (const auto& p : tmpl.params) param_names.push_back(p.name);
+      if (auto why = check_name_pattern(tmpl.pattern, param_names); !why.empty()) {
+        fail_at(file, line_of(*t.get("pattern")),
+                fmt::format("{}: bad name pattern '{}': {}", what, tmpl.pattern, why));
+      }
     }
     if (tmpl.size() > ConfigSpace::kMaxTemplatePoints) {
       fail_at(file, line,
               fmt::format("{} has {} points, more than the limit of {}", what, tmpl.size(),
                           ConfigSpace::kMaxTemplatePoints));
     }
-    if (const toml::node* def = t.get("default"))
-      tmpl.default_config = read_point(tmpl, *def, "default config");
     if (const toml::node* seeds = t.get("seeds")) read_seeds(tmpl, *seeds);
     detail::TemplateEvaluator check(tmpl, space.dims_, file);  // compiles every expression once
     return tmpl;
@@ -205,10 +258,22 @@ struct SpaceReader {
       fail_at(file, line_of(*root.get("kernel")), "kernel must be an identifier");
     if (const toml::node* d = root.get("description"))
       space.description_ = d->value<std::string>().value_or("");
-    space.dims_ = detail::require_string_array(root, "dims", file, 1, "the space file");
+    specs = kernel_templates::specs_of(space.kernel_);
+    const uint32_t dims_line = root.contains("dims") ? line_of(*root.get("dims")) : 1;
+    if (specs.empty()) {
+      space.dims_ = detail::require_string_array(root, "dims", file, 1, "the space file");
+    } else {
+      space.dims_ = kernel_templates::find_kernel(space.kernel_)->dims;
+      if (root.contains("dims") &&
+          detail::require_string_array(root, "dims", file, 1, "the space file") != space.dims_) {
+        fail_at(file, dims_line,
+                fmt::format("kernel '{}' has the dimensions {} (leave 'dims' out: its templates give them)",
+                            space.kernel_, join(space.dims_)));
+      }
+    }
     names.clear();
     for (auto v : kContextVariables) names.emplace(v);
-    for (const auto& d : space.dims_) declare(d, line_of(*root.get("dims")), "dimension");
+    for (const auto& d : space.dims_) declare(d, dims_line, "dimension");
 
     const toml::node* templates = root.get("template");
     const toml::array* arr = templates ? templates->as_array() : nullptr;
@@ -224,13 +289,13 @@ struct SpaceReader {
 };
 
 ConfigSpace ConfigSpace::parse(std::string_view toml_text, const std::string& source_name) {
-  SpaceReader reader{source_name, {}, {}};
+  SpaceReader reader{source_name, {}, {}, {}};
   reader.read(detail::parse_toml(toml_text, source_name));
   return std::move(reader.space);
 }
 
 ConfigSpace ConfigSpace::load(const std::filesystem::path& path) {
-  SpaceReader reader{path.string(), {}, {}};
+  SpaceReader reader{path.string(), {}, {}, {}};
   reader.read(detail::parse_toml_file(path));
   return std::move(reader.space);
 }

@@ -32,6 +32,9 @@ inline constexpr std::string_view kContextVariables[] = {
 struct ProblemContext {
   std::vector<std::pair<std::string, int64_t>> dims;  ///< e.g. {{"m",16},{"n",4096},{"k",4096}}
   int64_t elem_bytes = 2;                             ///< bytes of one input element (dtype_bytes)
+  /// The dtype ("bf16", ...). A space of a kernel with templates needs it: their specs' rules depend
+  /// on it (ConfigSpace::enumerate).
+  std::string dtype;
   /// The kernel's layout/mode ("nt", "nn" for gemm); a template that lists its layouts is
   /// skipped for any other. "" matches every template.
   std::string layout;

@@ -64,9 +64,8 @@ uint64_t next_request_id() {
 
 size_t launch_count(const std::string& kernel, const kernel_templates::Problem& problem,
                     const Config& config) {
-  const auto& spec = kernel_templates::find_spec(kernel, config.variant);
-  if (spec.rejection(problem, config)) return 1;  // stored as skipped with the reason
-  return spec.launch_plan(problem, config).launches.size();
+  // Every config the space keeps is accepted by its spec (ConfigSpace::enumerate).
+  return kernel_templates::find_spec(kernel, config.variant).launch_plan(problem, config).launches.size();
 }
 
 Resources resources_from_json(const std::string& text) {
@@ -82,19 +81,16 @@ Resources resources_from_json(const std::string& text) {
 }
 
 /// Drops the seeds this key cannot use, counting them in `e.seed_rejected`: those no longer among
-/// the candidates (left out by max_launches) and those the template's spec refuses for the problem
-/// or the arch (they stay candidates, stored as skipped if proposed; they are just not seeds).
-void drop_unusable_seeds(Enumeration& e, const std::string& kernel, const kernel_templates::Problem& problem,
-                         std::string_view arch) {
+/// the candidates (left out by max_launches) and those whose template cannot run on the arch (they
+/// stay candidates, stored as skipped if proposed; they are just not seeds).
+void drop_unusable_seeds(Enumeration& e, const std::string& kernel, std::string_view arch) {
   if (e.seeds.empty()) return;
   std::unordered_set<std::string> keys;
   for (const auto& c : e.configs) keys.insert(c.key());
   const auto before = e.seeds.size();
   std::erase_if(e.seeds, [&](const Config& seed) {
     if (!keys.contains(seed.key())) return true;
-    const auto& spec = kernel_templates::find_spec(kernel, seed.variant);
-    return spec.rejection(problem, seed).has_value() ||
-           spec.arch_rejection(arch).has_value();
+    return kernel_templates::find_spec(kernel, seed.variant).arch_rejection(arch).has_value();
   });
   e.seed_rejected += before - e.seeds.size();
 }
@@ -144,6 +140,7 @@ size_t planned_evaluations(const ConfigSpace& space, const TuneKey& key, const T
   ProblemContext pc;
   pc.dims = key.shape.normalized(space.dims()).dims;
   pc.elem_bytes = dtype_bytes(key.dtype);
+  pc.dtype = key.dtype;
   pc.layout = key.layout;
   pc.limits = options.limits;
   Enumeration e = space.enumerate(pc);
@@ -223,7 +220,7 @@ bool TuningLoop::start_key(KeyRun& run) {
 
 std::optional<Enumeration> TuningLoop::enumerate_key(KeyRun& run, const NamedShape& shape) {
   KeySummary& s = run.s;
-  ProblemContext pc{shape.dims, dtype_bytes(run.key.dtype), run.key.layout, options_.limits};
+  ProblemContext pc{shape.dims, dtype_bytes(run.key.dtype), run.key.dtype, run.key.layout, options_.limits};
   Enumeration e;
   try {
     e = run.space.enumerate(pc);
@@ -246,7 +243,7 @@ std::optional<Enumeration> TuningLoop::enumerate_key(KeyRun& run, const NamedSha
     }
   }
   s.candidates = e.configs.size();
-  drop_unusable_seeds(e, run.key.kernel, run.problem, options_.arch);
+  drop_unusable_seeds(e, run.key.kernel, options_.arch);
   s.seeds = e.seeds.size();
   s.seed_rejected = e.seed_rejected;
   return e;

@@ -48,6 +48,8 @@ class DecodeAttentionSpec final : public KernelSpec {
   std::vector<std::string> dims() const override {
     return {"batch", "heads_q", "heads_kv", "seq", "head_dim"};
   }
+  std::vector<DType> dtypes() const override { return {DType::kBF16}; }
+  std::vector<std::string> layouts() const override { return {""}; }
   std::vector<std::string> param_names() const override { return {"BLOCK_N", "WARPS", "SPLIT_K"}; }
   std::string_view source_name() const override { return "decode_attention.cu"; }
   std::optional<std::string> rejection(const Problem& problem, const Config& config) const override;

@@ -265,4 +265,6 @@ Config Fp8GemmSpec::default_config(const Problem&) const {
            {"SWIZZLE", 8}}};
 }
 
+std::vector<std::string> Fp8GemmSpec::layouts() const { return {"nt", "nt+rowcol"}; }
+
 }  // namespace ktune::kernel_templates

@@ -38,6 +38,8 @@ class Fp8GemmSpec final : public KernelSpec {
   std::string_view kernel() const override { return "fp8_gemm"; }
   std::string_view variant() const override { return "mma"; }
   std::vector<std::string> dims() const override { return {"m", "n", "k"}; }
+  std::vector<DType> dtypes() const override { return {DType::kFP8E4M3}; }
+  std::vector<std::string> layouts() const override;
   std::vector<std::string> param_names() const override;
   std::string_view source_name() const override { return "fp8_gemm.cu"; }
   std::optional<std::string> rejection(const Problem& problem, const Config& config) const override;

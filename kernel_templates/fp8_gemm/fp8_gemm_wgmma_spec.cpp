@@ -123,4 +123,6 @@ Config Fp8GemmWgmmaSpec::default_config(const Problem&) const {
           {{"BLOCK_M", 128}, {"BLOCK_N", 256}, {"BLOCK_K", kBlockK}, {"STAGES", 4}, {"SWIZZLE", 8}}};
 }
 
+std::vector<std::string> Fp8GemmWgmmaSpec::layouts() const { return mma().layouts(); }
+
 }  // namespace ktune::kernel_templates

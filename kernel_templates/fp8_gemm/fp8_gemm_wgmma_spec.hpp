@@ -22,6 +22,8 @@ class Fp8GemmWgmmaSpec final : public KernelSpec {
   std::string_view kernel() const override { return "fp8_gemm"; }
   std::string_view variant() const override { return "wgmma_tma"; }
   std::vector<std::string> dims() const override { return {"m", "n", "k"}; }
+  std::vector<DType> dtypes() const override { return {DType::kFP8E4M3}; }
+  std::vector<std::string> layouts() const override;
   std::vector<std::string> param_names() const override {
     return {"BLOCK_M", "BLOCK_N", "BLOCK_K", "STAGES", "SWIZZLE"};
   }

@@ -300,4 +300,8 @@ Config MmaGemmSpec::default_config(const Problem&) const {
            {"SWIZZLE", 8}}};
 }
 
+std::vector<std::string> MmaGemmSpec::layouts() const {
+  return {"nt", "nn", "nt+bias", "nn+bias", "nt+silu", "nn+silu", "nt+bias+silu", "nn+bias+silu"};
+}
+
 }  // namespace ktune::kernel_templates

@@ -43,6 +43,8 @@ std::optional<GemmForm> parse_gemm_form(std::string_view text);
 class MmaGemmSpec final : public GemmSpecBase {
  public:
   std::string_view variant() const override { return "mma"; }
+  std::vector<DType> dtypes() const override { return {DType::kF16, DType::kBF16}; }
+  std::vector<std::string> layouts() const override;
   std::vector<std::string> param_names() const override;
   std::string_view source_name() const override { return "gemm_mma.cu"; }
   std::optional<std::string> rejection(const Problem& problem, const Config& config) const override;

@@ -24,6 +24,8 @@ class GemmSpecBase : public KernelSpec {
  public:
   std::string_view kernel() const override { return "gemm"; }
   std::vector<std::string> dims() const override { return {"m", "n", "k"}; }
+  std::vector<DType> dtypes() const override { return {DType::kF32, DType::kF16, DType::kBF16}; }
+  std::vector<std::string> layouts() const override { return {"nt", "nn"}; }
   /// 2 M N K FLOPs; A, B read once and C written once.
   WorkCounts work(const Problem& problem) const override;
   /// gemm_reference.cu: one thread per element, f32 accumulation, output "c_ref" (f32).

@@ -191,4 +191,9 @@ Config WgmmaGemmSpec::default_config(const Problem&) const {
       {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"STAGES", 4}, {"SPLIT_K", 1}, {"SWIZZLE", 8}}};
 }
 
+std::vector<std::string> WgmmaGemmSpec::layouts() const {
+  if (pipeline_ == Pipeline::kTma) return {"nt", "nt+bias", "nt+silu", "nt+bias+silu"};
+  return {"nt", "nn", "nt+bias", "nn+bias", "nt+silu", "nn+silu", "nt+bias+silu", "nn+bias+silu"};
+}
+
 }  // namespace ktune::kernel_templates

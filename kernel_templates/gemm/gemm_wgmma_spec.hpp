@@ -43,6 +43,8 @@ class WgmmaGemmSpec final : public GemmSpecBase {
   static constexpr int64_t kAlignSlackBytes = 1024;
 
   std::string_view variant() const override { return pipeline_ == Pipeline::kTma ? "wgmma_tma" : "wgmma"; }
+  std::vector<DType> dtypes() const override { return {DType::kF16, DType::kBF16}; }
+  std::vector<std::string> layouts() const override;
   std::vector<std::string> param_names() const override;
   std::string_view source_name() const override {
     return pipeline_ == Pipeline::kTma ? "gemm_wgmma_tma.cu" : "gemm_wgmma.cu";

@@ -16,6 +16,7 @@ class GemvSpec final : public GemmSpecBase {
   static constexpr int64_t kMaxM = 16;
 
   std::string_view variant() const override { return "gemv"; }
+  std::vector<std::string> layouts() const override { return {"nt"}; }
   std::vector<std::string> param_names() const override;
   std::string_view source_name() const override { return "gemm_gemv.cu"; }
   std::optional<std::string> rejection(const Problem& problem, const Config& config) const override;

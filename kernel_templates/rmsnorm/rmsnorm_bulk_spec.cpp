@@ -119,4 +119,6 @@ Config RmsNormBulkSpec::default_config(const Problem& problem) const {
   return {"bulk", {{"THREADS", 256}, {"STAGES", 2}, {"STEPS", 4}, {"WRITE", 0}}};
 }
 
+std::vector<std::string> RmsNormBulkSpec::layouts() const { return rowwise().layouts(); }
+
 }  // namespace ktune::kernel_templates

@@ -19,6 +19,8 @@ class RmsNormBulkSpec final : public KernelSpec {
   std::string_view kernel() const override { return "rmsnorm"; }
   std::string_view variant() const override { return "bulk"; }
   std::vector<std::string> dims() const override { return {"rows", "hidden"}; }
+  std::vector<DType> dtypes() const override { return {DType::kF32, DType::kF16, DType::kBF16}; }
+  std::vector<std::string> layouts() const override;
   std::vector<std::string> param_names() const override { return {"THREADS", "STAGES", "STEPS", "WRITE"}; }
   std::string_view source_name() const override { return "rmsnorm_bulk.cu"; }
   /// cp.async.bulk and mbarrier transaction counts: sm_90 or newer.

@@ -193,4 +193,6 @@ Config RmsNormSpec::default_config(const Problem& problem) const {
   return {"rowwise", {{"THREADS", 256}, {"ROWS", 1}, {"VEC", vec16(problem.dtype)}, {"REG", 0}}};
 }
 
+std::vector<std::string> RmsNormSpec::layouts() const { return modes(); }
+
 }  // namespace ktune::kernel_templates

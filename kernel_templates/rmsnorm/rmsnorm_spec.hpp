@@ -22,6 +22,8 @@ class RmsNormSpec final : public KernelSpec {
   std::string_view kernel() const override { return "rmsnorm"; }
   std::string_view variant() const override { return "rowwise"; }
   std::vector<std::string> dims() const override { return {"rows", "hidden"}; }
+  std::vector<DType> dtypes() const override { return {DType::kF32, DType::kF16, DType::kBF16}; }
+  std::vector<std::string> layouts() const override;
   std::vector<std::string> param_names() const override { return {"THREADS", "ROWS", "VEC", "REG"}; }
   std::string_view source_name() const override { return "rmsnorm.cu"; }
   /// Rules: THREADS a multiple of 32, THREADS * ROWS <= 1024, VEC a power of two of <= 16 bytes,

@@ -105,4 +105,6 @@ Config RmsNormRopeBulkSpec::default_config(const Problem&) const {
   return {"bulk", {{"THREADS", 256}, {"STAGES", 3}, {"STEPS", 4}}};
 }
 
+std::vector<std::string> RmsNormRopeBulkSpec::layouts() const { return headwise().layouts(); }
+
 }  // namespace ktune::kernel_templates

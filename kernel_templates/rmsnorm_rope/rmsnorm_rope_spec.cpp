@@ -231,4 +231,6 @@ Config RmsNormRopeSpec::default_config(const Problem&) const {
   return {"headwise", {{"THREADS", 16}, {"HEADS", 8}, {"VEC", 2}, {"ITEMS", 1}, {"OCC", 0}}};
 }
 
+std::vector<std::string> RmsNormRopeSpec::layouts() const { return modes(); }
+
 }  // namespace ktune::kernel_templates

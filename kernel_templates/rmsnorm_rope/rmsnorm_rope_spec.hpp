@@ -35,6 +35,8 @@ class RmsNormRopeSpec final : public KernelSpec {
   std::string_view kernel() const override { return "rmsnorm_rope"; }
   std::string_view variant() const override { return "headwise"; }
   std::vector<std::string> dims() const override { return {"tokens", "heads_q", "heads_kv", "head_dim"}; }
+  std::vector<DType> dtypes() const override { return {DType::kF32, DType::kF16, DType::kBF16}; }
+  std::vector<std::string> layouts() const override;
   std::vector<std::string> param_names() const override {
     return {"THREADS", "HEADS", "VEC", "ITEMS", "OCC"};
   }

@@ -108,4 +108,6 @@ Config SoftmaxClusterSpec::default_config(const Problem&) const {
   return {"cluster", {{"THREADS", 512}, {"CLUSTER", 8}}};
 }
 
+std::vector<std::string> SoftmaxClusterSpec::layouts() const { return rowwise().layouts(); }
+
 }  // namespace ktune::kernel_templates

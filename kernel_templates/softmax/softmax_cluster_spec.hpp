@@ -20,6 +20,8 @@ class SoftmaxClusterSpec final : public KernelSpec {
   std::string_view kernel() const override { return "softmax"; }
   std::string_view variant() const override { return "cluster"; }
   std::vector<std::string> dims() const override { return {"rows", "cols"}; }
+  std::vector<DType> dtypes() const override { return {DType::kF32, DType::kF16, DType::kBF16}; }
+  std::vector<std::string> layouts() const override;
   std::vector<std::string> param_names() const override { return {"THREADS", "CLUSTER"}; }
   std::string_view source_name() const override { return "softmax_cluster.cu"; }
   /// Thread block clusters, distributed shared memory and cp.async.bulk: sm_90 or newer.

@@ -275,4 +275,6 @@ Config SoftmaxSpec::default_config(const Problem& problem) const {
   return {"rowwise", {{"THREADS", 256}, {"ROWS", 1}, {"VEC", vec16(problem.dtype)}, {"ONLINE", 1}}};
 }
 
+std::vector<std::string> SoftmaxSpec::layouts() const { return modes(); }
+
 }  // namespace ktune::kernel_templates

@@ -32,6 +32,8 @@ class SoftmaxSpec final : public KernelSpec {
   std::string_view kernel() const override { return "softmax"; }
   std::string_view variant() const override { return "rowwise"; }
   std::vector<std::string> dims() const override { return {"rows", "cols"}; }
+  std::vector<DType> dtypes() const override { return {DType::kF32, DType::kF16, DType::kBF16}; }
+  std::vector<std::string> layouts() const override;
   std::vector<std::string> param_names() const override {
     return {"THREADS", "ROWS", "VEC", "ONLINE", "SPLIT"};
   }

@@ -168,4 +168,6 @@ Config SwigluSpec::default_config(const Problem& problem) const {
   return {"elementwise", {{"THREADS", 256}, {"VEC", vec16(problem.dtype)}, {"ITEMS", 1}}};
 }
 
+std::vector<std::string> SwigluSpec::layouts() const { return modes(); }
+
 }  // namespace ktune::kernel_templates

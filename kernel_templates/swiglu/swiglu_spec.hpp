@@ -17,6 +17,8 @@ class SwigluSpec final : public KernelSpec {
   std::string_view kernel() const override { return "swiglu"; }
   std::string_view variant() const override { return "elementwise"; }
   std::vector<std::string> dims() const override { return {"m", "i"}; }
+  std::vector<DType> dtypes() const override { return {DType::kF32, DType::kF16, DType::kBF16}; }
+  std::vector<std::string> layouts() const override;
   std::vector<std::string> param_names() const override { return {"THREADS", "VEC", "ITEMS"}; }
   std::string_view source_name() const override { return "swiglu.cu"; }
   std::optional<std::string> rejection(const Problem& problem, const Config& config) const override;

@@ -46,9 +46,7 @@ description = "one fp8_gemm config (tune_layout_e2e_test)"
 
 [[template]]
 name = "mma"
-pattern = "{BLOCK_M}x{BLOCK_N}x{BLOCK_K}.w{WARPS_M}x{WARPS_N}.s{STAGES}.sk{SPLIT_K}.g{SWIZZLE}"
 layouts = ["nt", "nt+rowcol"]
-default = { BLOCK_M = 16, BLOCK_N = 64, BLOCK_K = 64, WARPS_M = 1, WARPS_N = 2, STAGES = 2, SPLIT_K = 1, SWIZZLE = 1 }
 [template.params]
 BLOCK_M = [16]
 BLOCK_N = [64]

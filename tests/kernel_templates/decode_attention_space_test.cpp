@@ -1,7 +1,8 @@
-// decode_attention's default config space (configs/spaces/decode_attention.toml) against its spec
-// over the shipped shape set (configs/shapes/ops_decode_attention.toml): every kept config is
-// accepted by the spec, names agree, each shape keeps several configs including SPLIT_K 1 and a
-// split, and the space's default is accepted everywhere.
+// decode_attention's default config space (configs/spaces/decode_attention.toml) over the shipped
+// shape set (configs/shapes/ops_decode_attention.toml): every kept config is accepted by the spec
+// (whose rules filter the points), names are the spec's, each shape keeps several configs including
+// SPLIT_K 1 and a split, the spec's default is accepted everywhere, and a head_dim the template
+// lacks keeps nothing, counted under the spec.
 
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <filesystem>
 
 #include "kernel_templates/spec_registry.hpp"
+#include "ktune/error.hpp"
 #include "tuner/config_space.hpp"
 #include "tuner/shape_set.hpp"
 
@@ -35,13 +37,12 @@ TEST(AttnSpace, SpaceAgreesWithSpecOverTheShapeSet) {
   const KernelSpec& spec = find_spec("decode_attention", "splitkv");
   ASSERT_EQ(space.dims(), spec.dims());
   ASSERT_EQ(shapes.shapes.size(), 36u);  // 4 models x 3 batches x 3 contexts
-  const auto default_config = space.default_config();
-  ASSERT_TRUE(default_config.has_value());
   std::size_t checked = 0;
   for (const auto& shape : shapes.shapes) {
     tuner::ProblemContext ctx;
     ctx.dims = shape.dims;
     ctx.elem_bytes = 2;
+    ctx.dtype = "bf16";
     ctx.layout = "";
     const Problem problem{shape.dims, DType::kBF16, ""};
     const auto e = space.enumerate(ctx);
@@ -58,9 +59,19 @@ TEST(AttnSpace, SpaceAgreesWithSpecOverTheShapeSet) {
       ++checked;
     }
     EXPECT_TRUE(unsplit && split) << shape.label;
-    EXPECT_EQ(spec.rejection(problem, to_spec_config(*default_config)), std::nullopt) << shape.label;
+    EXPECT_EQ(spec.rejection(problem, spec.default_config(problem)), std::nullopt) << shape.label;
   }
   EXPECT_GT(checked, 500u);
+  tuner::ProblemContext odd;
+  odd.dims = {{"batch", 1}, {"heads_q", 32}, {"heads_kv", 8}, {"seq", 4096}, {"head_dim", 96}};
+  odd.elem_bytes = 2;
+  odd.dtype = "bf16";
+  try {
+    space.enumerate(odd);
+    ADD_FAILURE() << "head_dim 96 kept configs";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("splitkv.spec"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

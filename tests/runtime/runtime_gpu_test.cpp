@@ -136,9 +136,7 @@ dims = ["m", "n", "k"]
 description = "the TMA-fed wgmma template only"
 [[template]]
 name = "wgmma_tma"
-pattern = "wgmma_tma.{BLOCK_M}x{BLOCK_N}x{BLOCK_K}.s{STAGES}.sk{SPLIT_K}.g{SWIZZLE}"
 layouts = ["nt"]
-default = { BLOCK_M = 128, BLOCK_N = 128, BLOCK_K = 64, STAGES = 4, SPLIT_K = 1, SWIZZLE = 8 }
 [template.params]
 BLOCK_M = [64, 128]
 BLOCK_N = [128]

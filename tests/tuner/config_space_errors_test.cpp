@@ -131,10 +131,53 @@ TEST(ConfigSpaceErrors, UnknownKeysAndMissingFile) {
                    {"cannot open", "/nonexistent/dir/space.toml"});
 }
 
-TEST(ConfigSpaceErrors, BadDefault) {
+TEST(ConfigSpaceErrors, DefaultIsNotPartOfASpace) {
+  // The fallback config is the template spec's (KernelSpec::default_config), not the space's.
   std::string text = space_with("B = [3, 5]", "fits = \"A <= m\"");
   text.replace(text.find("\n\n[template.params]"), 0, "\ndefault = { A = 2, B = 4 }");
-  expect_bad_input([&] { ConfigSpace::parse(text, "def.toml"); }, {"def.toml:6:", "B = 4"});
+  expect_bad_input([&] { ConfigSpace::parse(text, "def.toml"); }, {"def.toml:", "unknown key 'default'"});
+}
+
+/// A space of the gemm family with one gemv template whose params are `params` (TOML lines).
+std::string gemv_space(const std::string& head, const std::string& tmpl, const std::string& params) {
+  return "kernel = \"gemm\"\n" + head + "[[template]]\nname = \"gemv\"\n" + tmpl + "\n[template.params]\n" + params;
+}
+
+const char* const kGemvParams = "BLOCK_K = [256]\nSPLIT_K = [1]\nWARPS = [4]\nROWS_PER_BLOCK = [2]\n";
+
+TEST(ConfigSpaceErrors, ATemplatedKernelTakesItsFactsFromTheSpecs) {
+  const auto s = ConfigSpace::parse(gemv_space("", "", kGemvParams), "g.toml");
+  EXPECT_EQ(s.dims(), (std::vector<std::string>{"m", "n", "k"}));  // from the specs
+  ASSERT_NE(s.templates()[0].spec, nullptr);
+  EXPECT_EQ(s.templates()[0].layouts, (std::vector<std::string>{"nt"}));  // the spec's
+  expect_bad_input([] { ConfigSpace::parse(gemv_space("dims = [\"m\", \"k\", \"n\"]\n", "", kGemvParams), "d.toml"); },
+                   {"d.toml:2:", "dimensions m, n, k"});
+  expect_bad_input([] { ConfigSpace::parse(gemv_space("", "pattern = \"k{BLOCK_K}\"\n", kGemvParams), "p.toml"); },
+                   {"p.toml:4:", "remove 'pattern'"});
+  expect_bad_input([] { ConfigSpace::parse(gemv_space("", "layouts = [\"nn\"]\n", kGemvParams), "l.toml"); },
+                   {"l.toml:", "layout 'nn' is not served", "nt"});
+  expect_bad_input(
+      [] {
+        ConfigSpace::parse(gemv_space("", "", "SPLIT_K = [1]\nBLOCK_K = [256]\nWARPS = [4]\nROWS_PER_BLOCK = [2]\n"),
+                           "o.toml");
+      },
+      {"o.toml:", "template-argument order", "BLOCK_K, SPLIT_K, WARPS, ROWS_PER_BLOCK"});
+  std::string unknown = gemv_space("", "", kGemvParams);
+  unknown.replace(unknown.find("\"gemv\""), 6, "\"gemw\"");
+  expect_bad_input([&] { ConfigSpace::parse(unknown, "u.toml"); }, {"u.toml:2:", "no template 'gemw'", "gemv"});
+}
+
+TEST(ConfigSpaceErrors, EnumeratingTemplatesNeedsTheDtype) {
+  const auto s = ConfigSpace::parse(gemv_space("", "", kGemvParams), "g.toml");
+  ProblemContext c;
+  c.dims = {{"m", 1}, {"n", 64}, {"k", 256}};
+  expect_bad_input([&] { s.enumerate(c); }, {"g.toml", "dtype"});
+  c.dtype = "bf16";
+  EXPECT_EQ(s.enumerate(c).configs.size(), 1u);
+  c.dims = {{"m", 17}, {"n", 64}, {"k", 256}};  // gemv serves m <= 16: its spec refuses the point
+  expect_bad_input([&] { s.enumerate(c); }, {"empty", "gemv.spec 1"});
+  c.dtype = "fp8e4m3";
+  expect_bad_input([&] { s.enumerate(c); }, {"empty", "gemv.dtype 1"});
 }
 
 }  // namespace

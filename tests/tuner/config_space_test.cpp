@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 #include "test_util.hpp"
 
@@ -22,7 +23,6 @@ dims = ["m", "k"]
 [[template]]
 name = "t"
 pattern = "a{A}.b{B}.c{C}"
-default = { A = 2, B = 4, C = 4 }
 
 [template.params]
 A = [1, 2, 4, 8]
@@ -95,10 +95,9 @@ TEST(ConfigSpace, ParsesValueListsRangesPowersOfTwo) {
   EXPECT_EQ(t.params[2].values, (std::vector<int64_t>{2, 4, 8}));
   EXPECT_EQ(t.constraints.size(), 4u);
   EXPECT_EQ(t.constraints[1].name, "b_below_k");
-  EXPECT_EQ(t.constraints[1].line, 21u);
+  EXPECT_EQ(t.constraints[1].line, 20u);
   EXPECT_EQ(space.size(), 36u);
-  ASSERT_TRUE(space.default_config().has_value());
-  EXPECT_EQ(*space.default_config(), Config("t", {{"A", 2}, {"B", 4}, {"C", 4}}));
+  EXPECT_EQ(t.spec, nullptr);  // a kernel without templates
 }
 
 TEST(ConfigSpace, ConstraintsPruneExactlyWhatTheyShould) {
@@ -198,17 +197,17 @@ TEST(ConfigSpace, GemmSpaceLoadsAndNamesAreUnique) {
         idx[i] = 0;
       }
     }
-    ASSERT_TRUE(t.default_config.has_value());
-    EXPECT_TRUE(space.contains(*t.default_config));
+    ASSERT_NE(t.spec, nullptr) << t.name;
+    EXPECT_EQ(t.spec->variant(), t.name);
   }
   EXPECT_EQ(names.size(), points);
   EXPECT_EQ(points, space.size());
-  EXPECT_EQ(space.canonical_name(*space.default_config("tiled"), "bf16", "nt"),
-            "gemm.bf16.nt.64x64x32.w2x2.s2.sk1");
-  EXPECT_EQ(space.canonical_name(*space.default_config("gemv"), "f16", "nt"),
-            "gemm.f16.nt.gemv.k256.sk1.w4.r2");
-  EXPECT_EQ(space.canonical_name(*space.default_config("mma"), "bf16", "nn"),
-            "gemm.bf16.nn.mma.64x128x32.w2x2.s3.sk1.a0.g8");
+  // Names are the specs'.
+  const Config tiled("tiled", {{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, {"WARPS_M", 2}, {"WARPS_N", 2},
+                               {"STAGES", 2}, {"SPLIT_K", 1}});
+  EXPECT_EQ(space.canonical_name(tiled, "bf16", "nt"), "gemm.bf16.nt.64x64x32.w2x2.s2.sk1");
+  const Config gemv("gemv", {{"BLOCK_K", 256}, {"SPLIT_K", 1}, {"WARPS", 4}, {"ROWS_PER_BLOCK", 2}});
+  EXPECT_EQ(space.canonical_name(gemv, "f16", "nt"), "gemm.f16.nt.gemv.k256.sk1.w4.r2");
 }
 
 TEST(ConfigSpace, GemmSpaceOffersGemvOnlyForSkinnyShapes) {
@@ -217,6 +216,7 @@ TEST(ConfigSpace, GemmSpaceOffersGemvOnlyForSkinnyShapes) {
     ProblemContext c;
     c.dims = {{"m", m}, {"n", 4096}, {"k", 4096}};
     c.elem_bytes = 2;
+    c.dtype = "bf16";
     const auto e = space.enumerate(c);
     size_t n = 0;
     for (const auto& cfg : e.configs) n += cfg.variant == tmpl ? 1 : 0;
@@ -237,14 +237,22 @@ TEST(ConfigSpace, TemplatesServeTheirLayouts) {
   const auto space = ConfigSpace::load(file);
   const auto in_file = templates_in_file(file);
   std::set<std::string> serve_nn, skip_nn;
-  for (const auto& t : in_file) (t.layouts.count("nn") != 0 ? serve_nn : skip_nn).insert(t.name);
-  // Both sets non-empty, or the test below proves nothing (the file: tiled, mma serve nn; gemv not).
+  for (const auto& t : in_file) {
+    // The layouts the file lists, else the template's spec's (what the space then searches).
+    std::set<std::string> layouts = t.layouts;
+    if (layouts.empty()) {
+      for (const auto& l : kernel_templates::find_spec("gemm", t.name).layouts()) layouts.insert(l);
+    }
+    (layouts.count("nn") != 0 ? serve_nn : skip_nn).insert(t.name);
+  }
+  // Both sets non-empty, or the test below proves nothing (tiled, mma serve nn; gemv and the wgmma entries not).
   ASSERT_FALSE(serve_nn.empty());
   ASSERT_FALSE(skip_nn.empty());
 
   ProblemContext c;
   c.dims = {{"m", 4}, {"n", 4096}, {"k", 4096}};
-  c.elem_bytes = 2;  // a half dtype, so mma's half_precision rule keeps its configs
+  c.elem_bytes = 2;  // a half dtype, which mma serves
+  c.dtype = "f16";
   c.layout = "nn";
   const auto e = space.enumerate(c);
   std::set<std::string> seen;
@@ -262,10 +270,11 @@ TEST(ConfigSpace, TemplatesServeTheirLayouts) {
       EXPECT_EQ(p.count, space.template_space(name).size());
     }
     EXPECT_EQ(layout_rows, 1u);
-    EXPECT_EQ(space.first_failing_constraint(*space.default_config(name), c), name + ".layout");
   }
+  const Config gemv("gemv", {{"BLOCK_K", 256}, {"SPLIT_K", 1}, {"WARPS", 4}, {"ROWS_PER_BLOCK", 2}});
+  EXPECT_EQ(space.first_failing_constraint(gemv, c), "gemv.layout");
   c.layout = "nt";
-  EXPECT_EQ(space.first_failing_constraint(*space.default_config("gemv"), c), std::nullopt);
+  EXPECT_EQ(space.first_failing_constraint(gemv, c), std::nullopt);
 }
 
 TEST(ConfigSpace, DeviceLimitsPrune) {
@@ -273,6 +282,7 @@ TEST(ConfigSpace, DeviceLimitsPrune) {
   ProblemContext big;
   big.dims = {{"m", 4096}, {"n", 4096}, {"k", 4096}};
   big.elem_bytes = 4;
+  big.dtype = "f32";
   ProblemContext small = big;
   small.limits.max_smem_per_block = 48 * 1024;  // the default without opt-in
   const auto eb = space.enumerate(big);

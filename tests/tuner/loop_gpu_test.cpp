@@ -93,9 +93,7 @@ description = "split-K configs of every gemm template (loop_gpu_test)"
 
 [[template]]
 name = "tiled"
-pattern = "{BLOCK_M}x{BLOCK_N}x{BLOCK_K}.w{WARPS_M}x{WARPS_N}.s{STAGES}.sk{SPLIT_K}"
 layouts = ["nt", "nn"]
-default = { BLOCK_M = 32, BLOCK_N = 64, BLOCK_K = 32, WARPS_M = 2, WARPS_N = 2, STAGES = 2, SPLIT_K = 1 }
 [template.params]
 BLOCK_M = [32]
 BLOCK_N = [64]
@@ -109,9 +107,7 @@ split_k_fits = "SPLIT_K * BLOCK_K <= k"
 
 [[template]]
 name = "gemv"
-pattern = "gemv.k{BLOCK_K}.sk{SPLIT_K}.w{WARPS}.r{ROWS_PER_BLOCK}"
 layouts = ["nt"]
-default = { BLOCK_K = 256, SPLIT_K = 1, WARPS = 4, ROWS_PER_BLOCK = 2 }
 [template.params]
 BLOCK_K = [256]
 SPLIT_K = [1, 3]
@@ -123,9 +119,7 @@ split_k_fits = "SPLIT_K * BLOCK_K <= k"
 
 [[template]]
 name = "mma"
-pattern = "mma.{BLOCK_M}x{BLOCK_N}x{BLOCK_K}.w{WARPS_M}x{WARPS_N}.s{STAGES}.sk{SPLIT_K}.a{SPLIT_K_MODE}.g{SWIZZLE}"
 layouts = ["nt", "nn"]
-default = { BLOCK_M = 32, BLOCK_N = 64, BLOCK_K = 32, WARPS_M = 2, WARPS_N = 2, STAGES = 3, SPLIT_K = 1, SPLIT_K_MODE = 0, SWIZZLE = 1 }
 [template.params]
 BLOCK_M = [32]
 BLOCK_N = [64]

@@ -242,6 +242,7 @@ TEST(SeedConfigs, GemmSpaceSeedsPerShape) {
     ProblemContext c;
     c.dims = {{"m", m}, {"n", 4096}, {"k", 4096}};
     c.elem_bytes = 2;
+    c.dtype = "bf16";
     c.layout = "nt";
     const auto e = space.enumerate(c);
     std::map<std::string, size_t> got;

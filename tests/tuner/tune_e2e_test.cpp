@@ -128,9 +128,7 @@ description = "split-K configs (tune_e2e_test)"
 
 [[template]]
 name = "gemv"
-pattern = "gemv.k{BLOCK_K}.sk{SPLIT_K}.w{WARPS}.r{ROWS_PER_BLOCK}"
 layouts = ["nt"]
-default = { BLOCK_K = 512, SPLIT_K = 1, WARPS = 4, ROWS_PER_BLOCK = 2 }
 [template.params]
 BLOCK_K = [512]
 SPLIT_K = [1, 4]
@@ -139,9 +137,7 @@ ROWS_PER_BLOCK = [2]
 
 [[template]]
 name = "mma"
-pattern = "mma.{BLOCK_M}x{BLOCK_N}x{BLOCK_K}.w{WARPS_M}x{WARPS_N}.s{STAGES}.sk{SPLIT_K}.a{SPLIT_K_MODE}.g{SWIZZLE}"
 layouts = ["nt", "nn"]
-default = { BLOCK_M = 16, BLOCK_N = 32, BLOCK_K = 128, WARPS_M = 1, WARPS_N = 2, STAGES = 3, SPLIT_K = 4, SPLIT_K_MODE = 0, SWIZZLE = 1 }
 [template.params]
 BLOCK_M = [16]
 BLOCK_N = [32]
