@@ -7,6 +7,7 @@
 
 #include "kernel_templates/decode_attention/decode_attention_spec.hpp"
 #include "kernel_templates/fp8_gemm/fp8_gemm_spec.hpp"
+#include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/rmsnorm/rmsnorm_spec.hpp"
 #include "kernel_templates/rmsnorm_rope/rmsnorm_rope_spec.hpp"
 #include "kernel_templates/softmax/softmax_spec.hpp"
@@ -25,12 +26,13 @@ constexpr int64_t kMaxDim = 2147483647;  // the kernels take int32 dimensions
 // scale to both launches of a split row, at different positions), rope's max_pos (an i32 that a
 // dimension could equal) by its position in rmsnorm_rope.cu's signature; bind_plan checks that
 // the spec's own value sits there.
-// The dims are left empty here: binding_of fills them from the default variant's spec.
+// The dims and modes are left empty here: binding_of fills them from the kernel catalog, which
+// derives them from the templates' specs. A mode's code is its index there (gemm: 2 * epilogue + nn).
 const OpBinding kBindings[] = {
     {OpKind::kGemm,
      "gemm",
      {},
-     {"nt", "nn", "nt+bias", "nn+bias", "nt+silu", "nn+silu", "nt+bias+silu", "nn+bias+silu"},
+     {},
      "tiled",
      // Untuned decode GEMMs (m <= 16) take the GEMV template, f16/bf16 the tensor-core one: the
      // SIMT tiled default ran a Qwen3-0.6B decode step at 19.6 ms against ~1 ms tuned (H200,
@@ -41,14 +43,14 @@ const OpBinding kBindings[] = {
     {OpKind::kRmsNorm,
      "rmsnorm",
      {},
-     {"", "residual"},
+     {},
      "rowwise",
      {"x", "residual", "w", "y", "residual_out"},
      {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kt::RmsNormSpec::kEps, 0}}},
     {OpKind::kRmsNormRope,
      "rmsnorm_rope",
      {},
-     {"neox", "gptj"},
+     {},
      "headwise",
      {"q", "k", "q_weight", "k_weight", "cos_sin", "positions", "q_out", "k_out"},
      {{ScalarBinding::kEveryLaunch, 11, SK::kI32, static_cast<double>(kt::RmsNormRopeSpec::kMaxPos), 0},
@@ -56,19 +58,19 @@ const OpBinding kBindings[] = {
     {OpKind::kSoftmax,
      "softmax",
      {},
-     {"", "causal", "padding"},
+     {},
      "rowwise",
      {"x", "y", "lengths"},
      {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kt::SoftmaxSpec::kScale, 0}}},
-    {OpKind::kSwiglu, "swiglu", {}, {"fused", "split"}, "elementwise", {"x", "gate", "up", "out"}, {}},
+    {OpKind::kSwiglu, "swiglu", {}, {}, "elementwise", {"x", "gate", "up", "out"}, {}},
     {OpKind::kDecodeAttention,
      "decode_attention",
      {},
-     {""},
+     {},
      "splitkv",
      {"q", "k", "v", "o", "context_lens"},
      {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kDecodeScaleSentinel, 0}}},
-    {OpKind::kFp8Gemm, "fp8_gemm", {}, {"nt", "nt+rowcol"}, "mma", {"a", "b", "a_scale", "b_scale", "c"}, {}},
+    {OpKind::kFp8Gemm, "fp8_gemm", {}, {}, "mma", {"a", "b", "a_scale", "b_scale", "c"}, {}},
 };
 
 kt::DecodeAttentionCall decode_call(const PlanKey& key) {
@@ -91,10 +93,14 @@ std::size_t PlanKeyHash::operator()(const PlanKey& key) const noexcept {
 }
 
 const OpBinding& binding_of(OpKind op) {
-  // Each operator's dimensions are its spec's (the one place they are written).
+  // Each operator's dimensions and modes are its catalog entry's, derived from its specs.
   static const std::vector<OpBinding> kTable = [] {
     std::vector<OpBinding> t(std::begin(kBindings), std::end(kBindings));
-    for (OpBinding& b : t) b.dims = kt::find_spec(b.kernel, b.default_variant).dims();
+    for (OpBinding& b : t) {
+      const kt::KernelDescriptor* d = kt::find_kernel(b.kernel);
+      b.dims = d->dims;
+      b.modes = d->layouts;
+    }
     return t;
   }();
   for (const OpBinding& b : kTable) {

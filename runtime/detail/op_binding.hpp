@@ -57,8 +57,8 @@ struct PlanKeyHash {
 struct OpBinding {
   OpKind op;
   std::string kernel;              ///< the cache's kernel name, e.g. "rmsnorm"
-  std::vector<std::string> dims;   ///< canonical order (the spec's dims())
-  std::vector<std::string> modes;  ///< the key's layout text by mode code, e.g. {"", "residual"}
+  std::vector<std::string> dims;   ///< canonical order (the catalog's, from the specs)
+  std::vector<std::string> modes;  ///< the key's layout text by mode code: the catalog's layouts
   std::string default_variant;     ///< the template whose default config serves every problem
   std::vector<std::string> slots;  ///< tensor names in the entry point's pointer order
   std::vector<ScalarBinding> scalars;

@@ -102,6 +102,30 @@ TEST(RuntimeOpsChecks, ProblemsTheTemplatesCannotServeAreBadInputNamingWhy) {
   }
 }
 
+// The runtime's entry points compute mode codes (gemm: 2 * epilogue + (layout == nn); the others the
+// enum's value); the binding's modes come from the catalog, so its order must stay what they assume.
+TEST(RuntimeOpsChecks, ModeCodesNameTheCatalogLayouts) {
+  const std::vector<std::pair<OpKind, std::vector<std::string>>> want = {
+      {OpKind::kGemm, {"nt", "nn", "nt+bias", "nn+bias", "nt+silu", "nn+silu", "nt+bias+silu", "nn+bias+silu"}},
+      {OpKind::kRmsNorm, {"", "residual"}},
+      {OpKind::kRmsNormRope, {"neox", "gptj"}},
+      {OpKind::kSoftmax, {"", "causal", "padding"}},
+      {OpKind::kSwiglu, {"fused", "split"}},
+      {OpKind::kDecodeAttention, {""}},
+      {OpKind::kFp8Gemm, {"nt", "nt+rowcol"}},
+  };
+  for (const auto& [op, modes] : want) {
+    EXPECT_EQ(binding_of(op).modes, modes) << binding_of(op).kernel;
+    for (std::size_t m = 0; m < modes.size(); ++m) {
+      PlanKey k{};
+      k.op = op;
+      k.mode = static_cast<uint8_t>(m);
+      k.dtype = DType::kBF16;
+      EXPECT_EQ(make_problem(k).layout, modes[m]) << binding_of(op).kernel << " mode " << m;
+    }
+  }
+}
+
 TEST(RuntimeOpsChecks, KeysDescribeThemselvesAndHashByEveryField) {
   const PlanKey a = key(OpKind::kSoftmax, 1, DType::kBF16, {7, 4095, 0, 0, 0});
   EXPECT_EQ(describe(a), "softmax rows=7,cols=4095 bf16 causal");
