@@ -6,10 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
-
 #include "kernel_templates/spec_registry.hpp"
+#include "shipped_configs.hpp"
 #include "ktune/error.hpp"
 #include "tuner/config_space.hpp"
 #include "tuner/shape_set.hpp"
@@ -17,21 +15,11 @@
 namespace ktune::kernel_templates {
 namespace {
 
-std::filesystem::path configs() {
-  const char* dir = std::getenv("KTUNE_SOURCE_DIR");
-  return std::filesystem::path(dir != nullptr ? dir : KTUNE_TEST_SOURCE_DIR) / "configs";
-}
-
-Config to_spec_config(const ktune::Config& c) {
-  Config out;
-  out.variant = c.variant;
-  for (const auto& [name, value] : c.params) out.set(name, value);
-  return out;
-}
+using test::shipped_configs;
 
 TEST(AttnSpace, SpaceAgreesWithSpecOverTheShapeSet) {
-  const auto space = tuner::ConfigSpace::load(configs() / "spaces" / "decode_attention.toml");
-  const auto shapes = tuner::load_shape_set(configs() / "shapes" / "ops_decode_attention.toml");
+  const auto space = tuner::ConfigSpace::load(shipped_configs() / "spaces" / "decode_attention.toml");
+  const auto shapes = tuner::load_shape_set(shipped_configs() / "shapes" / "ops_decode_attention.toml");
   ASSERT_EQ(space.kernel(), "decode_attention");
   ASSERT_EQ(shapes.kernel, "decode_attention");
   const KernelSpec& spec = find_spec("decode_attention", "splitkv");
@@ -50,12 +38,11 @@ TEST(AttnSpace, SpaceAgreesWithSpecOverTheShapeSet) {
     bool unsplit = false;
     bool split = false;
     for (const auto& c : e.configs) {
-      const Config sc = to_spec_config(c);
-      const auto why = spec.rejection(problem, sc);
+      const auto why = spec.rejection(problem, c);
       EXPECT_FALSE(why.has_value()) << space.canonical_name(c, "bf16", "") << " " << shape.label << ": "
                                     << why.value_or("");
-      EXPECT_EQ(spec.canonical_name(problem, sc), space.canonical_name(c, "bf16", ""));
-      (sc.at("SPLIT_K") == 1 ? unsplit : split) = true;
+      EXPECT_EQ(spec.canonical_name(problem, c), space.canonical_name(c, "bf16", ""));
+      (c.at("SPLIT_K") == 1 ? unsplit : split) = true;
       ++checked;
     }
     EXPECT_TRUE(unsplit && split) << shape.label;

@@ -5,11 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
-
 #include "core/dtype.hpp"
 #include "kernel_templates/spec_registry.hpp"
+#include "shipped_configs.hpp"
 #include "ktune/error.hpp"
 #include "tuner/config_space.hpp"
 #include "tuner/shape_set.hpp"
@@ -17,21 +15,11 @@
 namespace ktune::kernel_templates {
 namespace {
 
-std::filesystem::path configs() {
-  const char* dir = std::getenv("KTUNE_SOURCE_DIR");
-  return std::filesystem::path(dir != nullptr ? dir : KTUNE_TEST_SOURCE_DIR) / "configs";
-}
-
-Config to_spec_config(const ktune::Config& c) {
-  Config out;
-  out.variant = c.variant;
-  for (const auto& [name, value] : c.params) out.set(name, value);
-  return out;
-}
+using test::shipped_configs;
 
 TEST(Fp8Space, SpaceAgreesWithSpecOverLlamaShapes) {
-  const auto space = tuner::ConfigSpace::load(configs() / "spaces" / "fp8_gemm.toml");
-  const auto shapes = tuner::load_shape_set(configs() / "shapes" / "fp8_llama3-8b.toml");
+  const auto space = tuner::ConfigSpace::load(shipped_configs() / "spaces" / "fp8_gemm.toml");
+  const auto shapes = tuner::load_shape_set(shipped_configs() / "shapes" / "fp8_llama3-8b.toml");
   ASSERT_EQ(space.kernel(), "fp8_gemm");
   ASSERT_EQ(shapes.kernel, "fp8_gemm");
   EXPECT_EQ(shapes.shapes.size(), 20u);  // 4 layers x 5 token counts
@@ -49,12 +37,11 @@ TEST(Fp8Space, SpaceAgreesWithSpecOverLlamaShapes) {
       const auto e = space.enumerate(ctx);
       EXPECT_FALSE(e.configs.empty()) << shape.label;
       for (const auto& c : e.configs) {
-        const Config sc = to_spec_config(c);
-        const KernelSpec& variant = find_spec("fp8_gemm", sc.variant);
-        const auto why = variant.rejection(problem, sc);
+        const KernelSpec& variant = find_spec("fp8_gemm", c.variant);
+        const auto why = variant.rejection(problem, c);
         EXPECT_FALSE(why.has_value())
             << space.canonical_name(c, "fp8e4m3", mode) << " " << shape.label << ": " << why.value_or("");
-        EXPECT_EQ(variant.canonical_name(problem, sc), space.canonical_name(c, "fp8e4m3", mode));
+        EXPECT_EQ(variant.canonical_name(problem, c), space.canonical_name(c, "fp8e4m3", mode));
         ++checked;
       }
       EXPECT_EQ(spec.rejection(problem, spec.default_config(problem)), std::nullopt) << shape.label;

@@ -6,32 +6,20 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <filesystem>
-
 #include "core/dtype.hpp"
 #include "kernel_templates/spec_registry.hpp"
+#include "shipped_configs.hpp"
 #include "tuner/config_space.hpp"
 #include "tuner/shape_set.hpp"
 
 namespace ktune::kernel_templates {
 namespace {
 
-std::filesystem::path configs() {
-  const char* dir = std::getenv("KTUNE_SOURCE_DIR");
-  return std::filesystem::path(dir != nullptr ? dir : KTUNE_TEST_SOURCE_DIR) / "configs";
-}
-
-Config to_spec_config(const ktune::Config& c) {
-  Config out;
-  out.variant = c.variant;
-  for (const auto& [name, value] : c.params) out.set(name, value);
-  return out;
-}
+using test::shipped_configs;
 
 void check_space(const std::string& kernel, const std::vector<std::string>& modes, std::size_t every_nth) {
-  const auto space = tuner::ConfigSpace::load(configs() / "spaces" / (kernel + ".toml"));
-  const auto shapes = tuner::load_shape_set(configs() / "shapes" / ("ops_" + kernel + ".toml"));
+  const auto space = tuner::ConfigSpace::load(shipped_configs() / "spaces" / (kernel + ".toml"));
+  const auto shapes = tuner::load_shape_set(shipped_configs() / "shapes" / ("ops_" + kernel + ".toml"));
   ASSERT_EQ(space.kernel(), kernel);
   ASSERT_EQ(shapes.kernel, kernel);
   ASSERT_EQ(space.dims(), specs_of(kernel).front()->dims());
@@ -49,12 +37,11 @@ void check_space(const std::string& kernel, const std::vector<std::string>& mode
         const auto e = space.enumerate(ctx);
         EXPECT_FALSE(e.configs.empty()) << shape.label;
         for (const auto& c : e.configs) {
-          const Config sc = to_spec_config(c);
-          const KernelSpec& spec = find_spec(kernel, sc.variant);
-          const auto why = spec.rejection(problem, sc);
+          const KernelSpec& spec = find_spec(kernel, c.variant);
+          const auto why = spec.rejection(problem, c);
           EXPECT_FALSE(why.has_value())
               << space.canonical_name(c, dtype, mode) << " " << shape.label << ": " << why.value_or("");
-          EXPECT_EQ(spec.canonical_name(problem, sc), space.canonical_name(c, dtype, mode));
+          EXPECT_EQ(spec.canonical_name(problem, c), space.canonical_name(c, dtype, mode));
           ++checked;
         }
         for (const KernelSpec* spec : specs_of(kernel)) {
