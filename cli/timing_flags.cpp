@@ -14,8 +14,10 @@ void add_timing_flags(CLI::App& cmd, TimingFlags& f) {
       ->capture_default_str()
       ->group(g);
   cmd.add_option("--flush", f.flush,
-                 "Between samples: l2 (write a scratch buffer), rotate (input sets), none")
-      ->check(CLI::IsMember({"l2", "rotate", "none"}))
+                 "Keeping L2 cold: rotate (launches rotate over input sets larger than the L2; falls back to "
+                 "l2 when they do not fit, and says so), l2 (write a scratch buffer before each sample: "
+                 "leaves dirty lines), l2-clean (l2, then read a second buffer), none")
+      ->check(CLI::IsMember({"rotate", "l2", "l2-clean", "none"}))
       ->capture_default_str()
       ->group(g);
   cmd.add_option("--l2-flush-factor", o.l2_flush_factor,
@@ -26,7 +28,8 @@ void add_timing_flags(CLI::App& cmd, TimingFlags& f) {
       ->capture_default_str()
       ->group(g);
   cmd.add_option("--batch-threshold-us", o.graph_batch_threshold_us,
-                 "Kernels shorter than this are timed in CUDA-graph batches")
+                 "Kernels shorter than this are timed in CUDA-graph batches, as served from graphs (0: "
+                 "per-launch events for all)")
       ->capture_default_str()
       ->group(g);
   cmd.add_option("--batch-target-us", o.graph_batch_target_us, "GPU time one batched sample aims at")

@@ -14,7 +14,7 @@ namespace ktune::cli {
 /// finish_timing_options() in the callback to apply the string-valued ones and validate.
 struct TimingFlags {
   harness::TimingOptions options;
-  std::string flush = "l2";
+  std::string flush = std::string(harness::to_string(harness::TimingOptions{}.flush));  ///< the protocol's default
   std::string metrics;  ///< comma list; "" keeps the defaults
 };
 void add_timing_flags(CLI::App& cmd, TimingFlags& flags);

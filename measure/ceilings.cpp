@@ -13,7 +13,7 @@
 #include "harness/driver_api.hpp"
 #include "measure/random_fill.hpp"
 #include "measure/statistics.hpp"
-#include "measure/timer.hpp"
+#include "measure/kernel_timer.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::harness {
@@ -96,12 +96,15 @@ double cublas_gemm_tflops(int ordinal, DType dtype, int n, int warmup, int sampl
                                      kWorkspaceBytes, reinterpret_cast<cudaStream_t>(stream)),
                  "cublasLtMatmul");
   };
-  for (int i = 0; i < warmup; ++i) gemm();
-  KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream));
-  EventTimer timer(stream);
-  std::vector<double> us;
-  for (int i = 0; i < samples; ++i) us.push_back(timer.time_us(gemm));
-  const double median_us = summarize(us).median;
+  // The one timing path (kernel_timer.hpp), hot: a compute ceiling, the same operands every launch.
+  TimingOptions t;
+  t.flush = FlushMode::kNone;
+  t.warmup_min_launches = warmup;
+  t.min_samples = samples;
+  FlushPlan plan;
+  plan.mode = FlushMode::kNone;
+  KernelTimer timer(t, plan, dev.l2_bytes, stream);
+  const double median_us = timer.time([&](std::size_t) { gemm(); }).stats.median;
   const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
   return flops / (median_us * 1e-6) / 1e12;
 }

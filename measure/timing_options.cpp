@@ -10,6 +10,8 @@ std::string_view to_string(FlushMode mode) {
   switch (mode) {
     case FlushMode::kL2:
       return "l2";
+    case FlushMode::kL2Clean:
+      return "l2-clean";
     case FlushMode::kRotate:
       return "rotate";
     case FlushMode::kNone:
@@ -20,10 +22,11 @@ std::string_view to_string(FlushMode mode) {
 
 FlushMode flush_mode_from_string(std::string_view name) {
   if (name == "l2") return FlushMode::kL2;
+  if (name == "l2-clean") return FlushMode::kL2Clean;
   if (name == "rotate") return FlushMode::kRotate;
   if (name == "none") return FlushMode::kNone;
   throw Error(ErrorKind::kBadInput,
-              fmt::format("unknown flush mode '{}' (expected l2, rotate or none)", name));
+              fmt::format("unknown flush mode '{}' (expected rotate, l2, l2-clean or none)", name));
 }
 
 std::vector<std::string> default_metrics() {

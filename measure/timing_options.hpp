@@ -12,12 +12,20 @@ namespace ktune::harness {
 
 /// How consecutive samples are kept from reading each other's data out of L2.
 enum class FlushMode {
-  kL2,      ///< write a scratch buffer of `l2_flush_factor` x the L2 size before every sample
-  kRotate,  ///< rotate among copies of the input/output buffers whose total exceeds the L2 size
-  kNone,    ///< no flush: hot-cache timing
+  /// Rotate among copies of the input/output buffers whose total exceeds `l2_flush_factor` x the L2
+  /// size, every launch of a graph batch on the next set: each launch reads cold data and leaves no
+  /// one else's dirty lines behind (what a model served from CUDA graphs sees). The default.
+  kRotate,
+  /// Write a scratch buffer of `l2_flush_factor` x the L2 size before every sample. The L2 is left
+  /// full of dirty lines the timed kernel has to write back (up to the L2 size of extra DRAM
+  /// writes), and in a graph batch only the first launch is cold.
+  kL2,
+  /// kL2 followed by a read of a second such buffer: the L2 holds clean lines only.
+  kL2Clean,
+  kNone,  ///< no flush: hot-cache timing
 };
 
-/// "l2", "rotate", "none".
+/// "rotate", "l2", "l2-clean", "none".
 std::string_view to_string(FlushMode mode);
 /// Inverse of to_string; throws ktune::Error(kBadInput) naming the value.
 FlushMode flush_mode_from_string(std::string_view name);
@@ -33,7 +41,7 @@ struct TimingOptions {
   double warmup_min_ms = 20.0;   ///< ... and at least 20 ms (lets clocks ramp up)
 
   // ---- flushing ----
-  FlushMode flush = FlushMode::kL2;
+  FlushMode flush = FlushMode::kRotate;
   /// The flush buffer is this many times the L2 size; 2x evicts every line under LRU-like
   /// replacement (nvbench's l2flush uses 1x; 2x leaves margin for the H200's partitioned 60 MiB L2).
   double l2_flush_factor = 2.0;
@@ -41,10 +49,11 @@ struct TimingOptions {
   int rotate_max_sets = 64;
 
   // ---- batching ----
-  /// Kernels whose single-launch time is under this are timed in CUDA-graph batches: an eager
-  /// launch costs ~4.3 us on the H200 (docs/perf/measurement.md), so a lone ~10 us kernel would be
-  /// timed with launch gaps in it.
-  double graph_batch_threshold_us = 10.0;
+  /// Work whose single-launch time is under this is timed in CUDA-graph batches, as decode work is
+  /// served (docs/measurement.md): the default covers decode-size kernels. An eager launch also
+  /// costs ~4.3 us of host time on the H200, so a lone short kernel timed eagerly has launch gaps
+  /// in it. 0: per-launch events for everything.
+  double graph_batch_threshold_us = 1000.0;
   /// A batched sample aims at this much GPU time (launch count = target / estimate).
   double graph_batch_target_us = 200.0;
   /// Cap on launches in one graph (graph instantiation cost grows with it).

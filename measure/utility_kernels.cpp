@@ -116,6 +116,18 @@ __global__ void __launch_bounds__(256) ktune_compare(const typename ktune_bits<K
     counts[2 * blockIdx.x + 1] = c[1][0];
   }
 }
+
+// Reads n 16-byte words (the clean L2 flush); writes only for a value no memset writes, so the loads
+// cannot be removed and nothing is written.
+__global__ void ktune_read_all(const int4* p, unsigned long long n, int* sink) {
+  int acc = 0;
+  for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<unsigned long long>(gridDim.x) * blockDim.x) {
+    const int4 v = p[i];
+    acc |= (v.x ^ v.y) | (v.z ^ v.w);
+  }
+  if (acc == 0x7fffffff) *sink = acc;
+}
 )CUDA";
 
 std::size_t index_of(DType d) { return static_cast<std::size_t>(d); }
@@ -144,9 +156,11 @@ UtilityKernels::UtilityKernels(const std::string& arch) {
     req.name_expressions.push_back(compare_name_expression(d));
     if (d != DType::kF32) req.name_expressions.push_back(compare_name_expression(d, DType::kF32));
   }
+  req.name_expressions.push_back("ktune_read_all");
   NvrtcCompiler compiler;
   const CompileResult res = compiler.compile(req);
   module_ = Module::load(res.cubin);
+  read_all_ = module_.function(res.lowered_names.at("ktune_read_all"));
   for (DType d : kAll) {
     fill_[index_of(d)] = module_.function(res.lowered_names.at(fill_name_expression(d)));
     compare_[index_of(d)][index_of(d)] = module_.function(res.lowered_names.at(compare_name_expression(d)));

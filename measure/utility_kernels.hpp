@@ -1,7 +1,7 @@
 #pragma once
 /// The harness's own device code, compiled once per process with NVRTC for the current device:
 /// the counter-based random fill (random_fill.hpp) and the output comparison (gpu_compare.hpp),
-/// one instantiation per DType. Loaded into the current context on first use.
+/// one instantiation per DType, and the read of the clean L2 flush (l2_flush.hpp). Loaded into the current context on first use.
 
 #include <cuda.h>
 
@@ -22,6 +22,9 @@ std::string compare_name_expression(DType dtype, DType ref_dtype);
 
 /// Block size the compare kernel is written for (its shared-memory reduction).
 inline constexpr unsigned kCompareBlock = 256;
+/// The read kernel's launch (the clean L2 flush): a grid-stride loop of 16-byte loads.
+inline constexpr unsigned kReadAllBlock = 256;
+inline constexpr unsigned kReadAllBlocks = 1024;
 
 class UtilityKernels {
  public:
@@ -32,9 +35,13 @@ class UtilityKernels {
   /// f32); throws ktune::Error(kBadInput) for any other pair.
   CUfunction compare(DType dtype, DType ref_dtype) const;
   CUfunction compare(DType dtype) const { return compare(dtype, dtype); }
+  /// `ktune_read_all(const int4* p, unsigned long long n16, int* sink)`: reads n16 16-byte words and
+  /// writes `sink` only for a word whose halves differ (never, for a buffer of equal bytes).
+  CUfunction read_all() const { return read_all_; }
 
  private:
   Module module_;
+  CUfunction read_all_ = nullptr;
   CUfunction fill_[5] = {};
   CUfunction compare_[5][5] = {};  ///< [output dtype][reference dtype]
 };

@@ -1,7 +1,6 @@
 #include "measure/worker_measurer.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -14,22 +13,15 @@
 #include "measure/cupti_profiler.hpp"
 #include "harness/driver_api.hpp"
 #include "measure/gpu_compare.hpp"
-#include "measure/l2_flush.hpp"
+#include "measure/kernel_timer.hpp"
 #include "measure/nvml.hpp"
 #include "measure/poison.hpp"
 #include "measure/random_fill.hpp"
-#include "measure/stopping_rule.hpp"
-#include "measure/timer.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::harness {
 
 namespace {
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 double median_of(std::vector<double> v) { return summarize(v).median; }
 
 /// Launches timed by the CUPTI Activity pass: enough for a stable median, few enough to be cheap.
@@ -44,25 +36,16 @@ const BufferSpec& spec_of(const CandidateRequest& r, const std::string& name) {
 }
 }  // namespace
 
-/// One candidate while it is timed: its loaded sequence, the buffer sets it rotates over, the L2
-/// flusher, the event timer and (for short runs) the CUDA-graph batch.
+/// One candidate while it is timed: its loaded sequence, the buffer sets it rotates over and the
+/// timer (kernel_timer.hpp, the one timing path).
 struct WorkerMeasurer::Timed {
-  Timed(const CandidateRequest& r, LoadedSequence& seq, std::vector<BufferSet> first, CUstream stream)
-      : req(r), sequence(seq), sets(std::move(first)), timer(stream) {}
+  Timed(const CandidateRequest& r, LoadedSequence& seq, std::vector<BufferSet> first)
+      : req(r), sequence(seq), sets(std::move(first)) {}
 
   const CandidateRequest& req;
   LoadedSequence& sequence;
   std::vector<BufferSet> sets;
-  std::unique_ptr<L2Flusher> flusher;
-  std::size_t next_set = 0;
-  EventTimer timer;
-  std::unique_ptr<GraphBatch> batch;
-
-  void flush(CUstream stream) {
-    if (flusher) flusher->flush(stream);
-  }
-  /// The buffer set of the next run (rotation).
-  std::size_t next() { return next_set++ % sets.size(); }
+  std::unique_ptr<KernelTimer> timer;
 };
 
 WorkerMeasurer::WorkerMeasurer(int ordinal) : device_(query_device(ordinal)), context_(ordinal) {
@@ -121,10 +104,9 @@ CandidateResult WorkerMeasurer::measure(const CandidateRequest& req, bool* conte
     }
 
     phase = "flush set-up";
-    Timed run(req, sequence, std::move(sets), stream_);
+    Timed run(req, sequence, std::move(sets));
     add_rotation_sets(run);
-    phase = "warm-up";
-    capture_batch(run, warm_up(run), phase);
+    res.flush = run.timer->plan().describe();
     phase = "timing";
     time_samples(run, res);
     if (req.timing.activity_timer) {
@@ -192,65 +174,27 @@ bool WorkerMeasurer::verify(const CandidateRequest& req, const BufferSet& set, C
 
 void WorkerMeasurer::add_rotation_sets(Timed& run) {
   const TimingOptions& t = run.req.timing;
-  if (t.flush == FlushMode::kL2) run.flusher = std::make_unique<L2Flusher>(device_.l2_bytes, t.l2_flush_factor);
-  if (t.flush == FlushMode::kRotate) {
-    uint64_t set_bytes = 0;
-    for (const BufferSpec& b : run.req.buffers) set_bytes += b.bytes();
-    const double want =
-        t.l2_flush_factor * static_cast<double>(device_.l2_bytes) / static_cast<double>(set_bytes);
-    const int n_sets = std::clamp(static_cast<int>(std::ceil(want)) + 1, 2, t.rotate_max_sets);
-    for (int s = 1; s < n_sets; ++s) run.sets.push_back(clone_buffers(run.sets[0], stream_));
-  }
+  uint64_t set_bytes = 0;
+  for (const BufferSpec& b : run.req.buffers) set_bytes += b.bytes();
+  FlushPlan plan = plan_flush(t, device_.l2_bytes, set_bytes, free_device_bytes());
+  for (int s = 1; s < plan.sets; ++s) run.sets.push_back(clone_buffers(run.sets[0], stream_));
   std::vector<const BufferSet*> set_ptrs;
   for (const BufferSet& s : run.sets) set_ptrs.push_back(&s);
   run.sequence.bind(set_ptrs);
-}
-
-double WorkerMeasurer::warm_up(Timed& run) {
-  const TimingOptions& t = run.req.timing;
-  std::vector<double> warm;
-  const double warm_start = now_ms();
-  while (static_cast<int>(warm.size()) < t.warmup_min_launches || now_ms() - warm_start < t.warmup_min_ms) {
-    run.flush(stream_);
-    const std::size_t s = run.next();
-    warm.push_back(run.timer.time_us([&] { run.sequence.launch(s, stream_); }));
-  }
-  // Median of the second half: the first launches include module and clock ramp-up.
-  return median_of({warm.begin() + static_cast<long>(warm.size() / 2), warm.end()});
-}
-
-void WorkerMeasurer::capture_batch(Timed& run, double estimate_us, std::string& phase) {
-  const TimingOptions& t = run.req.timing;
-  if (estimate_us >= t.graph_batch_threshold_us) return;
-  phase = "graph capture";
-  const int n = std::clamp(static_cast<int>(std::lround(t.graph_batch_target_us / std::max(estimate_us, 0.1))),
-                           2, t.graph_batch_max_launches);
-  const std::size_t n_sets = run.sets.size();
-  run.batch = std::make_unique<GraphBatch>(
-      stream_, n, [this, &run, n_sets](int i) { run.sequence.launch(static_cast<std::size_t>(i) % n_sets, stream_); });
-  run.batch->launch();  // the graph's own first run is not a sample
-  KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
+  run.timer = std::make_unique<KernelTimer>(t, std::move(plan), device_.l2_bytes, stream_, &utility());
 }
 
 void WorkerMeasurer::time_samples(Timed& run, CandidateResult& res) {
-  res.launches_per_sample = run.batch ? run.batch->launches() : 1;
-  StoppingRule rule(run.req.timing);
-  const double t0 = now_ms();
-  StopReason stop = StopReason::kContinue;
-  while (stop == StopReason::kContinue) {
-    run.flush(stream_);
-    if (run.batch) {
-      rule.add(run.timer.time_us([&] { run.batch->launch(); }) / run.batch->launches());
-    } else {
-      const std::size_t s = run.next();
-      rule.add(run.timer.time_us([&] { run.sequence.launch(s, stream_); }));
-    }
-    stop = rule.check(now_ms() - t0);
-  }
-  res.samples_us = rule.samples();
-  res.stats = rule.stats();
-  res.stop_reason = std::string(to_string(stop));
-  res.drift = rule.drift();
+  const TimingResult r = run.timer->time([&](std::size_t set) { run.sequence.launch(set, stream_); });
+  res.launches_per_sample = r.launches_per_sample;
+  // How it was timed, stored with the measurement (its resources): the flush actually used and
+  // whether samples were CUDA-graph batches.
+  res.resources["flush"] = res.flush;
+  res.resources["launches_per_sample"] = r.launches_per_sample;
+  res.samples_us = r.samples_us;
+  res.stats = r.stats;
+  res.stop_reason = std::string(to_string(r.stop));
+  res.drift = r.drift;
   const NvmlReading nvml = nvml_read(device_.pci_bus_id);
   res.sm_clock_mhz = nvml.sm_clock_mhz;
   res.temperature_c = nvml.temperature_c;
@@ -264,8 +208,8 @@ void WorkerMeasurer::activity_pass(Timed& run, CandidateResult& res) {
   auto activity = ActivityTimer::start(&why);
   if (activity) {
     for (int i = 0; i < kActivityLaunches; ++i) {
-      run.flush(stream_);
-      run.sequence.launch(0, stream_);
+      run.timer->flush();
+      run.sequence.launch(static_cast<std::size_t>(i) % run.sets.size(), stream_);
     }
     KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
     const std::size_t per_run = run.sequence.size();
@@ -288,7 +232,7 @@ void WorkerMeasurer::activity_pass(Timed& run, CandidateResult& res) {
 }
 
 void WorkerMeasurer::counter_pass(Timed& run, CandidateResult& res) {
-  run.flush(stream_);
+  run.timer->flush();
   KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
   nlohmann::json c = profile_counters(context_.get(), device_.ordinal, run.req.timing.metrics, [&] {
     run.sequence.launch(0, stream_);

@@ -1,9 +1,9 @@
 #pragma once
 /// The worker side of a candidate (docs/design.md D4, D5 and "Timing protocol"): load the cubins of its
 /// launch sequence, check launch limits, fill inputs with random data and poison outputs, run the
-/// reference and the whole sequence once, verify, then warm up, time (events around whole runs of
-/// the sequence, CUDA-graph batches of runs for short ones, L2 flush or buffer rotation, stopping
-/// rule), read NVML, and optionally run the CUPTI Activity timer and the CUPTI counter pass (both
+/// reference and the whole sequence once, verify, then time with the one timing path
+/// (kernel_timer.hpp: warm-up, CUDA-graph batches of runs below the threshold, buffer rotation or
+/// an L2 flush, stopping rule), read NVML, and optionally run the CUPTI Activity timer and the CUPTI counter pass (both
 /// over whole runs). Runs inside `ktune worker`, never in the tuner's process: a faulting
 /// kernel loses the context, and the worker then exits.
 
@@ -50,13 +50,11 @@ class WorkerMeasurer {
   BufferSet fill_inputs(const CandidateRequest& req);
   /// Compares every check's output with its reference; false with the outcome set when one fails.
   bool verify(const CandidateRequest& req, const BufferSet& set, CandidateResult& res);
-  /// Adds the rotation's buffer sets (flush mode rotate) and binds them all to the sequence.
+  /// Plans the flush, adds the rotation's buffer sets, binds them all to the sequence and makes the
+  /// timer.
   void add_rotation_sets(Timed& run);
-  /// Warm-up launches; returns the estimate of one run (median of the second half), in us.
-  double warm_up(Timed& run);
-  /// A CUDA-graph batch of runs when a run is short (DESIGN "Timing protocol").
-  void capture_batch(Timed& run, double estimate_us, std::string& phase);
-  /// The timed samples until the stopping rule ends them; statistics, NVML, GB/s and TFLOP/s.
+  /// The timed samples (KernelTimer: warm-up, graph batches, stopping rule); statistics, NVML,
+  /// GB/s and TFLOP/s.
   void time_samples(Timed& run, CandidateResult& res);
   /// The CUPTI Activity timer over whole runs.
   void activity_pass(Timed& run, CandidateResult& res);

@@ -1,7 +1,6 @@
 #include "tuner/cublas_baseline_measurer.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <map>
 #include <vector>
@@ -15,14 +14,12 @@
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
 #include "measure/gpu_compare.hpp"
-#include "measure/l2_flush.hpp"
+#include "measure/kernel_timer.hpp"
 #include "harness/module.hpp"
 #include "measure/nvml.hpp"
 #include "harness/nvrtc_compiler.hpp"
 #include "measure/poison.hpp"
 #include "measure/random_fill.hpp"
-#include "measure/stopping_rule.hpp"
-#include "measure/timer.hpp"
 #include "measure/tolerance.hpp"
 #include "measure/utility_kernels.hpp"
 #include "kernel_templates/compile_request.hpp"
@@ -35,11 +32,6 @@ namespace {
 
 namespace h = harness;
 namespace kt = kernel_templates;
-
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 /// One copy of the GEMM's operands and output.
 struct OperandSet {
@@ -180,77 +172,32 @@ h::CandidateResult CublasBaselineMeasurer::measure_cublas(const kt::Problem& pro
     }
 
     phase = "flush set-up";
-    std::unique_ptr<h::L2Flusher> flusher;
-    if (t.flush == h::FlushMode::kL2)
-      flusher = std::make_unique<h::L2Flusher>(s.device.l2_bytes, t.l2_flush_factor);
-    if (t.flush == h::FlushMode::kRotate) {
-      // As the worker does: enough copies that their total exceeds factor x the L2 size.
-      const double set_bytes = static_cast<double>((a_count + b_count + c_count) * esize);
-      const double want = t.l2_flush_factor * static_cast<double>(s.device.l2_bytes) / set_bytes;
-      const int n_sets = std::clamp(static_cast<int>(std::ceil(want)) + 1, 2, t.rotate_max_sets);
-      for (int i = 1; i < n_sets; ++i) {
-        OperandSet copy{h::DeviceBuffer(sets[0].a.size()), h::DeviceBuffer(sets[0].b.size()),
-                        h::DeviceBuffer(sets[0].c.size())};
-        KTUNE_CU_CHECK(h::driver().cuMemcpyDtoDAsync(copy.a.get(), sets[0].a.get(), copy.a.size(), s.stream));
-        KTUNE_CU_CHECK(h::driver().cuMemcpyDtoDAsync(copy.b.get(), sets[0].b.get(), copy.b.size(), s.stream));
-        sets.push_back(std::move(copy));
-      }
-      KTUNE_CU_CHECK(h::driver().cuStreamSynchronize(s.stream));
+    // The one timing path, exactly as the worker times templates (measure/kernel_timer.hpp).
+    const uint64_t set_bytes = static_cast<uint64_t>((a_count + b_count + c_count) * esize);
+    h::FlushPlan plan = h::plan_flush(t, s.device.l2_bytes, set_bytes, h::free_device_bytes());
+    for (int i = 1; i < plan.sets; ++i) {
+      OperandSet copy{h::DeviceBuffer(sets[0].a.size()), h::DeviceBuffer(sets[0].b.size()),
+                      h::DeviceBuffer(sets[0].c.size())};
+      KTUNE_CU_CHECK(h::driver().cuMemcpyDtoDAsync(copy.a.get(), sets[0].a.get(), copy.a.size(), s.stream));
+      KTUNE_CU_CHECK(h::driver().cuMemcpyDtoDAsync(copy.b.get(), sets[0].b.get(), copy.b.size(), s.stream));
+      sets.push_back(std::move(copy));
     }
-    const std::size_t n_sets = sets.size();
-    const auto run_set = [&](std::size_t i) {
-      const OperandSet& o = sets[i % n_sets];
-      s.blas.run(bp, o.a.get(), o.b.get(), o.c.get(), s.stream);
-    };
-    const auto flush = [&] {
-      if (flusher) flusher->flush(s.stream);
-    };
-
-    phase = "warm-up";
-    h::EventTimer timer(s.stream);
-    std::vector<double> warm;
-    const double warm_start = now_ms();
-    std::size_t next_set = 0;
-    while (static_cast<int>(warm.size()) < t.warmup_min_launches || now_ms() - warm_start < t.warmup_min_ms) {
-      flush();
-      const std::size_t i = next_set++;
-      warm.push_back(timer.time_us([&] { run_set(i); }));
-    }
-    // Median of the second half: the first launches include clock ramp-up (the worker's estimate).
-    const double estimate_us =
-        h::summarize({warm.begin() + static_cast<long>(warm.size() / 2), warm.end()}).median;
-
-    std::unique_ptr<h::GraphBatch> batch;
-    if (estimate_us < t.graph_batch_threshold_us) {
-      phase = "graph capture";
-      const int count =
-          std::clamp(static_cast<int>(std::lround(t.graph_batch_target_us / std::max(estimate_us, 0.1))), 2,
-                     t.graph_batch_max_launches);
-      batch = std::make_unique<h::GraphBatch>(s.stream, count,
-                                              [&](int i) { run_set(static_cast<std::size_t>(i)); });
-      batch->launch();  // the graph's own first run is not a sample
-      KTUNE_CU_CHECK(h::driver().cuStreamSynchronize(s.stream));
-    }
-    res.launches_per_sample = batch ? batch->launches() : 1;
+    KTUNE_CU_CHECK(h::driver().cuStreamSynchronize(s.stream));
+    res.flush = plan.describe();
+    h::KernelTimer timer(t, std::move(plan), s.device.l2_bytes, s.stream, &s.utility);
 
     phase = "timing";
-    h::StoppingRule rule(t);
-    const double t0 = now_ms();
-    h::StopReason stop = h::StopReason::kContinue;
-    while (stop == h::StopReason::kContinue) {
-      flush();
-      if (batch) {
-        rule.add(timer.time_us([&] { batch->launch(); }) / batch->launches());
-      } else {
-        const std::size_t i = next_set++;
-        rule.add(timer.time_us([&] { run_set(i); }));
-      }
-      stop = rule.check(now_ms() - t0);
-    }
-    res.samples_us = rule.samples();
-    res.stats = rule.stats();
-    res.stop_reason = std::string(h::to_string(stop));
-    res.drift = rule.drift();
+    const h::TimingResult r = timer.time([&](std::size_t i) {
+      const OperandSet& o = sets[i];
+      s.blas.run(bp, o.a.get(), o.b.get(), o.c.get(), s.stream);
+    });
+    res.launches_per_sample = r.launches_per_sample;
+    res.resources["flush"] = res.flush;
+    res.resources["launches_per_sample"] = r.launches_per_sample;
+    res.samples_us = r.samples_us;
+    res.stats = r.stats;
+    res.stop_reason = std::string(h::to_string(r.stop));
+    res.drift = r.drift;
     const h::NvmlReading nvml = h::nvml_read(s.device.pci_bus_id);
     res.sm_clock_mhz = nvml.sm_clock_mhz;
     res.temperature_c = nvml.temperature_c;

@@ -1,9 +1,8 @@
 // ktune_fp8_bench: the fp8_gemm template against cuBLASLt fp8 on the linear layers of Llama-3-8B
 // (configs/shapes/fp8_llama3-8b.toml), following ktune_gemm_bench's protocol: for every shape a small
-// built-in sweep of configs by shape class (fp8_bench_sweep.hpp) and cuBLASLt, each timed with CUDA
-// events after a warm-up (>= 10 launches and >= 20 ms), an L2 flush before every sample, inputs
-// rotated over copies larger than twice the L2 inside a CUDA-graph batch when one launch is under
-// 20 us, the median of >= 20 samples. Every config's output is checked against the fp8 GPU reference
+// built-in sweep of configs by shape class (fp8_bench_sweep.hpp) and cuBLASLt, each timed by ktune's
+// one timing path (measure/kernel_timer.hpp: warm-up, inputs rotated over copies larger than twice
+// the L2, CUDA-graph batches below 1 ms, the stopping rule with at least --samples samples). Every config's output is checked against the fp8 GPU reference
 // (f32 accumulation of the dequantised inputs). Prints per shape TFLOP/s and GB/s of both, the best
 // config and the ratio, then the geomean ratio by M.
 //
@@ -31,11 +30,10 @@
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
 #include "measure/gpu_compare.hpp"
-#include "measure/l2_flush.hpp"
+#include "measure/kernel_timer.hpp"
 #include "harness/module.hpp"
 #include "harness/nvrtc_compiler.hpp"
 #include "measure/random_fill.hpp"
-#include "measure/timer.hpp"
 #include "measure/tolerance.hpp"
 #include "kernel_templates/compile_request.hpp"
 #include "kernel_templates/fp8_gemm/fp8_gemm_spec.hpp"
@@ -47,9 +45,6 @@ namespace h = ktune::harness;
 
 namespace {
 
-constexpr double kMinSampleUs = 20.0;  // below it a lone launch is mostly launch gap (H200: ~4 us each)
-constexpr int kMaxBatch = 256;
-constexpr int kMaxSets = 64;  // input copies rotated inside a batch
 
 struct Shape {
   std::string label;  // "qkv_proj.m16"
@@ -84,34 +79,11 @@ kt::Problem problem_of(const Shape& s, const std::string& layout) {
 }
 
 /// Median microseconds of one call of `enqueue(set)`.
-double time_launches(const std::function<void(int)>& enqueue, int sets, CUstream stream, h::L2Flusher& flush,
-                     int samples) {
-  h::EventTimer timer(stream);
-  double spent_us = 0;
-  double one_us = 1e30;
-  for (int i = 0; (i < 10 || spent_us < 20000.0) && i < 2000; ++i) {  // >= 10 launches and >= 20 ms
-    const double t = timer.time_us([&] { enqueue(i % sets); });
-    spent_us += t;
-    one_us = std::min(one_us, t);
-  }
-  const int batch = one_us >= kMinSampleUs
-                        ? 1
-                        : std::min(kMaxBatch, static_cast<int>(std::ceil(4 * kMinSampleUs / one_us)));
-  std::unique_ptr<h::GraphBatch> graph;
-  if (batch > 1) graph = std::make_unique<h::GraphBatch>(stream, batch, [&](int i) { enqueue(i % sets); });
-  std::vector<double> times;
-  for (int s = 0; s < samples; ++s) {
-    flush.flush(stream);
-    times.push_back(timer.time_us([&] {
-      if (graph) {
-        graph->launch();
-      } else {
-        enqueue(0);
-      }
-    }) / batch);
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+/// One timing by ktune's one timing path (measure/kernel_timer.hpp): median microseconds of a launch.
+double time_launches(const std::function<void(int set)>& enqueue, const h::FlushPlan& plan, int64_t l2_bytes,
+                     CUstream stream, const h::TimingOptions& timing) {
+  h::KernelTimer timer(timing, plan, l2_bytes, stream);
+  return timer.time([&](std::size_t set) { enqueue(static_cast<int>(set)); }).stats.median;
 }
 
 /// Compiles (in parallel) every CompileSpec of the sweep plus the reference; results by spec key.
@@ -207,7 +179,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s (%s), %zu shapes\n", info.name.c_str(), arch.c_str(), shapes.size());
     CUstream stream = nullptr;
     KTUNE_CU_CHECK(h::driver().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    h::L2Flusher flush(info.l2_bytes, 2.0);
+    h::TimingOptions timing;  // the protocol's defaults: rotated inputs, graph batches below 1 ms
+    timing.min_samples = samples;
     h::UtilityKernels util(arch);
     std::unique_ptr<h::CublasLtFp8Gemm> blas;
     const bool per_tensor = layout == "nt";
@@ -249,8 +222,9 @@ int main(int argc, char** argv) {
       const kt::WorkCounts work = spec.work(p);
       const kt::ReferenceSpec ref = spec.reference(p);
       const int64_t set_bytes = s.m * s.k + s.n * s.k;
-      const int sets =
-          static_cast<int>(std::clamp<int64_t>((2 * info.l2_bytes + set_bytes - 1) / set_bytes, 1, kMaxSets));
+      const h::FlushPlan flush_plan =
+          h::plan_flush(timing, info.l2_bytes, static_cast<uint64_t>(set_bytes), h::free_device_bytes());
+      const int sets = flush_plan.sets;
       std::map<std::string, std::vector<h::DeviceBuffer>> inputs;  // by tensor name, one per set
       for (const auto& t : ref.plan.tensors) {
         if (t.role != kt::TensorRole::kInput) continue;
@@ -308,7 +282,7 @@ int main(int argc, char** argv) {
         const h::ErrorMetrics err = h::gpu_compare(util, c.get(), ktune::DType::kBF16, c_ref.get(),
                                                    ktune::DType::kF32, static_cast<uint64_t>(s.m * s.n), stream);
         const bool ok = h::judge(err, h::tolerance_for(ktune::DType::kBF16)).ok;
-        blas_us = time_launches(run, sets, stream, flush, samples);
+        blas_us = time_launches(run, flush_plan, info.l2_bytes, stream, timing);
         row("cublaslt", blas->algorithm(bp), blas_us, 0, 0, ok);
         if (!ok) std::fprintf(stderr, "%s: cuBLASLt output differs from the reference\n", s.label.c_str());
       }
@@ -349,7 +323,7 @@ int main(int argc, char** argv) {
               h::gpu_compare(util, c.get(), ktune::DType::kBF16, c_ref.get(), ktune::DType::kF32,
                              static_cast<uint64_t>(s.m * s.n), stream);
           const bool ok = h::judge(err, h::tolerance_for(ktune::DType::kBF16)).ok;
-          const double us = time_launches(enqueue, sets, stream, flush, samples);
+          const double us = time_launches(enqueue, flush_plan, info.l2_bytes, stream, timing);
           const auto found = resources.find(plan.launches.front().name_expression);
           const h::KernelResources res = found != resources.end() ? found->second : h::KernelResources{};
           row("fp8_gemm", name, us, res.registers, res.spill_store_bytes, ok);

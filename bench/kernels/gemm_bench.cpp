@@ -1,11 +1,11 @@
 // ktune_gemm_bench: the tensor-core template (gemm_mma.cu) against cuBLASLt on the linear layers of
 // real models, before the tuning loop exists. For every shape it times a small built-in sweep of
-// mma configs chosen by the shape's class (decode M <= 16, mid M <= 256, large M) and cuBLASLt with
-// the same protocol: CUDA events, warm-up (>= 10 launches and >= 20 ms), an L2 flush before every
-// sample, inputs rotated over copies larger than twice the L2 inside a CUDA-graph batch when one
-// launch is under 20 us (launch gaps would dominate), the median of >= 20 samples. Every config's
-// output is checked against cuBLASLt's. Prints per shape: TFLOP/s and GB/s of both, the best config,
-// the ratio; then the geomean ratios of M <= 16 and M >= 512 (issue 5's targets).
+// mma configs chosen by the shape's class (decode M <= 16, mid M <= 256, large M) and cuBLASLt, both
+// timed by ktune's one timing path (measure/kernel_timer.hpp: warm-up, inputs rotated over copies
+// larger than twice the L2, CUDA-graph batches below 1 ms, the stopping rule with at least
+// --samples samples). Every config's output is checked against cuBLASLt's. Prints per shape:
+// TFLOP/s and GB/s of both, the best config, the ratio; then the geomean ratios of M <= 16 and
+// M >= 512.
 //
 //   ktune_gemm_bench [--models llama3-8b,qwen2.5-7b] [--m 1,16,128,512,2048,4096] [--dtype bf16]
 //                    [--layout nt] [--samples 20] [--layers q_proj,...] [--csv FILE] [--verbose]
@@ -30,11 +30,10 @@
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
 #include "measure/gpu_compare.hpp"
-#include "measure/l2_flush.hpp"
+#include "measure/kernel_timer.hpp"
 #include "harness/module.hpp"
 #include "measure/random_fill.hpp"
 #include "measure/statistics.hpp"
-#include "measure/timer.hpp"
 #include "measure/tolerance.hpp"
 #include "kernel_templates/compile_request.hpp"
 #include "kernel_templates/spec_registry.hpp"
@@ -45,9 +44,6 @@ namespace h = ktune::harness;
 
 namespace {
 
-constexpr double kMinSampleUs = 20.0;  // below it a lone launch is mostly launch gap (H200: ~4 us each)
-constexpr int kMaxBatch = 256;
-constexpr int kMaxSets = 64;  // input copies rotated inside a batch
 
 struct Shape {
   std::string label;  // "llama3-8b.q_proj.m16"
@@ -94,37 +90,11 @@ std::string spec_key(const kt::CompileSpec& c) {
   return k;
 }
 
-/// One timing: median microseconds of a launch.
-double time_launches(const std::function<void(int set)>& enqueue, int sets, CUstream stream,
-                     h::L2Flusher& flush, int samples) {
-  h::EventTimer timer(stream);
-  // Warm-up: >= 10 launches and >= 20 ms (docs/design.md timing protocol), at most 2000 launches.
-  double spent_us = 0;
-  double one_us = 1e30;
-  for (int i = 0; (i < 10 || spent_us < 20000.0) && i < 2000; ++i) {
-    const double t = timer.time_us([&] { enqueue(i % sets); });
-    spent_us += t;
-    one_us = std::min(one_us, t);
-  }
-  const int batch = one_us >= kMinSampleUs
-                        ? 1
-                        : std::min(kMaxBatch, static_cast<int>(std::ceil(4 * kMinSampleUs / one_us)));
-  std::unique_ptr<h::GraphBatch> graph;
-  if (batch > 1) graph = std::make_unique<h::GraphBatch>(stream, batch, [&](int i) { enqueue(i % sets); });
-  std::vector<double> times;
-  for (int s = 0; s < samples; ++s) {
-    flush.flush(stream);
-    const double t = timer.time_us([&] {
-      if (graph) {
-        graph->launch();
-      } else {
-        enqueue(0);
-      }
-    });
-    times.push_back(t / batch);
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+/// One timing by ktune's one timing path (measure/kernel_timer.hpp): median microseconds of a launch.
+double time_launches(const std::function<void(int set)>& enqueue, const h::FlushPlan& plan, int64_t l2_bytes,
+                     CUstream stream, const h::TimingOptions& timing) {
+  h::KernelTimer timer(timing, plan, l2_bytes, stream);
+  return timer.time([&](std::size_t set) { enqueue(static_cast<int>(set)); }).stats.median;
 }
 
 /// --compile-only: compiles every config of the sweep (one program a config, in parallel) and prints
@@ -205,7 +175,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s (%s), %zu shapes\n", info.name.c_str(), arch.c_str(), shapes.size());
     CUstream stream = nullptr;
     KTUNE_CU_CHECK(h::driver().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    h::L2Flusher flush(info.l2_bytes, 2.0);
+    h::TimingOptions timing;  // the protocol's defaults: rotated inputs, graph batches below 1 ms
+    timing.min_samples = samples;
     h::UtilityKernels util(arch);
     h::CublasLtGemm blas;
     std::fprintf(stderr, "%s\n", blas.version().c_str());
@@ -257,8 +228,9 @@ int main(int argc, char** argv) {
       const kt::WorkCounts work = family.work(p);
       const std::size_t esize = ktune::size_of(*dtype);
       const int64_t set_bytes = (s.m * s.k + s.k * s.n) * static_cast<int64_t>(esize);
-      const int sets =
-          static_cast<int>(std::clamp<int64_t>((2 * info.l2_bytes + set_bytes - 1) / set_bytes, 1, kMaxSets));
+      const h::FlushPlan flush_plan =
+          h::plan_flush(timing, info.l2_bytes, static_cast<uint64_t>(set_bytes), h::free_device_bytes());
+      const int sets = flush_plan.sets;
       std::vector<h::DeviceBuffer> a, b;
       for (int i = 0; i < sets; ++i) {
         a.emplace_back(static_cast<std::size_t>(s.m * s.k) * esize);
@@ -278,7 +250,7 @@ int main(int argc, char** argv) {
             blas.run(bp, a[static_cast<std::size_t>(i)].get(), b[static_cast<std::size_t>(i)].get(),
                      c_blas.get(), stream);
           },
-          sets, stream, flush, samples);
+          flush_plan, info.l2_bytes, stream, timing);
       blas.run(bp, a[0].get(), b[0].get(), c_blas.get(), stream);
       const auto row = [&](const std::string& impl, const std::string& config, double us, int regs, int spill,
                            bool ok) {
@@ -340,7 +312,7 @@ int main(int argc, char** argv) {
           const h::ErrorMetrics err =
               h::gpu_compare(util, c.get(), c_blas.get(), *dtype, static_cast<uint64_t>(s.m * s.n), stream);
           const bool ok = h::judge(err, h::tolerance_for(*dtype)).ok;
-          const double us = time_launches(enqueue, sets, stream, flush, samples);
+          const double us = time_launches(enqueue, flush_plan, info.l2_bytes, stream, timing);
           // Resources of the main (GEMM) launch: the second one after the atomic split-K's zeroing; absent
           // when ptxas reported none for it.
           const bool zeroing_first = plan.launches.size() > 1 && cfg.find("SPLIT_K_MODE") == 1;

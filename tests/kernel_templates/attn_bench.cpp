@@ -5,9 +5,10 @@
 // device-to-device copy ceiling (docs/perf/measurement.md).
 //
 // Protocol per config (as ktune_ops_bench): verified once against the GPU reference (a wrong config
-// is reported and never wins); 10 warm-up runs; then 30 samples, each after an L2 flush (a write of
-// twice the L2 size); a plan whose eager estimate is under 20 us is timed as a CUDA graph of runs
-// worth >= 200 us and divided. A run is every launch of the plan (split kernel + combine). The
+// is reported and never wins); then timed by ktune's one timing path (measure/kernel_timer.hpp:
+// warm-up, CUDA-graph batches of runs below 1 ms, the stopping rule with >= 30 samples), each
+// sample after an L2 flush (a write of twice the L2 size). A run is every launch of the plan (split
+// kernel + combine). The
 // caches (up to 17 GB at batch 32, 128K) are filled by uploading 16 MiB of random values and
 // doubling it on the device.
 //
@@ -29,9 +30,8 @@
 #include "harness/cuda_check.hpp"
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
-#include "measure/l2_flush.hpp"
+#include "measure/kernel_timer.hpp"
 #include "harness/module.hpp"
-#include "measure/timer.hpp"
 #include "measure/tolerance.hpp"
 #include "measure/verification.hpp"
 #include "kernel_templates/decode_attention/decode_attention_spec.hpp"
@@ -45,10 +45,7 @@ using ktune::DType;
 namespace {
 
 constexpr double kCopyCeilingGBs = 4280.0;  // H200 device-to-device copy, docs/perf/measurement.md
-constexpr int kSamples = 30;
-constexpr int kWarmup = 10;
-constexpr double kGraphThresholdUs = 20.0;  // below this, eager timing sees launch gaps
-constexpr double kGraphTargetUs = 200.0;
+constexpr int kMinSamples = 30;
 constexpr int64_t kFillChunkElems = 8 << 20;  // 16 MiB of bf16 uploaded, then doubled on the device
 
 kt::Problem problem(int64_t batch, int64_t hq, int64_t hkv, int64_t seq, int64_t d) {
@@ -102,11 +99,6 @@ void fill_random(const kt::testing::DeviceTensors& tensors, const kt::TensorSpec
   }
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 /// A plan ready to launch: each launch's function and packed arguments.
 struct Ready {
   std::vector<CUfunction> functions;
@@ -137,7 +129,12 @@ int main(int argc, char** argv) {
     auto& drv = ktune::harness::driver();
     CUstream stream = nullptr;
     KTUNE_CU_CHECK(drv.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    ktune::harness::L2Flusher flusher(info.l2_bytes, 2.0);
+    // The one timing path with an L2 flush before every sample (one buffer set).
+    ktune::harness::TimingOptions timing;
+    timing.flush = ktune::harness::FlushMode::kL2;
+    timing.min_samples = kMinSamples;
+    ktune::harness::FlushPlan flush_plan;
+    flush_plan.mode = timing.flush;
     const kt::DecodeAttentionSpec spec;
     std::printf("device: %s, %d SMs, L2 %lld MiB; ceiling %.0f GB/s (D2D copy)\n", info.name.c_str(),
                 info.sm_count, static_cast<long long>(info.l2_bytes >> 20), kCopyCeilingGBs);
@@ -212,26 +209,10 @@ int main(int argc, char** argv) {
                                    r.args[i]->data());
           }
         };
-        for (int i = 0; i < kWarmup; ++i) enqueue();
-        ktune::harness::EventTimer timer(stream);
-        std::vector<double> eager;
-        for (int i = 0; i < 5; ++i) {
-          flusher.flush(stream);
-          eager.push_back(timer.time_us(enqueue));
-        }
-        int batch = 1;
-        std::unique_ptr<ktune::harness::GraphBatch> graph;
-        if (median(eager) < kGraphThresholdUs) {
-          batch = std::max(10, static_cast<int>(kGraphTargetUs / std::max(median(eager), 1.0)));
-          graph = std::make_unique<ktune::harness::GraphBatch>(stream, batch, [&](int) { enqueue(); });
-          graph->launch();
-        }
-        std::vector<double> samples;
-        for (int i = 0; i < kSamples; ++i) {
-          flusher.flush(stream);
-          samples.push_back(graph ? timer.time_us([&] { graph->launch(); }) / batch : timer.time_us(enqueue));
-        }
-        const double us = median(samples);
+        ktune::harness::KernelTimer timer(timing, flush_plan, info.l2_bytes, stream);
+        const ktune::harness::TimingResult timed = timer.time([&](std::size_t) { enqueue(); });
+        const double us = timed.stats.median;
+        const int batch = timed.launches_per_sample;
         if (name == default_name) default_us = us;
         if (best_name.empty() || us < best_us) {
           best_name = name;

@@ -5,17 +5,16 @@
 // primitives directly.
 //
 // Protocol per config: verified once against the GPU reference, on the GPU (a wrong config is
-// reported and never wins); 10 warm-up runs; then >= 30 samples, each after an L2 flush (--flush
-// clean: a memset of 2x the L2 then a read of another 2x-L2 buffer, so no dirty line is left for
-// the kernel to write back; --flush dirty: the memset only, as the harness's L2Flusher);
-// a plan whose eager estimate is under 20 us is timed as a CUDA graph of runs worth >= 200 us and
-// divided (eager launches cost ~4 us of host time there), so a sample of a short kernel is the
-// graph-replayed time torch's figures also use. Reports the median; a plan of several launches
-// (softmax SPLIT > 1) is timed as a whole. Inputs are filled on the GPU, so large sizes cost no
+// reported and never wins); then timed by ktune's one timing path (measure/kernel_timer.hpp:
+// warm-up, CUDA-graph batches of runs below 1 ms, the stopping rule with >= 30 samples), each
+// sample after an L2 flush (--flush l2-clean, the default: a memset of 2x the L2 then a read of
+// another 2x-L2 buffer, so no dirty line is left for the kernel to write back; --flush l2: the
+// memset only). Reports the median; a plan of several launches (softmax SPLIT > 1) is timed as a
+// whole. Inputs are filled on the GPU, so large sizes cost no
 // host time. Each size's line is printed (and flushed) as soon as it is measured.
 //
 // Usage: ktune_ops_bench [--csv FILE] [--quick] [--filter TEXT]... [--wide] [--configs N]
-//                        [--flush clean|dirty] [--verbose]
+//                        [--flush l2-clean|l2|none] [--verbose]
 //   --filter TEXT: only sizes whose "op mode shape" contains TEXT (repeatable: any of them), e.g.
 //                  --filter hidden=8192 --filter "softmax  rows=64,"
 //   --wide:        a wider sweep for the large sizes (>= 64 MiB moved)
@@ -38,7 +37,7 @@
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
 #include "harness/module.hpp"
-#include "measure/timer.hpp"
+#include "measure/kernel_timer.hpp"
 #include "measure/tolerance.hpp"
 #include "measure/utility_kernels.hpp"
 #include "measure/verification.hpp"
@@ -54,10 +53,7 @@ using ktune::DType;
 namespace {
 
 constexpr double kCopyCeilingGBs = 4280.0;  // H200 device-to-device copy, docs/perf/measurement.md
-constexpr int kSamples = 30;
-constexpr int kWarmup = 10;
-constexpr double kGraphThresholdUs = 20.0;  // below this, eager timing sees launch gaps
-constexpr double kGraphTargetUs = 200.0;
+constexpr int kMinSamples = 30;
 
 struct Size {
   std::string op;
@@ -223,18 +219,13 @@ std::vector<Size> sizes() {
   };
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 struct Options {
   std::string csv_path;
   bool quick = false;
   std::vector<std::string> filters;
   bool wide = false;
   std::size_t max_configs = 0;  // 0: all
-  kt::testing::FlushMode flush = kt::testing::FlushMode::kClean;
+  ktune::harness::FlushMode flush = ktune::harness::FlushMode::kL2Clean;
   bool verbose = false;
 };
 
@@ -277,14 +268,16 @@ Options parse_options(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--configs") == 0 && has_value) {
       o.max_configs = static_cast<std::size_t>(std::max(0L, std::strtol(argv[++i], nullptr, 10)));
     } else if (std::strcmp(argv[i], "--flush") == 0 && has_value) {
-      o.flush = kt::testing::parse_flush_mode(argv[++i]);
+      o.flush = ktune::harness::flush_mode_from_string(argv[++i]);
+      if (o.flush == ktune::harness::FlushMode::kRotate)
+        throw ktune::Error(ktune::ErrorKind::kBadInput, "--flush rotate: this bench keeps one buffer set");
     } else if (std::strcmp(argv[i], "--verbose") == 0) {
       o.verbose = true;
     } else {
       throw ktune::Error(
           ktune::ErrorKind::kBadInput,
           "usage: ktune_ops_bench [--csv FILE] [--quick] [--filter TEXT]... [--wide] [--configs N] "
-          "[--flush clean|dirty] [--verbose]");
+          "[--flush l2-clean|l2|none] [--verbose]");
     }
   }
   return o;
@@ -303,10 +296,14 @@ int main(int argc, char** argv) {
     auto& drv = ktune::harness::driver();
     CUstream stream = nullptr;
     KTUNE_CU_CHECK(drv.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    kt::testing::BenchFlusher flusher(info.l2_bytes, info.arch(), opt.flush);
+    ktune::harness::TimingOptions timing;
+    timing.flush = opt.flush;
+    timing.min_samples = kMinSamples;
+    ktune::harness::FlushPlan flush_plan;
+    flush_plan.mode = opt.flush;
+    const std::string flush_name(ktune::harness::to_string(opt.flush));
     std::printf("device: %s, L2 %lld MiB; ceiling %.0f GB/s (D2D copy); L2 flush: %s\n", info.name.c_str(),
-                static_cast<long long>(info.l2_bytes >> 20), kCopyCeilingGBs,
-                kt::testing::to_string(opt.flush));
+                static_cast<long long>(info.l2_bytes >> 20), kCopyCeilingGBs, flush_name.c_str());
 
     std::vector<Size> all;
     for (const auto& s : sizes()) {
@@ -372,28 +369,10 @@ int main(int argc, char** argv) {
           }
         }
         if (!ok) continue;
-        for (int i = 0; i < kWarmup; ++i) r.enqueue(stream);
-        ktune::harness::EventTimer timer(stream);
-        std::vector<double> eager;
-        for (int i = 0; i < 5; ++i) {
-          flusher.flush(stream);
-          eager.push_back(timer.time_us([&] { r.enqueue(stream); }));
-        }
-        int batch = 1;
-        std::unique_ptr<ktune::harness::GraphBatch> graph;
-        if (median(eager) < kGraphThresholdUs) {
-          batch = std::max(10, static_cast<int>(kGraphTargetUs / std::max(median(eager), 1.0)));
-          graph =
-              std::make_unique<ktune::harness::GraphBatch>(stream, batch, [&](int) { r.enqueue(stream); });
-          graph->launch();
-        }
-        std::vector<double> samples;
-        for (int i = 0; i < kSamples; ++i) {
-          flusher.flush(stream);
-          samples.push_back(graph ? timer.time_us([&] { graph->launch(); }) / batch
-                                  : timer.time_us([&] { r.enqueue(stream); }));
-        }
-        const double us = median(samples);
+        ktune::harness::KernelTimer timer(timing, flush_plan, info.l2_bytes, stream, &utility);
+        const ktune::harness::TimingResult timed = timer.time([&](std::size_t) { r.enqueue(stream); });
+        const double us = timed.stats.median;
+        const int batch = timed.launches_per_sample;
         if (best_name.empty() || us < best_us) {
           best_name = name;
           best_us = us;
@@ -408,7 +387,7 @@ int main(int argc, char** argv) {
         if (csv.is_open()) {
           csv << s.op << "," << s.problem.layout << ",\"" << s.problem.shape_text() << "\",bf16," << name
               << "," << us << "," << gbs << "," << 100.0 * gbs / kCopyCeilingGBs << "," << batch << ",1,"
-              << kt::testing::to_string(opt.flush) << "\n";
+              << flush_name << "\n";
           csv.flush();
         }
       }

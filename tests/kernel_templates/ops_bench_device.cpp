@@ -6,77 +6,12 @@
 #include "harness/driver_api.hpp"
 #include "measure/gpu_compare.hpp"
 #include "harness/module.hpp"
-#include "harness/nvrtc_compiler.hpp"
 #include "measure/random_fill.hpp"
 #include "measure/tolerance.hpp"
 #include "ktune/error.hpp"
 #include "ops_gpu_support.hpp"
 
 namespace ktune::kernel_templates::testing {
-namespace {
-
-constexpr double kFlushFactor = 2.0;  // 2x the L2, as the harness's L2Flusher in ops_bench
-constexpr unsigned kReadBlock = 256;
-constexpr unsigned kReadBlocks = 132 * 8;  // every H200 SM, 8 blocks each
-
-/// Reads the whole buffer with 16-byte loads; writes only when a value no memset writes is seen,
-/// so the loads cannot be removed and nothing is written.
-const char* const kReadAllSource = R"(
-__global__ void ktune_read_all(const int4* p, unsigned long long n, int* sink) {
-  int acc = 0;
-  for (unsigned long long i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<unsigned long long>(gridDim.x) * blockDim.x) {
-    const int4 v = p[i];
-    acc |= (v.x ^ v.y) | (v.z ^ v.w);
-  }
-  if (acc == 0x7fffffff) *sink = acc;
-}
-)";
-
-std::size_t flush_bytes(int64_t l2_bytes) {
-  constexpr int64_t kFallback = 64LL << 20;  // when the driver reports no L2 size
-  const int64_t l2 = l2_bytes > 0 ? l2_bytes : kFallback;
-  return (static_cast<std::size_t>(kFlushFactor * static_cast<double>(l2)) + 15) & ~std::size_t{15};
-}
-
-}  // namespace
-
-FlushMode parse_flush_mode(const std::string& text) {
-  if (text == "clean") return FlushMode::kClean;
-  if (text == "dirty") return FlushMode::kDirty;
-  throw Error(ErrorKind::kBadInput, "--flush takes 'clean' or 'dirty', not '" + text + "'");
-}
-
-const char* to_string(FlushMode mode) { return mode == FlushMode::kClean ? "clean" : "dirty"; }
-
-BenchFlusher::BenchFlusher(int64_t l2_bytes, const std::string& arch, FlushMode mode)
-    : mode_(mode), written_(flush_bytes(l2_bytes)) {
-  if (mode_ == FlushMode::kDirty) return;
-  read_ = harness::DeviceBuffer(flush_bytes(l2_bytes));
-  read_.fill_u8(0x5A);  // the values (equal words) never make the kernel write
-  KTUNE_CU_CHECK(harness::driver().cuCtxSynchronize());  // fill_u8 ran on the legacy default stream
-  sink_ = harness::DeviceBuffer(16);
-  harness::NvrtcCompiler compiler;
-  harness::CompileRequest request;
-  request.source = kReadAllSource;
-  request.program_name = "ktune_read_all.cu";
-  request.name_expressions = {"ktune_read_all"};
-  request.arch = arch;
-  const harness::CompileResult result = compiler.compile(request);
-  module_ = harness::Module::load(result.cubin);
-  read_all_ = module_.function(result.lowered_names.at("ktune_read_all"));
-}
-
-void BenchFlusher::flush(CUstream stream) {
-  ++value_;
-  KTUNE_CU_CHECK(harness::driver().cuMemsetD32Async(written_.get(), value_, written_.size() / 4, stream));
-  if (mode_ == FlushMode::kDirty) return;
-  CUdeviceptr p = read_.get();
-  unsigned long long n = read_.size() / 16;
-  CUdeviceptr sink = sink_.get();
-  void* args[] = {&p, &n, &sink};
-  harness::launch(read_all_, {kReadBlocks, 1, 1}, {kReadBlock, 1, 1}, 0, stream, args);
-}
 
 void ReadyPlan::enqueue(CUstream stream) const {
   for (std::size_t i = 0; i < launches.size(); ++i) {

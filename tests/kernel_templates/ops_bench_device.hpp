@@ -1,11 +1,6 @@
 #pragma once
-// Device-side pieces of the operators' benchmark (ops_bench.cpp) that keep large sizes cheap and
-// the cold-cache state honest:
-// - BenchFlusher evicts the previous sample's data from L2 before each sample. "dirty" is the
-//   harness's L2Flusher (a memset of 2x the L2): it leaves the L2 full of dirty lines, which the
-//   timed kernel then has to write back to DRAM (up to the L2 size of extra write traffic: +60 MiB
-//   on a 64 MiB rmsnorm). "clean" follows that memset with a read of a second 2x-L2 buffer, so the
-//   L2 holds only clean lines and the kernel pays for its own traffic only.
+// Device-side pieces of the operators' benchmark (ops_bench.cpp) that keep large sizes cheap (the
+// L2 flush modes are the harness's, measure/l2_flush.hpp):
 // - fill_inputs_on_device fills the float inputs with the harness's counter-based random kernel
 //   (no host copy: a 16384 x 14336 bf16 input is 470 MB) and the small special tensors (int32
 //   positions / lengths, the rotary table) with the gpu suite's fill_inputs.
@@ -20,38 +15,11 @@
 #include <vector>
 
 #include "gpu_plan_runner.hpp"
-#include "harness/device_buffer.hpp"
-#include "harness/module.hpp"
 #include "measure/utility_kernels.hpp"
 #include "measure/verification.hpp"
 #include "kernel_templates/kernel_spec.hpp"
 
 namespace ktune::kernel_templates::testing {
-
-/// How the benchmark leaves the L2 before each sample.
-enum class FlushMode { kClean, kDirty };
-
-/// Parses "clean" / "dirty"; throws ktune::Error(kBadInput) otherwise.
-FlushMode parse_flush_mode(const std::string& text);
-const char* to_string(FlushMode mode);
-
-class BenchFlusher {
- public:
-  /// Needs the context current; compiles the read kernel with NVRTC for `arch` in clean mode.
-  BenchFlusher(int64_t l2_bytes, const std::string& arch, FlushMode mode);
-  /// Enqueues the flush on `stream` (asynchronous).
-  void flush(CUstream stream);
-  FlushMode mode() const { return mode_; }
-
- private:
-  FlushMode mode_;
-  harness::DeviceBuffer written_;
-  harness::DeviceBuffer read_;
-  harness::DeviceBuffer sink_;
-  harness::Module module_;
-  CUfunction read_all_ = nullptr;
-  uint32_t value_ = 0;
-};
 
 /// A plan ready to run on a stream: each launch's function and packed arguments.
 struct ReadyPlan {
