@@ -46,7 +46,7 @@ void CsvReporter::write(const ReportData& data, std::ostream& out) const {
                            "temperature_c", "flops",         "bytes",
                            "tflops",        "gbps",          "pct_of_ceiling",
                            "bound",         "baseline_name", "baseline_median_us",
-                           "speedup",       "layout"}) {
+                           "speedup",       "layout",        "timing"}) {
     cell(name);
   }
   for (const std::string& c : data.counter_columns) cell("counter_" + c);
@@ -119,6 +119,7 @@ void CsvReporter::write(const ReportData& data, std::ostream& out) const {
     number(baseline ? std::optional(baseline->median_us()) : std::nullopt);
     number(row.speedup);
     cell(s.m.layout);
+    cell(row.timing);
     cursor = 0;
     for (const std::string& c : data.counter_columns) {
       append_sorted(buf, row.counters, cursor, c);

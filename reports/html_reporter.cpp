@@ -141,7 +141,7 @@ void write_winners(std::string& out, const ReportData& data, const std::string& 
       std::back_inserter(out),
       "<h3>Winners per shape</h3><div class=\"table-wrap\"><table class=\"winners\" id=\"winners-{}\">", k);
   header_row(out, {"GPU", "shape", "dtype", "layout", "winner", "median µs", "baseline", "baseline µs",
-                   "speed-up", "TFLOP/s", "GB/s", "% of roofline", "bound", "configs"});
+                   "speed-up", "TFLOP/s", "GB/s", "% of roofline", "bound", "timed", "configs"});
   out += "<tbody>";
   for (const ReportKey& key : data.keys) {
     if (key.kernel != kernel || !key.winner) continue;
@@ -163,6 +163,7 @@ void write_winners(std::string& out, const ReportData& data, const std::string& 
     num_cell(out, human(w.roofline.gbps));
     num_cell(out, human(w.roofline.pct_of_ceiling));
     cell(out, w.roofline.bound);
+    cell(out, w.timing.empty() ? "–" : w.timing);
     num_cell(out, std::to_string(configs));
     out += "</tr>";
   }

@@ -7,12 +7,32 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "reports/escape.hpp"
 #include "reports/flat_json.hpp"
 
 namespace ktune::reports {
 namespace {
+
+/// "rotate, graph x37" from a measurement's resources: the worker's keys carry a "worker_" prefix
+/// (the tuner merges them with the compile's), the cuBLAS baseline's none.
+std::string timing_of(const std::string& resources_json) {
+  const auto j = nlohmann::json::parse(resources_json, nullptr, false);
+  if (!j.is_object()) return {};
+  for (const char* prefix : {"worker_", ""}) {
+    const auto flush = j.find(std::string(prefix) + "flush");
+    const auto batch = j.find(std::string(prefix) + "launches_per_sample");
+    if (flush == j.end() || !flush->is_string()) continue;
+    std::string out = flush->get<std::string>();
+    if (batch != j.end() && batch->is_number_integer()) {
+      const int64_t n = batch->get<int64_t>();
+      out += n > 1 ? fmt::format(", graph x{}", n) : std::string(", events");
+    }
+    return out;
+  }
+  return {};
+}
 
 /// `text` when it is a JSON object, else "{}" (writers embed it unchanged: a text that passes the
 /// parser is valid JSON in valid UTF-8).
@@ -107,6 +127,7 @@ void ReportBuilder::add(const cache::StoredMeasurement& measurement) {
   row.params = members(s.m.config_json);
   row.counters = members(s.m.counters_json);
   keep_object(s.m.resources_json);
+  row.timing = timing_of(s.m.resources_json);
   row.dims = parse_dims(s.m.shape);
   row.work = work_model(s.kernel.name, row.dims, s.m.dtype);
   row.gpu = gpu_index(s.gpu);

@@ -40,6 +40,9 @@ struct ReportRow {
   Roofline roofline;              ///< empty unless outcome ok and timed
   std::optional<double> speedup;  ///< baseline median / this median
   bool winner = false;
+  /// How it was timed, from its resources: the flush plan used and "graph xN" (N launches a sample)
+  /// or "events", e.g. "rotate, graph x37"; "" for a measurement that does not record it.
+  std::string timing;
 
   /// Outcome ok with statistics.
   bool timed_ok() const { return stored.m.outcome == ktune::Outcome::kOk && stored.m.stats.has_value(); }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "report_fixture.hpp"
 #include "report_reference.hpp"
 
@@ -82,6 +84,29 @@ TEST(ReportBuilder, InvalidTextAndJsonNeverBreakTheModel) {
   EXPECT_EQ(data.rows[1].stored.m.counters_json, "{}");
   ASSERT_EQ(data.rows[1].dims.size(), 1u);
   EXPECT_EQ(data.rows[1].dims[0].second, 4);
+}
+
+}  // namespace
+}  // namespace ktune::reports
+
+namespace ktune::reports {
+namespace {
+
+TEST(ReportBuilder, EachRowSaysHowItWasTimed) {
+  testing::Fixture f = testing::make_fixture({.seed = 5});
+  ASSERT_GE(f.measurements.size(), 4u);
+  // The worker's keys (prefixed by the tuner), the baseline's, an eager one, and none.
+  f.measurements[0].m.resources_json = R"({"registers":64,"worker_flush":"rotate","worker_launches_per_sample":37})";
+  f.measurements[1].m.resources_json = R"j({"flush":"l2 (rotation needs 1 more buffer sets)","launches_per_sample":1})j";
+  f.measurements[2].m.resources_json = R"({"worker_flush":"l2-clean"})";
+  f.measurements[3].m.resources_json = R"({"registers":64})";
+  const ReportData data = testing::build(f);
+  std::map<int64_t, std::string> timing;
+  for (const ReportRow& row : data.rows) timing[row.stored.id] = row.timing;
+  EXPECT_EQ(timing.at(f.measurements[0].id), "rotate, graph x37");
+  EXPECT_EQ(timing.at(f.measurements[1].id), "l2 (rotation needs 1 more buffer sets), events");
+  EXPECT_EQ(timing.at(f.measurements[2].id), "l2-clean");
+  EXPECT_EQ(timing.at(f.measurements[3].id), "");
 }
 
 }  // namespace

@@ -91,12 +91,6 @@ ReportData build(const LayoutFixture& f) {
   return b.finish();
 }
 
-const ReportRow& row_of(const ReportData& d, int64_t id) {
-  for (const ReportRow& r : d.rows)
-    if (r.stored.id == id) return r;
-  throw std::runtime_error("no row " + std::to_string(id));
-}
-
 TEST(ReportLayout, EachLayoutIsItsOwnKeyWithItsOwnWinnerAndLatestBaseline) {
   for (uint32_t seed : {3u, 17u, 101u}) {
     const LayoutFixture f = make_layout_fixture(seed);
