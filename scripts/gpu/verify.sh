@@ -207,10 +207,13 @@ bench_fp8() {
   have fp8-bench ktune_fp8_bench || return 0
   run_part fp8-bench 180 "$1/fp8.txt" "$BIN/ktune_fp8_bench" --m "$FP8_M" --verbose --csv "$1/fp8.csv"
 }
+l2_flush() {  # the harness's name of the torch script's flush: clean -> l2-clean, dirty -> l2
+  if [ "$1" = clean ]; then echo l2-clean; else echo l2; fi
+}
 bench_ops() {
   have ops-bench ktune_ops_bench || return 0
   for f in clean dirty; do
-    run_part "ops-bench-$f" 150 "$1/ops-$f.txt" "$BIN/ktune_ops_bench" --wide --verbose --flush "$f" \
+    run_part "ops-bench-$f" 150 "$1/ops-$f.txt" "$BIN/ktune_ops_bench" --wide --verbose --flush "$(l2_flush "$f")" \
       "${OPS_FILTERS[@]}" --csv "$1/ops-$f.csv"
   done
 }
@@ -239,6 +242,12 @@ bench_protocol() {
   kbench "$d" counters_4g --kernel copy --shape n=1073741824 --dtype f32 --counters --max-time-ms 300
   kbench "$d" cost_20us --kernel copy --shape n=11534336 --dtype f32 --config '{"unroll":8}' --baseline default
   kbench "$d" cost_1ms --kernel copy --shape n=536870912 --dtype f32 --config '{"unroll":8}' --baseline default
+  # The default protocol (rotated inputs, graph batches below 1 ms) against the former one (dirty L2
+  # flush, events around each launch above 10 us) on a decode GEMM and cuBLAS (docs/perf/measurement.md).
+  local g=(--kernel gemm --shape m=16,n=14336,k=5120 --dtype bf16 --baseline cublas)
+  kbench "$d" decode_gemm_default "${g[@]}"
+  kbench "$d" decode_gemm_former "${g[@]}" --flush l2 --batch-threshold-us 10
+  kbench "$d" decode_gemm_m1_default --kernel gemm --shape m=1,n=14336,k=5120 --dtype bf16 --baseline cublas
   python3 "$HERE/verify_tables.py" protocol "$d" > "$d/summary.md" 2>> "$d/bench.log"
   record protocol $? $(( $(date +%s) - t0 ))
 }
@@ -366,7 +375,7 @@ if [ "$SIDE" = 1 ]; then
   for i in $(seq 1 "$REPEAT"); do
     for f in clean dirty; do
       if have "side:ops-$f" ktune_ops_bench; then
-        run_part "side:ops-$f" 150 "$R/side/ops-$f-$i.txt" "$BIN/ktune_ops_bench" --wide --flush "$f" \
+        run_part "side:ops-$f" 150 "$R/side/ops-$f-$i.txt" "$BIN/ktune_ops_bench" --wide --flush "$(l2_flush "$f")" \
           "${TORCH_SIZES[@]}" --csv "$R/side/ops-$f-$i.csv"
       fi
       if [ -z "$TORCH_SCRIPT" ]; then
