@@ -33,24 +33,25 @@ int LaunchPlan::tensor_index(std::string_view name) const {
 
 void LaunchPlan::set_row_stride(std::string_view name, int64_t stride) {
   TensorSpec& tensor = tensors.at(static_cast<std::size_t>(tensor_index(name)));
-  int64_t contiguous = 0;
+  int64_t rows = 0;
+  int64_t cols = 0;
   for (const KernelLaunch& l : launches) {
     for (const ArgSpec& a : l.args) {
-      if (a.tensor != name) continue;
-      if (a.kind == ArgSpec::Kind::kRowStride) contiguous = a.integer;
-      if (a.kind == ArgSpec::Kind::kTensorMap) contiguous = a.map[1];
+      if (a.tensor == name && (a.kind == ArgSpec::Kind::kRowStride || a.kind == ArgSpec::Kind::kTensorMap)) {
+        rows = a.map[0];
+        cols = a.map[1];
+      }
     }
   }
-  if (contiguous < 1) {
+  if (cols < 1) {
     throw Error(ErrorKind::kBadInput,
                 "launch plan: no argument carries the row stride of tensor '" + std::string(name) + "'");
   }
-  if (stride < contiguous) {
+  if (stride < cols) {
     throw Error(ErrorKind::kBadInput, "launch plan: row stride " + std::to_string(stride) + " of tensor '" +
-                                          std::string(name) + "' is shorter than its rows (" +
-                                          std::to_string(contiguous) + ")");
+                                          std::string(name) + "' is shorter than its rows of " +
+                                          std::to_string(cols) + " elements");
   }
-  const int64_t rows = tensor.elements / contiguous;
   for (KernelLaunch& l : launches) {
     for (ArgSpec& a : l.args) {
       if (a.tensor != name) continue;

@@ -210,7 +210,7 @@ KernelLaunch MmaGemmSpec::finish_launch(const Problem& problem, int64_t slices) 
             form.bias ? ArgSpec::of_tensor("bias") : ArgSpec::null_pointer(),
             ArgSpec::i32(static_cast<int32_t>(m)),
             ArgSpec::i32(static_cast<int32_t>(n)),
-            ArgSpec::row_stride("c", n),
+            ArgSpec::row_stride("c", m, n),
             ArgSpec::i32(static_cast<int32_t>(slices))};
   return l;
 }

@@ -98,11 +98,14 @@ std::string GemmSpecBase::reduce_name_expression(DType dtype) {
 }
 
 std::vector<ArgSpec> GemmSpecBase::row_stride_args(const Problem& problem) {
+  const int64_t m = problem.dim("m");
   const int64_t n = problem.dim("n");
   const int64_t k = problem.dim("k");
   // The layout text may carry an epilogue ("nn+bias"): B's layout is its first two letters.
   const bool nn = problem.layout.starts_with("nn");
-  return {ArgSpec::row_stride("a", k), ArgSpec::row_stride("b", nn ? n : k), ArgSpec::row_stride("c", n)};
+  return {ArgSpec::row_stride("a", m, k),
+          nn ? ArgSpec::row_stride("b", k, n) : ArgSpec::row_stride("b", n, k),
+          ArgSpec::row_stride("c", m, n)};
 }
 
 KernelLaunch GemmSpecBase::reduce_launch(const Problem& problem, int64_t split_k) const {
@@ -114,7 +117,7 @@ KernelLaunch GemmSpecBase::reduce_launch(const Problem& problem, int64_t split_k
   l.dims.block = {u32(kReduceThreads), 1, 1};
   l.args = {ArgSpec::of_tensor("workspace"),       ArgSpec::of_tensor("c"),
             ArgSpec::i32(static_cast<int32_t>(m)), ArgSpec::i32(static_cast<int32_t>(n)),
-            ArgSpec::row_stride("c", n),           ArgSpec::i32(static_cast<int32_t>(split_k))};
+            ArgSpec::row_stride("c", m, n),        ArgSpec::i32(static_cast<int32_t>(split_k))};
   return l;
 }
 

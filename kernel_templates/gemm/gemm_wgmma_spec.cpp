@@ -162,7 +162,7 @@ LaunchPlan WgmmaGemmSpec::launch_plan(const Problem& problem, const Config& conf
             ArgSpec::i32(static_cast<int32_t>(k))};
   if (tma) {
     // A's and B's strides are in their tensor maps (ArgSpec::integer); C's is an argument.
-    l.args.push_back(ArgSpec::row_stride("c", n));
+    l.args.push_back(ArgSpec::row_stride("c", m, n));
   } else {
     for (ArgSpec& a : row_stride_args(problem)) l.args.push_back(std::move(a));
   }

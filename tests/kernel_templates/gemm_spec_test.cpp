@@ -242,7 +242,8 @@ TEST(LaunchPlan, SetRowStrideMakesEveryLaunchAddressTheStridedView) {
   const TiledGemmSpec spec;
   LaunchPlan plan =
       spec.launch_plan(gemm_problem(9, 10, 11, DType::kBF16, "nn"), tiled(32, 32, 16, 1, 1, 2, 4));
-  plan.set_row_stride("c", 24);
+  plan.set_row_stride("c", 30);
+  plan.set_row_stride("c", 24);  // again: the rows stay the tensor's
   plan.set_row_stride("a", 13);
   plan.set_row_stride("b", 10);  // B's own row length ("nn": N): unchanged
   const KernelLaunch& main = plan.launches[0];
@@ -281,6 +282,17 @@ TEST(LaunchPlan, SetRowStrideReachesTensorMaps) {
   EXPECT_EQ(plan.launches[1].name_expression.rfind("ktune_gemm_mma_finish", 0), 0u);
   EXPECT_EQ(plan.launches[1].args[5].integer, 900);  // the finishing pass writes C through ldc
   EXPECT_EQ(plan.tensors[static_cast<std::size_t>(plan.tensor_index("a"))].elements, 200 * 1560);
+  // TMA wants global strides in multiples of 16 bytes: 1561 bf16 cannot be encoded (refused before
+  // the driver is asked, so this needs no GPU).
+  plan.set_row_stride("a", 1561);
+  const std::vector<uint64_t> ptrs(plan.tensors.size(), 0x10000);
+  try {
+    PackedArgs args(plan, plan.launches[0], ptrs);
+    ADD_FAILURE() << "a tensor map with rows 3122 bytes apart must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kBadInput) << e.what();
+    EXPECT_NE(std::string(e.what()).find("16 bytes"), std::string::npos) << e.what();
+  }
 }
 
 TEST(SpecRegistry, SpecsSourcesAndHashes) {
