@@ -65,8 +65,8 @@ struct OpBinding {
   /// Templates whose default config is tried first, in order, where it serves the problem on the
   /// device (a miss's default should not be the slowest template that is correct).
   std::vector<std::string> preferred_defaults;
-  /// Tensors whose row strides the entry point takes (as call-time scalars after `scalars`' own):
-  /// gemm's a, b and c.
+  /// Tensors whose row strides the entry point takes as call-time scalars (RowStrideBinding::index
+  /// into the call's scalars): gemm's a, b and c.
   std::vector<RowStrideBinding> row_strides;
 };
 

@@ -1,5 +1,5 @@
 // ktune::Runtime's gemm on strided views, on a GPU: the Q, K and V projections of a decode step
-// written straight into their column slices of one fused output buffer (ldc > n), from an
+// written straight into their column slices of a fused output buffer (ldc > n), from an
 // activation that is itself a column slice (lda > k), with weights in padded rows (ldb > the row);
 // each call directly and replayed from a captured CUDA graph, served by the default configs (gemv
 // for m <= 16, mma for f16/bf16 beyond, tiled for f32), both layouts, with epilogues. Every call
@@ -49,8 +49,10 @@ class RuntimeStridedGemmGpu : public ::testing::Test {
 };
 
 TEST_F(RuntimeStridedGemmGpu, QkvProjectionsWriteTheirSlicesOfOneFusedOutput) {
-  // Hidden 512 (x is columns [64, 576) of a [m, 640] buffer), q 1024 wide, k and v 256: one output
-  // buffer [m, 1536 + 8], each projection into its slice; the weights' rows padded by 8.
+  // Hidden 512 (x is columns [64, 576) of a [m, 640] buffer), q 1024 wide, k and v 256: each
+  // projection into its slice of a fused-width output [m, 1536 + 8] whose other columns (the other
+  // slices, the padding) must keep their sentinel; the weights' rows padded by 8. (The Python GPU
+  // test writes all three into one shared torch tensor.)
   const int64_t k = 512, nq = 1024, nkv = 256, ldc = nq + 2 * nkv + 8;
   for (int64_t m : {1, 16, 37}) {
     for (DType dt : {DType::kBF16, DType::kF16, DType::kF32}) {
