@@ -28,17 +28,22 @@ CUtensorMapDataType cu_type(DType d) {
 
 }  // namespace
 
-TensorMap2d tensor_map_2d(DType dtype, const std::array<int64_t, 4>& map) {
-  return {dtype, static_cast<uint64_t>(map[0]), static_cast<uint64_t>(map[1]), static_cast<uint32_t>(map[2]),
-          static_cast<uint32_t>(map[3])};
+TensorMap2d tensor_map_2d(DType dtype, const std::array<int64_t, 4>& map, int64_t row_stride) {
+  return {dtype,
+          static_cast<uint64_t>(map[0]),
+          static_cast<uint64_t>(map[1]),
+          static_cast<uint32_t>(map[2]),
+          static_cast<uint32_t>(map[3]),
+          static_cast<uint64_t>(row_stride)};
 }
 
 const char* tensor_map_rejection(const TensorMap2d& map) {
   const auto esize = static_cast<uint32_t>(size_of(map.dtype));
   if (esize == 0) return "tensor maps here take f32, f16, bf16 or fp8";
   if (map.rows == 0 || map.cols == 0) return "an empty tensor has no tensor map";
-  if ((map.cols * esize) % 16 != 0)
-    return "the row stride (cols * element size) is not a multiple of 16 bytes";
+  if (map.stride() < map.cols) return "the row stride is shorter than the row (cols)";
+  if ((map.stride() * esize) % 16 != 0)
+    return "the row stride (row_stride or cols, times the element size) is not a multiple of 16 bytes";
   if (map.box_rows == 0 || map.box_rows > kMaxBox || map.box_cols == 0 || map.box_cols > kMaxBox)
     return "a box extent is outside [1, 256]";
   if (map.box_cols * esize > kSwizzleBytes) return "the box is wider than the 128-byte swizzle";
@@ -53,7 +58,7 @@ CUtensorMap encode_tensor_map(const TensorMap2d& map, CUdeviceptr base) {
   }
   const auto esize = static_cast<uint32_t>(size_of(map.dtype));
   const cuuint64_t dims[2] = {map.cols, map.rows};
-  const cuuint64_t strides[1] = {map.cols * esize};
+  const cuuint64_t strides[1] = {map.stride() * esize};
   const cuuint32_t box[2] = {map.box_cols, map.box_rows};
   const cuuint32_t element_strides[2] = {1, 1};
   CUtensorMap out{};

@@ -1,6 +1,7 @@
 #include "kernel_templates/candidate_builder.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "ktune/error.hpp"
 
@@ -10,6 +11,12 @@ namespace {
 harness::KernelArg to_kernel_arg(const ArgSpec& a, const LaunchPlan& plan) {
   switch (a.kind) {
     case ArgSpec::Kind::kTensorMap:
+      // The measurement path carries contiguous maps only (the tuner measures contiguous tensors).
+      if (a.integer != 0 && a.integer != a.map[1]) {
+        throw Error(ErrorKind::kBadInput,
+                    "candidate '" + a.tensor + "': a strided tensor map cannot be measured (row stride " +
+                        std::to_string(a.integer) + ", cols " + std::to_string(a.map[1]) + ")");
+      }
       return harness::KernelArg::tensor_map(
           a.tensor, plan.tensors.at(static_cast<std::size_t>(plan.tensor_index(a.tensor))).dtype, a.map[0],
           a.map[1], a.map[2], a.map[3]);
@@ -18,6 +25,7 @@ harness::KernelArg to_kernel_arg(const ArgSpec& a, const LaunchPlan& plan) {
     case ArgSpec::Kind::kNullPointer:
       return harness::KernelArg::u64(0);
     case ArgSpec::Kind::kI32:
+    case ArgSpec::Kind::kRowStride:
       return harness::KernelArg::i32(static_cast<int32_t>(a.integer));
     case ArgSpec::Kind::kI64:
       return harness::KernelArg::i64(a.integer);

@@ -31,6 +31,36 @@ int LaunchPlan::tensor_index(std::string_view name) const {
   throw Error(ErrorKind::kNotFound, "launch plan has no tensor '" + std::string(name) + "'");
 }
 
+void LaunchPlan::set_row_stride(std::string_view name, int64_t stride) {
+  TensorSpec& tensor = tensors.at(static_cast<std::size_t>(tensor_index(name)));
+  int64_t rows = 0;
+  int64_t cols = 0;
+  for (const KernelLaunch& l : launches) {
+    for (const ArgSpec& a : l.args) {
+      if (a.tensor == name && (a.kind == ArgSpec::Kind::kRowStride || a.kind == ArgSpec::Kind::kTensorMap)) {
+        rows = a.map[0];
+        cols = a.map[1];
+      }
+    }
+  }
+  if (cols < 1) {
+    throw Error(ErrorKind::kBadInput,
+                "launch plan: no argument carries the row stride of tensor '" + std::string(name) + "'");
+  }
+  if (stride < cols) {
+    throw Error(ErrorKind::kBadInput, "launch plan: row stride " + std::to_string(stride) + " of tensor '" +
+                                          std::string(name) + "' is shorter than its rows of " +
+                                          std::to_string(cols) + " elements");
+  }
+  for (KernelLaunch& l : launches) {
+    for (ArgSpec& a : l.args) {
+      if (a.tensor != name) continue;
+      if (a.kind == ArgSpec::Kind::kRowStride || a.kind == ArgSpec::Kind::kTensorMap) a.integer = stride;
+    }
+  }
+  tensor.elements = rows * stride;
+}
+
 PackedArgs::PackedArgs(const LaunchPlan& plan, const KernelLaunch& launch,
                        std::span<const uint64_t> tensor_ptrs) {
   if (tensor_ptrs.size() != plan.tensors.size()) {
@@ -49,7 +79,8 @@ PackedArgs::PackedArgs(const LaunchPlan& plan, const KernelLaunch& launch,
       case ArgSpec::Kind::kNullPointer:
         slot = 0;
         break;
-      case ArgSpec::Kind::kI32: {
+      case ArgSpec::Kind::kI32:
+      case ArgSpec::Kind::kRowStride: {
         const auto v = static_cast<int32_t>(a.integer);
         std::memcpy(&slot, &v, sizeof v);
         break;
@@ -62,8 +93,8 @@ PackedArgs::PackedArgs(const LaunchPlan& plan, const KernelLaunch& launch,
         break;
       case ArgSpec::Kind::kTensorMap: {
         const auto t = static_cast<std::size_t>(plan.tensor_index(a.tensor));
-        const CUtensorMap encoded =
-            harness::encode_tensor_map(harness::tensor_map_2d(plan.tensors[t].dtype, a.map), tensor_ptrs[t]);
+        const CUtensorMap encoded = harness::encode_tensor_map(
+            harness::tensor_map_2d(plan.tensors[t].dtype, a.map, a.integer), tensor_ptrs[t]);
         static_assert(sizeof encoded <= sizeof(Slot));
         std::memcpy(slots_[i].words, &encoded, sizeof encoded);
         break;

@@ -76,15 +76,23 @@ struct TensorSpec {
 };
 
 /// One kernel argument: a tensor's device pointer (by the tensor's name), a null pointer, a scalar,
-/// or a tensor's TMA tensor map (128 bytes by value, harness/tensor_map.hpp: the tensor as a
-/// row-major [rows, cols] matrix read in box_rows x box_cols boxes, 128-byte swizzle).
+/// a tensor's row stride, or a tensor's TMA tensor map (128 bytes by value, harness/tensor_map.hpp:
+/// the tensor as a row-major [rows, cols] matrix read in box_rows x box_cols boxes, 128-byte
+/// swizzle).
+///
+/// A row stride (kRowStride, an i32 of elements) is what lets a kernel read or write a strided view
+/// (rows further apart than their length). A spec writes the contiguous stride (the row's length)
+/// and the tensor's shape as a tensor map's {rows, cols}: the tuner measures contiguous tensors.
+/// The dispatch runtime passes the caller's stride in its place, and encodes the caller's stride
+/// into the tensor maps (`integer` of a kTensorMap, 0 meaning contiguous);
+/// LaunchPlan::set_row_stride does the same to a whole plan.
 struct ArgSpec {
-  enum class Kind { kTensor, kNullPointer, kI32, kI64, kF32, kTensorMap };
+  enum class Kind { kTensor, kNullPointer, kI32, kI64, kF32, kTensorMap, kRowStride };
   Kind kind = Kind::kI32;
-  std::string tensor;            ///< a LaunchPlan tensor's name when kind == kTensor or kTensorMap
-  int64_t integer = 0;           ///< kI32 / kI64 value
-  float real = 0;                ///< kF32 value
-  std::array<int64_t, 4> map{};  ///< kTensorMap: {rows, cols, box_rows, box_cols}
+  std::string tensor;   ///< a LaunchPlan tensor's name when kind is kTensor, kTensorMap or kRowStride
+  int64_t integer = 0;  ///< kI32 / kI64 value; kRowStride: the stride; kTensorMap: its row stride (0: cols)
+  float real = 0;       ///< kF32 value
+  std::array<int64_t, 4> map{};  ///< kTensorMap: {rows, cols, box_rows, box_cols}; kRowStride: {rows, cols}
 
   static ArgSpec of_tensor(std::string name) { return {Kind::kTensor, std::move(name), 0, 0.0f}; }
   /// A pointer argument the kernel does not use for this config (e.g. the workspace at SPLIT_K 1).
@@ -96,6 +104,12 @@ struct ArgSpec {
                             int64_t box_cols) {
     ArgSpec a{Kind::kTensorMap, std::move(name), 0, 0.0f};
     a.map = {rows, cols, box_rows, box_cols};
+    return a;
+  }
+  /// The row stride of tensor `name`, a rows x cols matrix, written contiguous (cols).
+  static ArgSpec row_stride(std::string name, int64_t rows, int64_t cols) {
+    ArgSpec a{Kind::kRowStride, std::move(name), cols, 0.0f};
+    a.map = {rows, cols, 0, 0};
     return a;
   }
 };
@@ -123,6 +137,12 @@ struct LaunchPlan {
 
   /// Index of the tensor named `name`; throws ktune::Error(kNotFound).
   int tensor_index(std::string_view name) const;
+
+  /// Makes tensor `name` (rows x cols, as its stride and map arguments say) a strided view: every
+  /// kRowStride argument of it and every tensor map of it take `stride` elements, and the tensor
+  /// holds rows x `stride` elements. Throws ktune::Error(kBadInput) when no argument carries the
+  /// tensor's row stride, or `stride` is shorter than the row.
+  void set_row_stride(std::string_view name, int64_t stride);
 };
 
 /// The GPU reference of a problem: compile, run (its input tensors carry the candidate's names and

@@ -50,23 +50,8 @@ PlanKey gemm_key(const GemmArgs& g) {
                 fmt::format("gemm: dtype {} is not supported (f32, f16, bf16; fp8 has its own operator)",
                             to_string(g.dtype)));
   }
-  const int64_t b_row = g.layout == Layout::kNN ? g.n : g.k;
-  const std::pair<const char*, std::pair<int64_t, int64_t>> strides[] = {
-      {"lda", {g.lda, g.k}}, {"ldb", {g.ldb, b_row}}, {"ldc", {g.ldc, g.n}}};
-  for (const auto& [name, v] : strides) {
-    const auto [ld, row] = v;
-    if (ld != 0 && ld < row) {
-      throw Error(ErrorKind::kBadInput,
-                  fmt::format("gemm: {}={} is shorter than the row it strides over ({})", name, ld, row));
-    }
-    if (ld != 0 && ld != row) {
-      throw Error(
-          ErrorKind::kBadInput,
-          fmt::format("gemm: {}={} (a strided view) is not supported by the gemm templates yet; pass a "
-                      "contiguous tensor ({} = 0 or {})",
-                      name, ld, name, row));
-    }
-  }
+  // The key does not hold the row strides, but a bad one is refused at prepare too.
+  runtime::detail::gemm_row_strides(g);
   return {OpKind::kGemm, gemm_mode(g.layout, g.epilogue), g.dtype, {g.m, g.n, g.k, 0, 0}};
 }
 
@@ -168,7 +153,8 @@ RuntimePlan* Runtime::Impl::build(const PlanKey& key, std::optional<CUstream> ca
   auto plan = std::make_unique<RuntimePlan>();
   // Bind before compiling: a plan this entry point cannot serve fails without NVRTC's cost.
   plan->launcher = runtime::detail::bind_plan(runtime::detail::launch_plan_for(key, spec, p, config),
-                                              spec.alignment(p, config), binding.slots, binding.scalars);
+                                              spec.alignment(p, config), binding.slots, binding.scalars,
+                                              binding.row_strides);
   const harness::CompileRequest request =
       kt::make_compile_request(spec.compile_spec(p, config), sources, device.arch());
   KernelCompiler& kc = compiler_for(binding.kernel);
@@ -200,15 +186,6 @@ RuntimePlan* Runtime::Impl::build(const PlanKey& key, std::optional<CUstream> ca
   return out;
 }
 
-int Runtime::Impl::misaligned_slot(const RuntimePlan& p, std::span<const void* const> slots) {
-  const auto& need = p.launcher.slot_align;
-  for (std::size_t i = 0; i < slots.size() && i < need.size(); ++i) {
-    if (need[i] > 0 && reinterpret_cast<uintptr_t>(slots[i]) % static_cast<uintptr_t>(need[i]) != 0)
-      return static_cast<int>(i);
-  }
-  return -1;
-}
-
 const RuntimePlan& Runtime::Impl::plan(const PlanKey& key, std::optional<CUstream> capturing, bool fallback) {
   {
     std::shared_lock lock(map_mutex);
@@ -223,12 +200,17 @@ void Runtime::Impl::run(const PlanKey& key, std::span<const void* const> slots,
                         Stream stream) {
   const CUstream s = reinterpret_cast<CUstream>(stream);
   const RuntimePlan* chosen = &plan(key, s);
-  int misaligned = misaligned_slot(*chosen, slots);
+  if (scalars.size() < chosen->launcher.scalar_count) {
+    throw Error(ErrorKind::kRuntime,
+                fmt::format("{}: {} call-time scalars for a plan of {}", runtime::detail::describe(key),
+                            scalars.size(), chosen->launcher.scalar_count));
+  }
+  int misaligned = chosen->launcher.misaligned_slot(slots, scalars);
   if (misaligned >= 0) {
-    // The chosen config requires an alignment these pointers miss: the default config serves the
-    // call (an alignment it requires too is the error below).
+    // The chosen config requires an alignment these pointers or row strides miss: the default
+    // config serves the call (an alignment it requires too is the error below).
     chosen = &plan(key, s, true);
-    misaligned = misaligned_slot(*chosen, slots);
+    misaligned = chosen->launcher.misaligned_slot(slots, scalars);
   }
   const RuntimePlan& p = *chosen;
   const auto& l = p.launcher;
@@ -248,10 +230,20 @@ void Runtime::Impl::run(const PlanKey& key, std::span<const void* const> slots,
   }
   if (misaligned >= 0) {
     const auto i = static_cast<std::size_t>(misaligned);
+    const runtime::detail::SlotStride& stride = l.slot_stride[i];
+    const std::string& kernel = runtime::detail::binding_of(key.op).kernel;
+    const std::string& slot = runtime::detail::binding_of(key.op).slots[i];
+    if (stride.scalar < 0) {
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("{}: config {} requires {} aligned to {} bytes; {} is not", kernel,
+                              p.info.config_name, slot, l.slot_align[i], slots[i]));
+    }
+    const auto row_bytes =
+        static_cast<int64_t>(scalars[static_cast<std::size_t>(stride.scalar)]) * stride.element_bytes;
     throw Error(ErrorKind::kBadInput,
-                fmt::format("{}: config {} requires {} aligned to {} bytes; {} is not",
-                            runtime::detail::binding_of(key.op).kernel, p.info.config_name,
-                            runtime::detail::binding_of(key.op).slots[i], l.slot_align[i], slots[i]));
+                fmt::format("{}: config {} requires {} (its address and its row stride) aligned to {} bytes; "
+                            "{} with rows {} bytes apart is not",
+                            kernel, p.info.config_name, slot, l.slot_align[i], slots[i], row_bytes));
   }
   CUdeviceptr ws = p.own_workspace;
   if (workspace != nullptr) {
@@ -287,13 +279,21 @@ bool Runtime::ready(const GemmArgs& args) const noexcept {
   }
 }
 
-PlanInfo Runtime::prepare(const GemmArgs& args) { return impl_->plan(gemm_key(args), std::nullopt).info; }
+PlanInfo Runtime::prepare(const GemmArgs& args) {
+  const PlanKey key = gemm_key(args);
+  const RuntimePlan& chosen = impl_->plan(key, std::nullopt);
+  if (chosen.launcher.misaligned_stride(runtime::detail::gemm_row_strides(args)) < 0) return chosen.info;
+  // These row strides miss an alignment the chosen config requires (wgmma_tma: 16-byte rows): the
+  // default config will serve the call, so it is the plan to build before a capture.
+  return impl_->plan(key, std::nullopt, true).info;
+}
 
 void Runtime::gemm(const GemmArgs& args, Stream stream) {
   const PlanKey key = gemm_key(args);
   check_gemm_pointers(args);
   const void* slots[] = {args.a, args.b, args.c, reads_bias(args.epilogue) ? args.bias : nullptr};
-  impl_->run(key, slots, {}, args.workspace.ptr, args.workspace.bytes, stream);
+  const std::array<double, 3> row_strides = runtime::detail::gemm_row_strides(args);
+  impl_->run(key, slots, row_strides, args.workspace.ptr, args.workspace.bytes, stream);
 }
 
 }  // namespace ktune

@@ -125,7 +125,8 @@ void BM_DirectLaunch(benchmark::State& state) {
   CUfunction fn = module.function(compiled.lowered_names.at(launch.name_expression));
   CUdeviceptr a = f.a->get(), b = f.b->get(), c = f.c->get(), ws = 0;
   int m = kM, n = kN, k = kK;
-  void* args[] = {&a, &b, &c, &ws, &m, &n, &k};
+  int lda = kK, ldb = kK, ldc = kN;  // contiguous row strides ("nt": B's rows are K long)
+  void* args[] = {&a, &b, &c, &ws, &m, &n, &k, &lda, &ldb, &ldc};
   const auto& d = ktune::harness::driver();
   int64_t i = 0;
   for (auto _ : state) {

@@ -101,7 +101,8 @@ struct Workspace {
 
 // The operators' arguments. Tensors are row-major, in `dtype` unless said otherwise, and every
 // pointer is aligned at least to its element. Dimensions are in [1, 2^31-1]. prepare() reads only
-// the fields that make the key (dimensions, dtype, mode); the pointers may be null there.
+// the fields that make the key (dimensions, dtype, mode), and gemm's row strides; the pointers may
+// be null there.
 
 /// C[m,n] = epilogue(A[m,k] · B): B is [n,k] (kNT, the nn.Linear weight) or [k,n] (kNN).
 struct GemmArgs {
@@ -110,8 +111,12 @@ struct GemmArgs {
   void* c = nullptr;
   const void* bias = nullptr;  ///< [n] in dtype; read with Epilogue::kBias and kBiasSilu
   int64_t m = 0, n = 0, k = 0;
-  /// Row strides in elements (0: contiguous, i.e. k for A, k (kNT) or n (kNN) for B, n for C); at
-  /// least the row's length. Views of a fused QKV projection's output have ldc > n.
+  /// Row strides in elements (0: contiguous, i.e. k for A, k (kNT) or n (kNN) for B, n for C), in
+  /// [row's length, 2^31-1]: strided views, such as a column slice of a fused QKV projection's
+  /// output (ldc > n) or of its input (lda > k), are read and written in place; C's columns beyond
+  /// n are not touched. The strides are not part of the key: a tuned config serves any stride,
+  /// except that one whose fast path needs 16-byte rows (wgmma_tma's tensor maps) gives the call to
+  /// the default config when a stride in bytes is not a multiple of 16.
   int64_t lda = 0, ldb = 0, ldc = 0;
   DType dtype = DType::kBF16;
   Layout layout = Layout::kNT;
@@ -240,7 +245,8 @@ class Runtime {
   void fp8_gemm(const Fp8GemmArgs& args, Stream stream);
 
   /// Everything the first call of the key does except launching: look-up, module load, the
-  /// runtime's workspace. Call it before capturing a CUDA graph. Returns how the key is served.
+  /// runtime's workspace. Call it before capturing a CUDA graph. Returns how the key is served
+  /// (gemm: with the given row strides, which may take the default config; see GemmArgs).
   PlanInfo prepare(const GemmArgs& args);
   PlanInfo prepare(const RmsNormArgs& args);
   PlanInfo prepare(const RmsNormRopeArgs& args);

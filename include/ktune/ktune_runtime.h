@@ -103,7 +103,7 @@ typedef struct ktune_gemm_args {
   void* c;
   const void* bias;
   int64_t m, n, k;
-  int64_t lda, ldb, ldc; /* row strides in elements; 0: contiguous */
+  int64_t lda, ldb, ldc; /* row strides in elements; 0: contiguous; strided views (>= the row) too */
   int dtype;             /* KTUNE_DTYPE_F32, _F16, _BF16 */
   int layout;            /* KTUNE_LAYOUT_* */
   int epilogue;          /* KTUNE_EPILOGUE_* */

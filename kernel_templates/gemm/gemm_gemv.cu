@@ -10,15 +10,20 @@
 // SPLIT_K > 1 writes workspace[split][M][N] and ktune_gemm_splitk_reduce (gemm_splitk_reduce.cuh)
 // sums the splits in order: deterministic.
 //
-// Fast path: A and W 16-byte aligned and K a multiple of 16 / sizeof(T). Otherwise a scalar path
-// (one element per lane, same result up to f32 rounding order) - correct for any K and alignment.
+// Row strides (elements, runtime values): A's rows are lda apart, W's ldb, C's ldc, each at least
+// its row's length (strided views, e.g. a column slice of a fused projection's output); only C's
+// M x N elements are written.
+//
+// Fast path: A and W 16-byte aligned, K, lda and ldb multiples of 16 / sizeof(T). Otherwise a scalar
+// path (one element per lane, same result up to f32 rounding order) - correct for any K, stride and
+// alignment.
 #include "gemm_splitk_reduce.cuh"
 #include "ktune_device.cuh"
 
 template <int BK, int SPLIT_K, int WARPS, int ROWS, int MT, typename T>
 __global__ void __launch_bounds__(WARPS * 32)
     ktune_gemv(const T* __restrict__ A, const T* __restrict__ W, T* __restrict__ C,
-               float* __restrict__ workspace, int M, int N, int K) {
+               float* __restrict__ workspace, int M, int N, int K, int lda, int ldb, int ldc) {
   using namespace ktune_dev;
   constexpr int VEC = Vec16<T>::kElems;
   constexpr int U = BK / (32 * VEC);
@@ -40,7 +45,7 @@ __global__ void __launch_bounds__(WARPS * 32)
     for (int m = 0; m < MT; ++m) acc[r][m] = 0.0f;
   }
 
-  const bool vec = (K % VEC == 0) && aligned16(A) && aligned16(W);
+  const bool vec = (K % VEC == 0) && (lda % VEC == 0) && (ldb % VEC == 0) && aligned16(A) && aligned16(W);
   if (vec) {
     for (int k = k_begin + warp * BK; k < k_end; k += WARPS * BK) {
       int4 w[ROWS][U];
@@ -50,7 +55,7 @@ __global__ void __launch_bounds__(WARPS * 32)
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
           const bool ok = (n0 + r < N) && (kk < k_end);
-          w[r][u] = ok ? __ldcs(reinterpret_cast<const int4*>(W + static_cast<size_t>(n0 + r) * K + kk))
+          w[r][u] = ok ? __ldcs(reinterpret_cast<const int4*>(W + static_cast<size_t>(n0 + r) * ldb + kk))
                        : make_int4(0, 0, 0, 0);
         }
       }
@@ -61,7 +66,7 @@ __global__ void __launch_bounds__(WARPS * 32)
 #pragma unroll
         for (int m = 0; m < MT; ++m) {
           if (m >= M) break;
-          const int4 a = __ldg(reinterpret_cast<const int4*>(A + static_cast<size_t>(m) * K + kk));
+          const int4 a = __ldg(reinterpret_cast<const int4*>(A + static_cast<size_t>(m) * lda + kk));
 #pragma unroll
           for (int r = 0; r < ROWS; ++r) acc[r][m] += dot16<T>(w[r][u], a);
         }
@@ -72,11 +77,11 @@ __global__ void __launch_bounds__(WARPS * 32)
 #pragma unroll
       for (int r = 0; r < ROWS; ++r) {
         if (n0 + r >= N) break;
-        const float w = to_f32(W[static_cast<size_t>(n0 + r) * K + k]);
+        const float w = to_f32(W[static_cast<size_t>(n0 + r) * ldb + k]);
 #pragma unroll
         for (int m = 0; m < MT; ++m) {
           if (m >= M) break;
-          acc[r][m] = fmaf(w, to_f32(A[static_cast<size_t>(m) * K + k]), acc[r][m]);
+          acc[r][m] = fmaf(w, to_f32(A[static_cast<size_t>(m) * lda + k]), acc[r][m]);
         }
       }
     }
@@ -102,11 +107,10 @@ __global__ void __launch_bounds__(WARPS * 32)
     float s = 0.0f;
 #pragma unroll
     for (int w = 0; w < WARPS; ++w) s += partial[w][idx];
-    const size_t out = static_cast<size_t>(m) * N + n;
     if (SPLIT_K == 1) {
-      C[out] = from_f32<T>(s);
+      C[static_cast<size_t>(m) * ldc + n] = from_f32<T>(s);
     } else {
-      workspace[static_cast<size_t>(split) * M * N + out] = s;
+      workspace[(static_cast<size_t>(split) * M + m) * N + n] = s;
     }
   }
 }

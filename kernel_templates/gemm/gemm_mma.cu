@@ -16,6 +16,11 @@
 // when it had no slice) and a reduction sums the splits in a fixed order. Atomic: every split adds
 // its partial tile into workspace[M][N] (zeroed first) with f32 atomics, then a pass converts.
 // Epilogue (BIAS: + bias[n], SILU: x / (1 + e^-x)) in f32 here, or in the finishing pass on split-K.
+//
+// Row strides (elements, runtime values): A's rows are lda apart, B's ldb (rows of n for "nt", of
+// k for "nn"), C's ldc, each at least its row's length (strided views, e.g. a column slice of a
+// fused projection's output). The cp.async path also needs lda and ldb multiples of 8, the paired
+// C stores an even ldc. The workspace stays [split][M][N]; only C's M x N elements are written.
 #include "gemm_mma_epilogue.cuh"
 #include "gemm_mma_primitives.cuh"
 #include "gemm_splitk_reduce.cuh"
@@ -56,7 +61,8 @@ template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLIT_K, bool 
           bool B_NT, bool BIAS, bool SILU>
 __global__ void __launch_bounds__(WM* WN * 32)
     ktune_gemm_mma(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
-                   float* __restrict__ workspace, const T* __restrict__ bias, int M, int N, int K) {
+                   float* __restrict__ workspace, const T* __restrict__ bias, int M, int N, int K, int lda,
+                   int ldb, int ldc) {
   using namespace ktune_dev;
   using namespace ktune_mma;
   constexpr int kThreads = WM * WN * 32;
@@ -97,16 +103,16 @@ __global__ void __launch_bounds__(WM* WN * 32)
   const int t_end = min(k_tiles, t_begin + tiles_per_split);
   const int n_tiles = t_end > t_begin ? t_end - t_begin : 0;
 
-  const bool vec_a = (K % 8 == 0) && aligned16(A);
-  const bool vec_b = ((B_NT ? K : N) % 8 == 0) && aligned16(B);
+  const bool vec_a = (K % 8 == 0) && (lda % 8 == 0) && aligned16(A);
+  const bool vec_b = ((B_NT ? K : N) % 8 == 0) && (ldb % 8 == 0) && aligned16(B);
 
   auto load_tile = [&](int stage, int tile) {
     const int k0 = tile * BK;
-    load_rows<BM, A_CPR, kThreads, SwA>(a_smem + stage * A_STAGE, A, m0, k0, M, K, K, vec_a, tid);
+    load_rows<BM, A_CPR, kThreads, SwA>(a_smem + stage * A_STAGE, A, m0, k0, M, K, lda, vec_a, tid);
     if (B_NT) {
-      load_rows<B_ROWS, B_CPR, kThreads, SwB>(b_smem + stage * B_STAGE, B, n0, k0, N, K, K, vec_b, tid);
+      load_rows<B_ROWS, B_CPR, kThreads, SwB>(b_smem + stage * B_STAGE, B, n0, k0, N, K, ldb, vec_b, tid);
     } else {
-      load_rows<B_ROWS, B_CPR, kThreads, SwB>(b_smem + stage * B_STAGE, B, k0, n0, K, N, N, vec_b, tid);
+      load_rows<B_ROWS, B_CPR, kThreads, SwB>(b_smem + stage * B_STAGE, B, k0, n0, K, N, ldb, vec_b, tid);
     }
   };
 
@@ -188,7 +194,7 @@ __global__ void __launch_bounds__(WM* WN * 32)
   // Accumulator (i, j): rows lane/4 and lane/4 + 8, columns 2 (lane % 4) and +1 of the 16x8 tile.
   const int row_base = m0 + warp_m * WTM + (lane >> 2);
   const int col_base = n0 + warp_n * WTN + 2 * (lane & 3);
-  const bool c_pairs = (N % 2 == 0) && ((reinterpret_cast<unsigned long long>(C) & 3ull) == 0);
+  const bool c_pairs = (ldc % 2 == 0) && ((reinterpret_cast<unsigned long long>(C) & 3ull) == 0);
   if (ATOMIC && n_tiles == 0) return;
 #pragma unroll
   for (int i = 0; i < MI; ++i) {
@@ -203,7 +209,8 @@ __global__ void __launch_bounds__(WM* WN * 32)
         float v0 = acc[i][j][2 * h];
         float v1 = acc[i][j][2 * h + 1];
         const bool second = col + 1 < N;
-        const size_t idx = static_cast<size_t>(row) * N + col;
+        const size_t idx = static_cast<size_t>(row) * ldc + col;  // of C
+        const size_t w_idx = static_cast<size_t>(row) * N + col;  // of the [M][N] workspace
         if (SPLIT_K == 1) {
           v0 = epilogue<BIAS, SILU>(v0, bias, col);
           if (second) v1 = epilogue<BIAS, SILU>(v1, bias, col + 1);
@@ -217,10 +224,10 @@ __global__ void __launch_bounds__(WM* WN * 32)
             if (second) C[idx + 1] = from_f32<T>(v1);
           }
         } else if (ATOMIC) {
-          atomicAdd(workspace + idx, v0);
-          if (second) atomicAdd(workspace + idx + 1, v1);
+          atomicAdd(workspace + w_idx, v0);
+          if (second) atomicAdd(workspace + w_idx + 1, v1);
         } else {
-          float* w = workspace + static_cast<size_t>(split) * M * N + idx;
+          float* w = workspace + static_cast<size_t>(split) * M * N + w_idx;
           if (second && N % 2 == 0) {
             *reinterpret_cast<float2*>(w) = make_float2(v0, v1);
           } else {

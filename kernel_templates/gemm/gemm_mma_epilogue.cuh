@@ -17,16 +17,21 @@ __device__ __forceinline__ float epilogue(float v, const T* __restrict__ bias, i
 
 }  // namespace ktune_mma
 
-/// C[i] = epilogue(sum over s of workspace[s][i]), s in order 0..splits-1 (deterministic), for
-/// i < mn; column of i is i % n. With splits 1 it converts the atomic variant's f32 sums.
+/// C[m][n] = epilogue(sum over s of workspace[s][m][n]), s in order 0..splits-1 (deterministic), for
+/// m < M, n < N: the workspace is [splits][M][N], contiguous; C's rows are ldc elements apart (ldc >=
+/// N, a strided view; its columns beyond N are not touched). With splits 1 it converts the atomic
+/// variant's f32 sums.
 template <typename T, bool BIAS, bool SILU>
 __global__ void ktune_gemm_mma_finish(const float* __restrict__ workspace, T* __restrict__ C,
-                                      const T* __restrict__ bias, long long mn, int n, int splits) {
+                                      const T* __restrict__ bias, int M, int N, int ldc, int splits) {
+  const long long mn = static_cast<long long>(M) * N;
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < mn; i += stride) {
     float s = 0.0f;
     for (int p = 0; p < splits; ++p) s += workspace[p * mn + i];
-    C[i] = ktune_dev::from_f32<T>(ktune_mma::epilogue<BIAS, SILU>(s, bias, static_cast<int>(i % n)));
+    const long long row = i / N;
+    const int col = static_cast<int>(i - row * N);
+    C[row * ldc + col] = ktune_dev::from_f32<T>(ktune_mma::epilogue<BIAS, SILU>(s, bias, col));
   }
 }
 

@@ -178,6 +178,7 @@ LaunchPlan MmaGemmSpec::launch_plan(const Problem& problem, const Config& config
             ArgSpec::i32(static_cast<int32_t>(m)),
             ArgSpec::i32(static_cast<int32_t>(n)),
             ArgSpec::i32(static_cast<int32_t>(k))};
+  for (ArgSpec& a : row_stride_args(problem)) l.args.push_back(std::move(a));
   p.launches.push_back(l);
   if (split_k > 1) {
     const int64_t slices = atomic ? 1 : split_k;
@@ -198,17 +199,18 @@ std::string MmaGemmSpec::finish_name_expression(const Problem& problem) {
 
 KernelLaunch MmaGemmSpec::finish_launch(const Problem& problem, int64_t slices) const {
   const GemmForm form = parse_gemm_form(problem.layout).value_or(GemmForm{});
+  const int64_t m = problem.dim("m");
   const int64_t n = problem.dim("n");
-  const int64_t mn = problem.dim("m") * n;
   KernelLaunch l;
   l.name_expression = finish_name_expression(problem);
-  l.dims.grid = {u32(std::min(ceil_div(mn, kFinishThreads), kMaxFinishBlocks)), 1, 1};
+  l.dims.grid = {u32(std::min(ceil_div(m * n, kFinishThreads), kMaxFinishBlocks)), 1, 1};
   l.dims.block = {u32(kFinishThreads), 1, 1};
   l.args = {ArgSpec::of_tensor("workspace"),
             ArgSpec::of_tensor("c"),
             form.bias ? ArgSpec::of_tensor("bias") : ArgSpec::null_pointer(),
-            ArgSpec::i64(mn),
+            ArgSpec::i32(static_cast<int32_t>(m)),
             ArgSpec::i32(static_cast<int32_t>(n)),
+            ArgSpec::row_stride("c", m, n),
             ArgSpec::i32(static_cast<int32_t>(slices))};
   return l;
 }
@@ -217,8 +219,7 @@ WorkCounts MmaGemmSpec::work(const Problem& problem) const {
   WorkCounts w = GemmSpecBase::work(problem);
   const auto form = parse_gemm_form(problem.layout);
   if (form && form->bias) {
-    w.min_bytes +=
-        static_cast<double>(problem.dim("n")) * static_cast<double>(ktune::size_of(problem.dtype));
+    w.min_bytes += static_cast<double>(problem.dim("n")) * static_cast<double>(ktune::size_of(problem.dtype));
   }
   return w;
 }
@@ -226,11 +227,11 @@ WorkCounts MmaGemmSpec::work(const Problem& problem) const {
 std::vector<AlignmentRule> MmaGemmSpec::alignment(const Problem& problem, const Config&) const {
   const bool nt = parse_gemm_form(problem.layout).value_or(GemmForm{}).layout == GemmLayout::kNT;
   return {
-      {"a", 16, false, "16-byte cp.async of A rows when A is 16-byte aligned and K % 8 == 0"},
+      {"a", 16, false, "16-byte cp.async of A rows when A is 16-byte aligned and K, lda % 8 == 0"},
       {"b", 16, false,
-       nt ? "16-byte cp.async of B rows when B is 16-byte aligned and K % 8 == 0"
-          : "16-byte cp.async of B rows when B is 16-byte aligned and N % 8 == 0"},
-      {"c", 4, false, "paired 4-byte stores of C when C is 4-byte aligned and N is even"},
+       nt ? "16-byte cp.async of B rows when B is 16-byte aligned and K, ldb % 8 == 0"
+          : "16-byte cp.async of B rows when B is 16-byte aligned and N, ldb % 8 == 0"},
+      {"c", 4, false, "paired 4-byte stores of C when C is 4-byte aligned and ldc is even"},
   };
 }
 

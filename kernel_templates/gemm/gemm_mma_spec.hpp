@@ -56,8 +56,9 @@ class MmaGemmSpec final : public GemmSpecBase {
   LaunchPlan launch_plan(const Problem& problem, const Config& config) const override;
   /// The GEMM plus the bias read.
   WorkCounts work(const Problem& problem) const override;
-  /// A, B 16-byte aligned with K (and N for an "nn" B) a multiple of 8 for the cp.async path, C
-  /// 4-byte aligned with N even for paired stores; otherwise element paths. Nothing is required.
+  /// A, B 16-byte aligned with K (and N for an "nn" B) and their row strides multiples of 8 for
+  /// the cp.async path, C 4-byte aligned with an even row stride for paired stores; otherwise element
+  /// paths. Nothing is required.
   std::vector<AlignmentRule> alignment(const Problem& problem, const Config& config) const override;
   /// Without an epilogue the family's reference; with one gemm_epilogue_reference.cu.
   ReferenceSpec reference(const Problem& problem) const override;

@@ -97,14 +97,27 @@ std::string GemmSpecBase::reduce_name_expression(DType dtype) {
   return fmt::format("ktune_gemm_splitk_reduce<{}>", ktune::cuda_type_name(dtype));
 }
 
+std::vector<ArgSpec> GemmSpecBase::row_stride_args(const Problem& problem) {
+  const int64_t m = problem.dim("m");
+  const int64_t n = problem.dim("n");
+  const int64_t k = problem.dim("k");
+  // The layout text may carry an epilogue ("nn+bias"): B's layout is its first two letters.
+  const bool nn = problem.layout.starts_with("nn");
+  return {ArgSpec::row_stride("a", m, k),
+          nn ? ArgSpec::row_stride("b", k, n) : ArgSpec::row_stride("b", n, k),
+          ArgSpec::row_stride("c", m, n)};
+}
+
 KernelLaunch GemmSpecBase::reduce_launch(const Problem& problem, int64_t split_k) const {
-  const int64_t mn = problem.dim("m") * problem.dim("n");
+  const int64_t m = problem.dim("m");
+  const int64_t n = problem.dim("n");
   KernelLaunch l;
   l.name_expression = reduce_name_expression(problem.dtype);
-  l.dims.grid = {u32(std::min(ceil_div(mn, kReduceThreads), kMaxReduceBlocks)), 1, 1};
+  l.dims.grid = {u32(std::min(ceil_div(m * n, kReduceThreads), kMaxReduceBlocks)), 1, 1};
   l.dims.block = {u32(kReduceThreads), 1, 1};
-  l.args = {ArgSpec::of_tensor("workspace"), ArgSpec::of_tensor("c"), ArgSpec::i64(mn),
-            ArgSpec::i32(static_cast<int32_t>(split_k))};
+  l.args = {ArgSpec::of_tensor("workspace"),       ArgSpec::of_tensor("c"),
+            ArgSpec::i32(static_cast<int32_t>(m)), ArgSpec::i32(static_cast<int32_t>(n)),
+            ArgSpec::row_stride("c", m, n),        ArgSpec::i32(static_cast<int32_t>(split_k))};
   return l;
 }
 
@@ -117,8 +130,8 @@ ReferenceSpec GemmSpecBase::reference(const Problem& problem) const {
   constexpr int64_t kTile = 16;  // gemm_reference.cu's tile
   ReferenceSpec r;
   r.compile.source_name = "gemm_reference.cu";
-  const std::string expr = fmt::format("ktune_gemm_reference<{},{}>", ktune::cuda_type_name(problem.dtype),
-                                       nt ? "true" : "false");
+  const std::string expr =
+      fmt::format("ktune_gemm_reference<{},{}>", ktune::cuda_type_name(problem.dtype), nt ? "true" : "false");
   r.compile.name_expressions = {expr};
   r.plan.tensors = {
       {"a", TensorRole::kInput, problem.dtype, m * k},
@@ -238,6 +251,7 @@ LaunchPlan TiledGemmSpec::launch_plan(const Problem& problem, const Config& conf
             ArgSpec::i32(static_cast<int32_t>(m)),
             ArgSpec::i32(static_cast<int32_t>(n)),
             ArgSpec::i32(static_cast<int32_t>(k))};
+  for (ArgSpec& a : row_stride_args(problem)) l.args.push_back(std::move(a));
   p.launches.push_back(l);
   if (split_k > 1) p.launches.push_back(reduce_launch(problem, split_k));
   return p;
@@ -246,10 +260,11 @@ LaunchPlan TiledGemmSpec::launch_plan(const Problem& problem, const Config& conf
 std::vector<AlignmentRule> TiledGemmSpec::alignment(const Problem& problem, const Config&) const {
   const bool nt = parse_gemm_layout(problem.layout).value_or(GemmLayout::kNT) == GemmLayout::kNT;
   return {
-      {"a", 16, false, "16-byte cp.async of A rows when A is 16-byte aligned and K*sizeof(T) % 16 == 0"},
+      {"a", 16, false,
+       "16-byte cp.async of A rows when A is 16-byte aligned and K*sizeof(T), lda*sizeof(T) % 16 == 0"},
       {"b", 16, false,
-       nt ? "16-byte cp.async of B rows when B is 16-byte aligned and K*sizeof(T) % 16 == 0"
-          : "16-byte cp.async of B rows when B is 16-byte aligned and N*sizeof(T) % 16 == 0"},
+       nt ? "16-byte cp.async of B rows when B is 16-byte aligned and K*sizeof(T), ldb*sizeof(T) % 16 == 0"
+          : "16-byte cp.async of B rows when B is 16-byte aligned and N*sizeof(T), ldb*sizeof(T) % 16 == 0"},
   };
 }
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "kernel_templates/kernel_spec.hpp"
 #include "kernel_templates/gemm/reference_gemm.hpp"
+#include "kernel_templates/kernel_spec.hpp"
 
 namespace ktune::kernel_templates {
 
@@ -20,6 +20,11 @@ std::string_view gemm_layout_name(GemmLayout layout);
 
 /// What every gemm template shares. Tensors: "a" [M*K], "b" [K*N], "c" [M*N] in the dtype, and
 /// "workspace" [SPLIT_K*M*N] f32 when a config splits K.
+///
+/// Every template takes the row strides of A, B and C as kernel arguments (ArgSpec::row_stride,
+/// written contiguous: K for A, K ("nt") or N ("nn") for B, N for C), so one compiled config serves
+/// strided views too (the dispatch runtime passes the caller's strides); the split-K reduction and
+/// the epilogue pass write C through its stride. The workspace is always contiguous.
 class GemmSpecBase : public KernelSpec {
  public:
   std::string_view kernel() const override { return "gemm"; }
@@ -42,6 +47,9 @@ class GemmSpecBase : public KernelSpec {
   std::vector<TensorSpec> tensors(const Problem& problem, int64_t split_k) const;
   /// The split-K reduction launch (gemm_splitk_reduce.cuh) summing `split_k` slices into "c".
   KernelLaunch reduce_launch(const Problem& problem, int64_t split_k) const;
+  /// The row strides of "a", "b" and "c", written contiguous for the problem's layout: the GEMM
+  /// kernels take them after the dimensions (`..., M, N, K, lda, ldb, ldc`).
+  static std::vector<ArgSpec> row_stride_args(const Problem& problem);
   /// `ktune_gemm_splitk_reduce<T>`.
   static std::string reduce_name_expression(DType dtype);
   /// Throws ktune::Error(kBadInput) with the rejection, when there is one.

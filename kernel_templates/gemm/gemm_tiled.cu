@@ -8,6 +8,11 @@
 // aligned and K - or N for "nn" B - is a multiple of 16 / sizeof(T); synchronous element copies
 // otherwise). Every edge is predicated, so any M, N, K is correct.
 //
+// Row strides (elements, runtime values): A's rows are lda apart, B's ldb (rows of n for "nt", of
+// k for "nn"), C's ldc; each is at least its row's length (a strided view, e.g. a column slice of a
+// fused projection's output). The 16-byte copies also need the stride a multiple of 16 / sizeof(T).
+// Only C's M x N elements are written: its columns beyond N keep their values.
+//
 // SPLIT_K > 1: grid.z = SPLIT_K blocks share the K tiles (ceil(tiles / SPLIT_K) each, the last ones
 // possibly none); each writes its f32 partial tile to workspace[split][M][N] (zeros when it had no
 // tile) and ktune_gemm_splitk_reduce sums the splits in a fixed order: the result is deterministic.
@@ -17,7 +22,7 @@
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLIT_K, typename T, bool B_NT>
 __global__ void __launch_bounds__(WM* WN * 32)
     ktune_gemm_tiled(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
-                     float* __restrict__ workspace, int M, int N, int K) {
+                     float* __restrict__ workspace, int M, int N, int K, int lda, int ldb, int ldc) {
   using namespace ktune_dev;
   constexpr int kThreads = WM * WN * 32;
   constexpr int VEC = Vec16<T>::kElems;
@@ -50,8 +55,8 @@ __global__ void __launch_bounds__(WM* WN * 32)
   const int t_end = min(k_tiles, t_begin + tiles_per_split);
   const int n_tiles = t_end > t_begin ? t_end - t_begin : 0;
 
-  const bool vec_a = (K % VEC == 0) && aligned16(A);
-  const bool vec_b = ((B_NT ? K : N) % VEC == 0) && aligned16(B);
+  const bool vec_a = (K % VEC == 0) && (lda % VEC == 0) && aligned16(A);
+  const bool vec_b = ((B_NT ? K : N) % VEC == 0) && (ldb % VEC == 0) && aligned16(B);
   const T zero = from_f32<T>(0.0f);
 
   auto load_tile = [&](int stage, int tile) {
@@ -63,7 +68,7 @@ __global__ void __launch_bounds__(WM* WN * 32)
         const int r = c / (BK / VEC);
         const int kc = (c % (BK / VEC)) * VEC;
         const bool ok = (m0 + r < M) && (k0 + kc < K);
-        const T* src = ok ? A + static_cast<size_t>(m0 + r) * K + (k0 + kc) : A;
+        const T* src = ok ? A + static_cast<size_t>(m0 + r) * lda + (k0 + kc) : A;
         cp_async16(as + r * A_LD + kc, src, ok ? 16 : 0);
       }
     } else {
@@ -71,7 +76,7 @@ __global__ void __launch_bounds__(WM* WN * 32)
         const int r = e / BK;
         const int kk = e % BK;
         const bool ok = (m0 + r < M) && (k0 + kk < K);
-        as[r * A_LD + kk] = ok ? A[static_cast<size_t>(m0 + r) * K + (k0 + kk)] : zero;
+        as[r * A_LD + kk] = ok ? A[static_cast<size_t>(m0 + r) * lda + (k0 + kk)] : zero;
       }
     }
     // B tile: "nt" rows are n (BN x BK, K contiguous), "nn" rows are k (BK x BN, N contiguous).
@@ -80,13 +85,12 @@ __global__ void __launch_bounds__(WM* WN * 32)
     const int col0 = B_NT ? k0 : n0;
     const int row_limit = B_NT ? N : K;
     const int col_limit = B_NT ? K : N;
-    const int ld = B_NT ? K : N;
     if (vec_b) {
       for (int c = tid; c < B_ROWS * B_COLS / VEC; c += kThreads) {
         const int r = c / (B_COLS / VEC);
         const int cc = (c % (B_COLS / VEC)) * VEC;
         const bool ok = (row0 + r < row_limit) && (col0 + cc < col_limit);
-        const T* src = ok ? B + static_cast<size_t>(row0 + r) * ld + (col0 + cc) : B;
+        const T* src = ok ? B + static_cast<size_t>(row0 + r) * ldb + (col0 + cc) : B;
         cp_async16(bs + r * B_LD + cc, src, ok ? 16 : 0);
       }
     } else {
@@ -94,7 +98,7 @@ __global__ void __launch_bounds__(WM* WN * 32)
         const int r = e / B_COLS;
         const int cc = e % B_COLS;
         const bool ok = (row0 + r < row_limit) && (col0 + cc < col_limit);
-        bs[r * B_LD + cc] = ok ? B[static_cast<size_t>(row0 + r) * ld + (col0 + cc)] : zero;
+        bs[r * B_LD + cc] = ok ? B[static_cast<size_t>(row0 + r) * ldb + (col0 + cc)] : zero;
       }
     }
   };
@@ -153,11 +157,10 @@ __global__ void __launch_bounds__(WM* WN * 32)
     for (int j = 0; j < TN; ++j) {
       const int n = n0 + col_base + 8 * j;
       if (n >= N) continue;
-      const size_t idx = static_cast<size_t>(m) * N + n;
       if (SPLIT_K == 1) {
-        C[idx] = from_f32<T>(acc[i][j]);
+        C[static_cast<size_t>(m) * ldc + n] = from_f32<T>(acc[i][j]);
       } else {
-        workspace[static_cast<size_t>(split) * M * N + idx] = acc[i][j];
+        workspace[(static_cast<size_t>(split) * M + m) * N + n] = acc[i][j];
       }
     }
   }

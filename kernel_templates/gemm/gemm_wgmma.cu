@@ -24,6 +24,11 @@
 // epilogue, to workspace[z][M][N]; ktune_gemm_splitk_reduce or, with an epilogue,
 // ktune_gemm_mma_finish (compiled from this source too) sums the splits in order: deterministic.
 // It fills the SMs when M and N give few tiles (M = 512 with N = 1024: 32 tiles of 128x128).
+//
+// Row strides (elements, runtime values): A's rows are lda apart, B's ldb (rows of n for "nt", of
+// k for "nn"), C's ldc, each at least its row's length (strided views, e.g. a column slice of a
+// fused projection's output). The cp.async path also needs lda and ldb multiples of 8, the paired
+// C stores an even ldc. The workspace stays [split][M][N]; only C's M x N elements are written.
 #include "gemm_mma_epilogue.cuh"
 #include "gemm_splitk_reduce.cuh"
 #include "gemm_wgmma_block.cuh"
@@ -80,7 +85,8 @@ __device__ __forceinline__ void load_tile(unsigned char* dst, const T* __restric
 template <int BM, int BN, int STAGES, int SWIZZLE, typename T, bool B_NT, bool BIAS, bool SILU>
 __global__ void __launch_bounds__(BM / 64 * 128, 1)
     ktune_gemm_wgmma(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
-                     float* __restrict__ workspace, const T* __restrict__ bias, int M, int N, int K) {
+                     float* __restrict__ workspace, const T* __restrict__ bias, int M, int N, int K, int lda,
+                     int ldb, int ldc) {
   using namespace ktune_wgmma;
   constexpr int kThreads = BM / kWarpgroupRows * kWarpgroupThreads;
   constexpr int kAcc = BN / 2;        // f32 accumulator registers of a thread (m64nBN over 128 threads)
@@ -113,16 +119,16 @@ __global__ void __launch_bounds__(BM / 64 * 128, 1)
   const int t_begin = work.t_begin;
   const int k_tiles = work.k_tiles;  // this split's k tiles
 
-  const bool vec_a = (K % 8 == 0) && ktune_dev::aligned16(A);
-  const bool vec_b = ((B_NT ? K : N) % 8 == 0) && ktune_dev::aligned16(B);
+  const bool vec_a = (K % 8 == 0) && (lda % 8 == 0) && ktune_dev::aligned16(A);
+  const bool vec_b = ((B_NT ? K : N) % 8 == 0) && (ldb % 8 == 0) && ktune_dev::aligned16(B);
 
   auto load_stage = [&](int stage, int tile) {
     const int k0 = (t_begin + tile) * kBlockK;
-    load_tile<BM, kBlockK / 8, kThreads, true>(a_smem + stage * A_STAGE, A, m0, k0, M, K, K, vec_a, tid);
+    load_tile<BM, kBlockK / 8, kThreads, true>(a_smem + stage * A_STAGE, A, m0, k0, M, K, lda, vec_a, tid);
     if (B_NT) {
-      load_tile<BN, kBlockK / 8, kThreads, true>(b_smem + stage * B_STAGE, B, n0, k0, N, K, K, vec_b, tid);
+      load_tile<BN, kBlockK / 8, kThreads, true>(b_smem + stage * B_STAGE, B, n0, k0, N, K, ldb, vec_b, tid);
     } else {
-      load_tile<kBlockK, BN / 8, kThreads, false>(b_smem + stage * B_STAGE, B, k0, n0, K, N, N, vec_b, tid);
+      load_tile<kBlockK, BN / 8, kThreads, false>(b_smem + stage * B_STAGE, B, k0, n0, K, N, ldb, vec_b, tid);
     }
   };
 
@@ -160,6 +166,6 @@ __global__ void __launch_bounds__(BM / 64 * 128, 1)
   wgmma_wait<0>();
   ktune_dev::cp_async_wait<0>();
 
-  store_accumulators<BIAS, SILU>(acc, C, workspace, bias, M, N, m0 + wg * kWarpgroupRows, n0, wt,
+  store_accumulators<BIAS, SILU>(acc, C, workspace, bias, M, N, ldc, m0 + wg * kWarpgroupRows, n0, wt,
                                  work.splits);
 }

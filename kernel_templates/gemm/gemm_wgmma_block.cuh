@@ -1,8 +1,9 @@
 // A block's share of a wgmma GEMM (gemm_wgmma.cu, gemm_wgmma_tma.cu): its BM x BN tile of C in the
 // grouped order, its slice of the k tiles (split-K over gridDim.z), and the store of a
 // warpgroup's accumulator fragment: an f32 partial tile into workspace[z] when split (the
-// reduction applies the epilogue), else C with the epilogue (BIAS: + bias[n], SILU: x / (1 + e^-x))
-// in f32, pairs of elements when N is even and C 4-byte aligned, predicated at the M and N edges.
+// reduction applies the epilogue), else C (rows ldc elements apart) with the epilogue (BIAS:
+// + bias[n], SILU: x / (1 + e^-x)) in f32, pairs of elements when ldc is even and C 4-byte aligned,
+// predicated at the M and N edges.
 #pragma once
 
 #include "gemm_wgmma_layout.cuh"
@@ -58,11 +59,14 @@ __device__ __forceinline__ BlockWork block_work(int M, int N, int K) {
   return w;
 }
 
-/// Stores thread `wt`'s part of a warpgroup's 64 x BN accumulator (rows row_base.., columns n0..).
+/// Stores thread `wt`'s part of a warpgroup's 64 x BN accumulator (rows row_base.., columns n0..):
+/// into C, whose rows are ldc elements apart (ldc >= N; columns beyond N are not touched), or the
+/// [splits][M][N] f32 workspace.
 template <bool BIAS, bool SILU, int kAcc, typename T>
 __device__ __forceinline__ void store_accumulators(const float (&acc)[kAcc], T* __restrict__ C,
                                                    float* __restrict__ workspace, const T* __restrict__ bias,
-                                                   int M, int N, int row_base, int n0, int wt, int splits) {
+                                                   int M, int N, int ldc, int row_base, int n0, int wt,
+                                                   int splits) {
   if (splits > 1) {
     float* const part = workspace + static_cast<size_t>(blockIdx.z) * M * N;
 #pragma unroll
@@ -76,7 +80,7 @@ __device__ __forceinline__ void store_accumulators(const float (&acc)[kAcc], T* 
     }
     return;
   }
-  const bool c_pairs = (N % 2 == 0) && ((reinterpret_cast<unsigned long long>(C) & 3ull) == 0);
+  const bool c_pairs = (ldc % 2 == 0) && ((reinterpret_cast<unsigned long long>(C) & 3ull) == 0);
 #pragma unroll
   for (int i = 0; i < kAcc; i += 2) {
     const int row = row_base + acc_row(wt, i);
@@ -85,7 +89,7 @@ __device__ __forceinline__ void store_accumulators(const float (&acc)[kAcc], T* 
     const bool second = col + 1 < N;
     const float v0 = epilogue<BIAS, SILU>(acc[i], bias, col);
     const float v1 = second ? epilogue<BIAS, SILU>(acc[i + 1], bias, col + 1) : 0.0f;
-    const size_t idx = static_cast<size_t>(row) * N + col;
+    const size_t idx = static_cast<size_t>(row) * ldc + col;
     if (second && c_pairs) {
       typename Pair2<T>::type pair;
       pair.x = ktune_dev::from_f32<T>(v0);

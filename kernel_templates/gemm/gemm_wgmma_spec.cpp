@@ -160,6 +160,12 @@ LaunchPlan WgmmaGemmSpec::launch_plan(const Problem& problem, const Config& conf
             ArgSpec::i32(static_cast<int32_t>(m)),
             ArgSpec::i32(static_cast<int32_t>(n)),
             ArgSpec::i32(static_cast<int32_t>(k))};
+  if (tma) {
+    // A's and B's strides are in their tensor maps (ArgSpec::integer); C's is an argument.
+    l.args.push_back(ArgSpec::row_stride("c", m, n));
+  } else {
+    for (ArgSpec& a : row_stride_args(problem)) l.args.push_back(std::move(a));
+  }
   p.launches.push_back(l);
   if (split_k > 1) {
     p.launches.push_back(form.bias || form.silu ? mma_spec().finish_launch(problem, split_k)
@@ -172,9 +178,9 @@ WorkCounts WgmmaGemmSpec::work(const Problem& problem) const { return mma_spec()
 
 std::vector<AlignmentRule> WgmmaGemmSpec::alignment(const Problem& problem, const Config& config) const {
   if (pipeline_ == Pipeline::kTma) {
-    return {{"a", 16, true, "TMA reads A through a tensor map: 16-byte aligned base"},
-            {"b", 16, true, "TMA reads B through a tensor map: 16-byte aligned base"},
-            {"c", 4, false, "paired 4-byte stores of C when C is 4-byte aligned and N is even"}};
+    return {{"a", 16, true, "TMA reads A through a tensor map: 16-byte aligned base and lda*sizeof(T)"},
+            {"b", 16, true, "TMA reads B through a tensor map: 16-byte aligned base and ldb*sizeof(T)"},
+            {"c", 4, false, "paired 4-byte stores of C when C is 4-byte aligned and ldc is even"}};
   }
   return mma_spec().alignment(problem, config);
 }

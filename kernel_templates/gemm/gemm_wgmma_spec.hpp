@@ -59,8 +59,10 @@ class WgmmaGemmSpec final : public GemmSpecBase {
   LaunchPlan launch_plan(const Problem& problem, const Config& config) const override;
   /// As the mma template's (the GEMM plus the bias read).
   WorkCounts work(const Problem& problem) const override;
-  /// A, B 16-byte aligned with K (and N for an "nn" B) a multiple of 8 for the cp.async path, C
-  /// 4-byte aligned with N even for paired stores; otherwise element paths. Nothing is required.
+  /// A, B 16-byte aligned with K (and N for an "nn" B) and their row strides multiples of 8 for
+  /// the cp.async path, C 4-byte aligned with an even row stride for paired stores; otherwise element
+  /// paths. Nothing is required, except by wgmma_tma: A and B (base and row stride) 16-byte
+  /// aligned for their tensor maps.
   std::vector<AlignmentRule> alignment(const Problem& problem, const Config& config) const override;
   /// As the mma template's: the family's reference, or gemm_epilogue_reference.cu with an epilogue.
   ReferenceSpec reference(const Problem& problem) const override;

@@ -8,8 +8,10 @@
 // with fp8_gemm_wgmma.cu.
 //
 // The tensor maps (A as [M, K], B as [N, K], boxes of 64 columns) are encoded by the host from
-// the buffers' addresses: rows 16-byte aligned (K % 8 == 0) and 16-byte aligned pointers. Split-K
-// and the epilogue as gemm_wgmma.cu (grid.z slices write f32 partials; bias, SiLU applied in f32).
+// the buffers' addresses and row strides (lda, ldb elements: the maps' global strides): K % 8 == 0,
+// strides that are multiples of 16 bytes and 16-byte aligned pointers. Split-K and the epilogue as
+// gemm_wgmma.cu (grid.z slices write f32 partials; bias, SiLU applied in f32); C's rows are ldc
+// elements apart (ldc >= N, a strided view: only its M x N elements are written).
 #include "gemm_mma_epilogue.cuh"
 #include "gemm_splitk_reduce.cuh"
 #include "gemm_wgmma_block.cuh"
@@ -26,7 +28,8 @@ template <int BM, int BN, int STAGES, int SWIZZLE, typename T, bool BIAS, bool S
 __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
     ktune_gemm_wgmma_tma(const __grid_constant__ ktune_tma::TensorMap tmap_a,
                          const __grid_constant__ ktune_tma::TensorMap tmap_b, T* __restrict__ C,
-                         float* __restrict__ workspace, const T* __restrict__ bias, int M, int N, int K) {
+                         float* __restrict__ workspace, const T* __restrict__ bias, int M, int N, int K,
+                         int ldc) {
   using namespace ktune_wgmma;
   using Pipeline = TmaPipeline<BM, BN, STAGES>;
   constexpr int kAcc = BN / 2;
@@ -51,6 +54,6 @@ __global__ void __launch_bounds__((BM / 64 + 1) * 128, 1)
   for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
   pipe.template consume<Mma64xNk16<BN, 0, T>>(c, work.k_tiles, acc);
 
-  store_accumulators<BIAS, SILU>(acc, C, workspace, bias, M, N, work.m0 + c * kWarpgroupRows, work.n0, wt,
-                                 work.splits);
+  store_accumulators<BIAS, SILU>(acc, C, workspace, bias, M, N, ldc, work.m0 + c * kWarpgroupRows, work.n0,
+                                 wt, work.splits);
 }

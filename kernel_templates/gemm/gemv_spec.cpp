@@ -89,6 +89,7 @@ LaunchPlan GemvSpec::launch_plan(const Problem& problem, const Config& config) c
             ArgSpec::i32(static_cast<int32_t>(m)),
             ArgSpec::i32(static_cast<int32_t>(n)),
             ArgSpec::i32(static_cast<int32_t>(k))};
+  for (ArgSpec& a : row_stride_args(problem)) l.args.push_back(std::move(a));
   p.launches.push_back(l);
   if (split_k > 1) p.launches.push_back(reduce_launch(problem, split_k));
   return p;
@@ -96,8 +97,10 @@ LaunchPlan GemvSpec::launch_plan(const Problem& problem, const Config& config) c
 
 std::vector<AlignmentRule> GemvSpec::alignment(const Problem&, const Config&) const {
   return {
-      {"a", 16, false, "16-byte vector loads when A and B are 16-byte aligned and K*sizeof(T) % 16 == 0"},
-      {"b", 16, false, "16-byte vector loads when A and B are 16-byte aligned and K*sizeof(T) % 16 == 0"},
+      {"a", 16, false,
+       "16-byte vector loads when A and B are 16-byte aligned and K, lda, ldb times sizeof(T) % 16 == 0"},
+      {"b", 16, false,
+       "16-byte vector loads when A and B are 16-byte aligned and K, lda, ldb times sizeof(T) % 16 == 0"},
   };
 }
 

@@ -73,11 +73,18 @@ class _Op:
         return v
 
     def rows(self, v, name):
-        """A 2-D view whose rows may be strided: its row stride (elements); columns contiguous."""
+        """A 2-D view whose rows may be strided (a column slice of a wider tensor, e.g. of a fused
+        QKV projection's output): its row stride in elements. The columns must be contiguous and
+        the rows must not overlap (a stride of at least the row's length: not a broadcast)."""
         if v.shape[1] > 1 and v.strides[1] != 1:
             raise BadInputError(f"{self.op}: {name}'s columns are strided ({list(v.strides)}); rows of contiguous "
                                 "elements are needed")
-        return v.strides[0] if v.shape[0] > 1 else v.shape[1]
+        if v.shape[0] <= 1:
+            return v.shape[1]
+        if v.strides[0] < v.shape[1]:
+            raise BadInputError(f"{self.op}: {name}'s rows overlap (shape {list(v.shape)}, strides {list(v.strides)}): "
+                                "a row stride of at least the row's length is needed")
+        return v.strides[0]
 
     @staticmethod
     def shape(v, name, expected, op):

@@ -77,6 +77,21 @@ def test_gemm_reads_dimensions_strides_and_dtype_from_the_tensors(rt):
     assert args.dtype == _abi.DTYPES["f16"] and args.layout == 0 and args.epilogue == 0
 
 
+def test_gemm_passes_the_row_strides_of_column_slices(rt):
+    # x: columns [64, 64 + 1024) of a [16, 2048] activation; w: an "nn" weight [1024, 3072] whose rows
+    # are 3080 apart; c: the k slice of a fused [16, 4096] qkv output. One-row views are contiguous.
+    x = CudaArray((16, 1024), ptr=0x1080, strides=(2048, 1))
+    w = CudaArray((1024, 3072), ptr=0x2000, strides=(3080, 1))
+    c = CudaArray((16, 3072), ptr=0x3000, strides=(4096, 1))
+    rt.gemm(x, w, c, layout="nn")
+    _, args, _ = rt._lib.calls[-1]
+    assert (args.lda, args.ldb, args.ldc) == (2048, 3080, 4096)
+    assert (args.m, args.n, args.k, args.a) == (16, 3072, 1024, 0x1080)
+    rt.gemm(CudaArray((1, 64), strides=(9999, 1)), CudaArray((32, 64)), CudaArray((1, 32), strides=(7, 1)))
+    _, args, _ = rt._lib.calls[-1]
+    assert (args.lda, args.ldb, args.ldc) == (64, 64, 32)
+
+
 def test_gemm_nn_layout_and_bias_epilogue(rt):
     a, b, c, bias = CudaArray((8, 64)), CudaArray((64, 96)), CudaArray((8, 96)), CudaArray((96,), ptr=0x4000)
     rt.gemm(a, b, c, bias=bias, layout="nn", epilogue="bias+silu")
@@ -94,6 +109,10 @@ def test_gemm_nn_layout_and_bias_epilogue(rt):
     (lambda rt: rt.gemm(CudaArray((8, 64)), CudaArray((32, 64)), CudaArray((8, 32)), layout="tn"), "layout='tn'"),
     (lambda rt: rt.gemm(CudaArray((8, 64), strides=(1, 8)), CudaArray((32, 64)), CudaArray((8, 32))),
      "columns are strided"),
+    (lambda rt: rt.gemm(CudaArray((8, 64), strides=(0, 1)), CudaArray((32, 64)), CudaArray((8, 32))),
+     "a's rows overlap"),
+    (lambda rt: rt.gemm(CudaArray((8, 64)), CudaArray((32, 64)), CudaArray((8, 32), strides=(31, 1))),
+     "c's rows overlap"),
     (lambda rt: rt.rmsnorm(CudaArray((4, 64)), CudaArray((63,)), CudaArray((4, 64))), "w has shape [63]"),
     (lambda rt: rt.rmsnorm(CudaArray((4, 64), strides=(128, 1)), CudaArray((64,)), CudaArray((4, 64))),
      "not contiguous"),

@@ -72,6 +72,31 @@ def test_gemm_and_epilogues():
         assert _error(ops.gemm(a, w, bias, "nt", "bias+silu"), x / (1 + torch.exp(-x))) <= TOL[dtype]
 
 
+def test_gemm_on_strided_views():
+    """Q, K and V projections written into their column slices of one fused output, from an
+    activation that is a column slice of a wider tensor; the rest of the output keeps its values."""
+    _ops()
+    rt = _runtime
+    for dtype in (torch.bfloat16, torch.float16):
+        wide = _rand(16, 640, dtype=dtype, hi=1.0, seed=30)
+        x = wide[:, 64:576]                                   # [16, 512], rows 640 apart
+        ws = [_rand(n, 512, dtype=dtype, hi=1.0, seed=31 + i) for i, n in enumerate((1024, 256, 256))]
+        qkv = torch.full((16, 1536 + 8), 7.0, device="cuda", dtype=dtype)
+        col = 0
+        for w in ws:
+            rt.gemm(x, w, qkv[:, col:col + w.shape[0]], stream=torch.cuda.current_stream().cuda_stream)
+            col += w.shape[0]
+        torch.cuda.synchronize()
+        col = 0
+        for w in ws:
+            assert _error(qkv[:, col:col + w.shape[0]], x.double() @ w.double().T) <= TOL[dtype]
+            col += w.shape[0]
+        assert bool((qkv[:, 1536:] == 7.0).all()), "gemm wrote beyond its column slice"
+        # The custom op takes strided inputs too ("nn": b is a column slice of a wider weight).
+        b = _rand(512, 300, dtype=dtype, hi=1.0, seed=35)[:, 7:7 + 257]
+        assert _error(torch.ops.ktune.gemm(x, b, None, "nn", "none"), x.double() @ b.double()) <= TOL[dtype]
+
+
 def test_rmsnorm_and_residual():
     ops = _ops()
     for dtype in (torch.bfloat16, torch.float16, torch.float32):

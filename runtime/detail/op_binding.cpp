@@ -39,7 +39,9 @@ const OpBinding kBindings[] = {
      // docs/perf/gemm.md); it stays the default of f32.
      {"a", "b", "c", "bias"},
      {},
-     {"gemv", "mma"}},
+     {"gemv", "mma"},
+     // lda, ldb, ldc: scalars 0, 1, 2 of a gemm call (the rows of strided views, runtime.cpp).
+     {{"a", 0}, {"b", 1}, {"c", 2}}},
     {OpKind::kRmsNorm,
      "rmsnorm",
      {},
@@ -153,6 +155,24 @@ void check_dims(std::string_view op, std::initializer_list<std::pair<const char*
       throw Error(ErrorKind::kBadInput, fmt::format("{}: {}={} is outside [1, 2^31-1]", op, name, value));
     }
   }
+}
+
+std::array<double, 3> gemm_row_strides(const GemmArgs& g) {
+  const int64_t b_row = g.layout == Layout::kNN ? g.n : g.k;
+  const std::pair<const char*, std::pair<int64_t, int64_t>> strides[] = {
+      {"lda", {g.lda, g.k}}, {"ldb", {g.ldb, b_row}}, {"ldc", {g.ldc, g.n}}};
+  std::array<double, 3> out{};
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const auto& [name, v] = strides[i];
+    const auto [ld, row] = v;
+    if (ld != 0 && ld < row) {
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("gemm: {}={} is shorter than the row it strides over ({})", name, ld, row));
+    }
+    if (ld > kMaxDim) throw Error(ErrorKind::kBadInput, fmt::format("gemm: {}={} exceeds 2^31-1", name, ld));
+    out[i] = static_cast<double>(ld == 0 ? row : ld);
+  }
+  return out;
 }
 
 void check_pointers(std::string_view op, std::initializer_list<PointerArg> pointers) {

@@ -65,6 +65,9 @@ struct OpBinding {
   /// Templates whose default config is tried first, in order, where it serves the problem on the
   /// device (a miss's default should not be the slowest template that is correct).
   std::vector<std::string> preferred_defaults;
+  /// Tensors whose row strides the entry point takes as call-time scalars (RowStrideBinding::index
+  /// into the call's scalars): gemm's a, b and c.
+  std::vector<RowStrideBinding> row_strides;
 };
 
 /// The binding of `op`.
@@ -91,6 +94,14 @@ struct PointerArg {
 /// Each pointer non-null and aligned to its element; ktune::Error(kBadInput) naming the first that
 /// is not.
 void check_pointers(std::string_view op, std::initializer_list<PointerArg> pointers);
+
+/// A gemm call's row strides lda, ldb, ldc in elements, 0 resolved to the row's length (k for A, k
+/// (kNT) or n (kNN) for B, n for C): the gemm binding's call-time scalars 0, 1, 2. Each must be in
+/// [row's length, 2^31-1] (the kernels index with int strides): ktune::Error(kBadInput) naming the
+/// first that is not. A stride that a config's fast path cannot take is that config's alignment
+/// rule (wgmma_tma's tensor maps need 16-byte rows), checked on the chosen plan
+/// (PlanLauncher::misaligned_slot): the default config, which takes any stride, serves such a call.
+std::array<double, 3> gemm_row_strides(const GemmArgs& g);
 
 /// The launches of (key, config): the spec's launch_plan, with decode_attention's call geometry
 /// (seq_max, context_lens, kDecodeScaleSentinel) from the key.

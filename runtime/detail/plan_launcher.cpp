@@ -51,14 +51,61 @@ const ScalarBinding* scalar_at(std::span<const ScalarBinding> scalars, std::size
   return nullptr;
 }
 
+/// The row-stride binding of `tensor`, or null.
+const RowStrideBinding* stride_of(std::span<const RowStrideBinding> row_strides, const std::string& tensor) {
+  for (const RowStrideBinding& r : row_strides) {
+    if (r.tensor == tensor) return &r;
+  }
+  return nullptr;
+}
+
+/// Every tensor of `row_strides` that `launch` addresses through a pointer must come with its
+/// stride: a kernel that took the pointer alone would treat a strided view as contiguous.
+void require_strides(const kt::KernelLaunch& launch, std::span<const RowStrideBinding> row_strides) {
+  for (const kt::ArgSpec& a : launch.args) {
+    if (a.kind != kt::ArgSpec::Kind::kTensor || stride_of(row_strides, a.tensor) == nullptr) continue;
+    const bool strided = std::any_of(launch.args.begin(), launch.args.end(), [&](const kt::ArgSpec& s) {
+      return s.kind == kt::ArgSpec::Kind::kRowStride && s.tensor == a.tensor;
+    });
+    if (!strided) {
+      throw Error(ErrorKind::kRuntime,
+                  fmt::format("dispatch: kernel '{}' takes tensor '{}' without its row stride, so it "
+                              "cannot serve a strided view (the spec's arguments changed)",
+                              launch.name_expression, a.tensor));
+    }
+  }
+}
+
 }  // namespace
 
+int PlanLauncher::misaligned_stride(std::span<const double> scalars) const {
+  for (std::size_t i = 0; i < slot_align.size(); ++i) {
+    const SlotStride& s = slot_stride[i];
+    if (slot_align[i] == 0 || s.scalar < 0) continue;
+    const auto row_bytes =
+        static_cast<int64_t>(scalars[static_cast<std::size_t>(s.scalar)]) * s.element_bytes;
+    if (row_bytes % slot_align[i] != 0) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+int PlanLauncher::misaligned_slot(std::span<const void* const> slots, std::span<const double> scalars) const {
+  for (std::size_t i = 0; i < slots.size() && i < slot_align.size(); ++i) {
+    const auto need = static_cast<uintptr_t>(slot_align[i]);
+    if (need != 0 && reinterpret_cast<uintptr_t>(slots[i]) % need != 0) return static_cast<int>(i);
+  }
+  return misaligned_stride(scalars);
+}
+
 PlanLauncher bind_plan(const kt::LaunchPlan& plan, const std::vector<kt::AlignmentRule>& alignment,
-                       std::span<const std::string> slots, std::span<const ScalarBinding> scalars) {
+                       std::span<const std::string> slots, std::span<const ScalarBinding> scalars,
+                       std::span<const RowStrideBinding> row_strides) {
   PlanLauncher l;
   l.slot_align.assign(slots.size(), 0);
+  l.slot_stride.assign(slots.size(), SlotStride{});
   l.slot_used.assign(slots.size(), false);
   l.scalar_count = scalars.size();
+  for (const RowStrideBinding& r : row_strides) l.scalar_count = std::max(l.scalar_count, r.index + 1);
   std::map<std::string, LaunchArg, std::less<>> tensors;
   for (std::size_t i = 0; i < slots.size(); ++i)
     tensors[slots[i]] = {LaunchArg::Kind::kSlot, static_cast<int64_t>(i), 0};
@@ -79,6 +126,24 @@ PlanLauncher bind_plan(const kt::LaunchPlan& plan, const std::vector<kt::Alignme
     return it->second;
   };
   for (const kt::TensorSpec& t : plan.tensors) find(t.name);
+  for (const RowStrideBinding& r : row_strides) {
+    const auto slot = std::find(slots.begin(), slots.end(), r.tensor);
+    if (slot == slots.end()) {
+      throw Error(ErrorKind::kBadInput, fmt::format("the dispatch runtime has no slot '{}' for a row stride "
+                                                    "(it knows {})",
+                                                    r.tensor, slot_list(slots)));
+    }
+    const auto i = static_cast<std::size_t>(slot - slots.begin());
+    const int ti = [&] {
+      for (std::size_t t = 0; t < plan.tensors.size(); ++t) {
+        if (plan.tensors[t].name == r.tensor) return static_cast<int>(t);
+      }
+      return -1;
+    }();
+    if (ti < 0) continue;  // a tensor this plan does not use (e.g. no bias)
+    l.slot_stride[i] = {static_cast<int64_t>(r.index),
+                        static_cast<int64_t>(size_of(plan.tensors[static_cast<std::size_t>(ti)].dtype))};
+  }
   for (const kt::AlignmentRule& rule : alignment) {
     if (!rule.required) continue;
     const LaunchArg a = find(rule.tensor);
@@ -100,6 +165,7 @@ PlanLauncher bind_plan(const kt::LaunchPlan& plan, const std::vector<kt::Alignme
     s.block[1] = launch.dims.block.y;
     s.block[2] = launch.dims.block.z;
     s.smem_bytes = launch.dims.dynamic_smem_bytes;
+    require_strides(launch, row_strides);
     for (std::size_t ai = 0; ai < launch.args.size(); ++ai) {
       const kt::ArgSpec& a = launch.args[ai];
       if (const ScalarBinding* b = scalar_at(scalars, li, ai, a, launch.name_expression)) {
@@ -129,6 +195,15 @@ PlanLauncher bind_plan(const kt::LaunchPlan& plan, const std::vector<kt::Alignme
         case kt::ArgSpec::Kind::kF32:
           s.args.push_back({LaunchArg::Kind::kF32, 0, a.real});
           break;
+        case kt::ArgSpec::Kind::kRowStride:
+          // The caller's stride when the runtime takes one for this tensor, else the spec's
+          // contiguous stride (an operator whose callers pass contiguous tensors only).
+          if (const RowStrideBinding* r = stride_of(row_strides, a.tensor)) {
+            s.args.push_back({LaunchArg::Kind::kScalarI32, static_cast<int64_t>(r->index), 0});
+          } else {
+            s.args.push_back({LaunchArg::Kind::kI32, a.integer, 0});
+          }
+          break;
         case kt::ArgSpec::Kind::kTensorMap: {
           const LaunchArg bound = find(a.tensor);
           if (bound.kind != LaunchArg::Kind::kSlot) {
@@ -139,7 +214,11 @@ PlanLauncher bind_plan(const kt::LaunchPlan& plan, const std::vector<kt::Alignme
           l.slot_used[static_cast<std::size_t>(bound.integer)] = true;
           const auto& t = plan.tensors.at(static_cast<std::size_t>(plan.tensor_index(a.tensor)));
           LaunchArg m{LaunchArg::Kind::kTensorMap, bound.integer, 0};
-          m.map = harness::tensor_map_2d(t.dtype, a.map);
+          m.map = harness::tensor_map_2d(t.dtype, a.map, a.integer);
+          if (const RowStrideBinding* r = stride_of(row_strides, a.tensor))
+            m.stride_scalar = static_cast<int64_t>(r->index);
+          // Checked with the spec's (contiguous) stride here; a caller's stride that a map cannot
+          // take is caught by the required alignment (PlanLauncher::misaligned_slot) before a launch.
           if (const std::string why = harness::tensor_map_rejection(m.map); !why.empty())
             throw Error(ErrorKind::kBadInput, "kernel '" + launch.name_expression + "': " + why);
           s.args.push_back(m);
@@ -184,7 +263,10 @@ void launch_plan(const PlanLauncher& l, std::span<const CUdeviceptr> slots, CUde
       const LaunchArg& arg = s.args[i];
       if (arg.kind == LaunchArg::Kind::kTensorMap) {
         if (used_maps == maps.size()) throw Error(ErrorKind::kBadInput, "too many tensor-map arguments");
-        maps[used_maps] = harness::encode_tensor_map(arg.map, slots[static_cast<std::size_t>(arg.integer)]);
+        harness::TensorMap2d map = arg.map;
+        if (arg.stride_scalar >= 0)
+          map.row_stride = static_cast<uint64_t>(scalars[static_cast<std::size_t>(arg.stride_scalar)]);
+        maps[used_maps] = harness::encode_tensor_map(map, slots[static_cast<std::size_t>(arg.integer)]);
         params[i] = &maps[used_maps++];
         continue;
       }

@@ -10,7 +10,8 @@
 /// caller chooses (eps, scale, max_pos) to call-time values. The spec writes its own constant for
 /// those (RmsNormSpec::kEps, ...); a ScalarBinding names the argument by position and the constant
 /// it must hold there, so a spec whose arguments move fails the bind instead of launching with the
-/// wrong value.
+/// wrong value. Row strides (gemm's lda, ldb, ldc) are caller scalars too, bound by tensor: every
+/// kRowStride argument of the tensor and its tensor maps take the caller's stride.
 
 #include <cuda.h>
 
@@ -43,14 +44,26 @@ struct ScalarBinding {
   std::size_t index = 0;
 };
 
+/// A tensor whose row stride (elements) the caller gives at each call, as scalars[`index`]: every
+/// kRowStride argument of the tensor takes it, and its tensor maps are encoded with it. The tensor
+/// must be a caller's slot, and every launch that reads or writes it must take its stride (a
+/// kRowStride argument, or the stride inside its tensor map): a plan that would address a strided
+/// view as contiguous fails the bind (kRuntime).
+struct RowStrideBinding {
+  std::string tensor;
+  std::size_t index = 0;
+};
+
 struct LaunchArg {
   /// kTensorMap: the TMA tensor map of caller slot `integer` (encoded at each launch from the
-  /// caller's pointer: a host-side descriptor, no GPU work).
+  /// caller's pointer and, when `stride_scalar` >= 0, row stride: a host-side descriptor, no GPU
+  /// work).
   enum class Kind { kSlot, kWorkspace, kNull, kI32, kI64, kF32, kScalarF32, kScalarI32, kTensorMap };
   Kind kind = Kind::kNull;
   int64_t integer = 0;         ///< slot index, workspace offset, scalar index, or the kI32/kI64 value
   float real = 0;              ///< kF32 value
   harness::TensorMap2d map{};  ///< kTensorMap: the tensor's shape and box
+  int64_t stride_scalar = -1;  ///< kTensorMap: the caller scalar holding its row stride (-1: contiguous)
 };
 
 struct LaunchStep {
@@ -69,21 +82,37 @@ inline constexpr std::size_t kMaxTensorMaps = 4;
 /// Alignment of each workspace tensor within the block (cuMemAlloc's own alignment).
 inline constexpr std::size_t kWorkspaceAlign = 256;
 
-struct PlanLauncher {
-  std::vector<LaunchStep> steps;
-  std::size_t workspace_bytes = 0;  ///< one block holding every workspace tensor (0: none)
-  std::vector<int64_t> slot_align;  ///< per slot: alignment a launch requires (0: none)
-  std::vector<bool> slot_used;      ///< per slot: whether some launch reads it
-  std::size_t scalar_count = 0;     ///< caller scalars the launches take (their values by index)
+/// Where a slot's row stride comes from: the caller scalar (-1: the slot has none) and the size of
+/// its elements, so that a required alignment can be checked on the stride in bytes too.
+struct SlotStride {
+  int64_t scalar = -1;
+  int64_t element_bytes = 0;
 };
 
-/// Binds `plan` to `slots` (tensor names in the caller's order) and `scalars`. Throws
-/// ktune::Error(kBadInput) for a plan tensor that is neither a slot nor a workspace, an alignment
-/// rule that is required for a tensor without a slot, or too many arguments; kRuntime when a
-/// scalar binding does not find the spec's value where it says.
+struct PlanLauncher {
+  std::vector<LaunchStep> steps;
+  std::size_t workspace_bytes = 0;      ///< one block holding every workspace tensor (0: none)
+  std::vector<int64_t> slot_align;      ///< per slot: alignment a launch requires (0: none)
+  std::vector<SlotStride> slot_stride;  ///< per slot: its caller-given row stride, if any
+  std::vector<bool> slot_used;          ///< per slot: whether some launch reads it
+  std::size_t scalar_count = 0;         ///< caller scalars the launches take (their values by index)
+
+  /// The first slot whose pointer, or whose row stride in bytes, misses the alignment a launch
+  /// requires (`scalars`: the call's, holding the row strides), or -1.
+  int misaligned_slot(std::span<const void* const> slots, std::span<const double> scalars) const;
+  /// The first slot whose row stride in bytes misses the alignment a launch requires, or -1.
+  int misaligned_stride(std::span<const double> scalars) const;
+};
+
+/// Binds `plan` to `slots` (tensor names in the caller's order), `scalars` and `row_strides`.
+/// Throws ktune::Error(kBadInput) for a plan tensor that is neither a slot nor a workspace, an
+/// alignment rule that is required for a tensor without a slot, or too many arguments; kRuntime
+/// when a scalar binding does not find the spec's value where it says, or a launch addresses a
+/// tensor of `row_strides` without its stride.
 PlanLauncher bind_plan(const kernel_templates::LaunchPlan& plan,
                        const std::vector<kernel_templates::AlignmentRule>& alignment,
-                       std::span<const std::string> slots, std::span<const ScalarBinding> scalars);
+                       std::span<const std::string> slots, std::span<const ScalarBinding> scalars,
+                       std::span<const RowStrideBinding> row_strides = {});
 
 /// Looks up every step's function in `module` (loaded from `compiled`) and opts in to more than
 /// 48 KiB of dynamic shared memory where a step needs it. Needs the module's context current.
@@ -91,7 +120,8 @@ void resolve_functions(PlanLauncher& launcher, const harness::CompileResult& com
                        const harness::Module& module);
 
 /// Launches every step on `stream` (hot path): slot i gets `slots[i]`, workspace tensors their
-/// offset in `workspace`, scalar j `scalars[j]`. Throws ktune::Error on a failed launch.
+/// offset in `workspace`, scalar j `scalars[j]` (row strides included). Throws ktune::Error on a
+/// failed launch.
 void launch_plan(const PlanLauncher& l, std::span<const CUdeviceptr> slots, CUdeviceptr workspace,
                  std::span<const double> scalars, CUstream stream);
 

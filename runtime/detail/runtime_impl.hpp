@@ -52,7 +52,8 @@ struct Runtime::Impl {
   cache::BestIndex index;
 
   std::shared_mutex map_mutex;
-  std::unordered_map<runtime::detail::PlanKey, std::unique_ptr<RuntimePlan>, runtime::detail::PlanKeyHash> plans;
+  std::unordered_map<runtime::detail::PlanKey, std::unique_ptr<RuntimePlan>, runtime::detail::PlanKeyHash>
+      plans;
   /// The default config's plan of a key, built when a call's pointers miss an alignment its
   /// chosen config requires (e.g. the bulk-copy rmsnorm on a view that is not 16-byte aligned).
   std::unordered_map<runtime::detail::PlanKey, std::unique_ptr<RuntimePlan>, runtime::detail::PlanKeyHash>
@@ -74,9 +75,10 @@ struct Runtime::Impl {
                           bool fallback = false);
 
   /// The hot path of every operator: the plan of `key`, a null check of every slot the plan
-  /// reads, the alignment the config requires (when a pointer misses it: the default config's
-  /// plan, whose alignment is then checked), the workspace (`workspace` when given, else the
-  /// plan's own), then the launches. `slots` in the binding's order; `scalars` by binding index.
+  /// reads, the alignment the config requires of pointers and row strides (when one misses it:
+  /// the default config's plan, whose alignment is then checked), the workspace (`workspace` when
+  /// given, else the plan's own), then the launches. `slots` in the binding's order; `scalars` by
+  /// binding index, the row strides included.
   void run(const runtime::detail::PlanKey& key, std::span<const void* const> slots,
            std::span<const double> scalars, void* workspace, std::size_t workspace_bytes, Stream stream);
 
@@ -85,8 +87,6 @@ struct Runtime::Impl {
   /// `fallbacks` (the default config).
   RuntimePlan* build(const runtime::detail::PlanKey& key, std::optional<CUstream> capturing,
                      bool fallback = false);
-  /// The first slot whose pointer misses an alignment `p`'s config requires, or -1.
-  static int misaligned_slot(const RuntimePlan& p, std::span<const void* const> slots);
   KernelCompiler& compiler_for(const std::string& kernel);
 };
 

@@ -16,8 +16,9 @@
 #          [--ops-filter TEXT]...
 #
 #   --suites LIST     gpu test executables, comma-separated short names (smoke, measure, kernels,
-#                     tcgemm, wgmma, fp8, ops, attn, loop, bench) or full names; "all" (default)
-#                     is every known suite plus any other ktune_*gpu* executable in .devbin/
+#                     tcgemm, wgmma, gemm_strided, fp8, ops, attn, loop, runtime, bench) or full
+#                     names; "all" (default) is every known suite plus any other ktune_*gpu*
+#                     executable in .devbin/
 #   --gtest-filter P  passed to every suite as --gtest_filter=P
 #   --examples        run ktune_gemm_example and ktune_ops_example
 #   --python          the Python package on the GPU: python/tests/test_torch_ops_gpu.py (ktune.torch
@@ -149,7 +150,7 @@ if [ -x "$BIN/ktune" ]; then "$BIN/ktune" devices --json > "$R/devices.json" 2> 
 say "budget ${BUDGET} s; output in $R"
 
 # --- gpu test suites -----------------------------------------------------------------------------
-KNOWN_SUITES="smoke measure kernels tcgemm wgmma fp8 ops attn loop runtime bench"
+KNOWN_SUITES="smoke measure kernels tcgemm wgmma gemm_strided fp8 ops attn loop runtime bench"
 suite_exe() { case $1 in ktune_*) echo "$1" ;; smoke) echo ktune_gpu_smoke ;; *) echo "ktune_$1_gpu_tests" ;; esac; }
 suite_list=()
 case $SUITES in

@@ -50,3 +50,24 @@ TEST(TensorMap, FromTheArgumentFormKeepsEveryField) {
 
 }  // namespace
 }  // namespace ktune::harness
+
+namespace ktune::harness {
+namespace {
+
+TEST(TensorMap, AStridedViewNeedsRowsOf16BytesAndNoShorterThanTheRow) {
+  // A column slice of a wider bf16 buffer: K = 520 columns of rows 1560 apart (3120 bytes).
+  TensorMap2d a = tensor_map_2d(DType::kBF16, {200, 520, 128, 64}, 1560);
+  EXPECT_EQ(a.stride(), 1560u);
+  EXPECT_EQ(std::string(tensor_map_rejection(a)), "");
+  EXPECT_EQ(tensor_map_2d(DType::kBF16, {200, 520, 128, 64}).stride(), 520u);  // 0: contiguous
+  // Rows 1561 bf16 apart are 3122 bytes: not a multiple of 16, even though K is.
+  a.row_stride = 1561;
+  EXPECT_NE(std::string(tensor_map_rejection(a)).find("16 bytes"), std::string::npos);
+  a.row_stride = 512;
+  EXPECT_NE(std::string(tensor_map_rejection(a)).find("shorter than the row"), std::string::npos);
+  // Only the stride must be a multiple of 16 bytes: 100 columns in rows of 104 are fine.
+  EXPECT_EQ(std::string(tensor_map_rejection(tensor_map_2d(DType::kBF16, {64, 100, 64, 64}, 104))), "");
+}
+
+}  // namespace
+}  // namespace ktune::harness

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "gemm_samples.hpp"
+#include "gemm_wgmma_samples.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 
@@ -40,11 +41,17 @@ TEST(CandidateBuilder, SplitKPartsHaveTwoLaunchesAndSharedInputs) {
   EXPECT_EQ(parts.launches[0].function, "_Z_lowered_ktune_gemm_tiled<32,64,16,1,2,2,4,__nv_bfloat16,false>");
   EXPECT_EQ(parts.launches[0].cubin, "CUBIN");
   EXPECT_EQ(parts.launches[0].grid, (std::array<uint32_t, 3>{2, 3, 4}));
-  ASSERT_EQ(parts.launches[0].args.size(), 7u);
+  ASSERT_EQ(parts.launches[0].args.size(), 10u);
   EXPECT_EQ(parts.launches[0].args[1].buffer, "b");
   EXPECT_EQ(parts.launches[0].args[3].buffer, "workspace");
   EXPECT_EQ(parts.launches[0].args[5].i, 93);
-  EXPECT_EQ(parts.launches[1].args[2].kind, harness::KernelArg::Kind::kI64);
+  // The row strides reach the worker as contiguous i32s: lda = K, ldb = N ("nn"), ldc = N.
+  EXPECT_EQ(parts.launches[0].args[7].kind, harness::KernelArg::Kind::kI32);
+  EXPECT_EQ(parts.launches[0].args[7].i, 331);
+  EXPECT_EQ(parts.launches[0].args[8].i, 93);
+  EXPECT_EQ(parts.launches[0].args[9].i, 93);
+  EXPECT_EQ(parts.launches[1].args[4].kind, harness::KernelArg::Kind::kI32);
+  EXPECT_EQ(parts.launches[1].args[4].i, 93);
   EXPECT_EQ(parts.reference.cubin, "REFCUBIN");
   ASSERT_EQ(parts.checks.size(), 1u);
   EXPECT_EQ(parts.checks[0].output, "c");
@@ -59,7 +66,7 @@ TEST(CandidateBuilder, SplitKPartsHaveTwoLaunchesAndSharedInputs) {
   EXPECT_EQ(r.launches[1].cubin, "CUBIN");
   EXPECT_EQ(r.launches[1].args[0].buffer, "workspace");
   EXPECT_EQ(r.launches[1].args[1].buffer, "c");
-  EXPECT_EQ(r.launches[1].args[3].i, 4);  // the reduction sums SPLIT_K slices
+  EXPECT_EQ(r.launches[1].args[5].i, 4);  // the reduction sums SPLIT_K slices
 }
 
 TEST(CandidateBuilder, AtomicSplitKZeroesItsWorkspaceInsideTheSequence) {
@@ -103,6 +110,26 @@ TEST(CandidateBuilder, SingleLaunchRequest) {
   EXPECT_EQ(r.bytes_moved, (2.0 * 4096 + 4096.0 * 4096 + 2 * 4096) * 2);
   const LaunchPlan plan = spec.launch_plan(p, c);
   EXPECT_THROW(to_launch_spec(plan, plan.launches[0], harness::CompileResult{}), Error);
+}
+
+TEST(CandidateBuilder, AStridedTensorMapIsNotMeasuredAsAContiguousOne) {
+  // The measurement path carries contiguous tensor maps only: a plan made strided
+  // (LaunchPlan::set_row_stride) must fail there rather than be read with the wrong stride.
+  const KernelSpec& spec = find_spec("gemm", "wgmma_tma");
+  const Problem p = testing::gemm_problem(200, 300, 520, DType::kBF16, "nt");
+  Config c = testing::wgmma_config(128, 128, 4, 8);
+  c.variant = "wgmma_tma";
+  ASSERT_FALSE(spec.rejection(p, c).has_value()) << *spec.rejection(p, c);
+  LaunchPlan plan = spec.launch_plan(p, c);
+  const auto compiled = fake_compile(spec.compile_spec(p, c), "X");
+  EXPECT_NO_THROW(to_launch_spec(plan, plan.launches[0], compiled));
+  plan.set_row_stride("a", 528);
+  try {
+    to_launch_spec(plan, plan.launches[0], compiled);
+    ADD_FAILURE() << "a strided tensor map must be refused by the measurement path";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("row stride 528"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

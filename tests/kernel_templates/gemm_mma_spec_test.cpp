@@ -65,9 +65,11 @@ TEST(MmaSpec, SingleLaunchGeometry) {
   EXPECT_EQ(l.dims.block, (Dim3{256, 1, 1}));
   EXPECT_EQ(l.dims.dynamic_smem_bytes, 3u * (128 + 256) * 32 * 2);
   EXPECT_EQ(l.name_expression, "ktune_gemm_mma<128,256,32,2,4,3,1,false,8,__nv_bfloat16,true,false,false>");
-  ASSERT_EQ(l.args.size(), 8u);
+  ASSERT_EQ(l.args.size(), 11u);
   EXPECT_EQ(l.args[3].kind, ArgSpec::Kind::kNullPointer);  // no workspace
   EXPECT_EQ(l.args[4].kind, ArgSpec::Kind::kNullPointer);  // no bias
+  EXPECT_EQ(l.args[8].kind, ArgSpec::Kind::kRowStride);
+  EXPECT_EQ(l.args[10].tensor, "c");
   EXPECT_EQ(plan.tensors.size(), 3u);
 }
 
@@ -146,11 +148,13 @@ TEST(MmaSpec, EpilogueCpuReferenceByHand) {
 
 TEST(MmaSpec, ReferencePlanBindsBias) {
   const ReferenceSpec r = mma().reference(gemm_problem(9, 10, 11, DType::kBF16, "nn+bias"));
-  EXPECT_EQ(r.compile.name_expressions.at(0), "ktune_gemm_reference_epilogue<__nv_bfloat16,false,true,false>");
+  EXPECT_EQ(r.compile.name_expressions.at(0),
+            "ktune_gemm_reference_epilogue<__nv_bfloat16,false,true,false>");
   EXPECT_GE(r.plan.tensor_index("bias"), 0);
   EXPECT_EQ(r.compare.at(0), (std::pair<std::string, std::string>{"c", "c_ref"}));
   // Without an epilogue, the family's reference.
-  EXPECT_EQ(mma().reference(gemm_problem(9, 10, 11, DType::kBF16, "nn")).compile.source_name, "gemm_reference.cu");
+  EXPECT_EQ(mma().reference(gemm_problem(9, 10, 11, DType::kBF16, "nn")).compile.source_name,
+            "gemm_reference.cu");
 }
 
 TEST(MmaSpec, WorkCountsIncludeBias) {

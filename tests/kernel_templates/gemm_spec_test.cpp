@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <map>
 
-#include "kernel_templates/gemm/gemv_spec.hpp"
 #include "kernel_templates/embedded_sources.hpp"
+#include "kernel_templates/gemm/gemv_spec.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
@@ -76,17 +76,28 @@ TEST(TiledGemmSpec, SplitKPlan) {
   EXPECT_EQ(main.dims.block, (Dim3{128, 1, 1}));
   // 3 stages * (A 64 x (32+8) + B 32 x (32+8)) bf16 elements * 2 bytes.
   EXPECT_EQ(main.dims.dynamic_smem_bytes, 3u * (64 * 40 + 32 * 40) * 2);
-  ASSERT_EQ(main.args.size(), 7u);
+  ASSERT_EQ(main.args.size(), 10u);
   EXPECT_EQ(main.args[3].tensor, "workspace");
   EXPECT_EQ(main.args[6].integer, 50);
+  // The row strides, written contiguous ("nt": B's rows are K long).
+  for (std::size_t i = 7; i < 10; ++i) EXPECT_EQ(main.args[i].kind, ArgSpec::Kind::kRowStride) << i;
+  EXPECT_EQ(main.args[7].tensor, "a");
+  EXPECT_EQ(main.args[7].integer, 50);
+  EXPECT_EQ(main.args[8].tensor, "b");
+  EXPECT_EQ(main.args[8].integer, 50);
+  EXPECT_EQ(main.args[9].tensor, "c");
+  EXPECT_EQ(main.args[9].integer, 70);
 
   const KernelLaunch& reduce = plan.launches[1];
   EXPECT_EQ(reduce.name_expression, "ktune_gemm_splitk_reduce<__nv_bfloat16>");
   EXPECT_EQ(reduce.dims.grid, (Dim3{28, 1, 1}));  // ceil(7000 / 256)
-  ASSERT_EQ(reduce.args.size(), 4u);
-  EXPECT_EQ(reduce.args[2].kind, ArgSpec::Kind::kI64);
-  EXPECT_EQ(reduce.args[2].integer, 7000);
-  EXPECT_EQ(reduce.args[3].integer, 4);
+  ASSERT_EQ(reduce.args.size(), 6u);              // workspace, c, M, N, ldc, splits
+  EXPECT_EQ(reduce.args[2].integer, 100);
+  EXPECT_EQ(reduce.args[3].integer, 70);
+  EXPECT_EQ(reduce.args[4].kind, ArgSpec::Kind::kRowStride);
+  EXPECT_EQ(reduce.args[4].tensor, "c");
+  EXPECT_EQ(reduce.args[4].integer, 70);
+  EXPECT_EQ(reduce.args[5].integer, 4);
 }
 
 TEST(TiledGemmSpec, NoSplitHasNoWorkspaceAndNnSharedMemory) {
@@ -212,15 +223,76 @@ TEST(PackedArgs, SlotsHoldPointersAndScalars) {
       spec.launch_plan(gemm_problem(9, 10, 11, DType::kF32), tiled(32, 32, 16, 1, 1, 2, 2));
   const std::vector<uint64_t> ptrs = {0x1000, 0x2000, 0x3000, 0x4000};
   PackedArgs main(plan, plan.launches[0], ptrs);
-  ASSERT_EQ(main.size(), 7u);
+  ASSERT_EQ(main.size(), 10u);
   EXPECT_EQ(*static_cast<uint64_t*>(main.data()[0]), 0x1000u);
   EXPECT_EQ(*static_cast<uint64_t*>(main.data()[3]), 0x4000u);
   EXPECT_EQ(*static_cast<int32_t*>(main.data()[4]), 9);
   EXPECT_EQ(*static_cast<int32_t*>(main.data()[6]), 11);
+  EXPECT_EQ(*static_cast<int32_t*>(main.data()[7]), 11);  // lda
+  EXPECT_EQ(*static_cast<int32_t*>(main.data()[9]), 10);  // ldc
   PackedArgs reduce(plan, plan.launches[1], ptrs);
   EXPECT_EQ(*static_cast<uint64_t*>(reduce.data()[1]), 0x3000u);
-  EXPECT_EQ(*static_cast<int64_t*>(reduce.data()[2]), 90);
+  EXPECT_EQ(*static_cast<int32_t*>(reduce.data()[2]), 9);
+  EXPECT_EQ(*static_cast<int32_t*>(reduce.data()[4]), 10);  // ldc
   EXPECT_THROW(PackedArgs(plan, plan.launches[0], std::span<const uint64_t>(ptrs).first(2)), Error);
+}
+
+TEST(LaunchPlan, SetRowStrideMakesEveryLaunchAddressTheStridedView) {
+  // nn, split 4: the GEMM takes lda, ldb, ldc; the reduction ldc.
+  const TiledGemmSpec spec;
+  LaunchPlan plan =
+      spec.launch_plan(gemm_problem(9, 10, 11, DType::kBF16, "nn"), tiled(32, 32, 16, 1, 1, 2, 4));
+  plan.set_row_stride("c", 30);
+  plan.set_row_stride("c", 24);  // again: the rows stay the tensor's
+  plan.set_row_stride("a", 13);
+  plan.set_row_stride("b", 10);  // B's own row length ("nn": N): unchanged
+  const KernelLaunch& main = plan.launches[0];
+  EXPECT_EQ(main.args[7].integer, 13);
+  EXPECT_EQ(main.args[8].integer, 10);
+  EXPECT_EQ(main.args[9].integer, 24);
+  EXPECT_EQ(plan.launches[1].args[4].integer, 24);
+  EXPECT_EQ(plan.tensors[static_cast<std::size_t>(plan.tensor_index("a"))].elements, 9 * 13);
+  EXPECT_EQ(plan.tensors[static_cast<std::size_t>(plan.tensor_index("b"))].elements, 11 * 10);
+  EXPECT_EQ(plan.tensors[static_cast<std::size_t>(plan.tensor_index("c"))].elements, 9 * 24);
+  // The workspace stays contiguous and has no stride to set; a stride shorter than the row is refused.
+  EXPECT_EQ(plan.tensors[static_cast<std::size_t>(plan.tensor_index("workspace"))].elements, 4 * 9 * 10);
+  EXPECT_THROW(plan.set_row_stride("workspace", 20), Error);
+  EXPECT_THROW(plan.set_row_stride("b", 9), Error);
+  EXPECT_THROW(plan.set_row_stride("nope", 20), Error);
+}
+
+TEST(LaunchPlan, SetRowStrideReachesTensorMaps) {
+  const KernelSpec& tma = find_spec("gemm", "wgmma_tma");
+  const Problem p = gemm_problem(200, 300, 520, DType::kBF16, "nt+bias");
+  Config c{
+      "wgmma_tma",
+      {{"BLOCK_M", 128}, {"BLOCK_N", 128}, {"BLOCK_K", 64}, {"STAGES", 4}, {"SPLIT_K", 2}, {"SWIZZLE", 8}}};
+  ASSERT_FALSE(tma.rejection(p, c).has_value()) << *tma.rejection(p, c);
+  LaunchPlan plan = tma.launch_plan(p, c);
+  const KernelLaunch& main = plan.launches[0];
+  ASSERT_EQ(main.args[0].kind, ArgSpec::Kind::kTensorMap);
+  EXPECT_EQ(main.args[0].integer, 0);  // contiguous as the spec writes it
+  EXPECT_EQ(main.args.back().kind, ArgSpec::Kind::kRowStride);
+  EXPECT_EQ(main.args.back().tensor, "c");
+  plan.set_row_stride("a", 1560);
+  plan.set_row_stride("c", 900);
+  EXPECT_EQ(plan.launches[0].args[0].integer, 1560);
+  EXPECT_EQ(plan.launches[0].args[1].integer, 0);  // b untouched
+  EXPECT_EQ(plan.launches[0].args.back().integer, 900);
+  EXPECT_EQ(plan.launches[1].name_expression.rfind("ktune_gemm_mma_finish", 0), 0u);
+  EXPECT_EQ(plan.launches[1].args[5].integer, 900);  // the finishing pass writes C through ldc
+  EXPECT_EQ(plan.tensors[static_cast<std::size_t>(plan.tensor_index("a"))].elements, 200 * 1560);
+  // TMA wants global strides in multiples of 16 bytes: 1561 bf16 cannot be encoded (refused before
+  // the driver is asked, so this needs no GPU).
+  plan.set_row_stride("a", 1561);
+  const std::vector<uint64_t> ptrs(plan.tensors.size(), 0x10000);
+  try {
+    PackedArgs args(plan, plan.launches[0], ptrs);
+    ADD_FAILURE() << "a tensor map with rows 3122 bytes apart must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kBadInput) << e.what();
+    EXPECT_NE(std::string(e.what()).find("16 bytes"), std::string::npos) << e.what();
+  }
 }
 
 TEST(SpecRegistry, SpecsSourcesAndHashes) {
@@ -234,9 +306,10 @@ TEST(SpecRegistry, SpecsSourcesAndHashes) {
     for (const auto& f : kernel_source_files(kernel)) EXPECT_TRUE(lib.contains(f)) << f;
     EXPECT_EQ(hash.size(), 16u);
   }
-  EXPECT_EQ(kernel_source_files("gemm"),
-            (std::vector<std::string>{"gemm_epilogue_reference.cu", "gemm_gemv.cu", "gemm_mma.cu",
-                                      "gemm_reference.cu", "gemm_tiled.cu", "gemm_wgmma.cu", "gemm_wgmma_tma.cu"}));
+  EXPECT_EQ(
+      kernel_source_files("gemm"),
+      (std::vector<std::string>{"gemm_epilogue_reference.cu", "gemm_gemv.cu", "gemm_mma.cu",
+                                "gemm_reference.cu", "gemm_tiled.cu", "gemm_wgmma.cu", "gemm_wgmma_tma.cu"}));
   EXPECT_EQ(find_spec("gemm", "gemv").source_name(), "gemm_gemv.cu");
   EXPECT_EQ(find_spec("gemm", "mma").source_name(), "gemm_mma.cu");
   EXPECT_THROW(find_spec("gemm", "wmma"), Error);

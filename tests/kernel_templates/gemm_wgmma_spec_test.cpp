@@ -51,10 +51,15 @@ TEST(WgmmaSpec, LaunchGeometryAndSm90aOption) {
   EXPECT_EQ(l.dims.block.x, 256u);     // two warpgroups
   EXPECT_EQ(l.dims.dynamic_smem_bytes, 4u * (128 + 256) * 128 + 1024);
   EXPECT_EQ(l.name_expression, "ktune_gemm_wgmma<128,256,4,8,__nv_bfloat16,true,true,false>");
-  ASSERT_EQ(l.args.size(), 8u);
+  ASSERT_EQ(l.args.size(), 11u);
   EXPECT_EQ(l.args[3].kind, ArgSpec::Kind::kNullPointer);  // no split-K: no workspace
   EXPECT_EQ(l.args[4].tensor, "bias");
   EXPECT_EQ(l.args[7].integer, 520);
+  EXPECT_EQ(l.args[8].kind, ArgSpec::Kind::kRowStride);  // lda, ldb, ldc written contiguous
+  EXPECT_EQ(l.args[8].integer, 520);
+  EXPECT_EQ(l.args[9].integer, 520);
+  EXPECT_EQ(l.args[10].tensor, "c");
+  EXPECT_EQ(l.args[10].integer, 3000);
   EXPECT_EQ(plan.tensor_index("bias"), 3);
   const CompileSpec cs = wgmma().compile_spec(p, c);
   EXPECT_EQ(cs.options.back(), "--gpu-architecture=sm_90a");

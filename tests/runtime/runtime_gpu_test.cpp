@@ -11,6 +11,7 @@
 #include "harness/device_buffer.hpp"
 #include "harness/driver_api.hpp"
 #include "ktune/ktune.hpp"
+#include "tests/runtime/runtime_strided_gemm_gpu_util.hpp"
 #include "tests/tuner/gpu_test_util.hpp"
 #include "tests/tuner/loop_test_util.hpp"
 
@@ -158,6 +159,42 @@ SWIZZLE = [8]
   EXPECT_NE(info.config_name.find("wgmma_tma"), std::string::npos) << info.config_name;
   EXPECT_LE(run_gemm(rt, {200, 300, 520}, false), kBf16Tolerance) << info.config_name;
   EXPECT_LE(run_gemm(rt, {200, 300, 520}, true), kBf16Tolerance) << info.config_name;
+
+  // Strided views: rows that stay 16-byte aligned are read through the maps (the tuned config);
+  // an lda or ldb that is not a multiple of 8 bf16 cannot be a map's stride, so the call (and
+  // prepare, which says so) goes to the default config. C's stride is free either way. A pointer
+  // that misses 16 bytes also goes to the default config (prepare sees no pointer: not checked).
+  namespace ops = ops_gpu_test;
+  enum class Served { kTma, kDefault, kEither };
+  struct Case {
+    ops::StridedGemm g;
+    Served served;
+  };
+  const Case cases[] = {
+      {{.m = 200, .n = 300, .k = 520, .a_pad = 8, .a_col = 16, .b_pad = 24, .c_pad = 7, .c_col = 300},
+       Served::kTma},
+      {{.m = 200, .n = 300, .k = 520, .c_pad = 1, .c_col = 3}, Served::kTma},
+      {{.m = 200, .n = 300, .k = 520, .a_pad = 3}, Served::kDefault},
+      {{.m = 200, .n = 300, .k = 520, .b_pad = 5, .c_pad = 600}, Served::kDefault},
+      {{.m = 200, .n = 300, .k = 520, .a_col = 3}, Served::kEither},
+  };
+  for (const Case& c : cases) {
+    for (bool graph : {false, true}) {
+      const ops::StridedOutcome out = ops::run_strided_gemm(rt, c.g, graph, 31);
+      if (c.served != Served::kEither) {
+        const bool tma = c.served == Served::kTma;
+        EXPECT_EQ(out.info.source == PlanInfo::Source::kTuned, tma)
+            << c.g.text() << ": " << out.info.config_name;
+        EXPECT_EQ(out.info.config_name.find("wgmma_tma") != std::string::npos, tma)
+            << c.g.text() << ": " << out.info.config_name;
+      }
+      EXPECT_LE(out.error, ops::tolerance(DType::kBF16))
+          << c.g.text() << " graph=" << graph << " prepared as " << out.info.config_name;
+      EXPECT_EQ(out.outside_changed, 0)
+          << c.g.text() << " graph=" << graph << " prepared as " << out.info.config_name << ": changed "
+          << out.outside_changed << " elements outside C's view, first at " << out.first_changed;
+    }
+  }
 }
 
 TEST(RuntimeGpu, RefusesBadCallsBeforeLaunching) {

@@ -214,7 +214,7 @@ TEST(RuntimeOpsBinding, GemmDefaultsPreferTheTemplateThatFitsTheProblem) {
     const kt::Problem p = make_problem(c.key);
     const OpBinding& b = binding_of(c.key.op);
     EXPECT_NO_THROW(bind_plan(spec.launch_plan(p, spec.default_config(p)),
-                              spec.alignment(p, spec.default_config(p)), b.slots, b.scalars))
+                              spec.alignment(p, spec.default_config(p)), b.slots, b.scalars, b.row_strides))
         << describe(c.key);
   }
 }
@@ -227,7 +227,8 @@ TEST(RuntimeOpsBinding, SplitKWorkspaceComesFromTheRuntimeNotASlot) {
   ktune::Config c = spec.default_config(p);
   c.set("SPLIT_K", 4);
   ASSERT_FALSE(spec.rejection(p, c)) << *spec.rejection(p, c);
-  const PlanLauncher l = bind_plan(spec.launch_plan(p, c), spec.alignment(p, c), b.slots, b.scalars);
+  const PlanLauncher l =
+      bind_plan(spec.launch_plan(p, c), spec.alignment(p, c), b.slots, b.scalars, b.row_strides);
   EXPECT_GE(l.steps.size(), 2u);                               // GEMM + reduction
   EXPECT_GE(l.workspace_bytes, std::size_t{4} * 3 * 257 * 4);  // SPLIT_K f32 partials of C
   EXPECT_EQ(l.workspace_bytes % kWorkspaceAlign, 0u);

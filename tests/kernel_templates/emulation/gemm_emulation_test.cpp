@@ -59,12 +59,23 @@ Block alloc16(std::size_t bytes) {
   return Block(std::aligned_alloc(16, (bytes + 31) / 16 * 16), &free_aligned);
 }
 
-/// Inputs (random, never zero; A and B optionally one element past 16-byte alignment), poisoned
-/// outputs and workspace, and the float64 product.
+/// Row strides in elements; 0: contiguous (K for A, K or N for B by layout, N for C).
+struct Strides {
+  int lda = 0, ldb = 0, ldc = 0;
+};
+
+/// Byte the padding of C (its columns beyond N when ldc > N) holds: a finite value in f32 and in
+/// bf16, which the kernels must leave as it is.
+constexpr unsigned char kPadByte = 0x5A;
+
+/// Inputs (random, never zero; A and B optionally one element past 16-byte alignment; rows
+/// optionally strided, the padding between rows NaN so that a read of it shows), poisoned outputs
+/// and workspace (C's padding holds kPadByte), and the float64 product.
 template <class T>
 struct Problem {
   int m, n, k;
   bool nt;
+  int lda, ldb, ldc;
   Block a_mem{nullptr, &free_aligned}, b_mem{nullptr, &free_aligned}, c_mem{nullptr, &free_aligned},
       ws_mem{nullptr, &free_aligned};
   T* a = nullptr;
@@ -73,69 +84,96 @@ struct Problem {
   float* ws = nullptr;
   std::vector<double> expected;
 
-  Problem(int m_, int n_, int k_, bool nt_, int split_k, bool misalign = false)
+  Problem(int m_, int n_, int k_, bool nt_, int split_k, bool misalign = false, Strides s = {})
       : m(m_), n(n_), k(k_), nt(nt_) {
+    lda = s.lda != 0 ? s.lda : k;
+    ldb = s.ldb != 0 ? s.ldb : (nt ? k : n);
+    ldc = s.ldc != 0 ? s.ldc : n;
+    const int b_rows = nt ? n : k;
     const std::size_t off = misalign ? sizeof(T) : 0;
-    a_mem = alloc16(std::size_t(m) * k * sizeof(T) + off);
-    b_mem = alloc16(std::size_t(n) * k * sizeof(T) + off);
-    c_mem = alloc16(std::size_t(m) * n * sizeof(T));
+    a_mem = alloc16(std::size_t(m) * lda * sizeof(T) + off);
+    b_mem = alloc16(std::size_t(b_rows) * ldb * sizeof(T) + off);
+    c_mem = alloc16(std::size_t(m) * ldc * sizeof(T));
     ws_mem = alloc16(std::size_t(split_k) * m * n * sizeof(float));
     a = reinterpret_cast<T*>(static_cast<char*>(a_mem.get()) + off);
     b = reinterpret_cast<T*>(static_cast<char*>(b_mem.get()) + off);
     c = static_cast<T*>(c_mem.get());
     ws = static_cast<float*>(ws_mem.get());
+    std::memset(a, 0xFF, std::size_t(m) * lda * sizeof(T));  // NaN padding
+    std::memset(b, 0xFF, std::size_t(b_rows) * ldb * sizeof(T));
     std::mt19937 rng(static_cast<unsigned>(m * 131 + n * 7 + k));
     std::uniform_real_distribution<float> mag(0.25f, 1.0f);
     auto value = [&] { return ktune_dev::from_f32<T>((rng() & 1 ? 1.0f : -1.0f) * mag(rng)); };
-    for (int i = 0; i < m * k; ++i) a[i] = value();
-    for (int i = 0; i < n * k; ++i) b[i] = value();
-    std::memset(c, 0xFF, std::size_t(m) * n * sizeof(T));
+    for (int i = 0; i < m; ++i) {
+      for (int p = 0; p < k; ++p) a[std::size_t(i) * lda + p] = value();
+    }
+    for (int r = 0; r < b_rows; ++r) {
+      for (int col = 0; col < (nt ? k : n); ++col) b[std::size_t(r) * ldb + col] = value();
+    }
+    std::memset(c, kPadByte, std::size_t(m) * ldc * sizeof(T));
+    for (int i = 0; i < m; ++i) std::memset(c + std::size_t(i) * ldc, 0xFF, std::size_t(n) * sizeof(T));
     std::memset(ws, 0xFF, std::size_t(split_k) * m * n * sizeof(float));
     expected.assign(std::size_t(m) * n, 0.0);
     for (int i = 0; i < m; ++i) {
       for (int j = 0; j < n; ++j) {
-        double s = 0;
+        double sum = 0;
         for (int p = 0; p < k; ++p) {
-          s += double(ktune_dev::to_f32(a[i * k + p])) * ktune_dev::to_f32(nt ? b[j * k + p] : b[p * n + j]);
+          const T bv = nt ? b[std::size_t(j) * ldb + p] : b[std::size_t(p) * ldb + j];
+          sum += double(ktune_dev::to_f32(a[std::size_t(i) * lda + p])) * ktune_dev::to_f32(bv);
         }
-        expected[std::size_t(i) * n + j] = s;
+        expected[std::size_t(i) * n + j] = sum;
       }
     }
   }
 
-  /// Every element within f32 accumulation error (f32) or half an output ulp plus that (bf16).
+  /// Every element within f32 accumulation error (f32) or half an output ulp plus that (bf16), and
+  /// C's padding untouched.
   void expect_close(const std::string& what) const {
     for (int i = 0; i < m * n; ++i) {
-      const double got = ktune_dev::to_f32(c[i]);
+      const double got = ktune_dev::to_f32(c[std::size_t(i / n) * ldc + i % n]);
       const double want = expected[std::size_t(i)];
       const double tol = sizeof(T) == 4 ? 1e-5 * std::sqrt(double(k)) : std::fabs(want) * 0.0079 + 1e-3;
       ASSERT_TRUE(std::fabs(got - want) <= tol) << what << " element " << i << ": " << got << " vs " << want;
     }
+    const auto* bytes = reinterpret_cast<const unsigned char*>(c);
+    for (int i = 0; i < m; ++i) {
+      for (std::size_t at = (std::size_t(i) * ldc + n) * sizeof(T); at < std::size_t(i + 1) * ldc * sizeof(T);
+           ++at) {
+        ASSERT_EQ(bytes[at], kPadByte)
+            << what << ": C's padding written in row " << i << " (ldc " << ldc << ")";
+      }
+    }
+  }
+
+  std::string label(const std::string& kernel) const {
+    return kernel + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " lda " +
+           std::to_string(lda) + " ldb " + std::to_string(ldb) + " ldc " + std::to_string(ldc);
   }
 };
 
 template <int BM, int BN, int BK, int WM, int WN, int S, int SK, class T, bool NT>
-void tiled(int m, int n, int k, bool misalign = false) {
-  Problem<T> p(m, n, k, NT, SK, misalign);
-  launch({cdiv(n, BN), cdiv(m, BM), SK}, {WM * WN * 32, 1, 1},
-         [&] { ktune_gemm_tiled<BM, BN, BK, WM, WN, S, SK, T, NT>(p.a, p.b, p.c, p.ws, m, n, k); });
+void tiled(int m, int n, int k, bool misalign = false, Strides strides = {}) {
+  Problem<T> p(m, n, k, NT, SK, misalign, strides);
+  launch({cdiv(n, BN), cdiv(m, BM), SK}, {WM * WN * 32, 1, 1}, [&] {
+    ktune_gemm_tiled<BM, BN, BK, WM, WN, S, SK, T, NT>(p.a, p.b, p.c, p.ws, m, n, k, p.lda, p.ldb, p.ldc);
+  });
   if (SK > 1) {
     launch({cdiv((long long)m * n, 256), 1, 1}, {256, 1, 1},
-           [&] { ktune_gemm_splitk_reduce<T>(p.ws, p.c, (long long)m * n, SK); });
+           [&] { ktune_gemm_splitk_reduce<T>(p.ws, p.c, m, n, p.ldc, SK); });
   }
-  p.expect_close("tiled " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+  p.expect_close(p.label("tiled"));
 }
 
 template <int BK, int SK, int W, int R, int MT, class T>
-void gemv(int m, int n, int k, bool misalign = false) {
-  Problem<T> p(m, n, k, true, SK, misalign);
+void gemv(int m, int n, int k, bool misalign = false, Strides strides = {}) {
+  Problem<T> p(m, n, k, true, SK, misalign, strides);
   launch({cdiv(n, R), SK, 1}, {W * 32, 1, 1},
-         [&] { ktune_gemv<BK, SK, W, R, MT, T>(p.a, p.b, p.c, p.ws, m, n, k); });
+         [&] { ktune_gemv<BK, SK, W, R, MT, T>(p.a, p.b, p.c, p.ws, m, n, k, p.lda, p.ldb, p.ldc); });
   if (SK > 1) {
     launch({cdiv((long long)m * n, 256), 1, 1}, {256, 1, 1},
-           [&] { ktune_gemm_splitk_reduce<T>(p.ws, p.c, (long long)m * n, SK); });
+           [&] { ktune_gemm_splitk_reduce<T>(p.ws, p.c, m, n, p.ldc, SK); });
   }
-  p.expect_close("gemv " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+  p.expect_close(p.label("gemv"));
 }
 
 TEST(GemmEmulation, ReferenceKernel) {
@@ -169,6 +207,25 @@ TEST(GemmEmulation, TiledSplitsWithoutKTilesAndDeepPipeline) {
 
 TEST(GemmEmulation, TiledMisalignedPointers) {
   tiled<64, 32, 32, 2, 2, 3, 3, float, true>(9, 33, 1024, true);
+}
+
+TEST(GemmEmulation, TiledStridedViewsLeaveThePaddingAlone) {
+  // Rows further apart than their length: each of A, B, C alone, then all three, in both layouts,
+  // with split-K (the reduction writes C through ldc). Strides that keep 16-byte rows take the
+  // cp.async path; odd ones the element path.
+  tiled<32, 64, 16, 1, 2, 2, 1, bf16e, true>(37, 72, 136, false, {.lda = 136 + 24});
+  tiled<32, 64, 16, 1, 2, 2, 1, bf16e, true>(37, 72, 136, false, {.ldb = 136 + 8});
+  tiled<32, 64, 16, 1, 2, 2, 1, bf16e, true>(37, 72, 136, false, {.ldc = 72 * 3});
+  tiled<32, 64, 16, 1, 2, 2, 4, bf16e, false>(37, 72, 136, false, {.lda = 200, .ldb = 80, .ldc = 77});
+  tiled<32, 64, 16, 1, 2, 2, 4, bf16e, true>(37, 70, 136, false, {.lda = 141, .ldb = 139, .ldc = 71});
+  tiled<64, 64, 32, 2, 2, 3, 3, float, false>(33, 65, 131, false, {.lda = 140, .ldb = 66, .ldc = 100});
+}
+
+TEST(GemmEmulation, GemvStridedViewsLeaveThePaddingAlone) {
+  gemv<256, 1, 4, 2, 1, bf16e>(1, 5, 1024, false, {.ldc = 9});
+  gemv<256, 4, 4, 2, 4, bf16e>(3, 3, 1000, false, {.lda = 1024, .ldb = 1008, .ldc = 5});  // vector path
+  gemv<256, 4, 4, 2, 4, bf16e>(3, 3, 1000, false, {.lda = 1001});                         // scalar path
+  gemv<128, 8, 1, 8, 2, float>(2, 7, 300, false, {.lda = 301, .ldb = 304, .ldc = 8});
 }
 
 TEST(GemmEmulation, GemvVectorScalarAndSplitPaths) {
