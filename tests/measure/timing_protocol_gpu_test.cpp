@@ -3,10 +3,11 @@
 // own start and end of each kernel). For a memory-bound and a compute-bound kernel the graph-batched
 // time a launch must be within 2 % of the activity durations' mean; for a launch-bound kernel (a
 // few us) the test prints the per-launch gap between the two for the record (docs/perf/measurement.md)
-// and checks only that the batches run the kernel back to back (gap < 3 us a launch). Tolerances,
+// and checks only that the batches run the kernel back to back (|gap| < 3 us a launch). Tolerances,
 // never speeds.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -180,10 +181,10 @@ TEST_F(Protocol, LaunchBoundCopyGapIsReported) {
   const auto [event_us, activity_us] = copy_clocks(64ull << 10, &batch);  // 128 KB moved a launch
   report("copy_64KiB", event_us, activity_us, batch);
   ASSERT_GT(activity_us, 0);
-  // Back to back in a graph: the gap a launch is the graph's launch latency, not host launch cost
-  // (~4 us an eager launch on the H200).
-  EXPECT_LT(event_us - activity_us, 3.0);
-  EXPECT_GE(event_us, 0.9 * activity_us);
+  // Back to back in a graph the launches' ramp-up and tail overlap (Activity may exceed the event
+  // time a launch: 3.97 against 2.56 us on the H200, docs/perf/measurement.md); either way the gap
+  // is far below an eager launch's host cost (~4.3 us).
+  EXPECT_LT(std::abs(event_us - activity_us), 3.0);
 }
 
 }  // namespace
