@@ -14,10 +14,13 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/app.hpp"
 #include "cli/commands.hpp"
 #include "cli/db_option.hpp"
 #include "cli/layout_option.hpp"
 #include "cli/output.hpp"
+#include "cli/resume_command.hpp"
+#include "cli/stop_signals.hpp"
 #include "cli/timing_flags.hpp"
 #include "ktune/error.hpp"
 #include "tuner/progress.hpp"
@@ -82,7 +85,8 @@ tuner::SessionRequest session_request(const TuneArgs& a) {
   return r;
 }
 
-cache::RunInfo run_info(const TuneArgs& a, const tuner::TuneOptions& options, const tuner::SessionTarget& target) {
+cache::RunInfo run_info(const TuneArgs& a, const tuner::TuneOptions& options,
+                        const tuner::SessionTarget& target) {
   cache::RunInfo run;
   run.host = host_name();
   run.ktune_version = KTUNE_VERSION_STRING;
@@ -93,9 +97,17 @@ cache::RunInfo run_info(const TuneArgs& a, const tuner::TuneOptions& options, co
   return run;
 }
 
+/// How a stopped sweep ended: the signal, what was done, and the command that resumes it.
+struct StopReport {
+  const char* signal = "";  ///< "" when the sweep was not stopped
+  size_t keys_planned = 0;
+  size_t keys_done = 0;  ///< keys whose tuning ended (a winner, or an error)
+  std::string resume;
+};
+
 void print_result(const TuneArgs& a, const tuner::SessionResult& result, const tuner::SessionTarget& target,
                   const tuner::TuneOptions& options, const std::filesystem::path& path, double wall_s,
-                  bool progress_shown) {
+                  bool progress_shown, const StopReport& stop) {
   if (a.json) {
     nlohmann::json doc{{"db", path.string()},
                        {"gpu", target.gpu.name},
@@ -107,14 +119,29 @@ void print_result(const TuneArgs& a, const tuner::SessionResult& result, const t
                        {"compile_cache", {{"hits", result.compile_hits}, {"misses", result.compile_misses}}},
                        {"keys", nlohmann::json::array()}};
     for (const auto& s : result.keys) doc["keys"].push_back(tuner::summary_json(s));
+    if (*stop.signal != '\0') {
+      doc["stopped"] = {{"signal", stop.signal},
+                        {"keys_planned", stop.keys_planned},
+                        {"keys_done", stop.keys_done},
+                        {"resume", stop.resume}};
+    }
     print_json(doc);
-    return;
+  } else {
+    std::ostream& human = human_out(a.json);
+    if (!progress_shown)
+      for (const auto& s : result.keys) human << tuner::summary_line(s) << "\n";
+    human << fmt::format("{} key(s) in {:.1f} s; compile cache {} hit(s), {} compile(s); database {}\n",
+                         result.keys.size(), wall_s, result.compile_hits, result.compile_misses,
+                         path.string());
   }
-  std::ostream& human = human_out(a.json);
-  if (!progress_shown)
-    for (const auto& s : result.keys) human << tuner::summary_line(s) << "\n";
-  human << fmt::format("{} key(s) in {:.1f} s; compile cache {} hit(s), {} compile(s); database {}\n",
-                       result.keys.size(), wall_s, result.compile_hits, result.compile_misses, path.string());
+  if (*stop.signal != '\0') {
+    // On stderr in both modes: a scheduler's log keeps it next to the signal's note.
+    std::cerr << fmt::format(
+        "ktune: stopped by {}: {} of {} key(s) done, everything measured so far is committed to {}\n"
+        "ktune: to resume (in {}):\n  {}\n",
+        stop.signal, stop.keys_done, stop.keys_planned, path.string(),
+        std::filesystem::current_path().string(), stop.resume);
+  }
 }
 
 void run_tune(const TuneArgs& a) {
@@ -140,16 +167,27 @@ void run_tune(const TuneArgs& a) {
   const size_t total = tuner::planned_evaluations(jobs, options);
   progress.begin(total);
   if (!a.json)
-    progress.message(fmt::format("tuning on {}: {} key(s), about {} evaluations, strategy {}", target.description,
-                                 tuner::key_count(jobs), total, tuner::to_string(options.strategy)));
+    progress.message(fmt::format("tuning on {}: {} key(s), about {} evaluations, strategy {}",
+                                 target.description, tuner::key_count(jobs), total,
+                                 tuner::to_string(options.strategy)));
   tuner::SessionHooks hooks;
   hooks.progress = &progress;
   hooks.on_key = [&progress](const tuner::KeySummary& s) { progress.message(tuner::summary_line(s)); };
+  const StopSignals signals;  // SIGINT/SIGTERM: finish the running candidate, commit, exit 130/143
+  hooks.stop = &signals.flag();
   const tuner::SessionResult result =
       tuner::run_session(db, target, run_info(a, options, target), jobs, options, hooks);
   progress.finish();
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  print_result(a, result, target, options, path, wall_s, progress.enabled());
+  StopReport stop;
+  if (result.stopped) {
+    stop.signal = signals.signal_name();
+    stop.keys_planned = tuner::key_count(jobs);
+    for (const auto& s : result.keys) stop.keys_done += s.stopped ? 0 : 1;
+    stop.resume = resume_command(command_line(), {path.string(), ""});
+  }
+  print_result(a, result, target, options, path, wall_s, progress.enabled(), stop);
+  if (result.stopped) throw ExitStatus{signals.exit_code()};
   if (const size_t failed = result.failed(); failed > 0) {
     throw Error(ErrorKind::kRuntime,
                 fmt::format("{} of {} key(s) could not be tuned (see above)", failed, result.keys.size()));

@@ -12,8 +12,8 @@
 #include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
-#include "tuner/arch_limits.hpp"
 #include "runtime/cache_compile_store.hpp"
+#include "tuner/arch_limits.hpp"
 #include "tuner/candidate_measurer.hpp"
 #include "tuner/cublas_baseline_measurer.hpp"
 #include "tuner/device_limits.hpp"
@@ -73,7 +73,8 @@ std::vector<SessionJob> plan_session(const SessionRequest& r, TuneOptions& optio
     SessionJob job{kernel, ConfigSpace::load(space_path), {}};
     const std::vector<NamedShape> shapes = job_shapes(r, *desc, preset_shapes);
     for (const auto& d : dtypes)
-      for (const auto& s : shapes) job.keys.push_back({kernel, s.normalized(job.space.dims()), d, key_layout});
+      for (const auto& s : shapes)
+        job.keys.push_back({kernel, s.normalized(job.space.dims()), d, key_layout});
     jobs.push_back(std::move(job));
   }
   return jobs;
@@ -84,8 +85,8 @@ SessionTarget compile_only_target(const std::string& arch, TuneOptions& options)
   harness::require_nvrtc_arch(arch);  // kBadInput listing NVRTC's architectures, not a sweep of errors
   options.arch = arch;
   options.limits = limits.limits;
-  return {compile_only_gpu(arch, limits), fmt::format("compile-only for {} (limits of {})", arch, limits.device),
-          ""};
+  return {compile_only_gpu(arch, limits),
+          fmt::format("compile-only for {} (limits of {})", arch, limits.device), ""};
 }
 
 SessionTarget device_target(TuneOptions& options) {
@@ -94,11 +95,12 @@ SessionTarget device_target(TuneOptions& options) {
     dev = harness::query_device(options.device);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::kNoDevice) throw;
-    throw Error(ErrorKind::kNoDevice,
-                fmt::format("ktune tune needs a CUDA GPU: {}. To compile and record resources without one, use "
-                            "--compile-only --arch sm_90",
-                            e.what()),
-                e.api_code(), e.where());
+    throw Error(
+        ErrorKind::kNoDevice,
+        fmt::format("ktune tune needs a CUDA GPU: {}. To compile and record resources without one, use "
+                    "--compile-only --arch sm_90",
+                    e.what()),
+        e.api_code(), e.where());
   }
   options.arch = dev.arch();
   options.limits = device_limits(dev);
@@ -137,16 +139,21 @@ SessionResult run_session(cache::ConfigCache& db, const SessionTarget& target, c
                           const SessionHooks& hooks) {
   const auto sources = kernel_templates::SourceLibrary::from_environment();
   std::unique_ptr<RunnerMeasurer> measurer;
-  if (!options.compile_only) measurer = std::make_unique<RunnerMeasurer>(options.device);
+  if (!options.compile_only) measurer = std::make_unique<RunnerMeasurer>(options.device, hooks.stop);
   // cuBLAS baselines of gemm keys, in this process (no GPU is touched before the first one).
   std::unique_ptr<CublasBaselineMeasurer> baseline;
   if (!options.compile_only) baseline = std::make_unique<CublasBaselineMeasurer>(options.device);
   SessionResult result;
   for (const SessionJob& job : jobs) {
-    runtime::CacheCompileStore store(db, job.kernel, sources.hash(kernel_templates::kernel_source_files(job.kernel)));
+    runtime::CacheCompileStore store(db, job.kernel,
+                                     sources.hash(kernel_templates::kernel_source_files(job.kernel)));
     harness::NvrtcCompiler compiler(&store);
-    LoopDeps deps{[&compiler](const harness::CompileRequest& r) { return compiler.compile(r); }, measurer.get(),
-                  &sources, hooks.progress, baseline.get()};
+    LoopDeps deps{[&compiler](const harness::CompileRequest& r) { return compiler.compile(r); },
+                  measurer.get(),
+                  &sources,
+                  hooks.progress,
+                  baseline.get(),
+                  hooks.stop};
     {
       TuningLoop loop(db, target.gpu, run, options, deps);
       for (const auto& key : job.keys) {
@@ -156,6 +163,10 @@ SessionResult run_session(cache::ConfigCache& db, const SessionTarget& target, c
         }
         result.keys.push_back(loop.tune(job.space, key));
         if (hooks.on_key) hooks.on_key(result.keys.back());
+        if (result.keys.back().stopped) {
+          result.stopped = true;
+          break;
+        }
       }
     }
     result.compile_hits += store.hits();
@@ -191,16 +202,22 @@ nlohmann::json summary_json(const KeySummary& s) {
     j["winner"] = nullptr;
   }
   if (!s.error.empty()) j["error"] = s.error;
+  if (s.stopped) j["stopped"] = true;
   return j;
 }
 
 std::string summary_line(const KeySummary& s) {
   std::string counts;
-  for (const auto& [outcome, n] : s.outcomes) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, outcome);
+  for (const auto& [outcome, n] : s.outcomes)
+    counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, outcome);
   std::string line = fmt::format("{} {} {} {}: ", s.kernel, s.shape, s.dtype, s.layout);
   if (!s.error.empty()) return line + "error: " + s.error;
+  if (s.stopped)
+    return line + fmt::format("stopped before its winner [{} evaluated, {} stored by this run]",
+                              s.evaluations, s.measured);
   if (s.winner)
-    line += fmt::format("winner {} {:.3f} us{}", *s.winner, s.winner_median_us, s.winner_kept ? " (kept)" : "");
+    line +=
+        fmt::format("winner {} {:.3f} us{}", *s.winner, s.winner_median_us, s.winner_kept ? " (kept)" : "");
   else
     line += "no winner (compile-only)";
   return line + fmt::format(" [{} evaluated: {}; {} from the cache]", s.evaluations, counts, s.from_cache);
