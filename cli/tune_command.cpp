@@ -24,6 +24,8 @@
 #include "cli/timing_flags.hpp"
 #include "ktune/error.hpp"
 #include "tuner/progress.hpp"
+#include "tuner/shard_plan.hpp"
+#include "tuner/shard_spec.hpp"
 #include "tuner/tuning_session.hpp"
 
 namespace ktune::cli {
@@ -48,6 +50,8 @@ struct TuneArgs {
   bool no_counters = false;
   size_t compile_threads = 0;
   bool json = false;
+  std::string shard;  ///< "I/N" or "auto"; "" = the whole sweep
+  std::optional<size_t> shard_count;
   TimingFlags timing;
 };
 
@@ -86,13 +90,14 @@ tuner::SessionRequest session_request(const TuneArgs& a) {
 }
 
 cache::RunInfo run_info(const TuneArgs& a, const tuner::TuneOptions& options,
-                        const tuner::SessionTarget& target) {
+                        const tuner::SessionTarget& target, const std::optional<tuner::ShardSpec>& shard) {
   cache::RunInfo run;
   run.host = host_name();
   run.ktune_version = KTUNE_VERSION_STRING;
   run.arguments =
       fmt::format("tune kernels={} preset={} strategy={} budget={} compile_only={} retune={}", a.kernels,
                   a.preset, tuner::to_string(options.strategy), options.budget, a.compile_only, a.retune);
+  if (shard) run.arguments += " shard=" + shard->text();
   run.driver_version = target.driver_version;
   return run;
 }
@@ -105,9 +110,30 @@ struct StopReport {
   std::string resume;
 };
 
+/// The shard this run tuned, for the output.
+struct ShardReport {
+  std::optional<tuner::ShardSpec> spec;
+  tuner::ShardSelection selection;  ///< its jobs moved out
+
+  nlohmann::json json() const {
+    return {{"index", spec->index},
+            {"count", spec->count},
+            {"source", spec->source},
+            {"keys", selection.keys},
+            {"keys_total", selection.keys_total},
+            {"cost", selection.cost},
+            {"cost_total", selection.cost_total}};
+  }
+  std::string line() const {
+    return fmt::format("shard {} ({}): {} of {} key(s), about {:.0f} of {:.0f} evaluations", spec->text(),
+                       spec->source, selection.keys, selection.keys_total, selection.cost,
+                       selection.cost_total);
+  }
+};
+
 void print_result(const TuneArgs& a, const tuner::SessionResult& result, const tuner::SessionTarget& target,
                   const tuner::TuneOptions& options, const std::filesystem::path& path, double wall_s,
-                  bool progress_shown, const StopReport& stop) {
+                  bool progress_shown, const StopReport& stop, const ShardReport& shard) {
   if (a.json) {
     nlohmann::json doc{{"db", path.string()},
                        {"gpu", target.gpu.name},
@@ -119,6 +145,7 @@ void print_result(const TuneArgs& a, const tuner::SessionResult& result, const t
                        {"compile_cache", {{"hits", result.compile_hits}, {"misses", result.compile_misses}}},
                        {"keys", nlohmann::json::array()}};
     for (const auto& s : result.keys) doc["keys"].push_back(tuner::summary_json(s));
+    if (shard.spec) doc["shard"] = shard.json();
     if (*stop.signal != '\0') {
       doc["stopped"] = {{"signal", stop.signal},
                         {"keys_planned", stop.keys_planned},
@@ -157,15 +184,23 @@ void run_tune(const TuneArgs& a) {
   options.counters = !a.no_counters;
   options.compile_threads = a.compile_threads;
   options.device = a.device;
-  const std::vector<tuner::SessionJob> jobs = tuner::plan_session(session_request(a), options);
+  ShardReport shard;
+  if (!a.shard.empty()) shard.spec = tuner::parse_shard(a.shard, a.shard_count);
+  std::vector<tuner::SessionJob> jobs = tuner::plan_session(session_request(a), options);
   const tuner::SessionTarget target =
       a.compile_only ? tuner::compile_only_target(a.arch, options) : tuner::device_target(options);
+  if (shard.spec) {
+    // After the target: the keys' costs use its limits.
+    shard.selection = tuner::select_shard(jobs, *shard.spec, options);
+    jobs = std::move(shard.selection.jobs);
+  }
 
   const auto path = db_path(a.db);
   auto db = open_for_writing(path);
   tuner::Progress progress(std::cerr, tuner::Progress::stderr_wants_progress());
   const size_t total = tuner::planned_evaluations(jobs, options);
   progress.begin(total);
+  if (shard.spec) human_out(a.json) << shard.line() << "\n";
   if (!a.json)
     progress.message(fmt::format("tuning on {}: {} key(s), about {} evaluations, strategy {}",
                                  target.description, tuner::key_count(jobs), total,
@@ -176,7 +211,7 @@ void run_tune(const TuneArgs& a) {
   const StopSignals signals;  // SIGINT/SIGTERM: finish the running candidate, commit, exit 130/143
   hooks.stop = &signals.flag();
   const tuner::SessionResult result =
-      tuner::run_session(db, target, run_info(a, options, target), jobs, options, hooks);
+      tuner::run_session(db, target, run_info(a, options, target, shard.spec), jobs, options, hooks);
   progress.finish();
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   StopReport stop;
@@ -184,9 +219,9 @@ void run_tune(const TuneArgs& a) {
     stop.signal = signals.signal_name();
     stop.keys_planned = tuner::key_count(jobs);
     for (const auto& s : result.keys) stop.keys_done += s.stopped ? 0 : 1;
-    stop.resume = resume_command(command_line(), {path.string(), ""});
+    stop.resume = resume_command(command_line(), {path.string(), shard.spec ? shard.spec->text() : ""});
   }
-  print_result(a, result, target, options, path, wall_s, progress.enabled(), stop);
+  print_result(a, result, target, options, path, wall_s, progress.enabled(), stop, shard);
   if (result.stopped) throw ExitStatus{signals.exit_code()};
   if (const size_t failed = result.failed(); failed > 0) {
     throw Error(ErrorKind::kRuntime,
@@ -234,6 +269,18 @@ void add_tune_command(CLI::App& app) {
   cmd->add_flag("--no-counters", a->no_counters, "Skip the CUPTI counter pass of the re-timed contenders");
   cmd->add_option("--compile-threads", a->compile_threads, "NVRTC threads (0 = one per core)")
       ->capture_default_str();
+  auto* shard = cmd->add_option(
+      "--shard", a->shard,
+      "Tune shard I of N (0 <= I < N), e.g. --shard 3/8: a fixed 1/N of the keys, balanced by estimated "
+      "evaluations and the same on every machine; merge the shards' databases with `ktune cache merge`. "
+      "auto: the index and count of a Slurm job array (SLURM_ARRAY_TASK_ID/_COUNT/_MIN) or a Kubernetes "
+      "Indexed Job (JOB_COMPLETION_INDEX with --shard-count or $KTUNE_SHARD_COUNT)");
+  shard->type_name("I/N|auto");
+  cmd->add_option("--shard-count", a->shard_count,
+                  "With --shard auto under a Kubernetes Indexed Job: the number of shards (the Job's "
+                  "completions), e.g. --shard-count 8 (default $KTUNE_SHARD_COUNT)")
+      ->type_name("N")
+      ->needs(shard);
   add_json_flag(*cmd, a->json);
   add_timing_flags(*cmd, a->timing);
   cmd->footer(
@@ -243,6 +290,13 @@ void add_tune_command(CLI::App& app) {
       "200\n"
       "  ktune tune --kernel gemm --shapes llama3-8b --dtype bf16,f16 --strategy halving --json\n"
       "  ktune tune --preset quick --compile-only --arch sm_90      # no GPU needed\n"
+      "  ktune tune --preset llm-decode --shard 3/8 --db shard3.db  # then: ktune cache merge --db all.db "
+      "shard*.db\n"
+      "  ktune tune --preset llm-decode --shard auto --db shard-$SLURM_ARRAY_TASK_ID.db   # in a Slurm job "
+      "array\n"
+      "SIGINT/SIGTERM: the running candidate finishes, everything done is committed, the command that "
+      "resumes is "
+      "printed, and the exit code is 130/143.\n"
       "  ktune tune --kernel fp8_gemm --shape m=16,n=4096,k=4096 --dtype fp8e4m3 --layout nt+rowcol\n"
       "Layouts (gemm: B as [N,K] (nt, nn.Linear) or [K,N] (nn), then +bias/+silu epilogues; "
       "fp8_gemm: per-tensor (nt) or row x column (nt+rowcol) scales; operators: their mode) and "
