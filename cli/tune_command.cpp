@@ -240,7 +240,11 @@ void add_tune_command(CLI::App& app) {
                                  "A tuning job from configs/presets (quick, llm-decode, llm-prefill)");
   kernel->excludes(preset);
   preset->excludes(kernel);
-  auto* shapes = cmd->add_option("--shapes", a->shapes_file, "Shape set: a file or a name in configs/shapes");
+  auto* shapes = cmd->add_option(
+      "--shapes", a->shapes_file,
+      "Shape set (a file or a name in configs/shapes), or a key list: lines 'KERNEL SHAPE DTYPE [LAYOUT]' "
+      "such as the runtime records with $KTUNE_RECORD_MISSES (each key then tuned with its own "
+      "kernel, dtype and layout)");
   cmd->add_option("--shape", a->shapes, "A problem shape, e.g. m=16,n=4096,k=4096 (repeatable)")
       ->excludes(shapes);
   cmd->add_option("--dtype", a->dtypes, "Element type(s), comma-separated (default bf16, or the preset's)");

@@ -1,6 +1,8 @@
 #include "tuner/tuning_session.hpp"
 
+#include <algorithm>
 #include <memory>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -17,6 +19,7 @@
 #include "tuner/candidate_measurer.hpp"
 #include "tuner/cublas_baseline_measurer.hpp"
 #include "tuner/device_limits.hpp"
+#include "tuner/key_list.hpp"
 #include "tuner/preset.hpp"
 #include "tuner/progress.hpp"
 #include "tuner/shape_set.hpp"
@@ -37,9 +40,76 @@ std::vector<NamedShape> job_shapes(const SessionRequest& r, const kernel_templat
   return shapes;
 }
 
+/// The space file of `kernel`'s job.
+std::filesystem::path space_path(const SessionRequest& r, const std::string& kernel) {
+  return r.space.empty() ? configs_dir() / "spaces" / (kernel + ".toml") : std::filesystem::path(r.space);
+}
+
+/// The jobs of a key list (tuner/key_list.hpp): each listed key with its own kernel, dtype and
+/// layout, in file order, repeats dropped; --kernel or the preset's kernel keep only their keys.
+std::vector<SessionJob> plan_key_list(const SessionRequest& r, const std::filesystem::path& file,
+                                      TuneOptions& options) {
+  if (!r.dtypes.empty() || r.layout) {
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("{} is a key list: it names each key's dtype and layout, so --dtype and --layout "
+                            "do not go with it",
+                            file.string()));
+  }
+  std::vector<std::string> kernels = r.kernels;
+  if (!r.preset.empty()) {
+    const Preset p = load_preset(r.preset);
+    kernels = {p.kernel};
+    options.strategy = p.strategy;
+    options.budget = p.budget;
+    options.seed = p.seed;
+  }
+  if (r.strategy) options.strategy = *r.strategy;
+  if (r.budget) options.budget = *r.budget;
+  if (r.search_seed) options.seed = *r.search_seed;
+
+  std::vector<SessionJob> jobs;
+  std::set<std::string> seen;
+  for (const ListedKey& listed : load_key_list(file)) {
+    const KeyLine& k = listed.key;
+    try {
+      const auto* desc = kernel_templates::find_kernel(k.kernel);
+      if (!kernels.empty() && std::find(kernels.begin(), kernels.end(), k.kernel) == kernels.end()) continue;
+      desc->require_dtype(k.dtype);
+      const std::string layout = k.layout.value_or(desc->default_layout);
+      desc->require_layout(layout);
+      if (kernel_templates::specs_of(k.kernel).empty())
+        throw Error(ErrorKind::kBadInput, fmt::format("kernel '{}' has no templates to tune", k.kernel));
+      const NamedShape shape{"", Shape::parse(k.shape).normalized(desc->dims).dims()};
+      if (!seen.insert(fmt::format("{}|{}|{}|{}", k.kernel, shape.canonical(), k.dtype, layout)).second)
+        continue;
+      auto job =
+          std::find_if(jobs.begin(), jobs.end(), [&](const SessionJob& j) { return j.kernel == k.kernel; });
+      if (job == jobs.end()) {
+        jobs.push_back({k.kernel, ConfigSpace::load(space_path(r, k.kernel)), {}});
+        job = jobs.end() - 1;
+      }
+      job->keys.push_back({k.kernel, shape.normalized(job->space.dims()), k.dtype, layout});
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kBadInput) throw;
+      throw Error(ErrorKind::kBadInput, fmt::format("{}:{}: {}", file.string(), listed.line, e.what()));
+    }
+  }
+  if (jobs.empty()) {
+    throw Error(ErrorKind::kBadInput, kernels.empty()
+                                          ? fmt::format("the key list {} holds no key", file.string())
+                                          : fmt::format("the key list {} holds no key of {}", file.string(),
+                                                        fmt::join(kernels, ", ")));
+  }
+  return jobs;
+}
+
 }  // namespace
 
 std::vector<SessionJob> plan_session(const SessionRequest& r, TuneOptions& options) {
+  if (!r.shapes_file.empty()) {
+    const auto file = resolve_config_file(r.shapes_file, "shapes");
+    if (is_key_list(file)) return plan_key_list(r, file, options);
+  }
   std::vector<std::string> kernels = r.kernels;
   std::vector<std::string> dtypes = r.dtypes;
   std::vector<NamedShape> preset_shapes;
@@ -68,9 +138,7 @@ std::vector<SessionJob> plan_session(const SessionRequest& r, TuneOptions& optio
     desc->require_layout(key_layout);
     if (kernel_templates::specs_of(kernel).empty())
       throw Error(ErrorKind::kBadInput, fmt::format("kernel '{}' has no templates to tune", kernel));
-    const std::filesystem::path space_path =
-        r.space.empty() ? configs_dir() / "spaces" / (kernel + ".toml") : std::filesystem::path(r.space);
-    SessionJob job{kernel, ConfigSpace::load(space_path), {}};
+    SessionJob job{kernel, ConfigSpace::load(space_path(r, kernel)), {}};
     const std::vector<NamedShape> shapes = job_shapes(r, *desc, preset_shapes);
     for (const auto& d : dtypes)
       for (const auto& s : shapes)

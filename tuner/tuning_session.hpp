@@ -28,8 +28,11 @@ class Progress;
 /// strategy, budget, seed and shapes the request leaves out).
 struct SessionRequest {
   std::vector<std::string> kernels;
-  std::string preset;                 ///< a name in configs/presets or a file
-  std::string shapes_file;            ///< a shape set: a name in configs/shapes or a file
+  std::string preset;  ///< a name in configs/presets or a file
+  /// A shape set (a name in configs/shapes or a file), or a key list (tuner/key_list.hpp: then
+  /// its keys are the session's, each with its own kernel, dtype and layout; `kernels` or the
+  /// preset's kernel only filter them, and `dtypes` / `layout` must be empty).
+  std::string shapes_file;
   std::vector<std::string> shapes;    ///< shape texts, e.g. "m=16,n=4096,k=4096"
   std::vector<std::string> dtypes;    ///< default: the preset's, else bf16
   std::optional<std::string> layout;  ///< default: the preset's, else each kernel's default

@@ -26,6 +26,7 @@
 #include "runtime/cache_compile_store.hpp"
 #include "runtime/detail/op_binding.hpp"
 #include "runtime/detail/plan_launcher.hpp"
+#include "runtime/miss_recorder.hpp"
 
 namespace ktune {
 
@@ -52,7 +53,8 @@ struct Runtime::Impl {
   cache::BestIndex index;
 
   std::shared_mutex map_mutex;
-  std::unordered_map<runtime::detail::PlanKey, std::unique_ptr<RuntimePlan>, runtime::detail::PlanKeyHash> plans;
+  std::unordered_map<runtime::detail::PlanKey, std::unique_ptr<RuntimePlan>, runtime::detail::PlanKeyHash>
+      plans;
   /// The default config's plan of a key, built when a call's pointers miss an alignment its
   /// chosen config requires (e.g. the bulk-copy rmsnorm on a view that is not 16-byte aligned).
   std::unordered_map<runtime::detail::PlanKey, std::unique_ptr<RuntimePlan>, runtime::detail::PlanKeyHash>
@@ -60,6 +62,8 @@ struct Runtime::Impl {
   std::mutex build_mutex;                           ///< one cold build at a time; guards what follows
   std::map<std::string, harness::Module> modules;   ///< by compile cache key
   std::map<std::string, KernelCompiler> compilers;  ///< by kernel name
+  /// Where keys served without a tuned config are recorded (null: nowhere); guarded by build_mutex.
+  std::unique_ptr<runtime::MissRecorder> recorder;
 
   explicit Impl(RuntimeOptions o);
   ~Impl();
