@@ -10,7 +10,16 @@
 
 namespace ktune::cli {
 
+namespace {
+std::vector<std::string>& stored_command_line() {
+  static std::vector<std::string> line;
+  return line;
+}
+}  // namespace
+
 const char* version() { return KTUNE_VERSION_STRING; }
+
+const std::vector<std::string>& command_line() { return stored_command_line(); }
 
 void configure_app(CLI::App& app) {
   app.name("ktune");
@@ -26,14 +35,18 @@ void configure_app(CLI::App& app) {
       "  ktune cache list --db ./h200.db\n"
       "\n"
       "Database: --db PATH, else $KTUNE_DB, else $XDG_CACHE_HOME/ktune/ktune.db (~/.cache/ktune/ktune.db).\n"
-      "Exit codes: 0 ok, 1 runtime failure, 2 bad usage or input, 3 no GPU/driver, 4 not found.\n"
+      "Exit codes: 0 ok, 1 runtime failure, 2 bad usage or input, 3 no GPU/driver, 4 not found;\n"
+      "a sweep stopped by SIGINT / SIGTERM after committing: 130 / 143.\n"
       "Run `ktune COMMAND --help` for a command's options.");
 }
 
 int run_app(CLI::App& app, int argc, char** argv) {
+  stored_command_line().assign(argv, argv + argc);
   try {
     app.parse(argc, argv);
     return 0;
+  } catch (const ExitStatus& e) {
+    return e.code;
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);  // prints help, version or the parse error
     return code == 0 ? 0 : exit_code(ErrorKind::kBadInput);

@@ -2,7 +2,10 @@
 
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,6 +89,32 @@ void run_import(const CacheOptions& o) {
   }
 }
 
+/// The GPU models a database holds, sorted.
+std::set<std::string> gpu_names(const std::string& path) {
+  std::set<std::string> names;
+  for (const auto& g : cache::ConfigCache::open(path, cache::ConfigCache::Mode::kReadOnly).gpus())
+    names.insert(g.name);
+  return names;
+}
+
+/// A warning when the sources name different GPU models (shards of one sweep should not): their
+/// rows stay apart, since the GPU is part of every key, but a shard run on the wrong machine would
+/// leave the other GPU's keys untuned. Sources with no GPU (an empty shard) are left out.
+std::optional<std::string> gpu_mismatch(const std::vector<std::string>& sources,
+                                        const std::vector<std::set<std::string>>& gpus) {
+  std::map<std::set<std::string>, std::vector<std::string>> by_set;
+  for (size_t i = 0; i < sources.size(); ++i)
+    if (!gpus[i].empty()) by_set[gpus[i]].push_back(sources[i]);
+  if (by_set.size() <= 1) return std::nullopt;
+  std::vector<std::string> parts;
+  for (const auto& [names, paths] : by_set)
+    parts.push_back(fmt::format("{} in {}", fmt::join(names, " + "), fmt::join(paths, ", ")));
+  return fmt::format(
+      "the databases merged hold different GPUs ({}); their results stay apart (the GPU is part "
+      "of every key), but shards of one sweep should all have run on one GPU model",
+      fmt::join(parts, "; "));
+}
+
 void run_merge(const CacheOptions& o) {
   const auto path = db_path(o.db);
   for (const auto& src : o.sources) {
@@ -94,9 +123,14 @@ void run_merge(const CacheOptions& o) {
       throw Error(ErrorKind::kBadInput, "cannot merge " + src + " into itself");
     }
   }
+  std::vector<std::set<std::string>> gpus;
+  for (const auto& src : o.sources) gpus.push_back(gpu_names(src));
+  const auto mismatch = gpu_mismatch(o.sources, gpus);
+  if (mismatch) std::cerr << "ktune: warning: " << *mismatch << "\n";
   auto db = open_for_writing(path);
   nlohmann::json per_source = nlohmann::json::array();
   cache::MergeStats total;
+  size_t i = 0;
   for (const auto& src : o.sources) {
     const auto stats = db.merge(src);
     total.measurements_added += stats.measurements_added;
@@ -104,6 +138,7 @@ void run_merge(const CacheOptions& o) {
     total.best_updated += stats.best_updated;
     auto entry = stats_json(stats);
     entry["path"] = src;
+    entry["gpus"] = gpus[i++];
     per_source.push_back(entry);
     human_out(o.json) << "merged " << src << ": " << stats_text(stats) << "\n";
   }
@@ -111,6 +146,7 @@ void run_merge(const CacheOptions& o) {
     auto doc = stats_json(total);
     doc["db"] = path.string();
     doc["sources"] = per_source;
+    doc["warnings"] = mismatch ? nlohmann::json::array({*mismatch}) : nlohmann::json::array();
     print_json(doc);
   }
 }
@@ -225,7 +261,10 @@ void add_cache_command(CLI::App& app) {
                "Merge other ktune databases into this one: a measurement already present (same GPU, "
                "kernel hash, shape, dtype, config, run) is skipped; each key's best becomes the lowest "
                "median of the two",
-               "  ktune cache merge a.db b.db --db ./all.db");
+               "  ktune cache merge a.db b.db --db ./all.db\n"
+               "  ktune cache merge shard-*.db --db ./all.db     # the shards of `ktune tune --shard I/N`\n"
+               "A source holding another GPU model than the others is reported (a warning; rows stay apart "
+               "per GPU). Merging a database twice adds nothing.");
   merge->add_option("sources", opts->sources, "Databases to merge in, e.g. a.db b.db")
       ->required()
       ->check(CLI::ExistingFile)

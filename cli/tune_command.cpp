@@ -14,13 +14,18 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/app.hpp"
 #include "cli/commands.hpp"
 #include "cli/db_option.hpp"
 #include "cli/layout_option.hpp"
 #include "cli/output.hpp"
+#include "cli/resume_command.hpp"
+#include "cli/stop_signals.hpp"
 #include "cli/timing_flags.hpp"
 #include "ktune/error.hpp"
 #include "tuner/progress.hpp"
+#include "tuner/shard_plan.hpp"
+#include "tuner/shard_spec.hpp"
 #include "tuner/tuning_session.hpp"
 
 namespace ktune::cli {
@@ -45,6 +50,8 @@ struct TuneArgs {
   bool no_counters = false;
   size_t compile_threads = 0;
   bool json = false;
+  std::string shard;  ///< "I/N" or "auto"; "" = the whole sweep
+  std::optional<size_t> shard_count;
   TimingFlags timing;
 };
 
@@ -82,20 +89,51 @@ tuner::SessionRequest session_request(const TuneArgs& a) {
   return r;
 }
 
-cache::RunInfo run_info(const TuneArgs& a, const tuner::TuneOptions& options, const tuner::SessionTarget& target) {
+cache::RunInfo run_info(const TuneArgs& a, const tuner::TuneOptions& options,
+                        const tuner::SessionTarget& target, const std::optional<tuner::ShardSpec>& shard) {
   cache::RunInfo run;
   run.host = host_name();
   run.ktune_version = KTUNE_VERSION_STRING;
   run.arguments =
       fmt::format("tune kernels={} preset={} strategy={} budget={} compile_only={} retune={}", a.kernels,
                   a.preset, tuner::to_string(options.strategy), options.budget, a.compile_only, a.retune);
+  if (shard) run.arguments += " shard=" + shard->text();
   run.driver_version = target.driver_version;
   return run;
 }
 
+/// How a stopped sweep ended: the signal, what was done, and the command that resumes it.
+struct StopReport {
+  const char* signal = "";  ///< "" when the sweep was not stopped
+  size_t keys_planned = 0;
+  size_t keys_done = 0;  ///< keys whose tuning ended (a winner, or an error)
+  std::string resume;
+};
+
+/// The shard this run tuned, for the output.
+struct ShardReport {
+  std::optional<tuner::ShardSpec> spec;
+  tuner::ShardSelection selection;  ///< its jobs moved out
+
+  nlohmann::json json() const {
+    return {{"index", spec->index},
+            {"count", spec->count},
+            {"source", spec->source},
+            {"keys", selection.keys},
+            {"keys_total", selection.keys_total},
+            {"cost", selection.cost},
+            {"cost_total", selection.cost_total}};
+  }
+  std::string line() const {
+    return fmt::format("shard {} ({}): {} of {} key(s), about {:.0f} of {:.0f} evaluations", spec->text(),
+                       spec->source, selection.keys, selection.keys_total, selection.cost,
+                       selection.cost_total);
+  }
+};
+
 void print_result(const TuneArgs& a, const tuner::SessionResult& result, const tuner::SessionTarget& target,
                   const tuner::TuneOptions& options, const std::filesystem::path& path, double wall_s,
-                  bool progress_shown) {
+                  bool progress_shown, const StopReport& stop, const ShardReport& shard) {
   if (a.json) {
     nlohmann::json doc{{"db", path.string()},
                        {"gpu", target.gpu.name},
@@ -107,14 +145,30 @@ void print_result(const TuneArgs& a, const tuner::SessionResult& result, const t
                        {"compile_cache", {{"hits", result.compile_hits}, {"misses", result.compile_misses}}},
                        {"keys", nlohmann::json::array()}};
     for (const auto& s : result.keys) doc["keys"].push_back(tuner::summary_json(s));
+    if (shard.spec) doc["shard"] = shard.json();
+    if (*stop.signal != '\0') {
+      doc["stopped"] = {{"signal", stop.signal},
+                        {"keys_planned", stop.keys_planned},
+                        {"keys_done", stop.keys_done},
+                        {"resume", stop.resume}};
+    }
     print_json(doc);
-    return;
+  } else {
+    std::ostream& human = human_out(a.json);
+    if (!progress_shown)
+      for (const auto& s : result.keys) human << tuner::summary_line(s) << "\n";
+    human << fmt::format("{} key(s) in {:.1f} s; compile cache {} hit(s), {} compile(s); database {}\n",
+                         result.keys.size(), wall_s, result.compile_hits, result.compile_misses,
+                         path.string());
   }
-  std::ostream& human = human_out(a.json);
-  if (!progress_shown)
-    for (const auto& s : result.keys) human << tuner::summary_line(s) << "\n";
-  human << fmt::format("{} key(s) in {:.1f} s; compile cache {} hit(s), {} compile(s); database {}\n",
-                       result.keys.size(), wall_s, result.compile_hits, result.compile_misses, path.string());
+  if (*stop.signal != '\0') {
+    // On stderr in both modes: a scheduler's log keeps it next to the signal's note.
+    std::cerr << fmt::format(
+        "ktune: stopped by {}: {} of {} key(s) done, everything measured so far is committed to {}\n"
+        "ktune: to resume (in {}):\n  {}\n",
+        stop.signal, stop.keys_done, stop.keys_planned, path.string(),
+        std::filesystem::current_path().string(), stop.resume);
+  }
 }
 
 void run_tune(const TuneArgs& a) {
@@ -130,26 +184,45 @@ void run_tune(const TuneArgs& a) {
   options.counters = !a.no_counters;
   options.compile_threads = a.compile_threads;
   options.device = a.device;
-  const std::vector<tuner::SessionJob> jobs = tuner::plan_session(session_request(a), options);
+  ShardReport shard;
+  if (!a.shard.empty()) shard.spec = tuner::parse_shard(a.shard, a.shard_count);
+  std::vector<tuner::SessionJob> jobs = tuner::plan_session(session_request(a), options);
   const tuner::SessionTarget target =
       a.compile_only ? tuner::compile_only_target(a.arch, options) : tuner::device_target(options);
+  if (shard.spec) {
+    // After the target: the keys' costs use its limits.
+    shard.selection = tuner::select_shard(jobs, *shard.spec, options);
+    jobs = std::move(shard.selection.jobs);
+  }
 
   const auto path = db_path(a.db);
   auto db = open_for_writing(path);
   tuner::Progress progress(std::cerr, tuner::Progress::stderr_wants_progress());
   const size_t total = tuner::planned_evaluations(jobs, options);
   progress.begin(total);
+  if (shard.spec) human_out(a.json) << shard.line() << "\n";
   if (!a.json)
-    progress.message(fmt::format("tuning on {}: {} key(s), about {} evaluations, strategy {}", target.description,
-                                 tuner::key_count(jobs), total, tuner::to_string(options.strategy)));
+    progress.message(fmt::format("tuning on {}: {} key(s), about {} evaluations, strategy {}",
+                                 target.description, tuner::key_count(jobs), total,
+                                 tuner::to_string(options.strategy)));
   tuner::SessionHooks hooks;
   hooks.progress = &progress;
   hooks.on_key = [&progress](const tuner::KeySummary& s) { progress.message(tuner::summary_line(s)); };
+  const StopSignals signals;  // SIGINT/SIGTERM: finish the running candidate, commit, exit 130/143
+  hooks.stop = &signals.flag();
   const tuner::SessionResult result =
-      tuner::run_session(db, target, run_info(a, options, target), jobs, options, hooks);
+      tuner::run_session(db, target, run_info(a, options, target, shard.spec), jobs, options, hooks);
   progress.finish();
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  print_result(a, result, target, options, path, wall_s, progress.enabled());
+  StopReport stop;
+  if (result.stopped) {
+    stop.signal = signals.signal_name();
+    stop.keys_planned = tuner::key_count(jobs);
+    for (const auto& s : result.keys) stop.keys_done += s.stopped ? 0 : 1;
+    stop.resume = resume_command(command_line(), {path.string(), shard.spec ? shard.spec->text() : ""});
+  }
+  print_result(a, result, target, options, path, wall_s, progress.enabled(), stop, shard);
+  if (result.stopped) throw ExitStatus{signals.exit_code()};
   if (const size_t failed = result.failed(); failed > 0) {
     throw Error(ErrorKind::kRuntime,
                 fmt::format("{} of {} key(s) could not be tuned (see above)", failed, result.keys.size()));
@@ -167,7 +240,11 @@ void add_tune_command(CLI::App& app) {
                                  "A tuning job from configs/presets (quick, llm-decode, llm-prefill)");
   kernel->excludes(preset);
   preset->excludes(kernel);
-  auto* shapes = cmd->add_option("--shapes", a->shapes_file, "Shape set: a file or a name in configs/shapes");
+  auto* shapes = cmd->add_option(
+      "--shapes", a->shapes_file,
+      "Shape set (a file or a name in configs/shapes), or a key list: lines 'KERNEL SHAPE DTYPE [LAYOUT]' "
+      "such as the runtime records with $KTUNE_RECORD_MISSES (each key then tuned with its own "
+      "kernel, dtype and layout)");
   cmd->add_option("--shape", a->shapes, "A problem shape, e.g. m=16,n=4096,k=4096 (repeatable)")
       ->excludes(shapes);
   cmd->add_option("--dtype", a->dtypes, "Element type(s), comma-separated (default bf16, or the preset's)");
@@ -196,6 +273,18 @@ void add_tune_command(CLI::App& app) {
   cmd->add_flag("--no-counters", a->no_counters, "Skip the CUPTI counter pass of the re-timed contenders");
   cmd->add_option("--compile-threads", a->compile_threads, "NVRTC threads (0 = one per core)")
       ->capture_default_str();
+  auto* shard = cmd->add_option(
+      "--shard", a->shard,
+      "Tune shard I of N (0 <= I < N), e.g. --shard 3/8: a fixed 1/N of the keys, balanced by estimated "
+      "evaluations and the same on every machine; merge the shards' databases with `ktune cache merge`. "
+      "auto: the index and count of a Slurm job array (SLURM_ARRAY_TASK_ID/_COUNT/_MIN) or a Kubernetes "
+      "Indexed Job (JOB_COMPLETION_INDEX with --shard-count or $KTUNE_SHARD_COUNT)");
+  shard->type_name("I/N|auto");
+  cmd->add_option("--shard-count", a->shard_count,
+                  "With --shard auto under a Kubernetes Indexed Job: the number of shards (the Job's "
+                  "completions), e.g. --shard-count 8 (default $KTUNE_SHARD_COUNT)")
+      ->type_name("N")
+      ->needs(shard);
   add_json_flag(*cmd, a->json);
   add_timing_flags(*cmd, a->timing);
   cmd->footer(
@@ -205,6 +294,13 @@ void add_tune_command(CLI::App& app) {
       "200\n"
       "  ktune tune --kernel gemm --shapes llama3-8b --dtype bf16,f16 --strategy halving --json\n"
       "  ktune tune --preset quick --compile-only --arch sm_90      # no GPU needed\n"
+      "  ktune tune --preset llm-decode --shard 3/8 --db shard3.db  # then: ktune cache merge --db all.db "
+      "shard*.db\n"
+      "  ktune tune --preset llm-decode --shard auto --db shard-$SLURM_ARRAY_TASK_ID.db   # in a Slurm job "
+      "array\n"
+      "SIGINT/SIGTERM: the running candidate finishes, everything done is committed, the command that "
+      "resumes is "
+      "printed, and the exit code is 130/143.\n"
       "  ktune tune --kernel fp8_gemm --shape m=16,n=4096,k=4096 --dtype fp8e4m3 --layout nt+rowcol\n"
       "Layouts (gemm: B as [N,K] (nt, nn.Linear) or [K,N] (nn), then +bias/+silu epilogues; "
       "fp8_gemm: per-tensor (nt) or row x column (nt+rowcol) scales; operators: their mode) and "

@@ -129,6 +129,9 @@ struct CandidateResult {
   double tflops = 0;       ///< flops / median
   double wall_ms = 0;      ///< parent-side wall time of this candidate (queueing, load, verify, time)
   int worker_pid = 0;
+  /// Parent side only (not sent): the run was cut short by a stop request (RunnerOptions::stop);
+  /// the result says nothing about the candidate and is not stored.
+  bool interrupted = false;
 };
 
 nlohmann::json to_json(const SampleStats& s);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -108,6 +109,26 @@ CandidateResult CandidateRunner::failed(const CandidateRequest& request, Outcome
   return r;
 }
 
+WorkerProcess::Received CandidateRunner::receive_result(double timeout_ms, bool& interrupted) {
+  if (options_.stop == nullptr) return worker_->receive(timeout_ms);
+  // Wait in slices so that a stop request is seen within kSlice of being made.
+  constexpr double kSliceMs = 50;
+  const double deadline = now_ms() + timeout_ms;
+  double stop_deadline = -1;
+  for (;;) {
+    const double now = now_ms();
+    if (stop_deadline < 0 && options_.stop->load()) stop_deadline = now + options_.stop_grace_ms;
+    if (stop_deadline >= 0 && now >= stop_deadline) {
+      interrupted = true;
+      return {};
+    }
+    double until = deadline;
+    if (stop_deadline >= 0) until = std::min(until, stop_deadline);
+    auto got = worker_->receive(std::max(0.0, std::min(kSliceMs, until - now)));
+    if (got.status != WorkerProcess::Status::kTimeout || now_ms() >= deadline) return got;
+  }
+}
+
 CandidateResult CandidateRunner::run(const CandidateRequest& request) {
   const double t0 = now_ms();
   ensure_worker();
@@ -131,8 +152,19 @@ CandidateResult CandidateRunner::run(const CandidateRequest& request) {
     return finish(std::move(r));
   }
   const double timeout = request.timing.candidate_timeout_ms;
-  auto got = worker_->receive(timeout);
+  bool interrupted = false;
+  auto got = receive_result(timeout, interrupted);
   CandidateResult r;
+  if (interrupted) {
+    worker_->kill();
+    worker_.reset();
+    r = failed(request, Outcome::kSkipped,
+               fmt::format("interrupted: the sweep was stopped and the candidate had no result within {} ms; "
+                           "worker pid {} killed",
+                           options_.stop_grace_ms, pid));
+    r.interrupted = true;
+    return finish(std::move(r));
+  }
   switch (got.status) {
     case WorkerProcess::Status::kMessage: {
       if (got.message.type != MessageType::kResult) {

@@ -10,6 +10,7 @@
 /// After any of the last three the next candidate gets a fresh worker. Only a worker that cannot
 /// start at all (no GPU, no driver: its hello says why) makes run() throw.
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +30,15 @@ struct RunnerOptions {
   double start_timeout_ms = 60000;
   /// Give up (throw) after this many workers in a row die before their hello.
   int max_start_failures = 3;
+  /// A stop request (set by a signal handler, say; may be null). Once set, the running candidate
+  /// still gets its answer, but waits at most `stop_grace_ms` more; then its worker is killed and
+  /// the result comes back with `interrupted` set (not the candidate's fault: callers do not store
+  /// it). The flag does not stop run() from starting a candidate: not proposing one is the caller's.
+  const std::atomic<bool>* stop = nullptr;
+  /// 10 s: a candidate's measurement takes well under a second (docs/perf/measurement.md), and
+  /// schedulers allow 30 s between SIGTERM and SIGKILL (Slurm's KillWait, Kubernetes'
+  /// terminationGracePeriodSeconds), which leaves time to commit and print how to resume.
+  double stop_grace_ms = 10000;
 };
 
 /// {$KTUNE_WORKER_BIN or $KTUNE_BIN or /proc/self/exe, "worker"}.
@@ -56,6 +66,9 @@ class CandidateRunner {
  private:
   void ensure_worker();
   CandidateResult failed(const CandidateRequest& request, Outcome outcome, std::string reason) const;
+  /// The worker's answer within `timeout_ms`, or kTimeout with `interrupted` set once the stop
+  /// request's grace has run out.
+  WorkerProcess::Received receive_result(double timeout_ms, bool& interrupted);
 
   RunnerOptions options_;
   std::unique_ptr<WorkerProcess> worker_;

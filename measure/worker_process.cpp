@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +31,43 @@ void close_fd(int& fd) noexcept {
   if (fd >= 0) ::close(fd);
   fd = -1;
 }
+
+/// The forked child up to execve: only async-signal-safe calls (the parent may have threads).
+/// The worker dies with its parent whatever kills the parent (PR_SET_PDEATHSIG, kept across exec;
+/// the getppid() check covers a parent that died before the prctl). SIGINT and SIGTERM are ignored:
+/// a Ctrl-C in the terminal or a scheduler's SIGTERM to every process of the job reaches the worker
+/// too, and the parent decides (it lets the running candidate finish, then stops it), so a candidate
+/// is never stored as crashed because a person or a scheduler stopped the sweep.
+[[noreturn]] void exec_child(char* const* cargv, pid_t parent, int channel, int output, int exec_status) {
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(127);
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGINT, &ignore, nullptr);
+  ::sigaction(SIGTERM, &ignore, nullptr);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  // Move both ends above the targets first (a daemon may have 0-2 closed, so the socket pair can sit
+  // there), then onto fd 3, stderr and stdout: stray prints must not reach the channel. The targets
+  // must survive execve, so their FD_CLOEXEC is cleared (dup2 onto the same number would keep it).
+  constexpr int kAbove = 10;
+  channel = ::fcntl(channel, F_DUPFD_CLOEXEC, kAbove);
+  output = ::fcntl(output, F_DUPFD_CLOEXEC, kAbove);
+  if (channel < 0 || output < 0 || ::dup2(channel, WorkerProcess::kChildFd) < 0 ||
+      ::dup2(output, STDERR_FILENO) < 0 || ::dup2(output, STDOUT_FILENO) < 0 ||
+      ::fcntl(WorkerProcess::kChildFd, F_SETFD, 0) < 0 || ::fcntl(STDERR_FILENO, F_SETFD, 0) < 0 ||
+      ::fcntl(STDOUT_FILENO, F_SETFD, 0) < 0) {
+    const int e = errno;
+    (void)!::write(exec_status, &e, sizeof e);
+    ::_exit(127);
+  }
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null_fd >= 0 && ::dup2(null_fd, STDIN_FILENO) >= 0) ::fcntl(STDIN_FILENO, F_SETFD, 0);
+  ::execve(cargv[0], cargv, environ);
+  const int e = errno;
+  (void)!::write(exec_status, &e, sizeof e);
+  ::_exit(127);
+}
 }  // namespace
 
 std::unique_ptr<WorkerProcess> WorkerProcess::spawn(const std::vector<std::string>& argv) {
@@ -47,13 +84,6 @@ std::unique_ptr<WorkerProcess> WorkerProcess::spawn(const std::vector<std::strin
     throw Error(ErrorKind::kRuntime,
                 fmt::format("pipe for the worker's stderr failed: {}", std::strerror(errno)));
   }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, sv[1], kChildFd);  // dup2 clears FD_CLOEXEC on the copy
-  posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO);
-  posix_spawn_file_actions_adddup2(&fa, err[1], STDOUT_FILENO);  // stray prints must not reach the channel
-  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-
   std::vector<std::string> args = argv;
   args.emplace_back("--fd");
   args.push_back(std::to_string(kChildFd));
@@ -61,11 +91,35 @@ std::unique_ptr<WorkerProcess> WorkerProcess::spawn(const std::vector<std::strin
   for (std::string& a : args) cargv.push_back(a.data());
   cargv.push_back(nullptr);
 
-  pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, cargv[0], &fa, nullptr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
+  // The child reports a failed exec through this pipe; a successful exec closes it (O_CLOEXEC).
+  int exec_status[2];
+  if (::pipe2(exec_status, O_CLOEXEC) != 0) {
+    for (int fd : {sv[0], sv[1], err[0], err[1]}) ::close(fd);
+    throw Error(ErrorKind::kRuntime,
+                fmt::format("pipe for the worker's start failed: {}", std::strerror(errno)));
+  }
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) exec_child(cargv.data(), parent, sv[1], err[1], exec_status[1]);  // never returns
+  const int fork_errno = errno;
   ::close(sv[1]);
   ::close(err[1]);
+  ::close(exec_status[1]);
+  int rc = pid < 0 ? fork_errno : 0;
+  if (pid > 0) {
+    int child_errno = 0;
+    ssize_t n;
+    do {
+      n = ::read(exec_status[0], &child_errno, sizeof child_errno);
+    } while (n < 0 && errno == EINTR);
+    if (n == static_cast<ssize_t>(sizeof child_errno)) {
+      rc = child_errno;
+      int status = 0;
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+  ::close(exec_status[0]);
   if (rc != 0) {
     ::close(sv[0]);
     ::close(err[0]);

@@ -3,6 +3,13 @@
 /// as its protocol channel (fd 3 in the child) and its stdout/stderr captured (the last few KiB are
 /// kept for crash reasons). receive() waits with a deadline; kill() is SIGKILL plus reaping.
 /// Never throws from the destructor: a live child is killed and reaped.
+///
+/// No worker outlives its parent: the child is started with PR_SET_PDEATHSIG = SIGKILL (checked
+/// against a parent that died before it was set), so a parent killed by any signal, SIGKILL
+/// included, takes its worker with it. The death signal follows the thread that spawned the worker,
+/// so spawn from a thread that lives as long as the worker is used (the tuner and `ktune bench`
+/// spawn from the main thread). The worker ignores SIGINT and SIGTERM: the parent decides what a
+/// stop does to the running candidate (harness::RunnerOptions::stop).
 
 #include <sys/types.h>
 

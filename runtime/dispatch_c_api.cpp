@@ -245,6 +245,14 @@ int ktune_runtime_create(const ktune_runtime_options* options, ktune_runtime** o
   });
 }
 
+int ktune_runtime_record_misses(ktune_runtime* rt, const char* path) {
+  return guarded([&] {
+    if (rt == nullptr) bad("ktune_runtime_record_misses: rt is NULL");
+    rt->runtime.record_misses(path != nullptr ? path : "");
+    return KTUNE_OK;
+  });
+}
+
 void ktune_runtime_destroy(ktune_runtime* rt) {
   t_last_error.clear();
   delete rt;  // ~Runtime never throws (it logs)

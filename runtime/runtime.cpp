@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -76,6 +77,9 @@ Runtime::Impl::Impl(RuntimeOptions o) : options(std::move(o)), context(options.d
     db.emplace(cache::ConfigCache::open(path, cache::ConfigCache::Mode::kReadOnly));
     index = cache::BestIndex::load(*db, device.name, source_hashes);
   }
+  std::string record = options.record_misses;
+  if (const char* env = std::getenv("KTUNE_RECORD_MISSES"); record.empty() && env != nullptr) record = env;
+  if (!record.empty()) recorder = std::make_unique<runtime::MissRecorder>(record);
 }
 
 Runtime::Impl::~Impl() {
@@ -149,6 +153,8 @@ RuntimePlan* Runtime::Impl::build(const PlanKey& key, std::optional<CUstream> ca
   const kt::Problem p = runtime::detail::make_problem(key);
   auto [config, info] = fallback ? runtime::detail::default_plan(key, device.arch())
                                  : runtime::detail::choose_plan(index, options.on_miss, device, key);
+  if (!fallback && info.source != PlanInfo::Source::kTuned && recorder)
+    recorder->record({binding.kernel, p.shape_text(), std::string(to_string(key.dtype)), p.layout});
   const kt::KernelSpec& spec = kt::find_spec(binding.kernel, config.variant);
   auto plan = std::make_unique<RuntimePlan>();
   // Bind before compiling: a plan this entry point cannot serve fails without NVRTC's cost.
@@ -263,6 +269,12 @@ Runtime::~Runtime() = default;
 
 const std::string& Runtime::gpu_name() const { return impl_->device.name; }
 std::size_t Runtime::tuned_keys() const { return impl_->index.size(); }
+
+void Runtime::record_misses(const std::string& path) {
+  auto recorder = path.empty() ? nullptr : std::make_unique<runtime::MissRecorder>(path);
+  std::lock_guard lock(impl_->build_mutex);
+  impl_->recorder = std::move(recorder);
+}
 
 std::size_t Runtime::prepared_plans() const {
   std::shared_lock lock(impl_->map_mutex);

@@ -6,8 +6,9 @@
 
 namespace ktune::tuner {
 
-RunnerMeasurer::RunnerMeasurer(int device) {
+RunnerMeasurer::RunnerMeasurer(int device, const std::atomic<bool>* stop) {
   harness::RunnerOptions options;
+  options.stop = stop;
   options.worker_command = harness::default_worker_command();
   options.worker_command.insert(options.worker_command.end(), {"--device", std::to_string(device)});
   runner_ = std::make_unique<harness::CandidateRunner>(options);

@@ -4,6 +4,7 @@
 /// worker process (harness::CandidateRunner, D5); tests inject a fake so the loop runs without a
 /// GPU.
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -26,7 +27,8 @@ class CandidateMeasurer {
 /// The measurer over worker processes: `ktune worker --device N` (harness::default_worker_command).
 class RunnerMeasurer final : public CandidateMeasurer {
  public:
-  explicit RunnerMeasurer(int device);
+  /// @param stop a stop request passed to the runner (harness::RunnerOptions::stop); may be null
+  explicit RunnerMeasurer(int device, const std::atomic<bool>* stop = nullptr);
   ~RunnerMeasurer() override;
   harness::CandidateResult measure(const harness::CandidateRequest& request) override;
   std::vector<harness::CandidateResult> retime(std::vector<harness::CandidateRequest> requests,

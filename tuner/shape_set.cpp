@@ -49,7 +49,9 @@ std::filesystem::path configs_dir() {
 
 std::filesystem::path resolve_config_file(std::string_view name_or_path, std::string_view subdir) {
   const std::string s(name_or_path);
-  if (s.find('/') != std::string::npos || s.ends_with(".toml")) return s;
+  std::error_code ec;
+  if (s.find('/') != std::string::npos || s.ends_with(".toml") || std::filesystem::is_regular_file(s, ec))
+    return s;
   return configs_dir() / subdir / (s + ".toml");
 }
 

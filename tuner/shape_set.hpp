@@ -38,8 +38,8 @@ struct ShapeSet {
 /// $KTUNE_CONFIGS_DIR when set, else the source tree's configs/.
 std::filesystem::path configs_dir();
 
-/// A file under configs/<subdir>/: `name_or_path` as given when it names a file (has a '/' or ends
-/// in .toml), else configs_dir()/<subdir>/<name>.toml.
+/// A file under configs/<subdir>/: `name_or_path` as given when it names a file (has a '/', ends
+/// in .toml, or is an existing file), else configs_dir()/<subdir>/<name>.toml.
 std::filesystem::path resolve_config_file(std::string_view name_or_path, std::string_view subdir);
 
 /// Reads a shape set. Throws ktune::Error(kBadInput) "FILE:LINE: ..." naming the bad part.

@@ -45,10 +45,10 @@ struct Known {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using detail::KeyContext;
-using detail::Prepared;
 using detail::InFlight;
+using detail::KeyContext;
 using detail::Known;
+using detail::Prepared;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -129,8 +129,8 @@ struct TuningLoop::KeyRun {
   std::unique_ptr<SearchStrategy> strategy;
   std::map<std::string, Known> known;  ///< successes by name
   std::optional<double> best_us;
-  std::deque<InFlight> inflight;                      ///< proposed, compiling or compiled
-  std::vector<std::pair<InFlight, Prepared>> done;    ///< taken from `inflight` for one transaction
+  std::deque<InFlight> inflight;                    ///< proposed, compiling or compiled
+  std::vector<std::pair<InFlight, Prepared>> done;  ///< taken from `inflight` for one transaction
   size_t new_successes = 0;
   std::vector<std::pair<std::string, const Known*>> top;  ///< the contenders re-timed at the end
   std::vector<Prepared> retimed;                          ///< their prepared candidates
@@ -172,8 +172,15 @@ TuningLoop::~TuningLoop() = default;
 KeySummary TuningLoop::tune(const ConfigSpace& space, const TuneKey& key) {
   KeyRun run{space, key};
   if (!start_key(run)) return run.s;
-  while (fill_lookahead(run) && take_compiled(run)) measure_and_record(run);
+  while (!stopping() && fill_lookahead(run) && take_compiled(run)) measure_and_record(run);
   KeySummary& s = run.s;
+  if (stopping() && s.error.empty()) {
+    // Compiles still running finish in the pool (the loop's destructor waits for them); their
+    // results are not stored, and the next run compiles them from the compile cache.
+    run.inflight.clear();
+    s.stopped = true;
+    return s;
+  }
   if (!s.error.empty() || options_.compile_only) return s;
   if (deps_.baseline != nullptr) {
     // cuBLAS on the same key, same timing options, same run: the speed-up reports show per shape.
@@ -182,7 +189,8 @@ KeySummary TuningLoop::tune(const ConfigSpace& space, const TuneKey& key) {
                            *deps_.baseline);
     s.measure_s += seconds_since(t);
   }
-  finish_key(run);
+  if (!stopping()) finish_key(run);
+  s.stopped = stopping() && !s.winner;
   return s;
 }
 
@@ -353,27 +361,34 @@ bool TuningLoop::take_compiled(KeyRun& run) {
 void TuningLoop::measure_and_record(KeyRun& run) {
   auto& done = run.done;
   std::vector<cache::Measurement> rows;
-  for (auto& [item, prepared] : done) {
+  std::vector<size_t> kept;  // indices into done of the rows
+  for (size_t i = 0; i < done.size(); ++i) {
+    auto& [item, prepared] = done[i];
     if (prepared.decided) {
       rows.push_back(*prepared.decided);
     } else {
+      if (stopping()) continue;  // not measured: a later run proposes it again
       const auto t = Clock::now();
       harness::CandidateRequest& request = *prepared.request;
       request.id = next_request_id();
       const harness::CandidateResult r = deps_.measurer->measure(request);
       run.s.measure_s += seconds_since(t);
+      if (r.interrupted) continue;  // cut short by the stop: says nothing about the config
       rows.push_back(detail::to_measurement(*run.ctx, item.candidate.config, item.name, prepared, r));
     }
     rows.back().fidelity = item.candidate.fidelity;
+    kept.push_back(i);
   }
+  if (rows.empty()) return;
   const std::vector<int64_t> ids = db_.record(run_id_, gpu_id_, run.kernel_id, rows);
-  for (size_t i = 0; i < done.size(); ++i) {
-    const cache::Measurement& m = rows[i];
+  for (size_t j = 0; j < kept.size(); ++j) {
+    const cache::Measurement& m = rows[j];
+    const auto& [item, prepared] = done[kept[j]];
     std::optional<double> us;
     if (m.outcome == Outcome::kOk && m.stats) us = m.stats->median_us;
     ++run.s.measured;
     if (us) ++run.new_successes;
-    note(run, done[i].first.candidate, done[i].first.name, m.outcome, us, ids.at(i), done[i].second.resources);
+    note(run, item.candidate, item.name, m.outcome, us, ids.at(j), prepared.resources);
   }
 }
 
@@ -389,7 +404,8 @@ bool TuningLoop::keep_stored_winner(KeyRun& run) {
   }
   if (run.new_successes > 0 || options_.retune) return false;
   // Everything came from the cache: the stored winner stands.
-  const cache::Lookup lookup{gpu_.name, run.key.kernel, s.shape, run.key.dtype, run.source_hash, run.key.layout};
+  const cache::Lookup lookup{gpu_.name,     run.key.kernel,  s.shape,
+                             run.key.dtype, run.source_hash, run.key.layout};
   const auto best = db_.best(lookup, false);
   if (!best) return false;
   s.winner = best->config_name;
@@ -422,9 +438,13 @@ std::vector<cache::Measurement> TuningLoop::retime(KeyRun& run) {
   if (requests.empty()) return rows;
   const auto t = Clock::now();
   const std::vector<harness::CandidateResult> retimed = deps_.measurer->retime(requests, kRetimeRounds);
+  const bool interrupted = std::any_of(retimed.begin(), retimed.end(),
+                                       [](const harness::CandidateResult& r) { return r.interrupted; });
+  if (interrupted) return rows;  // a stop cut the re-time short: name no winner from part of it
   for (size_t i = 0; i < retimed.size() && i < requests.size(); ++i) {
     const Known& k = *top[top_index[i]].second;
-    rows.push_back(detail::to_measurement(*run.ctx, k.config, top[top_index[i]].first, prepared[i], retimed[i]));
+    rows.push_back(
+        detail::to_measurement(*run.ctx, k.config, top[top_index[i]].first, prepared[i], retimed[i]));
     if (options_.counters && rows.back().outcome == Outcome::kOk) count(requests[i], rows.back());
     rows.back().fidelity = 1.0;
   }
@@ -446,6 +466,7 @@ void TuningLoop::finish_key(KeyRun& run) {
   run.top = top_contenders(run.known, options_.timing.retime_top_k);
   const auto& top = run.top;
   const std::vector<cache::Measurement> rows = retime(run);
+  if (rows.empty() && stopping()) return;  // stopped during the re-time: the next run names the winner
   const auto& prepared = run.retimed;
   const std::vector<int64_t> ids =
       rows.empty() ? std::vector<int64_t>{} : db_.record(run_id_, gpu_id_, run.kernel_id, rows);

@@ -13,6 +13,7 @@
 ///
 /// The compiler and the measurer are injected (LoopDeps), so tests run the whole loop without a GPU.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -24,12 +25,12 @@
 
 #include "cache/config_cache.hpp"
 #include "harness/nvrtc_compiler.hpp"
-#include "measure/timing_options.hpp"
 #include "kernel_templates/embedded_sources.hpp"
+#include "measure/timing_options.hpp"
 #include "tuner/candidate_measurer.hpp"
 #include "tuner/config_space.hpp"
-#include "tuner/search/search_strategy.hpp"
 #include "tuner/resource_limits.hpp"
+#include "tuner/search/search_strategy.hpp"
 #include "tuner/shape_set.hpp"
 
 namespace ktune::tuner {
@@ -87,6 +88,10 @@ struct LoopDeps {
   /// Measures the cuBLAS baseline stored once per gemm key (tuner/baseline_measurement.hpp); null:
   /// no baseline is stored (compile-only sweeps, tests with a fake measurer).
   BaselineMeasurer* baseline = nullptr;
+  /// A stop request (a signal handler sets it; may be null). Once set, the loop proposes nothing
+  /// new, stores what was compiled or measured, drops candidates compiled but not yet measured,
+  /// and ends the key without naming a winner (KeySummary::stopped): a later run resumes it.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 /// What happened for one key.
@@ -112,6 +117,7 @@ struct KeySummary {
   double compile_wait_s = 0;  ///< GPU side waiting for compiles
   double measure_s = 0;       ///< time in the measurer
   std::string error;          ///< why the key could not be tuned ("" when it was)
+  bool stopped = false;       ///< a stop request ended the key before its winner was named
 };
 
 /// Planned evaluations of a key (for progress totals): the configs the space keeps, capped by the
@@ -152,11 +158,14 @@ class TuningLoop {
   /// Takes the front candidate (waiting for its compile) and every following one already compiled
   /// and needing no GPU into run.done; false (with s.error) when the key cannot go on.
   bool take_compiled(KeyRun& run);
-  /// Measures run.done's candidates that need the GPU and records all of them in one transaction.
+  /// Whether a stop was requested (LoopDeps::stop).
+  bool stopping() const { return deps_.stop != nullptr && deps_.stop->load(); }
+  /// Measures run.done's candidates that need the GPU and records all of them in one transaction;
+  /// after a stop request, those not yet measured are dropped.
   void measure_and_record(KeyRun& run);
   /// One evaluation's result to the summary, the strategy, the known successes and the progress.
-  void note(KeyRun& run, const Candidate& c, const std::string& name, Outcome outcome, std::optional<double> us,
-            int64_t id, const Resources& resources);
+  void note(KeyRun& run, const Candidate& c, const std::string& name, Outcome outcome,
+            std::optional<double> us, int64_t id, const Resources& resources);
   /// The end of a key: re-time the best few interleaved, read their counters, name the winner.
   void finish_key(KeyRun& run);
   /// True when the key ends without a re-time: nothing succeeded (s.error), or nothing new was

@@ -1,6 +1,8 @@
 #include "tuner/tuning_session.hpp"
 
+#include <algorithm>
 #include <memory>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -12,11 +14,12 @@
 #include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
-#include "tuner/arch_limits.hpp"
 #include "runtime/cache_compile_store.hpp"
+#include "tuner/arch_limits.hpp"
 #include "tuner/candidate_measurer.hpp"
 #include "tuner/cublas_baseline_measurer.hpp"
 #include "tuner/device_limits.hpp"
+#include "tuner/key_list.hpp"
 #include "tuner/preset.hpp"
 #include "tuner/progress.hpp"
 #include "tuner/shape_set.hpp"
@@ -37,9 +40,76 @@ std::vector<NamedShape> job_shapes(const SessionRequest& r, const kernel_templat
   return shapes;
 }
 
+/// The space file of `kernel`'s job.
+std::filesystem::path space_path(const SessionRequest& r, const std::string& kernel) {
+  return r.space.empty() ? configs_dir() / "spaces" / (kernel + ".toml") : std::filesystem::path(r.space);
+}
+
+/// The jobs of a key list (tuner/key_list.hpp): each listed key with its own kernel, dtype and
+/// layout, in file order, repeats dropped; --kernel or the preset's kernel keep only their keys.
+std::vector<SessionJob> plan_key_list(const SessionRequest& r, const std::filesystem::path& file,
+                                      TuneOptions& options) {
+  if (!r.dtypes.empty() || r.layout) {
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("{} is a key list: it names each key's dtype and layout, so --dtype and --layout "
+                            "do not go with it",
+                            file.string()));
+  }
+  std::vector<std::string> kernels = r.kernels;
+  if (!r.preset.empty()) {
+    const Preset p = load_preset(r.preset);
+    kernels = {p.kernel};
+    options.strategy = p.strategy;
+    options.budget = p.budget;
+    options.seed = p.seed;
+  }
+  if (r.strategy) options.strategy = *r.strategy;
+  if (r.budget) options.budget = *r.budget;
+  if (r.search_seed) options.seed = *r.search_seed;
+
+  std::vector<SessionJob> jobs;
+  std::set<std::string> seen;
+  for (const ListedKey& listed : load_key_list(file)) {
+    const KeyLine& k = listed.key;
+    try {
+      const auto* desc = kernel_templates::find_kernel(k.kernel);
+      if (!kernels.empty() && std::find(kernels.begin(), kernels.end(), k.kernel) == kernels.end()) continue;
+      desc->require_dtype(k.dtype);
+      const std::string layout = k.layout.value_or(desc->default_layout);
+      desc->require_layout(layout);
+      if (kernel_templates::specs_of(k.kernel).empty())
+        throw Error(ErrorKind::kBadInput, fmt::format("kernel '{}' has no templates to tune", k.kernel));
+      const NamedShape shape{"", Shape::parse(k.shape).normalized(desc->dims).dims()};
+      if (!seen.insert(fmt::format("{}|{}|{}|{}", k.kernel, shape.canonical(), k.dtype, layout)).second)
+        continue;
+      auto job =
+          std::find_if(jobs.begin(), jobs.end(), [&](const SessionJob& j) { return j.kernel == k.kernel; });
+      if (job == jobs.end()) {
+        jobs.push_back({k.kernel, ConfigSpace::load(space_path(r, k.kernel)), {}});
+        job = jobs.end() - 1;
+      }
+      job->keys.push_back({k.kernel, shape.normalized(job->space.dims()), k.dtype, layout});
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kBadInput) throw;
+      throw Error(ErrorKind::kBadInput, fmt::format("{}:{}: {}", file.string(), listed.line, e.what()));
+    }
+  }
+  if (jobs.empty()) {
+    throw Error(ErrorKind::kBadInput, kernels.empty()
+                                          ? fmt::format("the key list {} holds no key", file.string())
+                                          : fmt::format("the key list {} holds no key of {}", file.string(),
+                                                        fmt::join(kernels, ", ")));
+  }
+  return jobs;
+}
+
 }  // namespace
 
 std::vector<SessionJob> plan_session(const SessionRequest& r, TuneOptions& options) {
+  if (!r.shapes_file.empty()) {
+    const auto file = resolve_config_file(r.shapes_file, "shapes");
+    if (is_key_list(file)) return plan_key_list(r, file, options);
+  }
   std::vector<std::string> kernels = r.kernels;
   std::vector<std::string> dtypes = r.dtypes;
   std::vector<NamedShape> preset_shapes;
@@ -68,12 +138,11 @@ std::vector<SessionJob> plan_session(const SessionRequest& r, TuneOptions& optio
     desc->require_layout(key_layout);
     if (kernel_templates::specs_of(kernel).empty())
       throw Error(ErrorKind::kBadInput, fmt::format("kernel '{}' has no templates to tune", kernel));
-    const std::filesystem::path space_path =
-        r.space.empty() ? configs_dir() / "spaces" / (kernel + ".toml") : std::filesystem::path(r.space);
-    SessionJob job{kernel, ConfigSpace::load(space_path), {}};
+    SessionJob job{kernel, ConfigSpace::load(space_path(r, kernel)), {}};
     const std::vector<NamedShape> shapes = job_shapes(r, *desc, preset_shapes);
     for (const auto& d : dtypes)
-      for (const auto& s : shapes) job.keys.push_back({kernel, s.normalized(job.space.dims()), d, key_layout});
+      for (const auto& s : shapes)
+        job.keys.push_back({kernel, s.normalized(job.space.dims()), d, key_layout});
     jobs.push_back(std::move(job));
   }
   return jobs;
@@ -84,8 +153,8 @@ SessionTarget compile_only_target(const std::string& arch, TuneOptions& options)
   harness::require_nvrtc_arch(arch);  // kBadInput listing NVRTC's architectures, not a sweep of errors
   options.arch = arch;
   options.limits = limits.limits;
-  return {compile_only_gpu(arch, limits), fmt::format("compile-only for {} (limits of {})", arch, limits.device),
-          ""};
+  return {compile_only_gpu(arch, limits),
+          fmt::format("compile-only for {} (limits of {})", arch, limits.device), ""};
 }
 
 SessionTarget device_target(TuneOptions& options) {
@@ -94,11 +163,12 @@ SessionTarget device_target(TuneOptions& options) {
     dev = harness::query_device(options.device);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::kNoDevice) throw;
-    throw Error(ErrorKind::kNoDevice,
-                fmt::format("ktune tune needs a CUDA GPU: {}. To compile and record resources without one, use "
-                            "--compile-only --arch sm_90",
-                            e.what()),
-                e.api_code(), e.where());
+    throw Error(
+        ErrorKind::kNoDevice,
+        fmt::format("ktune tune needs a CUDA GPU: {}. To compile and record resources without one, use "
+                    "--compile-only --arch sm_90",
+                    e.what()),
+        e.api_code(), e.where());
   }
   options.arch = dev.arch();
   options.limits = device_limits(dev);
@@ -137,16 +207,21 @@ SessionResult run_session(cache::ConfigCache& db, const SessionTarget& target, c
                           const SessionHooks& hooks) {
   const auto sources = kernel_templates::SourceLibrary::from_environment();
   std::unique_ptr<RunnerMeasurer> measurer;
-  if (!options.compile_only) measurer = std::make_unique<RunnerMeasurer>(options.device);
+  if (!options.compile_only) measurer = std::make_unique<RunnerMeasurer>(options.device, hooks.stop);
   // cuBLAS baselines of gemm keys, in this process (no GPU is touched before the first one).
   std::unique_ptr<CublasBaselineMeasurer> baseline;
   if (!options.compile_only) baseline = std::make_unique<CublasBaselineMeasurer>(options.device);
   SessionResult result;
   for (const SessionJob& job : jobs) {
-    runtime::CacheCompileStore store(db, job.kernel, sources.hash(kernel_templates::kernel_source_files(job.kernel)));
+    runtime::CacheCompileStore store(db, job.kernel,
+                                     sources.hash(kernel_templates::kernel_source_files(job.kernel)));
     harness::NvrtcCompiler compiler(&store);
-    LoopDeps deps{[&compiler](const harness::CompileRequest& r) { return compiler.compile(r); }, measurer.get(),
-                  &sources, hooks.progress, baseline.get()};
+    LoopDeps deps{[&compiler](const harness::CompileRequest& r) { return compiler.compile(r); },
+                  measurer.get(),
+                  &sources,
+                  hooks.progress,
+                  baseline.get(),
+                  hooks.stop};
     {
       TuningLoop loop(db, target.gpu, run, options, deps);
       for (const auto& key : job.keys) {
@@ -156,6 +231,10 @@ SessionResult run_session(cache::ConfigCache& db, const SessionTarget& target, c
         }
         result.keys.push_back(loop.tune(job.space, key));
         if (hooks.on_key) hooks.on_key(result.keys.back());
+        if (result.keys.back().stopped) {
+          result.stopped = true;
+          break;
+        }
       }
     }
     result.compile_hits += store.hits();
@@ -191,16 +270,22 @@ nlohmann::json summary_json(const KeySummary& s) {
     j["winner"] = nullptr;
   }
   if (!s.error.empty()) j["error"] = s.error;
+  if (s.stopped) j["stopped"] = true;
   return j;
 }
 
 std::string summary_line(const KeySummary& s) {
   std::string counts;
-  for (const auto& [outcome, n] : s.outcomes) counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, outcome);
+  for (const auto& [outcome, n] : s.outcomes)
+    counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, outcome);
   std::string line = fmt::format("{} {} {} {}: ", s.kernel, s.shape, s.dtype, s.layout);
   if (!s.error.empty()) return line + "error: " + s.error;
+  if (s.stopped)
+    return line + fmt::format("stopped before its winner [{} evaluated, {} stored by this run]",
+                              s.evaluations, s.measured);
   if (s.winner)
-    line += fmt::format("winner {} {:.3f} us{}", *s.winner, s.winner_median_us, s.winner_kept ? " (kept)" : "");
+    line +=
+        fmt::format("winner {} {:.3f} us{}", *s.winner, s.winner_median_us, s.winner_kept ? " (kept)" : "");
   else
     line += "no winner (compile-only)";
   return line + fmt::format(" [{} evaluated: {}; {} from the cache]", s.evaluations, counts, s.from_cache);

@@ -4,7 +4,7 @@
 /// jobs, one a kernel, each with its config space and keys (plan_session); a target (a GPU, or an
 /// arch for compile-only sweeps) fills the options' arch and limits; run_session tunes every key
 /// into an open ConfigCache through the tuning loop (tuner/tuning_loop.hpp), reporting each key as
-/// it ends and stopping between keys when asked.
+/// it ends and stopping after the running candidate when asked.
 
 #include <atomic>
 #include <cstddef>
@@ -28,12 +28,15 @@ class Progress;
 /// strategy, budget, seed and shapes the request leaves out).
 struct SessionRequest {
   std::vector<std::string> kernels;
-  std::string preset;                  ///< a name in configs/presets or a file
-  std::string shapes_file;             ///< a shape set: a name in configs/shapes or a file
-  std::vector<std::string> shapes;     ///< shape texts, e.g. "m=16,n=4096,k=4096"
-  std::vector<std::string> dtypes;     ///< default: the preset's, else bf16
-  std::optional<std::string> layout;   ///< default: the preset's, else each kernel's default
-  std::string space;                   ///< a space file; "" = configs/spaces/<kernel>.toml
+  std::string preset;  ///< a name in configs/presets or a file
+  /// A shape set (a name in configs/shapes or a file), or a key list (tuner/key_list.hpp: then
+  /// its keys are the session's, each with its own kernel, dtype and layout; `kernels` or the
+  /// preset's kernel only filter them, and `dtypes` / `layout` must be empty).
+  std::string shapes_file;
+  std::vector<std::string> shapes;    ///< shape texts, e.g. "m=16,n=4096,k=4096"
+  std::vector<std::string> dtypes;    ///< default: the preset's, else bf16
+  std::optional<std::string> layout;  ///< default: the preset's, else each kernel's default
+  std::string space;                  ///< a space file; "" = configs/spaces/<kernel>.toml
   std::optional<StrategyKind> strategy;
   std::optional<size_t> budget;
   std::optional<uint64_t> search_seed;
@@ -71,16 +74,19 @@ size_t planned_evaluations(const std::vector<SessionJob>& jobs, const TuneOption
 
 /// What a caller sees while a session runs.
 struct SessionHooks {
-  Progress* progress = nullptr;                     ///< the loop's progress display
-  std::function<void(const KeySummary&)> on_key;    ///< after each key
-  const std::atomic<bool>* stop = nullptr;          ///< set: no further key starts
+  Progress* progress = nullptr;                   ///< the loop's progress display
+  std::function<void(const KeySummary&)> on_key;  ///< after each key
+  /// Set (by a signal handler): nothing new is proposed, the running candidate finishes (or is
+  /// cut short after harness::RunnerOptions::stop_grace_ms), what is done is stored, and the
+  /// session returns with `stopped` (the loop's LoopDeps::stop).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct SessionResult {
   std::vector<KeySummary> keys;  ///< one a key tuned, in order
   int compile_hits = 0;          ///< compile cache
   int compile_misses = 0;
-  bool stopped = false;          ///< hooks.stop ended the session before its last key
+  bool stopped = false;  ///< hooks.stop ended the session before its last key was done
 
   /// Keys that could not be tuned (KeySummary::error set).
   size_t failed() const;

@@ -75,6 +75,10 @@ struct RuntimeOptions {
   MissPolicy on_miss = MissPolicy::kNearest;
   /// Compile (NVRTC) a config whose cubin is not in the database's compile cache; false: throw.
   bool compile_on_miss = true;
+  /// A file to which every key served from a nearest tuned shape or a default config is appended,
+  /// once a process, as `KERNEL SHAPE DTYPE [LAYOUT]` lines that `ktune tune --shapes FILE` tunes
+  /// (several processes may share the file). "": $KTUNE_RECORD_MISSES when set, else no record.
+  std::string record_misses;
 };
 
 /// How the runtime serves one key (operator, shape, dtype, mode).
@@ -266,6 +270,12 @@ class Runtime {
   const std::string& gpu_name() const;
   /// Tuned keys loaded from the database for this GPU.
   std::size_t tuned_keys() const;
+
+  /// Records from now on every key prepared from a nearest tuned shape or a default config into
+  /// `path` (RuntimeOptions::record_misses), replacing the file given before; "" stops recording.
+  /// Keys prepared before the call are not recorded. Throws ktune::Error(kBadInput) when the file
+  /// cannot be opened for appending.
+  void record_misses(const std::string& path);
 
  private:
   struct Impl;

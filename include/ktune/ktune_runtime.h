@@ -201,6 +201,14 @@ KTUNE_API void ktune_fp8_gemm_args_init(ktune_fp8_gemm_args* args);
  * KTUNE_ERR_NO_DEVICE (no driver or GPU) or KTUNE_ERR_RUNTIME.
  */
 KTUNE_API int ktune_runtime_create(const ktune_runtime_options* options, ktune_runtime** out);
+/**
+ * Records from now on every key prepared from a nearest tuned shape or a default config into the
+ * file `path` (appended, one `KERNEL SHAPE DTYPE [LAYOUT]` line a key once a process, several
+ * processes may share it), for `ktune tune --shapes FILE`; NULL or "" stops recording. Without
+ * this call, $KTUNE_RECORD_MISSES (read by ktune_runtime_create) names the file. Returns KTUNE_OK,
+ * or KTUNE_ERR_BAD_INPUT (rt NULL, a file that cannot be opened for appending).
+ */
+KTUNE_API int ktune_runtime_record_misses(ktune_runtime* rt, const char* path);
 /** Frees the runtime's modules and workspaces; NULL is allowed. */
 KTUNE_API void ktune_runtime_destroy(ktune_runtime* rt);
 

@@ -78,6 +78,8 @@ def runtime_lib():
     lib.ktune_runtime_create.restype = C.c_int
     lib.ktune_runtime_destroy.argtypes = [_p]
     lib.ktune_runtime_destroy.restype = None
+    lib.ktune_runtime_record_misses.argtypes = [_p, C.c_char_p]
+    lib.ktune_runtime_record_misses.restype = C.c_int
     for op, struct in OPS.items():
         init = getattr(lib, f"ktune_{op}_args_init")
         init.argtypes = [C.POINTER(struct)]

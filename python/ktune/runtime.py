@@ -96,9 +96,11 @@ class Runtime:
     """The tuned kernels of one GPU. db None: $KTUNE_DB, else ~/.cache/ktune/ktune.db (a missing
     file is no error: every key is then a miss). on_miss: "nearest" (the nearest tuned shape's
     config, else the default), "default", or "error" (NotFoundError naming the `ktune tune`
-    command that fills the key). One Runtime serves any number of threads and streams."""
+    command that fills the key). record_misses: a file to which every key served from a nearest
+    tuned shape or a default config is appended (for `ktune tune --shapes FILE`; default
+    $KTUNE_RECORD_MISSES). One Runtime serves any number of threads and streams."""
 
-    def __init__(self, db=None, device=0, on_miss="nearest", compile_on_miss=True):
+    def __init__(self, db=None, device=0, on_miss="nearest", compile_on_miss=True, record_misses=None):
         self._lib = _abi.runtime_lib()
         if not isinstance(device, int) or device < 0:
             raise BadInputError(f"device={device!r} must be a CUDA device ordinal (an int >= 0)")
@@ -112,6 +114,13 @@ class Runtime:
         self._check(self._lib.ktune_runtime_create(C.byref(options), C.byref(handle)))
         self._handle = handle
         self.device = device
+        if record_misses is not None:
+            self.record_misses(record_misses)
+
+    def record_misses(self, path):
+        """Records from now on every key prepared without a tuned config into `path` (one
+        `KERNEL SHAPE DTYPE [LAYOUT]` line a key, for `ktune tune --shapes`); None or "" stops."""
+        self._check(self._lib.ktune_runtime_record_misses(self._live(), None if not path else str(path).encode()))
 
     def close(self):
         """Frees the runtime's modules and workspaces (no launch may be running or replayed after)."""

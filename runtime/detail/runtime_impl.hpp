@@ -26,6 +26,7 @@
 #include "runtime/cache_compile_store.hpp"
 #include "runtime/detail/op_binding.hpp"
 #include "runtime/detail/plan_launcher.hpp"
+#include "runtime/miss_recorder.hpp"
 
 namespace ktune {
 
@@ -61,6 +62,8 @@ struct Runtime::Impl {
   std::mutex build_mutex;                           ///< one cold build at a time; guards what follows
   std::map<std::string, harness::Module> modules;   ///< by compile cache key
   std::map<std::string, KernelCompiler> compilers;  ///< by kernel name
+  /// Where keys served without a tuned config are recorded (null: nowhere); guarded by build_mutex.
+  std::unique_ptr<runtime::MissRecorder> recorder;
 
   explicit Impl(RuntimeOptions o);
   ~Impl();

@@ -10,9 +10,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "core/shape.hpp"
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
+#include "cli/resume_command.hpp"
+#include "core/shape.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "ktune/error.hpp"
 
@@ -145,6 +146,39 @@ TEST(Help, EveryOptionOfDevicesQueryAndCacheHasAnExample) {
         << path << " " << name << ": \"" << opt->get_description() << "\" has no example";
   }
   EXPECT_GE(checked, 20) << "devices, query and cache declare at least 20 options between them";
+}
+
+}  // namespace
+}  // namespace ktune::testing
+
+namespace ktune::testing {
+namespace {
+
+TEST(ResumeCommand, QuotesForTheShellAndNamesTheDatabase) {
+  EXPECT_EQ(cli::shell_quote("m=16,n=4096,k=4096"), "m=16,n=4096,k=4096");
+  EXPECT_EQ(cli::shell_quote("/tmp/a b.db"), "'/tmp/a b.db'");
+  EXPECT_EQ(cli::shell_quote("it's"), "'it'\\''s'");
+  EXPECT_EQ(cli::shell_quote(""), "''");
+  EXPECT_EQ(cli::shell_quote("$HOME"), "'$HOME'");
+  // No --db on the line: the database that was used is appended.
+  EXPECT_EQ(cli::resume_command({"/opt/ktune", "tune", "--preset", "quick"}, {"/data/h 200.db", ""}),
+            "/opt/ktune tune --preset quick --db '/data/h 200.db'");
+  // A --db given is kept as it was; --shard auto becomes the shard it resolved to.
+  EXPECT_EQ(cli::resume_command({"ktune", "tune", "--db=x.db", "--shard", "auto"}, {"/abs/x.db", "3/8"}),
+            "ktune tune --db=x.db --shard 3/8");
+  EXPECT_EQ(cli::resume_command({"ktune", "tune", "--shard=auto", "--db", "x.db"}, {"x.db", "0/2"}),
+            "ktune tune --shard=0/2 --db x.db");
+}
+
+TEST(ExitStatus, RunAppReturnsTheCodeAndPrintsNothing) {
+  CLI::App app;
+  cli::configure_app(app);
+  app.add_subcommand("stop", "test")->callback([] { throw cli::ExitStatus{143}; });
+  const char* argv[] = {"ktune", "stop"};
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(cli::run_app(app, 2, const_cast<char**>(argv)), 143);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(cli::command_line(), (std::vector<std::string>{"ktune", "stop"}));
 }
 
 }  // namespace

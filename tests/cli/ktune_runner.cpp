@@ -1,6 +1,7 @@
 #include "tests/cli/ktune_runner.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,13 +25,16 @@ std::string slurp(const std::filesystem::path& p) {
 
 }  // namespace
 
-std::string ktune_binary() { return KTUNE_CLI_PATH; }
+std::string ktune_binary() {
+  const char* env = std::getenv("KTUNE_BIN");
+  return env != nullptr && *env != '\0' ? env : KTUNE_CLI_PATH;
+}
 
-RunResult run_ktune(const std::vector<std::string>& args,
-                    const std::vector<std::pair<std::string, std::string>>& env) {
-  TempDir tmp;
-  const auto out_path = tmp / "stdout";
-  const auto err_path = tmp / "stderr";
+namespace {
+
+/// Starts the ktune binary with `args`, its stdout and stderr into the two files.
+pid_t start(const std::vector<std::string>& args, const std::vector<std::pair<std::string, std::string>>& env,
+            const std::filesystem::path& out_path, const std::filesystem::path& err_path) {
   const std::string binary = ktune_binary();
 
   std::vector<char*> argv;
@@ -56,14 +60,74 @@ RunResult run_ktune(const std::vector<std::string>& args,
     ::execv(binary.c_str(), argv.data());
     ::_exit(127);
   }
+  return pid;
+}
+
+int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+
+}  // namespace
+
+RunResult run_ktune(const std::vector<std::string>& args,
+                    const std::vector<std::pair<std::string, std::string>>& env) {
+  TempDir tmp;
+  const auto out_path = tmp / "stdout";
+  const auto err_path = tmp / "stderr";
+  const pid_t pid = start(args, env, out_path, err_path);
   int status = 0;
   if (::waitpid(pid, &status, 0) != pid) throw std::runtime_error("waitpid failed");
 
   RunResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.exit_code = exit_code_of(status);
   r.out = slurp(out_path);
   r.err = slurp(err_path);
   return r;
 }
+
+KtuneProcess::KtuneProcess(const std::vector<std::string>& args,
+                           const std::vector<std::pair<std::string, std::string>>& env) {
+  static int counter = 0;
+  dir_ = (std::filesystem::temp_directory_path() /
+          ("ktune_process_" + std::to_string(::getpid()) + "_" + std::to_string(counter++)))
+             .string();
+  std::filesystem::create_directories(dir_);
+  pid_ = start(args, env, std::filesystem::path(dir_) / "stdout", std::filesystem::path(dir_) / "stderr");
+}
+
+KtuneProcess::~KtuneProcess() {
+  if (!reaped_) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir_, ec);
+}
+
+void KtuneProcess::signal(int sig) const { ::kill(pid_, sig); }
+
+bool KtuneProcess::exited() {
+  if (reaped_) return true;
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    status_ = status;
+    reaped_ = true;
+  }
+  return reaped_;
+}
+
+RunResult KtuneProcess::wait() {
+  if (!reaped_) {
+    int status = 0;
+    if (::waitpid(pid_, &status, 0) != pid_) throw std::runtime_error("waitpid failed");
+    status_ = status;
+    reaped_ = true;
+  }
+  RunResult r;
+  r.exit_code = exit_code_of(status_);
+  r.out = slurp(std::filesystem::path(dir_) / "stdout");
+  r.err = slurp(std::filesystem::path(dir_) / "stderr");
+  return r;
+}
+
+std::string KtuneProcess::err_so_far() const { return slurp(std::filesystem::path(dir_) / "stderr"); }
 
 }  // namespace ktune::testing

@@ -19,7 +19,35 @@ struct RunResult {
 RunResult run_ktune(const std::vector<std::string>& args,
                     const std::vector<std::pair<std::string, std::string>>& env = {});
 
-/// Path of the ktune binary under test.
+/// A ktune child started in the background (to signal it mid-way); its output goes to files until
+/// wait() collects it. The destructor SIGKILLs and reaps a child still running.
+class KtuneProcess {
+ public:
+  KtuneProcess(const std::vector<std::string>& args,
+               const std::vector<std::pair<std::string, std::string>>& env = {});
+  ~KtuneProcess();
+  KtuneProcess(const KtuneProcess&) = delete;
+  KtuneProcess& operator=(const KtuneProcess&) = delete;
+
+  int pid() const { return pid_; }
+  /// Sends `sig` to the child.
+  void signal(int sig) const;
+  /// Whether the child has exited (reaps it when it has; wait() then returns at once).
+  bool exited();
+  /// Waits for the child and returns its exit code and output.
+  RunResult wait();
+  /// Stderr so far.
+  std::string err_so_far() const;
+
+ private:
+  int pid_ = -1;
+  int status_ = -1;
+  bool reaped_ = false;
+  std::string dir_;
+};
+
+/// Path of the ktune binary under test: $KTUNE_BIN (a binary carried to the GPU machine), else
+/// this build's.
 std::string ktune_binary();
 
 }  // namespace ktune::testing
