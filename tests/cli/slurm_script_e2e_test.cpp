@@ -23,9 +23,7 @@ dims = ["rows", "hidden"]
 description = "one rmsnorm config (slurm_script_e2e_test)"
 [[template]]
 name = "rowwise"
-pattern = "t{THREADS}.r{ROWS}.v{VEC}.reg{REG}"
 layouts = ["", "residual"]
-default = { THREADS = 256, ROWS = 1, VEC = 4, REG = 0 }
 [template.params]
 THREADS = [256]
 ROWS = [1]

@@ -27,9 +27,7 @@ dims = ["rows", "hidden"]
 description = "two rmsnorm configs (tune_shards_e2e_test)"
 [[template]]
 name = "rowwise"
-pattern = "t{THREADS}.r{ROWS}.v{VEC}.reg{REG}"
 layouts = ["", "residual"]
-default = { THREADS = 256, ROWS = 1, VEC = 4, REG = 0 }
 [template.params]
 THREADS = [64, 256]
 ROWS = [1]

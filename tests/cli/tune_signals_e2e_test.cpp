@@ -28,24 +28,23 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// rmsnorm's row-wise template over 48 configs (6 x 2 x 2 x 2): each compiles in ~0.2 s here, so the
-// sweep takes several seconds, long enough to be stopped mid-way.
+// rmsnorm's row-wise template over 32 configs (4 x 2 x 2 x 2), every one of which its spec accepts
+// (the spec's rules filter a space's points, so a refused one would not be proposed): each compiles
+// in ~0.2 s here, so the sweep takes several seconds, long enough to be stopped mid-way.
 constexpr const char* kSpace = R"TOML(
 kernel = "rmsnorm"
 dims = ["rows", "hidden"]
-description = "48 rmsnorm configs (tune_signals_e2e_test)"
+description = "32 rmsnorm configs (tune_signals_e2e_test)"
 [[template]]
 name = "rowwise"
-pattern = "t{THREADS}.r{ROWS}.v{VEC}.reg{REG}"
 layouts = ["", "residual"]
-default = { THREADS = 256, ROWS = 1, VEC = 4, REG = 0 }
 [template.params]
-THREADS = [32, 64, 128, 256, 512, 1024]
+THREADS = [64, 128, 256, 512]
 ROWS = [1, 2]
 VEC = [2, 4]
 REG = [0, 1]
 )TOML";
-constexpr size_t kConfigs = 48;
+constexpr size_t kConfigs = 32;
 
 /// Config name -> number of rows for it.
 std::map<std::string, int> stored_rows(const std::string& db_path) {
@@ -87,7 +86,7 @@ class TuneSignals : public ::testing::TestWithParam<int> {
   }
 
   TempDir dir_;
-  std::filesystem::path space_ = dir_ / "rms48.toml";
+  std::filesystem::path space_ = dir_ / "rms32.toml";
   std::string db_ = (dir_ / "signals.db").string();
 };
 
