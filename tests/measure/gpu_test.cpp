@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "gpu_availability.hpp"
+
 #include "measure/candidate_runner.hpp"
 #include "measure/ceilings.hpp"
 #include "measure/copy_kernel.hpp"
@@ -27,15 +29,7 @@ std::string ktune_bin() {
   return env && *env ? env : KTUNE_BIN_DEFAULT;
 }
 
-/// "" when a GPU is usable, else why not.
-std::string no_gpu_reason() {
-  try {
-    if (device_count() > 0) return "";
-    return "the driver reports no CUDA device";
-  } catch (const Error& e) {
-    return e.what();
-  }
-}
+using test::no_gpu_reason;
 
 #define REQUIRE_GPU()                                                           \
   do {                                                                          \

@@ -7,6 +7,8 @@
 // never speeds.
 #include <gtest/gtest.h>
 
+#include "gpu_availability.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -46,14 +48,7 @@ extern "C" __global__ void protocol_fma(float* out, int iters) {
 }
 )";
 
-std::string no_gpu_reason() {
-  try {
-    if (device_count() > 0) return "";
-    return "the driver reports no CUDA device";
-  } catch (const Error& e) {
-    return e.what();
-  }
-}
+using test::no_gpu_reason;
 
 struct Protocol : ::testing::Test {
   void SetUp() override {
