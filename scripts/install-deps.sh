@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ktune builds and tests with, when missing.
 # Idempotent: runs apt-get (update once, then install) only for what is absent.
-# Usage: scripts/install-deps.sh [--with-browser] [--with-fuzz]
+# Usage: scripts/install-deps.sh [--with-browser] [--with-slurm] [--with-fuzz]
 #   --with-browser  also install chromium (the HTML report's browser test)
+#   --with-slurm    also install Slurm's controller, node daemon and client, and munge (the test that
+#                   runs a single-host Slurm on loopback and sweeps under sbatch, tests/slurm/); the
+#                   test starts its own daemons with its own configuration and stops them
 #   --with-fuzz     also install clang 14 and libFuzzer (the fuzz preset, scripts/fuzz.sh)
 set -euo pipefail
 
@@ -15,6 +18,7 @@ packages=(
 for arg in "$@"; do
   case "$arg" in
     --with-browser) packages+=(chromium) ;;
+    --with-slurm) packages+=(slurmctld slurmd slurm-client munge) ;;
     --with-fuzz) packages+=(clang-14 libfuzzer-14-dev llvm-14) ;;  # llvm-14: llvm-symbolizer for traces
     *) echo "install-deps: unknown option $arg" >&2; exit 2 ;;
   esac
