@@ -7,7 +7,7 @@
 # Extra arguments go to both ctest runs, e.g. -L unit. KTUNE_SANITIZE_PASS=0 skips the second pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh --with-browser
+scripts/install-deps.sh --with-browser --with-slurm
 scripts/build.sh release
 ctest --preset release -j "$(nproc)" "$@"
 if [[ "${KTUNE_SANITIZE_PASS:-1}" != 0 ]]; then
@@ -16,7 +16,8 @@ if [[ "${KTUNE_SANITIZE_PASS:-1}" != 0 ]]; then
   # tests and the install consumer load the libraries into processes that are not sanitized (python3,
   # a consumer built without -fsanitize), which an ASan library refuses; the C++ suites cover that code.
   # The PTX fingerprint (NVRTC compiles of every template sample, 3-6 minutes) checks generated code,
-  # not host code, and runs in the first pass.
+  # not host code, and runs in the first pass; so does the Slurm test (the sbatch script and the
+  # scheduler around it: its ktune commands are the ones the CLI suites run under ASan).
   UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" ctest --preset asan -j "$(nproc)" -LE gpu \
-    -E '^(ktune_python_tests|ktune_install_consumer|ktune_ptx_fingerprint_tests)$' "$@"
+    -E '^(ktune_python_tests|ktune_install_consumer|ktune_ptx_fingerprint_tests|ktune_slurm_array_e2e)$' "$@"
 fi
