@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -22,7 +23,9 @@
 #include "cli/resume_command.hpp"
 #include "cli/stop_signals.hpp"
 #include "cli/timing_flags.hpp"
+#include "harness/device_info.hpp"
 #include "ktune/error.hpp"
+#include "tuner/device_list.hpp"
 #include "tuner/progress.hpp"
 #include "tuner/shard_plan.hpp"
 #include "tuner/shard_spec.hpp"
@@ -43,6 +46,7 @@ struct TuneArgs {
   std::optional<size_t> budget;
   std::optional<uint64_t> search_seed;
   int device = 0;
+  std::string devices;  ///< "all" or "0,2,..."; "" = --device alone
   std::string db;
   bool compile_only = false;
   std::string arch;
@@ -54,6 +58,18 @@ struct TuneArgs {
   std::optional<size_t> shard_count;
   TimingFlags timing;
 };
+
+/// $KTUNE_TEST_WORKERS_PER_DEVICE: workers sharing each GPU of --devices. For tests only (their
+/// timings disturb each other); 1 when unset.
+int test_workers_per_device() {
+  const char* v = std::getenv("KTUNE_TEST_WORKERS_PER_DEVICE");
+  if (v == nullptr || *v == '\0') return 1;
+  try {
+    return std::stoi(v);
+  } catch (const std::exception&) {
+    throw Error(ErrorKind::kBadInput, std::string("KTUNE_TEST_WORKERS_PER_DEVICE is not a number: ") + v);
+  }
+}
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
@@ -184,6 +200,12 @@ void run_tune(const TuneArgs& a) {
   options.counters = !a.no_counters;
   options.compile_threads = a.compile_threads;
   options.device = a.device;
+  if (!a.devices.empty()) {
+    if (a.compile_only)
+      throw Error(ErrorKind::kBadInput, "--devices goes with measuring, not --compile-only");
+    options.devices = tuner::parse_device_list(a.devices, harness::device_count(), test_workers_per_device());
+    options.device = options.devices.front();
+  }
   ShardReport shard;
   if (!a.shard.empty()) shard.spec = tuner::parse_shard(a.shard, a.shard_count);
   std::vector<tuner::SessionJob> jobs = tuner::plan_session(session_request(a), options);
@@ -262,9 +284,13 @@ void add_tune_command(CLI::App& app) {
           },
           "N"));
   cmd->add_option("--search-seed", a->search_seed, "Seed of the random and model-guided strategies");
-  cmd->add_option("--device", a->device, "CUDA device ordinal")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1024));
+  auto* device = cmd->add_option("--device", a->device, "CUDA device ordinal")
+                     ->capture_default_str()
+                     ->check(CLI::Range(0, 1024));
+  cmd->add_option("--devices", a->devices,
+                  "Measure on several identical GPUs at once: all, or a list such as 0,2 (one worker a GPU; "
+                  "the best candidates are re-timed on the first)")
+      ->excludes(device);
   add_db_option(*cmd, a->db);
   cmd->add_flag("--compile-only", a->compile_only,
                 "Compile every candidate and record resources; needs no GPU");

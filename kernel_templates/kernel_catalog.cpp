@@ -14,9 +14,14 @@ namespace {
 /// of their dtypes and of their layouts (the family's default first).
 KernelDescriptor describe(const FamilyInfo& family) {
   const std::vector<const KernelSpec*> specs = specs_of(family.name);
-  if (specs.empty()) throw std::logic_error("kernel family '" + std::string(family.name) + "' has no templates");
-  KernelDescriptor d{std::string(family.name), specs.front()->dims(), {}, std::string(family.summary),
-                     std::string(family.default_layout), {std::string(family.default_layout)}};
+  if (specs.empty())
+    throw std::logic_error("kernel family '" + std::string(family.name) + "' has no templates");
+  KernelDescriptor d{std::string(family.name),
+                     specs.front()->dims(),
+                     {},
+                     std::string(family.summary),
+                     std::string(family.default_layout),
+                     {std::string(family.default_layout)}};
   for (const KernelSpec* spec : specs) {
     if (spec->dims() != d.dims) {
       throw std::logic_error("the templates of kernel '" + d.name + "' disagree on its dimensions ('" +
@@ -37,7 +42,8 @@ const std::vector<KernelDescriptor>& table() {
     std::vector<KernelDescriptor> out;
     for (const FamilyInfo& family : template_families()) out.push_back(describe(family));
     // The bandwidth ceiling the reports measure kernels against: a measurement, not a template.
-    out.push_back({"copy", {"n"}, {"f32", "f16", "bf16"}, "device-to-device copy (bandwidth ceiling)", "", {""}});
+    out.push_back(
+        {"copy", {"n"}, {"f32", "f16", "bf16"}, "device-to-device copy (bandwidth ceiling)", "", {""}});
     return out;
   }();
   return kTable;

@@ -19,7 +19,8 @@ std::string FlushPlan::describe() const {
   return out;
 }
 
-FlushPlan plan_flush(const TimingOptions& options, int64_t l2_bytes, uint64_t set_bytes, uint64_t free_bytes) {
+FlushPlan plan_flush(const TimingOptions& options, int64_t l2_bytes, uint64_t set_bytes,
+                     uint64_t free_bytes) {
   FlushPlan plan;
   plan.mode = options.flush;
   if (options.flush != FlushMode::kRotate) return plan;
@@ -29,8 +30,9 @@ FlushPlan plan_flush(const TimingOptions& options, int64_t l2_bytes, uint64_t se
                          std::max(2, options.rotate_max_sets));
   const double extra = static_cast<double>(plan.sets - 1) * per_set;
   if (extra > kRotateMemoryShare * static_cast<double>(free_bytes)) {
-    plan.note = fmt::format("rotation needs {} more buffer sets of {:.1f} MB, {:.1f} GB free: flushed L2 instead",
-                            plan.sets - 1, per_set / 1e6, static_cast<double>(free_bytes) / 1e9);
+    plan.note =
+        fmt::format("rotation needs {} more buffer sets of {:.1f} MB, {:.1f} GB free: flushed L2 instead",
+                    plan.sets - 1, per_set / 1e6, static_cast<double>(free_bytes) / 1e9);
     plan.mode = FlushMode::kL2;
     plan.sets = 1;
   }

@@ -5,8 +5,6 @@
 #include <cmath>
 #include <span>
 
-
-
 #include "harness/cuda_check.hpp"
 #include "harness/driver_api.hpp"
 #include "measure/l2_flush.hpp"
@@ -16,7 +14,8 @@ namespace ktune::harness {
 namespace {
 
 double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace
@@ -30,7 +29,8 @@ uint64_t free_device_bytes() {
 KernelTimer::KernelTimer(const TimingOptions& options, FlushPlan plan, int64_t l2_bytes, CUstream stream,
                          const UtilityKernels* utility)
     : options_(options), plan_(std::move(plan)), stream_(stream) {
-  if (plan_.mode == FlushMode::kL2) flusher_ = std::make_unique<L2Flusher>(l2_bytes, options_.l2_flush_factor);
+  if (plan_.mode == FlushMode::kL2)
+    flusher_ = std::make_unique<L2Flusher>(l2_bytes, options_.l2_flush_factor);
   if (plan_.mode == FlushMode::kL2Clean)
     flusher_ = std::make_unique<L2Flusher>(l2_bytes, options_.l2_flush_factor, utility);
 }
@@ -45,7 +45,8 @@ double KernelTimer::warm_up(const std::function<void(std::size_t)>& launch) {
   EventTimer timer(stream_);
   std::vector<double> warm;
   const double start = now_ms();
-  while (static_cast<int>(warm.size()) < options_.warmup_min_launches || now_ms() - start < options_.warmup_min_ms) {
+  while (static_cast<int>(warm.size()) < options_.warmup_min_launches ||
+         now_ms() - start < options_.warmup_min_ms) {
     flush();
     const std::size_t set = next_set_++ % static_cast<std::size_t>(plan_.sets);
     warm.push_back(timer.time_us([&] { launch(set); }));
@@ -63,7 +64,8 @@ TimingResult KernelTimer::time(const std::function<void(std::size_t)>& launch) {
         static_cast<int>(std::lround(options_.graph_batch_target_us / std::max(out.estimate_us, 0.1))), 2,
         options_.graph_batch_max_launches);
     const auto sets = static_cast<std::size_t>(plan_.sets);
-    batch = std::make_unique<GraphBatch>(stream_, n, [&](int i) { launch(static_cast<std::size_t>(i) % sets); });
+    batch =
+        std::make_unique<GraphBatch>(stream_, n, [&](int i) { launch(static_cast<std::size_t>(i) % sets); });
     batch->launch();  // the graph's own first run is not a sample
     KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
   }

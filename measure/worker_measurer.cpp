@@ -6,18 +6,18 @@
 
 #include <fmt/format.h>
 
+#include "harness/cuda_check.hpp"
+#include "harness/driver_api.hpp"
+#include "ktune/error.hpp"
 #include "measure/candidate_launch.hpp"
 #include "measure/candidate_sequence.hpp"
-#include "harness/cuda_check.hpp"
 #include "measure/cupti_activity.hpp"
 #include "measure/cupti_profiler.hpp"
-#include "harness/driver_api.hpp"
 #include "measure/gpu_compare.hpp"
 #include "measure/kernel_timer.hpp"
 #include "measure/nvml.hpp"
 #include "measure/poison.hpp"
 #include "measure/random_fill.hpp"
-#include "ktune/error.hpp"
 
 namespace ktune::harness {
 
@@ -158,8 +158,8 @@ bool WorkerMeasurer::verify(const CandidateRequest& req, const BufferSet& set, C
                   fmt::format("check '{}' vs '{}': lengths differ or the reference is neither {} nor f32",
                               c.output, c.reference, to_string(out.dtype)));
     }
-    const ErrorMetrics m =
-        gpu_compare(utility(), set.at(c.output), out.dtype, set.at(c.reference), ref.dtype, out.count, stream_);
+    const ErrorMetrics m = gpu_compare(utility(), set.at(c.output), out.dtype, set.at(c.reference), ref.dtype,
+                                       out.count, stream_);
     const Verdict v = judge(m, tolerance_for(out.dtype));
     res.rel_err = std::max(res.rel_err, m.rel_err);
     res.max_abs_err = std::max(res.max_abs_err, m.max_abs_err);
@@ -191,6 +191,7 @@ void WorkerMeasurer::time_samples(Timed& run, CandidateResult& res) {
   // whether samples were CUDA-graph batches.
   res.resources["flush"] = res.flush;
   res.resources["launches_per_sample"] = r.launches_per_sample;
+  res.resources["device"] = device_.ordinal;  // which card measured it (ktune tune --devices)
   res.samples_us = r.samples_us;
   res.stats = r.stats;
   res.stop_reason = std::string(to_string(r.stop));

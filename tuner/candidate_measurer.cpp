@@ -6,6 +6,14 @@
 
 namespace ktune::tuner {
 
+std::vector<harness::CandidateResult> CandidateMeasurer::measure_many(
+    std::vector<harness::CandidateRequest> requests) {
+  std::vector<harness::CandidateResult> out;
+  out.reserve(requests.size());
+  for (const auto& r : requests) out.push_back(measure(r));
+  return out;
+}
+
 RunnerMeasurer::RunnerMeasurer(int device, const std::atomic<bool>* stop) {
   harness::RunnerOptions options;
   options.stop = stop;

@@ -19,6 +19,11 @@ class CandidateMeasurer {
   /// One candidate; always returns a result (failures are outcomes). May throw ktune::Error
   /// (kNoDevice) when no worker can start at all.
   virtual harness::CandidateResult measure(const harness::CandidateRequest& request) = 0;
+  /// Several candidates, in any order or at once; one result per request, in the order given. The
+  /// default measures them one after the other.
+  virtual std::vector<harness::CandidateResult> measure_many(std::vector<harness::CandidateRequest> requests);
+  /// How many candidates measure_many runs at once (the tuning loop gathers that many): 1 here.
+  virtual std::size_t parallelism() const { return 1; }
   /// The candidates re-timed interleaved; one result per candidate, in the order given.
   virtual std::vector<harness::CandidateResult> retime(std::vector<harness::CandidateRequest> requests,
                                                        int rounds) = 0;

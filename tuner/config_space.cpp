@@ -92,7 +92,8 @@ Enumeration ConfigSpace::enumerate(const ProblemContext& context) const {
     const size_t first_count = out.pruned_by.size();
     for (const auto& c : tmpl.constraints) out.pruned_by.push_back({tmpl.name, c.name, c.text, c.line, 0});
     const size_t spec_count = out.pruned_by.size();
-    if (tmpl.spec != nullptr) out.pruned_by.push_back({tmpl.name, "spec", "KernelSpec::rejection", tmpl.line, 0});
+    if (tmpl.spec != nullptr)
+      out.pruned_by.push_back({tmpl.name, "spec", "KernelSpec::rejection", tmpl.line, 0});
 
     const size_t np = tmpl.params.size();
     std::vector<size_t> idx(np, 0);

@@ -124,9 +124,8 @@ class ConfigSpace {
   static bool serves_layout(const TemplateSpace& tmpl, std::string_view layout);
 
   /// The first constraint (as "template.name", "template.dtype" / "template.layout" for a dtype or
-  /// layout it does not serve, "template.spec" for the spec's rules) that `config` fails in `context`, or nullopt when it
-  /// passes all. Throws ktune::Error(kBadInput) when `config`
-  /// is not a point of this space.
+  /// layout it does not serve, "template.spec" for the spec's rules) that `config` fails in `context`, or
+  /// nullopt when it passes all. Throws ktune::Error(kBadInput) when `config` is not a point of this space.
   std::optional<std::string> first_failing_constraint(const Config& config,
                                                       const ProblemContext& context) const;
   /// The derived values of `config` in `context`, in declaration order (e.g. threads, smem bytes).

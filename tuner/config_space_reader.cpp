@@ -40,7 +40,8 @@ struct SpaceReader {
       known.emplace_back(s->variant());
     }
     fail_at(file, line,
-            fmt::format("kernel '{}' has no template '{}' (its templates: {})", space.kernel_, name, join(known)));
+            fmt::format("kernel '{}' has no template '{}' (its templates: {})", space.kernel_, name,
+                        join(known)));
   }
 
   /// A template of a kernel with templates takes its facts from the spec: the name pattern (the
@@ -68,7 +69,8 @@ struct SpaceReader {
     for (const auto& l : tmpl.layouts) {
       if (std::find(served.begin(), served.end(), l) == served.end()) {
         fail_at(file, line_of(*t.get("layouts")),
-                fmt::format("{}: layout '{}' is not served by the template (it serves {})", what, l, join(served)));
+                fmt::format("{}: layout '{}' is not served by the template (it serves {})", what, l,
+                            join(served)));
       }
     }
   }
@@ -158,7 +160,8 @@ struct SpaceReader {
 
   TemplateSpace read_template(const toml::table& t) {
     const uint32_t line = line_of(t);
-    detail::reject_unknown_keys(t, {"name", "pattern", "layouts", "params", "derived", "constraints", "seeds"},
+    detail::reject_unknown_keys(t,
+                                {"name", "pattern", "layouts", "params", "derived", "constraints", "seeds"},
                                 file, "a [[template]]");
     TemplateSpace tmpl;
     tmpl.line = line;

@@ -13,19 +13,19 @@
 #include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
-#include "measure/gpu_compare.hpp"
-#include "measure/kernel_timer.hpp"
 #include "harness/module.hpp"
-#include "measure/nvml.hpp"
 #include "harness/nvrtc_compiler.hpp"
-#include "measure/poison.hpp"
-#include "measure/random_fill.hpp"
-#include "measure/tolerance.hpp"
-#include "measure/utility_kernels.hpp"
 #include "kernel_templates/compile_request.hpp"
 #include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
+#include "measure/gpu_compare.hpp"
+#include "measure/kernel_timer.hpp"
+#include "measure/nvml.hpp"
+#include "measure/poison.hpp"
+#include "measure/random_fill.hpp"
+#include "measure/tolerance.hpp"
+#include "measure/utility_kernels.hpp"
 
 namespace ktune::tuner {
 namespace {
@@ -158,8 +158,8 @@ h::CandidateResult CublasBaselineMeasurer::measure_cublas(const kt::Problem& pro
 
     if (c_ref) {
       phase = "verify";
-      const h::ErrorMetrics err =
-          h::gpu_compare(s.utility, sets[0].c.get(), dtype, c_ref->get(), ktune::DType::kF32, c_count, s.stream);
+      const h::ErrorMetrics err = h::gpu_compare(s.utility, sets[0].c.get(), dtype, c_ref->get(),
+                                                 ktune::DType::kF32, c_count, s.stream);
       const h::Verdict v = h::judge(err, h::tolerance_for(dtype));
       res.rel_err = err.rel_err;
       res.max_abs_err = err.max_abs_err;
@@ -211,8 +211,8 @@ h::CandidateResult CublasBaselineMeasurer::measure_cublas(const kt::Problem& pro
   } catch (const Error& e) {
     res.stats.reset();
     res.samples_us.clear();
-    res.outcome =
-        e.api_code() == "CUDA_ERROR_OUT_OF_MEMORY" ? ktune::Outcome::kExceedsLimits : ktune::Outcome::kLaunchError;
+    res.outcome = e.api_code() == "CUDA_ERROR_OUT_OF_MEMORY" ? ktune::Outcome::kExceedsLimits
+                                                             : ktune::Outcome::kLaunchError;
     res.reason = fmt::format("{}: {}", phase, e.what());
     return res;
   }

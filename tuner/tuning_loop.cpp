@@ -321,7 +321,8 @@ bool TuningLoop::take_compiled(KeyRun& run) {
   auto& done = run.done;
   done.clear();
   // Take the front (waiting for its compile), then every following one that is compiled and needs
-  // no GPU; their rows go to the cache in one transaction.
+  // no GPU, and, for a measurer with several workers (--devices), candidates to measure until each
+  // worker has one (waiting for their compiles); their rows go to the cache in one transaction.
   const auto wait_start = Clock::now();
   Prepared first;
   try {
@@ -338,11 +339,14 @@ bool TuningLoop::take_compiled(KeyRun& run) {
   run.s.compile_wait_s += seconds_since(wait_start);
   done.emplace_back(std::move(run.inflight.front()), std::move(first));
   run.inflight.pop_front();
-  if (!done.back().second.decided) return true;
+  const size_t workers = deps_.measurer != nullptr ? std::max<size_t>(1, deps_.measurer->parallelism()) : 1;
+  size_t to_measure = done.back().second.decided ? 0 : 1;
+  if (workers == 1 && to_measure == 1) return true;
   while (!run.inflight.empty()) {
     InFlight& next = run.inflight.front();
     if (!next.got) {
-      if (next.future.wait_for(std::chrono::seconds(0)) != std::future_status::ready) break;
+      const bool wait = to_measure > 0 && to_measure < workers;  // a worker would idle otherwise
+      if (!wait && next.future.wait_for(std::chrono::seconds(0)) != std::future_status::ready) break;
       try {
         next.got = next.future.get();
       } catch (...) {
@@ -350,7 +354,11 @@ bool TuningLoop::take_compiled(KeyRun& run) {
         break;
       }
     }
-    if (!next.got->decided) break;
+    if (!next.got->decided) {
+      // One worker: candidates to measure are taken one at a time (each its own transaction).
+      if (workers == 1 || to_measure >= workers) break;
+      ++to_measure;
+    }
     Prepared p = std::move(*next.got);
     done.emplace_back(std::move(next), std::move(p));
     run.inflight.pop_front();
@@ -360,19 +368,35 @@ bool TuningLoop::take_compiled(KeyRun& run) {
 
 void TuningLoop::measure_and_record(KeyRun& run) {
   auto& done = run.done;
+  // Every candidate still to measure, in one call: a pool of workers (--devices) measures them at
+  // once, a single worker one after the other.
+  std::vector<size_t> to_measure;
+  std::vector<harness::CandidateRequest> requests;
+  if (!stopping()) {  // when stopping, nothing is measured: a later run proposes it again
+    for (size_t i = 0; i < done.size(); ++i) {
+      if (done[i].second.decided) continue;
+      harness::CandidateRequest& request = *done[i].second.request;
+      request.id = next_request_id();
+      to_measure.push_back(i);
+      requests.push_back(request);
+    }
+  }
+  std::vector<harness::CandidateResult> results;
+  if (!requests.empty()) {
+    const auto t = Clock::now();
+    results = deps_.measurer->measure_many(std::move(requests));
+    run.s.measure_s += seconds_since(t);
+  }
   std::vector<cache::Measurement> rows;
   std::vector<size_t> kept;  // indices into done of the rows
+  size_t next_result = 0;
   for (size_t i = 0; i < done.size(); ++i) {
     auto& [item, prepared] = done[i];
     if (prepared.decided) {
       rows.push_back(*prepared.decided);
     } else {
-      if (stopping()) continue;  // not measured: a later run proposes it again
-      const auto t = Clock::now();
-      harness::CandidateRequest& request = *prepared.request;
-      request.id = next_request_id();
-      const harness::CandidateResult r = deps_.measurer->measure(request);
-      run.s.measure_s += seconds_since(t);
+      if (next_result >= to_measure.size() || to_measure[next_result] != i) continue;  // not measured
+      const harness::CandidateResult& r = results.at(next_result++);
       if (r.interrupted) continue;  // cut short by the stop: says nothing about the config
       rows.push_back(detail::to_measurement(*run.ctx, item.candidate.config, item.name, prepared, r));
     }

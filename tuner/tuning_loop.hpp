@@ -59,6 +59,10 @@ struct TuneOptions {
   DeviceLimits limits;  ///< enumeration constraints and exceeds_limits
   harness::TimingOptions timing;
   int device = 0;
+  /// Workers measuring candidates in parallel, one per entry (`ktune tune --devices`): identical
+  /// GPUs. Empty: `device` alone. The first entry is `device`, which re-times the contenders and
+  /// runs the cuBLAS baseline, so a winner never depends on which card measured it.
+  std::vector<int> devices;
   /// Read CUPTI counters for the re-timed contenders (the worker says when they are unavailable).
   bool counters = true;
   /// Medians within this fraction of the fastest tie, and pick_winner's rule decides (fewer

@@ -5,6 +5,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/shape.hpp"
 #include "harness/device_info.hpp"
@@ -19,6 +20,7 @@
 #include "tuner/candidate_measurer.hpp"
 #include "tuner/cublas_baseline_measurer.hpp"
 #include "tuner/device_limits.hpp"
+#include "tuner/device_pool_measurer.hpp"
 #include "tuner/key_list.hpp"
 #include "tuner/preset.hpp"
 #include "tuner/progress.hpp"
@@ -172,8 +174,24 @@ SessionTarget device_target(TuneOptions& options) {
   }
   options.arch = dev.arch();
   options.limits = device_limits(dev);
+  std::string which = fmt::format("device {}", options.device);
+  if (!options.devices.empty()) {
+    // Candidates of one key are spread over the listed GPUs: one model, or results would mix.
+    std::set<int> distinct(options.devices.begin(), options.devices.end());
+    for (int d : distinct) {
+      const harness::DeviceInfo other = harness::query_device(d);
+      if (other.name != dev.name || other.sm_count != dev.sm_count || other.cc_major != dev.cc_major) {
+        throw Error(
+            ErrorKind::kBadInput,
+            fmt::format("--devices: device {} is {} but device {} is {}: tune each GPU model in its own "
+                        "`ktune tune --devices ...` (the key holds the GPU)",
+                        options.device, dev.name, d, other.name));
+      }
+    }
+    which = fmt::format("{} workers on devices {}", options.devices.size(), fmt::join(options.devices, ","));
+  }
   return {{dev.name, dev.cc_major, dev.cc_minor, dev.sm_count, dev.memory_bytes, "{}"},
-          fmt::format("{} ({}), device {}", dev.name, dev.arch(), options.device),
+          fmt::format("{} ({}), {}", dev.name, dev.arch(), which),
           std::to_string(dev.driver_version)};
 }
 
@@ -206,8 +224,12 @@ SessionResult run_session(cache::ConfigCache& db, const SessionTarget& target, c
                           const std::vector<SessionJob>& jobs, const TuneOptions& options,
                           const SessionHooks& hooks) {
   const auto sources = kernel_templates::SourceLibrary::from_environment();
-  std::unique_ptr<RunnerMeasurer> measurer;
-  if (!options.compile_only) measurer = std::make_unique<RunnerMeasurer>(options.device, hooks.stop);
+  std::unique_ptr<CandidateMeasurer> measurer;
+  if (!options.compile_only && options.devices.size() > 1) {
+    measurer = std::make_unique<DevicePoolMeasurer>(options.devices, hooks.stop);
+  } else if (!options.compile_only) {
+    measurer = std::make_unique<RunnerMeasurer>(options.device, hooks.stop);
+  }
   // cuBLAS baselines of gemm keys, in this process (no GPU is touched before the first one).
   std::unique_ptr<CublasBaselineMeasurer> baseline;
   if (!options.compile_only) baseline = std::make_unique<CublasBaselineMeasurer>(options.device);

@@ -52,8 +52,10 @@ Problem problem_of(const KernelSpec& spec, DType dtype, const std::string& layou
   Problem p{{}, dtype, layout};
   for (const auto& name : spec.dims()) p.dims.emplace_back(name, 64);
   if (spec.dims() == std::vector<std::string>{"m", "n", "k"}) p.dims = {{"m", 16}, {"n", 128}, {"k", 256}};
-  if (spec.kernel() == "decode_attention") p.dims = {{"batch", 2}, {"heads_q", 8}, {"heads_kv", 2}, {"seq", 256}, {"head_dim", 128}};
-  if (spec.kernel() == "rmsnorm_rope") p.dims = {{"tokens", 4}, {"heads_q", 8}, {"heads_kv", 2}, {"head_dim", 128}};
+  if (spec.kernel() == "decode_attention")
+    p.dims = {{"batch", 2}, {"heads_q", 8}, {"heads_kv", 2}, {"seq", 256}, {"head_dim", 128}};
+  if (spec.kernel() == "rmsnorm_rope")
+    p.dims = {{"tokens", 4}, {"heads_q", 8}, {"heads_kv", 2}, {"head_dim", 128}};
   return p;
 }
 
@@ -69,7 +71,8 @@ TEST(KernelCatalog, DeclaredDtypesAndLayoutsAreWhatRejectionAccepts) {
       for (DType t : all_dtypes) {
         for (const auto& l : d->layouts) {
           const Problem p = problem_of(*s, t, l);
-          const bool declared = std::find(served.begin(), served.end(), t) != served.end() && mentions(layouts, l);
+          const bool declared =
+              std::find(served.begin(), served.end(), t) != served.end() && mentions(layouts, l);
           // The spec's default config for a served (dtype, layout) runs; for any other the spec
           // refuses every config, the default included.
           const auto why = s->rejection(p, s->default_config(p));

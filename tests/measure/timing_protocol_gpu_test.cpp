@@ -135,10 +135,11 @@ struct Protocol : ::testing::Test {
 };
 
 void report(const char* what, double event_us, double activity_us, int batch) {
-  std::printf("[protocol] %s: graph-batched %.3f us a launch (batches of %d), CUPTI activity %.3f us, gap %.3f us "
-              "(%.2f %%)\n",
-              what, event_us, batch, activity_us, event_us - activity_us,
-              100.0 * (event_us - activity_us) / activity_us);
+  std::printf(
+      "[protocol] %s: graph-batched %.3f us a launch (batches of %d), CUPTI activity %.3f us, gap %.3f us "
+      "(%.2f %%)\n",
+      what, event_us, batch, activity_us, event_us - activity_us,
+      100.0 * (event_us - activity_us) / activity_us);
   ::testing::Test::RecordProperty(std::string(what) + "_event_us", std::to_string(event_us));
   ::testing::Test::RecordProperty(std::string(what) + "_activity_us", std::to_string(activity_us));
 }

@@ -96,8 +96,10 @@ TEST(ReportBuilder, EachRowSaysHowItWasTimed) {
   testing::Fixture f = testing::make_fixture({.seed = 5});
   ASSERT_GE(f.measurements.size(), 4u);
   // The worker's keys (prefixed by the tuner), the baseline's, an eager one, and none.
-  f.measurements[0].m.resources_json = R"({"registers":64,"worker_flush":"rotate","worker_launches_per_sample":37})";
-  f.measurements[1].m.resources_json = R"j({"flush":"l2 (rotation needs 1 more buffer sets)","launches_per_sample":1})j";
+  f.measurements[0].m.resources_json =
+      R"({"registers":64,"worker_flush":"rotate","worker_launches_per_sample":37})";
+  f.measurements[1].m.resources_json =
+      R"j({"flush":"l2 (rotation needs 1 more buffer sets)","launches_per_sample":1})j";
   f.measurements[2].m.resources_json = R"({"worker_flush":"l2-clean"})";
   f.measurements[3].m.resources_json = R"({"registers":64})";
   const ReportData data = testing::build(f);

@@ -140,7 +140,8 @@ TEST(ConfigSpaceErrors, DefaultIsNotPartOfASpace) {
 
 /// A space of the gemm family with one gemv template whose params are `params` (TOML lines).
 std::string gemv_space(const std::string& head, const std::string& tmpl, const std::string& params) {
-  return "kernel = \"gemm\"\n" + head + "[[template]]\nname = \"gemv\"\n" + tmpl + "\n[template.params]\n" + params;
+  return "kernel = \"gemm\"\n" + head + "[[template]]\nname = \"gemv\"\n" + tmpl + "\n[template.params]\n" +
+         params;
 }
 
 const char* const kGemvParams = "BLOCK_K = [256]\nSPLIT_K = [1]\nWARPS = [4]\nROWS_PER_BLOCK = [2]\n";
@@ -150,21 +151,25 @@ TEST(ConfigSpaceErrors, ATemplatedKernelTakesItsFactsFromTheSpecs) {
   EXPECT_EQ(s.dims(), (std::vector<std::string>{"m", "n", "k"}));  // from the specs
   ASSERT_NE(s.templates()[0].spec, nullptr);
   EXPECT_EQ(s.templates()[0].layouts, (std::vector<std::string>{"nt"}));  // the spec's
-  expect_bad_input([] { ConfigSpace::parse(gemv_space("dims = [\"m\", \"k\", \"n\"]\n", "", kGemvParams), "d.toml"); },
-                   {"d.toml:2:", "dimensions m, n, k"});
-  expect_bad_input([] { ConfigSpace::parse(gemv_space("", "pattern = \"k{BLOCK_K}\"\n", kGemvParams), "p.toml"); },
-                   {"p.toml:4:", "remove 'pattern'"});
+  expect_bad_input(
+      [] { ConfigSpace::parse(gemv_space("dims = [\"m\", \"k\", \"n\"]\n", "", kGemvParams), "d.toml"); },
+      {"d.toml:2:", "dimensions m, n, k"});
+  expect_bad_input(
+      [] { ConfigSpace::parse(gemv_space("", "pattern = \"k{BLOCK_K}\"\n", kGemvParams), "p.toml"); },
+      {"p.toml:4:", "remove 'pattern'"});
   expect_bad_input([] { ConfigSpace::parse(gemv_space("", "layouts = [\"nn\"]\n", kGemvParams), "l.toml"); },
                    {"l.toml:", "layout 'nn' is not served", "nt"});
   expect_bad_input(
       [] {
-        ConfigSpace::parse(gemv_space("", "", "SPLIT_K = [1]\nBLOCK_K = [256]\nWARPS = [4]\nROWS_PER_BLOCK = [2]\n"),
-                           "o.toml");
+        ConfigSpace::parse(
+            gemv_space("", "", "SPLIT_K = [1]\nBLOCK_K = [256]\nWARPS = [4]\nROWS_PER_BLOCK = [2]\n"),
+            "o.toml");
       },
       {"o.toml:", "template-argument order", "BLOCK_K, SPLIT_K, WARPS, ROWS_PER_BLOCK"});
   std::string unknown = gemv_space("", "", kGemvParams);
   unknown.replace(unknown.find("\"gemv\""), 6, "\"gemw\"");
-  expect_bad_input([&] { ConfigSpace::parse(unknown, "u.toml"); }, {"u.toml:2:", "no template 'gemw'", "gemv"});
+  expect_bad_input([&] { ConfigSpace::parse(unknown, "u.toml"); },
+                   {"u.toml:2:", "no template 'gemw'", "gemv"});
 }
 
 TEST(ConfigSpaceErrors, EnumeratingTemplatesNeedsTheDtype) {

@@ -39,6 +39,16 @@ TEST(TuneCli, WithoutAGpuExits3AndSaysWhatToDo) {
   EXPECT_TRUE(r.out.empty());
 }
 
+TEST(TuneCli, DevicesWithoutAGpuExits3) {
+  if (has_gpu()) GTEST_SKIP() << "a GPU is present: tuning would start";
+  test::TempDir dir;
+  for (const char* list : {"all", "0,1"}) {
+    const auto r = run_ktune({"tune", "--kernel", "gemm", "--shape", "m=16,n=4096,k=4096", "--devices", list,
+                              "--db", (dir / "t.db").string()});
+    EXPECT_EQ(r.exit_code, 3) << list << ": " << r.err;
+  }
+}
+
 TEST(TuneCli, BadInputExits2NamingIt) {
   test::TempDir dir;
   const std::string db = (dir / "t.db").string();
@@ -59,6 +69,8 @@ TEST(TuneCli, BadInputExits2NamingIt) {
       {{"--kernel", "gemm"}, "--shape"},
       {{"--preset", "quick", "--compile-only"}, "--arch"},
       {{"--preset", "quick", "--compile-only", "--arch", "sm90"}, "sm90"},
+      {{"--kernel", "gemm", "--shape", "m=16,n=4096,k=4096", "--devices", "0", "--device", "0"}, "--devices"},
+      {{"--preset", "quick", "--compile-only", "--arch", "sm_90", "--devices", "all"}, "--devices"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args = {"tune", "--db", db};

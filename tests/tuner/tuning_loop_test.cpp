@@ -9,8 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <set>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -61,6 +63,54 @@ Sweep run_sweep(const std::filesystem::path& db_path, const TuneKey& k, const Tu
   out.measured = measurer.measured;
   out.retimed = measurer.retimed;
   return out;
+}
+
+/// Measures each batch on one thread a request, started last to first (as a pool of workers on
+/// several GPUs finishes them in any order).
+class ParallelFakeMeasurer : public FakeMeasurer {
+ public:
+  std::vector<harness::CandidateResult> measure_many(
+      std::vector<harness::CandidateRequest> requests) override {
+    batches.push_back(requests.size());
+    std::vector<harness::CandidateResult> out(requests.size());
+    std::vector<std::thread> threads;
+    for (size_t i = requests.size(); i-- > 0;)
+      threads.emplace_back([&, i] { out[i] = measure(requests[i]); });
+    for (auto& t : threads) t.join();
+    return out;
+  }
+  std::size_t parallelism() const override { return 4; }
+  std::vector<size_t> batches;
+};
+
+TEST(TuningLoop, APoolOfWorkersMeasuresEachCandidateOnceAndNamesTheSameWinner) {
+  test::TempDir dir;
+  const Sweep one = run_sweep(dir / "one.db", key(16, 512, 1024), options(30));
+  auto db = cache::ConfigCache::open(dir / "pool.db");
+  static const auto sources = kernel_templates::SourceLibrary::builtin();
+  ParallelFakeMeasurer pool;
+  KeySummary s;
+  {
+    TuningLoop loop(db, kGpu, cache::RunInfo{}, options(30),
+                    LoopDeps{test::fake_compile(), &pool, &sources, nullptr});
+    s = loop.tune(gemm_space(), key(16, 512, 1024));
+  }
+  ASSERT_TRUE(s.error.empty()) << s.error;
+  EXPECT_EQ(s.measured, 30u);
+  std::vector<std::string> a = one.measured, b = pool.measured;
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  EXPECT_EQ(a, b);  // the same candidates, each once
+  EXPECT_EQ(std::adjacent_find(b.begin(), b.end()), b.end());
+  EXPECT_GT(*std::max_element(pool.batches.begin(), pool.batches.end()), 1u) << "no batch ran in parallel";
+  ASSERT_TRUE(s.winner && one.summary.winner);
+  EXPECT_EQ(*s.winner, *one.summary.winner);
+  // Each stored row carries its own candidate's result: the fake time of its name.
+  for (const auto& m : test::all_measurements(db)) {
+    if (m.m.outcome != Outcome::kOk || !m.m.stats) continue;
+    const double want = test::fake_time_us(m.m.config_name);
+    EXPECT_NEAR(m.m.stats->median_us, want, want * 0.002) << m.m.config_name;
+  }
 }
 
 TEST(TuningLoop, StoresEveryResultAndNamesTheFastestWinner) {
