@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "kernel_templates/spec_registry.hpp"
@@ -222,7 +223,10 @@ bool TuningLoop::start_key(KeyRun& run) {
   so.seeds = e->seeds;
   run.strategy = make_strategy(options_.strategy, e->configs, so);
   if (deps_.progress != nullptr)
-    deps_.progress->set_key(fmt::format("{} {} {} {}", key.kernel, s.shape, key.dtype, key.layout));
+    deps_.progress->set_key(fmt::format("{} {} {} {}{}", key.kernel, s.shape, key.dtype, key.layout,
+                                        options_.devices.size() > 1
+                                            ? fmt::format(" on devices {}", fmt::join(options_.devices, ","))
+                                            : std::string()));
   return true;
 }
 

@@ -180,12 +180,12 @@ SessionTarget device_target(TuneOptions& options) {
     std::set<int> distinct(options.devices.begin(), options.devices.end());
     for (int d : distinct) {
       const harness::DeviceInfo other = harness::query_device(d);
-      if (other.name != dev.name || other.sm_count != dev.sm_count || other.cc_major != dev.cc_major) {
-        throw Error(
-            ErrorKind::kBadInput,
-            fmt::format("--devices: device {} is {} but device {} is {}: tune each GPU model in its own "
-                        "`ktune tune --devices ...` (the key holds the GPU)",
-                        options.device, dev.name, d, other.name));
+      if (other.name != dev.name || other.sm_count != dev.sm_count || other.cc_major != dev.cc_major ||
+          other.sm_clock_khz != dev.sm_clock_khz || other.mem_clock_khz != dev.mem_clock_khz) {
+        throw Error(ErrorKind::kBadInput, fmt::format("--devices: device {} is {} but device {} is {} (or "
+                                                      "its clocks differ): tune each GPU model in its own "
+                                                      "`ktune tune --devices ...` (the key holds the GPU)",
+                                                      options.device, dev.name, d, other.name));
       }
     }
     which = fmt::format("{} workers on devices {}", options.devices.size(), fmt::join(options.devices, ","));
