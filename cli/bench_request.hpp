@@ -6,10 +6,10 @@
 #include <string>
 
 #include "cli/bench_target.hpp"
-#include "measure/candidate.hpp"
 #include "harness/nvrtc_compiler.hpp"
-#include "measure/timing_options.hpp"
 #include "kernel_templates/embedded_sources.hpp"
+#include "measure/candidate.hpp"
+#include "measure/timing_options.hpp"
 
 namespace ktune::cli {
 

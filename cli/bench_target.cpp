@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "core/shape.hpp"
 #include "core/dtype.hpp"
+#include "core/shape.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 
@@ -68,10 +68,9 @@ BenchConfig check_bench_config(const BenchTarget& target, const ktune::Config& c
     }
   }
   if (auto why = spec.rejection(target.problem, config)) {
-    throw Error(
-        ErrorKind::kBadInput,
-        fmt::format("config {} cannot serve {} {} {}: {}", nlohmann::json(config.to_json()).dump(),
-                    target.kernel->name, target.shape, ktune::to_string(target.problem.dtype), *why));
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("config {} cannot serve {} {} {}: {}", nlohmann::json(config.to_json()).dump(),
+                            target.kernel->name, target.shape, ktune::to_string(target.problem.dtype), *why));
   }
   return {&spec, config, spec.canonical_name(target.problem, config)};
 }

@@ -5,9 +5,9 @@
 #include <fmt/format.h>
 
 #include "cli/db_option.hpp"
+#include "harness/device_info.hpp"
 #include "measure/candidate_runner.hpp"
 #include "measure/ceilings.hpp"
-#include "harness/device_info.hpp"
 
 namespace ktune::cli {
 

@@ -10,12 +10,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/config_cache.hpp"
-#include "core/shape.hpp"
 #include "cli/commands.hpp"
 #include "cli/db_option.hpp"
 #include "cli/gpu_choice.hpp"
 #include "cli/layout_option.hpp"
 #include "cli/output.hpp"
+#include "core/shape.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "ktune/error.hpp"
 

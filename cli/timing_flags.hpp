@@ -14,8 +14,9 @@ namespace ktune::cli {
 /// finish_timing_options() in the callback to apply the string-valued ones and validate.
 struct TimingFlags {
   harness::TimingOptions options;
-  std::string flush = std::string(harness::to_string(harness::TimingOptions{}.flush));  ///< the protocol's default
-  std::string metrics;  ///< comma list; "" keeps the defaults
+  std::string flush =
+      std::string(harness::to_string(harness::TimingOptions{}.flush));  ///< the protocol's default
+  std::string metrics;                                                  ///< comma list; "" keeps the defaults
 };
 void add_timing_flags(CLI::App& cmd, TimingFlags& flags);
 /// Applies --flush and --metrics and validates; throws ktune::Error(kBadInput) naming a bad flag.

@@ -7,8 +7,8 @@
 
 #include <string_view>
 
-#include "fuzz_contract.hpp"
 #include "core/config.hpp"
+#include "fuzz_contract.hpp"
 #include "measure/copy_kernel.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -13,8 +13,8 @@
 #include <string>
 #include <tuple>
 
-#include "harness/cublaslt_session.hpp"
 #include "core/dtype.hpp"
+#include "harness/cublaslt_session.hpp"
 
 namespace ktune::harness {
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "measure/candidate.hpp"
 #include "harness/nvrtc_compiler.hpp"
 #include "kernel_templates/kernel_spec.hpp"
+#include "measure/candidate.hpp"
 
 namespace ktune::kernel_templates {
 

@@ -1,5 +1,5 @@
-#include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/embedded_sources.hpp"
+#include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/spec_registry.hpp"
 
 namespace ktune::kernel_templates {

@@ -14,10 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "measure/candidate.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
 #include "harness/module.hpp"
+#include "measure/candidate.hpp"
 
 namespace ktune::harness {
 

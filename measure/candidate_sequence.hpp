@@ -14,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/device_info.hpp"
 #include "measure/candidate.hpp"
 #include "measure/candidate_launch.hpp"
-#include "harness/device_info.hpp"
 
 namespace ktune::harness {
 

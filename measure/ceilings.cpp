@@ -5,16 +5,16 @@
 #include <fmt/format.h>
 
 #include "harness/context.hpp"
-#include "measure/copy_kernel.hpp"
 #include "harness/cublas_api.hpp"
 #include "harness/cuda_check.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
+#include "ktune/error.hpp"
+#include "measure/copy_kernel.hpp"
+#include "measure/kernel_timer.hpp"
 #include "measure/random_fill.hpp"
 #include "measure/statistics.hpp"
-#include "measure/kernel_timer.hpp"
-#include "ktune/error.hpp"
 
 namespace ktune::harness {
 

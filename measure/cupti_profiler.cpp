@@ -122,11 +122,12 @@ void CounterPass::initialize() {
   ds.api = CUPTI_PROFILER_RANGE_PROFILING;
   check(api_.cuptiProfilerDeviceSupported(&ds), "cuptiProfilerDeviceSupported");
   if (ds.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
-    throw Unavailable{fmt::format(
-        "range profiling unsupported on device {} (isSupported={}, arch={}, vgpu={}, "
-        "confidential={}, cmp={}, wsl={})",
-        ordinal_, static_cast<int>(ds.isSupported), static_cast<int>(ds.architecture), static_cast<int>(ds.vGpu),
-        static_cast<int>(ds.confidentialCompute), static_cast<int>(ds.cmp), static_cast<int>(ds.wsl))};
+    throw Unavailable{
+        fmt::format("range profiling unsupported on device {} (isSupported={}, arch={}, vgpu={}, "
+                    "confidential={}, cmp={}, wsl={})",
+                    ordinal_, static_cast<int>(ds.isSupported), static_cast<int>(ds.architecture),
+                    static_cast<int>(ds.vGpu), static_cast<int>(ds.confidentialCompute),
+                    static_cast<int>(ds.cmp), static_cast<int>(ds.wsl))};
   }
 }
 
@@ -168,14 +169,14 @@ void CounterPass::configure(const std::string& chip, std::vector<uint8_t>& avail
   cs.pHostObject = host_;
   check(api_.cuptiProfilerHostGetConfigImageSize(&cs), "cuptiProfilerHostGetConfigImageSize");
   config_.resize(cs.configImageSize);
-  auto gc =
-      params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+  auto gc = params<CUpti_Profiler_Host_GetConfigImage_Params>(
+      CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
   gc.pHostObject = host_;
   gc.pConfigImage = config_.data();
   gc.configImageSize = config_.size();
   check(api_.cuptiProfilerHostGetConfigImage(&gc), "cuptiProfilerHostGetConfigImage");
-  auto np =
-      params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+  auto np = params<CUpti_Profiler_Host_GetNumOfPasses_Params>(
+      CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
   np.pConfigImage = config_.data();
   np.configImageSize = config_.size();
   check(api_.cuptiProfilerHostGetNumOfPasses(&np), "cuptiProfilerHostGetNumOfPasses");
@@ -202,7 +203,8 @@ void CounterPass::enable() {
   ci.pRangeProfilerObject = range_;
   ci.counterDataSize = data_.size();
   ci.pCounterData = data_.data();
-  check(api_.cuptiRangeProfilerCounterDataImageInitialize(&ci), "cuptiRangeProfilerCounterDataImageInitialize");
+  check(api_.cuptiRangeProfilerCounterDataImageInitialize(&ci),
+        "cuptiRangeProfilerCounterDataImageInitialize");
 
   auto sc = params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
   sc.pRangeProfilerObject = range_;

@@ -1,7 +1,8 @@
 #pragma once
 /// The harness's own device code, compiled once per process with NVRTC for the current device:
 /// the counter-based random fill (random_fill.hpp) and the output comparison (gpu_compare.hpp),
-/// one instantiation per DType, and the read of the clean L2 flush (l2_flush.hpp). Loaded into the current context on first use.
+/// one instantiation per DType, and the read of the clean L2 flush (l2_flush.hpp). Loaded into the current
+/// context on first use.
 
 #include <cuda.h>
 

@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <memory>
 
+#include "ktune/error.hpp"
 #include "measure/worker_measurer.hpp"
 #include "measure/worker_protocol.hpp"
-#include "ktune/error.hpp"
 
 namespace ktune::harness {
 

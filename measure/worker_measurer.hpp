@@ -3,9 +3,9 @@
 /// launch sequence, check launch limits, fill inputs with random data and poison outputs, run the
 /// reference and the whole sequence once, verify, then time with the one timing path
 /// (kernel_timer.hpp: warm-up, CUDA-graph batches of runs below the threshold, buffer rotation or
-/// an L2 flush, stopping rule), read NVML, and optionally run the CUPTI Activity timer and the CUPTI counter pass (both
-/// over whole runs). Runs inside `ktune worker`, never in the tuner's process: a faulting
-/// kernel loses the context, and the worker then exits.
+/// an L2 flush, stopping rule), read NVML, and optionally run the CUPTI Activity timer and the CUPTI counter
+/// pass (both over whole runs). Runs inside `ktune worker`, never in the tuner's process: a faulting kernel
+/// loses the context, and the worker then exits.
 
 #include <memory>
 #include <optional>
@@ -13,11 +13,11 @@
 
 #include <cuda.h>
 
-#include "measure/candidate.hpp"
 #include "harness/context.hpp"
 #include "harness/device_info.hpp"
-#include "measure/utility_kernels.hpp"
 #include "ktune/error.hpp"
+#include "measure/candidate.hpp"
+#include "measure/utility_kernels.hpp"
 
 namespace ktune::harness {
 

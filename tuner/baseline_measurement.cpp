@@ -16,8 +16,7 @@ std::optional<std::string> no_cublas_baseline(std::string_view kernel,
   if (kernel != "gemm") return fmt::format("no cuBLAS baseline for kernel {}", kernel);
   const ktune::DType d = problem.dtype;
   if (d != ktune::DType::kF16 && d != ktune::DType::kBF16 && d != ktune::DType::kF32) {
-    return fmt::format("no cuBLAS baseline for gemm in {} (f16, bf16 and f32 have one)",
-                       ktune::to_string(d));
+    return fmt::format("no cuBLAS baseline for gemm in {} (f16, bf16 and f32 have one)", ktune::to_string(d));
   }
   if (!problem.layout.empty() && problem.layout != "nt" && problem.layout != "nn") {
     return fmt::format("no cuBLAS baseline for gemm layout '{}' (nt and nn have one; epilogues do not)",

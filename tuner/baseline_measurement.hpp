@@ -15,9 +15,9 @@
 #include <string_view>
 
 #include "cache/config_cache.hpp"
+#include "kernel_templates/kernel_spec.hpp"
 #include "measure/candidate.hpp"
 #include "measure/timing_options.hpp"
-#include "kernel_templates/kernel_spec.hpp"
 
 namespace ktune::tuner {
 

@@ -12,8 +12,8 @@
 
 namespace ktune::bench {
 
-inline ktune::Config fp8(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn,
-                                    int64_t stages, int64_t split_k, int64_t swizzle) {
+inline ktune::Config fp8(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, int64_t stages,
+                         int64_t split_k, int64_t swizzle) {
   return {"mma",
           {{"BLOCK_M", bm},
            {"BLOCK_N", bn},

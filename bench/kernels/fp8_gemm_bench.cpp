@@ -2,9 +2,9 @@
 // (configs/shapes/fp8_llama3-8b.toml), following ktune_gemm_bench's protocol: for every shape a small
 // built-in sweep of configs by shape class (fp8_bench_sweep.hpp) and cuBLASLt, each timed by ktune's
 // one timing path (measure/kernel_timer.hpp: warm-up, inputs rotated over copies larger than twice
-// the L2, CUDA-graph batches below 1 ms, the stopping rule with at least --samples samples). Every config's output is checked against the fp8 GPU reference
-// (f32 accumulation of the dequantised inputs). Prints per shape TFLOP/s and GB/s of both, the best
-// config and the ratio, then the geomean ratio by M.
+// the L2, CUDA-graph batches below 1 ms, the stopping rule with at least --samples samples). Every config's
+// output is checked against the fp8 GPU reference (f32 accumulation of the dequantised inputs). Prints per
+// shape TFLOP/s and GB/s of both, the best config and the ratio, then the geomean ratio by M.
 //
 //   ktune_fp8_bench [--m 1,16,128,1024,4096] [--layers qkv_proj,...] [--layout nt|nt+rowcol]
 //                   [--fast-accum] [--samples 20] [--csv FILE] [--verbose]
@@ -29,22 +29,21 @@
 #include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
-#include "measure/gpu_compare.hpp"
-#include "measure/kernel_timer.hpp"
 #include "harness/module.hpp"
 #include "harness/nvrtc_compiler.hpp"
-#include "measure/random_fill.hpp"
-#include "measure/tolerance.hpp"
 #include "kernel_templates/compile_request.hpp"
 #include "kernel_templates/fp8_gemm/fp8_gemm_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
+#include "measure/gpu_compare.hpp"
+#include "measure/kernel_timer.hpp"
+#include "measure/random_fill.hpp"
+#include "measure/tolerance.hpp"
 
 namespace kt = ktune::kernel_templates;
 namespace h = ktune::harness;
 
 namespace {
-
 
 struct Shape {
   std::string label;  // "qkv_proj.m16"
@@ -279,8 +278,9 @@ int main(int argc, char** argv) {
           blas->run(bp, at("a"), at("b"), at("a_scale"), at("b_scale"), c.get(), stream);
         };
         run(0);
-        const h::ErrorMetrics err = h::gpu_compare(util, c.get(), ktune::DType::kBF16, c_ref.get(),
-                                                   ktune::DType::kF32, static_cast<uint64_t>(s.m * s.n), stream);
+        const h::ErrorMetrics err =
+            h::gpu_compare(util, c.get(), ktune::DType::kBF16, c_ref.get(), ktune::DType::kF32,
+                           static_cast<uint64_t>(s.m * s.n), stream);
         const bool ok = h::judge(err, h::tolerance_for(ktune::DType::kBF16)).ok;
         blas_us = time_launches(run, flush_plan, info.l2_bytes, stream, timing);
         row("cublaslt", blas->algorithm(bp), blas_us, 0, 0, ok);

@@ -29,21 +29,20 @@
 #include "harness/device_buffer.hpp"
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
-#include "measure/gpu_compare.hpp"
-#include "measure/kernel_timer.hpp"
 #include "harness/module.hpp"
-#include "measure/random_fill.hpp"
-#include "measure/statistics.hpp"
-#include "measure/tolerance.hpp"
 #include "kernel_templates/compile_request.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
+#include "measure/gpu_compare.hpp"
+#include "measure/kernel_timer.hpp"
+#include "measure/random_fill.hpp"
+#include "measure/statistics.hpp"
+#include "measure/tolerance.hpp"
 
 namespace kt = ktune::kernel_templates;
 namespace h = ktune::harness;
 
 namespace {
-
 
 struct Shape {
   std::string label;  // "llama3-8b.q_proj.m16"

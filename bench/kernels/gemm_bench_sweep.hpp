@@ -12,8 +12,8 @@
 
 namespace ktune::bench {
 
-inline ktune::Config mma(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn,
-                                    int64_t stages, int64_t split_k, int64_t mode, int64_t swizzle) {
+inline ktune::Config mma(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, int64_t stages,
+                         int64_t split_k, int64_t mode, int64_t swizzle) {
   return {"mma",
           {{"BLOCK_M", bm},
            {"BLOCK_N", bn},
@@ -26,8 +26,8 @@ inline ktune::Config mma(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t
            {"SWIZZLE", swizzle}}};
 }
 
-inline ktune::Config wgmma(int64_t bm, int64_t bn, int64_t stages, int64_t swizzle,
-                                      int64_t split_k = 1, const char* variant = "wgmma") {
+inline ktune::Config wgmma(int64_t bm, int64_t bn, int64_t stages, int64_t swizzle, int64_t split_k = 1,
+                           const char* variant = "wgmma") {
   return {variant,
           {{"BLOCK_M", bm},
            {"BLOCK_N", bn},

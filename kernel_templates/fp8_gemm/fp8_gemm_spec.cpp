@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "kernel_templates/ops_spec_util.hpp"
 #include "kernel_templates/fp8_gemm/reference_fp8_gemm.hpp"
+#include "kernel_templates/ops_spec_util.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {

@@ -149,8 +149,8 @@ ReferenceSpec RmsNormSpec::reference(const Problem& problem) const {
   constexpr int64_t kRowsPerBlock = 4;  // rmsnorm_reference.cu: a warp a row, 128 threads
   ReferenceSpec r;
   r.compile.source_name = "rmsnorm_reference.cu";
-  const std::string expr = fmt::format("ktune_rmsnorm_reference<{},{}>",
-                                       ktune::cuda_type_name(problem.dtype), res ? "true" : "false");
+  const std::string expr = fmt::format("ktune_rmsnorm_reference<{},{}>", ktune::cuda_type_name(problem.dtype),
+                                       res ? "true" : "false");
   r.compile.name_expressions = {expr};
   r.compile.options = {"-std=c++17"};
   r.plan.tensors.push_back({"x", TensorRole::kInput, problem.dtype, rows * hidden});

@@ -58,9 +58,7 @@ int64_t SoftmaxSpec::chunks(int64_t cols, const Config& config) {
   return ceil_div(cols, config.at("THREADS") * config.at("VEC"));
 }
 
-int64_t SoftmaxSpec::split(const Config& config) {
-  return config.find("SPLIT").value_or(1);
-}
+int64_t SoftmaxSpec::split(const Config& config) { return config.find("SPLIT").value_or(1); }
 
 int64_t SoftmaxSpec::segment(int64_t cols, const Config& config) {
   const int64_t vec = config.at("VEC");
@@ -237,8 +235,8 @@ ReferenceSpec SoftmaxSpec::reference(const Problem& problem) const {
   constexpr int64_t kRowsPerBlock = 4;  // softmax_reference.cu: a warp a row, 128 threads
   ReferenceSpec r;
   r.compile.source_name = "softmax_reference.cu";
-  const std::string expr = fmt::format("ktune_softmax_reference<{},{}>",
-                                       ktune::cuda_type_name(problem.dtype), mask_code(problem));
+  const std::string expr =
+      fmt::format("ktune_softmax_reference<{},{}>", ktune::cuda_type_name(problem.dtype), mask_code(problem));
   r.compile.name_expressions = {expr};
   r.compile.options = {"-std=c++17"};
   r.plan.tensors.push_back({"x", TensorRole::kInput, problem.dtype, n});

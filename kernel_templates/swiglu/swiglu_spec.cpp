@@ -72,8 +72,8 @@ std::optional<std::string> SwigluSpec::rejection(const Problem& problem, const C
 
 std::string SwigluSpec::canonical_name(const Problem& problem, const Config& config) const {
   const auto mode = parse_mode(problem.layout, modes()).value_or(problem.layout);
-  return fmt::format("swiglu.{}.{}.t{}.v{}.e{}", ktune::to_string(problem.dtype), mode,
-                     config.at("THREADS"), config.at("VEC"), config.at("ITEMS"));
+  return fmt::format("swiglu.{}.{}.t{}.v{}.e{}", ktune::to_string(problem.dtype), mode, config.at("THREADS"),
+                     config.at("VEC"), config.at("ITEMS"));
 }
 
 CompileSpec SwigluSpec::compile_spec(const Problem& problem, const Config& config) const {
@@ -127,9 +127,8 @@ ReferenceSpec SwigluSpec::reference(const Problem& problem) const {
   constexpr int64_t kThreads = 256;  // swiglu_reference.cu: a thread an element
   ReferenceSpec r;
   r.compile.source_name = "swiglu_reference.cu";
-  const std::string expr =
-      fmt::format("ktune_swiglu_reference<{},{}>", ktune::cuda_type_name(problem.dtype),
-                  split(problem) ? "true" : "false");
+  const std::string expr = fmt::format("ktune_swiglu_reference<{},{}>", ktune::cuda_type_name(problem.dtype),
+                                       split(problem) ? "true" : "false");
   r.compile.name_expressions = {expr};
   r.compile.options = {"-std=c++17"};
   r.plan.tensors = inputs_of(problem);

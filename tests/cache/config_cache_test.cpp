@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/config_cache.hpp"
-#include "core/shape.hpp"
 #include "cache_test_util.hpp"
+#include "core/shape.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::cache {

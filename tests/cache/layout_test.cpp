@@ -10,8 +10,8 @@
 
 #include "cache/best_index.hpp"
 #include "cache/config_cache.hpp"
-#include "core/shape.hpp"
 #include "cache_test_util.hpp"
+#include "core/shape.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::cache {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/shape.hpp"
 #include "cache_test_util.hpp"
+#include "core/shape.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::cache {

@@ -142,10 +142,8 @@ TEST(BenchGpu, EveryTemplateKernelBenchesAgainstItsDefault) {
 TEST(BenchGpu, CublasMeasurerFollowsTheProtocol) {
   REQUIRE_GPU();
   tuner::CublasBaselineMeasurer blas(0);
-  for (const auto& [dtype, layout, m] :
-       std::vector<std::tuple<ktune::DType, std::string, int64_t>>{{ktune::DType::kBF16, "nt", 1},
-                                                                     {ktune::DType::kF16, "nn", 77},
-                                                                     {ktune::DType::kF32, "nt", 256}}) {
+  for (const auto& [dtype, layout, m] : std::vector<std::tuple<ktune::DType, std::string, int64_t>>{
+           {ktune::DType::kBF16, "nt", 1}, {ktune::DType::kF16, "nn", 77}, {ktune::DType::kF32, "nt", 256}}) {
     const kt::Problem p{{{"m", m}, {"n", 1024}, {"k", 768}}, dtype, layout};
     SCOPED_TRACE(p.shape_text() + " " + std::string(ktune::to_string(dtype)) + " " + layout);
     for (const harness::FlushMode flush : {harness::FlushMode::kL2, harness::FlushMode::kRotate}) {

@@ -30,12 +30,12 @@
 #include "harness/cuda_check.hpp"
 #include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
-#include "measure/kernel_timer.hpp"
 #include "harness/module.hpp"
-#include "measure/tolerance.hpp"
-#include "measure/verification.hpp"
 #include "kernel_templates/decode_attention/decode_attention_spec.hpp"
 #include "ktune/error.hpp"
+#include "measure/kernel_timer.hpp"
+#include "measure/tolerance.hpp"
+#include "measure/verification.hpp"
 #include "ops_gpu_support.hpp"
 
 namespace kt = ktune::kernel_templates;

@@ -1,5 +1,5 @@
-// decode_attention's CPU float64 reference (kernel_templates/decode_attention/decode_attention_f64.hpp) against cases
-// worked by hand (D4: a wrong reference must not be able to bless a wrong kernel).
+// decode_attention's CPU float64 reference (kernel_templates/decode_attention/decode_attention_f64.hpp)
+// against cases worked by hand (D4: a wrong reference must not be able to bless a wrong kernel).
 
 #include <gtest/gtest.h>
 

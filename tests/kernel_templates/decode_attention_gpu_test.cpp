@@ -14,10 +14,10 @@
 #include "gpu_plan_runner.hpp"
 #include "harness/context.hpp"
 #include "harness/device_info.hpp"
-#include "measure/tolerance.hpp"
-#include "measure/verification.hpp"
 #include "kernel_templates/decode_attention/decode_attention_spec.hpp"
 #include "ktune/error.hpp"
+#include "measure/tolerance.hpp"
+#include "measure/verification.hpp"
 #include "ops_gpu_support.hpp"
 
 namespace ktune::kernel_templates {

@@ -26,13 +26,13 @@
 #include "harness/context.hpp"
 #include "harness/cublaslt_fp8_gemm.hpp"
 #include "harness/device_info.hpp"
-#include "measure/tolerance.hpp"
-#include "measure/verification.hpp"
 #include "kernel_templates/compile_request.hpp"
 #include "kernel_templates/fp8_gemm/fp8_gemm_spec.hpp"
 #include "kernel_templates/fp8_gemm/reference_fp8_gemm.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
+#include "measure/tolerance.hpp"
+#include "measure/verification.hpp"
 
 namespace ktune::kernel_templates {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "core/dtype.hpp"
 #include "kernel_templates/spec_registry.hpp"
-#include "shipped_configs.hpp"
 #include "ktune/error.hpp"
+#include "shipped_configs.hpp"
 #include "tuner/config_space.hpp"
 #include "tuner/shape_set.hpp"
 

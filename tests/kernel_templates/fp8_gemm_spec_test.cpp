@@ -9,13 +9,13 @@
 #include <cmath>
 #include <limits>
 
-#include "fp8_gemm_samples.hpp"
 #include "core/dtype.hpp"
+#include "fp8_gemm_samples.hpp"
 #include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/fp8_gemm/fp8_gemm_spec.hpp"
 #include "kernel_templates/fp8_gemm/fp8_gemm_wgmma_spec.hpp"
-#include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/fp8_gemm/reference_fp8_gemm.hpp"
+#include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 

@@ -2,8 +2,8 @@
 
 #include <span>
 
-#include "harness/device_info.hpp"
 #include "core/dtype.hpp"
+#include "harness/device_info.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates::testing {

@@ -22,11 +22,11 @@
 #include "harness/context.hpp"
 #include "harness/cublaslt_gemm.hpp"
 #include "harness/device_info.hpp"
-#include "measure/tolerance.hpp"
-#include "measure/verification.hpp"
 #include "kernel_templates/compile_request.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
+#include "measure/tolerance.hpp"
+#include "measure/verification.hpp"
 
 namespace ktune::kernel_templates {
 namespace {

@@ -23,8 +23,8 @@ using testing::gemm_problem;
 
 /// Compiles every (problem, config) in one program for `arch`; returns resources by name expression
 /// (empty on a compile error, which fails the test).
-std::map<std::string, harness::KernelResources> compile_all(const std::vector<std::pair<Problem, Config>>& cases,
-                                                            const std::string& arch, const std::string& label) {
+std::map<std::string, harness::KernelResources> compile_all(
+    const std::vector<std::pair<Problem, Config>>& cases, const std::string& arch, const std::string& label) {
   const KernelSpec& spec = find_spec("gemm", "mma");
   CompileSpec merged;
   for (const auto& [problem, config] : cases) {
@@ -61,8 +61,9 @@ std::map<std::string, harness::KernelResources> compile_all(const std::vector<st
     }
     EXPECT_GT(res->second.registers, 0) << e;
     out[e] = res->second;
-    std::printf("[%s] %-90s regs=%3d spill=%d smem=%d %.0f ms\n", arch.c_str(), e.c_str(), res->second.registers,
-                res->second.spill_store_bytes, res->second.shared_bytes, result.compile_ms);
+    std::printf("[%s] %-90s regs=%3d spill=%d smem=%d %.0f ms\n", arch.c_str(), e.c_str(),
+                res->second.registers, res->second.spill_store_bytes, res->second.shared_bytes,
+                result.compile_ms);
   }
   return out;
 }
@@ -76,7 +77,8 @@ TEST(MmaNvrtc, SampleCompilesForSm90BothDtypesAndLayouts) {
   for (DType dtype : {DType::kBF16, DType::kF16}) {
     for (const char* layout : {"nt", "nn"}) {
       std::vector<std::pair<Problem, Config>> cases;
-      for (const Config& c : testing::mma_samples()) cases.emplace_back(gemm_problem(77, 93, 331, dtype, layout), c);
+      for (const Config& c : testing::mma_samples())
+        cases.emplace_back(gemm_problem(77, 93, 331, dtype, layout), c);
       const auto res = compile_all(cases, "sm_90", std::string(ktune::to_string(dtype)) + "." + layout);
       // Seven GEMMs, the ordered reduction, the atomic variant's zeroing and conversion (one reduction).
       EXPECT_EQ(res.size(), 9u) << layout;

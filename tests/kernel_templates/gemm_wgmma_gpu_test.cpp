@@ -22,12 +22,12 @@
 #include "gpu_plan_runner.hpp"
 #include "harness/context.hpp"
 #include "harness/device_info.hpp"
-#include "measure/tolerance.hpp"
-#include "measure/verification.hpp"
 #include "kernel_templates/compile_request.hpp"
 #include "kernel_templates/gemm/gemm_wgmma_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
+#include "measure/tolerance.hpp"
+#include "measure/verification.hpp"
 
 namespace ktune::kernel_templates {
 namespace {

@@ -4,11 +4,11 @@
 
 #include "harness/cuda_check.hpp"
 #include "harness/driver_api.hpp"
-#include "measure/gpu_compare.hpp"
 #include "harness/module.hpp"
+#include "ktune/error.hpp"
+#include "measure/gpu_compare.hpp"
 #include "measure/random_fill.hpp"
 #include "measure/tolerance.hpp"
-#include "ktune/error.hpp"
 #include "ops_gpu_support.hpp"
 
 namespace ktune::kernel_templates::testing {

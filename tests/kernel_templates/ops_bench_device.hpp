@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "gpu_plan_runner.hpp"
+#include "kernel_templates/kernel_spec.hpp"
 #include "measure/utility_kernels.hpp"
 #include "measure/verification.hpp"
-#include "kernel_templates/kernel_spec.hpp"
 
 namespace ktune::kernel_templates::testing {
 

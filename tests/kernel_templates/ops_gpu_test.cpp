@@ -11,10 +11,10 @@
 #include "gpu_plan_runner.hpp"
 #include "harness/context.hpp"
 #include "harness/device_info.hpp"
-#include "measure/tolerance.hpp"
-#include "measure/verification.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
+#include "measure/tolerance.hpp"
+#include "measure/verification.hpp"
 #include "ops_gpu_support.hpp"
 #include "ops_samples.hpp"
 

@@ -22,9 +22,9 @@ namespace {
 /// does not spill its row.
 void compile_all(const KernelSpec& spec, const Problem& problem, const std::vector<Config>& configs,
                  std::size_t min_accepted) {
-  const std::string label =
-      std::string(spec.kernel()) + "." + std::string(ktune::to_string(problem.dtype)) +
-      (problem.layout.empty() ? "" : "." + problem.layout) + " @ " + problem.shape_text();
+  const std::string label = std::string(spec.kernel()) + "." + std::string(ktune::to_string(problem.dtype)) +
+                            (problem.layout.empty() ? "" : "." + problem.layout) + " @ " +
+                            problem.shape_text();
   CompileSpec merged;
   std::size_t accepted = 0;
   for (const Config& c : configs) {

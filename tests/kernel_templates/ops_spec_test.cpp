@@ -7,9 +7,9 @@
 #include <cmath>
 
 #include "kernel_templates/rmsnorm/rmsnorm_bulk_spec.hpp"
+#include "kernel_templates/rmsnorm/rmsnorm_spec.hpp"
 #include "kernel_templates/rmsnorm_rope/rmsnorm_rope_bulk_spec.hpp"
 #include "kernel_templates/rmsnorm_rope/rmsnorm_rope_spec.hpp"
-#include "kernel_templates/rmsnorm/rmsnorm_spec.hpp"
 #include "kernel_templates/softmax/softmax_cluster_spec.hpp"
 #include "kernel_templates/softmax/softmax_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"

@@ -72,13 +72,14 @@ Fingerprint compile(const harness::CompileRequest& r) {
     texts.push_back(t.c_str());
   }
   nvrtcProgram p = nullptr;
-  EXPECT_EQ(api.nvrtcCreateProgram(&p, r.source.c_str(), r.program_name.c_str(), static_cast<int>(texts.size()),
-                                   texts.data(), names.data()),
+  EXPECT_EQ(api.nvrtcCreateProgram(&p, r.source.c_str(), r.program_name.c_str(),
+                                   static_cast<int>(texts.size()), texts.data(), names.data()),
             NVRTC_SUCCESS);
   for (const auto& e : r.name_expressions) api.nvrtcAddNameExpression(p, e.c_str());
   std::vector<std::string> options = {"--gpu-architecture=" + r.arch, "-Xptxas=-v"};
   bool has_std = false;
-  for (const std::string& o : r.options) has_std = has_std || o.rfind("-std=", 0) == 0 || o.rfind("--std=", 0) == 0;
+  for (const std::string& o : r.options)
+    has_std = has_std || o.rfind("-std=", 0) == 0 || o.rfind("--std=", 0) == 0;
   if (!has_std) options.emplace_back("-std=c++17");
   options.insert(options.end(), r.options.begin(), r.options.end());
   std::vector<const char*> opts;
@@ -100,11 +101,15 @@ Fingerprint compile(const harness::CompileRequest& r) {
     api.nvrtcGetCUBIN(p, cubin.data());
     f = {hex(normalized(ptx)), hex(normalized(cubin))};
     if (const char* dir = std::getenv("KTUNE_PTX_DUMP"); dir != nullptr && *dir != '\0') {
-      std::ofstream(std::string(dir) + "/" + hex(r.program_name + r.arch + [&] {
-        std::string all;
-        for (const auto& e : r.name_expressions) all += e + ";";
-        return all;
-      }()) + ".ptx") << ptx;
+      std::ofstream(std::string(dir) + "/" +
+                    hex(r.program_name + r.arch +
+                        [&] {
+                          std::string all;
+                          for (const auto& e : r.name_expressions) all += e + ";";
+                          return all;
+                        }()) +
+                    ".ptx")
+          << ptx;
     }
   }
   api.nvrtcDestroyProgram(&p);
@@ -148,7 +153,8 @@ std::vector<Group> groups() {
     g.push_back({"rmsnorm", "rowwise", {{{"rows", 7}, {"hidden", 4096}}, t, ""}, rmsnorm_samples(t)});
     g.push_back({"rmsnorm", "rowwise", {{{"rows", 7}, {"hidden", 1024}}, t, "residual"}, rmsnorm_samples(t)});
     g.push_back({"rmsnorm", "bulk", {{{"rows", 7}, {"hidden", 4096}}, t, ""}, rmsnorm_bulk_samples(t)});
-    g.push_back({"rmsnorm", "bulk", {{{"rows", 7}, {"hidden", 1024}}, t, "residual"}, rmsnorm_bulk_samples(t)});
+    g.push_back(
+        {"rmsnorm", "bulk", {{{"rows", 7}, {"hidden", 1024}}, t, "residual"}, rmsnorm_bulk_samples(t)});
     for (const char* mode : {"", "causal", "padding"}) {
       g.push_back({"softmax", "rowwise", {{{"rows", 9}, {"cols", 4096}}, t, mode}, softmax_samples(t)});
       g.push_back({"softmax", "rowwise", {{{"rows", 9}, {"cols", 32768}}, t, mode}, softmax_long_samples(t)});
@@ -179,42 +185,42 @@ TEST(PtxFingerprint, EveryTemplateSample) {
   std::vector<std::string> lines;
   const char* filter = std::getenv("KTUNE_PTX_FILTER");
   for (const Group& g : groups()) try {
-    if (filter != nullptr && (g.kernel + "." + g.variant).find(filter) == std::string::npos) continue;
-    const KernelSpec& spec = find_spec(g.kernel, g.variant);
-    const std::string arch = arch_of(spec);
-    const std::string label = g.kernel + "." + g.variant + "." + std::string(ktune::to_string(g.problem.dtype)) +
-                              "." + (g.problem.layout.empty() ? "-" : g.problem.layout) + "@" +
-                              g.problem.shape_text() + " " + arch;
-    // One program per distinct (source, options): the accepted configs' name expressions together.
-    std::map<std::pair<std::string, std::vector<std::string>>, std::vector<std::string>> programs;
-    std::size_t accepted = 0;
-    for (const Config& c : g.configs) {
-      if (spec.rejection(g.problem, c)) continue;
-      ++accepted;
-      const CompileSpec cs = spec.compile_spec(g.problem, c);
-      auto& names = programs[{cs.source_name, cs.options}];
-      for (const auto& e : cs.name_expressions) {
-        if (std::find(names.begin(), names.end(), e) == names.end()) names.push_back(e);
+      if (filter != nullptr && (g.kernel + "." + g.variant).find(filter) == std::string::npos) continue;
+      const KernelSpec& spec = find_spec(g.kernel, g.variant);
+      const std::string arch = arch_of(spec);
+      const std::string label =
+          g.kernel + "." + g.variant + "." + std::string(ktune::to_string(g.problem.dtype)) + "." +
+          (g.problem.layout.empty() ? "-" : g.problem.layout) + "@" + g.problem.shape_text() + " " + arch;
+      // One program per distinct (source, options): the accepted configs' name expressions together.
+      std::map<std::pair<std::string, std::vector<std::string>>, std::vector<std::string>> programs;
+      std::size_t accepted = 0;
+      for (const Config& c : g.configs) {
+        if (spec.rejection(g.problem, c)) continue;
+        ++accepted;
+        const CompileSpec cs = spec.compile_spec(g.problem, c);
+        auto& names = programs[{cs.source_name, cs.options}];
+        for (const auto& e : cs.name_expressions) {
+          if (std::find(names.begin(), names.end(), e) == names.end()) names.push_back(e);
+        }
       }
+      if (accepted == 0) continue;  // a dtype or mode the template lacks
+      std::printf("%s\n", label.c_str());
+      std::fflush(stdout);
+      for (const auto& [key, names] : programs) {
+        CompileSpec cs{key.first, names, key.second};
+        const Fingerprint f = compile(make_compile_request(cs, lib, arch));
+        std::string all_names;
+        for (const auto& n : names) all_names += n + ";";
+        lines.push_back(label + " " + key.first + " n=" + std::to_string(names.size()) +
+                        " names=" + hex(all_names) + " ptx=" + f.ptx + " cubin=" + f.cubin);
+      }
+      const CompileSpec ref = spec.reference(g.problem).compile;
+      const Fingerprint f = compile(make_compile_request(ref, lib, arch));
+      lines.push_back(label + " reference " + ref.source_name + " ptx=" + f.ptx + " cubin=" + f.cubin);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << g.kernel << "." << g.variant << " " << g.problem.shape_text() << ": " << e.what();
+      lines.push_back(g.kernel + "." + g.variant + " " + g.problem.shape_text() + " error " + e.what());
     }
-    if (accepted == 0) continue;  // a dtype or mode the template lacks
-    std::printf("%s\n", label.c_str());
-    std::fflush(stdout);
-    for (const auto& [key, names] : programs) {
-      CompileSpec cs{key.first, names, key.second};
-      const Fingerprint f = compile(make_compile_request(cs, lib, arch));
-      std::string all_names;
-      for (const auto& n : names) all_names += n + ";";
-      lines.push_back(label + " " + key.first + " n=" + std::to_string(names.size()) + " names=" +
-                      hex(all_names) + " ptx=" + f.ptx + " cubin=" + f.cubin);
-    }
-    const CompileSpec ref = spec.reference(g.problem).compile;
-    const Fingerprint f = compile(make_compile_request(ref, lib, arch));
-    lines.push_back(label + " reference " + ref.source_name + " ptx=" + f.ptx + " cubin=" + f.cubin);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << g.kernel << "." << g.variant << " " << g.problem.shape_text() << ": " << e.what();
-    lines.push_back(g.kernel + "." + g.variant + " " + g.problem.shape_text() + " error " + e.what());
-  }
   for (const auto& [kernel, hash] : current_template_hashes())
     lines.push_back("template_source_hash " + kernel + " " + hash);
   std::sort(lines.begin(), lines.end());

@@ -14,12 +14,12 @@
 
 #include "gpu_availability.hpp"
 
-#include "measure/candidate_runner.hpp"
-#include "measure/ceilings.hpp"
-#include "measure/copy_kernel.hpp"
 #include "harness/device_info.hpp"
 #include "harness/nvrtc_compiler.hpp"
 #include "ktune/error.hpp"
+#include "measure/candidate_runner.hpp"
+#include "measure/ceilings.hpp"
+#include "measure/copy_kernel.hpp"
 
 namespace ktune::harness {
 namespace {

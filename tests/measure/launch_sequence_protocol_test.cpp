@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include "ktune/error.hpp"
 #include "measure/candidate.hpp"
 #include "measure/worker_protocol.hpp"
-#include "ktune/error.hpp"
 
 namespace ktune::harness {
 namespace {

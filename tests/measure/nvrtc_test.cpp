@@ -2,10 +2,10 @@
 // dtype, and the built-in copy kernel for every unroll.
 #include <gtest/gtest.h>
 
-#include "measure/copy_kernel.hpp"
 #include "harness/nvrtc_compiler.hpp"
-#include "measure/utility_kernels.hpp"
 #include "ktune/error.hpp"
+#include "measure/copy_kernel.hpp"
+#include "measure/utility_kernels.hpp"
 
 namespace ktune::harness {
 namespace {

@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include "measure/candidate.hpp"
 #include "ktune/error.hpp"
+#include "measure/candidate.hpp"
 
 namespace ktune::harness {
 namespace {

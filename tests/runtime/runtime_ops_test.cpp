@@ -106,7 +106,8 @@ TEST(RuntimeOpsChecks, ProblemsTheTemplatesCannotServeAreBadInputNamingWhy) {
 // enum's value); the binding's modes come from the catalog, so its order must stay what they assume.
 TEST(RuntimeOpsChecks, ModeCodesNameTheCatalogLayouts) {
   const std::vector<std::pair<OpKind, std::vector<std::string>>> want = {
-      {OpKind::kGemm, {"nt", "nn", "nt+bias", "nn+bias", "nt+silu", "nn+silu", "nt+bias+silu", "nn+bias+silu"}},
+      {OpKind::kGemm,
+       {"nt", "nn", "nt+bias", "nn+bias", "nt+silu", "nn+silu", "nt+bias+silu", "nn+bias+silu"}},
       {OpKind::kRmsNorm, {"", "residual"}},
       {OpKind::kRmsNormRope, {"neox", "gptj"}},
       {OpKind::kSoftmax, {"", "causal", "padding"}},

@@ -203,8 +203,13 @@ TEST(ConfigSpace, GemmSpaceLoadsAndNamesAreUnique) {
   EXPECT_EQ(names.size(), points);
   EXPECT_EQ(points, space.size());
   // Names are the specs'.
-  const Config tiled("tiled", {{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 32}, {"WARPS_M", 2}, {"WARPS_N", 2},
-                               {"STAGES", 2}, {"SPLIT_K", 1}});
+  const Config tiled("tiled", {{"BLOCK_M", 64},
+                               {"BLOCK_N", 64},
+                               {"BLOCK_K", 32},
+                               {"WARPS_M", 2},
+                               {"WARPS_N", 2},
+                               {"STAGES", 2},
+                               {"SPLIT_K", 1}});
   EXPECT_EQ(space.canonical_name(tiled, "bf16", "nt"), "gemm.bf16.nt.64x64x32.w2x2.s2.sk1");
   const Config gemv("gemv", {{"BLOCK_K", 256}, {"SPLIT_K", 1}, {"WARPS", 4}, {"ROWS_PER_BLOCK", 2}});
   EXPECT_EQ(space.canonical_name(gemv, "f16", "nt"), "gemm.f16.nt.gemv.k256.sk1.w4.r2");
@@ -245,7 +250,8 @@ TEST(ConfigSpace, TemplatesServeTheirLayouts) {
     }
     (layouts.count("nn") != 0 ? serve_nn : skip_nn).insert(t.name);
   }
-  // Both sets non-empty, or the test below proves nothing (tiled, mma serve nn; gemv and the wgmma entries not).
+  // Both sets non-empty, or the test below proves nothing (tiled, mma serve nn; gemv and the wgmma entries
+  // not).
   ASSERT_FALSE(serve_nn.empty());
   ASSERT_FALSE(skip_nn.empty());
 

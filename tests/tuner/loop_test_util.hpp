@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "cache/config_cache.hpp"
-#include "measure/candidate.hpp"
 #include "harness/nvrtc_compiler.hpp"
 #include "ktune/error.hpp"
+#include "measure/candidate.hpp"
 #include "tuner/candidate_measurer.hpp"
 
 namespace ktune::tuner::test {

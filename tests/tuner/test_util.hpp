@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "ktune/error.hpp"
 #include "core/config.hpp"
+#include "ktune/error.hpp"
 
 namespace ktune::tuner {
 

@@ -14,12 +14,12 @@
 #include <string_view>
 
 #include "cache/config_cache.hpp"
-#include "measure/candidate.hpp"
+#include "core/config.hpp"
 #include "harness/nvrtc_compiler.hpp"
-#include "measure/timing_options.hpp"
 #include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/kernel_spec.hpp"
-#include "core/config.hpp"
+#include "measure/candidate.hpp"
+#include "measure/timing_options.hpp"
 #include "tuner/problem_context.hpp"
 #include "tuner/resource_limits.hpp"
 
