@@ -4,13 +4,21 @@
 #include <thread>
 
 #include "ktune/error.hpp"
+#include "tuner/progress.hpp"
 
 namespace ktune::tuner {
 
-DevicePoolMeasurer::DevicePoolMeasurer(std::vector<int> devices, const std::atomic<bool>* stop)
-    : devices_(std::move(devices)) {
+DevicePoolMeasurer::DevicePoolMeasurer(std::vector<int> devices, const std::atomic<bool>* stop,
+                                       Progress* progress)
+    : devices_(std::move(devices)), progress_(progress) {
   if (devices_.empty()) throw Error(ErrorKind::kBadInput, "a device pool needs at least one device");
   for (int d : devices_) workers_.push_back(std::make_unique<RunnerMeasurer>(d, stop));
+  measured_.assign(workers_.size(), 0);
+}
+
+void DevicePoolMeasurer::show(std::size_t worker, bool busy) {
+  // Workers that share an ordinal (tests only) show as one device.
+  if (progress_ != nullptr) progress_->device_status(devices_[worker], busy, measured_[worker]);
 }
 
 DevicePoolMeasurer::~DevicePoolMeasurer() = default;
@@ -30,7 +38,10 @@ std::vector<harness::CandidateResult> DevicePoolMeasurer::measure_many(
     try {
       for (std::size_t i = next++; i < requests.size(); i = next++) {
         requests[i].device = devices_[w];
+        show(w, true);
         out[i] = workers_[w]->measure(requests[i]);
+        ++measured_[w];
+        show(w, false);
       }
     } catch (...) {
       failures[w] = std::current_exception();

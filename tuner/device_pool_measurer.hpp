@@ -13,10 +13,13 @@
 
 namespace ktune::tuner {
 
+class Progress;
+
 class DevicePoolMeasurer final : public CandidateMeasurer {
  public:
-  /// One worker process a device entry. `devices` must not be empty.
-  DevicePoolMeasurer(std::vector<int> devices, const std::atomic<bool>* stop);
+  /// One worker process a device entry. `devices` must not be empty. `progress` (may be null)
+  /// shows each device's live status.
+  DevicePoolMeasurer(std::vector<int> devices, const std::atomic<bool>* stop, Progress* progress = nullptr);
   ~DevicePoolMeasurer() override;
   /// On the first device.
   harness::CandidateResult measure(const harness::CandidateRequest& request) override;
@@ -29,8 +32,12 @@ class DevicePoolMeasurer final : public CandidateMeasurer {
   std::size_t parallelism() const override { return workers_.size(); }
 
  private:
+  void show(std::size_t worker, bool busy);
+
   std::vector<int> devices_;
   std::vector<std::unique_ptr<RunnerMeasurer>> workers_;
+  Progress* progress_;
+  std::vector<std::size_t> measured_;  ///< candidates each worker measured (measure_many)
 };
 
 }  // namespace ktune::tuner

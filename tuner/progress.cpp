@@ -60,6 +60,12 @@ void Progress::set_best(std::string name, double median_us) {
   best_ = fmt::format("{} {:.2f} us", name, median_us);
 }
 
+void Progress::device_status(int device, bool busy, std::size_t measured) {
+  std::lock_guard lock(mutex_);
+  devices_[device] = DeviceState{busy, measured};
+  draw(false);
+}
+
 void Progress::message(const std::string& text) {
   if (!enabled_) return;
   std::lock_guard lock(mutex_);
@@ -90,6 +96,11 @@ std::string Progress::line_locked() const {
   std::string s =
       fmt::format("[{}/{}] {}% {:.1f} cfg/s ETA {}", done_, total, percent, rate, duration_text(eta));
   if (!key_.empty()) s += " | " + key_;
+  if (devices_.size() > 1) {
+    s += " |";
+    for (const auto& [device, state] : devices_)
+      s += fmt::format(" gpu{} {}{}", device, state.measured, state.busy ? "*" : "");
+  }
   if (!best_.empty()) s += " | best " + best_;
   return s;
 }

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <iosfwd>
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -28,6 +29,10 @@ class Progress {
   void advance(std::size_t n = 1);
   /// The best result of the current key so far.
   void set_best(std::string name, double median_us);
+  /// Live status of one device of a multi-GPU sweep (`--devices`): `busy` while it measures a
+  /// candidate; `measured` counts its candidates. With two or more devices the line shows each,
+  /// e.g. "gpu0 12* gpu1 11" (* = measuring now).
+  void device_status(int device, bool busy, std::size_t measured);
   /// A line printed above the progress line (the line is redrawn after it).
   void message(const std::string& line);
   /// Clears the line.
@@ -47,6 +52,11 @@ class Progress {
   std::size_t done_ = 0;
   std::string key_;
   std::string best_;
+  struct DeviceState {
+    bool busy = false;
+    std::size_t measured = 0;
+  };
+  std::map<int, DeviceState> devices_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point last_draw_{};
   std::size_t drawn_width_ = 0;

@@ -226,7 +226,7 @@ SessionResult run_session(cache::ConfigCache& db, const SessionTarget& target, c
   const auto sources = kernel_templates::SourceLibrary::from_environment();
   std::unique_ptr<CandidateMeasurer> measurer;
   if (!options.compile_only && options.devices.size() > 1) {
-    measurer = std::make_unique<DevicePoolMeasurer>(options.devices, hooks.stop);
+    measurer = std::make_unique<DevicePoolMeasurer>(options.devices, hooks.stop, hooks.progress);
   } else if (!options.compile_only) {
     measurer = std::make_unique<RunnerMeasurer>(options.device, hooks.stop);
   }

@@ -28,6 +28,19 @@ TEST(Progress, LineShowsDoneTotalKeyAndBest) {
   EXPECT_NE(out.str().find('\r'), std::string::npos);
 }
 
+TEST(Progress, ShowsEachDeviceOnlyWithSeveral) {
+  std::ostringstream out;
+  Progress p(out, false);
+  p.begin(8);
+  p.device_status(0, true, 0);
+  EXPECT_EQ(p.line().find("gpu0"), std::string::npos) << "one device needs no per-device status";
+  p.device_status(2, false, 3);
+  p.device_status(0, false, 4);
+  p.device_status(2, true, 3);
+  const std::string line = p.line();
+  EXPECT_NE(line.find("| gpu0 4 gpu2 3*"), std::string::npos) << line;
+}
+
 TEST(Progress, DisabledWritesNothing) {
   std::ostringstream out;
   Progress p(out, false);
