@@ -52,6 +52,7 @@ struct TuneArgs {
   std::string arch;
   bool retune = false;
   bool no_counters = false;
+  std::optional<size_t> library_algorithms;
   size_t compile_threads = 0;
   bool json = false;
   std::string shard;  ///< "I/N" or "auto"; "" = the whole sweep
@@ -198,6 +199,7 @@ void run_tune(const TuneArgs& a) {
   options.retune = a.retune;
   options.compile_only = a.compile_only;
   options.counters = !a.no_counters;
+  options.library_algorithms = a.library_algorithms;
   options.compile_threads = a.compile_threads;
   options.device = a.device;
   if (!a.devices.empty()) {
@@ -297,6 +299,11 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--arch", a->arch, "Target architecture for --compile-only, e.g. sm_90");
   cmd->add_flag("--retune", a->retune, "Measure again configs the database already holds for the key");
   cmd->add_flag("--no-counters", a->no_counters, "Skip the CUPTI counter pass of the re-timed contenders");
+  cmd->add_option("--library-algorithms", a->library_algorithms,
+                  "cuBLASLt algorithms (its heuristic's best first) measured beside the templates for each gemm "
+                  "key of layout nt or nn; they may win and are then dispatched through cuBLASLt "
+                  "(default: the space's library_algorithms, 8 for gemm; 0 = none)")
+      ->check(CLI::Range(size_t{0}, static_cast<size_t>(tuner::kMaxLibraryAlgorithms)));
   cmd->add_option("--compile-threads", a->compile_threads, "NVRTC threads (0 = one per core)")
       ->capture_default_str();
   auto* shard = cmd->add_option(

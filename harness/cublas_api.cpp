@@ -40,6 +40,9 @@ Loaded& loaded() {
       KTUNE_DETAIL_LOAD(cublasLtMatmulPreferenceSetAttribute)
       KTUNE_DETAIL_LOAD(cublasLtMatmulAlgoGetHeuristic)
       KTUNE_DETAIL_LOAD(cublasLtMatmulAlgoConfigGetAttribute)
+      KTUNE_DETAIL_LOAD(cublasLtMatmulAlgoInit)
+      KTUNE_DETAIL_LOAD(cublasLtMatmulAlgoCheck)
+      KTUNE_DETAIL_LOAD(cublasLtMatmulAlgoConfigSetAttribute)
       KTUNE_DETAIL_LOAD(cublasLtMatmul)
 #undef KTUNE_DETAIL_LOAD
       l.api.library = l.lib.name();

@@ -1,6 +1,6 @@
 #pragma once
 /// cuBLASLt, opened at run time from libcublasLt.so.13 (D2), for the GEMM ceilings of
-/// `ktune devices --calibrate` and GEMM baselines. Members are named like the functions.
+/// `ktune devices --calibrate`, GEMM baselines and the library's algorithms as tuning candidates. Members are named like the functions.
 
 #include <cublasLt.h>
 
@@ -23,6 +23,9 @@ struct CublasLtApi {
   decltype(&::cublasLtMatmulPreferenceSetAttribute) cublasLtMatmulPreferenceSetAttribute = nullptr;
   decltype(&::cublasLtMatmulAlgoGetHeuristic) cublasLtMatmulAlgoGetHeuristic = nullptr;
   decltype(&::cublasLtMatmulAlgoConfigGetAttribute) cublasLtMatmulAlgoConfigGetAttribute = nullptr;
+  decltype(&::cublasLtMatmulAlgoInit) cublasLtMatmulAlgoInit = nullptr;
+  decltype(&::cublasLtMatmulAlgoCheck) cublasLtMatmulAlgoCheck = nullptr;
+  decltype(&::cublasLtMatmulAlgoConfigSetAttribute) cublasLtMatmulAlgoConfigSetAttribute = nullptr;
   decltype(&::cublasLtMatmul) cublasLtMatmul = nullptr;
   std::string library;
 };

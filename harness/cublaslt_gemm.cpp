@@ -11,6 +11,8 @@ namespace ktune::harness {
 /// The matmul plan of one problem (no state beyond the shared plan's).
 struct CublasLtGemm::Plan : CublasLtMatmulPlan {
   using CublasLtMatmulPlan::CublasLtMatmulPlan;
+  cudaDataType_t type = CUDA_R_16BF;
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
 };
 
 CublasLtGemm::CublasLtGemm() = default;
@@ -52,13 +54,16 @@ const CublasLtGemm::Plan& CublasLtGemm::plan(const CublasGemmProblem& p) {
   KTUNE_CUBLASLT_CHECK(
       cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof trans_b));
   const auto u64 = [](int64_t v) { return static_cast<uint64_t>(v); };
+  const auto ld = [](int64_t given, int64_t row) { return given > 0 ? given : row; };
   if (p.b_nt) {
-    KTUNE_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&plan->a, type, u64(p.k), u64(p.n), p.k));
+    KTUNE_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&plan->a, type, u64(p.k), u64(p.n), ld(p.ldb, p.k)));
   } else {
-    KTUNE_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&plan->a, type, u64(p.n), u64(p.k), p.n));
+    KTUNE_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&plan->a, type, u64(p.n), u64(p.k), ld(p.ldb, p.n)));
   }
-  KTUNE_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&plan->b, type, u64(p.k), u64(p.m), p.k));
-  KTUNE_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&plan->c, type, u64(p.n), u64(p.m), p.n));
+  KTUNE_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&plan->b, type, u64(p.k), u64(p.m), ld(p.lda, p.k)));
+  KTUNE_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&plan->c, type, u64(p.n), u64(p.m), ld(p.ldc, p.n)));
+  plan->type = type;
+  plan->compute = compute;
   if (!session_.choose_algorithm(*plan)) {
     throw Error(ErrorKind::kRuntime, fmt::format("cuBLASLt offers no algorithm for {} m={} n={} k={} {}",
                                                  to_string(p.dtype), p.m, p.n, p.k, p.b_nt ? "nt" : "nn"));
@@ -66,15 +71,88 @@ const CublasLtGemm::Plan& CublasLtGemm::plan(const CublasGemmProblem& p) {
   return *plans_.emplace(p, std::move(plan)).first->second;
 }
 
-void CublasLtGemm::run(const CublasGemmProblem& problem, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
-                       CUstream stream) {
-  const Plan& p = plan(problem);
+void CublasLtGemm::enqueue(const Plan& p, const cublasLtMatmulAlgo_t& algo, CUdeviceptr workspace,
+                           std::size_t workspace_size, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
+                           CUstream stream) {
   const float alpha = 1.0f;
   const float beta = 0.0f;
   const auto ptr = [](CUdeviceptr d) { return reinterpret_cast<void*>(static_cast<uintptr_t>(d)); };
   KTUNE_CUBLASLT_CHECK(cublasLtMatmul(session_.handle(), p.desc, &alpha, ptr(b), p.a, ptr(a), p.b, &beta,
-                                      ptr(c), p.c, ptr(c), p.c, &p.algo, ptr(session_.workspace()),
-                                      p.workspace, reinterpret_cast<cudaStream_t>(stream)));
+                                      ptr(c), p.c, ptr(c), p.c, &algo, ptr(workspace), workspace_size,
+                                      reinterpret_cast<cudaStream_t>(stream)));
+}
+
+void CublasLtGemm::run(const CublasGemmProblem& problem, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
+                       CUstream stream) {
+  const Plan& p = plan(problem);
+  enqueue(p, p.algo, session_.workspace(), p.workspace, a, b, c, stream);
+}
+
+std::vector<CublasLtAlgorithm> CublasLtGemm::algorithms(const CublasGemmProblem& problem, int count) {
+  const Plan& p = plan(problem);
+  std::vector<CublasLtAlgorithm> out;
+  for (const cublasLtMatmulHeuristicResult_t& r : session_.heuristic(p, count)) {
+    const CublasLtAlgorithm a = read_algorithm(session_.api(), r.algo, session_.version_number());
+    bool seen = false;  // two results that read back alike are one candidate
+    for (const CublasLtAlgorithm& o : out) seen = seen || o == a;
+    if (!seen) out.push_back(a);
+  }
+  return out;
+}
+
+const CublasLtGemm::Chosen& CublasLtGemm::chosen(const CublasGemmProblem& problem,
+                                                 const CublasLtAlgorithm& algorithm) {
+  auto key = std::make_pair(problem, algorithm.name_suffix());
+  if (const auto it = chosen_.find(key); it != chosen_.end()) return it->second;
+  Chosen c;
+  const Plan& p = plan(problem);
+  if (algorithm.version != session_.version_number()) {
+    c.rejection = fmt::format("the algorithm was offered by cuBLASLt {}, this is cuBLASLt {}", algorithm.version,
+                              session_.version_number());
+  } else {
+    try {
+      c.algo = restore_algorithm(session_.api(), session_.handle(), p.compute, CUDA_R_32F, p.type, p.type, p.type,
+                                 algorithm);
+      cublasLtMatmulHeuristicResult_t result{};
+      const cublasStatus_t status =
+          session_.api().cublasLtMatmulAlgoCheck(session_.handle(), p.desc, p.a, p.b, p.c, p.c, &c.algo, &result);
+      if (status != CUBLAS_STATUS_SUCCESS) {
+        c.rejection = fmt::format("cublasLtMatmulAlgoCheck refuses algorithm {}: {}", algorithm.name_suffix(),
+                                  session_.api().cublasLtGetStatusName(status));
+      } else if (result.workspaceSize > CublasLtSession::kWorkspaceBytes) {
+        c.rejection = fmt::format("algorithm {} needs {} bytes of workspace, more than the {} offered",
+                                  algorithm.name_suffix(), result.workspaceSize, CublasLtSession::kWorkspaceBytes);
+      } else {
+        c.workspace = result.workspaceSize;
+      }
+    } catch (const Error& e) {
+      c.rejection = fmt::format("cuBLASLt refuses algorithm {}: {}", algorithm.name_suffix(), e.what());
+    }
+  }
+  return chosen_.emplace(std::move(key), std::move(c)).first->second;
+}
+
+std::string CublasLtGemm::rejection(const CublasGemmProblem& problem, const CublasLtAlgorithm& algorithm) {
+  return chosen(problem, algorithm).rejection;
+}
+
+std::size_t CublasLtGemm::workspace_bytes(const CublasGemmProblem& problem, const CublasLtAlgorithm& algorithm) {
+  return chosen(problem, algorithm).workspace;
+}
+
+void CublasLtGemm::run(const CublasGemmProblem& problem, const CublasLtAlgorithm& algorithm, CUdeviceptr a,
+                       CUdeviceptr b, CUdeviceptr c, CUstream stream, CUdeviceptr workspace,
+                       std::size_t workspace_size) {
+  const Chosen& ch = chosen(problem, algorithm);
+  if (!ch.rejection.empty()) throw Error(ErrorKind::kBadInput, ch.rejection);
+  if (workspace == 0) {
+    workspace = session_.workspace();
+    workspace_size = CublasLtSession::kWorkspaceBytes;
+  } else if (workspace_size < ch.workspace) {
+    throw Error(ErrorKind::kBadInput, fmt::format("cuBLASLt algorithm {} needs {} bytes of workspace, given {}",
+                                                  algorithm.name_suffix(), ch.workspace, workspace_size));
+  }
+  enqueue(plan(problem), ch.algo, workspace, ch.workspace, a, b, c, stream);
 }
 
 std::string CublasLtGemm::algorithm(const CublasGemmProblem& problem) const {

@@ -12,8 +12,11 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "core/dtype.hpp"
+#include "harness/cublaslt_algorithm.hpp"
 #include "harness/cublaslt_session.hpp"
 
 namespace ktune::harness {
@@ -25,8 +28,13 @@ struct CublasGemmProblem {
   int64_t m = 0;
   int64_t n = 0;
   int64_t k = 0;
+  /// Row strides in elements (0: contiguous, the row's length): A [M,K] rows lda apart, B's rows
+  /// ldb apart, C's rows ldc apart (strided views the dispatch runtime is handed).
+  int64_t lda = 0;
+  int64_t ldb = 0;
+  int64_t ldc = 0;
 
-  auto key() const { return std::tie(dtype, b_nt, m, n, k); }
+  auto key() const { return std::tie(dtype, b_nt, m, n, k, lda, ldb, ldc); }
   bool operator<(const CublasGemmProblem& o) const { return key() < o.key(); }
 };
 
@@ -45,18 +53,43 @@ class CublasLtGemm {
   /// Error(kRuntime) when the heuristic offers no algorithm or the launch fails.
   void run(const CublasGemmProblem& problem, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream stream);
 
+  /// The heuristic's best `count` algorithms for the problem, best first (its first is the one
+  /// run() without an algorithm uses). Throws like run().
+  std::vector<CublasLtAlgorithm> algorithms(const CublasGemmProblem& problem, int count);
+  /// "" when `algorithm` can run the problem here (same library version, accepted by
+  /// cublasLtMatmulAlgoCheck, workspace within the session's); else why not.
+  std::string rejection(const CublasGemmProblem& problem, const CublasLtAlgorithm& algorithm);
+  /// Workspace bytes `algorithm` needs for the problem (0 when it cannot run: see rejection()).
+  std::size_t workspace_bytes(const CublasGemmProblem& problem, const CublasLtAlgorithm& algorithm);
+  /// Enqueues C = A * B with `algorithm` (a tuned candidate) instead of the heuristic's choice, on
+  /// `workspace` (0: this object's own; else at least workspace_bytes()). Throws Error(kBadInput)
+  /// with rejection()'s reason when it cannot run, or for too small a workspace.
+  void run(const CublasGemmProblem& problem, const CublasLtAlgorithm& algorithm, CUdeviceptr a, CUdeviceptr b,
+           CUdeviceptr c, CUstream stream, CUdeviceptr workspace = 0, std::size_t workspace_size = 0);
+
   /// "cuBLASLt 130100" style version text of the opened library.
   std::string version() const;
+  /// cublasLtGetVersion() of the opened library.
+  int64_t version_number() const { return session_.version_number(); }
   /// The chosen algorithm's id and tile, for logs, e.g. "algo 66 tile 23 stages 19 splitk 1"; "" if
   /// the problem has no plan yet.
   std::string algorithm(const CublasGemmProblem& problem) const;
 
  private:
   struct Plan;
+  struct Chosen {
+    cublasLtMatmulAlgo_t algo{};
+    std::size_t workspace = 0;
+    std::string rejection;  ///< "" when it runs
+  };
   const Plan& plan(const CublasGemmProblem& problem);
+  const Chosen& chosen(const CublasGemmProblem& problem, const CublasLtAlgorithm& algorithm);
+  void enqueue(const Plan& p, const cublasLtMatmulAlgo_t& algo, CUdeviceptr workspace, std::size_t workspace_size,
+               CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream stream);
 
   CublasLtSession session_;
   std::map<CublasGemmProblem, std::unique_ptr<Plan>> plans_;
+  std::map<std::pair<CublasGemmProblem, std::string>, Chosen> chosen_;
 };
 
 }  // namespace ktune::harness

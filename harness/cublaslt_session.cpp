@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <cstdio>
 
+#include "harness/cublaslt_algorithm.hpp"
 #include "harness/cuda_check.hpp"
 
 namespace ktune::harness {
@@ -28,6 +30,15 @@ CublasLtSession::~CublasLtSession() {
 }
 
 bool CublasLtSession::choose_algorithm(CublasLtMatmulPlan& plan) const {
+  const std::vector<cublasLtMatmulHeuristicResult_t> best = heuristic(plan, 1);
+  if (best.empty()) return false;
+  plan.algo = best.front().algo;
+  plan.workspace = best.front().workspaceSize;
+  return true;
+}
+
+std::vector<cublasLtMatmulHeuristicResult_t> CublasLtSession::heuristic(const CublasLtMatmulPlan& plan,
+                                                                         int count) const {
   cublasLtMatmulPreference_t pref = nullptr;
   check_cublas(*api_, api_->cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate",
                KTUNE_WHERE);
@@ -41,32 +52,26 @@ bool CublasLtSession::choose_algorithm(CublasLtMatmulPlan& plan) const {
                api_->cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                           &max_ws, sizeof max_ws),
                "cublasLtMatmulPreferenceSetAttribute", KTUNE_WHERE);
-  cublasLtMatmulHeuristicResult_t result{};
+  std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<std::size_t>(std::max(count, 1)));
   int found = 0;
   check_cublas(*api_,
                api_->cublasLtMatmulAlgoGetHeuristic(handle_, plan.desc, plan.a, plan.b, plan.c, plan.c, pref,
-                                                    1, &result, &found),
+                                                    static_cast<int>(results.size()), results.data(), &found),
                "cublasLtMatmulAlgoGetHeuristic", KTUNE_WHERE);
-  if (found < 1) return false;
-  plan.algo = result.algo;
-  plan.workspace = result.workspaceSize;
-  return true;
+  results.resize(static_cast<std::size_t>(std::max(found, 0)));
+  return results;
 }
+
+int64_t CublasLtSession::version_number() const { return static_cast<int64_t>(api_->cublasLtGetVersion()); }
 
 std::string CublasLtSession::version() const {
   return fmt::format("cuBLASLt {}", api_->cublasLtGetVersion());
 }
 
 std::string CublasLtSession::describe(const CublasLtMatmulPlan& plan) const {
-  const auto attr = [&](cublasLtMatmulAlgoConfigAttributes_t which) {
-    uint32_t v = 0;
-    std::size_t written = 0;
-    api_->cublasLtMatmulAlgoConfigGetAttribute(&plan.algo, which, &v, sizeof v, &written);
-    return v;
-  };
-  return fmt::format("algo {} tile {} stages {} splitk {} workspace {}", attr(CUBLASLT_ALGO_CONFIG_ID),
-                     attr(CUBLASLT_ALGO_CONFIG_TILE_ID), attr(CUBLASLT_ALGO_CONFIG_STAGES_ID),
-                     attr(CUBLASLT_ALGO_CONFIG_SPLITK_NUM), plan.workspace);
+  const CublasLtAlgorithm a = read_algorithm(*api_, plan.algo, version_number());
+  return fmt::format("algo {} tile {} stages {} splitk {} workspace {}", a.id, a.tile, a.stages, a.split_k,
+                     plan.workspace);
 }
 
 }  // namespace ktune::harness

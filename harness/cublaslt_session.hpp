@@ -8,7 +8,9 @@
 #include <cuda.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "harness/cublas_api.hpp"
 #include "harness/device_buffer.hpp"
@@ -51,6 +53,11 @@ class CublasLtSession {
   /// Asks the heuristic for `plan`'s best algorithm within kWorkspaceBytes and stores it in the plan;
   /// false when it offers none.
   bool choose_algorithm(CublasLtMatmulPlan& plan) const;
+  /// The heuristic's best `count` algorithms for `plan` within kWorkspaceBytes, best first (fewer
+  /// when it offers fewer).
+  std::vector<cublasLtMatmulHeuristicResult_t> heuristic(const CublasLtMatmulPlan& plan, int count) const;
+  /// cublasLtGetVersion() of the opened library, e.g. 130100.
+  int64_t version_number() const;
 
   /// "cuBLASLt 130100" style version text of the opened library.
   std::string version() const;

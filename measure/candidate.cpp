@@ -111,8 +111,10 @@ json to_json(const LaunchSpec& l, CubinSink& cubins) {
     }
     args.push_back(std::move(ja));
   }
-  return {{"cubin", cubins.put(l.cubin)},   {"function", l.function}, {"grid", l.grid}, {"block", l.block},
-          {"shared_bytes", l.shared_bytes}, {"args", std::move(args)}};
+  json out{{"cubin", cubins.put(l.cubin)},   {"function", l.function}, {"grid", l.grid}, {"block", l.block},
+           {"shared_bytes", l.shared_bytes}, {"args", std::move(args)}};
+  if (!l.library.is_null()) out["library"] = l.library;
+  return out;
 }
 
 LaunchSpec launch_from_json(const json& j, const std::string* attachment) {
@@ -122,6 +124,10 @@ LaunchSpec launch_from_json(const json& j, const std::string* attachment) {
   l.grid = integers<uint32_t, 3>(j.at("grid"), "grid");
   l.block = integers<uint32_t, 3>(j.at("block"), "block");
   l.shared_bytes = json_integer<uint32_t>(j.at("shared_bytes"), "shared_bytes");
+  if (const auto lib = j.find("library"); lib != j.end() && !lib->is_null()) {
+    if (!lib->is_object()) throw Error(ErrorKind::kBadInput, "a launch's library call must be an object");
+    l.library = *lib;
+  }
   for (const json& ja : j.at("args")) {
     KernelArg a;
     const auto kind = ja.at("kind").get<std::string>();

@@ -78,6 +78,9 @@ struct LaunchSpec {
   std::array<uint32_t, 3> block{1, 1, 1};
   uint32_t shared_bytes = 0;  ///< dynamic shared memory; > 48 KiB is opted in with cuFuncSetAttribute
   std::vector<KernelArg> args;
+  /// Non-null: a vendor-library call (measure/library_call.hpp) instead of a kernel: no cubin, and
+  /// `function` only labels it. A library call is a candidate's only launch.
+  nlohmann::json library;
 };
 
 /// Compare buffer `output` (written by the candidate) with `reference` (written by the reference

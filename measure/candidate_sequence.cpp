@@ -1,5 +1,7 @@
 #include "measure/candidate_sequence.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "harness/module.hpp"
@@ -14,6 +16,15 @@ LoadedSequence::LoadedSequence(const std::vector<LaunchSpec>& launches, std::siz
   if (main_launch >= launches.size()) {
     throw Error(ErrorKind::kBadInput, fmt::format("main launch {} is not one of the candidate's {} launches",
                                                   main_launch, launches.size()));
+  }
+  const bool library = std::any_of(launches.begin(), launches.end(), [](const LaunchSpec& l) {
+    return !l.library.is_null();
+  });
+  if (library) {
+    if (launches.size() != 1)
+      throw Error(ErrorKind::kBadInput, "a library call must be the candidate's only launch");
+    library_ = std::make_unique<LoadedLibraryCall>(launches.front());
+    return;
   }
   // One module per distinct cubin: the launches of a split-K plan come from one compile.
   std::vector<std::pair<const std::string*, std::shared_ptr<const Module>>> modules;
@@ -32,6 +43,7 @@ LoadedSequence::LoadedSequence(const std::vector<LaunchSpec>& launches, std::siz
 }
 
 std::string LoadedSequence::limit_violation() const {
+  if (library_) return library_->limit_violation();
   for (std::size_t i = 0; i < kernels_.size(); ++i) {
     const std::string why = kernels_[i].limit_violation();
     if (why.empty()) continue;
@@ -42,6 +54,7 @@ std::string LoadedSequence::limit_violation() const {
 }
 
 nlohmann::json LoadedSequence::resources() const {
+  if (library_) return library_->resources();
   nlohmann::json r = kernels_[main_].resources();
   if (kernels_.size() > 1) {
     nlohmann::json each = nlohmann::json::array();
@@ -57,15 +70,18 @@ nlohmann::json LoadedSequence::resources() const {
 
 std::vector<std::string> LoadedSequence::functions() const {
   std::vector<std::string> names;
+  if (library_) names.push_back(library_->function_name());
   for (const LoadedKernel& k : kernels_) names.push_back(k.function_name());
   return names;
 }
 
 void LoadedSequence::bind(const std::vector<const BufferSet*>& sets) {
+  if (library_) library_->bind(sets);
   for (LoadedKernel& k : kernels_) k.bind(sets);
 }
 
 void LoadedSequence::launch(std::size_t set, CUstream stream) {
+  if (library_) library_->launch(set, stream);
   for (LoadedKernel& k : kernels_) k.launch(set, stream);
 }
 

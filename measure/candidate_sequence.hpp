@@ -2,7 +2,7 @@
 /// A candidate's whole launch sequence on the device (candidate.hpp: a split-K GEMM is the GEMM and
 /// its reduction, the atomic variant zeroes its workspace first): every launch loaded (each distinct
 /// cubin once), checked against the device's limits, bound to the buffer sets, and enqueued in
-/// order as one run. A timing sample, a graph-batch element, the verified run and the counter pass
+/// order as one run. A vendor-library call (measure/library_call.hpp) is a sequence of its own. A timing sample, a graph-batch element, the verified run and the counter pass
 /// are each one run of the sequence: the caller (dispatch) pays for all of it on every call.
 
 #include <cuda.h>
@@ -17,6 +17,7 @@
 #include "harness/device_info.hpp"
 #include "measure/candidate.hpp"
 #include "measure/candidate_launch.hpp"
+#include "measure/library_launch.hpp"
 
 namespace ktune::harness {
 
@@ -34,7 +35,10 @@ class LoadedSequence {
   nlohmann::json resources() const;
   /// Lowered names of the launches, in order.
   std::vector<std::string> functions() const;
-  std::size_t size() const { return kernels_.size(); }
+  /// Launches a run makes (a library call counts as one, whatever kernels the library enqueues).
+  std::size_t size() const { return library_ ? 1 : kernels_.size(); }
+  /// Whether the sequence is a vendor-library call (its kernels' names are the library's).
+  bool is_library_call() const { return library_ != nullptr; }
 
   /// Packs every launch's arguments once per buffer set.
   void bind(const std::vector<const BufferSet*>& sets);
@@ -43,6 +47,7 @@ class LoadedSequence {
 
  private:
   std::vector<LoadedKernel> kernels_;
+  std::unique_ptr<LoadedLibraryCall> library_;  ///< set instead of kernels_ for a library call
   std::size_t main_ = 0;
 };
 

@@ -155,8 +155,25 @@ RuntimePlan* Runtime::Impl::build(const PlanKey& key, std::optional<CUstream> ca
                                  : runtime::detail::choose_plan(index, options.on_miss, device, key);
   if (!fallback && info.source != PlanInfo::Source::kTuned && recorder)
     recorder->record({binding.kernel, p.shape_text(), std::string(to_string(key.dtype)), p.layout});
-  const kt::KernelSpec& spec = kt::find_spec(binding.kernel, config.variant);
   auto plan = std::make_unique<RuntimePlan>();
+  if (harness::is_cublaslt_config(config)) {
+    std::string why;
+    plan->library = library_plan(key, config, &why);
+    if (plan->library) {
+      info.launches = 1;
+      info.workspace_bytes = plan->library->workspace_bytes();
+      if (info.workspace_bytes > 0)
+        KTUNE_CU_CHECK(harness::driver().cuMemAlloc(&plan->own_workspace, info.workspace_bytes));
+      plan->info = std::move(info);
+      RuntimePlan* out = plan.get();
+      std::unique_lock lock(map_mutex);
+      map.emplace(key, std::move(plan));
+      return out;
+    }
+    // The winner's library is another version, or refuses the algorithm here: the default config.
+    std::tie(config, info) = runtime::detail::default_plan(key, device.arch());
+  }
+  const kt::KernelSpec& spec = kt::find_spec(binding.kernel, config.variant);
   // Bind before compiling: a plan this entry point cannot serve fails without NVRTC's cost.
   plan->launcher = runtime::detail::bind_plan(runtime::detail::launch_plan_for(key, spec, p, config),
                                               spec.alignment(p, config), binding.slots, binding.scalars,
@@ -192,6 +209,19 @@ RuntimePlan* Runtime::Impl::build(const PlanKey& key, std::optional<CUstream> ca
   return out;
 }
 
+std::unique_ptr<runtime::detail::LibraryGemmPlan> Runtime::Impl::library_plan(const PlanKey& key,
+                                                                              const ktune::Config& config,
+                                                                              std::string* why) {
+  try {
+    if (!library) library = std::make_unique<harness::CublasLtGemm>();
+    return std::make_unique<runtime::detail::LibraryGemmPlan>(*library, library_mutex, key, config);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kBadInput && e.kind() != ErrorKind::kNoDevice) throw;
+    *why = e.what();
+    return nullptr;
+  }
+}
+
 const RuntimePlan& Runtime::Impl::plan(const PlanKey& key, std::optional<CUstream> capturing, bool fallback) {
   {
     std::shared_lock lock(map_mutex);
@@ -206,6 +236,20 @@ void Runtime::Impl::run(const PlanKey& key, std::span<const void* const> slots,
                         Stream stream) {
   const CUstream s = reinterpret_cast<CUstream>(stream);
   const RuntimePlan* chosen = &plan(key, s);
+  if (chosen->library) {
+    if (chosen->library->serves(slots, scalars)) {
+      CUdeviceptr ws = chosen->own_workspace;
+      std::size_t ws_bytes = chosen->info.workspace_bytes;
+      if (workspace != nullptr) {
+        ws = reinterpret_cast<CUdeviceptr>(workspace);
+        ws_bytes = workspace_bytes;
+      }
+      ensure_context();
+      chosen->library->run(slots, scalars, ws, ws_bytes, s);
+      return;
+    }
+    chosen = &plan(key, s, true);  // pointers or strides the algorithm does not take: the default config
+  }
   if (scalars.size() < chosen->launcher.scalar_count) {
     throw Error(ErrorKind::kRuntime,
                 fmt::format("{}: {} call-time scalars for a plan of {}", runtime::detail::describe(key),
@@ -294,7 +338,9 @@ bool Runtime::ready(const GemmArgs& args) const noexcept {
 PlanInfo Runtime::prepare(const GemmArgs& args) {
   const PlanKey key = gemm_key(args);
   const RuntimePlan& chosen = impl_->plan(key, std::nullopt);
-  if (chosen.launcher.misaligned_stride(runtime::detail::gemm_row_strides(args)) < 0) return chosen.info;
+  const std::array<double, 3> strides = runtime::detail::gemm_row_strides(args);
+  if (chosen.library ? chosen.library->serves_strides(strides) : chosen.launcher.misaligned_stride(strides) < 0)
+    return chosen.info;
   // These row strides miss an alignment the chosen config requires (wgmma_tma: 16-byte rows): the
   // default config will serve the call, so it is the plan to build before a capture.
   return impl_->plan(key, std::nullopt, true).info;

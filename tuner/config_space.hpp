@@ -28,6 +28,9 @@
 
 namespace ktune::tuner {
 
+/// The most library algorithms a space may ask for per key.
+inline constexpr int64_t kMaxLibraryAlgorithms = 64;
+
 /// One tunable parameter and its values, in the order written.
 struct ParamSpec {
   std::string name;
@@ -108,6 +111,9 @@ class ConfigSpace {
   const std::vector<std::string>& dims() const { return dims_; }
   const std::string& source_name() const { return source_; }
   const std::string& description() const { return description_; }
+  /// How many of a vendor library's algorithms (cuBLASLt's heuristic, best first) join the search
+  /// of each key the library serves (tuner/library_candidates.hpp); 0 when the file says none.
+  size_t library_algorithms() const { return library_algorithms_; }
   const std::vector<TemplateSpace>& templates() const { return templates_; }
   /// The template named `name`; throws ktune::Error(kBadInput) when there is none.
   const TemplateSpace& template_space(std::string_view name) const;
@@ -147,6 +153,7 @@ class ConfigSpace {
   std::string source_;
   std::string kernel_;
   std::string description_;
+  size_t library_algorithms_ = 0;
   std::vector<std::string> dims_;
   std::vector<TemplateSpace> templates_;
 };

@@ -254,13 +254,22 @@ struct SpaceReader {
   }
 
   void read(const toml::table& root) {
-    detail::reject_unknown_keys(root, {"kernel", "dims", "description", "template"}, file, "a space file");
+    detail::reject_unknown_keys(root, {"kernel", "dims", "description", "library_algorithms", "template"}, file,
+                                "a space file");
     space.source_ = file;
     space.kernel_ = detail::require_string(root, "kernel", file, 1, "the space file");
     if (!is_identifier(space.kernel_))
       fail_at(file, line_of(*root.get("kernel")), "kernel must be an identifier");
     if (const toml::node* d = root.get("description"))
       space.description_ = d->value<std::string>().value_or("");
+    if (const toml::node* lib = root.get("library_algorithms")) {
+      const std::optional<int64_t> n = lib->value<int64_t>();
+      if (!lib->is_integer() || !n || *n < 0 || *n > kMaxLibraryAlgorithms) {
+        fail_at(file, line_of(*lib),
+                fmt::format("library_algorithms must be an integer from 0 to {}", kMaxLibraryAlgorithms));
+      }
+      space.library_algorithms_ = static_cast<size_t>(*n);
+    }
     specs = kernel_templates::specs_of(space.kernel_);
     const uint32_t dims_line = root.contains("dims") ? line_of(*root.get("dims")) : 1;
     if (specs.empty()) {

@@ -16,126 +16,32 @@
 #include "tuner/baseline_measurement.hpp"
 #include "tuner/compile_pool.hpp"
 #include "tuner/detail/candidate_preparer.hpp"
+#include "tuner/detail/key_run.hpp"
 #include "tuner/detail/stored_results.hpp"
 #include "tuner/progress.hpp"
 #include "tuner/resource_limits.hpp"
 
 namespace ktune::tuner {
-namespace detail {
-
-/// A proposed candidate on its way through the compile stage.
-struct InFlight {
-  Candidate candidate;
-  std::string name;
-  std::future<Prepared> future;
-  std::optional<Prepared> got;
-  std::exception_ptr failure;
-};
-
-/// What the loop knows of one evaluated config of the key (for the re-time and the winner).
-struct Known {
-  Config config;
-  int64_t measurement_id = 0;
-  double median_us = 0;
-  double fidelity = 0;
-  Resources resources;
-};
-
-}  // namespace detail
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using detail::Clock;
+using detail::drop_unusable_seeds;
+using detail::launch_count;
+using detail::top_contenders;
 using detail::InFlight;
 using detail::KeyContext;
 using detail::Known;
+using detail::next_request_id;
 using detail::Prepared;
-
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+using detail::resources_from_json;
+using detail::seconds_since;
 
 /// Rounds of the interleaved re-time (harness::retime_interleaved's default: forward and reversed
 /// twice, so no candidate always follows the same neighbour).
 constexpr int kRetimeRounds = 4;
 
-/// Ids of candidate requests, unique in the process (the worker protocol pairs results by id).
-uint64_t next_request_id() {
-  static std::atomic<uint64_t> next{1};
-  return next++;
-}
-
-size_t launch_count(const std::string& kernel, const kernel_templates::Problem& problem,
-                    const Config& config) {
-  // Every config the space keeps is accepted by its spec (ConfigSpace::enumerate).
-  return kernel_templates::find_spec(kernel, config.variant).launch_plan(problem, config).launches.size();
-}
-
-Resources resources_from_json(const std::string& text) {
-  Resources r;
-  const auto j = nlohmann::json::parse(text, nullptr, false);
-  if (!j.is_object()) return r;
-  r.registers_per_thread = j.value("registers", int64_t{0});
-  r.threads_per_block = j.value("threads_per_block", int64_t{0});
-  r.static_smem_bytes = j.value("static_smem_bytes", int64_t{0});
-  r.dynamic_smem_bytes = j.value("dynamic_smem_bytes", int64_t{0});
-  r.local_bytes = j.value("local_bytes", int64_t{0});
-  return r;
-}
-
-/// Drops the seeds this key cannot use, counting them in `e.seed_rejected`: those no longer among
-/// the candidates (left out by max_launches) and those whose template cannot run on the arch (they
-/// stay candidates, stored as skipped if proposed; they are just not seeds).
-void drop_unusable_seeds(Enumeration& e, const std::string& kernel, std::string_view arch) {
-  if (e.seeds.empty()) return;
-  std::unordered_set<std::string> keys;
-  for (const auto& c : e.configs) keys.insert(c.key());
-  const auto before = e.seeds.size();
-  std::erase_if(e.seeds, [&](const Config& seed) {
-    if (!keys.contains(seed.key())) return true;
-    return kernel_templates::find_spec(kernel, seed.variant).arch_rejection(arch).has_value();
-  });
-  e.seed_rejected += before - e.seeds.size();
-}
-
-/// The contenders of a key: the fastest at the highest fidelity measured (ties: name order), at
-/// most `top_k`.
-std::vector<std::pair<std::string, const Known*>> top_contenders(const std::map<std::string, Known>& known,
-                                                                 int top_k) {
-  double top_fidelity = 0;
-  for (const auto& [name, k] : known) top_fidelity = std::max(top_fidelity, k.fidelity);
-  std::vector<std::pair<std::string, const Known*>> top;
-  for (const auto& [name, k] : known)
-    if (k.fidelity == top_fidelity) top.emplace_back(name, &k);
-  std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) {
-    return a.second->median_us != b.second->median_us ? a.second->median_us < b.second->median_us
-                                                      : a.first < b.first;
-  });
-  top.resize(std::min(top.size(), static_cast<size_t>(std::max(1, top_k))));
-  return top;
-}
-
 }  // namespace
-
-/// One key on its way through the loop: what tune()'s phases share.
-struct TuningLoop::KeyRun {
-  KeyRun(const ConfigSpace& space_, const TuneKey& key_) : space(space_), key(key_) {}
-
-  const ConfigSpace& space;
-  const TuneKey& key;
-  KeySummary s;
-  kernel_templates::Problem problem;
-  std::string source_hash;
-  int64_t kernel_id = 0;
-  std::map<std::string, cache::StoredResult> stored;  ///< the key's results already in the cache
-  std::shared_ptr<KeyContext> ctx;
-  std::unique_ptr<SearchStrategy> strategy;
-  std::map<std::string, Known> known;  ///< successes by name
-  std::optional<double> best_us;
-  std::deque<InFlight> inflight;                    ///< proposed, compiling or compiled
-  std::vector<std::pair<InFlight, Prepared>> done;  ///< taken from `inflight` for one transaction
-  size_t new_successes = 0;
-  std::vector<std::pair<std::string, const Known*>> top;  ///< the contenders re-timed at the end
-  std::vector<Prepared> retimed;                          ///< their prepared candidates
-};
 
 size_t planned_evaluations(const ConfigSpace& space, const TuneKey& key, const TuneOptions& options) {
   ProblemContext pc;
@@ -183,6 +89,7 @@ KeySummary TuningLoop::tune(const ConfigSpace& space, const TuneKey& key) {
     return s;
   }
   if (!s.error.empty() || options_.compile_only) return s;
+  measure_library_candidates(run);
   if (deps_.baseline != nullptr) {
     // cuBLAS on the same key, same timing options, same run: the speed-up reports show per shape.
     const auto t = Clock::now();
@@ -280,12 +187,17 @@ std::shared_ptr<KeyContext> TuningLoop::key_context(const KeyRun& run) const {
 
 void TuningLoop::note(KeyRun& run, const Candidate& c, const std::string& name, Outcome outcome,
                       std::optional<double> us, int64_t id, const Resources& resources) {
+  run.strategy->report(c.config, us, c.fidelity);
+  tally(run, c.config, name, outcome, us, id, c.fidelity, resources);
+}
+
+void TuningLoop::tally(KeyRun& run, const Config& config, const std::string& name, Outcome outcome,
+                       std::optional<double> us, int64_t id, double fidelity, const Resources& resources) {
   ++run.s.evaluations;
   ++run.s.outcomes[std::string(ktune::to_string(outcome))];
-  run.strategy->report(c.config, us, c.fidelity);
   if (us) {
     Known& k = run.known[name];
-    if (c.fidelity >= k.fidelity) k = Known{c.config, id, *us, c.fidelity, resources};
+    if (fidelity >= k.fidelity) k = Known{config, id, *us, fidelity, resources};
     if (!run.best_us || *us < *run.best_us) {
       run.best_us = us;
       if (deps_.progress != nullptr) deps_.progress->set_best(name, *us);

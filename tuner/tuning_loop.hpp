@@ -37,6 +37,7 @@ namespace ktune::tuner {
 
 class Progress;
 class BaselineMeasurer;
+class LibraryAlgorithms;
 namespace detail {
 struct KeyContext;
 }  // namespace detail
@@ -63,6 +64,9 @@ struct TuneOptions {
   /// GPUs. Empty: `device` alone. The first entry is `device`, which re-times the contenders and
   /// runs the cuBLAS baseline, so a winner never depends on which card measured it.
   std::vector<int> devices;
+  /// Library algorithms a key (tuner/library_candidates.hpp); nullopt: the space's
+  /// `library_algorithms`. Needs LoopDeps::library.
+  std::optional<size_t> library_algorithms;
   /// Read CUPTI counters for the re-timed contenders (the worker says when they are unavailable).
   bool counters = true;
   /// Medians within this fraction of the fastest tie, and pick_winner's rule decides (fewer
@@ -96,6 +100,8 @@ struct LoopDeps {
   /// new, stores what was compiled or measured, drops candidates compiled but not yet measured,
   /// and ends the key without naming a winner (KeySummary::stopped): a later run resumes it.
   const std::atomic<bool>* stop = nullptr;
+  /// The library's algorithms for a key (null: no library candidates; compile-only sweeps have none).
+  LibraryAlgorithms* library = nullptr;
 };
 
 /// What happened for one key.
@@ -110,6 +116,7 @@ struct KeySummary {
   size_t unmeasurable = 0;    ///< kept by the constraints but left out: more launches than a max_launches set
   size_t seeds = 0;           ///< the space's seeds this key uses (evaluated first)
   size_t seed_rejected = 0;   ///< seeds dropped for this key (constraints, layout, spec, arch)
+  size_t library_candidates = 0;  ///< of `evaluations`, the library algorithms (tuner/library_candidates.hpp)
   size_t evaluations = 0;     ///< results the strategy received
   size_t measured = 0;        ///< of which measured (or compiled) in this run
   size_t from_cache = 0;      ///< of which answered from the cache
@@ -170,6 +177,13 @@ class TuningLoop {
   /// One evaluation's result to the summary, the strategy, the known successes and the progress.
   void note(KeyRun& run, const Candidate& c, const std::string& name, Outcome outcome,
             std::optional<double> us, int64_t id, const Resources& resources);
+  /// note() without the strategy: the summary, the known successes and the progress.
+  void tally(KeyRun& run, const Config& config, const std::string& name, Outcome outcome,
+             std::optional<double> us, int64_t id, double fidelity, const Resources& resources);
+  /// The library's best algorithms for the key (tuner/library_candidates.hpp), after the search:
+  /// answered from the cache or measured in the worker, then contenders like any config
+  /// (tuning_loop_library.cpp).
+  void measure_library_candidates(KeyRun& run);
   /// The end of a key: re-time the best few interleaved, read their counters, name the winner.
   void finish_key(KeyRun& run);
   /// True when the key ends without a re-time: nothing succeeded (s.error), or nothing new was

@@ -23,6 +23,7 @@
 #include "tuner/device_pool_measurer.hpp"
 #include "tuner/key_list.hpp"
 #include "tuner/preset.hpp"
+#include "tuner/cublaslt_algorithm_source.hpp"
 #include "tuner/progress.hpp"
 #include "tuner/shape_set.hpp"
 
@@ -233,6 +234,9 @@ SessionResult run_session(cache::ConfigCache& db, const SessionTarget& target, c
   // cuBLAS baselines of gemm keys, in this process (no GPU is touched before the first one).
   std::unique_ptr<CublasBaselineMeasurer> baseline;
   if (!options.compile_only) baseline = std::make_unique<CublasBaselineMeasurer>(options.device);
+  // The library's algorithms as candidates (queried here; measured in the worker like the templates).
+  std::unique_ptr<CublasLtAlgorithmSource> library;
+  if (!options.compile_only) library = std::make_unique<CublasLtAlgorithmSource>(options.device);
   SessionResult result;
   for (const SessionJob& job : jobs) {
     runtime::CacheCompileStore store(db, job.kernel,
@@ -243,7 +247,8 @@ SessionResult run_session(cache::ConfigCache& db, const SessionTarget& target, c
                   &sources,
                   hooks.progress,
                   baseline.get(),
-                  hooks.stop};
+                  hooks.stop,
+                  library.get()};
     {
       TuningLoop loop(db, target.gpu, run, options, deps);
       for (const auto& key : job.keys) {
@@ -278,6 +283,7 @@ nlohmann::json summary_json(const KeySummary& s) {
                    {"seeds", s.seeds},
                    {"seed_rejected", s.seed_rejected},
                    {"evaluations", s.evaluations},
+                   {"library_candidates", s.library_candidates},
                    {"measured", s.measured},
                    {"from_cache", s.from_cache},
                    {"outcomes", s.outcomes},
@@ -288,6 +294,7 @@ nlohmann::json summary_json(const KeySummary& s) {
     j["config"] = nlohmann::json::parse(s.winner_config_json, nullptr, false);
     j["median_us"] = s.winner_median_us;
     j["winner_kept"] = s.winner_kept;
+    j["winner_source"] = s.winner->find(".cublaslt.") != std::string::npos ? "library" : "template";
   } else {
     j["winner"] = nullptr;
   }

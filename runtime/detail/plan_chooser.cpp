@@ -7,8 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/shape.hpp"
+#include "harness/cublaslt_algorithm.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
+#include "runtime/detail/library_plan.hpp"
 
 namespace ktune::runtime::detail {
 namespace {
@@ -18,9 +20,11 @@ namespace kt = kernel_templates;
 /// The stored config as a Config of one of the kernel's templates that serves `p`; nullopt when
 /// it names an unknown template, does not parse, or is rejected for this problem.
 std::optional<ktune::Config> usable(const std::string& kernel, const cache::BestConfig& best,
-                                    const kt::Problem& p) {
+                                    const kt::Problem& p, const PlanKey& key) {
   try {
     ktune::Config c = ktune::Config::from_json_text(best.config_json);  // declaration order, as stored
+    // A library algorithm: whether it runs here (its library version) is decided when the plan is built.
+    if (harness::is_cublaslt_config(c)) return library_config_serves(key, c) ? std::optional(c) : std::nullopt;
     const auto specs = kt::specs_of(kernel);
     const auto it = std::find_if(specs.begin(), specs.end(),
                                  [&](const kt::KernelSpec* s) { return s->variant() == c.variant; });
@@ -56,7 +60,7 @@ std::pair<ktune::Config, PlanInfo> choose_plan(const cache::BestIndex& index, Mi
   }
   PlanInfo info;
   if (best) {
-    if (auto c = usable(b.kernel, *best, p)) {
+    if (auto c = usable(b.kernel, *best, p, key)) {
       info.source = best->fallback ? PlanInfo::Source::kNearest : PlanInfo::Source::kTuned;
       info.config_name = best->config_name;
       info.tuned_shape = best->tuned_shape;

@@ -24,6 +24,7 @@
 #include "kernel_templates/embedded_sources.hpp"
 #include "ktune/ktune.hpp"
 #include "runtime/cache_compile_store.hpp"
+#include "runtime/detail/library_plan.hpp"
 #include "runtime/detail/op_binding.hpp"
 #include "runtime/detail/plan_launcher.hpp"
 #include "runtime/miss_recorder.hpp"
@@ -33,6 +34,8 @@ namespace ktune {
 /// One prepared key: its launcher, the runtime-owned workspace, and how it is served.
 struct RuntimePlan {
   runtime::detail::PlanLauncher launcher;
+  /// Set instead of `launcher`'s steps when a cuBLASLt algorithm won the key.
+  std::unique_ptr<runtime::detail::LibraryGemmPlan> library;
   CUdeviceptr own_workspace = 0;
   PlanInfo info;
 };
@@ -62,6 +65,10 @@ struct Runtime::Impl {
   std::mutex build_mutex;                           ///< one cold build at a time; guards what follows
   std::map<std::string, harness::Module> modules;   ///< by compile cache key
   std::map<std::string, KernelCompiler> compilers;  ///< by kernel name
+  /// cuBLASLt for keys whose winner is a library algorithm: opened on the first such key; calls on
+  /// its one handle are serialised by library_mutex.
+  std::unique_ptr<harness::CublasLtGemm> library;
+  std::mutex library_mutex;
   /// Where keys served without a tuned config are recorded (null: nowhere); guarded by build_mutex.
   std::unique_ptr<runtime::MissRecorder> recorder;
 
@@ -91,6 +98,10 @@ struct Runtime::Impl {
   RuntimePlan* build(const runtime::detail::PlanKey& key, std::optional<CUstream> capturing,
                      bool fallback = false);
   KernelCompiler& compiler_for(const std::string& kernel);
+  /// The library plan of a key whose winner is a library algorithm, or null (with the reason in
+  /// `why`) when it cannot run here: the key then takes the default config.
+  std::unique_ptr<runtime::detail::LibraryGemmPlan> library_plan(const runtime::detail::PlanKey& key,
+                                                                 const ktune::Config& config, std::string* why);
 };
 
 }  // namespace ktune

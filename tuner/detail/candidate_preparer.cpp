@@ -7,10 +7,12 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/config_cache.hpp"
+#include "harness/cublaslt_algorithm.hpp"
 #include "kernel_templates/candidate_builder.hpp"
 #include "kernel_templates/compile_request.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
+#include "tuner/library_candidates.hpp"
 
 namespace ktune::tuner::detail {
 namespace {
@@ -122,6 +124,18 @@ harness::TimingOptions scaled_timing(const harness::TimingOptions& timing, doubl
 Prepared prepare_candidate(const KeyContext& ctx, const Config& config, const std::string& name,
                            double fidelity) {
   namespace kt = kernel_templates;
+  if (harness::is_cublaslt_config(config)) {
+    // A library algorithm: nothing to compile; verified against the kernel's GPU reference.
+    if (ctx.compile_only) return decided(ctx, config, name, ktune::Outcome::kSkipped, "compile-only");
+    const harness::CompileResult reference = ctx.reference_for(library_reference_spec(ctx.kernel, ctx.problem));
+    Prepared p;
+    harness::CandidateRequest r = library_candidate_request(ctx.kernel, ctx.problem, config, reference);
+    r.name = name;
+    r.device = ctx.device;
+    r.timing = scaled_timing(ctx.timing, fidelity);
+    p.request = std::move(r);
+    return p;
+  }
   const kt::KernelSpec& spec = kt::find_spec(ctx.kernel, config.variant);
   if (auto why = spec.rejection(ctx.problem, config))
     return decided(ctx, config, name, ktune::Outcome::kSkipped, *why);

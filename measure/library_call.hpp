@@ -1,0 +1,44 @@
+#pragma once
+/// A vendor-library call as a candidate's launch (D3): instead of a compiled kernel, a LaunchSpec
+/// may carry a cuBLASLt matmul with one named algorithm. It is verified, timed (graph batches,
+/// rotated inputs) and counted like a kernel of ktune's own, by the same code; only loading it
+/// differs (measure/library_launch.hpp). This part is data only (no CUDA): the call's description
+/// and its JSON form, which travels to the worker in LaunchSpec::library.
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/config.hpp"
+#include "core/dtype.hpp"
+#include "measure/candidate.hpp"
+
+namespace ktune::harness {
+
+/// C[M,N] = A[M,K] * B (row-major; "nt": B is [N,K], "nn": B is [K,N]) by cuBLASLt with `algorithm`
+/// (a config of variant "cublaslt": harness/cublaslt_algorithm.hpp), on the request's buffers
+/// named `a`, `b`, `c`.
+struct LibraryGemmCall {
+  DType dtype = DType::kBF16;
+  std::string layout = "nt";
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  std::string a = "a";
+  std::string b = "b";
+  std::string c = "c";
+  Config algorithm;
+};
+
+/// {"call":"cublaslt_gemm","dtype":..,"layout":..,"m":..,"n":..,"k":..,"a":..,"b":..,"c":..,
+///  "algorithm": the config's JSON text (its parameters keep their order)}.
+nlohmann::json to_json(const LibraryGemmCall& call);
+/// Inverse; throws ktune::Error(kBadInput) naming the missing or bad field.
+LibraryGemmCall library_gemm_call_from_json(const nlohmann::json& j);
+
+/// The call as a launch of a candidate's sequence: no cubin, `function` a readable label, the call
+/// in `library`.
+LaunchSpec library_launch(const LibraryGemmCall& call);
+
+}  // namespace ktune::harness

@@ -1,0 +1,35 @@
+#include "tuner/cublaslt_algorithm_source.hpp"
+
+#include "harness/context.hpp"
+#include "harness/cublaslt_gemm.hpp"
+
+namespace ktune::tuner {
+
+struct CublasLtAlgorithmSource::State {
+  harness::PrimaryContext context;
+  harness::CublasLtGemm gemm;
+  explicit State(int device) : context(device) {}
+};
+
+CublasLtAlgorithmSource::CublasLtAlgorithmSource(int device) : device_(device) {}
+CublasLtAlgorithmSource::~CublasLtAlgorithmSource() = default;
+
+std::vector<Config> CublasLtAlgorithmSource::configs(std::string_view kernel,
+                                                     const kernel_templates::Problem& problem,
+                                                     std::size_t count) {
+  if (count == 0 || !library_serves(kernel, problem)) return {};
+  if (!state_) state_ = std::make_unique<State>(device_);
+  state_->context.make_current();
+  harness::CublasGemmProblem p;
+  p.dtype = problem.dtype;
+  p.b_nt = problem.layout == "nt";
+  p.m = problem.dim("m");
+  p.n = problem.dim("n");
+  p.k = problem.dim("k");
+  std::vector<Config> out;
+  for (const harness::CublasLtAlgorithm& a : state_->gemm.algorithms(p, static_cast<int>(count)))
+    out.push_back(a.to_config());
+  return out;
+}
+
+}  // namespace ktune::tuner

@@ -1,0 +1,79 @@
+#include "tuner/library_candidates.hpp"
+
+#include <fmt/format.h>
+
+#include "harness/cublaslt_algorithm.hpp"
+#include "kernel_templates/candidate_builder.hpp"
+#include "kernel_templates/spec_registry.hpp"
+#include "ktune/error.hpp"
+#include "measure/library_call.hpp"
+
+namespace ktune::tuner {
+
+namespace kt = kernel_templates;
+
+bool library_serves(std::string_view kernel, const kt::Problem& problem) {
+  const bool dtype_ok =
+      problem.dtype == DType::kBF16 || problem.dtype == DType::kF16 || problem.dtype == DType::kF32;
+  return kernel == "gemm" && dtype_ok && (problem.layout == "nt" || problem.layout == "nn");
+}
+
+std::string library_canonical_name(std::string_view kernel, const kt::Problem& problem, const Config& config) {
+  const harness::CublasLtAlgorithm a = harness::CublasLtAlgorithm::from_config(config);
+  return fmt::format("{}.{}.{}.{}.{}", kernel, to_string(problem.dtype), problem.layout,
+                     harness::CublasLtAlgorithm::kVariant, a.name_suffix());
+}
+
+const kt::KernelSpec& library_reference_spec(std::string_view kernel, const kt::Problem& problem) {
+  for (const kt::KernelSpec* spec : kt::specs_of(kernel)) {
+    if (!spec->rejection(problem, spec->default_config(problem))) return *spec;
+  }
+  throw Error(ErrorKind::kBadInput,
+              fmt::format("no template of '{}' serves {} {} {} to verify a library candidate against", kernel,
+                          problem.shape_text(), to_string(problem.dtype), problem.layout));
+}
+
+harness::CandidateRequest library_candidate_request(std::string_view kernel, const kt::Problem& problem,
+                                                    const Config& config,
+                                                    const harness::CompileResult& reference_compiled) {
+  if (!library_serves(kernel, problem)) {
+    throw Error(ErrorKind::kBadInput, fmt::format("no library algorithm serves {} {} {} {}", kernel,
+                                                  problem.shape_text(), to_string(problem.dtype), problem.layout));
+  }
+  const kt::KernelSpec& spec = library_reference_spec(kernel, problem);
+  const kt::ReferenceSpec ref = spec.reference(problem);
+  harness::LibraryGemmCall call;
+  call.dtype = problem.dtype;
+  call.layout = problem.layout;
+  call.m = problem.dim("m");
+  call.n = problem.dim("n");
+  call.k = problem.dim("k");
+  call.algorithm = config;
+
+  harness::CandidateRequest r;
+  r.name = library_canonical_name(kernel, problem, config);
+  for (const kt::TensorSpec& t : ref.plan.tensors) {
+    harness::BufferSpec b;
+    b.name = t.name;
+    b.dtype = t.dtype;
+    b.count = static_cast<uint64_t>(t.elements);
+    b.init = t.role == kt::TensorRole::kInput ? harness::BufferSpec::Init::kRandom
+                                              : harness::BufferSpec::Init::kPoison;
+    r.buffers.push_back(std::move(b));
+  }
+  harness::BufferSpec c;
+  c.name = call.c;
+  c.dtype = problem.dtype;
+  c.count = static_cast<uint64_t>(call.m * call.n);
+  c.init = harness::BufferSpec::Init::kPoison;
+  r.buffers.push_back(std::move(c));
+  r.launches = {harness::library_launch(call)};
+  r.reference = kt::to_launch_spec(ref.plan, ref.plan.launches.at(0), reference_compiled);
+  for (const auto& [out, expected] : ref.compare) r.checks.push_back({out, expected});
+  const kt::WorkCounts w = spec.work(problem);
+  r.flops = w.flops;
+  r.bytes_moved = w.min_bytes;
+  return r;
+}
+
+}  // namespace ktune::tuner
