@@ -13,7 +13,7 @@
 # usage: scripts/gpu/verify.sh [--suites LIST|all|none] [--gtest-filter PATTERN] [--examples]
 #          [--benches LIST|all|none] [--sweep PRESET] [--side-by-side] [--repeat N]
 #          [--budget-s S] [--out DIR] [--keep-db] [--commit HASH] [--gemm-m LIST] [--fp8-m LIST]
-#          [--ops-filter TEXT]...
+#          [--ops-filter TEXT]... [--gemm-vs-torch SET[:M,M...]] [--gemm-budget N]
 #
 #   --suites LIST     gpu test executables, comma-separated short names (smoke, measure, kernels,
 #                     tcgemm, wgmma, gemm_strided, fp8, ops, attn, loop, runtime, bench) or full
@@ -52,6 +52,11 @@
 #   --gemm-m LIST     token counts of the gemm bench (default 1,16,128,512,2048,4096)
 #   --fp8-m LIST      token counts of the fp8 bench (default 1,16,128,1024,4096)
 #   --ops-filter T    replaces the ops bench's default size filters (repeatable)
+#   --gemm-vs-torch S a bf16 nt sweep of shape set S (configs/shapes; ":1,16,128" keeps those M only)
+#                     with the templates and cuBLASLt's algorithms as candidates, then every key's
+#                     winner through ktune.Runtime against torch.mm (cuBLAS), both replayed in CUDA
+#                     graphs with rotated inputs (bench/runtime/gemm_vs_torch.py): gemm-vs-torch.md
+#   --gemm-budget N   measurements a key of that sweep (default 24, the quick preset's)
 #
 # Example (device tool, carry [".devbin"]):
 #   scripts/gpu/verify.sh --suites all --examples --benches gemm,fp8,ops --sweep quick --side-by-side
@@ -61,7 +66,7 @@ usage() { sed -n '/^# usage:/,/^# Example/p' "$0" | sed 's/^# \{0,1\}//' | sed '
 
 SUITES=all GTEST_FILTER="" EXAMPLES=0 PYTHON=0 BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
 DIR=${OUT:-} KEEP_DB=0 COMMIT="" GEMM_M=1,16,128,512,2048,4096 FP8_M=1,16,128,1024,4096
-OPS_FILTERS=()
+OPS_FILTERS=() GEMM_VS_TORCH="" GEMM_BUDGET=24
 while [ $# -gt 0 ]; do
   case $1 in
     --suites) SUITES=${2:?}; shift 2 ;;
@@ -79,6 +84,8 @@ while [ $# -gt 0 ]; do
     --gemm-m) GEMM_M=${2:?}; shift 2 ;;
     --fp8-m) FP8_M=${2:?}; shift 2 ;;
     --ops-filter) OPS_FILTERS+=(--filter "${2:?}"); shift 2 ;;
+    --gemm-vs-torch) GEMM_VS_TORCH=${2:?}; shift 2 ;;
+    --gemm-budget) GEMM_BUDGET=${2:?}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "verify.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -364,6 +371,28 @@ if [ -n "$SWEEP" ] && have "sweep:$SWEEP" ktune; then
   # the JSON document went to the log together with stderr; the report is the readable result
   "$BIN/ktune" report --db "$R/sweep/sweep.db" --format md --out "$R/sweep/report.md" > "$R/sweep/report.log" 2>&1
   record "report:$SWEEP" $? 0
+fi
+
+# --- a shape set's GEMMs tuned, then against torch in CUDA graphs -----------------------------------
+if [ -n "$GEMM_VS_TORCH" ] && have "gemm-vs-torch" ktune; then
+  mkdir -p "$R/gemm"
+  set_name=${GEMM_VS_TORCH%%:*}
+  shapes=configs/shapes/$set_name.toml
+  m_list=""
+  [[ $GEMM_VS_TORCH == *:* ]] && m_list=${GEMM_VS_TORCH#*:}
+  if [ -n "$m_list" ]; then  # the same layers at the M asked for
+    sed "s/^m = \[.*\]/m = [$m_list]/" "$shapes" > "$R/gemm/shapes.toml"
+    shapes=$R/gemm/shapes.toml
+  fi
+  run_part "gemm-sweep:$set_name" 330 "$R/gemm/tune.log" "$BIN/ktune" tune --kernel gemm --shapes "$shapes" \
+    --dtype bf16 --layout nt --budget "$GEMM_BUDGET" --db "$R/gemm/sweep.db" --json
+  if [ -f "$BIN/lib/libktune_runtime.so" ] && python3 -c 'import torch' 2> /dev/null; then
+    run_part "gemm-vs-torch:$set_name" 200 "$R/gemm/vs_torch.log" env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" \
+      python3 bench/runtime/gemm_vs_torch.py --db "$R/gemm/sweep.db" --shapes "$shapes" \
+      --out "$R/gemm-vs-torch.md" --csv "$R/gemm/vs_torch.csv"
+  else
+    say "gemm-vs-torch: skipped, needs .devbin/lib/libktune_runtime.so and torch"
+  fi
 fi
 
 # --- side by side: torch, cuBLASLt -----------------------------------------------------------------

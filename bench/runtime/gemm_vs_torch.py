@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""ktune's tuned GEMMs against torch's cuBLAS call, both replayed in CUDA graphs with rotated inputs.
+
+For every key of a shape set (kernel gemm, one dtype, layout nt: C = A @ W^T with W an nn.Linear
+weight), on a GPU, this times
+  ktune: ktune.Runtime.gemm served from DB (the sweep's winner: a template config or a cuBLASLt
+         algorithm; the plan says which),
+  torch: torch.mm(A, W.t(), out=C) (cuBLAS, as a model calls it),
+the same way: R copies of (A, W, C) together larger than twice the L2 (so no call finds its inputs
+in the cache: what a model that reads each layer's weights once per step pays), one CUDA graph of
+N calls rotating over the copies, replayed; microseconds a call = replay time / N, median of 5
+replays. It checks that ktune's C matches torch's, and writes a Markdown table (ratio = torch /
+ktune: above 1 means ktune is faster) with geomeans by M and how many keys a template and a
+library algorithm won.
+
+    python3 bench/runtime/gemm_vs_torch.py --db sweep.db --shapes qwen3-0.6b [--m 1,16,128]
+        [--dtype bf16] [--out table.md] [--csv table.csv]
+"""
+
+import argparse
+import math
+import pathlib
+import statistics
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11
+    import toml as tomllib  # type: ignore
+
+import torch  # noqa: E402
+
+DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+
+
+def shape_set(name):
+    path = pathlib.Path(name)
+    if not path.exists():
+        path = ROOT / "configs" / "shapes" / f"{name}.toml"
+    text = path.read_text()
+    data = tomllib.loads(text)
+    return data["sweep"]["m"], [(layer["name"], layer["n"], layer["k"]) for layer in data["layer"]]
+
+
+def time_graph(fn_of_set, sets, target_us=2000.0, replays=5):
+    """Microseconds a call: fn_of_set(i) captured N times over the sets in one graph, replayed."""
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        for i in range(len(sets)):
+            fn_of_set(i)  # warm: plans prepared, cuBLAS workspace allocated
+    torch.cuda.synchronize()
+    # estimate from a short graph, then size the real one to ~target_us
+    def build(n):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=stream):
+            for j in range(n):
+                fn_of_set(j % len(sets))
+        return g
+
+    def replay_us(g, n):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        g.replay()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(replays):
+            start.record()
+            g.replay()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) * 1000.0 / n)
+        return statistics.median(times)
+
+    n0 = len(sets)
+    est = replay_us(build(n0), n0)
+    n = max(len(sets), min(4096, int(math.ceil(target_us / max(est, 0.5)))))
+    n = int(math.ceil(n / len(sets)) * len(sets))
+    return replay_us(build(n), n)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--db", required=True, help="the sweep's database")
+    ap.add_argument("--shapes", required=True, help="a shape set name (configs/shapes) or file")
+    ap.add_argument("--m", help="comma list of M (default: the set's sweep)")
+    ap.add_argument("--dtype", default="bf16", choices=sorted(DTYPES))
+    ap.add_argument("--out", help="Markdown table (default: stdout)")
+    ap.add_argument("--csv")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("gemm_vs_torch: no CUDA device", file=sys.stderr)
+        return 3
+    import ktune
+
+    ms, layers = shape_set(args.shapes)
+    if args.m:
+        ms = [int(x) for x in args.m.split(",")]
+    dt = DTYPES[args.dtype]
+    rt = ktune.Runtime(db=args.db, on_miss="default")
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    rows = []
+    for m in ms:
+        for name, n, k in layers:
+            per_set = (m * k + n * k + m * n) * torch.finfo(dt).bits // 8
+            count = max(2, min(64, math.ceil(2 * l2 / per_set)))
+            gen = torch.Generator(device="cuda").manual_seed(m * 7919 + n * 31 + k)
+            sets = [(torch.randn(m, k, device="cuda", dtype=dt, generator=gen),
+                     torch.randn(n, k, device="cuda", dtype=dt, generator=gen) / math.sqrt(k),
+                     torch.empty(m, n, device="cuda", dtype=dt),
+                     torch.empty(m, n, device="cuda", dtype=dt)) for _ in range(count)]
+            info = rt.prepare_gemm(sets[0][0], sets[0][1], sets[0][2])
+            ktune_us = time_graph(lambda i: rt.gemm(sets[i][0], sets[i][1], sets[i][2],
+                                                    stream=torch.cuda.current_stream().cuda_stream), sets)
+            torch_us = time_graph(lambda i: torch.mm(sets[i][0], sets[i][1].t(), out=sets[i][3]), sets)
+            a, w, c, ref = sets[0]
+            rt.gemm(a, w, c, stream=torch.cuda.current_stream().cuda_stream)
+            torch.mm(a, w.t(), out=ref)
+            torch.cuda.synchronize()
+            err = ((c.float() - ref.float()).norm() / ref.float().norm().clamp_min(1e-30)).item()
+            source = "library" if ".cublaslt." in info.config_name else (
+                "template" if info.source == "tuned" else info.source)
+            rows.append(dict(m=m, n=n, k=k, layer=name, torch_us=torch_us, ktune_us=ktune_us,
+                             ratio=torch_us / ktune_us, config=info.config_name, source=source, rel_err=err))
+            print(f"m={m} n={n} k={k} {name}: torch {torch_us:.2f} us, ktune {ktune_us:.2f} us "
+                  f"({torch_us / ktune_us:.2f}x) {info.config_name} err {err:.1e}", file=sys.stderr)
+
+    def geomean(xs):
+        return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+    lines = [f"GEMM {args.dtype} nt, shape set {args.shapes}, graph-replayed with rotated inputs "
+             f"(ratio = torch / ktune; above 1: ktune faster)", "",
+             "| m | n | k | layer | torch (cuBLAS) us | ktune us | ratio | ktune config | source | rel err |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['m']} | {r['n']} | {r['k']} | {r['layer']} | {r['torch_us']:.2f} | {r['ktune_us']:.2f} "
+                     f"| {r['ratio']:.2f} | {r['config']} | {r['source']} | {r['rel_err']:.1e} |")
+    small = [r["ratio"] for r in rows if r["m"] <= 16]
+    large = [r["ratio"] for r in rows if r["m"] >= 32]
+    lines += ["", f"geomean M <= 16: {geomean(small):.3f} ({len(small)} keys); "
+              f"M >= 32: {geomean(large):.3f} ({len(large)} keys); all: {geomean([r['ratio'] for r in rows]):.3f}",
+              f"keys below 1.0: {sum(1 for r in rows if r['ratio'] < 1.0)} of {len(rows)}; "
+              f"won by a template: {sum(1 for r in rows if r['source'] == 'template')}, "
+              f"by a cuBLASLt algorithm: {sum(1 for r in rows if r['source'] == 'library')}, "
+              f"untuned: {sum(1 for r in rows if r['source'] not in ('template', 'library'))}",
+              f"worst rel err against torch: {max((r['rel_err'] for r in rows), default=0):.1e}"]
+    text = "\n".join(lines) + "\n"
+    if args.out:
+        pathlib.Path(args.out).write_text(text)
+    else:
+        sys.stdout.write(text)
+    if args.csv:
+        import csv
+        with open(args.csv, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()) if rows else ["m"])
+            w.writeheader()
+            w.writerows(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
