@@ -64,9 +64,9 @@ CublasLtFp8Gemm::Plan& CublasLtFp8Gemm::plan(const CublasFp8Problem& p) {
   return *plans_.emplace(p, std::move(plan)).first->second;
 }
 
-void CublasLtFp8Gemm::run(const CublasFp8Problem& problem, CUdeviceptr a, CUdeviceptr b, CUdeviceptr a_scale,
-                          CUdeviceptr b_scale, CUdeviceptr c, CUstream stream) {
-  Plan& p = plan(problem);
+void CublasLtFp8Gemm::enqueue(Plan& p, const cublasLtMatmulAlgo_t& algo, CUdeviceptr workspace,
+                              std::size_t workspace_size, CUdeviceptr a, CUdeviceptr b, CUdeviceptr a_scale,
+                              CUdeviceptr b_scale, CUdeviceptr c, CUstream stream) {
   const auto ptr = [](CUdeviceptr d) { return reinterpret_cast<void*>(static_cast<uintptr_t>(d)); };
   // cuBLAS's A is ktune's B, so its A scale is b_scale.
   if (p.a_scale != b_scale) {
@@ -84,8 +84,80 @@ void CublasLtFp8Gemm::run(const CublasFp8Problem& problem, CUdeviceptr a, CUdevi
   const float alpha = 1.0f;
   const float beta = 0.0f;
   KTUNE_CUBLASLT_FP8_CHECK(cublasLtMatmul(session_.handle(), p.desc, &alpha, ptr(b), p.a, ptr(a), p.b, &beta,
-                                          ptr(c), p.c, ptr(c), p.c, &p.algo, ptr(session_.workspace()),
-                                          p.workspace, reinterpret_cast<cudaStream_t>(stream)));
+                                          ptr(c), p.c, ptr(c), p.c, &algo, ptr(workspace), workspace_size,
+                                          reinterpret_cast<cudaStream_t>(stream)));
+}
+
+void CublasLtFp8Gemm::run(const CublasFp8Problem& problem, CUdeviceptr a, CUdeviceptr b, CUdeviceptr a_scale,
+                          CUdeviceptr b_scale, CUdeviceptr c, CUstream stream) {
+  Plan& p = plan(problem);
+  enqueue(p, p.algo, session_.workspace(), p.workspace, a, b, a_scale, b_scale, c, stream);
+}
+
+std::vector<CublasLtAlgorithm> CublasLtFp8Gemm::algorithms(const CublasFp8Problem& problem, int count) {
+  const Plan& p = plan(problem);
+  std::vector<CublasLtAlgorithm> out;
+  for (const cublasLtMatmulHeuristicResult_t& r : session_.heuristic(p, count)) {
+    const CublasLtAlgorithm a = read_algorithm(session_.api(), r.algo, session_.version_number());
+    bool seen = false;
+    for (const CublasLtAlgorithm& o : out) seen = seen || o == a;
+    if (!seen) out.push_back(a);
+  }
+  return out;
+}
+
+const CublasLtFp8Gemm::Chosen& CublasLtFp8Gemm::chosen(const CublasFp8Problem& problem,
+                                                       const CublasLtAlgorithm& algorithm) {
+  auto key = std::make_pair(problem, algorithm.name_suffix());
+  if (const auto it = chosen_.find(key); it != chosen_.end()) return it->second;
+  Chosen c;
+  const Plan& p = plan(problem);
+  if (algorithm.version != session_.version_number()) {
+    c.rejection = fmt::format("the algorithm was offered by cuBLASLt {}, this is cuBLASLt {}", algorithm.version,
+                              session_.version_number());
+  } else {
+    try {
+      c.algo = restore_algorithm(session_.api(), session_.handle(), CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_8F_E4M3,
+                                 CUDA_R_8F_E4M3, CUDA_R_16BF, algorithm);
+      cublasLtMatmulHeuristicResult_t result{};
+      const cublasStatus_t status =
+          session_.api().cublasLtMatmulAlgoCheck(session_.handle(), p.desc, p.a, p.b, p.c, p.c, &c.algo, &result);
+      if (status != CUBLAS_STATUS_SUCCESS) {
+        c.rejection = fmt::format("cublasLtMatmulAlgoCheck refuses algorithm {}: {}", algorithm.name_suffix(),
+                                  session_.api().cublasLtGetStatusName(status));
+      } else if (result.workspaceSize > CublasLtSession::kWorkspaceBytes) {
+        c.rejection = fmt::format("algorithm {} needs {} bytes of workspace, more than the {} offered",
+                                  algorithm.name_suffix(), result.workspaceSize, CublasLtSession::kWorkspaceBytes);
+      } else {
+        c.workspace = result.workspaceSize;
+      }
+    } catch (const Error& e) {
+      c.rejection = fmt::format("cuBLASLt refuses algorithm {}: {}", algorithm.name_suffix(), e.what());
+    }
+  }
+  return chosen_.emplace(std::move(key), std::move(c)).first->second;
+}
+
+std::string CublasLtFp8Gemm::rejection(const CublasFp8Problem& problem, const CublasLtAlgorithm& algorithm) {
+  return chosen(problem, algorithm).rejection;
+}
+
+std::size_t CublasLtFp8Gemm::workspace_bytes(const CublasFp8Problem& problem, const CublasLtAlgorithm& algorithm) {
+  return chosen(problem, algorithm).workspace;
+}
+
+void CublasLtFp8Gemm::run(const CublasFp8Problem& problem, const CublasLtAlgorithm& algorithm, CUdeviceptr a,
+                          CUdeviceptr b, CUdeviceptr a_scale, CUdeviceptr b_scale, CUdeviceptr c, CUstream stream,
+                          CUdeviceptr workspace, std::size_t workspace_size) {
+  const Chosen& ch = chosen(problem, algorithm);
+  if (!ch.rejection.empty()) throw Error(ErrorKind::kBadInput, ch.rejection);
+  if (workspace == 0) {
+    workspace = session_.workspace();
+  } else if (workspace_size < ch.workspace) {
+    throw Error(ErrorKind::kBadInput, fmt::format("cuBLASLt algorithm {} needs {} bytes of workspace, given {}",
+                                                  algorithm.name_suffix(), ch.workspace, workspace_size));
+  }
+  enqueue(plan(problem), ch.algo, workspace, ch.workspace, a, b, a_scale, b_scale, c, stream);
 }
 
 std::string CublasLtFp8Gemm::algorithm(const CublasFp8Problem& problem) const {

@@ -14,7 +14,10 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
+#include "harness/cublaslt_algorithm.hpp"
 #include "harness/cublaslt_session.hpp"
 
 namespace ktune::harness {
@@ -49,6 +52,19 @@ class CublasLtFp8Gemm {
   void run(const CublasFp8Problem& problem, CUdeviceptr a, CUdeviceptr b, CUdeviceptr a_scale,
            CUdeviceptr b_scale, CUdeviceptr c, CUstream stream);
 
+  /// The heuristic's best `count` algorithms for the problem, best first. Throws like run().
+  std::vector<CublasLtAlgorithm> algorithms(const CublasFp8Problem& problem, int count);
+  /// "" when `algorithm` can run the problem here (same library version, accepted by
+  /// cublasLtMatmulAlgoCheck, workspace within the session's); else why not.
+  std::string rejection(const CublasFp8Problem& problem, const CublasLtAlgorithm& algorithm);
+  /// Workspace bytes `algorithm` needs for the problem (0 when it cannot run).
+  std::size_t workspace_bytes(const CublasFp8Problem& problem, const CublasLtAlgorithm& algorithm);
+  /// Enqueues the product with `algorithm` (a tuned candidate) on `workspace` (0: this object's
+  /// own; else at least workspace_bytes()). Throws Error(kBadInput) with rejection()'s reason.
+  void run(const CublasFp8Problem& problem, const CublasLtAlgorithm& algorithm, CUdeviceptr a, CUdeviceptr b,
+           CUdeviceptr a_scale, CUdeviceptr b_scale, CUdeviceptr c, CUstream stream, CUdeviceptr workspace = 0,
+           std::size_t workspace_size = 0);
+
   /// "cuBLASLt 130100" style version text of the opened library.
   std::string version() const;
   /// The chosen algorithm's id and tile, for logs; "" if the problem has no plan yet.
@@ -56,10 +72,20 @@ class CublasLtFp8Gemm {
 
  private:
   struct Plan;
+  struct Chosen {
+    cublasLtMatmulAlgo_t algo{};
+    std::size_t workspace = 0;
+    std::string rejection;  ///< "" when it runs
+  };
   Plan& plan(const CublasFp8Problem& problem);
+  const Chosen& chosen(const CublasFp8Problem& problem, const CublasLtAlgorithm& algorithm);
+  void enqueue(Plan& p, const cublasLtMatmulAlgo_t& algo, CUdeviceptr workspace, std::size_t workspace_size,
+               CUdeviceptr a, CUdeviceptr b, CUdeviceptr a_scale, CUdeviceptr b_scale, CUdeviceptr c,
+               CUstream stream);
 
   CublasLtSession session_;
   std::map<CublasFp8Problem, std::unique_ptr<Plan>> plans_;
+  std::map<std::pair<CublasFp8Problem, std::string>, Chosen> chosen_;
 };
 
 }  // namespace ktune::harness

@@ -9,10 +9,11 @@ namespace ktune::harness {
 
 namespace {
 constexpr const char* kGemmCall = "cublaslt_gemm";
+constexpr const char* kFp8GemmCall = "cublaslt_fp8_gemm";
 }  // namespace
 
 nlohmann::json to_json(const LibraryGemmCall& call) {
-  return {{"call", kGemmCall},
+  nlohmann::json j{{"call", call.fp8 ? kFp8GemmCall : kGemmCall},
           {"dtype", std::string(to_string(call.dtype))},
           {"layout", call.layout},
           {"m", call.m},
@@ -22,15 +23,23 @@ nlohmann::json to_json(const LibraryGemmCall& call) {
           {"b", call.b},
           {"c", call.c},
           {"algorithm", call.algorithm.to_json_text()}};
+  if (call.fp8) {
+    j["a_scale"] = call.a_scale;
+    j["b_scale"] = call.b_scale;
+  }
+  return j;
 }
 
 LibraryGemmCall library_gemm_call_from_json(const nlohmann::json& j) {
   try {
     if (!j.is_object()) throw Error(ErrorKind::kBadInput, "a library call must be a JSON object");
     const std::string call = j.at("call").get<std::string>();
-    if (call != kGemmCall)
-      throw Error(ErrorKind::kBadInput, fmt::format("unknown library call '{}' (known: {})", call, kGemmCall));
+    if (call != kGemmCall && call != kFp8GemmCall) {
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("unknown library call '{}' (known: {}, {})", call, kGemmCall, kFp8GemmCall));
+    }
     LibraryGemmCall c;
+    c.fp8 = call == kFp8GemmCall;
     c.dtype = dtype_from_string(j.at("dtype").get<std::string>());
     c.layout = j.at("layout").get<std::string>();
     if (c.layout != "nt" && c.layout != "nn")
@@ -43,6 +52,11 @@ LibraryGemmCall library_gemm_call_from_json(const nlohmann::json& j) {
     c.a = j.at("a").get<std::string>();
     c.b = j.at("b").get<std::string>();
     c.c = j.at("c").get<std::string>();
+    if (c.fp8) {
+      c.a_scale = j.at("a_scale").get<std::string>();
+      c.b_scale = j.at("b_scale").get<std::string>();
+      if (c.layout != "nt") throw Error(ErrorKind::kBadInput, "the library fp8 gemm has layout nt only");
+    }
     c.algorithm = Config::from_json_text(j.at("algorithm").get<std::string>());
     return c;
   } catch (const nlohmann::json::exception& e) {

@@ -18,9 +18,11 @@ namespace ktune::harness {
 
 /// C[M,N] = A[M,K] * B (row-major; "nt": B is [N,K], "nn": B is [K,N]) by cuBLASLt with `algorithm`
 /// (a config of variant "cublaslt": harness/cublaslt_algorithm.hpp), on the request's buffers
-/// named `a`, `b`, `c`.
+/// named `a`, `b`, `c`. With `fp8`: A and B in e4m3 ("nt" only), C in bf16, times the per-tensor
+/// scales in buffers `a_scale` and `b_scale` (fp8_gemm's problem).
 struct LibraryGemmCall {
-  DType dtype = DType::kBF16;
+  bool fp8 = false;
+  DType dtype = DType::kBF16;  ///< the inputs' dtype (kFP8E4M3 with fp8)
   std::string layout = "nt";
   int64_t m = 0;
   int64_t n = 0;
@@ -28,11 +30,14 @@ struct LibraryGemmCall {
   std::string a = "a";
   std::string b = "b";
   std::string c = "c";
+  std::string a_scale = "a_scale";  ///< fp8 only
+  std::string b_scale = "b_scale";  ///< fp8 only
   Config algorithm;
 };
 
-/// {"call":"cublaslt_gemm","dtype":..,"layout":..,"m":..,"n":..,"k":..,"a":..,"b":..,"c":..,
-///  "algorithm": the config's JSON text (its parameters keep their order)}.
+/// {"call":"cublaslt_gemm" or "cublaslt_fp8_gemm","dtype":..,"layout":..,"m":..,"n":..,"k":..,
+///  "a":..,"b":..,"c":.., fp8: "a_scale":..,"b_scale":.., "algorithm": the config's JSON text (its
+///  parameters keep their order)}.
 nlohmann::json to_json(const LibraryGemmCall& call);
 /// Inverse; throws ktune::Error(kBadInput) naming the missing or bad field.
 LibraryGemmCall library_gemm_call_from_json(const nlohmann::json& j);

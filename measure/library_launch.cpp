@@ -9,6 +9,15 @@ namespace ktune::harness {
 LoadedLibraryCall::LoadedLibraryCall(const LaunchSpec& spec)
     : call_(library_gemm_call_from_json(spec.library)), function_(spec.function) {
   algorithm_ = CublasLtAlgorithm::from_config(call_.algorithm);
+  if (call_.fp8) {
+    fp8_problem_.m = call_.m;
+    fp8_problem_.n = call_.n;
+    fp8_problem_.k = call_.k;
+    fp8_gemm_ = std::make_unique<CublasLtFp8Gemm>();
+    violation_ = fp8_gemm_->rejection(fp8_problem_, algorithm_);
+    resources_ = {{"library", fp8_gemm_->version()}, {"algorithm", algorithm_.name_suffix()}};
+    return;
+  }
   problem_.dtype = call_.dtype;
   problem_.b_nt = call_.layout == "nt";
   problem_.m = call_.m;
@@ -21,11 +30,22 @@ LoadedLibraryCall::LoadedLibraryCall(const LaunchSpec& spec)
 
 void LoadedLibraryCall::bind(const std::vector<const BufferSet*>& sets) {
   bound_.clear();
-  for (const BufferSet* set : sets) bound_.push_back({set->at(call_.a), set->at(call_.b), set->at(call_.c)});
+  for (const BufferSet* set : sets) {
+    Bound b{set->at(call_.a), set->at(call_.b), set->at(call_.c)};
+    if (call_.fp8) {
+      b.a_scale = set->at(call_.a_scale);
+      b.b_scale = set->at(call_.b_scale);
+    }
+    bound_.push_back(b);
+  }
 }
 
 void LoadedLibraryCall::launch(std::size_t set, CUstream stream) {
   const Bound& b = bound_.at(set);
+  if (call_.fp8) {
+    fp8_gemm_->run(fp8_problem_, algorithm_, b.a, b.b, b.a_scale, b.b_scale, b.c, stream);
+    return;
+  }
   gemm_->run(problem_, algorithm_, b.a, b.b, b.c, stream);
 }
 

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/cublaslt_algorithm.hpp"
+#include "harness/cublaslt_fp8_gemm.hpp"
 #include "harness/cublaslt_gemm.hpp"
 #include "measure/candidate_launch.hpp"
 #include "measure/library_call.hpp"
@@ -43,11 +44,15 @@ class LoadedLibraryCall {
     CUdeviceptr a = 0;
     CUdeviceptr b = 0;
     CUdeviceptr c = 0;
+    CUdeviceptr a_scale = 0;
+    CUdeviceptr b_scale = 0;
   };
   LibraryGemmCall call_;
   CublasGemmProblem problem_;
+  CublasFp8Problem fp8_problem_;
   CublasLtAlgorithm algorithm_;
-  std::unique_ptr<CublasLtGemm> gemm_;
+  std::unique_ptr<CublasLtGemm> gemm_;        ///< bf16/f16/f32 calls
+  std::unique_ptr<CublasLtFp8Gemm> fp8_gemm_;  ///< fp8 calls
   std::string function_;
   std::string violation_;
   nlohmann::json resources_ = nlohmann::json::object();

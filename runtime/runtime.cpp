@@ -213,8 +213,7 @@ std::unique_ptr<runtime::detail::LibraryGemmPlan> Runtime::Impl::library_plan(co
                                                                               const ktune::Config& config,
                                                                               std::string* why) {
   try {
-    if (!library) library = std::make_unique<harness::CublasLtGemm>();
-    return std::make_unique<runtime::detail::LibraryGemmPlan>(*library, library_mutex, key, config);
+    return std::make_unique<runtime::detail::LibraryGemmPlan>(library, key, config);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::kBadInput && e.kind() != ErrorKind::kNoDevice) throw;
     *why = e.what();

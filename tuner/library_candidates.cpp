@@ -13,6 +13,11 @@ namespace ktune::tuner {
 namespace kt = kernel_templates;
 
 bool library_serves(std::string_view kernel, const kt::Problem& problem) {
+  if (kernel == "fp8_gemm") {
+    // cuBLASLt's fp8 rule: K and N (its leading dimensions) multiples of 16; per-tensor scales.
+    return problem.dtype == DType::kFP8E4M3 && problem.layout == "nt" && problem.dim("k") % 16 == 0 &&
+           problem.dim("n") % 16 == 0;
+  }
   const bool dtype_ok =
       problem.dtype == DType::kBF16 || problem.dtype == DType::kF16 || problem.dtype == DType::kF32;
   return kernel == "gemm" && dtype_ok && (problem.layout == "nt" || problem.layout == "nn");
@@ -43,6 +48,7 @@ harness::CandidateRequest library_candidate_request(std::string_view kernel, con
   const kt::KernelSpec& spec = library_reference_spec(kernel, problem);
   const kt::ReferenceSpec ref = spec.reference(problem);
   harness::LibraryGemmCall call;
+  call.fp8 = kernel == "fp8_gemm";
   call.dtype = problem.dtype;
   call.layout = problem.layout;
   call.m = problem.dim("m");
@@ -63,7 +69,7 @@ harness::CandidateRequest library_candidate_request(std::string_view kernel, con
   }
   harness::BufferSpec c;
   c.name = call.c;
-  c.dtype = problem.dtype;
+  c.dtype = call.fp8 ? DType::kBF16 : problem.dtype;  // fp8_gemm writes bf16
   c.count = static_cast<uint64_t>(call.m * call.n);
   c.init = harness::BufferSpec::Init::kPoison;
   r.buffers.push_back(std::move(c));

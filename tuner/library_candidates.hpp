@@ -1,6 +1,6 @@
 #pragma once
 /// A vendor library's algorithms as candidates of a key (D3; what PyTorch TunableOp does): for a
-/// gemm key the library serves (layout nt or nn, no epilogue), the best N algorithms cuBLASLt's
+/// gemm or fp8_gemm key the library serves (library_serves), the best N algorithms cuBLASLt's
 /// heuristic offers are verified and timed in the worker exactly like the templates' configs,
 /// stored under canonical names that carry the library version
 /// (`gemm.bf16.nt.cublaslt.v130100.a66.t23.s19.k1.r0.w0.c0.i0.x0`), re-timed with the contenders
@@ -20,7 +20,8 @@
 
 namespace ktune::tuner {
 
-/// Whether a vendor library has algorithms for this key (gemm; f16, bf16 or f32; layout nt or nn).
+/// Whether a vendor library has algorithms for this key: gemm (f16, bf16 or f32; layout nt or nn),
+/// fp8_gemm (e4m3, mode nt: per-tensor scales; N and K multiples of 16).
 bool library_serves(std::string_view kernel, const kernel_templates::Problem& problem);
 
 /// "gemm.bf16.nt.cublaslt.v130100.a66.t23.s19.k1.r0.w0.c0.i0.x0". Throws ktune::Error(kBadInput)

@@ -65,10 +65,8 @@ struct Runtime::Impl {
   std::mutex build_mutex;                           ///< one cold build at a time; guards what follows
   std::map<std::string, harness::Module> modules;   ///< by compile cache key
   std::map<std::string, KernelCompiler> compilers;  ///< by kernel name
-  /// cuBLASLt for keys whose winner is a library algorithm: opened on the first such key; calls on
-  /// its one handle are serialised by library_mutex.
-  std::unique_ptr<harness::CublasLtGemm> library;
-  std::mutex library_mutex;
+  /// cuBLASLt for keys whose winner is a library algorithm: opened on the first such key.
+  runtime::detail::LibraryHandles library;
   /// Where keys served without a tuned config are recorded (null: nowhere); guarded by build_mutex.
   std::unique_ptr<runtime::MissRecorder> recorder;
 

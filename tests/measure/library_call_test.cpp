@@ -17,8 +17,13 @@ LibraryGemmCall random_call(std::mt19937_64& rng) {
   std::uniform_int_distribution<int64_t> dim(1, 1 << 15);
   std::uniform_int_distribution<int64_t> attr(0, 40);
   LibraryGemmCall c;
-  c.dtype = rng() % 2 ? DType::kBF16 : DType::kF16;
-  c.layout = rng() % 2 ? "nt" : "nn";
+  c.fp8 = rng() % 3 == 0;
+  c.dtype = c.fp8 ? DType::kFP8E4M3 : rng() % 2 ? DType::kBF16 : DType::kF16;
+  c.layout = c.fp8 || rng() % 2 ? "nt" : "nn";
+  if (c.fp8) {
+    c.a_scale = "sa" + std::to_string(rng() % 100);
+    c.b_scale = "sb" + std::to_string(rng() % 100);
+  }
   c.m = dim(rng);
   c.n = dim(rng);
   c.k = dim(rng);
@@ -31,6 +36,11 @@ LibraryGemmCall random_call(std::mt19937_64& rng) {
 }
 
 void expect_same(const LibraryGemmCall& got, const LibraryGemmCall& want) {
+  EXPECT_EQ(got.fp8, want.fp8);
+  if (want.fp8) {
+    EXPECT_EQ(got.a_scale, want.a_scale);
+    EXPECT_EQ(got.b_scale, want.b_scale);
+  }
   EXPECT_EQ(got.dtype, want.dtype);
   EXPECT_EQ(got.layout, want.layout);
   EXPECT_EQ(got.m, want.m);
@@ -101,6 +111,16 @@ TEST(LibraryCall, MalformedCallsNameTheirFault) {
   j["k"] = "many";
   EXPECT_FALSE(error_of(j).empty());
   EXPECT_FALSE(error_of(nlohmann::json::array()).empty());
+  LibraryGemmCall fp8 = random_call(rng);
+  fp8.fp8 = true;
+  fp8.layout = "nt";
+  j = to_json(fp8);
+  EXPECT_TRUE(error_of(j).empty()) << error_of(j);
+  j.erase("b_scale");
+  EXPECT_NE(error_of(j).find("b_scale"), std::string::npos) << error_of(j);
+  j = to_json(fp8);
+  j["layout"] = "nn";
+  EXPECT_NE(error_of(j).find("nt only"), std::string::npos) << error_of(j);
   EXPECT_TRUE(error_of(good).empty());
 }
 

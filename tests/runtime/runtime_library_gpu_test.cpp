@@ -14,6 +14,7 @@
 #include "harness/cublaslt_algorithm.hpp"
 #include "harness/device_info.hpp"
 #include "kernel_templates/embedded_sources.hpp"
+#include "kernel_templates/fp8_gemm/reference_fp8_gemm.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/ktune.hpp"
 #include "tests/runtime/runtime_strided_gemm_gpu_util.hpp"
@@ -100,6 +101,60 @@ TEST(RuntimeLibraryGpu, ALibraryWinnerRunsThroughCublasLtDirectlyAndInAGraph) {
       EXPECT_EQ(fallback.info.config_name.find(".cublaslt."), std::string::npos) << odd.text();
       EXPECT_LE(fallback.error, tolerance(dt)) << odd.text() << " served by " << fallback.info.config_name;
     }
+  }
+}
+
+TEST(RuntimeLibraryGpu, AnFp8LibraryWinnerMatchesTheReferenceDirectlyAndInAGraph) {
+  KTUNE_SKIP_WITHOUT_GPU();
+  const harness::DeviceInfo dev = harness::query_device(0);
+  if (dev.cc_major * 10 + dev.cc_minor < 89) GTEST_SKIP() << "fp8 needs sm_89+, this is " << dev.arch();
+  test::TempDir dir;
+  const int64_t m = 48, n = 1024, k = 512;
+  const kernel_templates::Problem p{{{"m", m}, {"n", n}, {"k", k}}, DType::kFP8E4M3, "nt"};
+  tuner::CublasLtAlgorithmSource source(0);
+  const std::vector<Config> configs = source.configs("fp8_gemm", p, 3);
+  ASSERT_FALSE(configs.empty()) << "cuBLASLt offered no fp8 algorithm";
+  {
+    auto db = cache::ConfigCache::open(dir / "fp8.db");
+    const auto sources = kernel_templates::SourceLibrary::builtin();
+    const int64_t gpu = db.upsert_gpu({dev.name, dev.cc_major, dev.cc_minor, dev.sm_count, dev.memory_bytes, "{}"});
+    const int64_t kernel =
+        db.upsert_kernel({"fp8_gemm", sources.hash(kernel_templates::kernel_source_files("fp8_gemm"))});
+    cache::Measurement row;
+    row.shape = p.shape_text();
+    row.dtype = "fp8e4m3";
+    row.layout = "nt";
+    row.config_name = tuner::library_canonical_name("fp8_gemm", p, configs.back());
+    row.config_json = configs.back().to_json_text();
+    row.stats = cache::Stats{5.0, 4.9, 5.0, 5.1, 0.05, 20};
+    db.set_best(db.record(db.begin_run({}), gpu, kernel, {row}).at(0));
+  }
+  RuntimeOptions o;
+  o.db_path = (dir / "fp8.db").string();
+  Runtime rt(o);
+  const auto a = random_e4m3(m * k, 61), b = random_e4m3(n * k, 62);
+  auto da = DeviceBuffer::from_host<uint8_t>(a);
+  auto db = DeviceBuffer::from_host<uint8_t>(b);
+  const std::vector<float> sa{0.75f}, sb{1.5f};
+  auto dsa = DeviceBuffer::from_host<float>(sa);
+  auto dsb = DeviceBuffer::from_host<float>(sb);
+  const std::vector<double> sa64{0.75}, sb64{1.5};
+  const auto ref = kernel_templates::fp8_gemm_reference_f64(decoded(a), decoded(b), sa64, sb64, m, n, k, false);
+  Output c(m * n, DType::kBF16);
+  for (bool graph : {false, true}) {
+    const Fp8GemmArgs args{.a = reinterpret_cast<const void*>(da.get()),
+                           .b = reinterpret_cast<const void*>(db.get()),
+                           .a_scale = reinterpret_cast<const float*>(dsa.get()),
+                           .b_scale = reinterpret_cast<const float*>(dsb.get()),
+                           .c = c.ptr(),
+                           .m = m,
+                           .n = n,
+                           .k = k};
+    const PlanInfo info = rt.prepare(args);
+    EXPECT_NE(info.config_name.find("fp8_gemm.fp8e4m3.nt.cublaslt.v"), std::string::npos) << info.config_name;
+    c.poison();
+    run(graph, [&](Stream st) { rt.fp8_gemm(args, st); });
+    EXPECT_LE(error(c.read(), ref), tolerance(DType::kBF16)) << "graph=" << graph << " " << info.config_name;
   }
 }
 

@@ -1,5 +1,5 @@
 // cuBLASLt's algorithms as candidates on a GPU (tuner/library_candidates.hpp): the heuristic offers
-// algorithms for decode and prefill shapes of both layouts; each, as a library call in the real
+// algorithms for decode and prefill shapes of both layouts, bf16, f16, f32 and fp8; each, as a library call in the real
 // worker, is verified against the gemm reference and timed (ok, with statistics); an algorithm of
 // another library version is refused before it runs; and a tuning loop over a key measures the
 // library's algorithms beside the templates and stores them under their versioned names.
@@ -32,11 +32,13 @@ kt::Problem problem(int64_t m, int64_t n, int64_t k, DType dtype, const char* la
   return kt::Problem{{{"m", m}, {"n", n}, {"k", k}}, dtype, layout};
 }
 
+const char* kernel_of(const kt::Problem& p) { return p.dtype == DType::kFP8E4M3 ? "fp8_gemm" : "gemm"; }
+
 harness::CompileResult compile_reference(const kt::Problem& p) {
   const harness::DeviceInfo dev = harness::query_device(0);
   static const auto sources = kt::SourceLibrary::builtin();
   harness::NvrtcCompiler compiler;
-  const kt::CompileSpec cs = library_reference_spec("gemm", p).reference(p).compile;
+  const kt::CompileSpec cs = library_reference_spec(kernel_of(p), p).reference(p).compile;
   return compiler.compile(kt::make_compile_request(cs, sources, dev.arch()));
 }
 
@@ -55,14 +57,16 @@ TEST(LibraryGpu, EveryOfferedAlgorithmIsVerifiedAndTimedInTheWorker) {
   const kt::Problem problems[] = {problem(16, 4096, 1024, DType::kBF16, "nt"),
                                   problem(37, 301, 515, DType::kBF16, "nn"),
                                   problem(512, 3072, 1024, DType::kF16, "nt"),
-                                  problem(33, 257, 129, DType::kF32, "nt")};
+                                  problem(33, 257, 129, DType::kF32, "nt"),
+                                  problem(16, 4096, 1024, DType::kFP8E4M3, "nt"),
+                                  problem(1024, 2048, 4096, DType::kFP8E4M3, "nt")};
   for (const kt::Problem& p : problems) {
     SCOPED_TRACE(p.shape_text() + " " + to_string(p.dtype) + " " + p.layout);
-    const std::vector<Config> configs = source.configs("gemm", p, 8);
+    const std::vector<Config> configs = source.configs(kernel_of(p), p, 8);
     ASSERT_FALSE(configs.empty()) << "cuBLASLt offered no algorithm";
     const harness::CompileResult reference = compile_reference(p);
     for (const Config& c : configs) {
-      harness::CandidateRequest r = library_candidate_request("gemm", p, c, reference);
+      harness::CandidateRequest r = library_candidate_request(kernel_of(p), p, c, reference);
       r.timing = short_timing();
       const harness::CandidateResult res = measurer.measure(r);
       EXPECT_EQ(res.outcome, Outcome::kOk) << r.name << ": " << res.reason;

@@ -177,7 +177,10 @@ TEST(LibraryCandidates, LeftOutWhereTheLibraryDoesNotServeOrNoneAreAsked) {
   EXPECT_TRUE(library_serves("gemm", Problem{dims, DType::kF16, "nn"}));
   EXPECT_FALSE(library_serves("gemm", Problem{dims, DType::kBF16, "nt+bias"})) << "no fused epilogue";
   EXPECT_FALSE(library_serves("gemm", Problem{dims, DType::kFP8E4M3, "nt"}));
-  EXPECT_FALSE(library_serves("fp8_gemm", Problem{dims, DType::kFP8E4M3, "nt"}));
+  EXPECT_TRUE(library_serves("fp8_gemm", Problem{dims, DType::kFP8E4M3, "nt"}));
+  EXPECT_FALSE(library_serves("fp8_gemm", Problem{dims, DType::kFP8E4M3, "nt+rowcol"}));
+  EXPECT_FALSE(library_serves("fp8_gemm", Problem{{{"m", 64}, {"n", 520}, {"k", 1024}}, DType::kFP8E4M3, "nt"}))
+      << "cuBLASLt's fp8 needs N and K multiples of 16";
   EXPECT_FALSE(library_serves("rmsnorm", Problem{{{"rows", 64}, {"cols", 4096}}, DType::kBF16, ""}));
   {
     LibraryAwareMeasurer measurer;
@@ -209,6 +212,7 @@ TEST(LibraryCandidates, LeftOutWhereTheLibraryDoesNotServeOrNoneAreAsked) {
 
 TEST(LibraryCandidates, TheSpaceSaysHowManyAndRefusesNonsense) {
   EXPECT_EQ(ConfigSpace::load(configs_dir() / "spaces" / "gemm.toml").library_algorithms(), 8u);
+  EXPECT_EQ(ConfigSpace::load(configs_dir() / "spaces" / "fp8_gemm.toml").library_algorithms(), 8u);
   EXPECT_EQ(ConfigSpace::load(configs_dir() / "spaces" / "rmsnorm.toml").library_algorithms(), 0u);
   const std::string base = ConfigSpace::load(configs_dir() / "spaces" / "gemm.toml").kernel();
   for (const char* bad : {"-1", "65", "2.5", "\"eight\""}) {
