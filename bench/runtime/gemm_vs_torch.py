@@ -2,10 +2,12 @@
 """ktune's tuned GEMMs against torch's cuBLAS call, both replayed in CUDA graphs with rotated inputs.
 
 For every key of a shape set (kernel gemm, one dtype, layout nt: C = A @ W^T with W an nn.Linear
-weight), on a GPU, this times
-  ktune: ktune.Runtime.gemm served from DB (the sweep's winner: a template config or a cuBLASLt
-         algorithm; the plan says which),
-  torch: torch.mm(A, W.t(), out=C) (cuBLAS, as a model calls it),
+weight; with --dtype fp8, kernel fp8_gemm: e4m3 A and W, per-tensor scales, bf16 C), on a GPU,
+this times
+  ktune: ktune.Runtime.gemm / fp8_gemm served from DB (the sweep's winner: a template config or a
+         cuBLASLt algorithm; the plan says which),
+  torch: torch.mm(A, W.t(), out=C) (cuBLAS, as a model calls it), or for fp8
+         torch._scaled_mm(A, W.t(), scale_a, scale_b, out_dtype=bfloat16) (cuBLASLt fp8),
 the same way: R copies of (A, W, C) together larger than twice the L2 (so no call finds its inputs
 in the cache: what a model that reads each layer's weights once per step pays), one CUDA graph of
 N calls rotating over the copies, replayed; microseconds a call = replay time / N, median of 5
@@ -33,7 +35,7 @@ except ImportError:  # Python < 3.11
 
 import torch  # noqa: E402
 
-DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32, "fp8": torch.float8_e4m3fn}
 
 
 def shape_set(name):
@@ -103,20 +105,39 @@ def main():
     rows = []
     for m in ms:
         for name, n, k in layers:
-            per_set = (m * k + n * k + m * n) * torch.finfo(dt).bits // 8
+            fp8 = args.dtype == "fp8"
+            out_dt = torch.bfloat16 if fp8 else dt
+            in_bytes = 1 if fp8 else torch.finfo(dt).bits // 8
+            per_set = (m * k + n * k) * in_bytes + m * n * torch.finfo(out_dt).bits // 8
             count = max(2, min(64, math.ceil(2 * l2 / per_set)))
             gen = torch.Generator(device="cuda").manual_seed(m * 7919 + n * 31 + k)
-            sets = [(torch.randn(m, k, device="cuda", dtype=dt, generator=gen),
-                     torch.randn(n, k, device="cuda", dtype=dt, generator=gen) / math.sqrt(k),
-                     torch.empty(m, n, device="cuda", dtype=dt),
-                     torch.empty(m, n, device="cuda", dtype=dt)) for _ in range(count)]
-            info = rt.prepare_gemm(sets[0][0], sets[0][1], sets[0][2])
-            ktune_us = time_graph(lambda i: rt.gemm(sets[i][0], sets[i][1], sets[i][2],
-                                                    stream=torch.cuda.current_stream().cuda_stream), sets)
-            torch_us = time_graph(lambda i: torch.mm(sets[i][0], sets[i][1].t(), out=sets[i][3]), sets)
+
+            def operand(rows):
+                x = torch.randn(rows, k, device="cuda", dtype=torch.float32, generator=gen)
+                return x.to(dt) if fp8 else (x / math.sqrt(k) if rows == n else x).to(dt)
+
+            sets = [(operand(m), operand(n), torch.empty(m, n, device="cuda", dtype=out_dt),
+                     torch.empty(m, n, device="cuda", dtype=out_dt)) for _ in range(count)]
+            stream_of = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
+            if fp8:
+                sa = torch.tensor([0.5], device="cuda")
+                sb = torch.tensor([1.0 / math.sqrt(k)], device="cuda")
+                info = rt.prepare_fp8_gemm(sets[0][0], sets[0][1], sa, sb, sets[0][2])
+                ours = lambda i: rt.fp8_gemm(sets[i][0], sets[i][1], sa, sb, sets[i][2], stream=stream_of())  # noqa: E731
+                # its output is allocated in the graph's pool at capture: nothing at replay
+                theirs = lambda i: torch._scaled_mm(  # noqa: E731
+                    sets[i][0], sets[i][1].t(), scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16)
+            else:
+                info = rt.prepare_gemm(sets[0][0], sets[0][1], sets[0][2])
+                ours = lambda i: rt.gemm(sets[i][0], sets[i][1], sets[i][2], stream=stream_of())  # noqa: E731
+                theirs = lambda i: torch.mm(sets[i][0], sets[i][1].t(), out=sets[i][3])  # noqa: E731
+            ktune_us = time_graph(ours, sets)
+            torch_us = time_graph(theirs, sets)
             a, w, c, ref = sets[0]
-            rt.gemm(a, w, c, stream=torch.cuda.current_stream().cuda_stream)
-            torch.mm(a, w.t(), out=ref)
+            ours(0)
+            got = theirs(0)
+            if fp8:
+                ref.copy_(got)
             torch.cuda.synchronize()
             err = ((c.float() - ref.float()).norm() / ref.float().norm().clamp_min(1e-30)).item()
             source = "library" if ".cublaslt." in info.config_name else (
@@ -129,7 +150,7 @@ def main():
     def geomean(xs):
         return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
-    lines = [f"GEMM {args.dtype} nt, shape set {args.shapes}, graph-replayed with rotated inputs "
+    lines = [f"{'fp8_gemm e4m3 per-tensor' if args.dtype == 'fp8' else 'GEMM ' + args.dtype} nt, shape set {args.shapes}, graph-replayed with rotated inputs "
              f"(ratio = torch / ktune; above 1: ktune faster)", "",
              "| m | n | k | layer | torch (cuBLAS) us | ktune us | ratio | ktune config | source | rel err |",
              "|---|---|---|---|---|---|---|---|---|---|"]

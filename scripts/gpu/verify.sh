@@ -13,7 +13,7 @@
 # usage: scripts/gpu/verify.sh [--suites LIST|all|none] [--gtest-filter PATTERN] [--examples]
 #          [--benches LIST|all|none] [--sweep PRESET] [--side-by-side] [--repeat N]
 #          [--budget-s S] [--out DIR] [--keep-db] [--commit HASH] [--gemm-m LIST] [--fp8-m LIST]
-#          [--ops-filter TEXT]... [--gemm-vs-torch SET[:M,M...]] [--gemm-budget N]
+#          [--ops-filter TEXT]... [--gemm-vs-torch SET[:M,M...]] [--gemm-budget N] [--gemm-dtype bf16|fp8]
 #
 #   --suites LIST     gpu test executables, comma-separated short names (smoke, measure, kernels,
 #                     tcgemm, wgmma, gemm_strided, fp8, ops, attn, loop, runtime, bench) or full
@@ -57,6 +57,8 @@
 #                     winner through ktune.Runtime against torch.mm (cuBLAS), both replayed in CUDA
 #                     graphs with rotated inputs (bench/runtime/gemm_vs_torch.py): gemm-vs-torch.md
 #   --gemm-budget N   measurements a key of that sweep (default 24, the quick preset's)
+#   --gemm-dtype D    bf16 (default: kernel gemm against torch.mm) or fp8 (kernel fp8_gemm, e4m3
+#                     with per-tensor scales, against torch._scaled_mm)
 #
 # Example (device tool, carry [".devbin"]):
 #   scripts/gpu/verify.sh --suites all --examples --benches gemm,fp8,ops --sweep quick --side-by-side
@@ -66,7 +68,7 @@ usage() { sed -n '/^# usage:/,/^# Example/p' "$0" | sed 's/^# \{0,1\}//' | sed '
 
 SUITES=all GTEST_FILTER="" EXAMPLES=0 PYTHON=0 BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
 DIR=${OUT:-} KEEP_DB=0 COMMIT="" GEMM_M=1,16,128,512,2048,4096 FP8_M=1,16,128,1024,4096
-OPS_FILTERS=() GEMM_VS_TORCH="" GEMM_BUDGET=24
+OPS_FILTERS=() GEMM_VS_TORCH="" GEMM_BUDGET=24 GEMM_DTYPE=bf16
 while [ $# -gt 0 ]; do
   case $1 in
     --suites) SUITES=${2:?}; shift 2 ;;
@@ -86,6 +88,7 @@ while [ $# -gt 0 ]; do
     --ops-filter) OPS_FILTERS+=(--filter "${2:?}"); shift 2 ;;
     --gemm-vs-torch) GEMM_VS_TORCH=${2:?}; shift 2 ;;
     --gemm-budget) GEMM_BUDGET=${2:?}; shift 2 ;;
+    --gemm-dtype) GEMM_DTYPE=${2:?}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "verify.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -384,11 +387,13 @@ if [ -n "$GEMM_VS_TORCH" ] && have "gemm-vs-torch" ktune; then
     sed "s/^m = \[.*\]/m = [$m_list]/" "$shapes" > "$R/gemm/shapes.toml"
     shapes=$R/gemm/shapes.toml
   fi
-  run_part "gemm-sweep:$set_name" 330 "$R/gemm/tune.log" "$BIN/ktune" tune --kernel gemm --shapes "$shapes" \
-    --dtype bf16 --layout nt --budget "$GEMM_BUDGET" --db "$R/gemm/sweep.db" --json
+  kernel=gemm dtype=bf16
+  [ "$GEMM_DTYPE" = fp8 ] && kernel=fp8_gemm dtype=fp8e4m3
+  run_part "gemm-sweep:$set_name" 330 "$R/gemm/tune.log" "$BIN/ktune" tune --kernel "$kernel" --shapes "$shapes" \
+    --dtype "$dtype" --layout nt --budget "$GEMM_BUDGET" --db "$R/gemm/sweep.db" --json
   if [ -f "$BIN/lib/libktune_runtime.so" ] && python3 -c 'import torch' 2> /dev/null; then
     run_part "gemm-vs-torch:$set_name" 200 "$R/gemm/vs_torch.log" env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" \
-      python3 bench/runtime/gemm_vs_torch.py --db "$R/gemm/sweep.db" --shapes "$shapes" \
+      python3 bench/runtime/gemm_vs_torch.py --db "$R/gemm/sweep.db" --shapes "$shapes" --dtype "$GEMM_DTYPE" \
       --out "$R/gemm-vs-torch.md" --csv "$R/gemm/vs_torch.csv"
   else
     say "gemm-vs-torch: skipped, needs .devbin/lib/libktune_runtime.so and torch"
