@@ -1,23 +1,28 @@
 #pragma once
-/// The cuBLAS baseline measured in this process (not in a worker: cuBLASLt is a library call, not a
-/// cubin the worker could load). It follows the worker's protocol step for step with the same
-/// harness::TimingOptions (measure/worker_measurer.hpp): random inputs (never zeros), a poisoned
-/// output, one verified run against the gemm GPU reference (f32 accumulation), warm-up, an L2 flush
-/// or buffer rotation before every sample, CUDA-graph batches under the batch threshold, the
-/// stopping rule, NVML clock and temperature. CUPTI counters and the Activity timer are not run for
-/// it. The device's primary context, the stream, cuBLASLt and the reference module are set up on
-/// the first measurement and kept.
+/// The cuBLAS baseline: cuBLASLt's default choice for the problem (the heuristic's first
+/// algorithm), measured in the worker as a library call (measure/library_call.hpp) by exactly the
+/// code that measures the templates: random inputs (never zeros), a poisoned output, one verified
+/// run against the gemm GPU reference, warm-up, rotated inputs or an L2 flush, CUDA-graph batches
+/// under the batch threshold, the stopping rule, NVML clock and temperature. CUPTI counters are not
+/// read for it. The heuristic is asked in this process (it launches nothing); the device's primary
+/// context and cuBLASLt are opened on the first measurement.
 
+#include <map>
 #include <memory>
+#include <string>
 
+#include "harness/nvrtc_compiler.hpp"
 #include "tuner/baseline_measurement.hpp"
+#include "tuner/candidate_measurer.hpp"
+#include "tuner/cublaslt_algorithm_source.hpp"
 
 namespace ktune::tuner {
 
 class CublasBaselineMeasurer final : public BaselineMeasurer {
  public:
-  /// Touches no GPU until the first measurement.
-  explicit CublasBaselineMeasurer(int device);
+  /// Touches no GPU until the first measurement. `measurer` measures the baseline (a sweep passes
+  /// its own worker; null: a worker of this object's own on `device`).
+  explicit CublasBaselineMeasurer(int device, CandidateMeasurer* measurer = nullptr);
   ~CublasBaselineMeasurer() override;
   CublasBaselineMeasurer(const CublasBaselineMeasurer&) = delete;
   CublasBaselineMeasurer& operator=(const CublasBaselineMeasurer&) = delete;
@@ -28,11 +33,15 @@ class CublasBaselineMeasurer final : public BaselineMeasurer {
                                           const harness::TimingOptions& timing, bool verify) override;
 
  private:
-  struct State;
-  State& state();
+  /// The gemm reference's compile for `problem` (one per dtype and layout).
+  const harness::CompileResult& reference(const kernel_templates::Problem& problem);
 
   int device_;
-  std::unique_ptr<State> state_;
+  CandidateMeasurer* measurer_;
+  std::unique_ptr<CandidateMeasurer> own_;
+  CublasLtAlgorithmSource algorithms_;
+  harness::NvrtcCompiler compiler_;
+  std::map<std::string, harness::CompileResult> references_;
 };
 
 }  // namespace ktune::tuner

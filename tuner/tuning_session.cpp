@@ -231,9 +231,9 @@ SessionResult run_session(cache::ConfigCache& db, const SessionTarget& target, c
   } else if (!options.compile_only) {
     measurer = std::make_unique<RunnerMeasurer>(options.device, hooks.stop);
   }
-  // cuBLAS baselines of gemm keys, in this process (no GPU is touched before the first one).
+  // cuBLAS baselines of gemm keys: the heuristic's choice, measured by the sweep's worker.
   std::unique_ptr<CublasBaselineMeasurer> baseline;
-  if (!options.compile_only) baseline = std::make_unique<CublasBaselineMeasurer>(options.device);
+  if (!options.compile_only) baseline = std::make_unique<CublasBaselineMeasurer>(options.device, measurer.get());
   // The library's algorithms as candidates (queried here; measured in the worker like the templates).
   std::unique_ptr<CublasLtAlgorithmSource> library;
   if (!options.compile_only) library = std::make_unique<CublasLtAlgorithmSource>(options.device);
