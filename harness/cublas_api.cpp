@@ -42,6 +42,7 @@ Loaded& loaded() {
       KTUNE_DETAIL_LOAD(cublasLtMatmulAlgoConfigGetAttribute)
       KTUNE_DETAIL_LOAD(cublasLtMatmulAlgoInit)
       KTUNE_DETAIL_LOAD(cublasLtMatmulAlgoCheck)
+      KTUNE_DETAIL_LOAD(cublasLtMatmulAlgoCapGetAttribute)
       KTUNE_DETAIL_LOAD(cublasLtMatmulAlgoConfigSetAttribute)
       KTUNE_DETAIL_LOAD(cublasLtMatmul)
 #undef KTUNE_DETAIL_LOAD

@@ -25,6 +25,7 @@ struct CublasLtApi {
   decltype(&::cublasLtMatmulAlgoConfigGetAttribute) cublasLtMatmulAlgoConfigGetAttribute = nullptr;
   decltype(&::cublasLtMatmulAlgoInit) cublasLtMatmulAlgoInit = nullptr;
   decltype(&::cublasLtMatmulAlgoCheck) cublasLtMatmulAlgoCheck = nullptr;
+  decltype(&::cublasLtMatmulAlgoCapGetAttribute) cublasLtMatmulAlgoCapGetAttribute = nullptr;
   decltype(&::cublasLtMatmulAlgoConfigSetAttribute) cublasLtMatmulAlgoConfigSetAttribute = nullptr;
   decltype(&::cublasLtMatmul) cublasLtMatmul = nullptr;
   std::string library;

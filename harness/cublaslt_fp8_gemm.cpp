@@ -95,15 +95,7 @@ void CublasLtFp8Gemm::run(const CublasFp8Problem& problem, CUdeviceptr a, CUdevi
 }
 
 std::vector<CublasLtAlgorithm> CublasLtFp8Gemm::algorithms(const CublasFp8Problem& problem, int count) {
-  const Plan& p = plan(problem);
-  std::vector<CublasLtAlgorithm> out;
-  for (const cublasLtMatmulHeuristicResult_t& r : session_.heuristic(p, count)) {
-    const CublasLtAlgorithm a = read_algorithm(session_.api(), r.algo, session_.version_number());
-    bool seen = false;
-    for (const CublasLtAlgorithm& o : out) seen = seen || o == a;
-    if (!seen) out.push_back(a);
-  }
-  return out;
+  return session_.candidates(plan(problem), count);
 }
 
 const CublasLtFp8Gemm::Chosen& CublasLtFp8Gemm::chosen(const CublasFp8Problem& problem,

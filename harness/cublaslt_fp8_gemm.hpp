@@ -52,7 +52,7 @@ class CublasLtFp8Gemm {
   void run(const CublasFp8Problem& problem, CUdeviceptr a, CUdeviceptr b, CUdeviceptr a_scale,
            CUdeviceptr b_scale, CUdeviceptr c, CUstream stream);
 
-  /// The heuristic's best `count` algorithms for the problem, best first. Throws like run().
+  /// The library's candidates for the problem (CublasLtSession::candidates). Throws like run().
   std::vector<CublasLtAlgorithm> algorithms(const CublasFp8Problem& problem, int count);
   /// "" when `algorithm` can run the problem here (same library version, accepted by
   /// cublasLtMatmulAlgoCheck, workspace within the session's); else why not.

@@ -89,15 +89,7 @@ void CublasLtGemm::run(const CublasGemmProblem& problem, CUdeviceptr a, CUdevice
 }
 
 std::vector<CublasLtAlgorithm> CublasLtGemm::algorithms(const CublasGemmProblem& problem, int count) {
-  const Plan& p = plan(problem);
-  std::vector<CublasLtAlgorithm> out;
-  for (const cublasLtMatmulHeuristicResult_t& r : session_.heuristic(p, count)) {
-    const CublasLtAlgorithm a = read_algorithm(session_.api(), r.algo, session_.version_number());
-    bool seen = false;  // two results that read back alike are one candidate
-    for (const CublasLtAlgorithm& o : out) seen = seen || o == a;
-    if (!seen) out.push_back(a);
-  }
-  return out;
+  return session_.candidates(plan(problem), count);
 }
 
 const CublasLtGemm::Chosen& CublasLtGemm::chosen(const CublasGemmProblem& problem,

@@ -53,8 +53,9 @@ class CublasLtGemm {
   /// Error(kRuntime) when the heuristic offers no algorithm or the launch fails.
   void run(const CublasGemmProblem& problem, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream stream);
 
-  /// The heuristic's best `count` algorithms for the problem, best first (its first is the one
-  /// run() without an algorithm uses). Throws like run().
+  /// The library's candidates for the problem (CublasLtSession::candidates: the heuristic's best
+  /// `count`, best first, its first the one run() without an algorithm uses, then split-K variants
+  /// of its best two). Throws like run().
   std::vector<CublasLtAlgorithm> algorithms(const CublasGemmProblem& problem, int count);
   /// "" when `algorithm` can run the problem here (same library version, accepted by
   /// cublasLtMatmulAlgoCheck, workspace within the session's); else why not.

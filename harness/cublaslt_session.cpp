@@ -62,6 +62,63 @@ std::vector<cublasLtMatmulHeuristicResult_t> CublasLtSession::heuristic(const Cu
   return results;
 }
 
+std::vector<cublasLtMatmulAlgo_t> CublasLtSession::split_k_variants(const CublasLtMatmulPlan& plan,
+                                                                   const cublasLtMatmulAlgo_t& algo,
+                                                                   const std::vector<int32_t>& splits) const {
+  std::vector<cublasLtMatmulAlgo_t> out;
+  int32_t supported = 0;
+  std::size_t written = 0;
+  if (api_->cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_SPLITK_SUPPORT, &supported,
+                                              sizeof supported, &written) != CUBLAS_STATUS_SUCCESS ||
+      supported == 0)
+    return out;
+  uint32_t mask = 0;
+  if (api_->cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK, &mask, sizeof mask,
+                                              &written) != CUBLAS_STATUS_SUCCESS)
+    return out;
+  uint32_t scheme = 0;
+  for (const uint32_t s : {uint32_t{CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE}, uint32_t{CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE},
+                           uint32_t{CUBLASLT_REDUCTION_SCHEME_INPLACE}}) {
+    if ((mask & s) != 0) {
+      scheme = s;
+      break;
+    }
+  }
+  if (scheme == 0) return out;
+  for (const int32_t split : splits) {
+    cublasLtMatmulAlgo_t v = algo;
+    if (api_->cublasLtMatmulAlgoConfigSetAttribute(&v, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split, sizeof split) !=
+            CUBLAS_STATUS_SUCCESS ||
+        api_->cublasLtMatmulAlgoConfigSetAttribute(&v, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme,
+                                                   sizeof scheme) != CUBLAS_STATUS_SUCCESS)
+      continue;
+    cublasLtMatmulHeuristicResult_t result{};
+    if (api_->cublasLtMatmulAlgoCheck(handle_, plan.desc, plan.a, plan.b, plan.c, plan.c, &v, &result) !=
+            CUBLAS_STATUS_SUCCESS ||
+        result.workspaceSize > kWorkspaceBytes)
+      continue;
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<CublasLtAlgorithm> CublasLtSession::candidates(const CublasLtMatmulPlan& plan, int count) const {
+  constexpr std::size_t kVaried = 2;  // the heuristic's best two get split-K variants
+  const std::vector<int32_t> kSplits = {2, 4};
+  std::vector<CublasLtAlgorithm> out;
+  const auto add = [&](const cublasLtMatmulAlgo_t& algo) {
+    const CublasLtAlgorithm a = read_algorithm(*api_, algo, version_number());
+    if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+  };
+  const std::vector<cublasLtMatmulHeuristicResult_t> best = heuristic(plan, count);
+  for (const auto& r : best) add(r.algo);
+  for (std::size_t i = 0; i < best.size() && i < kVaried; ++i) {
+    if (read_algorithm(*api_, best[i].algo, version_number()).split_k != 1) continue;
+    for (const cublasLtMatmulAlgo_t& v : split_k_variants(plan, best[i].algo, kSplits)) add(v);
+  }
+  return out;
+}
+
 int64_t CublasLtSession::version_number() const { return static_cast<int64_t>(api_->cublasLtGetVersion()); }
 
 std::string CublasLtSession::version() const {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/cublas_api.hpp"
+#include "harness/cublaslt_algorithm.hpp"
 #include "harness/device_buffer.hpp"
 
 namespace ktune::harness {
@@ -56,6 +57,15 @@ class CublasLtSession {
   /// The heuristic's best `count` algorithms for `plan` within kWorkspaceBytes, best first (fewer
   /// when it offers fewer).
   std::vector<cublasLtMatmulHeuristicResult_t> heuristic(const CublasLtMatmulPlan& plan, int count) const;
+  /// `algo` with SPLITK_NUM = s for each s of `splits` the algorithm supports (its split-K
+  /// capability; the reduction scheme the first it supports of output-type, compute-type and
+  /// in-place), keeping those cublasLtMatmulAlgoCheck accepts for `plan` within kWorkspaceBytes.
+  std::vector<cublasLtMatmulAlgo_t> split_k_variants(const CublasLtMatmulPlan& plan, const cublasLtMatmulAlgo_t& algo,
+                                                     const std::vector<int32_t>& splits) const;
+  /// The heuristic's best `count` algorithms for `plan`, then the split-K variants (2 and 4) of its
+  /// best two where the algorithm allows, as the library's candidates (harness/cublaslt_algorithm.hpp),
+  /// without repeats.
+  std::vector<CublasLtAlgorithm> candidates(const CublasLtMatmulPlan& plan, int count) const;
   /// cublasLtGetVersion() of the opened library, e.g. 130100.
   int64_t version_number() const;
 

@@ -1,7 +1,8 @@
 #pragma once
 /// A vendor library's algorithms as candidates of a key (D3; what PyTorch TunableOp does): for a
 /// gemm or fp8_gemm key the library serves (library_serves), the best N algorithms cuBLASLt's
-/// heuristic offers are verified and timed in the worker exactly like the templates' configs,
+/// heuristic offers (and split-K variants of its best two, harness::CublasLtSession::candidates)
+/// are verified and timed in the worker exactly like the templates' configs,
 /// stored under canonical names that carry the library version
 /// (`gemm.bf16.nt.cublaslt.v130100.a66.t23.s19.k1.r0.w0.c0.i0.x0`), re-timed with the contenders
 /// and may win; the runtime then dispatches the winner through cuBLASLt. A new library version
