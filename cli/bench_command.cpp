@@ -25,6 +25,7 @@
 #include "cli/bench_target.hpp"
 #include "cli/commands.hpp"
 #include "cli/db_option.hpp"
+#include "cli/kernel_dir_option.hpp"
 #include "cli/output.hpp"
 #include "cli/timing_flags.hpp"
 #include "harness/device_info.hpp"
@@ -289,6 +290,7 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--no-verify", a->no_verify, "Time without checking the output against the reference");
   cmd->add_option("--device", a->device, "CUDA device ordinal")->capture_default_str();
+  add_kernel_dir_option(*cmd);
   add_db_option(*cmd, a->db);
   cmd->add_option("--format", a->format, "table, json or gbench (Google Benchmark JSON)")
       ->check(CLI::IsMember({"table", "json", "gbench"}))

@@ -18,6 +18,7 @@
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
 #include "cli/db_option.hpp"
+#include "cli/kernel_dir_option.hpp"
 #include "cli/layout_option.hpp"
 #include "cli/output.hpp"
 #include "cli/resume_command.hpp"
@@ -291,6 +292,7 @@ void add_tune_command(CLI::App& app) {
                   "Measure on several identical GPUs at once: all, or a list such as 0,2 (one worker a GPU; "
                   "the best candidates are re-timed on the first)")
       ->excludes(device);
+  add_kernel_dir_option(*cmd);
   add_db_option(*cmd, a->db);
   cmd->add_flag("--compile-only", a->compile_only,
                 "Compile every candidate and record resources; needs no GPU");

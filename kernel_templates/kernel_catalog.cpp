@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "kernel_templates/spec_registry.hpp"
+#include "kernel_templates/user_kernel/user_kernels.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {
@@ -37,7 +38,7 @@ KernelDescriptor describe(const FamilyInfo& family) {
   return d;
 }
 
-const std::vector<KernelDescriptor>& table() {
+const std::vector<KernelDescriptor>& builtin_table() {
   static const std::vector<KernelDescriptor> kTable = [] {
     std::vector<KernelDescriptor> out;
     for (const FamilyInfo& family : template_families()) out.push_back(describe(family));
@@ -47,6 +48,25 @@ const std::vector<KernelDescriptor>& table() {
     return out;
   }();
   return kTable;
+}
+
+/// The built-in kernels, then the user kernels; rebuilt when a user kernel is loaded (at start-up,
+/// before the catalog is read from several threads).
+const std::vector<KernelDescriptor>& table() {
+  static std::vector<KernelDescriptor> table;
+  static uint64_t generation = ~uint64_t{0};
+  if (generation != user_kernel_generation()) {
+    generation = user_kernel_generation();
+    table = builtin_table();
+    for (const UserKernelSpec* user : user_kernels()) {
+      KernelDescriptor d{std::string(user->kernel()), user->dims(), {}, user->description().description,
+                         "", {""}};
+      if (d.summary.empty()) d.summary = "user kernel from " + user->description().toml_path.string();
+      for (DType t : user->dtypes()) d.dtypes.emplace_back(to_string(t));
+      table.push_back(std::move(d));
+    }
+  }
+  return table;
 }
 
 std::string join(const std::vector<std::string>& parts) {

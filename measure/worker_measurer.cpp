@@ -16,6 +16,7 @@
 #include "measure/gpu_compare.hpp"
 #include "measure/kernel_timer.hpp"
 #include "measure/nvml.hpp"
+#include "measure/buffer_guard.hpp"
 #include "measure/poison.hpp"
 #include "measure/random_fill.hpp"
 
@@ -98,6 +99,12 @@ CandidateResult WorkerMeasurer::measure(const CandidateRequest& req, bool* conte
     phase = "first run";
     sequence.launch(0, stream_);
     KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
+    phase = "guards";
+    if (auto why = check_guards(sets[0], stream_)) {
+      res.outcome = Outcome::kIncorrect;
+      res.reason = *why;
+      return res;
+    }
     if (!req.checks.empty()) {
       phase = "verify";
       if (!verify(req, sets[0], res)) return res;
@@ -135,6 +142,7 @@ CandidateResult WorkerMeasurer::measure(const CandidateRequest& req, bool* conte
 
 BufferSet WorkerMeasurer::fill_inputs(const CandidateRequest& req) {
   BufferSet set = allocate_buffers(req.buffers);
+  write_guards(set, stream_);
   for (std::size_t i = 0; i < req.buffers.size(); ++i) {
     const BufferSpec& b = req.buffers[i];
     const CUdeviceptr p = set.at(b.name);

@@ -60,7 +60,8 @@ void write_kernel(std::string& out, const ReportData& data, const std::string& k
     if (many_gpus) fmt::format_to(std::back_inserter(out), "| {} ", markdown_cell(data.gpus[key.gpu].name));
     fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                    code(key.shape), markdown_cell(key.dtype),
-                   key.layout.empty() ? std::string("–") : code(key.layout), code(w.stored.m.config_name),
+                   key.layout.empty() ? std::string("–") : code(key.layout),
+                   code(w.stored.m.config_name) + (w.stored.m.verified ? "" : " **unverified**"),
                    human(w.median_us()),
                    b ? fmt::format("{} {}", markdown_cell(b->stored.m.baseline), human(b->median_us())) : "–",
                    w.speedup ? human(w.speedup) + "×" : "–", human(w.roofline.tflops), human(w.roofline.gbps),

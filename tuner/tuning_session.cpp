@@ -25,6 +25,7 @@
 #include "tuner/preset.hpp"
 #include "tuner/progress.hpp"
 #include "tuner/shape_set.hpp"
+#include "kernel_templates/user_kernel/user_kernels.hpp"
 
 namespace ktune::tuner {
 namespace {
@@ -42,9 +43,11 @@ std::vector<NamedShape> job_shapes(const SessionRequest& r, const kernel_templat
   return shapes;
 }
 
-/// The space file of `kernel`'s job.
+/// The space file of `kernel`'s job; a user kernel's space is its description (NAME.toml).
 std::filesystem::path space_path(const SessionRequest& r, const std::string& kernel) {
-  return r.space.empty() ? configs_dir() / "spaces" / (kernel + ".toml") : std::filesystem::path(r.space);
+  if (!r.space.empty()) return r.space;
+  if (const auto* user = kernel_templates::find_user_kernel(kernel)) return user->description().toml_path;
+  return configs_dir() / "spaces" / (kernel + ".toml");
 }
 
 /// The jobs of a key list (tuner/key_list.hpp): each listed key with its own kernel, dtype and

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "tuner/config_space.hpp"
-#include "tuner/detail/expression_evaluator.hpp"
+#include "core/expression_evaluator.hpp"
 
 namespace ktune::tuner::detail {
 
