@@ -12,8 +12,8 @@
 #include "cache/config_cache.hpp"
 #include "cli/commands.hpp"
 #include "cli/db_option.hpp"
-#include "cli/kernel_dir_option.hpp"
 #include "cli/gpu_choice.hpp"
+#include "cli/kernel_dir_option.hpp"
 #include "cli/layout_option.hpp"
 #include "cli/output.hpp"
 #include "core/shape.hpp"
@@ -80,7 +80,8 @@ void run_query(const QueryOptions& o) {
             << fmt::format("shape        {}{}\n", best->tuned_shape, best->fallback ? " (fallback)" : "")
             << fmt::format("dtype        {}\n", best->dtype)
             << fmt::format("layout       {}\n", best->layout.empty() ? "(none)" : best->layout)
-            << fmt::format("verified     {}\n", best->verified ? "yes" : "NO (the kernel's description says verify = false)");
+            << fmt::format("verified     {}\n",
+                           best->verified ? "yes" : "NO (the kernel's description says verify = false)");
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 #pragma once
-/// Compiled muParser expressions (config spaces, presets, user kernel descriptions) over a fixed set of named variables (slots). Variables are
-/// doubles bound by address, so setting a slot and evaluating costs no parsing. Besides muParser's
-/// own operators (+ - * / ^ < <= > >= == != && || ?:) and functions (min, max, log2, abs, ...),
-/// expressions may use `%` (fmod), floor(x), ceil(x), ceil_div(a, b) and is_pow2(x).
+/// Compiled muParser expressions (config spaces, presets, user kernel descriptions) over a fixed set of named
+/// variables (slots). Variables are doubles bound by address, so setting a slot and evaluating costs no
+/// parsing. Besides muParser's own operators (+ - * / ^ < <= > >= == != && || ?:) and functions (min, max,
+/// log2, abs, ...), expressions may use `%` (fmod), floor(x), ceil(x), ceil_div(a, b) and is_pow2(x).
 
 #include <cstddef>
 #include <memory>

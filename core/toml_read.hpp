@@ -1,6 +1,7 @@
 #pragma once
-/// Helpers shared by the TOML readers (config spaces, shape sets, presets, user kernel descriptions): every error is a
-/// ktune::Error(kBadInput) whose message starts with "FILE:LINE:" and whose where() is "FILE:LINE".
+/// Helpers shared by the TOML readers (config spaces, shape sets, presets, user kernel descriptions): every
+/// error is a ktune::Error(kBadInput) whose message starts with "FILE:LINE:" and whose where() is
+/// "FILE:LINE".
 
 #include <cstdint>
 #include <filesystem>

@@ -90,7 +90,8 @@ CandidateParts make_candidate_parts(const KernelSpec& spec, const Problem& probl
       break;
     }
   }
-  if (spec.verifies()) parts.reference = to_launch_spec(ref.plan, ref.plan.launches.front(), reference_compiled);
+  if (spec.verifies())
+    parts.reference = to_launch_spec(ref.plan, ref.plan.launches.front(), reference_compiled);
   for (const auto& [out, expected] : ref.compare) parts.checks.push_back({out, expected});
   const WorkCounts w = spec.work(problem);
   parts.flops = w.flops;

@@ -26,7 +26,7 @@ struct CandidateParts {
   uint32_t main_launch = 0;                   ///< the launch of the config's main kernel (the GEMM)
   /// The GPU reference (one launch); absent for a spec that does not verify (KernelSpec::verifies).
   std::optional<harness::LaunchSpec> reference;
-  std::vector<harness::OutputCheck> checks;   ///< candidate output vs reference output; none when unverified
+  std::vector<harness::OutputCheck> checks;  ///< candidate output vs reference output; none when unverified
   double flops = 0;
   double min_bytes = 0;
 };

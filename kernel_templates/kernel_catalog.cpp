@@ -59,8 +59,8 @@ const std::vector<KernelDescriptor>& table() {
     generation = user_kernel_generation();
     table = builtin_table();
     for (const UserKernelSpec* user : user_kernels()) {
-      KernelDescriptor d{std::string(user->kernel()), user->dims(), {}, user->description().description,
-                         "", {""}};
+      KernelDescriptor d{std::string(user->kernel()),     user->dims(), {},
+                         user->description().description, "",           {""}};
       if (d.summary.empty()) d.summary = "user kernel from " + user->description().toml_path.string();
       for (DType t : user->dtypes()) d.dtypes.emplace_back(to_string(t));
       table.push_back(std::move(d));

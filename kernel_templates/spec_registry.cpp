@@ -82,7 +82,8 @@ const KernelSpec& find_spec(std::string_view kernel, std::string_view variant) {
 
 std::vector<std::string> kernel_source_files(std::string_view kernel) {
   // A user kernel's identity covers its description as well as its source.
-  if (find_user_kernel(kernel) != nullptr) return {std::string(kernel) + ".cu", std::string(kernel) + ".toml"};
+  if (find_user_kernel(kernel) != nullptr)
+    return {std::string(kernel) + ".cu", std::string(kernel) + ".toml"};
   std::vector<std::string> out;
   for (const KernelSpec* s : specs_of(kernel)) out.emplace_back(s->source_name());
   if (kernel == "gemm") {

@@ -1,7 +1,7 @@
 #pragma once
 /// Every KernelSpec ktune ships, by kernel (family) and variant, and the user kernels loaded from
-/// kernel folders (user_kernel/user_kernels.hpp), each a family of one template. The tuner enumerates a family's
-/// variants; dispatch finds the spec of a stored config through its "variant". The registered specs
+/// kernel folders (user_kernel/user_kernels.hpp), each a family of one template. The tuner enumerates a
+/// family's variants; dispatch finds the spec of a stored config through its "variant". The registered specs
 /// are the one description of a kernel: the catalog (kernel_catalog.hpp), the config spaces and the
 /// runtime's bindings take its dimensions, dtypes, layouts, parameters and names from them.
 

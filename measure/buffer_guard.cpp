@@ -13,7 +13,8 @@ namespace ktune::harness {
 void write_guards(const BufferSet& set, CUstream stream) {
   for (const auto& [name, buf] : set.buffers) {
     KTUNE_CU_CHECK(driver().cuMemsetD8Async(buf.get(), kGuardByte, kGuardBytes, stream));
-    KTUNE_CU_CHECK(driver().cuMemsetD8Async(buf.get() + buf.size() - kGuardBytes, kGuardByte, kGuardBytes, stream));
+    KTUNE_CU_CHECK(
+        driver().cuMemsetD8Async(buf.get() + buf.size() - kGuardBytes, kGuardByte, kGuardBytes, stream));
   }
 }
 

@@ -9,6 +9,7 @@
 #include "harness/cuda_check.hpp"
 #include "harness/driver_api.hpp"
 #include "ktune/error.hpp"
+#include "measure/buffer_guard.hpp"
 #include "measure/candidate_launch.hpp"
 #include "measure/candidate_sequence.hpp"
 #include "measure/cupti_activity.hpp"
@@ -16,7 +17,6 @@
 #include "measure/gpu_compare.hpp"
 #include "measure/kernel_timer.hpp"
 #include "measure/nvml.hpp"
-#include "measure/buffer_guard.hpp"
 #include "measure/poison.hpp"
 #include "measure/random_fill.hpp"
 

@@ -203,17 +203,20 @@ namespace {
 
 /// A user kernel's dims from "name=value,..." (core/shape.hpp), and its dtype by name.
 ktune::ProblemDims user_dims(const char* shape, const char* function) {
-  if (shape == nullptr) throw ktune::Error(ktune::ErrorKind::kBadInput, std::string(function) + ": shape is NULL");
+  if (shape == nullptr)
+    throw ktune::Error(ktune::ErrorKind::kBadInput, std::string(function) + ": shape is NULL");
   return ktune::Shape::parse(shape).dims();
 }
 
 std::string user_kernel(const char* kernel, const char* function) {
-  if (kernel == nullptr) throw ktune::Error(ktune::ErrorKind::kBadInput, std::string(function) + ": kernel is NULL");
+  if (kernel == nullptr)
+    throw ktune::Error(ktune::ErrorKind::kBadInput, std::string(function) + ": kernel is NULL");
   return kernel;
 }
 
 ktune::DType user_dtype(const char* dtype, const char* function) {
-  if (dtype == nullptr) throw ktune::Error(ktune::ErrorKind::kBadInput, std::string(function) + ": dtype is NULL");
+  if (dtype == nullptr)
+    throw ktune::Error(ktune::ErrorKind::kBadInput, std::string(function) + ": dtype is NULL");
   return ktune::dtype_from_string(dtype);
 }
 
@@ -226,8 +229,8 @@ int ktune_runtime_prepare_kernel(ktune_runtime* rt, const char* kernel, const ch
   return guarded([&] {
     constexpr const char* kFunction = "ktune_runtime_prepare_kernel";
     ktune::Runtime& r = require(rt, kFunction);
-    const ktune::PlanInfo p = r.prepare(user_kernel(kernel, kFunction), user_dims(shape, kFunction),
-                                        user_dtype(dtype, kFunction));
+    const ktune::PlanInfo p =
+        r.prepare(user_kernel(kernel, kFunction), user_dims(shape, kFunction), user_dtype(dtype, kFunction));
     fill(info, p);
     if (verified != nullptr) *verified = p.verified ? 1 : 0;
     return KTUNE_OK;

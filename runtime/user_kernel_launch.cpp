@@ -48,15 +48,17 @@ kt::Problem user_problem(const kt::UserKernelSpec& spec, const ProblemDims& dims
   for (const auto& name : spec.dims()) {
     const auto it = std::find_if(dims.begin(), dims.end(), [&](const auto& d) { return d.first == name; });
     if (it == dims.end() || it->second < 1 || it->second > INT32_MAX) {
-      throw Error(ErrorKind::kBadInput, fmt::format("{}: dimension {} missing or outside [1, 2^31-1]",
-                                                    spec.kernel(), name));
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("{}: dimension {} missing or outside [1, 2^31-1]", spec.kernel(), name));
     }
     p.dims.emplace_back(name, it->second);
   }
   if (dims.size() != p.dims.size())
-    throw Error(ErrorKind::kBadInput, fmt::format("{}: dimensions are {}", spec.kernel(), fmt::join(spec.dims(), ", ")));
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("{}: dimensions are {}", spec.kernel(), fmt::join(spec.dims(), ", ")));
   if (std::find(spec.dtypes().begin(), spec.dtypes().end(), dtype) == spec.dtypes().end()) {
-    throw Error(ErrorKind::kBadInput, fmt::format("{}: dtype {} is not served", spec.kernel(), to_string(dtype)));
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("{}: dtype {} is not served", spec.kernel(), to_string(dtype)));
   }
   return p;
 }
@@ -90,21 +92,25 @@ RuntimePlan* Runtime::Impl::build_user_plan(const std::string& key_text, const k
     info.verified = spec.verifies();
     if (recorder) recorder->record({kernel, p.shape_text(), std::string(to_string(p.dtype)), ""});
   }
-  if (auto why = spec.rejection(p, config)) throw Error(ErrorKind::kBadInput, fmt::format("{}: {}", kernel, *why));
+  if (auto why = spec.rejection(p, config))
+    throw Error(ErrorKind::kBadInput, fmt::format("{}: {}", kernel, *why));
   info.config_name = spec.canonical_name(p, config);
   const auto slots = buffer_slots(static_cast<const kt::UserKernelSpec&>(spec));
   auto plan = std::make_unique<RuntimePlan>();
   plan->launcher = runtime::detail::bind_plan(spec.launch_plan(p, config), {}, slots, {}, {});
-  const harness::CompileRequest request = kt::make_compile_request(spec.compile_spec(p, config), sources, device.arch());
+  const harness::CompileRequest request =
+      kt::make_compile_request(spec.compile_spec(p, config), sources, device.arch());
   KernelCompiler& kc = compiler_for(kernel);
   harness::CompileResult compiled = kc.compiler->compile(request);
   if (compiled.cache_key.empty()) compiled.cache_key = kc.compiler->cache_key(request);
   auto module = modules.find(compiled.cache_key);
-  if (module == modules.end()) module = modules.emplace(compiled.cache_key, harness::Module::load(compiled.cubin)).first;
+  if (module == modules.end())
+    module = modules.emplace(compiled.cache_key, harness::Module::load(compiled.cubin)).first;
   runtime::detail::resolve_functions(plan->launcher, compiled, module->second);
   info.launches = plan->launcher.steps.size();
   info.workspace_bytes = plan->launcher.workspace_bytes;
-  if (info.workspace_bytes > 0) KTUNE_CU_CHECK(harness::driver().cuMemAlloc(&plan->own_workspace, info.workspace_bytes));
+  if (info.workspace_bytes > 0)
+    KTUNE_CU_CHECK(harness::driver().cuMemAlloc(&plan->own_workspace, info.workspace_bytes));
   plan->info = std::move(info);
   RuntimePlan* out = plan.get();
   std::unique_lock lock(map_mutex);
@@ -132,17 +138,19 @@ void Runtime::launch(const std::string& kernel, const ProblemDims& dims, DType d
   const RuntimePlan& plan = impl_->user_plan(kernel, dims, dtype);
   const auto slots = buffer_slots(user_spec(kernel));
   if (buffers.size() != slots.size()) {
-    throw Error(ErrorKind::kBadInput, fmt::format("{}: {} buffers given; it takes {} ({})", kernel, buffers.size(),
-                                                  slots.size(), fmt::join(slots, ", ")));
+    throw Error(ErrorKind::kBadInput, fmt::format("{}: {} buffers given; it takes {} ({})", kernel,
+                                                  buffers.size(), slots.size(), fmt::join(slots, ", ")));
   }
   std::vector<CUdeviceptr> ptrs;
   ptrs.reserve(buffers.size());
   for (std::size_t i = 0; i < buffers.size(); ++i) {
-    if (buffers[i] == nullptr) throw Error(ErrorKind::kBadInput, fmt::format("{}: buffer {} is null", kernel, slots[i]));
+    if (buffers[i] == nullptr)
+      throw Error(ErrorKind::kBadInput, fmt::format("{}: buffer {} is null", kernel, slots[i]));
     ptrs.push_back(reinterpret_cast<CUdeviceptr>(buffers[i]));
   }
   impl_->ensure_context();
-  runtime::detail::launch_plan(plan.launcher, ptrs, plan.own_workspace, {}, reinterpret_cast<CUstream>(stream));
+  runtime::detail::launch_plan(plan.launcher, ptrs, plan.own_workspace, {},
+                               reinterpret_cast<CUstream>(stream));
 }
 
 }  // namespace ktune

@@ -5,13 +5,13 @@
 
 #include <fmt/format.h>
 
+#include "core/toml_read.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 #include "tuner/canonical_name.hpp"
 #include "tuner/config_space.hpp"
 #include "tuner/detail/template_evaluator.hpp"
-#include "core/toml_read.hpp"
 
 namespace ktune::tuner {
 
@@ -160,9 +160,9 @@ struct SpaceReader {
 
   TemplateSpace read_template(const toml::table& t) {
     const uint32_t line = line_of(t);
-    toml_read::reject_unknown_keys(t,
-                                {"name", "pattern", "layouts", "params", "derived", "constraints", "seeds"},
-                                file, "a [[template]]");
+    toml_read::reject_unknown_keys(
+        t, {"name", "pattern", "layouts", "params", "derived", "constraints", "seeds"}, file,
+        "a [[template]]");
     TemplateSpace tmpl;
     tmpl.line = line;
     tmpl.name = toml_read::require_string(t, "name", file, line, "a [[template]]");

@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
-#include "ktune/error.hpp"
 #include "core/expression_evaluator.hpp"
 #include "core/toml_read.hpp"
+#include "ktune/error.hpp"
 #include "tuner/problem_context.hpp"
 
 namespace ktune::tuner {

@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "ktune/error.hpp"
 #include "core/toml_read.hpp"
+#include "ktune/error.hpp"
 
 #ifndef KTUNE_DEFAULT_CONFIGS_DIR
 #error "KTUNE_DEFAULT_CONFIGS_DIR must be defined by the build"
@@ -59,7 +59,7 @@ ShapeSet load_shape_set(const std::filesystem::path& file) {
   const std::string f = file.string();
   const toml::table root = toml_read::parse_toml_file(file);
   toml_read::reject_unknown_keys(root, {"kernel", "model", "source", "dims", "sweep", "layer"}, f,
-                              "a shape set");
+                                 "a shape set");
   ShapeSet set;
   set.name = file.stem().string();
   set.source = f;

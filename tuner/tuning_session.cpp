@@ -14,6 +14,7 @@
 #include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/spec_registry.hpp"
+#include "kernel_templates/user_kernel/user_kernels.hpp"
 #include "ktune/error.hpp"
 #include "runtime/cache_compile_store.hpp"
 #include "tuner/arch_limits.hpp"
@@ -25,7 +26,6 @@
 #include "tuner/preset.hpp"
 #include "tuner/progress.hpp"
 #include "tuner/shape_set.hpp"
-#include "kernel_templates/user_kernel/user_kernels.hpp"
 
 namespace ktune::tuner {
 namespace {

@@ -278,8 +278,8 @@ class Runtime {
   /// on `stream`. Throws ktune::Error: kNotFound for a kernel no loaded folder holds (see
   /// RuntimeOptions::kernel_dirs), kBadInput for dimensions that are not the kernel's, a dtype it
   /// does not serve, a wrong number of buffers or a null one.
-  void launch(const std::string& kernel, const ProblemDims& dims, DType dtype, const std::vector<void*>& buffers,
-              Stream stream);
+  void launch(const std::string& kernel, const ProblemDims& dims, DType dtype,
+              const std::vector<void*>& buffers, Stream stream);
   /// Everything launch() does the first time for the key except launching.
   PlanInfo prepare(const std::string& kernel, const ProblemDims& dims, DType dtype);
 

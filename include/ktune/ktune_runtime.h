@@ -250,8 +250,8 @@ KTUNE_API int ktune_runtime_fp8_gemm(ktune_runtime* rt, const ktune_fp8_gemm_arg
  */
 KTUNE_API int ktune_runtime_prepare_kernel(ktune_runtime* rt, const char* kernel, const char* shape,
                                            const char* dtype, ktune_plan_info* info, int* verified);
-KTUNE_API int ktune_runtime_launch(ktune_runtime* rt, const char* kernel, const char* shape, const char* dtype,
-                                   void* const* buffers, size_t count, void* stream);
+KTUNE_API int ktune_runtime_launch(ktune_runtime* rt, const char* kernel, const char* shape,
+                                   const char* dtype, void* const* buffers, size_t count, void* stream);
 
 /** The GPU model the runtime answers for ("NVIDIA H200"); "" for a NULL runtime. */
 KTUNE_API const char* ktune_runtime_gpu_name(const ktune_runtime* rt);

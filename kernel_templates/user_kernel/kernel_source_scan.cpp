@@ -77,7 +77,8 @@ std::optional<KernelTemplateDecl> find_kernel_template(std::string_view source, 
     const std::size_t close = close_of(s, open, &commas);
     if (close == std::string::npos) return std::nullopt;
     bool empty = true;
-    for (std::size_t i = open + 1; i + 1 < close; ++i) empty = empty && std::isspace(static_cast<unsigned char>(s[i])) != 0;
+    for (std::size_t i = open + 1; i + 1 < close; ++i)
+      empty = empty && std::isspace(static_cast<unsigned char>(s[i])) != 0;
     // The declarator: up to the function's '(' (skipping __launch_bounds__(...) and the like).
     bool global = false;
     std::size_t i = close;

@@ -56,11 +56,11 @@ struct UserArg {
 
 /// One launch of the candidate's sequence.
 struct UserLaunch {
-  std::string function;                 ///< a `__global__` template of NAME.cu (the tuned one by default)
-  std::vector<UserExpression> grid;     ///< 1 to 3 expressions
-  std::vector<UserExpression> block;    ///< 1 to 3 expressions
+  std::string function;                  ///< a `__global__` template of NAME.cu (the tuned one by default)
+  std::vector<UserExpression> grid;      ///< 1 to 3 expressions
+  std::vector<UserExpression> block;     ///< 1 to 3 expressions
   std::optional<UserExpression> shared;  ///< dynamic shared memory bytes
-  std::vector<std::string> args;        ///< argument names in order; empty: every argument
+  std::vector<std::string> args;         ///< argument names in order; empty: every argument
   uint32_t line = 0;
 };
 

@@ -70,7 +70,8 @@ struct Reader {
   std::vector<UserExpression> expressions(const toml::node& node, const std::string& field) {
     std::vector<UserExpression> out;
     if (const toml::array* arr = node.as_array()) {
-      if (arr->empty() || arr->size() > 3) fail(line_of(node), field, "must list 1 to 3 expressions (x, y, z)");
+      if (arr->empty() || arr->size() > 3)
+        fail(line_of(node), field, "must list 1 to 3 expressions (x, y, z)");
       for (std::size_t i = 0; i < arr->size(); ++i)
         out.push_back(expression(*arr->get(i), fmt::format("{}[{}]", field, i)));
     } else {
@@ -124,11 +125,6 @@ struct Reader {
         fail(line_of(*value), "template.params", "'" + name + "' is not a new identifier");
       d.params.push_back({name, param_values(name, *value), line_of(*value)});
     }
-    if (const toml::node* seeds = t.get("seeds")) {
-      const toml::array* list = seeds->as_array();
-      if (list == nullptr) fail(line_of(*seeds), "template.seeds", "must be an array of { PARAM = value }");
-      for (const toml::node& s : *list) d.seeds.push_back(read_config(s, "template.seeds"));
-    }
     // The template in NAME.cu must take the parameters, then the element type.
     const auto decl = find_kernel_template(d.cu_text, d.function);
     if (!decl) {
@@ -143,6 +139,11 @@ struct Reader {
                        "the element type last)",
                        d.cu_path.filename().string(), decl->line, d.function, decl->template_params, expected,
                        d.params.size()));
+    }
+    if (const toml::node* seeds = t.get("seeds")) {
+      const toml::array* list = seeds->as_array();
+      if (list == nullptr) fail(line_of(*seeds), "template.seeds", "must be an array of { PARAM = value }");
+      for (const toml::node& s : *list) d.seeds.push_back(read_config(s, "template.seeds"));
     }
   }
 
@@ -165,7 +166,8 @@ struct Reader {
 
   void read_args(const toml::node& node) {
     const toml::array* arr = node.as_array();
-    if (arr == nullptr || arr->empty()) fail(line_of(node), "arg", "must be a non-empty array of [[arg]] tables");
+    if (arr == nullptr || arr->empty())
+      fail(line_of(node), "arg", "must be a non-empty array of [[arg]] tables");
     for (const toml::node& item : *arr) {
       const toml::table* t = item.as_table();
       if (t == nullptr) fail(line_of(item), "arg", "must be an array of tables ([[arg]])");
@@ -195,7 +197,8 @@ struct Reader {
       const std::string type_text = type ? type->value<std::string>().value_or("") : "";
       if (a.kind == UserArg::Kind::kScalar) {
         for (const char* key : {"elements", "scale"}) {
-          if (t->contains(key)) fail(line_of(*t->get(key)), field + "." + key, "a scalar has no " + std::string(key));
+          if (t->contains(key))
+            fail(line_of(*t->get(key)), field + "." + key, "a scalar has no " + std::string(key));
         }
         a.scalar_type = type ? type_text : "i32";
         if (a.scalar_type != "i32" && a.scalar_type != "i64" && a.scalar_type != "f32")
@@ -224,7 +227,8 @@ struct Reader {
       }
       d.args.push_back(std::move(a));
     }
-    if (std::none_of(d.args.begin(), d.args.end(), [](const UserArg& a) { return a.kind == UserArg::Kind::kOutput; }))
+    if (std::none_of(d.args.begin(), d.args.end(),
+                     [](const UserArg& a) { return a.kind == UserArg::Kind::kOutput; }))
       fail(line_of(node), "arg", "no argument is an output: nothing to verify");
   }
 
@@ -248,7 +252,8 @@ struct Reader {
       if (reference) fail(line_of(*a), field + ".args", "the reference takes every argument");
       l.args = toml_read::require_string_array(t, "args", file, l.line, field);
       for (const auto& name : l.args) {
-        if (d.arg_index(name) < 0) fail(line_of(*a), field + ".args", fmt::format("no [[arg]] named '{}'", name));
+        if (d.arg_index(name) < 0)
+          fail(line_of(*a), field + ".args", fmt::format("no [[arg]] named '{}'", name));
       }
     }
     if (l.function != d.function || reference) {
@@ -262,8 +267,8 @@ struct Reader {
       if (decl->template_params != expected) {
         fail(l.line, field + ".function",
              fmt::format("{}:{}: '{}' has {} template parameters; {} expected ({})",
-                         d.cu_path.filename().string(), decl->line, l.function, decl->template_params, expected,
-                         reference ? "the element type" : "the parameters, then the element type"));
+                         d.cu_path.filename().string(), decl->line, l.function, decl->template_params,
+                         expected, reference ? "the element type" : "the parameters, then the element type"));
       }
     }
     return l;
@@ -271,11 +276,13 @@ struct Reader {
 
   void read_launches(const toml::node& node) {
     const toml::array* arr = node.as_array();
-    if (arr == nullptr || arr->empty()) fail(line_of(node), "launch", "must be a non-empty array of [[launch]]");
+    if (arr == nullptr || arr->empty())
+      fail(line_of(node), "launch", "must be a non-empty array of [[launch]]");
     for (std::size_t i = 0; i < arr->size(); ++i) {
       const toml::table* t = arr->get(i)->as_table();
       if (t == nullptr) fail(line_of(*arr->get(i)), "launch", "must be an array of tables ([[launch]])");
-      toml_read::reject_unknown_keys(*t, {"function", "grid", "block", "shared", "args"}, file, "a [[launch]]");
+      toml_read::reject_unknown_keys(*t, {"function", "grid", "block", "shared", "args"}, file,
+                                     "a [[launch]]");
       d.launches.push_back(read_launch(*t, fmt::format("launch {}", i + 1), false));
     }
   }
@@ -285,7 +292,8 @@ struct Reader {
     const toml::node* ref = root.get("reference");
     if (verify != nullptr) {
       if (!verify->is_boolean() || verify->value<bool>().value())
-        fail(line_of(*verify), "verify", "may only be false (a kernel without a reference); otherwise leave it out");
+        fail(line_of(*verify), "verify",
+             "may only be false (a kernel without a reference); otherwise leave it out");
       if (ref != nullptr) fail(line_of(*ref), "reference", "verify = false and a [reference] contradict");
       d.reference.kind = UserReference::Kind::kNone;
       d.reference.line = line_of(*verify);
@@ -300,7 +308,8 @@ struct Reader {
     d.reference.line = line_of(t);
     toml_read::reject_unknown_keys(t, {"function", "grid", "block", "shared", "config"}, file, "[reference]");
     if (const toml::node* c = t.get("config")) {
-      if (t.contains("function")) fail(line_of(*c), "reference", "give either 'function' or 'config', not both");
+      if (t.contains("function"))
+        fail(line_of(*c), "reference", "give either 'function' or 'config', not both");
       d.reference.kind = UserReference::Kind::kConfig;
       d.reference.config = read_config(*c, "reference.config");
       return;
@@ -318,14 +327,16 @@ struct Reader {
   }
 
   void read(const toml::table& root) {
-    toml_read::reject_unknown_keys(
-        root, {"kernel", "description", "dims", "dtypes", "template", "arg", "launch", "reference", "verify", "work"},
-        file, "a user kernel description");
+    toml_read::reject_unknown_keys(root,
+                                   {"kernel", "description", "dims", "dtypes", "template", "arg", "launch",
+                                    "reference", "verify", "work"},
+                                   file, "a user kernel description");
     if (const toml::node* k = root.get("kernel")) {
       if (k->value<std::string>().value_or("") != d.name)
         fail(line_of(*k), "kernel", fmt::format("must be '{}', the file's name (or be left out)", d.name));
     }
-    if (const toml::node* desc = root.get("description")) d.description = desc->value<std::string>().value_or("");
+    if (const toml::node* desc = root.get("description"))
+      d.description = desc->value<std::string>().value_or("");
     d.dims = toml_read::require_string_array(root, "dims", file, 1, "the description");
     const uint32_t dims_line = line_of(*root.get("dims"));
     std::set<std::string> seen;
@@ -386,7 +397,8 @@ UserKernelDescription parse_user_kernel(const std::string& name, const std::stri
   r.d.toml_text = toml_text;
   r.d.cu_text = cu_text;
   if (!is_identifier(name))
-    throw Error(ErrorKind::kBadInput, fmt::format("{}: the kernel name '{}' is not an identifier", r.file, name));
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("{}: the kernel name '{}' is not an identifier", r.file, name));
   r.read(toml_read::parse_toml(toml_text, r.file));
   return std::move(r.d);
 }

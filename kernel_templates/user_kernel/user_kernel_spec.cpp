@@ -96,9 +96,9 @@ std::optional<std::string> UserKernelSpec::rejection(const Problem& problem, con
       if (!a.is_buffer()) continue;
       const int64_t n = eval_int(a.elements);
       if (n < 1) {
-        return fmt::format("{}:{}: arg '{}'.elements = '{}' is {} for {}: a buffer needs at least one element",
-                           d_.toml_path.string(), a.elements.line, a.name, a.elements.text, n,
-                           problem.shape_text());
+        return fmt::format(
+            "{}:{}: arg '{}'.elements = '{}' is {} for {}: a buffer needs at least one element",
+            d_.toml_path.string(), a.elements.line, a.name, a.elements.text, n, problem.shape_text());
       }
     }
     const auto check_launch = [&](const UserLaunch& l) -> std::optional<std::string> {
@@ -107,14 +107,14 @@ std::optional<std::string> UserKernelSpec::rejection(const Problem& problem, con
         for (const auto& e : *dims) {
           const int64_t v = eval_int(e);
           if (v < 1 || v > INT32_MAX)
-            return fmt::format("{}:{}: {} = '{}' is {} for {}", d_.toml_path.string(), e.line, e.field, e.text,
-                               v, problem.shape_text());
+            return fmt::format("{}:{}: {} = '{}' is {} for {}", d_.toml_path.string(), e.line, e.field,
+                               e.text, v, problem.shape_text());
           if (dims == &l.block) threads *= v;
         }
       }
       if (threads > kMaxThreadsPerBlock)
-        return fmt::format("{}:{}: a block of {} threads (more than {})", d_.toml_path.string(), l.line, threads,
-                           kMaxThreadsPerBlock);
+        return fmt::format("{}:{}: a block of {} threads (more than {})", d_.toml_path.string(), l.line,
+                           threads, kMaxThreadsPerBlock);
       if (l.shared && eval_int(*l.shared) < 0)
         return fmt::format("{}:{}: {} is negative", d_.toml_path.string(), l.shared->line, l.shared->field);
       return std::nullopt;
@@ -149,7 +149,8 @@ CompileSpec UserKernelSpec::compile_spec(const Problem& problem, const Config& c
   spec.source_name = source_name_;
   for (const auto& l : d_.launches) {
     auto expr = name_expression(l.function, &config, problem.dtype);
-    if (std::find(spec.name_expressions.begin(), spec.name_expressions.end(), expr) == spec.name_expressions.end())
+    if (std::find(spec.name_expressions.begin(), spec.name_expressions.end(), expr) ==
+        spec.name_expressions.end())
       spec.name_expressions.push_back(std::move(expr));
   }
   // The tuned template first: the tuner reports its resources as the candidate's.
@@ -220,8 +221,9 @@ KernelLaunch UserKernelSpec::make_launch(const UserLaunch& l, const Config* conf
     } else {
       const int64_t i = eval_int(a->value);
       if (i < INT32_MIN || i > INT32_MAX) {
-        throw Error(ErrorKind::kBadInput, fmt::format("{}:{}: arg '{}' = {} does not fit an i32 (use type = \"i64\")",
-                                                      d_.toml_path.string(), a->line, a->name, i));
+        throw Error(ErrorKind::kBadInput,
+                    fmt::format("{}:{}: arg '{}' = {} does not fit an i32 (use type = \"i64\")",
+                                d_.toml_path.string(), a->line, a->name, i));
       }
       k.args.push_back(ArgSpec::i32(static_cast<int32_t>(i)));
     }
@@ -254,8 +256,8 @@ ReferenceSpec UserKernelSpec::reference(const Problem& problem) const {
   ReferenceSpec ref;
   switch (d_.reference.kind) {
     case UserReference::Kind::kNone:
-      throw Error(ErrorKind::kBadInput,
-                  fmt::format("{}: verify = false: kernel '{}' has no reference", d_.toml_path.string(), d_.name));
+      throw Error(ErrorKind::kBadInput, fmt::format("{}: verify = false: kernel '{}' has no reference",
+                                                    d_.toml_path.string(), d_.name));
     case UserReference::Kind::kConfig: {
       const Config& c = d_.reference.config;
       ref.compile = compile_spec(problem, c);  // throws when the config cannot serve the problem

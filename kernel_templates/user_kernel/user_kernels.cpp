@@ -66,11 +66,13 @@ std::vector<std::string> load_kernel_folder(const std::filesystem::path& folder)
     if (!std::filesystem::exists(folder / (p.stem().string() + ".cu"))) continue;
     names.push_back(p.stem().string());
   }
-  if (ec) throw Error(ErrorKind::kBadInput, fmt::format("cannot list '{}': {}", folder.string(), ec.message()));
+  if (ec)
+    throw Error(ErrorKind::kBadInput, fmt::format("cannot list '{}': {}", folder.string(), ec.message()));
   if (names.empty()) {
-    throw Error(ErrorKind::kBadInput,
-                fmt::format("kernel folder '{}' holds no kernel: a kernel is NAME.cu beside NAME.toml (docs/byo.md)",
-                            folder.string()));
+    throw Error(
+        ErrorKind::kBadInput,
+        fmt::format("kernel folder '{}' holds no kernel: a kernel is NAME.cu beside NAME.toml (docs/byo.md)",
+                    folder.string()));
   }
   std::sort(names.begin(), names.end());
   for (const auto& name : names) register_user_kernel(read_user_kernel(folder, name));

@@ -51,15 +51,17 @@ void compile_all(const Example& ex, DType dtype, const std::string& arch) {
     EXPECT_FALSE(r.cubin.empty());
     for (const auto& e : merged.name_expressions) EXPECT_EQ(r.lowered_names.count(e), 1u) << e;
   } catch (const Error& e) {
-    ADD_FAILURE() << ex.name << " " << to_string(dtype) << " " << arch << ": " << e.what() << "\n" << e.detail();
+    ADD_FAILURE() << ex.name << " " << to_string(dtype) << " " << arch << ": " << e.what() << "\n"
+                  << e.detail();
   }
 }
 
 TEST(UserKernelNvrtc, TransposeCompilesForEveryDtype) {
-  const Example ex{"transpose",
-                   {{"rows", 1000}, {"cols", 777}},
-                   {Config("transpose", {{"TILE", 16}, {"ROWS", 4}}), Config("transpose", {{"TILE", 32}, {"ROWS", 8}}),
-                    Config("transpose", {{"TILE", 64}, {"ROWS", 16}})}};
+  const Example ex{
+      "transpose",
+      {{"rows", 1000}, {"cols", 777}},
+      {Config("transpose", {{"TILE", 16}, {"ROWS", 4}}), Config("transpose", {{"TILE", 32}, {"ROWS", 8}}),
+       Config("transpose", {{"TILE", 64}, {"ROWS", 16}})}};
   for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) compile_all(ex, t, "sm_90");
   compile_all(ex, DType::kBF16, "sm_80");
 }
@@ -75,7 +77,8 @@ TEST(UserKernelNvrtc, LayerNormCompilesForEveryDtype) {
 }
 
 TEST(UserKernelNvrtc, ACompileErrorNamesTheUsersFileAndLine) {
-  const auto dir = std::filesystem::temp_directory_path() / ("ktune_byo_broken_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("ktune_byo_broken_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::filesystem::copy_file(kExamples / "transpose" / "transpose.toml", dir / "transpose.toml",
                              std::filesystem::copy_options::overwrite_existing);

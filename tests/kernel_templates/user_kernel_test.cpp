@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "kernel_templates/user_kernel/kernel_source_scan.hpp"
@@ -101,14 +102,19 @@ __global__ void scale_ref(const T* x, T* y, int n) {
 )";
 
 std::string toml_with(const std::string& args_elements = "n", const std::string& extra_root = "",
-                      const std::string& reference = "[reference]\nfunction = \"scale_ref\"\ngrid = \"ceil_div(n, "
-                                                     "128)\"\nblock = 128\n") {
-  return extra_root + "dims = [\"n\"]\ndtypes = [\"f32\"]\n"   // lines 1-2 (+ extra)
+                      const std::string& reference =
+                          "[reference]\nfunction = \"scale_ref\"\ngrid = \"ceil_div(n, "
+                          "128)\"\nblock = 128\n") {
+  return extra_root +
+         "dims = [\"n\"]\ndtypes = [\"f32\"]\n"  // lines 1-2 (+ extra)
          "[[template]]\nname = \"scale\"\n[template.params]\nBLOCK = [64, 128]\n"
-         "[[arg]]\nname = \"x\"\nkind = \"input\"\nelements = \"" + args_elements + "\"\n"
+         "[[arg]]\nname = \"x\"\nkind = \"input\"\nelements = \"" +
+         args_elements +
+         "\"\n"
          "[[arg]]\nname = \"y\"\nkind = \"output\"\nelements = \"n\"\n"
          "[[arg]]\nname = \"n\"\nkind = \"scalar\"\nvalue = \"n\"\n"
-         "[[launch]]\ngrid = \"ceil_div(n, BLOCK)\"\nblock = \"BLOCK\"\n" + reference;
+         "[[launch]]\ngrid = \"ceil_div(n, BLOCK)\"\nblock = \"BLOCK\"\n" +
+         reference;
 }
 
 std::string error_of(const std::string& toml, const std::string& cu = kCu) {
@@ -195,7 +201,7 @@ TEST(UserKernelErrors, ABuiltInNameIsRefused) {
 TEST(UserKernelRegistry, ARegisteredKernelIsInTheCatalogAndItsHashFollowsEveryEdit) {
   clear_user_kernels();
   const auto load = [](const std::string& cu, const std::string& toml) {
-    return register_user_kernel(parse_user_kernel("scale", toml, "dir/scale.toml", cu, "dir/scale.cu"));
+    register_user_kernel(parse_user_kernel("scale", toml, "dir/scale.toml", cu, "dir/scale.cu"));
   };
   load(kCu, toml_with());
   ASSERT_TRUE(is_known_kernel("scale"));
@@ -205,7 +211,8 @@ TEST(UserKernelRegistry, ARegisteredKernelIsInTheCatalogAndItsHashFollowsEveryEd
   const std::string h0 = template_source_hash("scale");
   ASSERT_FALSE(h0.empty());
   // NVRTC sees the user's file name, so its log names the user's lines.
-  EXPECT_NE(SourceLibrary::from_environment().text("scale.cu").find("#line 1 \"scale.cu\""), std::string::npos);
+  EXPECT_NE(SourceLibrary::from_environment().text("scale.cu").find("#line 1 \"scale.cu\""),
+            std::string::npos);
 
   load(std::string(kCu) + "// an edit\n", toml_with());
   const std::string h_cu = template_source_hash("scale");

@@ -26,9 +26,10 @@ const std::filesystem::path kExamples = std::filesystem::path(KTUNE_TEST_SOURCE_
 std::vector<std::string> compile_only(const std::filesystem::path& dir, const std::string& kernel,
                                       const std::string& shape, const std::string& db,
                                       const std::string& budget) {
-  return {"tune",    "--kernel-dir", dir.string(), "--kernel", kernel,   "--shape",    shape,
-          "--dtype", "f32",          "--compile-only", "--arch", "sm_90", "--strategy", "exhaustive",
-          "--budget", budget,        "--db",         db,           "--json", "--compile-threads", "2"};
+  return {"tune",       "--kernel-dir",      dir.string(), "--kernel",       kernel,   "--shape",
+          shape,        "--dtype",           "f32",        "--compile-only", "--arch", "sm_90",
+          "--strategy", "exhaustive",        "--budget",   budget,           "--db",   db,
+          "--json",     "--compile-threads", "2"};
 }
 
 TEST(ByoTune, CompileOnlySweepOfTransposeStoresEveryConfigAndResumes) {
@@ -61,8 +62,8 @@ TEST(ByoTune, CompileOnlySweepOfTransposeStoresEveryConfigAndResumes) {
 
 TEST(ByoTune, CompileOnlySweepOfLayerNorm) {
   test::TempDir dir;
-  const auto r = run_ktune(
-      compile_only(kExamples / "layernorm", "layernorm", "rows=64,hidden=4096", (dir / "ln.db").string(), "4"));
+  const auto r = run_ktune(compile_only(kExamples / "layernorm", "layernorm", "rows=64,hidden=4096",
+                                        (dir / "ln.db").string(), "4"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto doc = nlohmann::json::parse(r.out);
   EXPECT_EQ(doc.at("keys")[0].at("evaluations"), 4) << r.out;
@@ -94,6 +95,27 @@ TEST(ByoTune, AnEditOfEitherFileIsANewKernelHash) {
   std::set<std::string> hashes;
   for (const auto& m : test::all_measurements(db)) hashes.insert(m.kernel.source_hash);
   EXPECT_EQ(hashes.size(), 3u);
+}
+
+TEST(ByoTune, ACompileErrorIsStoredWithNvrtcsLogNamingTheUsersLine) {
+  test::TempDir dir;
+  const auto copy = dir / "k";
+  std::filesystem::create_directories(copy);
+  std::filesystem::copy_file(kExamples / "transpose" / "transpose.toml", copy / "transpose.toml");
+  std::ifstream in(kExamples / "transpose" / "transpose.cu");
+  std::string cu((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  cu.replace(cu.find("__syncthreads();"), 16, "__syncthreads()");  // line 19 loses its semicolon
+  std::ofstream(copy / "transpose.cu") << cu;
+  const std::string db_path = (dir / "c.db").string();
+  const auto r = run_ktune(compile_only(copy, "transpose", "rows=64,cols=64", db_path, "2"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto db = cache::ConfigCache::open(db_path, cache::ConfigCache::Mode::kReadOnly);
+  const auto rows = test::all_measurements(db);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& m : rows) {
+    EXPECT_EQ(m.m.outcome, ktune::Outcome::kCompileError) << m.m.config_name;
+    EXPECT_NE(m.m.reason.find("transpose.cu(19)"), std::string::npos) << m.m.reason;
+  }
 }
 
 TEST(ByoTune, ADescriptionErrorExits2NamingFileLineAndField) {

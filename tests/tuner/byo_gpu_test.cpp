@@ -70,9 +70,10 @@ std::filesystem::path transpose_variant(const test::TempDir& dir, const std::str
 }
 
 std::vector<std::string> tune_args(const std::filesystem::path& folder, const std::string& kernel,
-                                   const std::string& shape, const std::string& dtype, const std::string& db) {
-  return {"tune",  "--kernel-dir", folder.string(), "--kernel", kernel, "--shape", shape, "--dtype", dtype,
-          "--strategy", "exhaustive", "--db", db, "--json"};
+                                   const std::string& shape, const std::string& dtype,
+                                   const std::string& db) {
+  return {"tune",    "--kernel-dir", folder.string(), "--kernel",   kernel, "--shape", shape,
+          "--dtype", dtype,          "--strategy",    "exhaustive", "--db", db,        "--json"};
 }
 
 /// Every stored candidate of `db` by config name.
@@ -91,8 +92,9 @@ TEST(ByoGpu, BothExamplesTuneToVerifiedWinners) {
   struct Case {
     std::string kernel, shape, dtype;
   };
-  for (const Case& c : {Case{"transpose", "rows=1000,cols=777", "f32"}, Case{"transpose", "rows=4096,cols=4096", "bf16"},
-                        Case{"layernorm", "rows=37,hidden=4096", "bf16"}, Case{"layernorm", "rows=300,hidden=1000", "f32"}}) {
+  for (const Case& c :
+       {Case{"transpose", "rows=1000,cols=777", "f32"}, Case{"transpose", "rows=4096,cols=4096", "bf16"},
+        Case{"layernorm", "rows=37,hidden=4096", "bf16"}, Case{"layernorm", "rows=300,hidden=1000", "f32"}}) {
     const std::string db = (dir / (c.kernel + c.dtype + ".db")).string();
     const auto r = run_ktune(tune_args(kExamples / c.kernel, c.kernel, c.shape, c.dtype, db));
     ASSERT_EQ(r.exit_code, 0) << c.kernel << " " << c.shape << "\n" << r.err;
@@ -109,8 +111,8 @@ TEST(ByoGpu, BothExamplesTuneToVerifiedWinners) {
           << name << ": " << to_string(m.m.outcome) << " " << m.m.reason;
     }
     EXPECT_GT(ok, 3) << c.kernel;
-    const auto query = run_ktune({"query", "--kernel-dir", (kExamples / c.kernel).string(), "--kernel", c.kernel,
-                                  "--shape", c.shape, "--dtype", c.dtype, "--db", db, "--gpu",
+    const auto query = run_ktune({"query", "--kernel-dir", (kExamples / c.kernel).string(), "--kernel",
+                                  c.kernel, "--shape", c.shape, "--dtype", c.dtype, "--db", db, "--gpu",
                                   harness::query_device(0).name, "--json"});
     ASSERT_EQ(query.exit_code, 0) << query.err;
     EXPECT_EQ(nlohmann::json::parse(query.out).at("verified"), true) << query.out;
@@ -121,12 +123,14 @@ TEST(ByoGpu, AWritePastTheEndAndAWrongResultAreIncorrectAndNeverWin) {
   REQUIRE_GPU();
   test::TempDir dir;
   // TILE 64 also writes one element just past the end of `out`; TILE 16 writes every value + 1.
-  const auto folder = transpose_variant(
-      dir, "bad", "  __syncthreads();\n",
-      "  __syncthreads();\n  if (TILE == 64 && blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0 && threadIdx.y == 0)\n"
-      "    out[static_cast<size_t>(rows) * cols] = tile[0][0];\n"
-      "  if (TILE == 16) tile[threadIdx.y][threadIdx.x] = static_cast<T>(static_cast<float>(tile[threadIdx.y][threadIdx.x]) + 1.0f);\n"
-      "  __syncthreads();\n");
+  const auto folder =
+      transpose_variant(dir, "bad", "  __syncthreads();\n",
+                        "  __syncthreads();\n  if (TILE == 64 && blockIdx.x == 0 && blockIdx.y == 0 && "
+                        "threadIdx.x == 0 && threadIdx.y == 0)\n"
+                        "    out[static_cast<size_t>(rows) * cols] = tile[0][0];\n"
+                        "  if (TILE == 16) tile[threadIdx.y][threadIdx.x] = "
+                        "static_cast<T>(static_cast<float>(tile[threadIdx.y][threadIdx.x]) + 1.0f);\n"
+                        "  __syncthreads();\n");
   const std::string db = (dir / "bad.db").string();
   const auto r = run_ktune(tune_args(folder, "transpose", "rows=512,cols=640", "f32", db));
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -166,8 +170,9 @@ TEST(ByoGpu, VerifyFalseIsStoredAndAnsweredUnverified) {
   const auto r = run_ktune(tune_args(folder, "transpose", "rows=256,cols=384", "f32", db));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const auto& [name, m] : by_config(db)) EXPECT_FALSE(m.m.verified) << name;
-  const auto q = run_ktune({"query", "--kernel-dir", folder.string(), "--kernel", "transpose", "--shape",
-                            "rows=256,cols=384", "--dtype", "f32", "--db", db, "--gpu", harness::query_device(0).name});
+  const auto q =
+      run_ktune({"query", "--kernel-dir", folder.string(), "--kernel", "transpose", "--shape",
+                 "rows=256,cols=384", "--dtype", "f32", "--db", db, "--gpu", harness::query_device(0).name});
   ASSERT_EQ(q.exit_code, 0) << q.err;
   EXPECT_NE(q.out.find("verified     NO"), std::string::npos) << q.out;
 }
@@ -202,10 +207,12 @@ TEST(ByoGpu, TheRuntimeLaunchesTheTunedTransposeByName) {
   const std::vector<float> out = d_out.download_as<float>(in.size());
   for (int r = 0; r < rows; ++r) {
     for (int c = 0; c < cols; ++c) {
-      ASSERT_EQ(out[static_cast<size_t>(c) * rows + r], in[static_cast<size_t>(r) * cols + c]) << r << "," << c;
+      ASSERT_EQ(out[static_cast<size_t>(c) * rows + r], in[static_cast<size_t>(r) * cols + c])
+          << r << "," << c;
     }
   }
-  EXPECT_THROW(rt.launch("transpose", dims, DType::kF32, {reinterpret_cast<void*>(d_in.get())}, nullptr), Error);
+  EXPECT_THROW(rt.launch("transpose", dims, DType::kF32, {reinterpret_cast<void*>(d_in.get())}, nullptr),
+               Error);
   EXPECT_THROW(rt.launch("no_such_kernel", dims, DType::kF32, {}, nullptr), Error);
 }
 

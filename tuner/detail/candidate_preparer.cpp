@@ -164,7 +164,8 @@ Prepared prepare_candidate(const KeyContext& ctx, const Config& config, const st
   if (ctx.compile_only) return finish(ktune::Outcome::kSkipped, "compile-only");
 
   // A user kernel described with `verify = false` has no reference (its results are stored unverified).
-  const harness::CompileResult reference = spec.verifies() ? ctx.reference_for(spec) : harness::CompileResult{};
+  const harness::CompileResult reference =
+      spec.verifies() ? ctx.reference_for(spec) : harness::CompileResult{};
   const kt::CandidateParts parts = kt::make_candidate_parts(spec, ctx.problem, config, compiled, reference);
   // Every launch of the plan (split-K: the GEMM, its reduction, the atomic variant's zeroing) is
   // verified and timed as one sequence.

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "tuner/config_space.hpp"
 #include "core/expression_evaluator.hpp"
+#include "tuner/config_space.hpp"
 
 namespace ktune::tuner::detail {
 
