@@ -126,8 +126,9 @@ const KernelDescriptor* find_kernel(std::string_view name) {
   for (const auto& k : table()) {
     if (k.name == name) return &k;
   }
-  throw Error(ErrorKind::kBadInput,
-              "unknown kernel '" + std::string(name) + "' (known kernels: " + known_kernel_names() + ")");
+  throw Error(ErrorKind::kBadInput, "unknown kernel '" + std::string(name) +
+                                        "' (known kernels: " + known_kernel_names() +
+                                        "; a kernel of your own: --kernel-dir DIR, docs/byo.md)");
 }
 
 bool is_known_kernel(std::string_view name) {

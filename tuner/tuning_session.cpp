@@ -299,6 +299,24 @@ nlohmann::json summary_json(const KeySummary& s) {
   return j;
 }
 
+/// Why a key that ran has no winner when every config that ran was incorrect: most likely the
+/// reference is wrong (a user kernel's is named by its file and line).
+std::string no_winner(const KeySummary& s) {
+  size_t ran = 0;
+  size_t incorrect = 0;
+  for (const auto& [outcome, n] : s.outcomes) {
+    if (outcome == "incorrect") incorrect += n;
+    if (outcome == "ok" || outcome == "incorrect") ran += n;
+  }
+  if (incorrect == 0 || incorrect != ran) return "no winner (compile-only)";
+  std::string out = "no winner: every config that ran disagrees with the reference";
+  if (const auto* user = kernel_templates::find_user_kernel(s.kernel)) {
+    out += fmt::format(" (check the reference, {}:{})", user->description().toml_path.string(),
+                       user->description().reference.line);
+  }
+  return out;
+}
+
 std::string summary_line(const KeySummary& s) {
   std::string counts;
   for (const auto& [outcome, n] : s.outcomes)
@@ -312,7 +330,7 @@ std::string summary_line(const KeySummary& s) {
     line +=
         fmt::format("winner {} {:.3f} us{}", *s.winner, s.winner_median_us, s.winner_kept ? " (kept)" : "");
   else
-    line += "no winner (compile-only)";
+    line += no_winner(s);
   return line + fmt::format(" [{} evaluated: {}; {} from the cache]", s.evaluations, counts, s.from_cache);
 }
 

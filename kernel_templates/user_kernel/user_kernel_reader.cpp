@@ -45,6 +45,21 @@ struct Reader {
     fail_at(file, line, fmt::format("{}: {}", field, message));
   }
 
+  /// reject_unknown_keys, with a hint for a top-level key written after a table header (TOML puts
+  /// it into that table).
+  void reject_unknown(const toml::table& t, std::initializer_list<std::string_view> allowed,
+                      std::string_view what) {
+    for (const char* root : {"verify", "description", "dims", "dtypes"}) {
+      const toml::node* n = t.get(root);
+      if (n != nullptr && std::find(allowed.begin(), allowed.end(), root) == allowed.end()) {
+        fail(line_of(*n), root,
+             fmt::format("written inside {}: a top-level key goes before the first [table] of the file",
+                         what));
+      }
+    }
+    toml_read::reject_unknown_keys(t, allowed, file, what);
+  }
+
   /// An expression field: a string or a number; compiled once against the symbols.
   UserExpression expression(const toml::node& node, const std::string& field) {
     UserExpression e{"", field, line_of(node)};
@@ -111,8 +126,7 @@ struct Reader {
            "a user kernel declares exactly one [[template]]: the tuned __global__ function");
     }
     const toml::table& t = *arr->get(0)->as_table();
-    toml_read::reject_unknown_keys(t, {"name", "params", "derived", "constraints", "seeds"}, file,
-                                   "the [[template]]");
+    reject_unknown(t, {"name", "params", "derived", "constraints", "seeds"}, "the [[template]]");
     d.function = toml_read::require_string(t, "name", file, line_of(t), "the [[template]]");
     if (!is_identifier(d.function))
       fail(line_of(*t.get("name")), "template.name", "'" + d.function + "' is not an identifier");
@@ -173,8 +187,7 @@ struct Reader {
       if (t == nullptr) fail(line_of(item), "arg", "must be an array of tables ([[arg]])");
       UserArg a;
       a.line = line_of(*t);
-      toml_read::reject_unknown_keys(*t, {"name", "kind", "type", "elements", "value", "scale"}, file,
-                                     "an [[arg]]");
+      reject_unknown(*t, {"name", "kind", "type", "elements", "value", "scale"}, "an [[arg]]");
       a.name = toml_read::require_string(*t, "name", file, a.line, "an [[arg]]");
       if (!is_identifier(a.name)) fail(a.line, "arg.name", "'" + a.name + "' is not an identifier");
       if (d.arg_index(a.name) >= 0) fail(a.line, "arg.name", "'" + a.name + "' is declared twice");
@@ -281,8 +294,7 @@ struct Reader {
     for (std::size_t i = 0; i < arr->size(); ++i) {
       const toml::table* t = arr->get(i)->as_table();
       if (t == nullptr) fail(line_of(*arr->get(i)), "launch", "must be an array of tables ([[launch]])");
-      toml_read::reject_unknown_keys(*t, {"function", "grid", "block", "shared", "args"}, file,
-                                     "a [[launch]]");
+      reject_unknown(*t, {"function", "grid", "block", "shared", "args"}, "a [[launch]]");
       d.launches.push_back(read_launch(*t, fmt::format("launch {}", i + 1), false));
     }
   }
@@ -306,7 +318,7 @@ struct Reader {
     }
     const toml::table& t = *ref->as_table();
     d.reference.line = line_of(t);
-    toml_read::reject_unknown_keys(t, {"function", "grid", "block", "shared", "config"}, file, "[reference]");
+    reject_unknown(t, {"function", "grid", "block", "shared", "config"}, "[reference]");
     if (const toml::node* c = t.get("config")) {
       if (t.contains("function"))
         fail(line_of(*c), "reference", "give either 'function' or 'config', not both");
@@ -321,7 +333,7 @@ struct Reader {
   void read_work(const toml::node& node) {
     const toml::table* t = node.as_table();
     if (t == nullptr) fail(line_of(node), "work", "must be a table { bytes = \"...\", flops = \"...\" }");
-    toml_read::reject_unknown_keys(*t, {"bytes", "flops"}, file, "[work]");
+    reject_unknown(*t, {"bytes", "flops"}, "[work]");
     if (const toml::node* b = t->get("bytes")) d.work.bytes = expression(*b, "work.bytes");
     if (const toml::node* f = t->get("flops")) d.work.flops = expression(*f, "work.flops");
   }

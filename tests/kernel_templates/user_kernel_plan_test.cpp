@@ -17,16 +17,20 @@ template <int BLOCK, typename T>
 __global__ void finish(const float* ws, T* y, int n) {}
 )";
 
+/// `verification`: "verify = false" (a root key: it goes before the first table) or a [reference].
 std::string description(const std::string& verification) {
-  return "dims = [\"n\"]\ndtypes = [\"f32\", \"bf16\"]\n"
+  const bool root = verification.rfind("verify", 0) == 0;
+  return (root ? verification : "") +
+         "dims = [\"n\"]\ndtypes = [\"f32\", \"bf16\"]\n"
          "[[template]]\nname = \"partial\"\n[template.params]\nBLOCK = [64, 128, 256]\n"
          "[[arg]]\nname = \"x\"\nkind = \"input\"\nelements = \"n\"\nscale = 4.0\n"
          "[[arg]]\nname = \"ws\"\nkind = \"workspace\"\ntype = \"f32\"\nelements = \"ceil_div(n, BLOCK)\"\n"
          "[[arg]]\nname = \"y\"\nkind = \"output\"\nelements = \"ceil_div(n, BLOCK)\"\n"
          "[[arg]]\nname = \"n\"\nkind = \"scalar\"\ntype = \"i64\"\nvalue = \"n\"\n"
-         "[[launch]]\ngrid = \"ceil_div(n, BLOCK)\"\nblock = \"BLOCK\"\nshared = \"BLOCK * 4\"\nargs = [\"x\", \"ws\", \"n\"]\n"
+         "[[launch]]\ngrid = \"ceil_div(n, BLOCK)\"\nblock = \"BLOCK\"\nshared = \"BLOCK * 4\"\nargs = "
+         "[\"x\", \"ws\", \"n\"]\n"
          "[[launch]]\nfunction = \"finish\"\ngrid = 1\nblock = \"BLOCK\"\nargs = [\"ws\", \"y\", \"n\"]\n" +
-         verification;
+         (root ? "" : verification);
 }
 
 harness::CompileResult fake_compile(const CompileSpec& spec, const std::string& cubin) {
@@ -38,8 +42,8 @@ harness::CompileResult fake_compile(const CompileSpec& spec, const std::string& 
 
 TEST(UserKernelPlan, TwoPassesWithAWorkspaceAndAReferenceConfig) {
   // The reference is the one-launch-per-pass config BLOCK 64 of the same template.
-  const UserKernelSpec spec(parse_user_kernel("partial", description("[reference]\nconfig = { BLOCK = 64 }\n"),
-                                              "p.toml", kCu, "p.cu"));
+  const UserKernelSpec spec(parse_user_kernel(
+      "partial", description("[reference]\nconfig = { BLOCK = 64 }\n"), "p.toml", kCu, "p.cu"));
   const Problem p{{{"n", 1000}}, DType::kBF16, ""};
   const Config c("partial", {{"BLOCK", 256}});
   ASSERT_EQ(spec.rejection(p, c), std::nullopt);
@@ -70,11 +74,13 @@ TEST(UserKernelPlan, TwoPassesWithAWorkspaceAndAReferenceConfig) {
 
   // The candidate: inputs random (scaled), outputs and workspace poisoned; a reference of two
   // launches is refused with a clear error rather than half-run.
-  EXPECT_THROW(make_candidate_parts(spec, p, c, fake_compile(cs, "C"), fake_compile(ref.compile, "R")), Error);
+  EXPECT_THROW(make_candidate_parts(spec, p, c, fake_compile(cs, "C"), fake_compile(ref.compile, "R")),
+               Error);
 }
 
 TEST(UserKernelPlan, VerifyFalseMakesACandidateWithoutReferenceOrChecks) {
-  const UserKernelSpec spec(parse_user_kernel("partial", description("verify = false\n"), "p.toml", kCu, "p.cu"));
+  const UserKernelSpec spec(
+      parse_user_kernel("partial", description("verify = false\n"), "p.toml", kCu, "p.cu"));
   EXPECT_FALSE(spec.verifies());
   const Problem p{{{"n", 300}}, DType::kF32, ""};
   const Config c = spec.default_config(p);
@@ -94,7 +100,8 @@ TEST(UserKernelPlan, VerifyFalseMakesACandidateWithoutReferenceOrChecks) {
 }
 
 TEST(UserKernelPlan, ADtypeALayoutAnotherTemplateOrTooBigABlockIsARejection) {
-  const UserKernelSpec spec(parse_user_kernel("partial", description("verify = false\n"), "p.toml", kCu, "p.cu"));
+  const UserKernelSpec spec(
+      parse_user_kernel("partial", description("verify = false\n"), "p.toml", kCu, "p.cu"));
   const Config c("partial", {{"BLOCK", 64}});
   EXPECT_EQ(spec.rejection({{{"n", 300}}, DType::kF32, ""}, c), std::nullopt);
   EXPECT_NE(spec.rejection({{{"n", 300}}, DType::kF16, ""}, c), std::nullopt);

@@ -173,6 +173,12 @@ TEST(UserKernelErrors, MissingKernelAndReferenceFunctionsAreNamed) {
   EXPECT_HAS(error_of(r), "reference.function: scale.cu has no");
 }
 
+TEST(UserKernelErrors, ATopLevelKeyWrittenInsideATableIsExplained) {
+  // TOML puts a key after [reference] into that table: "verify = false" at the end of the file.
+  EXPECT_HAS(error_of(toml_with("n", "", "") + "verify = false\n"),
+             "verify: written inside a [[launch]]: a top-level key goes before the first [table]");
+}
+
 TEST(UserKernelErrors, AReferenceOrAnExplicitVerifyFalseIsRequired) {
   EXPECT_HAS(error_of(toml_with("n", "", "")), "reference: missing");
   EXPECT_HAS(error_of(toml_with("n", "verify = true\n", "")), "verify: may only be false");

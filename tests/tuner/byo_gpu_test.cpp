@@ -157,6 +157,25 @@ TEST(ByoGpu, AWritePastTheEndAndAWrongResultAreIncorrectAndNeverWin) {
   EXPECT_EQ(wrong, 5);
 }
 
+TEST(ByoGpu, AReferenceThatDisagreesWithEveryConfigIsNamed) {
+  REQUIRE_GPU();
+  test::TempDir dir;
+  // The reference copies instead of transposing: every config is (correctly) incorrect against it.
+  const auto folder = transpose_variant(dir, "badref", "  out[c * rows + r] = in[i];", "  out[i] = in[i];");
+  const std::string db = (dir / "r.db").string();
+  auto args = tune_args(folder, "transpose", "rows=256,cols=320", "f32", db);
+  args.pop_back();  // no --json: the summary line on stderr
+  const auto r = run_ktune(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(
+      r.err.find("no winner: every config that ran disagrees with the reference (check the reference, "),
+      std::string::npos)
+      << r.err;
+  for (const auto& [name, m] : by_config(db)) {
+    EXPECT_NE(m.m.outcome, Outcome::kOk) << name;
+  }
+}
+
 TEST(ByoGpu, VerifyFalseIsStoredAndAnsweredUnverified) {
   REQUIRE_GPU();
   test::TempDir dir;
@@ -164,8 +183,11 @@ TEST(ByoGpu, VerifyFalseIsStoredAndAnsweredUnverified) {
   const auto ref_at = reference.find("[reference]");
   ASSERT_NE(ref_at, std::string::npos);
   const auto work_at = reference.find("[work]");
-  const auto folder = transpose_variant(dir, "unverified", "", "", reference.substr(ref_at, work_at - ref_at),
-                                        "verify = false\n\n");
+  // No [reference]; `verify = false` is a top-level key, so it goes before the first table.
+  const auto folder =
+      transpose_variant(dir, "unverified", "", "", reference.substr(ref_at, work_at - ref_at), "");
+  const std::string toml = read(folder / "transpose.toml");
+  std::ofstream(folder / "transpose.toml") << "verify = false\n" << toml;
   const std::string db = (dir / "u.db").string();
   const auto r = run_ktune(tune_args(folder, "transpose", "rows=256,cols=384", "f32", db));
   ASSERT_EQ(r.exit_code, 0) << r.err;
