@@ -92,7 +92,10 @@ CandidateParts make_candidate_parts(const KernelSpec& spec, const Problem& probl
   }
   if (spec.verifies())
     parts.reference = to_launch_spec(ref.plan, ref.plan.launches.front(), reference_compiled);
-  for (const auto& [out, expected] : ref.compare) parts.checks.push_back({out, expected});
+  for (const auto& [out, expected] : ref.compare) {
+    const auto tol = ref.rel_tolerance.find(out);
+    parts.checks.push_back({out, expected, tol == ref.rel_tolerance.end() ? 0.0 : tol->second});
+  }
   const WorkCounts w = spec.work(problem);
   parts.flops = w.flops;
   parts.min_bytes = w.min_bytes;

@@ -152,6 +152,9 @@ struct ReferenceSpec {
   CompileSpec compile;
   LaunchPlan plan;
   std::vector<std::pair<std::string, std::string>> compare;  ///< {"c", "c_ref"}
+  /// Candidate output -> relative L2 bound replacing its dtype's (a user kernel's per-output
+  /// tolerance, docs/byo.md); an output not listed is judged by its dtype's.
+  std::map<std::string, double, std::less<>> rel_tolerance;
 };
 
 /// Work of one problem, for the roofline: floating-point operations and the minimum DRAM traffic

@@ -168,7 +168,12 @@ bool WorkerMeasurer::verify(const CandidateRequest& req, const BufferSet& set, C
     }
     const ErrorMetrics m = gpu_compare(utility(), set.at(c.output), out.dtype, set.at(c.reference), ref.dtype,
                                        out.count, stream_);
-    const Verdict v = judge(m, tolerance_for(out.dtype));
+    Tolerance tolerance = tolerance_for(out.dtype);
+    if (c.rel_l2 > 0) {  // the description's per-output tolerance (docs/byo.md)
+      tolerance.rel_l2 = c.rel_l2;
+      tolerance.max_abs_rel = std::max(tolerance.max_abs_rel, 10 * c.rel_l2);
+    }
+    const Verdict v = judge(m, tolerance);
     res.rel_err = std::max(res.rel_err, m.rel_err);
     res.max_abs_err = std::max(res.max_abs_err, m.max_abs_err);
     if (!v.ok) {

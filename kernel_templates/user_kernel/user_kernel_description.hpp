@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,6 +75,8 @@ struct UserReference {
   Kind kind = Kind::kKernel;
   UserLaunch launch;  ///< kKernel: the reference kernel's launch (function, grid, block, shared)
   Config config;      ///< kConfig
+  /// Output name -> relative L2 bound replacing its dtype's (`tolerance = { y = 1e-2 }`).
+  std::map<std::string, double> tolerance;
   uint32_t line = 0;
 };
 

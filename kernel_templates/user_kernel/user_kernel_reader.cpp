@@ -318,7 +318,8 @@ struct Reader {
     }
     const toml::table& t = *ref->as_table();
     d.reference.line = line_of(t);
-    reject_unknown(t, {"function", "grid", "block", "shared", "config"}, "[reference]");
+    reject_unknown(t, {"function", "grid", "block", "shared", "config", "tolerance"}, "[reference]");
+    if (const toml::node* tol = t.get("tolerance")) read_tolerance(*tol);
     if (const toml::node* c = t.get("config")) {
       if (t.contains("function"))
         fail(line_of(*c), "reference", "give either 'function' or 'config', not both");
@@ -328,6 +329,22 @@ struct Reader {
     }
     d.reference.kind = UserReference::Kind::kKernel;
     d.reference.launch = read_launch(t, "reference", true);
+  }
+
+  /// `tolerance = { OUTPUT = rel_l2, ... }`: each an output argument, each bound in (0, 1].
+  void read_tolerance(const toml::node& node) {
+    const toml::table* t = node.as_table();
+    if (t == nullptr)
+      fail(line_of(node), "reference.tolerance", "must be a table { OUTPUT = relative error }");
+    for (const auto& [name, value] : toml_read::entries_in_order(*t)) {
+      const int i = d.arg_index(name);
+      if (i < 0 || d.args[static_cast<std::size_t>(i)].kind != UserArg::Kind::kOutput)
+        fail(line_of(*value), "reference.tolerance", fmt::format("'{}' is not an output argument", name));
+      const auto v = value->value<double>();
+      if (!v || !(*v > 0) || *v > 1)
+        fail(line_of(*value), "reference.tolerance." + name, "must be a relative error in (0, 1]");
+      d.reference.tolerance[name] = *v;
+    }
   }
 
   void read_work(const toml::node& node) {

@@ -281,6 +281,7 @@ ReferenceSpec UserKernelSpec::reference(const Problem& problem) const {
   for (const auto& a : d_.args) {
     if (a.kind == UserArg::Kind::kOutput) ref.compare.emplace_back(a.name, a.name + "_ref");
   }
+  for (const auto& [output, rel] : d_.reference.tolerance) ref.rel_tolerance.emplace(output, rel);
   return ref;
 }
 

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "kernel_templates/candidate_builder.hpp"
 #include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/spec_registry.hpp"
@@ -194,6 +195,32 @@ TEST(UserKernelErrors, ABufferSizeNotPositiveForTheShapeIsARejectionNamingIt) {
   ASSERT_TRUE(why.has_value());
   EXPECT_HAS(*why, "dir/scale.toml:10: arg 'x'.elements = 'n - 100' is -40 for n=60");
   EXPECT_THROW(spec.launch_plan(problem({{"n", 60}}), c), Error);
+}
+
+TEST(UserKernelErrors, APerOutputToleranceReachesTheWorkersCheck) {
+  const std::string with_tol = toml_with() + "tolerance = { y = 2e-3 }\n";
+  const UserKernelSpec spec(parse_user_kernel("scale", with_tol, "dir/scale.toml", kCu, "dir/scale.cu"));
+  const Problem p = problem({{"n", 1000}});
+  const Config c("scale", {{"BLOCK", 128}});
+  EXPECT_DOUBLE_EQ(spec.reference(p).rel_tolerance.at("y"), 2e-3);
+  const auto fake = [](const CompileSpec& cs) {
+    harness::CompileResult r;
+    r.cubin = "C";
+    for (const auto& e : cs.name_expressions) r.lowered_names[e] = "_Z" + e;
+    return r;
+  };
+  const CandidateParts parts =
+      make_candidate_parts(spec, p, c, fake(spec.compile_spec(p, c)), fake(spec.reference(p).compile));
+  ASSERT_EQ(parts.checks.size(), 1u);
+  EXPECT_DOUBLE_EQ(parts.checks[0].rel_l2, 2e-3);
+  // The bound travels to the worker with the request.
+  const harness::CandidateRequest back =
+      harness::candidate_request_from_json(harness::to_json(make_candidate_request(parts)));
+  EXPECT_DOUBLE_EQ(back.checks.at(0).rel_l2, 2e-3);
+  // Only an output may have one, and it is a relative error in (0, 1].
+  EXPECT_HAS(error_of(toml_with() + "tolerance = { x = 1e-3 }\n"), "'x' is not an output argument");
+  EXPECT_HAS(error_of(toml_with() + "tolerance = { y = 0 }\n"),
+             "reference.tolerance.y: must be a relative error");
 }
 
 TEST(UserKernelErrors, ABuiltInNameIsRefused) {
