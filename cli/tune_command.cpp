@@ -274,7 +274,9 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--layout", a->layout,
                   "Layout or mode of each kernel, part of the key (default: the kernel's; see below)")
       ->type_name("TEXT");
-  cmd->add_option("--space", a->space, "Config space file (default configs/spaces/<kernel>.toml)");
+  cmd->add_option(
+      "--space", a->space,
+      "Config space file (default configs/spaces/<kernel>.toml; a --kernel-dir kernel's is its NAME.toml)");
   cmd->add_option("--strategy", a->strategy, "Search strategy: exhaustive, random, halving or model");
   cmd->add_option("--budget", a->budget, "Measurements per (shape, dtype); 0 = no limit")
       ->check(CLI::Validator(

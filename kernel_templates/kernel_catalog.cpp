@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 
 #include "kernel_templates/spec_registry.hpp"
@@ -51,10 +52,13 @@ const std::vector<KernelDescriptor>& builtin_table() {
 }
 
 /// The built-in kernels, then the user kernels; rebuilt when a user kernel is loaded (at start-up,
-/// before the catalog is read from several threads).
+/// before the catalog is read from several threads: a rebuild invalidates what an earlier call
+/// returned).
 const std::vector<KernelDescriptor>& table() {
+  static std::mutex mu;
   static std::vector<KernelDescriptor> table;
   static uint64_t generation = ~uint64_t{0};
+  std::lock_guard lock(mu);
   if (generation != user_kernel_generation()) {
     generation = user_kernel_generation();
     table = builtin_table();
