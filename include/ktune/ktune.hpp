@@ -8,7 +8,8 @@
 ///     rt.rmsnorm({.x = x, .w = w, .y = y, .rows = rows, .hidden = 4096}, stream);
 ///
 /// Every operator (gemm, rmsnorm, rmsnorm_rope, softmax, swiglu, decode_attention, fp8_gemm) takes
-/// one argument struct and goes through one path. The first call for a key (operator, shape,
+/// one argument struct and goes through one path; a user kernel (docs/byo.md) is launched by name
+/// with launch(). The first call for a key (operator, shape,
 /// dtype, mode) looks it up in the database (once; then in memory), resolves a miss by the
 /// MissPolicy, loads the config's module (from the compile cache, or compiles it with NVRTC) and
 /// allocates the workspace its plan needs. Later calls validate the arguments (D8: dimensions,
