@@ -119,6 +119,39 @@ TEST(ByoTune, ACompileErrorIsStoredWithNvrtcsLogNamingTheUsersLine) {
   }
 }
 
+TEST(ByoTune, QueryAndReportKnowTheKernelThroughKernelDir) {
+  test::TempDir dir;
+  const std::string db = (dir / "q.db").string();
+  const std::string folder = (kExamples / "transpose").string();
+  ASSERT_EQ(
+      run_ktune(compile_only(kExamples / "transpose", "transpose", "rows=64,cols=64", db, "2")).exit_code, 0);
+  const std::vector<std::string> query = {
+      "query", "--kernel", "transpose", "--shape", "rows=64,cols=64",   "--dtype",
+      "f32",   "--db",     db,          "--gpu",   "compile-only sm_90"};
+  // Without the folder the name is unknown (exit 2, pointing at --kernel-dir); with it the kernel is
+  // known and a compile-only sweep has no winner (exit 4).
+  const auto unknown = run_ktune(query);
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
+  EXPECT_NE(unknown.err.find("--kernel-dir"), std::string::npos) << unknown.err;
+  auto with_dir = query;
+  with_dir.insert(with_dir.begin() + 1, {"--kernel-dir", folder});
+  const auto known = run_ktune(with_dir);
+  EXPECT_EQ(known.exit_code, 4) << known.err;
+  EXPECT_NE(known.err.find("no tuned config for kernel transpose"), std::string::npos) << known.err;
+
+  const auto report = run_ktune({"report", "--kernel-dir", folder, "--kernel", "transpose", "--db", db,
+                                 "--format", "json", "--out", (dir / "r.json").string()});
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  std::ifstream in(dir / "r.json");
+  const auto doc = nlohmann::json::parse(in);
+  ASSERT_TRUE(doc.contains("measurements")) << doc.dump().substr(0, 400);
+  ASSERT_EQ(doc.at("measurements").size(), 2u);
+  for (const auto& m : doc.at("measurements")) {
+    EXPECT_EQ(m.at("verified"), true);
+    EXPECT_DOUBLE_EQ(m.at("bytes").get<double>(), 2.0 * 64 * 64 * 4);  // the description's work model
+  }
+}
+
 TEST(ByoTune, ADescriptionErrorExits2NamingFileLineAndField) {
   test::TempDir dir;
   const auto copy = dir / "k";
