@@ -1,7 +1,9 @@
 // `ktune tune --kernel-dir` end to end on this machine (NVRTC, no GPU): a compile-only sweep of each
 // shipped user kernel (examples/byo/) stores every config's resources under the user kernel's name
 // and hash and answers a second run from the database; an edit of either file is a new kernel hash
-// (nothing answered from the old results); a description error exits 2 naming the file and line.
+// (nothing answered from the old results); a compile error is stored with NVRTC's log naming the
+// user's line; query and report know the kernel through --kernel-dir (the report shows the
+// description's work model); a description error exits 2 naming the file and line.
 
 #include <gtest/gtest.h>
 
