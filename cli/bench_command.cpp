@@ -31,6 +31,7 @@
 #include "harness/device_info.hpp"
 #include "harness/nvrtc_compiler.hpp"
 #include "kernel_templates/embedded_sources.hpp"
+#include "kernel_templates/user_kernel/user_kernels.hpp"
 #include "ktune/error.hpp"
 #include "measure/candidate_runner.hpp"
 #include "measure/copy_kernel.hpp"
@@ -154,6 +155,10 @@ void run_bench(BenchArgs& a) {
   const BenchTarget target = parse_bench_target(a.kernel, a.shape, a.dtype, a.layout);
   const bool copy = target.kernel->name == "copy";
   const bool verify = !a.no_verify;
+  if (const auto* user = kernel_templates::find_user_kernel(target.kernel->name); user && !user->verifies()) {
+    std::cerr << "note: " << user->description().toml_path.string()
+              << " says verify = false: the results are unverified\n";
+  }
   if (a.baseline == "cublas") {
     if (auto why = tuner::no_cublas_baseline(target.kernel->name, target.problem))
       throw Error(ErrorKind::kBadInput, *why);
