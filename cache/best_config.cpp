@@ -26,6 +26,7 @@ std::string BestConfig::to_json() const {
       {"samples", stats.samples},
       {"measurement_id", measurement_id},
       {"fallback", fallback},
+      {"verified", verified},
   };
   return j.dump();
 }
@@ -50,6 +51,7 @@ BestConfig read_best(const Statement& s) {
   b.stats.samples = s.int64(12);
   b.measurement_id = s.int64(13);
   b.layout = s.text(14);
+  b.verified = s.int64(15) != 0;
   return b;
 }
 

@@ -217,7 +217,7 @@ std::vector<int64_t> ConfigCache::record(int64_t run_id, int64_t gpu_id, int64_t
     }
     s->bind(16, m.counters_json).bind(17, m.resources_json).bind(18, m.baseline);
     s->bind(19, m.sm_clock_mhz).bind(20, m.temperature_c).bind(21, now).bind(22, m.layout);
-    s->bind(23, m.fidelity);
+    s->bind(23, m.fidelity).bind(24, int64_t{m.verified ? 1 : 0});
     try {
       s->run();
     } catch (const Error& e) {

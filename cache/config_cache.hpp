@@ -19,7 +19,7 @@
 namespace ktune::cache {
 
 /// The schema version this build writes; a database with a newer one is refused unchanged.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 /// A GPU model. The key is (name, compute capability, SM count, memory size): a result holds for
 /// every card of the model, so the UUID is not part of it.
@@ -80,6 +80,9 @@ struct Measurement {
   /// The timing effort the measurement was made with: 1.0 is the full protocol, less is a cheaper
   /// pass (successive halving times every config at low fidelity first). Finite and > 0.
   double fidelity = 1.0;
+  /// false when no reference checked the result: a user kernel described with `verify = false`
+  /// (docs/byo.md). Such results are shown as unverified everywhere (D4).
+  bool verified = true;
 };
 
 /// A measurement as stored, with its row ids and the names of what it belongs to.
@@ -117,6 +120,7 @@ struct BestConfig {
   Stats stats;
   int64_t measurement_id = 0;
   bool fallback = false;  ///< true when tuned_shape is the nearest tuned shape, not the one asked for
+  bool verified = true;   ///< false: the winner was never checked against a reference (verify = false)
   /// {"gpu":..,"kernel":..,"source_hash":..,"shape":..,"tuned_shape":..,"dtype":..,"layout":..,
   ///  "config_name":..,"config":{..},"median_us":..,"fallback":bool,...}
   std::string to_json() const;

@@ -81,6 +81,7 @@ std::optional<BestConfig> ConfigCache::best(const Lookup& lookup, bool allow_fal
     b.config_json = m->text(1);
     b.stats = Stats{m->real(2), m->real(3), m->real(4), m->real(5), m->real(6), m->int64(7)};
     b.measurement_id = measurement_id;
+    b.verified = m->int64(8) != 0;
     chosen = std::move(b);
   };
 

@@ -111,6 +111,7 @@ void ConfigCache::export_json(const std::filesystem::path& out_path) const {
                   {"reason", m.reason},
                   {"stats", stats},
                   {"fidelity", m.fidelity},
+                  {"verified", m.verified},
                   {"counters", object_or_text(m.counters_json)},
                   {"resources", object_or_text(m.resources_json)},
                   {"baseline", m.baseline},
@@ -220,6 +221,7 @@ MergeStats ConfigCache::import_json(const std::filesystem::path& in_path) {
       m.sm_clock_mhz = opt_num(j.value("sm_clock_mhz", json()));
       m.temperature_c = opt_num(j.value("temperature_c", json()));
       m.fidelity = j.value("fidelity", 1.0);
+      m.verified = j.value("verified", true);
       detail::require_fidelity(m.fidelity, m.config_name);
       row.measured_at = j.value("measured_at", "");
       importer.add_measurement(row);

@@ -25,11 +25,13 @@
 #include "cli/bench_target.hpp"
 #include "cli/commands.hpp"
 #include "cli/db_option.hpp"
+#include "cli/kernel_dir_option.hpp"
 #include "cli/output.hpp"
 #include "cli/timing_flags.hpp"
 #include "harness/device_info.hpp"
 #include "harness/nvrtc_compiler.hpp"
 #include "kernel_templates/embedded_sources.hpp"
+#include "kernel_templates/user_kernel/user_kernels.hpp"
 #include "ktune/error.hpp"
 #include "measure/candidate_runner.hpp"
 #include "measure/copy_kernel.hpp"
@@ -153,6 +155,10 @@ void run_bench(BenchArgs& a) {
   const BenchTarget target = parse_bench_target(a.kernel, a.shape, a.dtype, a.layout);
   const bool copy = target.kernel->name == "copy";
   const bool verify = !a.no_verify;
+  if (const auto* user = kernel_templates::find_user_kernel(target.kernel->name); user && !user->verifies()) {
+    std::cerr << "note: " << user->description().toml_path.string()
+              << " says verify = false: the results are unverified\n";
+  }
   if (a.baseline == "cublas") {
     if (auto why = tuner::no_cublas_baseline(target.kernel->name, target.problem))
       throw Error(ErrorKind::kBadInput, *why);
@@ -289,6 +295,7 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--no-verify", a->no_verify, "Time without checking the output against the reference");
   cmd->add_option("--device", a->device, "CUDA device ordinal")->capture_default_str();
+  add_kernel_dir_option(*cmd);
   add_db_option(*cmd, a->db);
   cmd->add_option("--format", a->format, "table, json or gbench (Google Benchmark JSON)")
       ->check(CLI::IsMember({"table", "json", "gbench"}))

@@ -12,8 +12,11 @@ harness::CandidateRequest make_bench_request(const BenchTarget& target, const Be
   namespace kt = kernel_templates;
   const harness::CompileResult compiled = compiler.compile(
       kt::make_compile_request(config.spec->compile_spec(target.problem, config.config), sources, arch));
-  const harness::CompileResult reference = compiler.compile(
-      kt::make_compile_request(config.spec->reference(target.problem).compile, sources, arch));
+  // A user kernel described with `verify = false` has no reference: it is timed unverified.
+  const harness::CompileResult reference =
+      config.spec->verifies() ? compiler.compile(kt::make_compile_request(
+                                    config.spec->reference(target.problem).compile, sources, arch))
+                              : harness::CompileResult{};
   const kt::CandidateParts parts =
       kt::make_candidate_parts(*config.spec, target.problem, config.config, compiled, reference);
   harness::CandidateRequest r = kt::make_candidate_request(parts);

@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/db_option.hpp"
 #include "cli/gpu_choice.hpp"
+#include "cli/kernel_dir_option.hpp"
 #include "cli/layout_option.hpp"
 #include "cli/output.hpp"
 #include "core/shape.hpp"
@@ -78,7 +79,9 @@ void run_query(const QueryOptions& o) {
             << fmt::format("kernel       {} (template {})\n", best->kernel.name, best->kernel.source_hash)
             << fmt::format("shape        {}{}\n", best->tuned_shape, best->fallback ? " (fallback)" : "")
             << fmt::format("dtype        {}\n", best->dtype)
-            << fmt::format("layout       {}\n", best->layout.empty() ? "(none)" : best->layout);
+            << fmt::format("layout       {}\n", best->layout.empty() ? "(none)" : best->layout)
+            << fmt::format("verified     {}\n",
+                           best->verified ? "yes" : "NO (the kernel's description says verify = false)");
 }
 
 }  // namespace
@@ -116,6 +119,7 @@ void add_query_command(CLI::App& app) {
                      ->check(CLI::NonNegativeNumber);
   gpu->excludes(device);
   device->excludes(gpu);
+  add_kernel_dir_option(*cmd);
   add_db_option(*cmd, opts->db);
   cmd->add_flag(
       "--no-fallback", opts->no_fallback,

@@ -11,6 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/db_option.hpp"
+#include "cli/kernel_dir_option.hpp"
 #include "ktune/error.hpp"
 #include "reports/report_loader.hpp"
 #include "reports/reporter.hpp"
@@ -64,6 +65,7 @@ void run_report(const ReportOptions& o) {
 void add_report_command(CLI::App& app) {
   auto opts = std::make_shared<ReportOptions>();
   auto* cmd = app.add_subcommand("report", "Write a CSV, JSON, HTML or Markdown report of the database");
+  add_kernel_dir_option(*cmd);
   add_db_option(*cmd, opts->db);
   cmd->add_option("--format", opts->format,
                   "csv (one row a measurement), json (one document), html (self-contained page with charts) "

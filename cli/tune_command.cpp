@@ -18,6 +18,7 @@
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
 #include "cli/db_option.hpp"
+#include "cli/kernel_dir_option.hpp"
 #include "cli/layout_option.hpp"
 #include "cli/output.hpp"
 #include "cli/resume_command.hpp"
@@ -275,7 +276,9 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--layout", a->layout,
                   "Layout or mode of each kernel, part of the key (default: the kernel's; see below)")
       ->type_name("TEXT");
-  cmd->add_option("--space", a->space, "Config space file (default configs/spaces/<kernel>.toml)");
+  cmd->add_option(
+      "--space", a->space,
+      "Config space file (default configs/spaces/<kernel>.toml; a --kernel-dir kernel's is its NAME.toml)");
   cmd->add_option("--strategy", a->strategy, "Search strategy: exhaustive, random, halving or model");
   cmd->add_option("--budget", a->budget, "Measurements per (shape, dtype); 0 = no limit")
       ->check(CLI::Validator(
@@ -293,6 +296,7 @@ void add_tune_command(CLI::App& app) {
                   "Measure on several identical GPUs at once: all, or a list such as 0,2 (one worker a GPU; "
                   "the best candidates are re-timed on the first)")
       ->excludes(device);
+  add_kernel_dir_option(*cmd);
   add_db_option(*cmd, a->db);
   cmd->add_flag("--compile-only", a->compile_only,
                 "Compile every candidate and record resources; needs no GPU");

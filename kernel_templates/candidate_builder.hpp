@@ -7,6 +7,7 @@
 /// time together, as dispatch pays for them. The workspace is poisoned once, before the verified
 /// run, so a plan that reads workspace none of its launches wrote fails verification.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,9 @@ struct CandidateParts {
   std::vector<harness::BufferSpec> buffers;   ///< the plan's and the reference's tensors, by name
   std::vector<harness::LaunchSpec> launches;  ///< the candidate, in order
   uint32_t main_launch = 0;                   ///< the launch of the config's main kernel (the GEMM)
-  harness::LaunchSpec reference;              ///< the GPU reference (one launch)
-  std::vector<harness::OutputCheck> checks;   ///< candidate output vs reference output
+  /// The GPU reference (one launch); absent for a spec that does not verify (KernelSpec::verifies).
+  std::optional<harness::LaunchSpec> reference;
+  std::vector<harness::OutputCheck> checks;  ///< candidate output vs reference output; none when unverified
   double flops = 0;
   double min_bytes = 0;
 };
@@ -35,8 +37,8 @@ harness::LaunchSpec to_launch_spec(const LaunchPlan& plan, const KernelLaunch& l
                                    const harness::CompileResult& compiled);
 
 /// The parts of (spec, problem, config). `compiled` is the result of compile_spec(problem, config),
-/// `reference_compiled` of reference(problem).compile. Throws ktune::Error(kBadInput) when the
-/// config is rejected.
+/// `reference_compiled` of reference(problem).compile (ignored, and may be empty, for a spec that
+/// does not verify). Throws ktune::Error(kBadInput) when the config is rejected.
 CandidateParts make_candidate_parts(const KernelSpec& spec, const Problem& problem, const Config& config,
                                     const harness::CompileResult& compiled,
                                     const harness::CompileResult& reference_compiled);

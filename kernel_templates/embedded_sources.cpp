@@ -6,6 +6,7 @@
 
 #include <xxhash.h>
 
+#include "kernel_templates/user_kernel/user_kernels.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {
@@ -55,8 +56,13 @@ SourceLibrary SourceLibrary::with_folder(const std::filesystem::path& folder) {
 
 SourceLibrary SourceLibrary::from_environment() {
   const char* dir = std::getenv("KTUNE_TEMPLATE_DIR");
-  if (dir == nullptr || *dir == '\0') return builtin();
-  return with_folder(dir);
+  SourceLibrary lib = dir == nullptr || *dir == '\0' ? builtin() : with_folder(dir);
+  for (const UserKernelSpec* user : user_kernels()) {
+    const auto& d = user->description();
+    lib.files_[std::string(user->source_name())] = user->compile_text();
+    lib.files_[d.name + ".toml"] = d.toml_text;
+  }
+  return lib;
 }
 
 bool SourceLibrary::contains(std::string_view name) const { return files_.find(name) != files_.end(); }

@@ -31,7 +31,8 @@ class SourceLibrary {
   /// The built-in files overlaid by the `.cu`, `.cuh` and `.toml` files directly in `folder`.
   /// Throws ktune::Error(kBadInput) when `folder` is not a readable directory.
   static SourceLibrary with_folder(const std::filesystem::path& folder);
-  /// with_folder($KTUNE_TEMPLATE_DIR) when that variable is set and not empty, else builtin().
+  /// with_folder($KTUNE_TEMPLATE_DIR) when that variable is set and not empty, else builtin(); plus
+  /// the loaded user kernels' NAME.cu (as UserKernelSpec::compile_text) and NAME.toml.
   static SourceLibrary from_environment();
 
   /// Whether a file of that name exists.

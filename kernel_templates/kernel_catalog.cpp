@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 
 #include "kernel_templates/spec_registry.hpp"
+#include "kernel_templates/user_kernel/user_kernels.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {
@@ -37,7 +39,7 @@ KernelDescriptor describe(const FamilyInfo& family) {
   return d;
 }
 
-const std::vector<KernelDescriptor>& table() {
+const std::vector<KernelDescriptor>& builtin_table() {
   static const std::vector<KernelDescriptor> kTable = [] {
     std::vector<KernelDescriptor> out;
     for (const FamilyInfo& family : template_families()) out.push_back(describe(family));
@@ -47,6 +49,28 @@ const std::vector<KernelDescriptor>& table() {
     return out;
   }();
   return kTable;
+}
+
+/// The built-in kernels, then the user kernels; rebuilt when a user kernel is loaded (at start-up,
+/// before the catalog is read from several threads: a rebuild invalidates what an earlier call
+/// returned).
+const std::vector<KernelDescriptor>& table() {
+  static std::mutex mu;
+  static std::vector<KernelDescriptor> table;
+  static uint64_t generation = ~uint64_t{0};
+  std::lock_guard lock(mu);
+  if (generation != user_kernel_generation()) {
+    generation = user_kernel_generation();
+    table = builtin_table();
+    for (const UserKernelSpec* user : user_kernels()) {
+      KernelDescriptor d{std::string(user->kernel()),     user->dims(), {},
+                         user->description().description, "",           {""}};
+      if (d.summary.empty()) d.summary = "user kernel from " + user->description().toml_path.string();
+      for (DType t : user->dtypes()) d.dtypes.emplace_back(to_string(t));
+      table.push_back(std::move(d));
+    }
+  }
+  return table;
 }
 
 std::string join(const std::vector<std::string>& parts) {
@@ -106,8 +130,9 @@ const KernelDescriptor* find_kernel(std::string_view name) {
   for (const auto& k : table()) {
     if (k.name == name) return &k;
   }
-  throw Error(ErrorKind::kBadInput,
-              "unknown kernel '" + std::string(name) + "' (known kernels: " + known_kernel_names() + ")");
+  throw Error(ErrorKind::kBadInput, "unknown kernel '" + std::string(name) +
+                                        "' (known kernels: " + known_kernel_names() +
+                                        "; a kernel of your own: --kernel-dir DIR, docs/byo.md)");
 }
 
 bool is_known_kernel(std::string_view name) {

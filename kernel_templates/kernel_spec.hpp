@@ -71,6 +71,7 @@ struct TensorSpec {
   TensorRole role = TensorRole::kInput;
   DType dtype = DType::kF32;
   int64_t elements = 0;
+  double fill_scale = 1.0;  ///< kInput: random magnitudes in [0.25, 1) x fill_scale
 
   int64_t bytes() const { return elements * static_cast<int64_t>(size_of(dtype)); }
 };
@@ -151,6 +152,9 @@ struct ReferenceSpec {
   CompileSpec compile;
   LaunchPlan plan;
   std::vector<std::pair<std::string, std::string>> compare;  ///< {"c", "c_ref"}
+  /// Candidate output -> relative L2 bound replacing its dtype's (a user kernel's per-output
+  /// tolerance, docs/byo.md); an output not listed is judged by its dtype's.
+  std::map<std::string, double, std::less<>> rel_tolerance;
 };
 
 /// Work of one problem, for the roofline: floating-point operations and the minimum DRAM traffic
@@ -225,6 +229,10 @@ class KernelSpec {
 
   /// The GPU reference (f32 accumulation) for the problem.
   virtual ReferenceSpec reference(const Problem& problem) const = 0;
+
+  /// Whether reference() exists. False only for a user kernel described with `verify = false`
+  /// (D4's one exception): its results are stored and shown as unverified.
+  virtual bool verifies() const { return true; }
 
   /// The CPU float64 reference: from input tensors by name (values already rounded to the dtype) to
   /// output tensors by the candidate's output names. Meant for small shapes.

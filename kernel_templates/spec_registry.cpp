@@ -16,6 +16,7 @@
 #include "kernel_templates/softmax/softmax_cluster_spec.hpp"
 #include "kernel_templates/softmax/softmax_spec.hpp"
 #include "kernel_templates/swiglu/swiglu_spec.hpp"
+#include "kernel_templates/user_kernel/user_kernels.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {
@@ -60,6 +61,7 @@ std::span<const FamilyInfo> template_families() {
 }
 
 std::vector<const KernelSpec*> specs_of(std::string_view kernel) {
+  if (const UserKernelSpec* user = find_user_kernel(kernel)) return {user};
   std::vector<const KernelSpec*> out;
   for (const KernelSpec* s : all_specs()) {
     if (s->kernel() == kernel) out.push_back(s);
@@ -79,6 +81,9 @@ const KernelSpec& find_spec(std::string_view kernel, std::string_view variant) {
 }
 
 std::vector<std::string> kernel_source_files(std::string_view kernel) {
+  // A user kernel's identity covers its description as well as its source.
+  if (find_user_kernel(kernel) != nullptr)
+    return {std::string(kernel) + ".cu", std::string(kernel) + ".toml"};
   std::vector<std::string> out;
   for (const KernelSpec* s : specs_of(kernel)) out.emplace_back(s->source_name());
   if (kernel == "gemm") {

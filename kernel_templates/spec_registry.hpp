@@ -1,6 +1,7 @@
 #pragma once
-/// Every KernelSpec ktune ships, by kernel (family) and variant. The tuner enumerates a family's
-/// variants; dispatch finds the spec of a stored config through its "variant". The registered specs
+/// Every KernelSpec ktune ships, by kernel (family) and variant, and the user kernels loaded from
+/// kernel folders (user_kernel/user_kernels.hpp), each a family of one template. The tuner enumerates a
+/// family's variants; dispatch finds the spec of a stored config through its "variant". The registered specs
 /// are the one description of a kernel: the catalog (kernel_catalog.hpp), the config spaces and the
 /// runtime's bindings take its dimensions, dtypes, layouts, parameters and names from them.
 
@@ -30,11 +31,12 @@ std::vector<const KernelSpec*> specs_of(std::string_view kernel);
 const KernelSpec& find_spec(std::string_view kernel, std::string_view variant);
 
 /// The embedded source files a kernel's templates use (its .cu files, the references included), for
-/// SourceLibrary::hash: the kernel's template source hash.
+/// SourceLibrary::hash: the kernel's template source hash. A user kernel's: NAME.cu and NAME.toml.
 std::vector<std::string> kernel_source_files(std::string_view kernel);
 
 /// The kernel's template source hash over the built-in sources (SourceLibrary::builtin().hash of
 /// kernel_source_files), the `kernels.source_hash` of the cache; "" for a kernel without templates.
+/// A user kernel's is over SourceLibrary::from_environment(), which holds its files.
 std::string template_source_hash(std::string_view kernel);
 
 }  // namespace ktune::kernel_templates

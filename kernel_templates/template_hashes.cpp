@@ -1,12 +1,14 @@
 #include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/spec_registry.hpp"
+#include "kernel_templates/user_kernel/user_kernels.hpp"
 
 namespace ktune::kernel_templates {
 
 std::string template_source_hash(std::string_view kernel) {
   const auto files = kernel_source_files(kernel);
   if (files.empty()) return {};
+  if (find_user_kernel(kernel) != nullptr) return SourceLibrary::from_environment().hash(files);
   static const SourceLibrary kBuiltin = SourceLibrary::builtin();
   return kBuiltin.hash(files);
 }

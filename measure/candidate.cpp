@@ -250,7 +250,11 @@ json to_json(const CandidateRequest& r, std::string* attachment) {
                        {"scale", b.scale}});
   }
   json checks = json::array();
-  for (const OutputCheck& c : r.checks) checks.push_back({{"output", c.output}, {"reference", c.reference}});
+  for (const OutputCheck& c : r.checks) {
+    json check = {{"output", c.output}, {"reference", c.reference}};
+    if (c.rel_l2 > 0) check["rel_l2"] = c.rel_l2;
+    checks.push_back(std::move(check));
+  }
   CubinSink cubins(attachment);
   json launches = json::array();
   for (const LaunchSpec& l : r.launches) launches.push_back(to_json(l, cubins));
@@ -297,7 +301,8 @@ CandidateRequest candidate_request_from_json(const json& j, const std::string* a
     }
     if (j.contains("reference")) r.reference = launch_from_json(j.at("reference"), attachment);
     for (const json& jc : j.at("checks")) {
-      r.checks.push_back({jc.at("output").get<std::string>(), jc.at("reference").get<std::string>()});
+      r.checks.push_back({jc.at("output").get<std::string>(), jc.at("reference").get<std::string>(),
+                          jc.value("rel_l2", 0.0)});
     }
     r.timing = timing_options_from_json(j.at("timing"));
     r.bytes_moved = j.at("bytes_moved").get<double>();

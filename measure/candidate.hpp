@@ -88,6 +88,9 @@ struct LaunchSpec {
 struct OutputCheck {
   std::string output;
   std::string reference;
+  /// > 0: replaces the output dtype's relative L2 bound (tolerance.hpp), and its max-abs bound
+  /// becomes at least 10x this (a user kernel's per-output tolerance, docs/byo.md); 0: the dtype's.
+  double rel_l2 = 0;
 };
 
 /// One candidate for a worker.

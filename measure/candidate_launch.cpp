@@ -9,6 +9,7 @@
 #include "harness/module.hpp"
 #include "harness/tensor_map.hpp"
 #include "ktune/error.hpp"
+#include "measure/buffer_guard.hpp"
 
 namespace ktune::harness {
 
@@ -25,14 +26,14 @@ CUdeviceptr BufferSet::at(const std::string& name) const {
   auto it = buffers.find(name);
   if (it == buffers.end())
     throw Error(ErrorKind::kBadInput, fmt::format("no buffer named '{}' in the request", name));
-  return it->second.get();
+  return it->second.get() + kGuardBytes;  // past the guard before it (buffer_guard.hpp)
 }
 
 BufferSet allocate_buffers(const std::vector<BufferSpec>& specs) {
   BufferSet set;
   for (const BufferSpec& s : specs) {
     if (s.count == 0) throw Error(ErrorKind::kBadInput, fmt::format("buffer '{}' has no elements", s.name));
-    if (!set.buffers.emplace(s.name, DeviceBuffer(s.bytes())).second) {
+    if (!set.buffers.emplace(s.name, DeviceBuffer(s.bytes() + 2 * kGuardBytes)).second) {
       throw Error(ErrorKind::kBadInput, fmt::format("buffer '{}' is declared twice", s.name));
     }
   }

@@ -21,13 +21,14 @@
 
 namespace ktune::harness {
 
-/// One copy of every buffer a candidate names.
+/// One copy of every buffer a candidate names. Each allocation holds the buffer between two guard
+/// regions (buffer_guard.hpp); at() is the buffer's own start.
 struct BufferSet {
   std::map<std::string, DeviceBuffer> buffers;
   CUdeviceptr at(const std::string& name) const;  ///< throws Error(kBadInput) for an unknown name
 };
 
-/// Allocates every buffer of `specs` (uninitialised).
+/// Allocates every buffer of `specs` (uninitialised) between its guards.
 BufferSet allocate_buffers(const std::vector<BufferSpec>& specs);
 /// A copy of `from` (cuMemcpyDtoDAsync on `stream`).
 BufferSet clone_buffers(const BufferSet& from, CUstream stream);

@@ -9,6 +9,7 @@
 #include "harness/cuda_check.hpp"
 #include "harness/driver_api.hpp"
 #include "ktune/error.hpp"
+#include "measure/buffer_guard.hpp"
 #include "measure/candidate_launch.hpp"
 #include "measure/candidate_sequence.hpp"
 #include "measure/cupti_activity.hpp"
@@ -98,6 +99,12 @@ CandidateResult WorkerMeasurer::measure(const CandidateRequest& req, bool* conte
     phase = "first run";
     sequence.launch(0, stream_);
     KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
+    phase = "guards";
+    if (auto why = check_guards(sets[0], stream_)) {
+      res.outcome = Outcome::kIncorrect;
+      res.reason = *why;
+      return res;
+    }
     if (!req.checks.empty()) {
       phase = "verify";
       if (!verify(req, sets[0], res)) return res;
@@ -135,6 +142,7 @@ CandidateResult WorkerMeasurer::measure(const CandidateRequest& req, bool* conte
 
 BufferSet WorkerMeasurer::fill_inputs(const CandidateRequest& req) {
   BufferSet set = allocate_buffers(req.buffers);
+  write_guards(set, stream_);
   for (std::size_t i = 0; i < req.buffers.size(); ++i) {
     const BufferSpec& b = req.buffers[i];
     const CUdeviceptr p = set.at(b.name);
@@ -160,7 +168,12 @@ bool WorkerMeasurer::verify(const CandidateRequest& req, const BufferSet& set, C
     }
     const ErrorMetrics m = gpu_compare(utility(), set.at(c.output), out.dtype, set.at(c.reference), ref.dtype,
                                        out.count, stream_);
-    const Verdict v = judge(m, tolerance_for(out.dtype));
+    Tolerance tolerance = tolerance_for(out.dtype);
+    if (c.rel_l2 > 0) {  // the description's per-output tolerance (docs/byo.md)
+      tolerance.rel_l2 = c.rel_l2;
+      tolerance.max_abs_rel = std::max(tolerance.max_abs_rel, 10 * c.rel_l2);
+    }
+    const Verdict v = judge(m, tolerance);
     res.rel_err = std::max(res.rel_err, m.rel_err);
     res.max_abs_err = std::max(res.max_abs_err, m.max_abs_err);
     if (!v.ok) {

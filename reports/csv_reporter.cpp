@@ -46,7 +46,8 @@ void CsvReporter::write(const ReportData& data, std::ostream& out) const {
                            "temperature_c", "flops",         "bytes",
                            "tflops",        "gbps",          "pct_of_ceiling",
                            "bound",         "baseline_name", "baseline_median_us",
-                           "speedup",       "layout",        "timing"}) {
+                           "speedup",       "layout",        "timing",
+                           "verified"}) {
     cell(name);
   }
   for (const std::string& c : data.counter_columns) cell("counter_" + c);
@@ -120,6 +121,7 @@ void CsvReporter::write(const ReportData& data, std::ostream& out) const {
     number(row.speedup);
     cell(s.m.layout);
     cell(row.timing);
+    cell(s.m.verified ? "true" : "false");
     cursor = 0;
     for (const std::string& c : data.counter_columns) {
       append_sorted(buf, row.counters, cursor, c);

@@ -154,7 +154,7 @@ void write_winners(std::string& out, const ReportData& data, const std::string& 
     code_cell(out, key.shape);
     cell(out, key.dtype);
     cell(out, key.layout.empty() ? "–" : key.layout);
-    code_cell(out, w.stored.m.config_name);
+    code_cell(out, w.stored.m.verified ? w.stored.m.config_name : w.stored.m.config_name + " (unverified)");
     num_cell(out, human(w.median_us(), 4));
     cell(out, b ? b->stored.m.baseline : "–");
     num_cell(out, b ? human(b->median_us(), 4) : "–");

@@ -98,6 +98,7 @@ void append_row(std::string& out, const ReportData& data, const ReportRow& row) 
   o.string("reason", s.m.reason);
   o.string("baseline", s.m.baseline);
   o.boolean("winner", row.winner);
+  o.boolean("verified", s.m.verified);
   o.key("stats");
   append_stats(out, s.m.stats);
   o.number("sm_clock_mhz", s.m.sm_clock_mhz);
@@ -186,6 +187,7 @@ void append_winners(std::string& out, const ReportData& data) {
     o.integer("measurement_id", w.stored.id);
     o.string("config_name", w.stored.m.config_name);
     o.raw("config", w.stored.m.config_json);
+    o.boolean("verified", w.stored.m.verified);
     o.number("median_us", w.median_us());
     o.string("baseline_name",
              key.baseline ? std::string_view(data.rows[*key.baseline].stored.m.baseline) : "");

@@ -58,13 +58,13 @@ void write_kernel(std::string& out, const ReportData& data, const std::string& k
     const ReportRow& w = data.rows[*key.winner];
     const ReportRow* b = key.baseline ? &data.rows[*key.baseline] : nullptr;
     if (many_gpus) fmt::format_to(std::back_inserter(out), "| {} ", markdown_cell(data.gpus[key.gpu].name));
-    fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                   code(key.shape), markdown_cell(key.dtype),
-                   key.layout.empty() ? std::string("–") : code(key.layout), code(w.stored.m.config_name),
-                   human(w.median_us()),
-                   b ? fmt::format("{} {}", markdown_cell(b->stored.m.baseline), human(b->median_us())) : "–",
-                   w.speedup ? human(w.speedup) + "×" : "–", human(w.roofline.tflops), human(w.roofline.gbps),
-                   human(w.roofline.pct_of_ceiling));
+    fmt::format_to(
+        std::back_inserter(out), "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", code(key.shape),
+        markdown_cell(key.dtype), key.layout.empty() ? std::string("–") : code(key.layout),
+        code(w.stored.m.config_name) + (w.stored.m.verified ? "" : " **unverified**"), human(w.median_us()),
+        b ? fmt::format("{} {}", markdown_cell(b->stored.m.baseline), human(b->median_us())) : "–",
+        w.speedup ? human(w.speedup) + "×" : "–", human(w.roofline.tflops), human(w.roofline.gbps),
+        human(w.roofline.pct_of_ceiling));
   }
   if (listed == 0 && compile_only_kernel(data, kernel)) {
     fmt::format_to(std::back_inserter(out), "\n_no winner: {}_\n", kCompileOnlyNote);

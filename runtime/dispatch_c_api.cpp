@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "core/c_abi_guard.hpp"
+#include "core/dtype.hpp"
+#include "core/shape.hpp"
 #include "ktune/ktune.hpp"
 #include "ktune/ktune_runtime.h"
 #include "ktune/version.h"
@@ -196,7 +199,57 @@ static_assert(KTUNE_EPILOGUE_BIAS_SILU == static_cast<int>(ktune::Epilogue::kBia
               KTUNE_FP8_ROWCOL == static_cast<int>(ktune::Fp8Scaling::kRowCol) &&
               KTUNE_LAYOUT_NN == static_cast<int>(ktune::Layout::kNN));
 
+namespace {
+
+/// A user kernel's dims from "name=value,..." (core/shape.hpp), and its dtype by name.
+ktune::ProblemDims user_dims(const char* shape, const char* function) {
+  if (shape == nullptr)
+    throw ktune::Error(ktune::ErrorKind::kBadInput, std::string(function) + ": shape is NULL");
+  return ktune::Shape::parse(shape).dims();
+}
+
+std::string user_kernel(const char* kernel, const char* function) {
+  if (kernel == nullptr)
+    throw ktune::Error(ktune::ErrorKind::kBadInput, std::string(function) + ": kernel is NULL");
+  return kernel;
+}
+
+ktune::DType user_dtype(const char* dtype, const char* function) {
+  if (dtype == nullptr)
+    throw ktune::Error(ktune::ErrorKind::kBadInput, std::string(function) + ": dtype is NULL");
+  return ktune::dtype_from_string(dtype);
+}
+
+}  // namespace
+
 extern "C" {
+
+int ktune_runtime_prepare_kernel(ktune_runtime* rt, const char* kernel, const char* shape, const char* dtype,
+                                 ktune_plan_info* info, int* verified) {
+  return guarded([&] {
+    constexpr const char* kFunction = "ktune_runtime_prepare_kernel";
+    ktune::Runtime& r = require(rt, kFunction);
+    const ktune::PlanInfo p =
+        r.prepare(user_kernel(kernel, kFunction), user_dims(shape, kFunction), user_dtype(dtype, kFunction));
+    fill(info, p);
+    if (verified != nullptr) *verified = p.verified ? 1 : 0;
+    return KTUNE_OK;
+  });
+}
+
+int ktune_runtime_launch(ktune_runtime* rt, const char* kernel, const char* shape, const char* dtype,
+                         void* const* buffers, size_t count, void* stream) {
+  return guarded([&] {
+    constexpr const char* kFunction = "ktune_runtime_launch";
+    ktune::Runtime& r = require(rt, kFunction);
+    if (buffers == nullptr && count > 0)
+      throw ktune::Error(ktune::ErrorKind::kBadInput, "ktune_runtime_launch: buffers is NULL");
+    const std::vector<void*> list(buffers, buffers + count);
+    r.launch(user_kernel(kernel, kFunction), user_dims(shape, kFunction), user_dtype(dtype, kFunction), list,
+             static_cast<ktune::Stream>(stream));
+    return KTUNE_OK;
+  });
+}
 
 void ktune_runtime_options_init(ktune_runtime_options* o) {
   if (o == nullptr) return;

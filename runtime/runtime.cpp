@@ -16,6 +16,7 @@
 #include "harness/driver_api.hpp"
 #include "kernel_templates/compile_request.hpp"
 #include "kernel_templates/spec_registry.hpp"
+#include "kernel_templates/user_kernel/user_kernels.hpp"
 #include "ktune/ktune.hpp"
 #include "runtime/detail/plan_chooser.hpp"
 #include "runtime/detail/runtime_impl.hpp"
@@ -68,6 +69,10 @@ Runtime::Impl::Impl(RuntimeOptions o) : options(std::move(o)), context(options.d
   device = harness::query_device(options.device);
   for (OpKind op : runtime::detail::kAllOps) {
     const std::string& kernel = runtime::detail::binding_of(op).kernel;
+    source_hashes[kernel] = sources.hash(kernel_templates::kernel_source_files(kernel));
+  }
+  for (const auto* user : kernel_templates::user_kernels()) {
+    const std::string kernel(user->kernel());
     source_hashes[kernel] = sources.hash(kernel_templates::kernel_source_files(kernel));
   }
   const auto path = cache::resolve_db_path(

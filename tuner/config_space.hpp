@@ -100,7 +100,8 @@ class ConfigSpace {
   /// take seconds to enumerate per shape (~50 ns a point and constraint).
   static constexpr uint64_t kMaxTemplatePoints = uint64_t{1} << 24;
 
-  /// Reads and checks a space file. Throws ktune::Error(kBadInput) with "FILE:LINE:" and the bad
+  /// Reads and checks a space file, or a user kernel's description (NAME.toml, docs/byo.md), whose
+  /// [[template]] is its space. Throws ktune::Error(kBadInput) with "FILE:LINE:" and the bad
   /// part named for bad TOML, an unknown key, a bad value list, a bad or unknown name in an
   /// expression, a bad name pattern, an empty template or a bad default config.
   static ConfigSpace load(const std::filesystem::path& path);

@@ -5,18 +5,18 @@
 
 #include <fmt/format.h>
 
+#include "core/toml_read.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 #include "tuner/canonical_name.hpp"
 #include "tuner/config_space.hpp"
 #include "tuner/detail/template_evaluator.hpp"
-#include "tuner/detail/toml_util.hpp"
 
 namespace ktune::tuner {
 
-using detail::fail_at;
-using detail::line_of;
+using toml_read::fail_at;
+using toml_read::line_of;
 
 /// Reads one space file; a friend of ConfigSpace.
 struct SpaceReader {
@@ -98,8 +98,8 @@ struct SpaceReader {
     std::vector<int64_t> values;
     if (const toml::table* t = node.as_table()) {
       if (t->contains("pow2")) {
-        detail::reject_unknown_keys(*t, {"pow2"}, file, what);
-        const auto bounds = detail::require_integer_list(*t->get("pow2"), file, what + " pow2");
+        toml_read::reject_unknown_keys(*t, {"pow2"}, file, what);
+        const auto bounds = toml_read::require_integer_list(*t->get("pow2"), file, what + " pow2");
         const auto is_pow2 = [](int64_t v) { return v >= 1 && (v & (v - 1)) == 0; };
         if (bounds.size() != 2 || !is_pow2(bounds[0]) || !is_pow2(bounds[1]) || bounds[0] > bounds[1]) {
           fail_at(file, line_of(node),
@@ -107,15 +107,15 @@ struct SpaceReader {
         }
         for (int64_t v = bounds[0]; v <= bounds[1]; v *= 2) values.push_back(v);
       } else {
-        detail::reject_unknown_keys(*t, {"start", "stop", "step"}, file, what);
+        toml_read::reject_unknown_keys(*t, {"start", "stop", "step"}, file, what);
         if (!t->contains("start") || !t->contains("stop")) {
           fail_at(file, line_of(node),
                   fmt::format("{}: a range needs 'start' and 'stop' (and may have 'step')", what));
         }
-        const int64_t start = detail::require_integer(*t->get("start"), file, what + " start");
-        const int64_t stop = detail::require_integer(*t->get("stop"), file, what + " stop");
+        const int64_t start = toml_read::require_integer(*t->get("start"), file, what + " start");
+        const int64_t stop = toml_read::require_integer(*t->get("stop"), file, what + " stop");
         const int64_t step =
-            t->contains("step") ? detail::require_integer(*t->get("step"), file, what + " step") : 1;
+            t->contains("step") ? toml_read::require_integer(*t->get("step"), file, what + " step") : 1;
         if (step <= 0 || start > stop) {
           fail_at(file, line_of(node),
                   fmt::format("{}: range needs start <= stop and step > 0 (got {}..{} step {})", what, start,
@@ -127,7 +127,7 @@ struct SpaceReader {
         for (int64_t v = start; v <= stop; v += step) values.push_back(v);
       }
     } else {
-      values = detail::require_integer_list(node, file, what);
+      values = toml_read::require_integer_list(node, file, what);
     }
     std::set<int64_t> seen;
     for (int64_t v : values) {
@@ -144,7 +144,7 @@ struct SpaceReader {
     const toml::table* t = node->as_table();
     if (t == nullptr)
       fail_at(file, line_of(*node), fmt::format("'{}' must be a table of name = \"expression\"", key));
-    for (const auto& [name, value] : detail::entries_in_order(*t)) {
+    for (const auto& [name, value] : toml_read::entries_in_order(*t)) {
       if (!value->is_string()) {
         fail_at(file, line_of(*value), fmt::format("{} '{}' must be a string expression", what, name));
       }
@@ -160,12 +160,12 @@ struct SpaceReader {
 
   TemplateSpace read_template(const toml::table& t) {
     const uint32_t line = line_of(t);
-    detail::reject_unknown_keys(t,
-                                {"name", "pattern", "layouts", "params", "derived", "constraints", "seeds"},
-                                file, "a [[template]]");
+    toml_read::reject_unknown_keys(
+        t, {"name", "pattern", "layouts", "params", "derived", "constraints", "seeds"}, file,
+        "a [[template]]");
     TemplateSpace tmpl;
     tmpl.line = line;
-    tmpl.name = detail::require_string(t, "name", file, line, "a [[template]]");
+    tmpl.name = toml_read::require_string(t, "name", file, line, "a [[template]]");
     if (!is_identifier(tmpl.name))
       fail_at(file, line, fmt::format("template name '{}' is not an identifier", tmpl.name));
     for (const auto& other : space.templates_) {
@@ -174,8 +174,8 @@ struct SpaceReader {
     }
     const std::string what = fmt::format("template '{}'", tmpl.name);
     tmpl.spec = spec_of(tmpl.name, line);
-    if (tmpl.spec == nullptr) tmpl.pattern = detail::require_string(t, "pattern", file, line, what);
-    if (t.contains("layouts")) tmpl.layouts = detail::require_string_array(t, "layouts", file, line, what);
+    if (tmpl.spec == nullptr) tmpl.pattern = toml_read::require_string(t, "pattern", file, line, what);
+    if (t.contains("layouts")) tmpl.layouts = toml_read::require_string_array(t, "layouts", file, line, what);
 
     names.clear();
     for (const auto& d : space.dims_) names.insert(d);
@@ -186,7 +186,7 @@ struct SpaceReader {
       fail_at(file, params ? line_of(*params) : line,
               fmt::format("{} needs a non-empty [template.params] table", what));
     }
-    for (const auto& [name, node] : detail::entries_in_order(*params->as_table())) {
+    for (const auto& [name, node] : toml_read::entries_in_order(*params->as_table())) {
       declare(name, line_of(*node), "parameter");
       tmpl.params.push_back({name, read_values(name, *node), line_of(*node)});
     }
@@ -229,7 +229,7 @@ struct SpaceReader {
     for (const auto& p : tmpl.params) {
       const toml::node* v = t->get(p.name);
       if (v == nullptr) fail_at(file, line_of(node), fmt::format("{} lacks parameter '{}'", what, p.name));
-      const int64_t value = detail::require_integer(*v, file, what + " " + p.name);
+      const int64_t value = toml_read::require_integer(*v, file, what + " " + p.name);
       if (std::find(p.values.begin(), p.values.end(), value) == p.values.end()) {
         fail_at(file, line_of(*v),
                 fmt::format("{}: {} = {} is not one of the parameter's values", what, p.name, value));
@@ -254,10 +254,10 @@ struct SpaceReader {
   }
 
   void read(const toml::table& root) {
-    detail::reject_unknown_keys(root, {"kernel", "dims", "description", "library_algorithms", "template"}, file,
-                                "a space file");
+    toml_read::reject_unknown_keys(root, {"kernel", "dims", "description", "library_algorithms", "template"},
+                                   file, "a space file");
     space.source_ = file;
-    space.kernel_ = detail::require_string(root, "kernel", file, 1, "the space file");
+    space.kernel_ = toml_read::require_string(root, "kernel", file, 1, "the space file");
     if (!is_identifier(space.kernel_))
       fail_at(file, line_of(*root.get("kernel")), "kernel must be an identifier");
     if (const toml::node* d = root.get("description"))
@@ -273,11 +273,11 @@ struct SpaceReader {
     specs = kernel_templates::specs_of(space.kernel_);
     const uint32_t dims_line = root.contains("dims") ? line_of(*root.get("dims")) : 1;
     if (specs.empty()) {
-      space.dims_ = detail::require_string_array(root, "dims", file, 1, "the space file");
+      space.dims_ = toml_read::require_string_array(root, "dims", file, 1, "the space file");
     } else {
       space.dims_ = kernel_templates::find_kernel(space.kernel_)->dims;
       if (root.contains("dims") &&
-          detail::require_string_array(root, "dims", file, 1, "the space file") != space.dims_) {
+          toml_read::require_string_array(root, "dims", file, 1, "the space file") != space.dims_) {
         fail_at(file, dims_line,
                 fmt::format("kernel '{}' has the dimensions {} (leave 'dims' out: its templates give them)",
                             space.kernel_, join(space.dims_)));
@@ -300,15 +300,28 @@ struct SpaceReader {
   }
 };
 
+namespace {
+
+/// A user kernel's description (docs/byo.md) is also its space: its [[template]] is a space
+/// template. The keys only the description has are set aside; `kernel` is the file's name.
+toml::table as_space(toml::table root, const std::filesystem::path& path) {
+  if (!root.contains("arg") && !root.contains("launch")) return root;
+  for (const char* key : {"dtypes", "arg", "launch", "reference", "verify", "work"}) root.erase(key);
+  if (!root.contains("kernel")) root.insert("kernel", path.stem().string());
+  return root;
+}
+
+}  // namespace
+
 ConfigSpace ConfigSpace::parse(std::string_view toml_text, const std::string& source_name) {
   SpaceReader reader{source_name, {}, {}, {}};
-  reader.read(detail::parse_toml(toml_text, source_name));
+  reader.read(as_space(toml_read::parse_toml(toml_text, source_name), source_name));
   return std::move(reader.space);
 }
 
 ConfigSpace ConfigSpace::load(const std::filesystem::path& path) {
   SpaceReader reader{path.string(), {}, {}, {}};
-  reader.read(detail::parse_toml_file(path));
+  reader.read(as_space(toml_read::parse_toml_file(path), path));
   return std::move(reader.space);
 }
 

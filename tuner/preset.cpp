@@ -5,22 +5,22 @@
 
 #include <fmt/format.h>
 
+#include "core/expression_evaluator.hpp"
+#include "core/toml_read.hpp"
 #include "ktune/error.hpp"
-#include "tuner/detail/expression_evaluator.hpp"
-#include "tuner/detail/toml_util.hpp"
 #include "tuner/problem_context.hpp"
 
 namespace ktune::tuner {
 
-using detail::fail_at;
-using detail::line_of;
+using toml_read::fail_at;
+using toml_read::line_of;
 
 namespace {
 
 std::vector<NamedShape> select(const toml::table& sel, const std::string& file, Preset& preset) {
   const uint32_t line = line_of(sel);
-  detail::reject_unknown_keys(sel, {"shapes", "layers", "where"}, file, "a [[select]]");
-  const std::string set_name = detail::require_string(sel, "shapes", file, line, "a [[select]]");
+  toml_read::reject_unknown_keys(sel, {"shapes", "layers", "where"}, file, "a [[select]]");
+  const std::string set_name = toml_read::require_string(sel, "shapes", file, line, "a [[select]]");
   const auto path = resolve_config_file(set_name, "shapes");
   if (!std::filesystem::exists(path)) {
     fail_at(file, line_of(*sel.get("shapes")),
@@ -36,14 +36,14 @@ std::vector<NamedShape> select(const toml::table& sel, const std::string& file, 
 
   std::vector<std::string> layers;
   if (sel.contains("layers"))
-    layers = detail::require_string_array(sel, "layers", file, line, "a [[select]]");
-  std::optional<detail::ExpressionEvaluator> filter;
+    layers = toml_read::require_string_array(sel, "layers", file, line, "a [[select]]");
+  std::optional<ExpressionEvaluator> filter;
   if (const toml::node* where = sel.get("where")) {
     if (!where->is_string()) fail_at(file, line_of(*where), "'where' must be a string expression");
     filter.emplace(preset.dims);
     try {
       filter->add(where->value<std::string>().value());
-    } catch (const detail::ExpressionError& e) {
+    } catch (const ExpressionError& e) {
       fail_at(file, line_of(*where), fmt::format("bad 'where' filter: {}", e.what()));
     }
   }
@@ -95,16 +95,16 @@ Preset load_preset(std::string_view name_or_path) {
                 fmt::format("unknown preset '{}' (no {}; known: {})", name_or_path, path.string(), known));
   }
   const std::string f = path.string();
-  const toml::table root = detail::parse_toml_file(path);
-  detail::reject_unknown_keys(
+  const toml::table root = toml_read::parse_toml_file(path);
+  toml_read::reject_unknown_keys(
       root, {"description", "kernel", "dtypes", "layout", "strategy", "budget", "seed", "select"}, f,
       "a preset");
   Preset p;
   p.name = path.stem().string();
   p.source = f;
   if (const toml::node* d = root.get("description")) p.description = d->value<std::string>().value_or("");
-  p.kernel = detail::require_string(root, "kernel", f, 1, "the preset");
-  p.dtypes = detail::require_string_array(root, "dtypes", f, 1, "the preset");
+  p.kernel = toml_read::require_string(root, "kernel", f, 1, "the preset");
+  p.dtypes = toml_read::require_string_array(root, "dtypes", f, 1, "the preset");
   for (const auto& dt : p.dtypes) {
     try {
       dtype_bytes(dt);
@@ -112,20 +112,20 @@ Preset load_preset(std::string_view name_or_path) {
       fail_at(f, line_of(*root.get("dtypes")), e.what());
     }
   }
-  if (root.contains("layout")) p.layout = detail::require_string(root, "layout", f, 1, "the preset");
-  const std::string strategy = detail::require_string(root, "strategy", f, 1, "the preset");
+  if (root.contains("layout")) p.layout = toml_read::require_string(root, "layout", f, 1, "the preset");
+  const std::string strategy = toml_read::require_string(root, "strategy", f, 1, "the preset");
   try {
     p.strategy = parse_strategy(strategy);
   } catch (const Error& e) {
     fail_at(f, line_of(*root.get("strategy")), e.what());
   }
   if (const toml::node* b = root.get("budget")) {
-    const int64_t budget = detail::require_integer(*b, f, "budget");
+    const int64_t budget = toml_read::require_integer(*b, f, "budget");
     if (budget < 0) fail_at(f, line_of(*b), fmt::format("budget {} is negative", budget));
     p.budget = static_cast<size_t>(budget);
   }
   if (const toml::node* s = root.get("seed"))
-    p.seed = static_cast<uint64_t>(detail::require_integer(*s, f, "seed"));
+    p.seed = static_cast<uint64_t>(toml_read::require_integer(*s, f, "seed"));
 
   const toml::node* sels = root.get("select");
   if (sels == nullptr || !sels->is_array() || sels->as_array()->empty()) {

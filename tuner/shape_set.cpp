@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/toml_read.hpp"
 #include "ktune/error.hpp"
-#include "tuner/detail/toml_util.hpp"
 
 #ifndef KTUNE_DEFAULT_CONFIGS_DIR
 #error "KTUNE_DEFAULT_CONFIGS_DIR must be defined by the build"
@@ -15,8 +15,8 @@
 
 namespace ktune::tuner {
 
-using detail::fail_at;
-using detail::line_of;
+using toml_read::fail_at;
+using toml_read::line_of;
 
 std::string NamedShape::canonical() const {
   std::string out;
@@ -57,24 +57,24 @@ std::filesystem::path resolve_config_file(std::string_view name_or_path, std::st
 
 ShapeSet load_shape_set(const std::filesystem::path& file) {
   const std::string f = file.string();
-  const toml::table root = detail::parse_toml_file(file);
-  detail::reject_unknown_keys(root, {"kernel", "model", "source", "dims", "sweep", "layer"}, f,
-                              "a shape set");
+  const toml::table root = toml_read::parse_toml_file(file);
+  toml_read::reject_unknown_keys(root, {"kernel", "model", "source", "dims", "sweep", "layer"}, f,
+                                 "a shape set");
   ShapeSet set;
   set.name = file.stem().string();
   set.source = f;
-  set.kernel = detail::require_string(root, "kernel", f, 1, "the shape set");
+  set.kernel = toml_read::require_string(root, "kernel", f, 1, "the shape set");
   if (const toml::node* m = root.get("model")) set.model = m->value<std::string>().value_or("");
-  set.dims = detail::require_string_array(root, "dims", f, 1, "the shape set");
+  set.dims = toml_read::require_string_array(root, "dims", f, 1, "the shape set");
 
   std::vector<std::pair<std::string, std::vector<int64_t>>> sweep;
   if (const toml::node* s = root.get("sweep")) {
     if (!s->is_table()) fail_at(f, line_of(*s), "'sweep' must be a table of dimension = [values]");
-    for (const auto& [name, node] : detail::entries_in_order(*s->as_table())) {
+    for (const auto& [name, node] : toml_read::entries_in_order(*s->as_table())) {
       if (std::find(set.dims.begin(), set.dims.end(), name) == set.dims.end()) {
         fail_at(f, line_of(*node), fmt::format("sweep names unknown dimension '{}'", name));
       }
-      auto values = detail::require_integer_list(*node, f, "sweep " + name);
+      auto values = toml_read::require_integer_list(*node, f, "sweep " + name);
       for (int64_t v : values) {
         if (v < 1) fail_at(f, line_of(*node), fmt::format("sweep {} value {} is not positive", name, v));
       }
@@ -90,7 +90,7 @@ ShapeSet load_shape_set(const std::filesystem::path& file) {
     const toml::table* layer = node.as_table();
     if (layer == nullptr) fail_at(f, line_of(node), "'layer' must be an array of tables ([[layer]])");
     const uint32_t line = line_of(node);
-    const std::string name = detail::require_string(*layer, "name", f, line, "a [[layer]]");
+    const std::string name = toml_read::require_string(*layer, "name", f, line, "a [[layer]]");
     if (!layer_names.insert(name).second) fail_at(f, line, fmt::format("layer '{}' is listed twice", name));
     std::vector<std::pair<std::string, int64_t>> fixed;
     for (auto&& [key, value] : *layer) {
@@ -98,7 +98,7 @@ ShapeSet load_shape_set(const std::filesystem::path& file) {
       if (std::find(set.dims.begin(), set.dims.end(), key.str()) == set.dims.end()) {
         fail_at(f, line_of(value), fmt::format("layer '{}' names unknown dimension '{}'", name, key.str()));
       }
-      const int64_t v = detail::require_integer(value, f, fmt::format("layer '{}' {}", name, key.str()));
+      const int64_t v = toml_read::require_integer(value, f, fmt::format("layer '{}' {}", name, key.str()));
       if (v < 1)
         fail_at(f, line_of(value), fmt::format("layer '{}' {} = {} is not positive", name, key.str(), v));
       fixed.emplace_back(std::string(key.str()), v);

@@ -14,6 +14,7 @@
 #include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/spec_registry.hpp"
+#include "kernel_templates/user_kernel/user_kernels.hpp"
 #include "ktune/error.hpp"
 #include "runtime/cache_compile_store.hpp"
 #include "tuner/arch_limits.hpp"
@@ -43,9 +44,11 @@ std::vector<NamedShape> job_shapes(const SessionRequest& r, const kernel_templat
   return shapes;
 }
 
-/// The space file of `kernel`'s job.
+/// The space file of `kernel`'s job; a user kernel's space is its description (NAME.toml).
 std::filesystem::path space_path(const SessionRequest& r, const std::string& kernel) {
-  return r.space.empty() ? configs_dir() / "spaces" / (kernel + ".toml") : std::filesystem::path(r.space);
+  if (!r.space.empty()) return r.space;
+  if (const auto* user = kernel_templates::find_user_kernel(kernel)) return user->description().toml_path;
+  return configs_dir() / "spaces" / (kernel + ".toml");
 }
 
 /// The jobs of a key list (tuner/key_list.hpp): each listed key with its own kernel, dtype and
@@ -303,6 +306,24 @@ nlohmann::json summary_json(const KeySummary& s) {
   return j;
 }
 
+/// Why a key that ran has no winner when every config that ran was incorrect: most likely the
+/// reference is wrong (a user kernel's is named by its file and line).
+std::string no_winner(const KeySummary& s) {
+  size_t ran = 0;
+  size_t incorrect = 0;
+  for (const auto& [outcome, n] : s.outcomes) {
+    if (outcome == "incorrect") incorrect += n;
+    if (outcome == "ok" || outcome == "incorrect") ran += n;
+  }
+  if (incorrect == 0 || incorrect != ran) return "no winner (compile-only)";
+  std::string out = "no winner: every config that ran disagrees with the reference";
+  if (const auto* user = kernel_templates::find_user_kernel(s.kernel)) {
+    out += fmt::format(" (check the reference, {}:{})", user->description().toml_path.string(),
+                       user->description().reference.line);
+  }
+  return out;
+}
+
 std::string summary_line(const KeySummary& s) {
   std::string counts;
   for (const auto& [outcome, n] : s.outcomes)
@@ -316,7 +337,7 @@ std::string summary_line(const KeySummary& s) {
     line +=
         fmt::format("winner {} {:.3f} us{}", *s.winner, s.winner_median_us, s.winner_kept ? " (kept)" : "");
   else
-    line += "no winner (compile-only)";
+    line += no_winner(s);
   return line + fmt::format(" [{} evaluated: {}; {} from the cache]", s.evaluations, counts, s.from_cache);
 }
 

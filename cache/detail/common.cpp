@@ -63,6 +63,7 @@ void read_measurement(const Statement& s, Measurement& m) {
   m.sm_clock_mhz = s.opt_real(20);
   m.temperature_c = s.opt_real(21);
   m.fidelity = s.real(23);
+  m.verified = s.int64(24) != 0;
 }
 
 }  // namespace detail

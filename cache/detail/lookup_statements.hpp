@@ -29,7 +29,7 @@ inline constexpr std::string_view kSqlBestExact =
 
 /// The measurement behind a best row. ?1 id.
 inline constexpr std::string_view kSqlMeasurementById =
-    "SELECT config_name, config_json, median_us, min_us, mean_us, p90_us, stdev_us, samples"
+    "SELECT config_name, config_json, median_us, min_us, mean_us, p90_us, stdev_us, samples, verified"
     " FROM measurements WHERE id = ?1";
 
 /// The statements of an exact lookup (the fallback's scan is prepared when first needed).

@@ -103,7 +103,7 @@ void RowImporter::add_measurement(const SourceMeasurement& row) {
   }
   s->bind(16, m.counters_json).bind(17, m.resources_json).bind(18, m.baseline).bind(19, m.sm_clock_mhz);
   s->bind(20, m.temperature_c).bind(21, row.measured_at.empty() ? now_iso() : row.measured_at);
-  s->bind(22, m.layout).bind(23, m.fidelity);
+  s->bind(22, m.layout).bind(23, m.fidelity).bind(24, int64_t{m.verified ? 1 : 0});
   s->run();
   measurements_[row.id] = db_.last_insert_rowid();
   ++stats_.measurements_added;

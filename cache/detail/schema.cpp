@@ -101,9 +101,15 @@ CREATE TABLE compile_cache (
 CREATE INDEX compile_cache_kernel ON compile_cache (kernel_name, source_hash);
 )sql";
 
+/// Schema v2: measurements.verified, 0 for a result no reference checked (a user kernel whose
+/// description says `verify = false`, docs/byo.md, D4); every older row was verified.
+constexpr const char* kSchemaV2 = R"sql(
+ALTER TABLE measurements ADD COLUMN verified INTEGER NOT NULL DEFAULT 1 CHECK (verified IN (0, 1));
+)sql";
+
 /// kMigrations[i] takes a database from version i to version i+1. Append only: a released
 /// migration is never edited, so every old database reaches the same schema.
-constexpr std::array<const char*, kSchemaVersion> kMigrations = {kSchemaV1};
+constexpr std::array<const char*, kSchemaVersion> kMigrations = {kSchemaV1, kSchemaV2};
 
 /// Tables and columns that verify() expects in a version-kSchemaVersion database.
 const std::map<std::string, std::vector<std::string>>& expected_columns() {
@@ -115,7 +121,7 @@ const std::map<std::string, std::vector<std::string>>& expected_columns() {
                         "dtype",        "layout",        "config_name",   "config_json",    "outcome",
                         "reason",       "median_us",     "min_us",        "mean_us",        "p90_us",
                         "stdev_us",     "samples",       "counters_json", "resources_json", "baseline",
-                        "sm_clock_mhz", "temperature_c", "measured_at",   "fidelity"}},
+                        "sm_clock_mhz", "temperature_c", "measured_at",   "fidelity",       "verified"}},
       {"best", {"gpu_id", "kernel_id", "shape", "dtype", "layout", "measurement_id", "updated_at"}},
       {"compile_cache",
        {"key", "cubin", "log", "lowered_names_json", "resources_json", "compile_ms", "kernel_name",

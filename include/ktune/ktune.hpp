@@ -8,7 +8,8 @@
 ///     rt.rmsnorm({.x = x, .w = w, .y = y, .rows = rows, .hidden = 4096}, stream);
 ///
 /// Every operator (gemm, rmsnorm, rmsnorm_rope, softmax, swiglu, decode_attention, fp8_gemm) takes
-/// one argument struct and goes through one path. The first call for a key (operator, shape,
+/// one argument struct and goes through one path; a user kernel (docs/byo.md) is launched by name
+/// with launch(). The first call for a key (operator, shape,
 /// dtype, mode) looks it up in the database (once; then in memory), resolves a miss by the
 /// MissPolicy, loads the config's module (from the compile cache, or compiles it with NVRTC) and
 /// allocates the workspace its plan needs. Later calls validate the arguments (D8: dimensions,
@@ -29,6 +30,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ktune/dtype.hpp"
 #include "ktune/error.hpp"
@@ -79,6 +82,10 @@ struct RuntimeOptions {
   /// once a process, as `KERNEL SHAPE DTYPE [LAYOUT]` lines that `ktune tune --shapes FILE` tunes
   /// (several processes may share the file). "": $KTUNE_RECORD_MISSES when set, else no record.
   std::string record_misses;
+  /// Folders of user kernels (NAME.cu beside NAME.toml, docs/byo.md) that launch() serves by name,
+  /// besides those of $KTUNE_KERNEL_DIR (':'-separated). A description error throws
+  /// ktune::Error(kBadInput) "FILE:LINE: field: message" from the constructor.
+  std::vector<std::string> kernel_dirs;
 };
 
 /// How the runtime serves one key (operator, shape, dtype, mode).
@@ -90,7 +97,13 @@ struct PlanInfo {
   double tuned_median_us = 0;       ///< from the sweep (0 for the default config)
   std::size_t launches = 0;         ///< kernels per call (split-K: GEMM + reduction)
   std::size_t workspace_bytes = 0;  ///< workspace the config needs (split-K partials; 0: none)
+  /// false: the tuned config was never checked against a reference (a user kernel whose
+  /// description says `verify = false`, docs/byo.md).
+  bool verified = true;
 };
+
+/// A user kernel's problem dimensions by name, e.g. {{"rows", 4096}, {"cols", 4096}}.
+using ProblemDims = std::vector<std::pair<std::string, int64_t>>;
 
 /// gemm's fused epilogue, applied in f32 before C is rounded: + bias[n], then silu(x) = x / (1 + e^-x).
 enum class Epilogue { kNone, kBias, kSilu, kBiasSilu };
@@ -258,6 +271,18 @@ class Runtime {
   PlanInfo prepare(const SwigluArgs& args);
   PlanInfo prepare(const DecodeAttentionArgs& args);
   PlanInfo prepare(const Fp8GemmArgs& args);
+
+  /// A user kernel (docs/byo.md) by name: its tuned config for (dims, dtype) on this GPU, else its
+  /// default config (its description's first seed). `buffers` are the device pointers of its
+  /// buffer arguments ([[arg]] of kind input and output, in the description's order; workspace
+  /// arguments are the runtime's); scalars come from the description's expressions. Asynchronous
+  /// on `stream`. Throws ktune::Error: kNotFound for a kernel no loaded folder holds (see
+  /// RuntimeOptions::kernel_dirs), kBadInput for dimensions that are not the kernel's, a dtype it
+  /// does not serve, a wrong number of buffers or a null one.
+  void launch(const std::string& kernel, const ProblemDims& dims, DType dtype,
+              const std::vector<void*>& buffers, Stream stream);
+  /// Everything launch() does the first time for the key except launching.
+  PlanInfo prepare(const std::string& kernel, const ProblemDims& dims, DType dtype);
 
   /// Whether the call's key has been prepared (its plan is in memory), without launching: a call
   /// of a ready key allocates nothing and compiles nothing.

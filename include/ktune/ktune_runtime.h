@@ -238,6 +238,21 @@ KTUNE_API int ktune_runtime_prepare_fp8_gemm(ktune_runtime* rt, const ktune_fp8_
                                              ktune_plan_info* info);
 KTUNE_API int ktune_runtime_fp8_gemm(ktune_runtime* rt, const ktune_fp8_gemm_args* args, void* stream);
 
+/**
+ * A user kernel (docs/byo.md) loaded from $KTUNE_KERNEL_DIR (':'-separated folders, read by
+ * ktune_runtime_create), by name: `shape` as "rows=4096,cols=4096" (every dimension of the kernel,
+ * any order), `dtype` as "bf16". ktune_runtime_launch's `buffers` are the device pointers of its
+ * input and output arguments in its description's order, `count` of them; its scalars come from the
+ * description. ktune_runtime_prepare_kernel fills `info` (may be NULL) and `*verified` (may be
+ * NULL): 0 when the config was never checked against a reference (the description says
+ * verify = false). Return KTUNE_OK, KTUNE_ERR_NOT_FOUND (no such kernel loaded), KTUNE_ERR_BAD_INPUT
+ * (a bad shape, dtype, buffer count or a NULL buffer) or KTUNE_ERR_RUNTIME.
+ */
+KTUNE_API int ktune_runtime_prepare_kernel(ktune_runtime* rt, const char* kernel, const char* shape,
+                                           const char* dtype, ktune_plan_info* info, int* verified);
+KTUNE_API int ktune_runtime_launch(ktune_runtime* rt, const char* kernel, const char* shape,
+                                   const char* dtype, void* const* buffers, size_t count, void* stream);
+
 /** The GPU model the runtime answers for ("NVIDIA H200"); "" for a NULL runtime. */
 KTUNE_API const char* ktune_runtime_gpu_name(const ktune_runtime* rt);
 /** Tuned keys loaded for this GPU, and plans prepared so far (0 for a NULL runtime). */

@@ -90,6 +90,11 @@ def runtime_lib():
         launch = getattr(lib, f"ktune_runtime_{op}")
         launch.argtypes = [_p, C.POINTER(struct), _p]
         launch.restype = C.c_int
+    lib.ktune_runtime_prepare_kernel.argtypes = [_p, C.c_char_p, C.c_char_p, C.c_char_p, C.POINTER(PlanInfo),
+                                                  C.POINTER(C.c_int)]
+    lib.ktune_runtime_prepare_kernel.restype = C.c_int
+    lib.ktune_runtime_launch.argtypes = [_p, C.c_char_p, C.c_char_p, C.c_char_p, C.POINTER(_p), C.c_size_t, _p]
+    lib.ktune_runtime_launch.restype = C.c_int
     lib.ktune_runtime_gpu_name.argtypes = [_p]
     lib.ktune_runtime_gpu_name.restype = C.c_char_p
     for f in (lib.ktune_runtime_tuned_keys, lib.ktune_runtime_prepared_plans):

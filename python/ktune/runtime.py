@@ -417,3 +417,30 @@ class Runtime:
 
     def prepare_fp8_gemm(self, a, b, a_scale, b_scale, c, workspace=None):
         return self._fp8_gemm(a, b, a_scale, b_scale, c, workspace, None, True)
+
+    # ---- user kernels (docs/byo.md)
+
+    @staticmethod
+    def _shape_text(dims):
+        if not dims:
+            raise BadInputError("a user kernel needs its dimensions, e.g. {'rows': 4096, 'cols': 4096}")
+        return ",".join(f"{name}={int(value)}" for name, value in dims.items())
+
+    def launch(self, kernel, dims, dtype, buffers, stream=None):
+        """Launches user kernel `kernel` (loaded from $KTUNE_KERNEL_DIR) at its tuned config for
+        `dims` (a dict of its dimensions) and `dtype` ("bf16", ...): `buffers` are the tensors (or
+        device addresses as ints) of its input and output arguments, in its description's order."""
+        ptrs = [b if isinstance(b, int) else view(b, f"{kernel}: buffer {i}").ptr for i, b in enumerate(buffers)]
+        array = (C.c_void_p * len(ptrs))(*ptrs)
+        self._check(self._lib.ktune_runtime_launch(self._live(), kernel.encode(), self._shape_text(dims).encode(),
+                                                   dtype.encode(), array, len(ptrs), stream_handle(stream)))
+
+    def prepare_kernel(self, kernel, dims, dtype):
+        """How user kernel `kernel` is served for `dims` and `dtype`: (PlanInfo, verified), verified
+        False when its description says verify = false."""
+        info = _abi.PlanInfo()
+        verified = C.c_int(1)
+        self._check(self._lib.ktune_runtime_prepare_kernel(self._live(), kernel.encode(),
+                                                           self._shape_text(dims).encode(), dtype.encode(),
+                                                           C.byref(info), C.byref(verified)))
+        return _plan_info(info), bool(verified.value)

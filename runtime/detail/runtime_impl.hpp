@@ -50,7 +50,9 @@ struct Runtime::Impl {
   RuntimeOptions options;
   harness::PrimaryContext context;
   harness::DeviceInfo device;
-  kernel_templates::SourceLibrary sources = kernel_templates::SourceLibrary::from_environment();
+  /// The built-in templates and the user kernels (RuntimeOptions::kernel_dirs, $KTUNE_KERNEL_DIR),
+  /// loaded before the library is made.
+  kernel_templates::SourceLibrary sources = user_kernel_sources(options);
   std::map<std::string, std::string> source_hashes;  ///< kernel -> template source hash
   std::optional<cache::ConfigCache> db;
   cache::BestIndex index;
@@ -69,8 +71,16 @@ struct Runtime::Impl {
   runtime::detail::LibraryHandles library;
   /// Where keys served without a tuned config are recorded (null: nowhere); guarded by build_mutex.
   std::unique_ptr<runtime::MissRecorder> recorder;
+  /// User kernels' plans by "kernel shape dtype" (user_kernel_launch.cpp), guarded by map_mutex.
+  std::unordered_map<std::string, std::unique_ptr<RuntimePlan>> user_plans;
 
   explicit Impl(RuntimeOptions o);
+
+  /// Loads the user kernel folders of `o` and $KTUNE_KERNEL_DIR, then makes the source library.
+  static kernel_templates::SourceLibrary user_kernel_sources(const RuntimeOptions& o);
+
+  /// The plan of a user kernel's key, built on first use (user_kernel_launch.cpp).
+  const RuntimePlan& user_plan(const std::string& kernel, const ProblemDims& dims, DType dtype);
   ~Impl();
 
   /// Makes the runtime's context current when the thread has none; refuses another one (the
@@ -91,6 +101,8 @@ struct Runtime::Impl {
            std::span<const double> scalars, void* workspace, std::size_t workspace_bytes, Stream stream);
 
  private:
+  RuntimePlan* build_user_plan(const std::string& key_text, const kernel_templates::KernelSpec& spec,
+                               const kernel_templates::Problem& problem);
   /// Builds the plan of `key` into `plans` (the chosen config) or, with `fallback`, into
   /// `fallbacks` (the default config).
   RuntimePlan* build(const runtime::detail::PlanKey& key, std::optional<CUstream> capturing,

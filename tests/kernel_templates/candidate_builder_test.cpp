@@ -52,7 +52,7 @@ TEST(CandidateBuilder, SplitKPartsHaveTwoLaunchesAndSharedInputs) {
   EXPECT_EQ(parts.launches[0].args[9].i, 93);
   EXPECT_EQ(parts.launches[1].args[4].kind, harness::KernelArg::Kind::kI32);
   EXPECT_EQ(parts.launches[1].args[4].i, 93);
-  EXPECT_EQ(parts.reference.cubin, "REFCUBIN");
+  EXPECT_EQ(parts.reference->cubin, "REFCUBIN");
   ASSERT_EQ(parts.checks.size(), 1u);
   EXPECT_EQ(parts.checks[0].output, "c");
   EXPECT_EQ(parts.checks[0].reference, "c_ref");

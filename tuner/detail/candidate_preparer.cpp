@@ -11,6 +11,7 @@
 #include "kernel_templates/candidate_builder.hpp"
 #include "kernel_templates/compile_request.hpp"
 #include "kernel_templates/spec_registry.hpp"
+#include "kernel_templates/user_kernel/user_kernels.hpp"
 #include "ktune/error.hpp"
 #include "tuner/library_candidates.hpp"
 
@@ -110,6 +111,7 @@ cache::Measurement base_measurement(const KeyContext& ctx, const Config& config,
   m.layout = ctx.layout;
   m.config_name = name;
   m.config_json = config.to_json_text();
+  for (const auto* spec : kernel_templates::specs_of(ctx.kernel)) m.verified = m.verified && spec->verifies();
   return m;
 }
 
@@ -158,6 +160,13 @@ Prepared prepare_candidate(const KeyContext& ctx, const Config& config, const st
   const kt::LaunchPlan plan = spec.launch_plan(ctx.problem, config);
   Prepared p;
   const std::optional<std::string> violation = check_resources(ctx, cs, plan, compiled, p);
+  if (kt::find_user_kernel(ctx.kernel) != nullptr) {
+    // The reports know the built-in kernels' work; a user kernel's comes from its description.
+    const kt::WorkCounts w = spec.work(ctx.problem);
+    nlohmann::json j = nlohmann::json::parse(p.resources_json);
+    j["work"] = {{"flops", w.flops}, {"bytes", w.min_bytes}};
+    p.resources_json = j.dump();
+  }
   auto finish = [&](ktune::Outcome outcome, std::string reason) {
     Prepared d = decided(ctx, config, name, outcome, std::move(reason));
     d.decided->resources_json = p.resources_json;
@@ -168,7 +177,9 @@ Prepared prepare_candidate(const KeyContext& ctx, const Config& config, const st
   if (violation) return finish(ktune::Outcome::kExceedsLimits, *violation);
   if (ctx.compile_only) return finish(ktune::Outcome::kSkipped, "compile-only");
 
-  const harness::CompileResult reference = ctx.reference_for(spec);
+  // A user kernel described with `verify = false` has no reference (its results are stored unverified).
+  const harness::CompileResult reference =
+      spec.verifies() ? ctx.reference_for(spec) : harness::CompileResult{};
   const kt::CandidateParts parts = kt::make_candidate_parts(spec, ctx.problem, config, compiled, reference);
   // Every launch of the plan (split-K: the GEMM, its reduction, the atomic variant's zeroing) is
   // verified and timed as one sequence.

@@ -4,11 +4,13 @@
 
 #include <fmt/format.h>
 
+#include "core/toml_read.hpp"
 #include "ktune/error.hpp"
-#include "tuner/detail/toml_util.hpp"
 
 namespace ktune::tuner::detail {
 namespace {
+
+using toml_read::fail_at;
 
 std::vector<std::string> slot_names(const TemplateSpace& tmpl, const std::vector<std::string>& dims) {
   std::vector<std::string> names = dims;

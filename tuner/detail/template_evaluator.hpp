@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/expression_evaluator.hpp"
 #include "tuner/config_space.hpp"
-#include "tuner/detail/expression_evaluator.hpp"
 
 namespace ktune::tuner::detail {
 

@@ -1,8 +1,8 @@
 #pragma once
-/// Compiled muParser expressions over a fixed set of named variables (slots). Variables are
-/// doubles bound by address, so setting a slot and evaluating costs no parsing. Besides muParser's
-/// own operators (+ - * / ^ < <= > >= == != && || ?:) and functions (min, max, log2, abs, ...),
-/// expressions may use `%` (fmod), floor(x), ceil(x), ceil_div(a, b) and is_pow2(x).
+/// Compiled muParser expressions (config spaces, presets, user kernel descriptions) over a fixed set of named
+/// variables (slots). Variables are doubles bound by address, so setting a slot and evaluating costs no
+/// parsing. Besides muParser's own operators (+ - * / ^ < <= > >= == != && || ?:) and functions (min, max,
+/// log2, abs, ...), expressions may use `%` (fmod), floor(x), ceil(x), ceil_div(a, b) and is_pow2(x).
 
 #include <cstddef>
 #include <memory>
@@ -15,7 +15,7 @@ namespace mu {
 class Parser;
 }
 
-namespace ktune::tuner::detail {
+namespace ktune {
 
 /// A bad expression: `what()` says why, `bad_part` is the offending token or text.
 class ExpressionError : public std::runtime_error {
@@ -58,4 +58,4 @@ class ExpressionEvaluator {
   std::vector<std::unique_ptr<mu::Parser>> parsers_;
 };
 
-}  // namespace ktune::tuner::detail
+}  // namespace ktune

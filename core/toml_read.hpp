@@ -1,6 +1,7 @@
 #pragma once
-/// Helpers shared by the TOML readers of tuner/ (spaces, shape sets, presets): every error is a
-/// ktune::Error(kBadInput) whose message starts with "FILE:LINE:" and whose where() is "FILE:LINE".
+/// Helpers shared by the TOML readers (config spaces, shape sets, presets, user kernel descriptions): every
+/// error is a ktune::Error(kBadInput) whose message starts with "FILE:LINE:" and whose where() is
+/// "FILE:LINE".
 
 #include <cstdint>
 #include <filesystem>
@@ -12,7 +13,7 @@
 
 #include <toml++/toml.h>
 
-namespace ktune::tuner::detail {
+namespace ktune::toml_read {
 
 /// Throws ktune::Error(kBadInput, "FILE:LINE: message", where = "FILE:LINE").
 [[noreturn]] void fail_at(const std::string& file, uint32_t line, const std::string& message);
@@ -45,4 +46,4 @@ std::vector<std::string> require_string_array(const toml::table& table, std::str
 std::vector<int64_t> require_integer_list(const toml::node& node, const std::string& file,
                                           std::string_view what);
 
-}  // namespace ktune::tuner::detail
+}  // namespace ktune::toml_read

@@ -1,11 +1,11 @@
-#include "tuner/detail/expression_evaluator.hpp"
+#include "core/expression_evaluator.hpp"
 
 #include <cmath>
 
 #include <fmt/format.h>
 #include <muParser.h>
 
-namespace ktune::tuner::detail {
+namespace ktune {
 namespace {
 
 double fmod_op(double a, double b) { return std::fmod(a, b); }
@@ -68,4 +68,4 @@ size_t ExpressionEvaluator::add(std::string_view text, size_t visible) {
 
 double ExpressionEvaluator::eval(size_t index) const { return parsers_[index]->Eval(); }
 
-}  // namespace ktune::tuner::detail
+}  // namespace ktune

@@ -1,4 +1,4 @@
-#include "tuner/detail/toml_util.hpp"
+#include "core/toml_read.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -8,7 +8,7 @@
 
 #include "ktune/error.hpp"
 
-namespace ktune::tuner::detail {
+namespace ktune::toml_read {
 
 void fail_at(const std::string& file, uint32_t line, const std::string& message) {
   const std::string where = fmt::format("{}:{}", file, line);
@@ -102,4 +102,4 @@ std::vector<int64_t> require_integer_list(const toml::node& node, const std::str
   return out;
 }
 
-}  // namespace ktune::tuner::detail
+}  // namespace ktune::toml_read

@@ -1,0 +1,129 @@
+#pragma once
+/// A user kernel folder's description: `NAME.cu` holds a templated `__global__` function (its
+/// template parameters are the tunables, followed by the element type), and `NAME.toml` says, with
+/// no C++, what ktune needs to compile, launch, verify and count it (format: docs/byo.md). This file
+/// holds the description as plain data and its reader; UserKernelSpec (user_kernel_spec.hpp) turns
+/// it into a KernelSpec.
+///
+/// Every expression (a buffer's element count, a scalar's value, a launch's grid, block and shared
+/// memory, the work model) is a config-space expression (core/expression_evaluator.hpp) over the
+/// problem dimensions, the template parameters and `elem_bytes`. Every error the reader finds is a
+/// ktune::Error(kBadInput) "FILE:LINE: field: message".
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.hpp"
+#include "core/dtype.hpp"
+
+namespace ktune::kernel_templates {
+
+/// An expression as written, with where it was written (for messages).
+struct UserExpression {
+  std::string text;
+  std::string field;  ///< e.g. "arg 'out'.elements", "launch 1.grid[0]"
+  uint32_t line = 0;
+};
+
+/// How an input buffer is filled before a run. Inputs are never zeros (D4).
+struct UserFill {
+  enum class Kind {
+    kRandom,  ///< random magnitudes in [0.25, 1) x scale with a random sign (the harness's fill)
+  };
+  Kind kind = Kind::kRandom;
+  double scale = 1.0;
+};
+
+/// One kernel argument, in the kernel's parameter order.
+struct UserArg {
+  enum class Kind { kInput, kOutput, kWorkspace, kScalar };
+  Kind kind = Kind::kInput;
+  std::string name;
+  uint32_t line = 0;
+  /// Buffers: the element type; nullopt means the problem's dtype ("dtype" in the file).
+  std::optional<DType> dtype;
+  UserExpression elements;  ///< buffers: element count
+  UserFill fill;            ///< inputs
+  /// Scalars: "i32", "i64" or "f32", and the value.
+  std::string scalar_type;
+  UserExpression value;
+
+  bool is_buffer() const { return kind != Kind::kScalar; }
+};
+
+/// One launch of the candidate's sequence.
+struct UserLaunch {
+  std::string function;                  ///< a `__global__` template of NAME.cu (the tuned one by default)
+  std::vector<UserExpression> grid;      ///< 1 to 3 expressions
+  std::vector<UserExpression> block;     ///< 1 to 3 expressions
+  std::optional<UserExpression> shared;  ///< dynamic shared memory bytes
+  std::vector<std::string> args;         ///< argument names in order; empty: every argument
+  uint32_t line = 0;
+};
+
+/// How candidates are verified.
+struct UserReference {
+  enum class Kind {
+    kKernel,  ///< a `__global__` template over the element type in NAME.cu, at its own geometry
+    kConfig,  ///< a config of the tuned template itself, trusted as the reference
+    kNone,    ///< `verify = false`: every result is stored and shown unverified (D4)
+  };
+  Kind kind = Kind::kKernel;
+  UserLaunch launch;  ///< kKernel: the reference kernel's launch (function, grid, block, shared)
+  Config config;      ///< kConfig
+  /// Output name -> relative L2 bound replacing its dtype's (`tolerance = { y = 1e-2 }`).
+  std::map<std::string, double> tolerance;
+  uint32_t line = 0;
+};
+
+/// Bytes and flops of one problem, for GB/s and TFLOP/s.
+struct UserWork {
+  std::optional<UserExpression> bytes;
+  std::optional<UserExpression> flops;
+};
+
+/// One tunable template parameter, in template-argument order.
+struct UserParam {
+  std::string name;
+  std::vector<int64_t> values;
+  uint32_t line = 0;
+};
+
+/// The whole description of one user kernel.
+struct UserKernelDescription {
+  std::string name;  ///< NAME: the kernel's name in the cache, the CLI and the runtime
+  std::filesystem::path cu_path;
+  std::filesystem::path toml_path;
+  std::string cu_text;
+  std::string toml_text;
+  std::string description;
+  std::vector<std::string> dims;
+  std::vector<DType> dtypes;
+  std::string function;           ///< the tuned `__global__` template ([[template]] name)
+  std::vector<UserParam> params;  ///< template-argument order
+  std::vector<Config> seeds;
+  std::vector<UserArg> args;
+  std::vector<UserLaunch> launches;
+  UserReference reference;
+  UserWork work;
+
+  /// Index of argument `name`, or -1.
+  int arg_index(std::string_view arg_name) const;
+};
+
+/// Reads `folder`/NAME.toml and `folder`/NAME.cu and checks everything that can be checked without
+/// a shape: TOML syntax, unknown fields, unknown symbols in expressions, argument and launch
+/// references, and that the `__global__` templates exist in NAME.cu with as many template parameters
+/// as declared. Throws ktune::Error(kBadInput) "FILE:LINE: field: message".
+UserKernelDescription read_user_kernel(const std::filesystem::path& folder, const std::string& name);
+
+/// The same from texts (tests); the paths stand for the files in messages.
+UserKernelDescription parse_user_kernel(const std::string& name, const std::string& toml_text,
+                                        const std::filesystem::path& toml_path, const std::string& cu_text,
+                                        const std::filesystem::path& cu_path);
+
+}  // namespace ktune::kernel_templates

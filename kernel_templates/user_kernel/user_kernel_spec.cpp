@@ -1,0 +1,300 @@
+#include "kernel_templates/user_kernel/user_kernel_spec.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "ktune/error.hpp"
+
+namespace ktune::kernel_templates {
+namespace {
+
+/// Largest block the hardware launches (every arch since sm_20).
+constexpr int64_t kMaxThreadsPerBlock = 1024;
+
+std::vector<std::string> slot_names(const UserKernelDescription& d) {
+  std::vector<std::string> out = d.dims;
+  for (const auto& p : d.params) out.push_back(p.name);
+  out.emplace_back("elem_bytes");
+  return out;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+UserKernelSpec::UserKernelSpec(UserKernelDescription description)
+    : d_(std::move(description)), source_name_(d_.name + ".cu"), ev_(slot_names(d_)) {
+  const auto add = [this](const UserExpression& e) { index_[&e] = ev_.add(e.text); };
+  for (const auto& a : d_.args) add(a.is_buffer() ? a.elements : a.value);
+  const auto add_launch = [&](const UserLaunch& l) {
+    for (const auto& e : l.grid) add(e);
+    for (const auto& e : l.block) add(e);
+    if (l.shared) add(*l.shared);
+  };
+  for (const auto& l : d_.launches) add_launch(l);
+  if (d_.reference.kind == UserReference::Kind::kKernel) add_launch(d_.reference.launch);
+  if (d_.work.bytes) add(*d_.work.bytes);
+  if (d_.work.flops) add(*d_.work.flops);
+}
+
+std::string UserKernelSpec::compile_text() const {
+  std::string out = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n";
+  const bool fp8 = std::any_of(d_.dtypes.begin(), d_.dtypes.end(),
+                               [](DType t) { return t == DType::kFP8E4M3 || t == DType::kFP8E5M2; });
+  if (fp8) out += "#include <cuda_fp8.h>\n";
+  out += fmt::format("#line 1 \"{}\"\n", d_.cu_path.filename().string());
+  return out + d_.cu_text;
+}
+
+std::vector<std::string> UserKernelSpec::param_names() const {
+  std::vector<std::string> out;
+  for (const auto& p : d_.params) out.push_back(p.name);
+  return out;
+}
+
+void UserKernelSpec::bind(const Problem& problem, const Config* config) const {
+  std::size_t slot = 0;
+  for (const auto& dim : d_.dims) ev_.set(slot++, static_cast<double>(problem.dim(dim)));
+  for (const auto& p : d_.params) {
+    ev_.set(slot++, config != nullptr ? static_cast<double>(config->at(p.name)) : 1.0);
+  }
+  ev_.set(slot, static_cast<double>(size_of(problem.dtype)));
+}
+
+int64_t UserKernelSpec::eval_int(const UserExpression& e) const {
+  const double v = ev_.eval(index_.at(&e));
+  if (!std::isfinite(v) || std::abs(v - std::round(v)) > 1e-9 || std::abs(v) > 9.0e15) {
+    throw Error(ErrorKind::kBadInput, fmt::format("{}:{}: {}: '{}' is {}, not an integer",
+                                                  d_.toml_path.string(), e.line, e.field, e.text, v));
+  }
+  return static_cast<int64_t>(std::llround(v));
+}
+
+std::optional<std::string> UserKernelSpec::rejection(const Problem& problem, const Config& config) const {
+  if (std::find(d_.dtypes.begin(), d_.dtypes.end(), problem.dtype) == d_.dtypes.end())
+    return fmt::format("{} does not serve dtype {}", d_.name, to_string(problem.dtype));
+  if (!problem.layout.empty()) return fmt::format("{} has no layouts (got '{}')", d_.name, problem.layout);
+  if (config.variant != d_.function)
+    return fmt::format("config of template '{}', not '{}'", config.variant, d_.function);
+  for (const auto& p : d_.params) {
+    const auto v = config.find(p.name);
+    if (!v) return fmt::format("config lacks parameter {}", p.name);
+    if (std::find(p.values.begin(), p.values.end(), *v) == p.values.end())
+      return fmt::format("{} = {} is not one of the parameter's values", p.name, *v);
+  }
+  if (config.params.size() != d_.params.size()) return "config has parameters the template lacks";
+  try {
+    std::lock_guard lock(mu_);
+    bind(problem, &config);
+    for (const auto& a : d_.args) {
+      if (!a.is_buffer()) continue;
+      const int64_t n = eval_int(a.elements);
+      if (n < 1) {
+        return fmt::format(
+            "{}:{}: arg '{}'.elements = '{}' is {} for {}: a buffer needs at least one element",
+            d_.toml_path.string(), a.elements.line, a.name, a.elements.text, n, problem.shape_text());
+      }
+    }
+    const auto check_launch = [&](const UserLaunch& l) -> std::optional<std::string> {
+      int64_t threads = 1;
+      for (const auto* dims : {&l.grid, &l.block}) {
+        for (const auto& e : *dims) {
+          const int64_t v = eval_int(e);
+          if (v < 1 || v > INT32_MAX)
+            return fmt::format("{}:{}: {} = '{}' is {} for {}", d_.toml_path.string(), e.line, e.field,
+                               e.text, v, problem.shape_text());
+          if (dims == &l.block) threads *= v;
+        }
+      }
+      if (threads > kMaxThreadsPerBlock)
+        return fmt::format("{}:{}: a block of {} threads (more than {})", d_.toml_path.string(), l.line,
+                           threads, kMaxThreadsPerBlock);
+      if (l.shared && eval_int(*l.shared) < 0)
+        return fmt::format("{}:{}: {} is negative", d_.toml_path.string(), l.shared->line, l.shared->field);
+      return std::nullopt;
+    };
+    for (const auto& l : d_.launches) {
+      if (auto why = check_launch(l)) return why;
+    }
+  } catch (const Error& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
+std::string UserKernelSpec::canonical_name(const Problem& problem, const Config& config) const {
+  std::string out = fmt::format("{}.{}", d_.name, to_string(problem.dtype));
+  for (const auto& [name, value] : config.params) out += fmt::format(".{}{}", lower(name), value);
+  return out;
+}
+
+std::string UserKernelSpec::name_expression(const std::string& function, const Config* config,
+                                            DType dtype) const {
+  std::string args;
+  if (config != nullptr) {
+    for (const auto& p : d_.params) args += std::to_string(config->at(p.name)) + ",";
+  }
+  return fmt::format("{}<{}{}>", function, args, cuda_type_name(dtype));
+}
+
+CompileSpec UserKernelSpec::compile_spec(const Problem& problem, const Config& config) const {
+  if (auto why = rejection(problem, config)) throw Error(ErrorKind::kBadInput, *why);
+  CompileSpec spec;
+  spec.source_name = source_name_;
+  for (const auto& l : d_.launches) {
+    auto expr = name_expression(l.function, &config, problem.dtype);
+    if (std::find(spec.name_expressions.begin(), spec.name_expressions.end(), expr) ==
+        spec.name_expressions.end())
+      spec.name_expressions.push_back(std::move(expr));
+  }
+  // The tuned template first: the tuner reports its resources as the candidate's.
+  const auto main = name_expression(d_.function, &config, problem.dtype);
+  const auto it = std::find(spec.name_expressions.begin(), spec.name_expressions.end(), main);
+  if (it == spec.name_expressions.end()) {
+    spec.name_expressions.insert(spec.name_expressions.begin(), main);
+  } else {
+    std::rotate(spec.name_expressions.begin(), it, it + 1);
+  }
+  spec.options = {"-std=c++17"};
+  return spec;
+}
+
+std::vector<TensorSpec> UserKernelSpec::tensors(const Problem& problem, bool reference) const {
+  std::vector<TensorSpec> out;
+  for (const auto& a : d_.args) {
+    if (!a.is_buffer()) continue;
+    const DType type = a.dtype.value_or(problem.dtype);
+    const int64_t n = eval_int(a.elements);
+    switch (a.kind) {
+      case UserArg::Kind::kInput:
+        out.push_back({a.name, TensorRole::kInput, type, n, a.fill.scale});
+        break;
+      case UserArg::Kind::kOutput:
+        out.push_back({reference ? a.name + "_ref" : a.name, TensorRole::kOutput, type, n});
+        break;
+      case UserArg::Kind::kWorkspace:
+        out.push_back({reference ? a.name + "_ref" : a.name, TensorRole::kWorkspace, type, n});
+        break;
+      case UserArg::Kind::kScalar:
+        break;
+    }
+  }
+  return out;
+}
+
+KernelLaunch UserKernelSpec::make_launch(const UserLaunch& l, const Config* config, DType dtype,
+                                         bool reference) const {
+  KernelLaunch k;
+  k.name_expression = name_expression(l.function, config, dtype);
+  const auto dim3 = [&](const std::vector<UserExpression>& es) {
+    Dim3 d;
+    uint32_t* parts[] = {&d.x, &d.y, &d.z};
+    for (std::size_t i = 0; i < es.size() && i < 3; ++i) *parts[i] = static_cast<uint32_t>(eval_int(es[i]));
+    return d;
+  };
+  k.dims.grid = dim3(l.grid);
+  k.dims.block = dim3(l.block);
+  k.dims.dynamic_smem_bytes = l.shared ? static_cast<uint32_t>(eval_int(*l.shared)) : 0;
+  std::vector<const UserArg*> args;
+  if (l.args.empty()) {
+    for (const auto& a : d_.args) args.push_back(&a);
+  } else {
+    for (const auto& name : l.args) args.push_back(&d_.args[static_cast<std::size_t>(d_.arg_index(name))]);
+  }
+  for (const UserArg* a : args) {
+    if (a->is_buffer()) {
+      const bool renamed = reference && a->kind != UserArg::Kind::kInput;
+      k.args.push_back(ArgSpec::of_tensor(renamed ? a->name + "_ref" : a->name));
+      continue;
+    }
+    const double v = ev_.eval(index_.at(&a->value));
+    if (a->scalar_type == "f32") {
+      k.args.push_back(ArgSpec::f32(static_cast<float>(v)));
+    } else if (a->scalar_type == "i64") {
+      k.args.push_back(ArgSpec::i64(eval_int(a->value)));
+    } else {
+      const int64_t i = eval_int(a->value);
+      if (i < INT32_MIN || i > INT32_MAX) {
+        throw Error(ErrorKind::kBadInput,
+                    fmt::format("{}:{}: arg '{}' = {} does not fit an i32 (use type = \"i64\")",
+                                d_.toml_path.string(), a->line, a->name, i));
+      }
+      k.args.push_back(ArgSpec::i32(static_cast<int32_t>(i)));
+    }
+  }
+  return k;
+}
+
+LaunchPlan UserKernelSpec::launch_plan(const Problem& problem, const Config& config) const {
+  if (auto why = rejection(problem, config)) throw Error(ErrorKind::kBadInput, *why);
+  std::lock_guard lock(mu_);
+  bind(problem, &config);
+  LaunchPlan plan;
+  plan.tensors = tensors(problem, false);
+  for (const auto& l : d_.launches) plan.launches.push_back(make_launch(l, &config, problem.dtype, false));
+  return plan;
+}
+
+WorkCounts UserKernelSpec::work(const Problem& problem) const {
+  std::lock_guard lock(mu_);
+  bind(problem, nullptr);
+  WorkCounts w;
+  if (d_.work.bytes) w.min_bytes = ev_.eval(index_.at(&*d_.work.bytes));
+  if (d_.work.flops) w.flops = ev_.eval(index_.at(&*d_.work.flops));
+  return w;
+}
+
+std::vector<AlignmentRule> UserKernelSpec::alignment(const Problem&, const Config&) const { return {}; }
+
+ReferenceSpec UserKernelSpec::reference(const Problem& problem) const {
+  ReferenceSpec ref;
+  switch (d_.reference.kind) {
+    case UserReference::Kind::kNone:
+      throw Error(ErrorKind::kBadInput, fmt::format("{}: verify = false: kernel '{}' has no reference",
+                                                    d_.toml_path.string(), d_.name));
+    case UserReference::Kind::kConfig: {
+      const Config& c = d_.reference.config;
+      ref.compile = compile_spec(problem, c);  // throws when the config cannot serve the problem
+      std::lock_guard lock(mu_);
+      bind(problem, &c);
+      ref.plan.tensors = tensors(problem, true);
+      for (const auto& l : d_.launches) ref.plan.launches.push_back(make_launch(l, &c, problem.dtype, true));
+      break;
+    }
+    case UserReference::Kind::kKernel: {
+      std::lock_guard lock(mu_);
+      bind(problem, nullptr);
+      ref.compile.source_name = source_name_;
+      ref.compile.name_expressions = {name_expression(d_.reference.launch.function, nullptr, problem.dtype)};
+      ref.compile.options = {"-std=c++17"};
+      ref.plan.tensors = tensors(problem, true);
+      ref.plan.launches.push_back(make_launch(d_.reference.launch, nullptr, problem.dtype, true));
+      break;
+    }
+  }
+  for (const auto& a : d_.args) {
+    if (a.kind == UserArg::Kind::kOutput) ref.compare.emplace_back(a.name, a.name + "_ref");
+  }
+  for (const auto& [output, rel] : d_.reference.tolerance) ref.rel_tolerance.emplace(output, rel);
+  return ref;
+}
+
+HostTensors UserKernelSpec::cpu_reference(const Problem&, const HostTensors&) const {
+  throw Error(ErrorKind::kBadInput,
+              fmt::format("kernel '{}' is a user kernel: its reference runs on the GPU only", d_.name));
+}
+
+Config UserKernelSpec::default_config(const Problem&) const {
+  if (!d_.seeds.empty()) return d_.seeds.front();
+  std::vector<Config::Param> params;
+  for (const auto& p : d_.params) params.emplace_back(p.name, p.values.front());
+  return Config(d_.function, std::move(params));
+}
+
+}  // namespace ktune::kernel_templates

@@ -1,0 +1,67 @@
+#pragma once
+/// UserKernelSpec: the KernelSpec of a user kernel folder, made from its description
+/// (user_kernel_description.hpp) instead of C++. The tuned template is instantiated as
+/// `function<P1,...,Pn,T>` (the parameters in template-argument order, then the CUDA type of the
+/// problem's dtype); its reference is a kernel `reference<T>` of the same file, or a config of the
+/// same template, or none (`verify = false`: results are stored and shown unverified, D4).
+///
+/// Reference outputs are buffers named `<output>_ref` of the output's type; the reference kernel is
+/// called with the candidate's argument list, each output replaced by its `_ref` twin.
+
+#include <map>
+#include <mutex>
+
+#include "core/expression_evaluator.hpp"
+#include "kernel_templates/kernel_spec.hpp"
+#include "kernel_templates/user_kernel/user_kernel_description.hpp"
+
+namespace ktune::kernel_templates {
+
+class UserKernelSpec final : public KernelSpec {
+ public:
+  explicit UserKernelSpec(UserKernelDescription description);
+
+  const UserKernelDescription& description() const { return d_; }
+  /// Whether the description declares a reference (false: `verify = false`).
+  bool verifies() const override { return d_.reference.kind != UserReference::Kind::kNone; }
+  /// The file name the source is compiled under (NAME.cu) and the text NVRTC sees: the dtype
+  /// headers, a `#line` naming the user's file, then the file.
+  std::string compile_text() const;
+
+  std::string_view kernel() const override { return d_.name; }
+  std::string_view variant() const override { return d_.function; }
+  std::vector<std::string> dims() const override { return d_.dims; }
+  std::vector<DType> dtypes() const override { return d_.dtypes; }
+  std::vector<std::string> layouts() const override { return {""}; }
+  std::vector<std::string> param_names() const override;
+  std::string_view source_name() const override { return source_name_; }
+
+  std::optional<std::string> rejection(const Problem& problem, const Config& config) const override;
+  std::string canonical_name(const Problem& problem, const Config& config) const override;
+  CompileSpec compile_spec(const Problem& problem, const Config& config) const override;
+  LaunchPlan launch_plan(const Problem& problem, const Config& config) const override;
+  WorkCounts work(const Problem& problem) const override;
+  std::vector<AlignmentRule> alignment(const Problem& problem, const Config& config) const override;
+  /// The reference kernel or config. Throws ktune::Error(kBadInput) for `verify = false`.
+  ReferenceSpec reference(const Problem& problem) const override;
+  /// A user kernel has no CPU reference: throws ktune::Error(kBadInput).
+  HostTensors cpu_reference(const Problem& problem, const HostTensors& inputs) const override;
+  /// The first seed, else every parameter's first value.
+  Config default_config(const Problem& problem) const override;
+
+ private:
+  /// Binds the problem (and the config, when given) to the evaluator's slots; callers hold mu_.
+  void bind(const Problem& problem, const Config* config) const;
+  int64_t eval_int(const UserExpression& e) const;
+  std::string name_expression(const std::string& function, const Config* config, DType dtype) const;
+  KernelLaunch make_launch(const UserLaunch& l, const Config* config, DType dtype, bool reference) const;
+  std::vector<TensorSpec> tensors(const Problem& problem, bool reference) const;
+
+  UserKernelDescription d_;
+  std::string source_name_;
+  mutable std::mutex mu_;
+  mutable ExpressionEvaluator ev_;
+  std::map<const UserExpression*, std::size_t> index_;  // each expression of d_ -> its index in ev_
+};
+
+}  // namespace ktune::kernel_templates
