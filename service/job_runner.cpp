@@ -94,8 +94,9 @@ nlohmann::json JobRunner::submit(const nlohmann::json& body) {
   }
   const int64_t id = store_.add(request.lane(), dump(body));
   events_.publish(id, "state", dump({{"id", id}, {"state", "queued"}}));
+  nlohmann::json answer = view(id);  // before the lane may start it: the answer says "queued"
   ensure_lane(request.lane());
-  return view(id);
+  return answer;
 }
 
 nlohmann::json JobRunner::view_of(const cache::JobRow& row) const {
@@ -137,14 +138,16 @@ nlohmann::json JobRunner::cancel(int64_t id) {
     events_.close(id);
     return view(id);
   }
+  bool stopping_live = false;
   {
     std::lock_guard lock(mu_);
     if (const auto it = live_.find(id); it != live_.end()) {
       it->second->cancelled = true;
       it->second->stop = true;
-      return view_of(*row);  // still running until its candidate ends; the state event says when
+      stopping_live = true;
     }
   }
+  if (stopping_live) return view(id);  // still running until its candidate ends; the state event says when
   const auto now = store_.get(id);
   if (now && now->state == "running") {
     // Claimed by its lane a moment ago but not yet live: ask again (409 tells the client to retry).

@@ -187,7 +187,7 @@ def test_cache_push_twice_adds_once(tmp_path, fixture_db, token_file):
         assert json.loads(first.stdout)["measurements_added"] > 0
         second = subprocess.run(push, capture_output=True, text=True)
         assert json.loads(second.stdout)["measurements_added"] == 0
-        no_token = subprocess.run(push[:4] + push[6:], capture_output=True, text=True)
+        no_token = subprocess.run(push[:5] + push[7:], capture_output=True, text=True)
         assert no_token.returncode == 2 and "401" in no_token.stderr
     finally:
         assert s.stop() == 0
