@@ -1,6 +1,9 @@
 #include "service/server.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <mutex>
@@ -126,6 +129,13 @@ Server::Server(const ServeOptions& o) : state_(std::make_unique<State>()) {
   const size_t threads = o.threads;
   const size_t max_queue = o.max_queue;
   http.new_task_queue = [threads, max_queue] { return new BoundedTaskQueue(threads, max_queue); };
+  http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    // No Nagle delay: an answer's headers and body leave at once (accepted sockets inherit it);
+    // with it, a small answer could wait 40 ms for the client's delayed ACK.
+    ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
+  });
   http.set_payload_max_length(o.max_body_bytes);
   http.set_read_timeout(o.read_timeout_s, 0);
   http.set_write_timeout(o.write_timeout_s, 0);
@@ -133,6 +143,9 @@ Server::Server(const ServeOptions& o) : state_(std::make_unique<State>()) {
   http.set_keep_alive_max_count(kKeepAliveMaxRequests);
   http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
+    // An answer cpp-httplib gave before any route ran may leave the request's body unread, which
+    // would then be taken for the next request: end such a connection after the answer.
+    if (req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) res.set_header("Connection", "close");
     const bool known_method = req.method == "GET" || req.method == "POST" || req.method == "DELETE";
     if (res.status == 404 || (res.status == 400 && !known_method)) {
       for (const auto& path : known_paths()) {
@@ -146,11 +159,29 @@ Server::Server(const ServeOptions& o) : state_(std::make_unique<State>()) {
       return;
     }
     if (res.status == 413) {
+      // The unread body would be taken for the next request: end the connection after the answer.
+      res.set_header("Connection", "close");
       send_error(res, 413, "too_large", "the request body is larger than this server's --max-body-bytes");
       return;
     }
     send_error(res, res.status, kind_for_status(res.status),
                fmt::format("the request could not be answered (HTTP {})", res.status));
+  });
+  // Refuse a body announced as too large before reading it (cpp-httplib would first read and
+  // discard it, holding a thread until the read timeout).
+  const size_t max_body = o.max_body_bytes;
+  http.set_pre_routing_handler([max_body](const httplib::Request& req, httplib::Response& res) {
+    if (!req.has_header("Content-Length")) return httplib::Server::HandlerResponse::Unhandled;
+    const std::string length = req.get_header_value("Content-Length");
+    const bool too_long = length.size() > 19 || length.find_first_not_of("0123456789") != std::string::npos ||
+                          std::stoull(length.empty() ? std::string("0") : length) > max_body;
+    if (!too_long) return httplib::Server::HandlerResponse::Unhandled;
+    res.set_header("Connection", "close");
+    send_error(res, 413, "too_large",
+               length.find_first_not_of("0123456789") != std::string::npos
+                   ? "the Content-Length header is not a number"
+                   : "the request body is larger than this server's --max-body-bytes");
+    return httplib::Server::HandlerResponse::Handled;
   });
   http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
     send_error(res, 500, "internal", "the server failed answering this request");

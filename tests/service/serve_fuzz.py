@@ -2,8 +2,8 @@
 invalid UTF-8, path traversal in parameters, oversized bodies and headers, slow and truncated
 clients. Every request must get an HTTP status (never a dropped connection without one, except the
 deliberately truncated ones), the server must keep answering and exit 0 on SIGTERM (under ASan: no
-leak, no error), and its resident memory after the run must stay within 20 % of what it was after a
-warm-up of the same mix.
+leak, no error), and its resident memory after the run must stay within 20 % of what it was after
+the first half of the run (which fills the database page caches).
 
 Usage: serve_fuzz.py [--requests N] [--seed S]   (env: KTUNE_BIN, KTUNE_TEST_DB)
 """
@@ -198,15 +198,17 @@ def main():
         assert "listening on " in line, line + proc.stderr.read()
         port = int(line.split("listening on ", 1)[1].split()[0].rsplit(":", 1)[1])
         statuses = {}
-        warmup = max(args.requests // 10, 1)
-        run_batch(port, rng, warmup, statuses)
+        # The first half fills the database page caches (a few MiB over the reader handles) and the
+        # allocator's pools; the second half must not grow it further beyond noise.
+        half = max(args.requests // 2, 1)
+        run_batch(port, rng, half, statuses)
         rss_warm = rss_kib(proc.pid)
-        run_batch(port, rng, args.requests - warmup, statuses)
+        run_batch(port, rng, args.requests - half, statuses)
         rss_end = rss_kib(proc.pid)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=120)
         print(f"{args.requests} requests; statuses {dict(sorted(statuses.items(), key=str))}")
-        print(f"RSS after warm-up {rss_warm} KiB, after the run {rss_end} KiB; exit {proc.returncode}")
+        print(f"RSS after the first half {rss_warm} KiB, after the run {rss_end} KiB; exit {proc.returncode}")
         failures = []
         if proc.returncode != 0:
             failures.append(f"ktune serve exited {proc.returncode}: {err[-3000:]}")
