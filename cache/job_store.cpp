@@ -36,8 +36,8 @@ JobStore::~JobStore() = default;
 
 int64_t JobStore::add(std::string_view lane, std::string_view request_json) {
   std::lock_guard lock(mu_);
-  StatementLease s = db_->cached(
-      "INSERT INTO jobs (state, lane, request_json, created_at) VALUES ('queued', ?1, ?2, ?3)");
+  StatementLease s =
+      db_->cached("INSERT INTO jobs (state, lane, request_json, created_at) VALUES ('queued', ?1, ?2, ?3)");
   s->bind(1, lane).bind(2, request_json).bind(3, detail::now_iso()).run();
   return db_->last_insert_rowid();
 }
@@ -52,7 +52,8 @@ std::optional<JobRow> JobStore::get(int64_t id) const {
 
 std::vector<JobRow> JobStore::list(size_t limit) const {
   std::lock_guard lock(mu_);
-  StatementLease s = db_->cached(std::string("SELECT ") + kJobColumns + " FROM jobs ORDER BY id DESC LIMIT ?1");
+  StatementLease s =
+      db_->cached(std::string("SELECT ") + kJobColumns + " FROM jobs ORDER BY id DESC LIMIT ?1");
   s->bind(1, static_cast<int64_t>(limit));
   std::vector<JobRow> out;
   while (s->step()) out.push_back(read_job(*s));
@@ -71,8 +72,8 @@ std::optional<JobRow> JobStore::claim_next(std::string_view lane) {
   }
   if (!job) return std::nullopt;
   const std::string now = detail::now_iso();
-  StatementLease u = db_->cached(
-      "UPDATE jobs SET state = 'running', started_at = coalesce(started_at, ?2) WHERE id = ?1");
+  StatementLease u =
+      db_->cached("UPDATE jobs SET state = 'running', started_at = coalesce(started_at, ?2) WHERE id = ?1");
   u->bind(1, job->id).bind(2, now).run();
   tx.commit();
   job->state = "running";
@@ -96,8 +97,8 @@ void JobStore::finish(int64_t id, std::string_view state, std::string_view error
 
 bool JobStore::cancel_queued(int64_t id) {
   std::lock_guard lock(mu_);
-  StatementLease s = db_->cached(
-      "UPDATE jobs SET state = 'cancelled', finished_at = ?2 WHERE id = ?1 AND state = 'queued'");
+  StatementLease s =
+      db_->cached("UPDATE jobs SET state = 'cancelled', finished_at = ?2 WHERE id = ?1 AND state = 'queued'");
   s->bind(1, id).bind(2, detail::now_iso()).run();
   return db_->changes() > 0;
 }
@@ -111,7 +112,8 @@ int JobStore::requeue_running() {
 
 std::map<std::string, int64_t> JobStore::count_by_state() const {
   std::lock_guard lock(mu_);
-  std::map<std::string, int64_t> out{{"queued", 0}, {"running", 0}, {"done", 0}, {"failed", 0}, {"cancelled", 0}};
+  std::map<std::string, int64_t> out{
+      {"queued", 0}, {"running", 0}, {"done", 0}, {"failed", 0}, {"cancelled", 0}};
   StatementLease s = db_->cached("SELECT state, count(*) FROM jobs GROUP BY state");
   while (s->step()) out[s->text(0)] = s->int64(1);
   return out;

@@ -54,7 +54,8 @@ void run_push(const PushOptions& o) {
     const ErrorKind kind = answer.status == 400 || answer.status == 401 || answer.status == 413
                                ? ErrorKind::kBadInput
                                : ErrorKind::kRuntime;
-    throw Error(kind, fmt::format("{} (server {}, HTTP {})", answer.error_message(), o.server, answer.status));
+    throw Error(kind,
+                fmt::format("{} (server {}, HTTP {})", answer.error_message(), o.server, answer.status));
   }
   nlohmann::json doc = nlohmann::json::parse(answer.body);
   if (o.json) {
@@ -62,9 +63,10 @@ void run_push(const PushOptions& o) {
     doc["server"] = o.server;
     print_json(doc);
   } else {
-    std::cout << fmt::format("pushed {} to {}: {} measurement(s) added, {} already there, {} winner(s) updated\n",
-                             path.string(), o.server, doc.value("measurements_added", 0),
-                             doc.value("measurements_skipped", 0), doc.value("best_updated", 0));
+    std::cout << fmt::format(
+        "pushed {} to {}: {} measurement(s) added, {} already there, {} winner(s) updated\n", path.string(),
+        o.server, doc.value("measurements_added", 0), doc.value("measurements_skipped", 0),
+        doc.value("best_updated", 0));
   }
 }
 
@@ -73,7 +75,8 @@ void run_push(const PushOptions& o) {
 void add_cache_push_command(CLI::App& cache_cmd) {
   auto o = std::make_shared<PushOptions>();
   auto* cmd = cache_cmd.add_subcommand(
-      "push", "Send the database's measurements to a `ktune serve` (POST /v1/results); pushing twice adds nothing");
+      "push",
+      "Send the database's measurements to a `ktune serve` (POST /v1/results); pushing twice adds nothing");
   add_db_option(*cmd, o->db);
   cmd->add_option("--server", o->server, "The server's URL, e.g. --server http://gpu-host:8787")
       ->required()

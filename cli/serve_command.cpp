@@ -42,10 +42,12 @@ void run_serve(ServeArgs& a) {
             << std::endl;
   bool listen_failed = false;
   std::thread listener([&] { listen_failed = !server.run(); });
-  while (!signals.flag().load() && !listen_failed) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  while (!signals.flag().load() && !listen_failed)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   if (signals.flag().load())
-    std::cerr << fmt::format("ktune serve: {}: stopping (running jobs finish their candidate and are queued again)\n",
-                             signals.signal_name());
+    std::cerr << fmt::format(
+        "ktune serve: {}: stopping (running jobs finish their candidate and are queued again)\n",
+        signals.signal_name());
   server.stop();
   listener.join();
   if (listen_failed && !signals.flag().load()) throw Error(ErrorKind::kRuntime, "the HTTP listener stopped");
@@ -64,9 +66,10 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str()
       ->type_name("HOST:PORT");
   add_db_option(*cmd, a->db);
-  cmd->add_option("--token-file", a->token_file,
-                  "File holding the bearer token that routes changing anything (POST /v1/results, jobs) "
-                  "need; must not be readable by group or others (chmod 600), e.g. --token-file ~/.ktune-token")
+  cmd->add_option(
+         "--token-file", a->token_file,
+         "File holding the bearer token that routes changing anything (POST /v1/results, jobs) "
+         "need; must not be readable by group or others (chmod 600), e.g. --token-file ~/.ktune-token")
       ->type_name("FILE");
   cmd->add_option("--devices", a->options.devices,
                   "GPUs tuning jobs measure on: all, none, or a list such as 0,1 (one job at a time a GPU; "
@@ -83,7 +86,8 @@ void add_serve_command(CLI::App& app) {
                   "Largest request body accepted (413 above), e.g. --max-body-bytes 67108864")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--tls-cert", a->tls_cert, "PEM certificate: serve HTTPS (with --tls-key)")->type_name("FILE");
+  cmd->add_option("--tls-cert", a->tls_cert, "PEM certificate: serve HTTPS (with --tls-key)")
+      ->type_name("FILE");
   cmd->add_option("--tls-key", a->tls_key, "PEM private key of --tls-cert")->type_name("FILE");
   cmd->footer(
       "Examples:\n"
@@ -91,9 +95,11 @@ void add_serve_command(CLI::App& app) {
       "  curl 'http://127.0.0.1:8787/v1/best?kernel=gemm&shape=m=16,n=4096,k=4096&dtype=bf16'\n"
       "  openssl rand -hex 32 > token && chmod 600 token\n"
       "  ktune serve --listen 0.0.0.0:8787 --token-file token --tls-cert cert.pem --tls-key key.pem\n"
-      "The first line on stdout names the URL. SIGINT/SIGTERM: stop accepting, let running jobs finish their\n"
+      "The first line on stdout names the URL. SIGINT/SIGTERM: stop accepting, let running jobs finish "
+      "their\n"
       "candidate, commit, exit 0; a restart resumes interrupted jobs. Exit codes: 0 stopped, 1 runtime\n"
-      "failure (port in use), 2 bad option (token file others can read, non-loopback address without a token).");
+      "failure (port in use), 2 bad option (token file others can read, non-loopback address without a "
+      "token).");
   cmd->callback([a] { run_serve(*a); });
 }
 

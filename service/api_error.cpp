@@ -22,16 +22,26 @@ void send_error(httplib::Response& res, int status, std::string_view kind, std::
 
 std::string_view kind_for_status(int status) {
   switch (status) {
-    case 400: return "bad_request";
-    case 401: return "unauthorized";
-    case 404: return "not_found";
-    case 405: return "method_not_allowed";
-    case 409: return "conflict";
-    case 413: return "too_large";
-    case 414: return "too_large";
-    case 431: return "too_large";
-    case 503: return "unavailable";
-    default: return status >= 500 ? "internal" : "bad_request";
+    case 400:
+      return "bad_request";
+    case 401:
+      return "unauthorized";
+    case 404:
+      return "not_found";
+    case 405:
+      return "method_not_allowed";
+    case 409:
+      return "conflict";
+    case 413:
+      return "too_large";
+    case 414:
+      return "too_large";
+    case 431:
+      return "too_large";
+    case 503:
+      return "unavailable";
+    default:
+      return status >= 500 ? "internal" : "bad_request";
   }
 }
 
@@ -42,10 +52,18 @@ void guard(const RouteHandler& handler, const httplib::Request& req, httplib::Re
     send_error(res, e.status(), e.kind(), e.what());
   } catch (const Error& e) {
     switch (e.kind()) {
-      case ErrorKind::kBadInput: send_error(res, 400, "bad_request", e.what()); break;
-      case ErrorKind::kNotFound: send_error(res, 404, "not_found", e.what()); break;
-      case ErrorKind::kNoDevice: send_error(res, 503, "unavailable", e.what()); break;
-      case ErrorKind::kRuntime: send_error(res, 500, "internal", e.what()); break;
+      case ErrorKind::kBadInput:
+        send_error(res, 400, "bad_request", e.what());
+        break;
+      case ErrorKind::kNotFound:
+        send_error(res, 404, "not_found", e.what());
+        break;
+      case ErrorKind::kNoDevice:
+        send_error(res, 503, "unavailable", e.what());
+        break;
+      case ErrorKind::kRuntime:
+        send_error(res, 500, "internal", e.what());
+        break;
     }
   } catch (const nlohmann::json::exception& e) {
     send_error(res, 400, "bad_request", std::string("malformed JSON: ") + e.what());

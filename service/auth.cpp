@@ -39,8 +39,9 @@ std::string read_token_file(const std::filesystem::path& path) {
   }
   for (const char c : token) {
     if (static_cast<unsigned char>(c) < 0x21 || c == 0x7f) {
-      throw Error(ErrorKind::kBadInput,
-                  fmt::format("--token-file {}: the token holds a space or control character", path.string()));
+      throw Error(
+          ErrorKind::kBadInput,
+          fmt::format("--token-file {}: the token holds a space or control character", path.string()));
     }
   }
   return token;
@@ -48,7 +49,8 @@ std::string read_token_file(const std::filesystem::path& path) {
 
 bool bearer_matches(std::string_view authorization, std::string_view token) {
   constexpr std::string_view kScheme = "Bearer ";
-  if (authorization.size() < kScheme.size() || authorization.substr(0, kScheme.size()) != kScheme) return false;
+  if (authorization.size() < kScheme.size() || authorization.substr(0, kScheme.size()) != kScheme)
+    return false;
   const std::string_view given = authorization.substr(kScheme.size());
   // Compare every byte of the expected token whatever the given one holds: no early exit.
   unsigned diff = given.size() == token.size() ? 0U : 1U;

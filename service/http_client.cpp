@@ -15,11 +15,13 @@ constexpr int kReadTimeoutS = 300;
 
 httplib::Client client_for(const std::string& server) {
   if (server.rfind("http://", 0) != 0 && server.rfind("https://", 0) != 0)
-    throw Error(ErrorKind::kBadInput, fmt::format("--server '{}' must start with http:// or https://", server));
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("--server '{}' must start with http:// or https://", server));
   std::string base = server;
   while (!base.empty() && base.back() == '/') base.pop_back();
   httplib::Client client(base);
-  if (!client.is_valid()) throw Error(ErrorKind::kBadInput, fmt::format("--server '{}' is not a URL", server));
+  if (!client.is_valid())
+    throw Error(ErrorKind::kBadInput, fmt::format("--server '{}' is not a URL", server));
   client.set_connection_timeout(kConnectTimeoutS, 0);
   client.set_read_timeout(kReadTimeoutS, 0);
   return client;
@@ -27,8 +29,8 @@ httplib::Client client_for(const std::string& server) {
 
 HttpAnswer answer_of(const std::string& server, const httplib::Result& result) {
   if (!result) {
-    throw Error(ErrorKind::kRuntime,
-                fmt::format("cannot reach the ktune server at {}: {}", server, httplib::to_string(result.error())));
+    throw Error(ErrorKind::kRuntime, fmt::format("cannot reach the ktune server at {}: {}", server,
+                                                 httplib::to_string(result.error())));
   }
   return {result->status, result->body};
 }
@@ -37,8 +39,8 @@ HttpAnswer answer_of(const std::string& server, const httplib::Result& result) {
 
 std::string HttpAnswer::error_message() const {
   const auto doc = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_object() && doc.contains("error") && doc["error"].is_object() && doc["error"].contains("message") &&
-      doc["error"]["message"].is_string())
+  if (doc.is_object() && doc.contains("error") && doc["error"].is_object() &&
+      doc["error"].contains("message") && doc["error"]["message"].is_string())
     return doc["error"]["message"].get<std::string>();
   return body;
 }

@@ -15,9 +15,10 @@ namespace {
 void require_config_name(const std::string& value, const char* field) {
   static const std::regex kName("[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}");
   if (!std::regex_match(value, kName) || value.find("..") != std::string::npos)
-    bad_request(fmt::format("field '{}' must be a name from the server's configs (letters, digits, '-', '_', "
-                            "'.'), not a path",
-                            field));
+    bad_request(
+        fmt::format("field '{}' must be a name from the server's configs (letters, digits, '-', '_', "
+                    "'.'), not a path",
+                    field));
 }
 
 std::vector<std::string> string_list(const nlohmann::json& body, const char* field) {
@@ -61,12 +62,14 @@ std::optional<T> integer_field(const nlohmann::json& body, const char* field, T 
 
 }  // namespace
 
-std::string JobRequest::lane() const { return compile_only ? "compile:" + arch : fmt::format("device:{}", device); }
+std::string JobRequest::lane() const {
+  return compile_only ? "compile:" + arch : fmt::format("device:{}", device);
+}
 
 JobRequest parse_job_request(const nlohmann::json& body, const std::vector<int>& devices) {
-  static const std::vector<std::string> kKnown = {"kernel", "kernels", "preset", "shapes", "shape_set",
-                                                  "dtype",  "dtypes",  "layout", "strategy", "budget",
-                                                  "seed",   "compile_only", "arch", "device"};
+  static const std::vector<std::string> kKnown = {"kernel", "kernels",      "preset", "shapes",   "shape_set",
+                                                  "dtype",  "dtypes",       "layout", "strategy", "budget",
+                                                  "seed",   "compile_only", "arch",   "device"};
   for (const auto& [key, value] : body.items()) {
     if (std::find(kKnown.begin(), kKnown.end(), key) == kKnown.end())
       bad_request(fmt::format("unknown field '{}'", key));
@@ -115,7 +118,8 @@ JobRequest parse_job_request(const nlohmann::json& body, const std::vector<int>&
     }
     r.device = integer_field<int>(body, "device", 0, 1024).value_or(devices.front());
     if (std::find(devices.begin(), devices.end(), r.device) == devices.end())
-      bad_request(fmt::format("field 'device': this server measures on device(s) {}", fmt::join(devices, ",")));
+      bad_request(
+          fmt::format("field 'device': this server measures on device(s) {}", fmt::join(devices, ",")));
   }
   return r;
 }

@@ -20,14 +20,15 @@ namespace {
 constexpr auto kProgressInterval = std::chrono::milliseconds(500);
 constexpr int kStoreEveryTicks = 10;  // 5 s: a killed server loses at most that much of the count
 
-std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+std::string dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 std::string host_name() {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   return host;
 }
-
 
 }  // namespace
 
@@ -52,15 +53,17 @@ struct JobRunner::Live {
     const size_t total = progress.total();
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     nlohmann::json eta = nullptr;
-    if (done > 0 && total >= done) eta = elapsed * static_cast<double>(total - done) / static_cast<double>(done);
+    if (done > 0 && total >= done)
+      eta = elapsed * static_cast<double>(total - done) / static_cast<double>(done);
     std::lock_guard lock(mu);
-    return {{"evaluations", done},  {"evaluations_planned", total}, {"eta_s", eta},
-            {"keys_done", keys_done}, {"keys_total", keys_total},   {"outcomes", outcomes},
+    return {{"evaluations", done},    {"evaluations_planned", total}, {"eta_s", eta},
+            {"keys_done", keys_done}, {"keys_total", keys_total},     {"outcomes", outcomes},
             {"winners", winners}};
   }
 };
 
-JobRunner::JobRunner(const std::filesystem::path& db_path, cache::ConfigCache& writer, std::vector<int> devices)
+JobRunner::JobRunner(const std::filesystem::path& db_path, cache::ConfigCache& writer,
+                     std::vector<int> devices)
     : db_path_(db_path), writer_(writer), devices_(std::move(devices)), store_(db_path) {
   monitor_ = std::thread([this] { monitor(); });
 }
@@ -153,7 +156,8 @@ nlohmann::json JobRunner::cancel(int64_t id) {
     // Claimed by its lane a moment ago but not yet live: ask again (409 tells the client to retry).
     throw ApiError(409, "conflict", fmt::format("job {} is starting; cancel it again", id));
   }
-  throw ApiError(409, "conflict", fmt::format("job {} already ended ({})", id, now ? now->state : row->state));
+  throw ApiError(409, "conflict",
+                 fmt::format("job {} already ended ({})", id, now ? now->state : row->state));
 }
 
 void JobRunner::run_lane(const std::string& lane) {
@@ -319,7 +323,8 @@ std::string JobRunner::metrics_text() const {
   std::string out =
       "# HELP ktune_jobs Tuning jobs by state.\n"
       "# TYPE ktune_jobs gauge\n";
-  for (const auto& [state, n] : store_.count_by_state()) out += fmt::format("ktune_jobs{{state=\"{}\"}} {}\n", state, n);
+  for (const auto& [state, n] : store_.count_by_state())
+    out += fmt::format("ktune_jobs{{state=\"{}\"}} {}\n", state, n);
   out +=
       "# HELP ktune_candidates_total Candidates evaluated by this server's jobs, by outcome.\n"
       "# TYPE ktune_candidates_total counter\n";

@@ -74,7 +74,7 @@ class JobRunner {
   bool stopping_ = false;
   std::map<std::string, std::thread> lanes_;
   std::map<int64_t, std::shared_ptr<Live>> live_;  ///< running jobs
-  std::map<std::string, uint64_t> candidates_;       ///< outcome -> evaluations, all jobs of this process
+  std::map<std::string, uint64_t> candidates_;     ///< outcome -> evaluations, all jobs of this process
   std::thread monitor_;
 };
 

@@ -19,9 +19,9 @@ std::string ListenAddress::text() const {
 
 ListenAddress parse_listen_address(const std::string& text) {
   const auto bad = [&](const char* why) {
-    return Error(ErrorKind::kBadInput,
-                 fmt::format("--listen '{}': {} (expected HOST:PORT, e.g. 127.0.0.1:8787 or [::1]:8787)", text,
-                             why));
+    return Error(
+        ErrorKind::kBadInput,
+        fmt::format("--listen '{}': {} (expected HOST:PORT, e.g. 127.0.0.1:8787 or [::1]:8787)", text, why));
   };
   ListenAddress a;
   std::string port;

@@ -136,7 +136,8 @@ void add_lookup_routes(httplib::Server& server, ServiceContext& ctx) {
             [&ctx](const httplib::Request& req, httplib::Response& res) {
               const nlohmann::json body = json_body(req);
               const auto keys = body.find("keys");
-              if (keys == body.end() || !keys->is_array()) bad_request("field 'keys' must be an array of keys");
+              if (keys == body.end() || !keys->is_array())
+                bad_request("field 'keys' must be an array of keys");
               if (keys->size() > kMaxBatchKeys)
                 bad_request(fmt::format("field 'keys' holds {} keys; at most {} a request", keys->size(),
                                         kMaxBatchKeys));

@@ -8,8 +8,8 @@ namespace ktune::service {
 ReaderPool::ReaderPool(const std::filesystem::path& path, size_t handles) {
   handles_.reserve(handles == 0 ? 1 : handles);
   for (size_t i = 0; i < std::max<size_t>(handles, 1); ++i) {
-    handles_.push_back(
-        std::make_unique<cache::ConfigCache>(cache::ConfigCache::open(path, cache::ConfigCache::Mode::kReadOnly)));
+    handles_.push_back(std::make_unique<cache::ConfigCache>(
+        cache::ConfigCache::open(path, cache::ConfigCache::Mode::kReadOnly)));
   }
 }
 

@@ -18,10 +18,14 @@ namespace {
 
 const char* content_type(reports::Format format) {
   switch (format) {
-    case reports::Format::kCsv: return "text/csv; charset=utf-8";
-    case reports::Format::kJson: return "application/json";
-    case reports::Format::kMarkdown: return "text/markdown; charset=utf-8";
-    case reports::Format::kHtml: return "text/html; charset=utf-8";
+    case reports::Format::kCsv:
+      return "text/csv; charset=utf-8";
+    case reports::Format::kJson:
+      return "application/json";
+    case reports::Format::kMarkdown:
+      return "text/markdown; charset=utf-8";
+    case reports::Format::kHtml:
+      return "text/html; charset=utf-8";
   }
   return "application/octet-stream";
 }

@@ -28,7 +28,9 @@ nlohmann::json object_or_text(const std::string& text) {
   return j.is_discarded() ? nlohmann::json(text) : j;
 }
 
-nlohmann::json optional_number(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
+nlohmann::json optional_number(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
 
 /// One measurement with the export format's fields (docs/export-format.md), the ids replaced by
 /// what they name.
@@ -36,8 +38,9 @@ nlohmann::json measurement_json(const cache::StoredMeasurement& s) {
   const cache::Measurement& m = s.m;
   nlohmann::json stats = nullptr;
   if (m.stats) {
-    stats = {{"median_us", m.stats->median_us}, {"min_us", m.stats->min_us},   {"mean_us", m.stats->mean_us},
-             {"p90_us", m.stats->p90_us},       {"stdev_us", m.stats->stdev_us}, {"samples", m.stats->samples}};
+    stats = {{"median_us", m.stats->median_us}, {"min_us", m.stats->min_us},
+             {"mean_us", m.stats->mean_us},     {"p90_us", m.stats->p90_us},
+             {"stdev_us", m.stats->stdev_us},   {"samples", m.stats->samples}};
   }
   return {{"id", s.id},
           {"run_id", s.run_id},

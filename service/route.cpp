@@ -32,7 +32,7 @@ std::string take_route_label() {
 void add_route(httplib::Server& server, ServiceContext& ctx, Method method, const std::string& pattern,
                Access access, RouteHandler handler) {
   auto wrapped = [&ctx, pattern, access, handler = std::move(handler)](const httplib::Request& req,
-                                                                      httplib::Response& res) {
+                                                                       httplib::Response& res) {
     current_route = pattern;
     guard(
         [&](const httplib::Request& r, httplib::Response& s) {
@@ -42,9 +42,15 @@ void add_route(httplib::Server& server, ServiceContext& ctx, Method method, cons
         req, res);
   };
   switch (method) {
-    case Method::kGet: server.Get(pattern, std::move(wrapped)); break;
-    case Method::kPost: server.Post(pattern, std::move(wrapped)); break;
-    case Method::kDelete: server.Delete(pattern, std::move(wrapped)); break;
+    case Method::kGet:
+      server.Get(pattern, std::move(wrapped));
+      break;
+    case Method::kPost:
+      server.Post(pattern, std::move(wrapped));
+      break;
+    case Method::kDelete:
+      server.Delete(pattern, std::move(wrapped));
+      break;
   }
 }
 

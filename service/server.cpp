@@ -36,11 +36,18 @@ constexpr size_t kKeepAliveMaxRequests = 100000;
 
 /// Every route's path, to tell "wrong method" (405) from "no such route" (404).
 const std::vector<std::regex>& known_paths() {
-  static const std::vector<std::regex> kPaths = {
-      std::regex("/"),           std::regex("/metrics"),        std::regex("/v1/health"),
-      std::regex("/v1/version"), std::regex("/v1/devices"),     std::regex("/v1/best"),
-      std::regex("/v1/best:batch"), std::regex("/v1/results"),  std::regex("/v1/report"),
-      std::regex("/v1/jobs"),    std::regex(R"(/v1/jobs/\d+)"), std::regex(R"(/v1/jobs/\d+/events)")};
+  static const std::vector<std::regex> kPaths = {std::regex("/"),
+                                                 std::regex("/metrics"),
+                                                 std::regex("/v1/health"),
+                                                 std::regex("/v1/version"),
+                                                 std::regex("/v1/devices"),
+                                                 std::regex("/v1/best"),
+                                                 std::regex("/v1/best:batch"),
+                                                 std::regex("/v1/results"),
+                                                 std::regex("/v1/report"),
+                                                 std::regex("/v1/jobs"),
+                                                 std::regex(R"(/v1/jobs/\d+)"),
+                                                 std::regex(R"(/v1/jobs/\d+/events)")};
   return kPaths;
 }
 
@@ -87,7 +94,8 @@ Server::Server(const ServeOptions& o) : state_(std::make_unique<State>()) {
   State& s = *state_;
   s.options = o;
   s.address = parse_listen_address(o.listen);
-  if (o.threads == 0 || o.threads > 4096) throw Error(ErrorKind::kBadInput, "--threads must be from 1 to 4096");
+  if (o.threads == 0 || o.threads > 4096)
+    throw Error(ErrorKind::kBadInput, "--threads must be from 1 to 4096");
   if (o.max_body_bytes == 0) throw Error(ErrorKind::kBadInput, "--max-body-bytes must be at least 1");
   if (o.tls_cert.has_value() != o.tls_key.has_value())
     throw Error(ErrorKind::kBadInput, "--tls-cert and --tls-key go together");
@@ -118,8 +126,9 @@ Server::Server(const ServeOptions& o) : state_(std::make_unique<State>()) {
   if (o.tls_cert) {
     auto tls = std::make_unique<httplib::SSLServer>(o.tls_cert->c_str(), o.tls_key->c_str());
     if (!tls->is_valid()) {
-      throw Error(ErrorKind::kBadInput, fmt::format("--tls-cert {} / --tls-key {}: not a usable certificate and key",
-                                                    o.tls_cert->string(), o.tls_key->string()));
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("--tls-cert {} / --tls-key {}: not a usable certificate and key",
+                              o.tls_cert->string(), o.tls_key->string()));
     }
     s.http = std::move(tls);
   } else {
@@ -145,17 +154,20 @@ Server::Server(const ServeOptions& o) : state_(std::make_unique<State>()) {
     if (!res.body.empty()) return;
     // An answer cpp-httplib gave before any route ran may leave the request's body unread, which
     // would then be taken for the next request: end such a connection after the answer.
-    if (req.has_header("Content-Length") || req.has_header("Transfer-Encoding")) res.set_header("Connection", "close");
+    if (req.has_header("Content-Length") || req.has_header("Transfer-Encoding"))
+      res.set_header("Connection", "close");
     const bool known_method = req.method == "GET" || req.method == "POST" || req.method == "DELETE";
     if (res.status == 404 || (res.status == 400 && !known_method)) {
       for (const auto& path : known_paths()) {
         if (std::regex_match(req.path, path)) {
           res.status = 405;
-          send_error(res, 405, "method_not_allowed", fmt::format("{} does not answer {}", req.path, req.method));
+          send_error(res, 405, "method_not_allowed",
+                     fmt::format("{} does not answer {}", req.path, req.method));
           return;
         }
       }
-      send_error(res, 404, "not_found", fmt::format("no route {} {} (docs/service.md lists them)", req.method, req.path));
+      send_error(res, 404, "not_found",
+                 fmt::format("no route {} {} (docs/service.md lists them)", req.method, req.path));
       return;
     }
     if (res.status == 413) {
@@ -200,8 +212,9 @@ Server::Server(const ServeOptions& o) : state_(std::make_unique<State>()) {
     if (s.port <= 0) throw Error(ErrorKind::kRuntime, fmt::format("cannot listen on {}", s.address.text()));
   } else {
     if (!http.bind_to_port(s.address.host, s.address.port))
-      throw Error(ErrorKind::kRuntime,
-                  fmt::format("cannot listen on {} (in use, or not an address of this machine)", s.address.text()));
+      throw Error(
+          ErrorKind::kRuntime,
+          fmt::format("cannot listen on {} (in use, or not an address of this machine)", s.address.text()));
     s.port = s.address.port;
   }
   if (s.jobs) s.jobs->resume_interrupted();

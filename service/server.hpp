@@ -17,8 +17,8 @@ struct ServeOptions {
   std::optional<std::filesystem::path> token_file;
   std::string devices = "all";  ///< GPUs jobs measure on: "all", "none" or "0,1"
   bool read_only = false;
-  size_t threads = 64;                        ///< connections served at once
-  size_t max_queue = 256;                     ///< accepted connections waiting for a thread
+  size_t threads = 64;                       ///< connections served at once
+  size_t max_queue = 256;                    ///< accepted connections waiting for a thread
   size_t max_body_bytes = 64 * 1024 * 1024;  ///< a `ktune cache export` of a large sweep fits
   int read_timeout_s = 10;
   int write_timeout_s = 10;

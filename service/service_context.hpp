@@ -30,7 +30,7 @@ struct ServiceContext {
   ReaderPool* readers = nullptr;
   cache::ConfigCache* writer = nullptr;  ///< null when read-only
   Metrics* metrics = nullptr;
-  JobRunner* jobs = nullptr;  ///< null when read-only
+  JobRunner* jobs = nullptr;          ///< null when read-only
   std::filesystem::path scratch_dir;  ///< the server's own folder for uploaded bodies
   std::string chart_js;               ///< Chart.js for HTML reports ("" = the reporters' default)
 };

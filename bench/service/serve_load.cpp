@@ -110,8 +110,8 @@ int run_capi(const Args& a) {
   while (std::chrono::steady_clock::now() < end) {
     const Key& k = a.keys[n % a.keys.size()];
     char* json = nullptr;
-    if (ktune_lookup(db, a.gpu.c_str(), k.kernel.c_str(), k.shape.c_str(), k.dtype.c_str(), k.layout.c_str(), 1,
-                     &json) != KTUNE_OK) {
+    if (ktune_lookup(db, a.gpu.c_str(), k.kernel.c_str(), k.shape.c_str(), k.dtype.c_str(), k.layout.c_str(),
+                     1, &json) != KTUNE_OK) {
       std::fprintf(stderr, "ktune_lookup: %s\n", ktune_last_error());
       return 1;
     }
@@ -162,7 +162,8 @@ int main(int argc, char** argv) {
       k.layout = next();
       a.keys.push_back(k);
     } else {
-      std::fprintf(stderr, "unknown argument %s (see the comment at the top of serve_load.cpp)\n", arg.c_str());
+      std::fprintf(stderr, "unknown argument %s (see the comment at the top of serve_load.cpp)\n",
+                   arg.c_str());
       return 2;
     }
   }
@@ -170,13 +171,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "give --gpu NAME and at least one --key KERNEL SHAPE DTYPE LAYOUT\n");
     return 2;
   }
-  fmt::print("{:>8} {:>12} {:>10} {:>10} {:>10} {:>8}\n", "clients", "lookups/s", "p50 us", "p99 us", "max us",
-             "errors");
+  fmt::print("{:>8} {:>12} {:>10} {:>10} {:>10} {:>8}\n", "clients", "lookups/s", "p50 us", "p99 us",
+             "max us", "errors");
   for (const int c : a.clients) {
     const Result r = run_clients(a, c);
-    fmt::print("{:>8} {:>12.0f} {:>10.0f} {:>10.0f} {:>10.0f} {:>8}\n", c, static_cast<double>(r.ok) / a.seconds,
-               percentile(r.latencies_us, 0.5), percentile(r.latencies_us, 0.99),
-               r.latencies_us.empty() ? 0.0 : r.latencies_us.back(), r.errors);
+    fmt::print("{:>8} {:>12.0f} {:>10.0f} {:>10.0f} {:>10.0f} {:>8}\n", c,
+               static_cast<double>(r.ok) / a.seconds, percentile(r.latencies_us, 0.5),
+               percentile(r.latencies_us, 0.99), r.latencies_us.empty() ? 0.0 : r.latencies_us.back(),
+               r.errors);
   }
   return a.db.empty() ? 0 : run_capi(a);
 }

@@ -16,7 +16,6 @@ namespace {
 namespace fs = std::filesystem;
 using testing::TempDir;
 
-
 TEST(JobStore, AVersion1DatabaseGainsTheJobsTableAndKeepsItsRows) {
   TempDir tmp;
   const fs::path path = tmp / "v1.db";
