@@ -136,6 +136,8 @@ nlohmann::json JobRunner::list(size_t limit) const {
 nlohmann::json JobRunner::cancel(int64_t id) {
   const auto row = store_.get(id);
   if (!row) throw ApiError(404, "not_found", fmt::format("no job {}", id));
+  if (row->state == "done" || row->state == "failed" || row->state == "cancelled")
+    throw ApiError(409, "conflict", fmt::format("job {} already ended ({})", id, row->state));
   if (store_.cancel_queued(id)) {
     events_.publish(id, "state", dump({{"id", id}, {"state", "cancelled"}}));
     events_.close(id);
