@@ -19,7 +19,7 @@
 namespace ktune::cache {
 
 /// The schema version this build writes; a database with a newer one is refused unchanged.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 /// A GPU model. The key is (name, compute capability, SM count, memory size): a result holds for
 /// every card of the model, so the UUID is not part of it.

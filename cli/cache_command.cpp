@@ -15,6 +15,9 @@
 
 #include "cache/config_cache.hpp"
 #include "cli/commands.hpp"
+#ifdef KTUNE_WITH_SERVICE
+#include "cli/cache_push.hpp"
+#endif
 #include "cli/db_option.hpp"
 #include "cli/output.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
@@ -283,6 +286,9 @@ void add_cache_command(CLI::App& app) {
                "exit 2 when it fails",
                "  ktune cache verify --db ./h200.db --json");
   verify->callback([opts] { run_verify(*opts); });
+#ifdef KTUNE_WITH_SERVICE
+  add_cache_push_command(*cache_cmd);
+#endif
 }
 
 }  // namespace ktune::cli

@@ -25,6 +25,8 @@ void add_report_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 /// `ktune tune (--kernel K | --preset P) ...`: the tuning sweep (cli/tune_command.cpp).
 void add_tune_command(CLI::App& app);
+/// `ktune serve [--listen HOST:PORT] ...`: the HTTP service (cli/serve_command.cpp, docs/service.md).
+void add_serve_command(CLI::App& app);
 /// `ktune worker --fd N` (internal, hidden): the isolated measuring process (cli/worker_command.cpp).
 void add_worker_command(CLI::App& app);
 

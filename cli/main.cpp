@@ -15,6 +15,9 @@ int main(int argc, char** argv) {
   ktune::cli::add_report_command(app);
   ktune::cli::add_bench_command(app);
   ktune::cli::add_tune_command(app);
+#ifdef KTUNE_WITH_SERVICE
+  ktune::cli::add_serve_command(app);
+#endif
   ktune::cli::add_worker_command(app);
   return ktune::cli::run_app(app, argc, argv);
 }

@@ -19,6 +19,9 @@
 #include "core/shape.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "ktune/error.hpp"
+#ifdef KTUNE_WITH_SERVICE
+#include "service/http_client.hpp"
+#endif
 
 namespace ktune::cli {
 namespace {
@@ -33,9 +36,66 @@ struct QueryOptions {
   std::string db;
   bool no_fallback = false;
   bool json = false;
+  std::string server;  ///< ask `ktune serve` at this URL instead of a file
 };
 
+/// The answer, as `--json` (the document) or as text; the same for a file and a server.
+void print_answer(const nlohmann::json& doc, bool json) {
+  const auto text = [&](const char* key) { return doc.value(key, std::string()); };
+  const auto number = [&](const char* key) { return doc.value(key, 0.0); };
+  const bool fallback = doc.value("fallback", false);
+  if (fallback) {
+    std::cerr << "note: tuned for " << text("tuned_shape") << ", nearest to the one asked (" << text("shape")
+              << ")\n";
+  }
+  if (json) {
+    print_json(doc);
+    return;
+  }
+  const std::string layout = text("layout");
+  std::cout << fmt::format("config       {}\n", text("config_name"))
+            << fmt::format("parameters   {}\n", doc.value("config", nlohmann::json::object()).dump())
+            << fmt::format("median       {:.3f} us (min {:.3f}, p90 {:.3f}, {} samples)\n", number("median_us"),
+                           number("min_us"), number("p90_us"), doc.value("samples", int64_t{0}))
+            << fmt::format("gpu          {}\n", text("gpu"))
+            << fmt::format("kernel       {} (template {})\n", text("kernel"), text("source_hash"))
+            << fmt::format("shape        {}{}\n", text("tuned_shape"), fallback ? " (fallback)" : "")
+            << fmt::format("dtype        {}\n", text("dtype"))
+            << fmt::format("layout       {}\n", layout.empty() ? "(none)" : layout)
+            << fmt::format("verified     {}\n", doc.value("verified", true)
+                                                     ? "yes"
+                                                     : "NO (the kernel's description says verify = false)");
+}
+
+#ifdef KTUNE_WITH_SERVICE
+/// `--server URL`: the same question to `ktune serve` (GET /v1/best); its status decides the exit code.
+void run_server_query(const QueryOptions& o) {
+  using service::url_encode;
+  std::string target = "/v1/best?kernel=" + url_encode(o.kernel) + "&shape=" + url_encode(o.shape) +
+                       "&dtype=" + url_encode(o.dtype);
+  if (o.layout) target += "&layout=" + url_encode(*o.layout);
+  if (!o.gpu.empty()) target += "&gpu=" + url_encode(o.gpu);
+  if (o.no_fallback) target += "&fallback=false";
+  const service::HttpAnswer answer = service::http_get(o.server, target);
+  if (answer.status == 200) {
+    print_answer(nlohmann::json::parse(answer.body), o.json);
+    return;
+  }
+  const ErrorKind kind = answer.status == 404   ? ErrorKind::kNotFound
+                         : answer.status == 400 ? ErrorKind::kBadInput
+                         : answer.status == 503 ? ErrorKind::kNoDevice
+                                                : ErrorKind::kRuntime;
+  throw Error(kind, fmt::format("{} (server {}, HTTP {})", answer.error_message(), o.server, answer.status));
+}
+#endif
+
 void run_query(const QueryOptions& o) {
+#ifdef KTUNE_WITH_SERVICE
+  if (!o.server.empty()) {
+    run_server_query(o);
+    return;
+  }
+#endif
   const auto* desc = kernel_templates::find_kernel(o.kernel);
   desc->require_dtype(o.dtype);
   const std::string layout = resolve_layout(*desc, o.layout);
@@ -59,29 +119,7 @@ void run_query(const QueryOptions& o) {
                     o.no_fallback ? " (--no-fallback: nearest tuned shapes not considered)" : ""));
   }
 
-  if (best->fallback) {
-    std::cerr << "note: tuned for " << best->tuned_shape << ", nearest to the one asked (" << best->shape
-              << ")\n";
-  }
-  if (o.json) {
-    auto doc = nlohmann::json::parse(best->to_json());
-    doc["shape"] = best->shape;
-    doc["tuned_shape"] = best->tuned_shape;
-    doc["fallback"] = best->fallback;
-    print_json(doc);
-    return;
-  }
-  std::cout << fmt::format("config       {}\n", best->config_name)
-            << fmt::format("parameters   {}\n", best->config_json)
-            << fmt::format("median       {:.3f} us (min {:.3f}, p90 {:.3f}, {} samples)\n",
-                           best->stats.median_us, best->stats.min_us, best->stats.p90_us, best->stats.samples)
-            << fmt::format("gpu          {}\n", best->gpu_name)
-            << fmt::format("kernel       {} (template {})\n", best->kernel.name, best->kernel.source_hash)
-            << fmt::format("shape        {}{}\n", best->tuned_shape, best->fallback ? " (fallback)" : "")
-            << fmt::format("dtype        {}\n", best->dtype)
-            << fmt::format("layout       {}\n", best->layout.empty() ? "(none)" : best->layout)
-            << fmt::format("verified     {}\n",
-                           best->verified ? "yes" : "NO (the kernel's description says verify = false)");
+  print_answer(nlohmann::json::parse(best->to_json()), o.json);
 }
 
 }  // namespace
@@ -121,6 +159,14 @@ void add_query_command(CLI::App& app) {
   device->excludes(gpu);
   add_kernel_dir_option(*cmd);
   add_db_option(*cmd, opts->db);
+#ifdef KTUNE_WITH_SERVICE
+  auto* server = cmd->add_option("--server", opts->server,
+                                 "Ask a `ktune serve` at this URL instead of a database file, e.g. --server "
+                                 "http://gpu-host:8787 (same output and exit codes)")
+                     ->type_name("URL");
+  server->excludes(device);
+  server->excludes(cmd->get_option("--db"));
+#endif
   cmd->add_flag(
       "--no-fallback", opts->no_fallback,
       "Answer only for the exact shape; without it an untuned shape gets the nearest tuned shape of "

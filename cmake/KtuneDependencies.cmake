@@ -10,6 +10,17 @@ find_package(muparser REQUIRED)
 pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 
+# `ktune serve` (service/): Debian's cpp-httplib is a compiled library built with OpenSSL, zlib and
+# brotli; its pkg-config file carries the matching CPPHTTPLIB_*_SUPPORT definitions (TLS included).
+if(KTUNE_WITH_SERVICE)
+  pkg_check_modules(HTTPLIB IMPORTED_TARGET cpp-httplib)
+  if(NOT HTTPLIB_FOUND)
+    message(FATAL_ERROR "KTUNE_WITH_SERVICE=ON but cpp-httplib was not found (install libcpp-httplib-dev with "
+                        "scripts/install-deps.sh, or configure with -DKTUNE_WITH_SERVICE=OFF)")
+  endif()
+  find_package(OpenSSL REQUIRED)
+endif()
+
 # The toolkit supplies headers only at build time (D2: libcuda, libnvrtc and libcupti are
 # opened with dlopen at run time), so no CUDA library is linked.
 find_package(CUDAToolkit REQUIRED)

@@ -81,6 +81,16 @@ void Progress::finish() {
   drawn_width_ = 0;
 }
 
+std::size_t Progress::done() const {
+  std::lock_guard lock(mutex_);
+  return done_;
+}
+
+std::size_t Progress::total() const {
+  std::lock_guard lock(mutex_);
+  return std::max(total_, done_);
+}
+
 std::string Progress::line() const {
   std::lock_guard lock(mutex_);
   return line_locked();

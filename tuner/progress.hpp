@@ -38,6 +38,10 @@ class Progress {
   /// Clears the line.
   void finish();
 
+  /// Evaluations done and planned so far (`ktune serve` reports them per job).
+  std::size_t done() const;
+  std::size_t total() const;
+
   /// The line as it would be drawn now (for tests).
   std::string line() const;
 

@@ -107,9 +107,25 @@ constexpr const char* kSchemaV2 = R"sql(
 ALTER TABLE measurements ADD COLUMN verified INTEGER NOT NULL DEFAULT 1 CHECK (verified IN (0, 1));
 )sql";
 
+/// Schema v3: the tuning jobs of `ktune serve` (docs/schema.md "jobs"), durable across restarts.
+constexpr const char* kSchemaV3 = R"sql(
+CREATE TABLE jobs (
+  id            INTEGER PRIMARY KEY,
+  state         TEXT    NOT NULL CHECK (state IN ('queued', 'running', 'done', 'failed', 'cancelled')),
+  lane          TEXT    NOT NULL,
+  request_json  TEXT    NOT NULL,
+  progress_json TEXT    NOT NULL DEFAULT '{}',
+  error         TEXT    NOT NULL DEFAULT '',
+  created_at    TEXT    NOT NULL,
+  started_at    TEXT,
+  finished_at   TEXT
+);
+CREATE INDEX jobs_queue ON jobs (state, lane, id);
+)sql";
+
 /// kMigrations[i] takes a database from version i to version i+1. Append only: a released
 /// migration is never edited, so every old database reaches the same schema.
-constexpr std::array<const char*, kSchemaVersion> kMigrations = {kSchemaV1, kSchemaV2};
+constexpr std::array<const char*, kSchemaVersion> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3};
 
 /// Tables and columns that verify() expects in a version-kSchemaVersion database.
 const std::map<std::string, std::vector<std::string>>& expected_columns() {
@@ -126,6 +142,9 @@ const std::map<std::string, std::vector<std::string>>& expected_columns() {
       {"compile_cache",
        {"key", "cubin", "log", "lowered_names_json", "resources_json", "compile_ms", "kernel_name",
         "source_hash", "created_at", "last_used_at"}},
+      {"jobs",
+       {"id", "state", "lane", "request_json", "progress_json", "error", "created_at", "started_at",
+        "finished_at"}},
   };
   return kColumns;
 }
@@ -206,7 +225,7 @@ int read_schema_version(Database& db, const std::filesystem::path& path) {
              fmt::format("schema version {} is newer than this ktune understands ({}); use a newer ktune",
                          version, kSchemaVersion));
   }
-  if (version == kSchemaVersion) {
+  if (version >= 1) {
     // Version 1 gained measurements.layout and .fidelity (and best.layout) before its release; a file
     // written by a build from before that cannot be read by this one's queries.
     StatementLease s = db.cached(

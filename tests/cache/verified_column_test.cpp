@@ -85,10 +85,11 @@ TEST(VerifiedColumn, AVersion1FileMigratesWithEveryRowVerified) {
     // Back to version 1: the column did not exist.
     detail::Database raw(path, detail::Database::Open::kReadWrite);
     raw.exec("ALTER TABLE measurements DROP COLUMN verified");
+    raw.exec("DROP TABLE jobs");  // version 3's
     raw.exec("PRAGMA user_version = 1");
   }
   ConfigCache db = ConfigCache::open(path);
-  EXPECT_EQ(db.schema_version(), 2);
+  EXPECT_EQ(db.schema_version(), kSchemaVersion);
   int rows = 0;
   db.for_each_measurement({}, [&](const StoredMeasurement& m) {
     EXPECT_TRUE(m.m.verified);

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Load benchmark of `ktune serve` (docs/perf/service.md): starts a server on a copy of DB, runs
+# ktune_serve_load with 1, 16 and 64 keep-alive clients (and the C ABI for the ratio), then again
+# while a compile-only softmax job (one compile thread) writes to the same database.
+#   bench/service/run_serve_load.sh BUILD_DIR DB GPU_NAME
+set -euo pipefail
+build=${1:?build dir}; db=${2:?database}; gpu=${3:?GPU name}
+work=$(mktemp -d); trap 'kill "${pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+python3 -c "import sqlite3,sys; s=sqlite3.connect(sys.argv[1]); d=sqlite3.connect(sys.argv[2]); s.backup(d)" "$db" "$work/db"
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/token"; chmod 600 "$work/token"
+"$build/cli/ktune" serve --listen 127.0.0.1:0 --db "$work/db" --token-file "$work/token" --devices none >"$work/out" 2>"$work/err" &
+pid=$!
+for _ in $(seq 50); do grep -q "listening on" "$work/out" && break; sleep 0.1; done
+url=$(sed 's/.*listening on \([^ ]*\).*/\1/' "$work/out")
+keys=(--key gemm m=16,n=4096,k=4096 bf16 nt --key gemm m=512,n=4096,k=4096 bf16 nt
+      --key gemm m=16,n=4096,k=4096 bf16 nn --key rmsnorm rows=16,hidden=4096 f16 "")
+echo "== lookups, idle server"
+"$build/bench/service/ktune_serve_load" --url "$url" --db "$work/db" --gpu "$gpu" --seconds 4 "${keys[@]}"
+echo "== lookups while a compile-only job writes"
+curl -s -X POST -H "Authorization: Bearer $(cat "$work/token")" \
+  -d '{"kernel":"softmax","shapes":["rows=16,cols=4096"],"dtype":"bf16","compile_only":true,"arch":"sm_90","strategy":"exhaustive"}' \
+  "$url/v1/jobs" >/dev/null
+sleep 2
+"$build/bench/service/ktune_serve_load" --url "$url" --gpu "$gpu" --seconds 4 "${keys[@]}"

@@ -1,0 +1,184 @@
+/// Load benchmark of `ktune serve` (docs/perf/service.md). Sends GET /v1/best for a set of keys from
+/// C keep-alive clients for a fixed time and reports lookups/s, p50/p99/max latency and errors; then
+/// makes the same lookups through the C ABI (ktune_lookup) on one thread, for the ratio.
+///
+///   ktune_serve_load --url http://127.0.0.1:8787 --db DB --gpu NAME --key KERNEL SHAPE DTYPE LAYOUT ...
+///                    [--clients 1,16,64] [--seconds 5]
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include "ktune/ktune.h"
+
+namespace {
+
+struct Key {
+  std::string kernel, shape, dtype, layout;
+};
+
+struct Args {
+  std::string url = "http://127.0.0.1:8787";
+  std::string db;
+  std::string gpu;
+  std::vector<Key> keys;
+  std::vector<int> clients = {1, 16, 64};
+  double seconds = 5;
+};
+
+std::string encode(const std::string& v) {
+  std::string out;
+  for (const unsigned char c : v) {
+    if (std::isalnum(c) != 0 || c == '-' || c == '_' || c == '.' || c == '=' || c == ',')
+      out += static_cast<char>(c);
+    else
+      out += fmt::format("%{:02X}", c);
+  }
+  return out;
+}
+
+struct Result {
+  uint64_t ok = 0;
+  uint64_t errors = 0;
+  std::vector<double> latencies_us;
+};
+
+Result run_clients(const Args& a, int clients) {
+  std::vector<std::string> targets;
+  for (const Key& k : a.keys) {
+    targets.push_back(fmt::format("/v1/best?gpu={}&kernel={}&shape={}&dtype={}&layout={}", encode(a.gpu),
+                                  encode(k.kernel), encode(k.shape), encode(k.dtype), encode(k.layout)));
+  }
+  std::vector<Result> per(static_cast<size_t>(clients));
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] {
+      httplib::Client client(a.url);
+      client.set_keep_alive(true);
+      Result& r = per[static_cast<size_t>(c)];
+      r.latencies_us.reserve(200000);
+      size_t i = static_cast<size_t>(c);
+      while (!stop.load(std::memory_order_relaxed)) {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto res = client.Get(targets[i++ % targets.size()]);
+        const auto t1 = std::chrono::steady_clock::now();
+        if (res && res->status == 200) {
+          ++r.ok;
+          r.latencies_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+        } else {
+          ++r.errors;
+        }
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(a.seconds));
+  stop = true;
+  for (auto& t : threads) t.join();
+  Result all;
+  for (auto& r : per) {
+    all.ok += r.ok;
+    all.errors += r.errors;
+    all.latencies_us.insert(all.latencies_us.end(), r.latencies_us.begin(), r.latencies_us.end());
+  }
+  std::sort(all.latencies_us.begin(), all.latencies_us.end());
+  return all;
+}
+
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  return sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * static_cast<double>(sorted.size())))];
+}
+
+int run_capi(const Args& a) {
+  ktune_db* db = nullptr;
+  if (ktune_open(a.db.c_str(), &db) != KTUNE_OK) {
+    std::fprintf(stderr, "ktune_open: %s\n", ktune_last_error());
+    return 1;
+  }
+  uint64_t n = 0;
+  const auto start = std::chrono::steady_clock::now();
+  const auto end = start + std::chrono::duration<double>(a.seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    const Key& k = a.keys[n % a.keys.size()];
+    char* json = nullptr;
+    if (ktune_lookup(db, a.gpu.c_str(), k.kernel.c_str(), k.shape.c_str(), k.dtype.c_str(), k.layout.c_str(),
+                     1, &json) != KTUNE_OK) {
+      std::fprintf(stderr, "ktune_lookup: %s\n", ktune_last_error());
+      return 1;
+    }
+    ktune_free_string(json);
+    ++n;
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  fmt::print("C ABI, 1 thread: {:.0f} lookups/s ({:.2f} us each)\n", static_cast<double>(n) / s,
+             s * 1e6 / static_cast<double>(n));
+  ktune_close(db);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto next = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "%s needs a value\n", arg.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (arg == "--url") {
+      a.url = next();
+    } else if (arg == "--db") {
+      a.db = next();
+    } else if (arg == "--gpu") {
+      a.gpu = next();
+    } else if (arg == "--seconds") {
+      a.seconds = std::stod(next());
+    } else if (arg == "--clients") {
+      a.clients.clear();
+      std::string list = next();
+      for (size_t p = 0; p < list.size();) {
+        const size_t comma = list.find(',', p);
+        a.clients.push_back(std::stoi(list.substr(p, comma - p)));
+        p = comma == std::string::npos ? list.size() : comma + 1;
+      }
+    } else if (arg == "--key") {
+      Key k;
+      k.kernel = next();
+      k.shape = next();
+      k.dtype = next();
+      k.layout = next();
+      a.keys.push_back(k);
+    } else {
+      std::fprintf(stderr, "unknown argument %s (see the comment at the top of serve_load.cpp)\n",
+                   arg.c_str());
+      return 2;
+    }
+  }
+  if (a.keys.empty() || a.gpu.empty()) {
+    std::fprintf(stderr, "give --gpu NAME and at least one --key KERNEL SHAPE DTYPE LAYOUT\n");
+    return 2;
+  }
+  fmt::print("{:>8} {:>12} {:>10} {:>10} {:>10} {:>8}\n", "clients", "lookups/s", "p50 us", "p99 us",
+             "max us", "errors");
+  for (const int c : a.clients) {
+    const Result r = run_clients(a, c);
+    fmt::print("{:>8} {:>12.0f} {:>10.0f} {:>10.0f} {:>10.0f} {:>8}\n", c,
+               static_cast<double>(r.ok) / a.seconds, percentile(r.latencies_us, 0.5),
+               percentile(r.latencies_us, 0.99), r.latencies_us.empty() ? 0.0 : r.latencies_us.back(),
+               r.errors);
+  }
+  return a.db.empty() ? 0 : run_capi(a);
+}

@@ -1,0 +1,110 @@
+#include "service/query_params.hpp"
+
+#include <charconv>
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "service/api_error.hpp"
+
+namespace ktune::service {
+
+namespace {
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/// Percent-decodes a query component ('+' is a space); a malformed escape stays as it is.
+std::string decode_component(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+') {
+      out += ' ';
+    } else if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 &&
+               hex_value(text[i + 2]) >= 0) {
+      out += static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2]));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+/// The first value of `name` in the request's query string. The query is split at the first '='
+/// of each pair, so `shape=m=16,n=4096,k=4096` needs no escaping (cpp-httplib's own parameter map
+/// keeps the text after the last '=').
+std::optional<std::string> find_query_value(const httplib::Request& req, std::string_view name) {
+  const std::string& target = req.target;
+  const size_t question = target.find('?');
+  if (question == std::string::npos) return std::nullopt;
+  std::string_view query(target);
+  query.remove_prefix(question + 1);
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    const size_t eq = pair.find('=');
+    if (decode_component(pair.substr(0, eq)) == name)
+      return eq == std::string_view::npos ? std::string() : decode_component(pair.substr(eq + 1));
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> optional_param(const httplib::Request& req, const char* name) {
+  auto found = find_query_value(req, name);
+  if (!found) return std::nullopt;
+  std::string value = std::move(*found);
+  if (value.size() > kMaxParamBytes)
+    bad_request(fmt::format("parameter '{}' is longer than {} bytes", name, kMaxParamBytes));
+  return value;
+}
+
+std::string required_param(const httplib::Request& req, const char* name) {
+  auto value = optional_param(req, name);
+  if (!value || value->empty()) bad_request(fmt::format("parameter '{}' is missing", name));
+  return *value;
+}
+
+bool bool_param(const httplib::Request& req, const char* name, bool fallback) {
+  const auto value = optional_param(req, name);
+  if (!value) return fallback;
+  if (*value == "true" || *value == "1") return true;
+  if (*value == "false" || *value == "0") return false;
+  bad_request(fmt::format("parameter '{}' must be true or false", name));
+}
+
+int64_t int_param(const httplib::Request& req, const char* name, int64_t fallback, int64_t min, int64_t max) {
+  const auto value = optional_param(req, name);
+  if (!value) return fallback;
+  int64_t n = 0;
+  const auto [end, ec] = std::from_chars(value->data(), value->data() + value->size(), n);
+  if (ec != std::errc() || end != value->data() + value->size() || n < min || n > max)
+    bad_request(fmt::format("parameter '{}' must be a whole number from {} to {}", name, min, max));
+  return n;
+}
+
+nlohmann::json json_body(const httplib::Request& req) {
+  nlohmann::json doc = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) bad_request("the body is not valid JSON");
+  if (!doc.is_object()) bad_request("the body must be a JSON object");
+  return doc;
+}
+
+std::optional<std::string> string_field(const nlohmann::json& doc, const char* name) {
+  const auto it = doc.find(name);
+  if (it == doc.end() || it->is_null()) return std::nullopt;
+  if (!it->is_string()) bad_request(fmt::format("field '{}' must be a string", name));
+  return it->get<std::string>();
+}
+
+}  // namespace ktune::service

@@ -1,0 +1,34 @@
+#pragma once
+/// Reading a request's query parameters and JSON body with errors that name the bad part
+/// ("parameter 'page': ..."), for every route.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace httplib {
+struct Request;
+}
+
+namespace ktune::service {
+
+/// Longest value a parameter may have (a shape text is well under it).
+inline constexpr size_t kMaxParamBytes = 1024;
+
+/// The parameter `name`; 400 when absent or empty.
+std::string required_param(const httplib::Request& req, const char* name);
+/// The parameter `name`, or nullopt when absent.
+std::optional<std::string> optional_param(const httplib::Request& req, const char* name);
+/// true/false/1/0; `fallback` when absent; 400 otherwise.
+bool bool_param(const httplib::Request& req, const char* name, bool fallback);
+/// A whole number in [min, max]; `fallback` when absent; 400 otherwise.
+int64_t int_param(const httplib::Request& req, const char* name, int64_t fallback, int64_t min, int64_t max);
+
+/// The body as a JSON object; 400 naming the problem when it is not one.
+nlohmann::json json_body(const httplib::Request& req);
+/// `doc[name]` as a string; 400 when it is present but not a string. nullopt when absent or null.
+std::optional<std::string> string_field(const nlohmann::json& doc, const char* name);
+
+}  // namespace ktune::service

@@ -1,0 +1,141 @@
+/// `GET /v1/results` (measurements, paged, in the export format's fields) and `POST /v1/results`
+/// (import a `ktune cache export` document; posting the same export again adds nothing).
+
+#include <atomic>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "cache/config_cache.hpp"
+#include "core/outcome.hpp"
+#include "ktune/error.hpp"
+#include "service/query_params.hpp"
+#include "service/reader_pool.hpp"
+#include "service/routes.hpp"
+#include "service/service_context.hpp"
+
+namespace ktune::service {
+namespace {
+
+constexpr int64_t kDefaultPageSize = 500;
+constexpr int64_t kMaxPageSize = 5000;
+
+nlohmann::json object_or_text(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return j.is_discarded() ? nlohmann::json(text) : j;
+}
+
+nlohmann::json optional_number(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
+
+/// One measurement with the export format's fields (docs/export-format.md), the ids replaced by
+/// what they name.
+nlohmann::json measurement_json(const cache::StoredMeasurement& s) {
+  const cache::Measurement& m = s.m;
+  nlohmann::json stats = nullptr;
+  if (m.stats) {
+    stats = {{"median_us", m.stats->median_us}, {"min_us", m.stats->min_us},
+             {"mean_us", m.stats->mean_us},     {"p90_us", m.stats->p90_us},
+             {"stdev_us", m.stats->stdev_us},   {"samples", m.stats->samples}};
+  }
+  return {{"id", s.id},
+          {"run_id", s.run_id},
+          {"run_started_at", s.run_started_at},
+          {"gpu", s.gpu.name},
+          {"kernel", s.kernel.name},
+          {"source_hash", s.kernel.source_hash},
+          {"shape", m.shape},
+          {"dtype", m.dtype},
+          {"layout", m.layout},
+          {"config_name", m.config_name},
+          {"config", object_or_text(m.config_json)},
+          {"outcome", to_string(m.outcome)},
+          {"reason", m.reason},
+          {"stats", stats},
+          {"fidelity", m.fidelity},
+          {"counters", object_or_text(m.counters_json)},
+          {"resources", object_or_text(m.resources_json)},
+          {"baseline", m.baseline},
+          {"sm_clock_mhz", optional_number(m.sm_clock_mhz)},
+          {"temperature_c", optional_number(m.temperature_c)},
+          {"measured_at", s.measured_at}};
+}
+
+/// An ISO-8601 time or date ("2026-05-01", "2026-05-01T12:00:00Z"): digits and -:T.Z only.
+std::string since_param(const httplib::Request& req) {
+  const auto since = optional_param(req, "since");
+  if (!since) return "";
+  if (since->size() < 4 || since->find_first_not_of("0123456789-:T.Z") != std::string::npos)
+    bad_request("parameter 'since' must be an ISO-8601 UTC time such as 2026-05-01T12:00:00Z");
+  return *since;
+}
+
+void get_results(const ServiceContext& ctx, const httplib::Request& req, httplib::Response& res) {
+  cache::Filter filter;
+  filter.kernel = optional_param(req, "kernel").value_or("");
+  filter.gpu_name = optional_param(req, "gpu").value_or("");
+  filter.dtype = optional_param(req, "dtype").value_or("");
+  const std::string since = since_param(req);
+  const int64_t page = int_param(req, "page", 1, 1, 1'000'000'000);
+  const int64_t page_size = int_param(req, "page_size", kDefaultPageSize, 1, kMaxPageSize);
+  const int64_t skip = (page - 1) * page_size;
+  int64_t matched = 0;
+  nlohmann::json rows = nlohmann::json::array();
+  ctx.readers->get().for_each_measurement(filter, [&](const cache::StoredMeasurement& s) {
+    if (!since.empty() && s.measured_at < since) return;
+    if (matched >= skip && matched < skip + page_size) rows.push_back(measurement_json(s));
+    ++matched;
+  });
+  const bool more = matched > skip + page_size;
+  send_json(res, {{"page", page},
+                  {"page_size", page_size},
+                  {"total", matched},
+                  {"next_page", more ? nlohmann::json(page + 1) : nlohmann::json()},
+                  {"measurements", std::move(rows)}});
+}
+
+void post_results(const ServiceContext& ctx, const httplib::Request& req, httplib::Response& res) {
+  static std::atomic<uint64_t> upload_counter{0};
+  // The file name is the server's own; nothing from the request reaches a path.
+  const auto path = ctx.scratch_dir / fmt::format("upload-{}.json", upload_counter.fetch_add(1));
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(req.body.data(), static_cast<std::streamsize>(req.body.size()));
+    if (!out) throw ApiError(503, "unavailable", "the server cannot store the uploaded body (disk full?)");
+  }
+  struct RemoveOnExit {
+    std::filesystem::path p;
+    ~RemoveOnExit() {
+      std::error_code ec;
+      std::filesystem::remove(p, ec);
+    }
+  } remove_upload{path};
+  cache::MergeStats stats;
+  try {
+    stats = ctx.writer->import_json(path);
+  } catch (const Error& e) {
+    std::string message = e.what();
+    for (auto at = message.find(path.string()); at != std::string::npos; at = message.find(path.string()))
+      message.replace(at, path.string().size(), "the body");
+    if (e.kind() == ErrorKind::kBadInput) bad_request(message);
+    throw Error(e.kind(), message);
+  }
+  send_json(res, {{"measurements_added", stats.measurements_added},
+                  {"measurements_skipped", stats.measurements_skipped},
+                  {"best_updated", stats.best_updated}});
+}
+
+}  // namespace
+
+void add_result_routes(httplib::Server& server, ServiceContext& ctx) {
+  add_route(server, ctx, Method::kGet, "/v1/results", Access::kRead,
+            [&ctx](const httplib::Request& req, httplib::Response& res) { get_results(ctx, req, res); });
+  add_route(server, ctx, Method::kPost, "/v1/results", Access::kWrite,
+            [&ctx](const httplib::Request& req, httplib::Response& res) { post_results(ctx, req, res); });
+}
+
+}  // namespace ktune::service

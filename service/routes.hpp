@@ -1,0 +1,23 @@
+#pragma once
+/// The service's route groups, one file each; Server registers them all (service/server.cpp).
+
+namespace httplib {
+class Server;
+}
+
+namespace ktune::service {
+
+struct ServiceContext;
+
+/// GET /v1/health, /v1/version, /v1/devices, /metrics (service/info_routes.cpp).
+void add_info_routes(httplib::Server& server, ServiceContext& ctx);
+/// GET /v1/best, POST /v1/best:batch (service/lookup_routes.cpp).
+void add_lookup_routes(httplib::Server& server, ServiceContext& ctx);
+/// GET and POST /v1/results (service/result_routes.cpp).
+void add_result_routes(httplib::Server& server, ServiceContext& ctx);
+/// GET /v1/report (service/report_routes.cpp).
+void add_report_routes(httplib::Server& server, ServiceContext& ctx);
+/// POST/GET /v1/jobs, GET/DELETE /v1/jobs/{id}, GET /v1/jobs/{id}/events (service/job_routes.cpp).
+void add_job_routes(httplib::Server& server, ServiceContext& ctx);
+
+}  // namespace ktune::service

@@ -1,0 +1,193 @@
+"""`ktune serve` lookups, results, reports, info routes and metrics, over real HTTP."""
+
+import json
+import subprocess
+import urllib.parse
+
+from conftest import KTUNE, TOKEN, Server, error_of, expected_facts
+
+
+def best_target(**params):
+    return "/v1/best?" + urllib.parse.urlencode(params)
+
+
+def test_health_version_devices(server):
+    h = server.get("/v1/health")
+    assert h.status == 200 and h.json()["status"] == "ok" and h.json()["read_only"] is False
+    v = server.get("/v1/version").json()
+    assert v["api"] == 1 and v["schema_version"] >= 2 and v["ktune"]
+    d = server.get("/v1/devices")
+    assert d.status == 200 and isinstance(d.json()["devices"], list)
+    assert isinstance(d.json()["available"], bool)
+
+
+def test_best_answers_the_fixture_winner_like_ktune_query(server, fixture_db):
+    f = expected_facts()
+    a = server.get(best_target(gpu=f["gpu"], kernel="gemm", shape=f["exact_shape"], dtype="bf16"))
+    assert a.status == 200, a.body
+    doc = a.json()
+    assert doc["config_name"] == f["exact_config"] and doc["fallback"] is False
+    # The same document `ktune query --json` prints for the file.
+    q = subprocess.run([KTUNE, "query", "--db", str(fixture_db), "--gpu", f["gpu"], "--kernel", "gemm",
+                        "--shape", f["exact_shape"], "--dtype", "bf16", "--json"],
+                       capture_output=True, text=True, check=True)
+    assert json.loads(q.stdout) == doc
+    # Dimensions in another order name the same key; the nn layout has its own winner.
+    again = server.get(best_target(gpu=f["gpu"], kernel="gemm", shape=f["reordered_shape"], dtype="bf16"))
+    assert again.json()["config_name"] == f["exact_config"]
+    nn = server.get(best_target(gpu=f["gpu"], kernel="gemm", shape=f["exact_shape"], dtype="bf16", layout="nn"))
+    assert nn.json()["config_name"] == f["nn_config"]
+
+
+def test_best_fallback_and_not_found(server):
+    f = expected_facts()
+    fb = server.get(best_target(gpu=f["gpu"], kernel="gemm", shape=f["fallback_shape"], dtype="bf16"))
+    assert fb.status == 200 and fb.json()["fallback"] is True
+    assert fb.json()["shape"] != fb.json()["tuned_shape"]
+    none = server.get(best_target(gpu=f["gpu"], kernel="gemm", shape=f["fallback_shape"], dtype="bf16",
+                                  fallback="false"))
+    assert none.status == 404 and error_of(none)["kind"] == "not_found"
+
+
+def test_best_bad_requests_name_the_bad_part(server):
+    f = expected_facts()
+    cases = [
+        ({"kernel": "gemm", "dtype": "bf16"}, "shape"),
+        ({"gpu": f["gpu"], "kernel": "nosuch", "shape": "m=1", "dtype": "bf16"}, "kernel"),
+        ({"gpu": f["gpu"], "kernel": "gemm", "shape": "m=16,n=x,k=1", "dtype": "bf16"}, "shape"),
+        ({"gpu": f["gpu"], "kernel": "gemm", "shape": f["exact_shape"], "dtype": "int3"}, "dtype"),
+        ({"gpu": f["gpu"], "kernel": "gemm", "shape": f["exact_shape"], "dtype": "bf16", "layout": "zz"}, "layout"),
+        ({"gpu": f["gpu"], "kernel": "gemm", "shape": f["exact_shape"], "dtype": "bf16", "fallback": "maybe"},
+         "fallback"),
+        ({"kernel": "gemm", "shape": f["exact_shape"], "dtype": "bf16"}, "gpu"),  # two GPUs: gpu is needed
+    ]
+    for params, part in cases:
+        a = server.get(best_target(**params))
+        assert a.status == 400, (params, a.body)
+        assert part in error_of(a)["message"], (params, a.body)
+
+
+def test_best_batch_answers_every_key_in_order(server):
+    f = expected_facts()
+    keys = [
+        {"gpu": f["gpu"], "kernel": "gemm", "shape": f["exact_shape"], "dtype": "bf16"},
+        {"gpu": f["gpu"], "kernel": "gemm", "shape": f["exact_shape"], "dtype": "bf16", "layout": "nn"},
+        {"gpu": f["gpu"], "kernel": "gemm", "shape": f["fallback_shape"], "dtype": "bf16", "fallback": False},
+    ]
+    a = server.post("/v1/best:batch", {"keys": keys})
+    assert a.status == 200, a.body
+    results = a.json()["results"]
+    assert [r.get("config_name") for r in results[:2]] == [f["exact_config"], f["nn_config"]]
+    assert results[2]["error"]["kind"] == "not_found"
+    assert server.post("/v1/best:batch", {"keys": "gemm"}).status == 400
+    assert server.post("/v1/best:batch", {"keys": [{"kernel": 5}]}).status == 400
+    assert server.post("/v1/best:batch", b"{not json").status == 400
+
+
+def test_results_are_paged_in_export_fields(server, fixture_db):
+    first = server.get("/v1/results?page_size=3")
+    assert first.status == 200, first.body
+    doc = first.json()
+    assert doc["page"] == 1 and len(doc["measurements"]) == 3 and doc["next_page"] == 2
+    m = doc["measurements"][0]
+    for field in ("id", "run_id", "gpu", "kernel", "shape", "dtype", "layout", "config_name", "config",
+                  "outcome", "reason", "stats", "fidelity", "counters", "resources", "measured_at"):
+        assert field in m, field
+    everything = server.get("/v1/results?page_size=5000").json()
+    assert everything["total"] == doc["total"] and everything["next_page"] is None
+    ids = [r["id"] for r in everything["measurements"]]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    second = server.get("/v1/results?page_size=3&page=2").json()
+    assert [r["id"] for r in second["measurements"]] == ids[3:6]
+    only = server.get("/v1/results?kernel=rmsnorm&page_size=5000").json()
+    assert only["total"] > 0 and all(r["kernel"] == "rmsnorm" for r in only["measurements"])
+    assert server.get("/v1/results?since=2999-01-01").json()["total"] == 0
+    assert server.get("/v1/results?since=yesterday").status == 400
+    assert server.get("/v1/results?page=0").status == 400
+
+
+def test_results_post_is_idempotent(tmp_path, fixture_db, token_file):
+    export = tmp_path / "export.json"
+    subprocess.run([KTUNE, "cache", "export", "--db", str(fixture_db), "--out", str(export)], check=True,
+                   capture_output=True)
+    body = export.read_bytes()
+    s = Server(["--db", str(tmp_path / "empty.db"), "--token-file", str(token_file), "--devices", "none"])
+    try:
+        first = s.post("/v1/results", body, token=TOKEN)
+        assert first.status == 200, first.body
+        added = first.json()["measurements_added"]
+        assert added > 0
+        again = s.post("/v1/results", body, token=TOKEN)
+        assert again.json()["measurements_added"] == 0
+        assert again.json()["measurements_skipped"] == added
+        assert s.get("/v1/results?page_size=1").json()["total"] == added
+        bad = s.post("/v1/results", {"format": "something-else"}, token=TOKEN)
+        assert bad.status == 400 and "body" in error_of(bad)["message"]
+        assert str(tmp_path) not in bad.body  # no server path leaks into an answer
+    finally:
+        assert s.stop() == 0
+
+
+def test_reports_in_every_format(server):
+    types = {"csv": "text/csv", "json": "application/json", "md": "text/markdown", "html": "text/html"}
+    for fmt, ctype in types.items():
+        a = server.get(f"/v1/report?format={fmt}")
+        assert a.status == 200, (fmt, a.body[:200])
+        assert a.headers["Content-Type"].startswith(ctype)
+        assert "gemm" in a.body
+    assert "rmsnorm" not in server.get("/v1/report?format=csv&kernel=gemm").body
+    bad = server.get("/v1/report?format=pdf")
+    assert bad.status == 400 and "format" in error_of(bad)["message"]
+
+
+def test_metrics_count_requests_and_lookups(server):
+    f = expected_facts()
+    for _ in range(3):
+        server.get(best_target(gpu=f["gpu"], kernel="gemm", shape=f["exact_shape"], dtype="bf16"))
+    server.get("/nowhere")
+    text = server.get("/metrics").body
+    assert 'ktune_http_requests_total{route="/v1/best",status="200"} 3' in text
+    assert 'ktune_http_requests_total{route="unmatched",status="404"} 1' in text
+    assert "ktune_lookup_seconds_count 3" in text
+    assert 'ktune_jobs{state="queued"}' in text
+
+
+def test_unknown_route_and_wrong_method(server):
+    a = server.get("/v2/best")
+    assert a.status == 404 and error_of(a)["kind"] == "not_found"
+    b = server.request("PUT", "/v1/best", body=b"{}")
+    assert b.status == 405 and error_of(b)["kind"] == "method_not_allowed"
+
+
+def test_query_server_matches_query_db(server, fixture_db):
+    f = expected_facts()
+    common = ["--gpu", f["gpu"], "--kernel", "gemm", "--shape", f["exact_shape"], "--dtype", "bf16"]
+    local = subprocess.run([KTUNE, "query", "--db", str(fixture_db)] + common, capture_output=True, text=True)
+    remote = subprocess.run([KTUNE, "query", "--server", server.url] + common, capture_output=True, text=True)
+    assert remote.returncode == 0 and remote.stdout == local.stdout, remote.stderr
+    remote_json = subprocess.run([KTUNE, "query", "--server", server.url, "--json"] + common,
+                                 capture_output=True, text=True)
+    assert json.loads(remote_json.stdout)["config_name"] == f["exact_config"]
+    missing = subprocess.run([KTUNE, "query", "--server", server.url, "--no-fallback", "--gpu", f["gpu"],
+                              "--kernel", "gemm", "--shape", f["fallback_shape"], "--dtype", "bf16"],
+                             capture_output=True, text=True)
+    assert missing.returncode == 4, missing.stderr
+    bad = subprocess.run([KTUNE, "query", "--server", server.url, "--kernel", "nosuch", "--shape", "m=1",
+                          "--dtype", "bf16"], capture_output=True, text=True)
+    assert bad.returncode == 2, bad.stderr
+
+
+def test_cache_push_twice_adds_once(tmp_path, fixture_db, token_file):
+    s = Server(["--db", str(tmp_path / "team.db"), "--token-file", str(token_file), "--devices", "none"])
+    try:
+        push = [KTUNE, "cache", "push", "--server", s.url, "--token-file", str(token_file), "--db",
+                str(fixture_db), "--json"]
+        first = subprocess.run(push, capture_output=True, text=True)
+        assert first.returncode == 0, first.stderr
+        assert json.loads(first.stdout)["measurements_added"] > 0
+        second = subprocess.run(push, capture_output=True, text=True)
+        assert json.loads(second.stdout)["measurements_added"] == 0
+        no_token = subprocess.run(push[:5] + push[7:], capture_output=True, text=True)
+        assert no_token.returncode == 2 and "401" in no_token.stderr
+    finally:
+        assert s.stop() == 0
