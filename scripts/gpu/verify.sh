@@ -21,6 +21,8 @@
 #                     executable in .devbin/
 #   --gtest-filter P  passed to every suite as --gtest_filter=P
 #   --examples        run ktune_gemm_example and ktune_ops_example
+#   --service         `ktune serve` on the GPU: tests/service/test_serve_gpu.py (a measuring job over
+#                     HTTP, its events, the report, the winner from /v1/best; needs python3 -m pytest)
 #   --python          the Python package on the GPU: python/tests/test_torch_ops_gpu.py (ktune.torch
 #                     against torch, graph capture, torch.compile) and examples/python/decode_step.py
 #                     (needs .devbin/lib/libktune_runtime.so and libktune.so, torch with CUDA)
@@ -66,7 +68,7 @@ set -u -o pipefail
 
 usage() { sed -n '/^# usage:/,/^# Example/p' "$0" | sed 's/^# \{0,1\}//' | sed '$d'; }
 
-SUITES=all GTEST_FILTER="" EXAMPLES=0 PYTHON=0 BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
+SUITES=all GTEST_FILTER="" EXAMPLES=0 SERVICE=0 PYTHON=0 BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
 DIR=${OUT:-} KEEP_DB=0 COMMIT="" GEMM_M=1,16,128,512,2048,4096 FP8_M=1,16,128,1024,4096
 OPS_FILTERS=() GEMM_VS_TORCH="" GEMM_BUDGET=24 GEMM_DTYPE=bf16
 while [ $# -gt 0 ]; do
@@ -74,6 +76,7 @@ while [ $# -gt 0 ]; do
     --suites) SUITES=${2:?}; shift 2 ;;
     --gtest-filter) GTEST_FILTER=${2:?}; shift 2 ;;
     --examples) EXAMPLES=1; shift ;;
+    --service) SERVICE=1; shift ;;
     --python) PYTHON=1; shift ;;
     --benches) BENCHES=${2:?}; shift 2 ;;
     --sweep) SWEEP=${2:?}; shift 2 ;;
@@ -374,6 +377,17 @@ if [ -n "$SWEEP" ] && have "sweep:$SWEEP" ktune; then
   # the JSON document went to the log together with stderr; the report is the readable result
   "$BIN/ktune" report --db "$R/sweep/sweep.db" --format md --out "$R/sweep/report.md" > "$R/sweep/report.log" 2>&1
   record "report:$SWEEP" $? 0
+fi
+
+# --- ktune serve on the GPU --------------------------------------------------------------------------
+if [ "$SERVICE" = 1 ] && have service ktune; then
+  mkdir -p "$R/service"
+  if python3 -c 'import pytest' 2> /dev/null; then
+    run_part service-gpu 240 "$R/service/pytest.log" python3 -m pytest -q -p no:cacheprovider \
+      tests/service/test_serve_gpu.py
+  else
+    say "service: skipped, python3 has no pytest here"
+  fi
 fi
 
 # --- a shape set's GEMMs tuned, then against torch in CUDA graphs -----------------------------------
