@@ -306,17 +306,17 @@ nlohmann::json summary_json(const KeySummary& s) {
   return j;
 }
 
-/// Why a key that ran has no winner when every config that ran was incorrect: most likely the
-/// reference is wrong (a user kernel's is named by its file and line).
-std::string no_winner(const KeySummary& s) {
+/// When every config of a key that ran was incorrect, most likely the reference is wrong: says so
+/// (a user kernel's reference named by its file and line); "" otherwise.
+std::string reference_hint(const KeySummary& s) {
   size_t ran = 0;
   size_t incorrect = 0;
   for (const auto& [outcome, n] : s.outcomes) {
     if (outcome == "incorrect") incorrect += n;
     if (outcome == "ok" || outcome == "incorrect") ran += n;
   }
-  if (incorrect == 0 || incorrect != ran) return "no winner (compile-only)";
-  std::string out = "no winner: every config that ran disagrees with the reference";
+  if (incorrect == 0 || incorrect != ran) return "";
+  std::string out = "every config that ran disagrees with the reference";
   if (const auto* user = kernel_templates::find_user_kernel(s.kernel)) {
     out += fmt::format(" (check the reference, {}:{})", user->description().toml_path.string(),
                        user->description().reference.line);
@@ -329,15 +329,20 @@ std::string summary_line(const KeySummary& s) {
   for (const auto& [outcome, n] : s.outcomes)
     counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, outcome);
   std::string line = fmt::format("{} {} {} {}: ", s.kernel, s.shape, s.dtype, s.layout);
-  if (!s.error.empty()) return line + "error: " + s.error;
+  if (!s.error.empty()) {
+    const std::string hint = reference_hint(s);
+    return line + "error: " + s.error + (hint.empty() ? "" : "; " + hint);
+  }
   if (s.stopped)
     return line + fmt::format("stopped before its winner [{} evaluated, {} stored by this run]",
                               s.evaluations, s.measured);
   if (s.winner)
     line +=
         fmt::format("winner {} {:.3f} us{}", *s.winner, s.winner_median_us, s.winner_kept ? " (kept)" : "");
+  else if (const std::string hint = reference_hint(s); !hint.empty())
+    line += "no winner: " + hint;
   else
-    line += no_winner(s);
+    line += "no winner (compile-only)";
   return line + fmt::format(" [{} evaluated: {}; {} from the cache]", s.evaluations, counts, s.from_cache);
 }
 
