@@ -72,11 +72,7 @@ class CublasLtFp8Gemm {
 
  private:
   struct Plan;
-  struct Chosen {
-    cublasLtMatmulAlgo_t algo{};
-    std::size_t workspace = 0;
-    std::string rejection;  ///< "" when it runs
-  };
+  using Chosen = CublasLtSession::Checked;
   Plan& plan(const CublasFp8Problem& problem);
   const Chosen& chosen(const CublasFp8Problem& problem, const CublasLtAlgorithm& algorithm);
   void enqueue(Plan& p, const cublasLtMatmulAlgo_t& algo, CUdeviceptr workspace, std::size_t workspace_size,

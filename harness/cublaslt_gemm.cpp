@@ -96,32 +96,9 @@ const CublasLtGemm::Chosen& CublasLtGemm::chosen(const CublasGemmProblem& proble
                                                  const CublasLtAlgorithm& algorithm) {
   auto key = std::make_pair(problem, algorithm.name_suffix());
   if (const auto it = chosen_.find(key); it != chosen_.end()) return it->second;
-  Chosen c;
   const Plan& p = plan(problem);
-  if (algorithm.version != session_.version_number()) {
-    c.rejection = fmt::format("the algorithm was offered by cuBLASLt {}, this is cuBLASLt {}", algorithm.version,
-                              session_.version_number());
-  } else {
-    try {
-      c.algo = restore_algorithm(session_.api(), session_.handle(), p.compute, CUDA_R_32F, p.type, p.type, p.type,
-                                 algorithm);
-      cublasLtMatmulHeuristicResult_t result{};
-      const cublasStatus_t status =
-          session_.api().cublasLtMatmulAlgoCheck(session_.handle(), p.desc, p.a, p.b, p.c, p.c, &c.algo, &result);
-      if (status != CUBLAS_STATUS_SUCCESS) {
-        c.rejection = fmt::format("cublasLtMatmulAlgoCheck refuses algorithm {}: {}", algorithm.name_suffix(),
-                                  session_.api().cublasLtGetStatusName(status));
-      } else if (result.workspaceSize > CublasLtSession::kWorkspaceBytes) {
-        c.rejection = fmt::format("algorithm {} needs {} bytes of workspace, more than the {} offered",
-                                  algorithm.name_suffix(), result.workspaceSize, CublasLtSession::kWorkspaceBytes);
-      } else {
-        c.workspace = result.workspaceSize;
-      }
-    } catch (const Error& e) {
-      c.rejection = fmt::format("cuBLASLt refuses algorithm {}: {}", algorithm.name_suffix(), e.what());
-    }
-  }
-  return chosen_.emplace(std::move(key), std::move(c)).first->second;
+  const CublasLtSession::Checked c = session_.check(p, algorithm, p.compute, p.type, p.type, p.type);
+  return chosen_.emplace(std::move(key), c).first->second;
 }
 
 std::string CublasLtGemm::rejection(const CublasGemmProblem& problem, const CublasLtAlgorithm& algorithm) {

@@ -78,11 +78,7 @@ class CublasLtGemm {
 
  private:
   struct Plan;
-  struct Chosen {
-    cublasLtMatmulAlgo_t algo{};
-    std::size_t workspace = 0;
-    std::string rejection;  ///< "" when it runs
-  };
+  using Chosen = CublasLtSession::Checked;
   const Plan& plan(const CublasGemmProblem& problem);
   const Chosen& chosen(const CublasGemmProblem& problem, const CublasLtAlgorithm& algorithm);
   void enqueue(const Plan& p, const cublasLtMatmulAlgo_t& algo, CUdeviceptr workspace, std::size_t workspace_size,

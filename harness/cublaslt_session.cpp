@@ -119,6 +119,36 @@ std::vector<CublasLtAlgorithm> CublasLtSession::candidates(const CublasLtMatmulP
   return out;
 }
 
+CublasLtSession::Checked CublasLtSession::check(const CublasLtMatmulPlan& plan, const CublasLtAlgorithm& a,
+                                                cublasComputeType_t compute, cudaDataType_t a_type,
+                                                cudaDataType_t b_type, cudaDataType_t c_type) const {
+  Checked c;
+  if (a.version != version_number()) {
+    c.rejection =
+        fmt::format("the algorithm was offered by cuBLASLt {}, this is cuBLASLt {}", a.version, version_number());
+    return c;
+  }
+  try {
+    c.algo = restore_algorithm(*api_, handle_, compute, CUDA_R_32F, a_type, b_type, c_type, a);
+  } catch (const Error& e) {
+    c.rejection = fmt::format("cuBLASLt refuses algorithm {}: {}", a.name_suffix(), e.what());
+    return c;
+  }
+  cublasLtMatmulHeuristicResult_t result{};
+  const cublasStatus_t status =
+      api_->cublasLtMatmulAlgoCheck(handle_, plan.desc, plan.a, plan.b, plan.c, plan.c, &c.algo, &result);
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    c.rejection = fmt::format("cublasLtMatmulAlgoCheck refuses algorithm {}: {}", a.name_suffix(),
+                              api_->cublasLtGetStatusName(status));
+  } else if (result.workspaceSize > kWorkspaceBytes) {
+    c.rejection = fmt::format("algorithm {} needs {} bytes of workspace, more than the {} offered", a.name_suffix(),
+                              result.workspaceSize, kWorkspaceBytes);
+  } else {
+    c.workspace = result.workspaceSize;
+  }
+  return c;
+}
+
 int64_t CublasLtSession::version_number() const { return static_cast<int64_t>(api_->cublasLtGetVersion()); }
 
 std::string CublasLtSession::version() const {

@@ -66,6 +66,17 @@ class CublasLtSession {
   /// best two where the algorithm allows, as the library's candidates (harness/cublaslt_algorithm.hpp),
   /// without repeats.
   std::vector<CublasLtAlgorithm> candidates(const CublasLtMatmulPlan& plan, int count) const;
+  /// A candidate algorithm restored for `plan` and checked: the algorithm and its workspace, or why
+  /// it cannot run here (offered by another library version, refused by the library or by
+  /// cublasLtMatmulAlgoCheck, more workspace than kWorkspaceBytes).
+  struct Checked {
+    cublasLtMatmulAlgo_t algo{};
+    std::size_t workspace = 0;
+    std::string rejection;  ///< "" when it runs
+  };
+  /// `a` for `plan`, whose A, B and C/D types and compute type are given (cublasLtMatmulAlgoInit's).
+  Checked check(const CublasLtMatmulPlan& plan, const CublasLtAlgorithm& a, cublasComputeType_t compute,
+                cudaDataType_t a_type, cudaDataType_t b_type, cudaDataType_t c_type) const;
   /// cublasLtGetVersion() of the opened library, e.g. 130100.
   int64_t version_number() const;
 

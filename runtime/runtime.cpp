@@ -167,9 +167,7 @@ RuntimePlan* Runtime::Impl::build(const PlanKey& key, std::optional<CUstream> ca
     if (plan->library) {
       info.launches = 1;
       info.workspace_bytes = plan->library->workspace_bytes();
-      if (info.workspace_bytes > 0)
-        KTUNE_CU_CHECK(harness::driver().cuMemAlloc(&plan->own_workspace, info.workspace_bytes));
-      plan->info = std::move(info);
+      finish_plan(*plan, std::move(info));
       RuntimePlan* out = plan.get();
       std::unique_lock lock(map_mutex);
       map.emplace(key, std::move(plan));
@@ -199,19 +197,26 @@ RuntimePlan* Runtime::Impl::build(const PlanKey& key, std::optional<CUstream> ca
     compiled = kc.compiler->compile(request);
     if (compiled.cache_key.empty()) compiled.cache_key = kc.compiler->cache_key(request);
   }
-  auto module = modules.find(compiled.cache_key);
-  if (module == modules.end())
-    module = modules.emplace(compiled.cache_key, harness::Module::load(compiled.cubin)).first;
-  runtime::detail::resolve_functions(plan->launcher, compiled, module->second);
-  info.launches = plan->launcher.steps.size();
-  info.workspace_bytes = plan->launcher.workspace_bytes;
-  if (info.workspace_bytes > 0)
-    KTUNE_CU_CHECK(harness::driver().cuMemAlloc(&plan->own_workspace, info.workspace_bytes));
-  plan->info = std::move(info);
+  finish_kernel_plan(*plan, compiled, std::move(info));
   RuntimePlan* out = plan.get();
   std::unique_lock lock(map_mutex);
   map.emplace(key, std::move(plan));
   return out;
+}
+
+void Runtime::Impl::finish_kernel_plan(RuntimePlan& plan, const harness::CompileResult& compiled, PlanInfo info) {
+  auto module = modules.find(compiled.cache_key);
+  if (module == modules.end())
+    module = modules.emplace(compiled.cache_key, harness::Module::load(compiled.cubin)).first;
+  runtime::detail::resolve_functions(plan.launcher, compiled, module->second);
+  info.launches = plan.launcher.steps.size();
+  info.workspace_bytes = plan.launcher.workspace_bytes;
+  finish_plan(plan, std::move(info));
+}
+
+void Runtime::Impl::finish_plan(RuntimePlan& plan, PlanInfo info) {
+  if (info.workspace_bytes > 0) KTUNE_CU_CHECK(harness::driver().cuMemAlloc(&plan.own_workspace, info.workspace_bytes));
+  plan.info = std::move(info);
 }
 
 std::unique_ptr<runtime::detail::LibraryGemmPlan> Runtime::Impl::library_plan(const PlanKey& key,

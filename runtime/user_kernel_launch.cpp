@@ -103,15 +103,7 @@ RuntimePlan* Runtime::Impl::build_user_plan(const std::string& key_text, const k
   KernelCompiler& kc = compiler_for(kernel);
   harness::CompileResult compiled = kc.compiler->compile(request);
   if (compiled.cache_key.empty()) compiled.cache_key = kc.compiler->cache_key(request);
-  auto module = modules.find(compiled.cache_key);
-  if (module == modules.end())
-    module = modules.emplace(compiled.cache_key, harness::Module::load(compiled.cubin)).first;
-  runtime::detail::resolve_functions(plan->launcher, compiled, module->second);
-  info.launches = plan->launcher.steps.size();
-  info.workspace_bytes = plan->launcher.workspace_bytes;
-  if (info.workspace_bytes > 0)
-    KTUNE_CU_CHECK(harness::driver().cuMemAlloc(&plan->own_workspace, info.workspace_bytes));
-  plan->info = std::move(info);
+  finish_kernel_plan(*plan, compiled, std::move(info));
   RuntimePlan* out = plan.get();
   std::unique_lock lock(map_mutex);
   user_plans.emplace(key_text, std::move(plan));

@@ -108,6 +108,11 @@ struct Runtime::Impl {
   RuntimePlan* build(const runtime::detail::PlanKey& key, std::optional<CUstream> capturing,
                      bool fallback = false);
   KernelCompiler& compiler_for(const std::string& kernel);
+  /// The launcher's functions from `compiled`'s module (loaded once per compile cache key), then
+  /// `info` with the launcher's launches and workspace, the plan's own workspace allocated.
+  void finish_kernel_plan(RuntimePlan& plan, const harness::CompileResult& compiled, PlanInfo info);
+  /// `info` into the plan, and the plan's own workspace of info.workspace_bytes allocated.
+  static void finish_plan(RuntimePlan& plan, PlanInfo info);
   /// The library plan of a key whose winner is a library algorithm, or null (with the reason in
   /// `why`) when it cannot run here: the key then takes the default config.
   std::unique_ptr<runtime::detail::LibraryGemmPlan> library_plan(const runtime::detail::PlanKey& key,
