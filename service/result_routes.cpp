@@ -57,6 +57,7 @@ nlohmann::json measurement_json(const cache::StoredMeasurement& s) {
           {"reason", m.reason},
           {"stats", stats},
           {"fidelity", m.fidelity},
+          {"verified", m.verified},
           {"counters", object_or_text(m.counters_json)},
           {"resources", object_or_text(m.resources_json)},
           {"baseline", m.baseline},
