@@ -9,6 +9,7 @@
 
 #include <cublasLt.h>
 
+#include <compare>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -44,6 +45,7 @@ struct CublasLtAlgorithm {
   std::string name_suffix() const;
 
   bool operator==(const CublasLtAlgorithm&) const = default;
+  auto operator<=>(const CublasLtAlgorithm&) const = default;
 };
 
 /// Whether `config` names a cuBLASLt algorithm (its variant is CublasLtAlgorithm::kVariant).

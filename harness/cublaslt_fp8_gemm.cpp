@@ -100,9 +100,10 @@ std::vector<CublasLtAlgorithm> CublasLtFp8Gemm::algorithms(const CublasFp8Proble
 
 const CublasLtFp8Gemm::Chosen& CublasLtFp8Gemm::chosen(const CublasFp8Problem& problem,
                                                        const CublasLtAlgorithm& algorithm) {
-  auto key = std::make_pair(problem, algorithm.name_suffix());
+  auto key = std::make_pair(problem, algorithm);
   if (const auto it = chosen_.find(key); it != chosen_.end()) return it->second;
-  const CublasLtSession::Checked c = session_.check(plan(problem), algorithm, CUBLAS_COMPUTE_32F, CUDA_R_8F_E4M3, CUDA_R_8F_E4M3, CUDA_R_16BF);
+  const CublasLtSession::Checked c = session_.check(plan(problem), algorithm, CUBLAS_COMPUTE_32F,
+                                                    CUDA_R_8F_E4M3, CUDA_R_8F_E4M3, CUDA_R_16BF);
   return chosen_.emplace(std::move(key), c).first->second;
 }
 
@@ -110,20 +111,22 @@ std::string CublasLtFp8Gemm::rejection(const CublasFp8Problem& problem, const Cu
   return chosen(problem, algorithm).rejection;
 }
 
-std::size_t CublasLtFp8Gemm::workspace_bytes(const CublasFp8Problem& problem, const CublasLtAlgorithm& algorithm) {
+std::size_t CublasLtFp8Gemm::workspace_bytes(const CublasFp8Problem& problem,
+                                             const CublasLtAlgorithm& algorithm) {
   return chosen(problem, algorithm).workspace;
 }
 
 void CublasLtFp8Gemm::run(const CublasFp8Problem& problem, const CublasLtAlgorithm& algorithm, CUdeviceptr a,
-                          CUdeviceptr b, CUdeviceptr a_scale, CUdeviceptr b_scale, CUdeviceptr c, CUstream stream,
-                          CUdeviceptr workspace, std::size_t workspace_size) {
+                          CUdeviceptr b, CUdeviceptr a_scale, CUdeviceptr b_scale, CUdeviceptr c,
+                          CUstream stream, CUdeviceptr workspace, std::size_t workspace_size) {
   const Chosen& ch = chosen(problem, algorithm);
   if (!ch.rejection.empty()) throw Error(ErrorKind::kBadInput, ch.rejection);
   if (workspace == 0) {
     workspace = session_.workspace();
   } else if (workspace_size < ch.workspace) {
-    throw Error(ErrorKind::kBadInput, fmt::format("cuBLASLt algorithm {} needs {} bytes of workspace, given {}",
-                                                  algorithm.name_suffix(), ch.workspace, workspace_size));
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("cuBLASLt algorithm {} needs {} bytes of workspace, given {}",
+                            algorithm.name_suffix(), ch.workspace, workspace_size));
   }
   enqueue(plan(problem), ch.algo, workspace, ch.workspace, a, b, a_scale, b_scale, c, stream);
 }

@@ -62,8 +62,8 @@ class CublasLtFp8Gemm {
   /// Enqueues the product with `algorithm` (a tuned candidate) on `workspace` (0: this object's
   /// own; else at least workspace_bytes()). Throws Error(kBadInput) with rejection()'s reason.
   void run(const CublasFp8Problem& problem, const CublasLtAlgorithm& algorithm, CUdeviceptr a, CUdeviceptr b,
-           CUdeviceptr a_scale, CUdeviceptr b_scale, CUdeviceptr c, CUstream stream, CUdeviceptr workspace = 0,
-           std::size_t workspace_size = 0);
+           CUdeviceptr a_scale, CUdeviceptr b_scale, CUdeviceptr c, CUstream stream,
+           CUdeviceptr workspace = 0, std::size_t workspace_size = 0);
 
   /// "cuBLASLt 130100" style version text of the opened library.
   std::string version() const;
@@ -81,7 +81,8 @@ class CublasLtFp8Gemm {
 
   CublasLtSession session_;
   std::map<CublasFp8Problem, std::unique_ptr<Plan>> plans_;
-  std::map<std::pair<CublasFp8Problem, std::string>, Chosen> chosen_;
+  std::map<std::pair<CublasFp8Problem, CublasLtAlgorithm>, Chosen>
+      chosen_;  ///< by problem and algorithm (no text on the call path)
 };
 
 }  // namespace ktune::harness

@@ -94,7 +94,7 @@ std::vector<CublasLtAlgorithm> CublasLtGemm::algorithms(const CublasGemmProblem&
 
 const CublasLtGemm::Chosen& CublasLtGemm::chosen(const CublasGemmProblem& problem,
                                                  const CublasLtAlgorithm& algorithm) {
-  auto key = std::make_pair(problem, algorithm.name_suffix());
+  auto key = std::make_pair(problem, algorithm);
   if (const auto it = chosen_.find(key); it != chosen_.end()) return it->second;
   const Plan& p = plan(problem);
   const CublasLtSession::Checked c = session_.check(p, algorithm, p.compute, p.type, p.type, p.type);
@@ -105,7 +105,8 @@ std::string CublasLtGemm::rejection(const CublasGemmProblem& problem, const Cubl
   return chosen(problem, algorithm).rejection;
 }
 
-std::size_t CublasLtGemm::workspace_bytes(const CublasGemmProblem& problem, const CublasLtAlgorithm& algorithm) {
+std::size_t CublasLtGemm::workspace_bytes(const CublasGemmProblem& problem,
+                                          const CublasLtAlgorithm& algorithm) {
   return chosen(problem, algorithm).workspace;
 }
 
@@ -118,8 +119,9 @@ void CublasLtGemm::run(const CublasGemmProblem& problem, const CublasLtAlgorithm
     workspace = session_.workspace();
     workspace_size = CublasLtSession::kWorkspaceBytes;
   } else if (workspace_size < ch.workspace) {
-    throw Error(ErrorKind::kBadInput, fmt::format("cuBLASLt algorithm {} needs {} bytes of workspace, given {}",
-                                                  algorithm.name_suffix(), ch.workspace, workspace_size));
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("cuBLASLt algorithm {} needs {} bytes of workspace, given {}",
+                            algorithm.name_suffix(), ch.workspace, workspace_size));
   }
   enqueue(plan(problem), ch.algo, workspace, ch.workspace, a, b, c, stream);
 }

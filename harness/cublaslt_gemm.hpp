@@ -81,12 +81,13 @@ class CublasLtGemm {
   using Chosen = CublasLtSession::Checked;
   const Plan& plan(const CublasGemmProblem& problem);
   const Chosen& chosen(const CublasGemmProblem& problem, const CublasLtAlgorithm& algorithm);
-  void enqueue(const Plan& p, const cublasLtMatmulAlgo_t& algo, CUdeviceptr workspace, std::size_t workspace_size,
-               CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream stream);
+  void enqueue(const Plan& p, const cublasLtMatmulAlgo_t& algo, CUdeviceptr workspace,
+               std::size_t workspace_size, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream stream);
 
   CublasLtSession session_;
   std::map<CublasGemmProblem, std::unique_ptr<Plan>> plans_;
-  std::map<std::pair<CublasGemmProblem, std::string>, Chosen> chosen_;
+  std::map<std::pair<CublasGemmProblem, CublasLtAlgorithm>, Chosen>
+      chosen_;  ///< by problem and algorithm (no text on the call path)
 };
 
 }  // namespace ktune::harness
