@@ -55,16 +55,17 @@ void print_answer(const nlohmann::json& doc, bool json) {
   const std::string layout = text("layout");
   std::cout << fmt::format("config       {}\n", text("config_name"))
             << fmt::format("parameters   {}\n", doc.value("config", nlohmann::json::object()).dump())
-            << fmt::format("median       {:.3f} us (min {:.3f}, p90 {:.3f}, {} samples)\n", number("median_us"),
-                           number("min_us"), number("p90_us"), doc.value("samples", int64_t{0}))
+            << fmt::format("median       {:.3f} us (min {:.3f}, p90 {:.3f}, {} samples)\n",
+                           number("median_us"), number("min_us"), number("p90_us"),
+                           doc.value("samples", int64_t{0}))
             << fmt::format("gpu          {}\n", text("gpu"))
             << fmt::format("kernel       {} (template {})\n", text("kernel"), text("source_hash"))
             << fmt::format("shape        {}{}\n", text("tuned_shape"), fallback ? " (fallback)" : "")
             << fmt::format("dtype        {}\n", text("dtype"))
             << fmt::format("layout       {}\n", layout.empty() ? "(none)" : layout)
             << fmt::format("verified     {}\n", doc.value("verified", true)
-                                                     ? "yes"
-                                                     : "NO (the kernel's description says verify = false)");
+                                                    ? "yes"
+                                                    : "NO (the kernel's description says verify = false)");
 }
 
 #ifdef KTUNE_WITH_SERVICE

@@ -303,10 +303,11 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option("--arch", a->arch, "Target architecture for --compile-only, e.g. sm_90");
   cmd->add_flag("--retune", a->retune, "Measure again configs the database already holds for the key");
   cmd->add_flag("--no-counters", a->no_counters, "Skip the CUPTI counter pass of the re-timed contenders");
-  cmd->add_option("--library-algorithms", a->library_algorithms,
-                  "cuBLASLt algorithms (its heuristic's best first) measured beside the templates for each gemm "
-                  "key of layout nt or nn; they may win and are then dispatched through cuBLASLt "
-                  "(default: the space's library_algorithms, 8 for gemm; 0 = none)")
+  cmd->add_option(
+         "--library-algorithms", a->library_algorithms,
+         "cuBLASLt algorithms (its heuristic's best first) measured beside the templates for each gemm "
+         "key of layout nt or nn; they may win and are then dispatched through cuBLASLt "
+         "(default: the space's library_algorithms, 8 for gemm; 0 = none)")
       ->check(CLI::Range(size_t{0}, static_cast<size_t>(tuner::kMaxLibraryAlgorithms)));
   cmd->add_option("--compile-threads", a->compile_threads, "NVRTC threads (0 = one per core)")
       ->capture_default_str();

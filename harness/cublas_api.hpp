@@ -1,6 +1,7 @@
 #pragma once
 /// cuBLASLt, opened at run time from libcublasLt.so.13 (D2), for the GEMM ceilings of
-/// `ktune devices --calibrate`, GEMM baselines and the library's algorithms as tuning candidates. Members are named like the functions.
+/// `ktune devices --calibrate`, GEMM baselines and the library's algorithms as tuning candidates. Members are
+/// named like the functions.
 
 #include <cublasLt.h>
 

@@ -16,7 +16,8 @@ T param(const Config& config, const char* name) {
   const int64_t v = config.at(name);
   if (v < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
       v > static_cast<int64_t>(std::numeric_limits<T>::max())) {
-    throw Error(ErrorKind::kBadInput, fmt::format("cuBLASLt algorithm parameter {} = {} is out of range", name, v));
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("cuBLASLt algorithm parameter {} = {} is out of range", name, v));
   }
   return static_cast<T>(v);
 }
@@ -31,7 +32,8 @@ T get(const CublasLtApi& api, const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAl
 }
 
 template <typename T>
-void set(const CublasLtApi& api, cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t which, T v) {
+void set(const CublasLtApi& api, cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t which,
+         T v) {
   check_cublas(api, api.cublasLtMatmulAlgoConfigSetAttribute(&algo, which, &v, sizeof v),
                "cublasLtMatmulAlgoConfigSetAttribute", KTUNE_WHERE);
 }
@@ -98,9 +100,10 @@ cublasLtMatmulAlgo_t restore_algorithm(const CublasLtApi& api, cublasLtHandle_t 
                                        cudaDataType_t a_type, cudaDataType_t b_type, cudaDataType_t c_type,
                                        const CublasLtAlgorithm& a) {
   cublasLtMatmulAlgo_t algo{};
-  check_cublas(api,
-               api.cublasLtMatmulAlgoInit(handle, compute, scale_type, a_type, b_type, c_type, c_type, a.id, &algo),
-               "cublasLtMatmulAlgoInit", KTUNE_WHERE);
+  check_cublas(
+      api,
+      api.cublasLtMatmulAlgoInit(handle, compute, scale_type, a_type, b_type, c_type, c_type, a.id, &algo),
+      "cublasLtMatmulAlgoInit", KTUNE_WHERE);
   set(api, algo, CUBLASLT_ALGO_CONFIG_TILE_ID, a.tile);
   set(api, algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, a.stages);
   set(api, algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, a.split_k);

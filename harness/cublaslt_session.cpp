@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 
 #include "harness/cublaslt_algorithm.hpp"
@@ -38,7 +38,7 @@ bool CublasLtSession::choose_algorithm(CublasLtMatmulPlan& plan) const {
 }
 
 std::vector<cublasLtMatmulHeuristicResult_t> CublasLtSession::heuristic(const CublasLtMatmulPlan& plan,
-                                                                         int count) const {
+                                                                        int count) const {
   cublasLtMatmulPreference_t pref = nullptr;
   check_cublas(*api_, api_->cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate",
                KTUNE_WHERE);
@@ -62,9 +62,9 @@ std::vector<cublasLtMatmulHeuristicResult_t> CublasLtSession::heuristic(const Cu
   return results;
 }
 
-std::vector<cublasLtMatmulAlgo_t> CublasLtSession::split_k_variants(const CublasLtMatmulPlan& plan,
-                                                                   const cublasLtMatmulAlgo_t& algo,
-                                                                   const std::vector<int32_t>& splits) const {
+std::vector<cublasLtMatmulAlgo_t> CublasLtSession::split_k_variants(
+    const CublasLtMatmulPlan& plan, const cublasLtMatmulAlgo_t& algo,
+    const std::vector<int32_t>& splits) const {
   std::vector<cublasLtMatmulAlgo_t> out;
   int32_t supported = 0;
   std::size_t written = 0;
@@ -73,12 +73,13 @@ std::vector<cublasLtMatmulAlgo_t> CublasLtSession::split_k_variants(const Cublas
       supported == 0)
     return out;
   uint32_t mask = 0;
-  if (api_->cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK, &mask, sizeof mask,
-                                              &written) != CUBLAS_STATUS_SUCCESS)
+  if (api_->cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK, &mask,
+                                              sizeof mask, &written) != CUBLAS_STATUS_SUCCESS)
     return out;
   uint32_t scheme = 0;
-  for (const uint32_t s : {uint32_t{CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE}, uint32_t{CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE},
-                           uint32_t{CUBLASLT_REDUCTION_SCHEME_INPLACE}}) {
+  for (const uint32_t s :
+       {uint32_t{CUBLASLT_REDUCTION_SCHEME_OUTPUT_TYPE}, uint32_t{CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE},
+        uint32_t{CUBLASLT_REDUCTION_SCHEME_INPLACE}}) {
     if ((mask & s) != 0) {
       scheme = s;
       break;
@@ -87,8 +88,8 @@ std::vector<cublasLtMatmulAlgo_t> CublasLtSession::split_k_variants(const Cublas
   if (scheme == 0) return out;
   for (const int32_t split : splits) {
     cublasLtMatmulAlgo_t v = algo;
-    if (api_->cublasLtMatmulAlgoConfigSetAttribute(&v, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split, sizeof split) !=
-            CUBLAS_STATUS_SUCCESS ||
+    if (api_->cublasLtMatmulAlgoConfigSetAttribute(&v, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split,
+                                                   sizeof split) != CUBLAS_STATUS_SUCCESS ||
         api_->cublasLtMatmulAlgoConfigSetAttribute(&v, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme,
                                                    sizeof scheme) != CUBLAS_STATUS_SUCCESS)
       continue;
@@ -124,8 +125,8 @@ CublasLtSession::Checked CublasLtSession::check(const CublasLtMatmulPlan& plan, 
                                                 cudaDataType_t b_type, cudaDataType_t c_type) const {
   Checked c;
   if (a.version != version_number()) {
-    c.rejection =
-        fmt::format("the algorithm was offered by cuBLASLt {}, this is cuBLASLt {}", a.version, version_number());
+    c.rejection = fmt::format("the algorithm was offered by cuBLASLt {}, this is cuBLASLt {}", a.version,
+                              version_number());
     return c;
   }
   try {
@@ -141,8 +142,8 @@ CublasLtSession::Checked CublasLtSession::check(const CublasLtMatmulPlan& plan, 
     c.rejection = fmt::format("cublasLtMatmulAlgoCheck refuses algorithm {}: {}", a.name_suffix(),
                               api_->cublasLtGetStatusName(status));
   } else if (result.workspaceSize > kWorkspaceBytes) {
-    c.rejection = fmt::format("algorithm {} needs {} bytes of workspace, more than the {} offered", a.name_suffix(),
-                              result.workspaceSize, kWorkspaceBytes);
+    c.rejection = fmt::format("algorithm {} needs {} bytes of workspace, more than the {} offered",
+                              a.name_suffix(), result.workspaceSize, kWorkspaceBytes);
   } else {
     c.workspace = result.workspaceSize;
   }

@@ -60,7 +60,8 @@ class CublasLtSession {
   /// `algo` with SPLITK_NUM = s for each s of `splits` the algorithm supports (its split-K
   /// capability; the reduction scheme the first it supports of output-type, compute-type and
   /// in-place), keeping those cublasLtMatmulAlgoCheck accepts for `plan` within kWorkspaceBytes.
-  std::vector<cublasLtMatmulAlgo_t> split_k_variants(const CublasLtMatmulPlan& plan, const cublasLtMatmulAlgo_t& algo,
+  std::vector<cublasLtMatmulAlgo_t> split_k_variants(const CublasLtMatmulPlan& plan,
+                                                     const cublasLtMatmulAlgo_t& algo,
                                                      const std::vector<int32_t>& splits) const;
   /// The heuristic's best `count` algorithms for `plan`, then the split-K variants (2 and 4) of its
   /// best two where the algorithm allows, as the library's candidates (harness/cublaslt_algorithm.hpp),

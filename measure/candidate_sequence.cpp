@@ -17,9 +17,8 @@ LoadedSequence::LoadedSequence(const std::vector<LaunchSpec>& launches, std::siz
     throw Error(ErrorKind::kBadInput, fmt::format("main launch {} is not one of the candidate's {} launches",
                                                   main_launch, launches.size()));
   }
-  const bool library = std::any_of(launches.begin(), launches.end(), [](const LaunchSpec& l) {
-    return !l.library.is_null();
-  });
+  const bool library =
+      std::any_of(launches.begin(), launches.end(), [](const LaunchSpec& l) { return !l.library.is_null(); });
   if (library) {
     if (launches.size() != 1)
       throw Error(ErrorKind::kBadInput, "a library call must be the candidate's only launch");

@@ -2,8 +2,9 @@
 /// A candidate's whole launch sequence on the device (candidate.hpp: a split-K GEMM is the GEMM and
 /// its reduction, the atomic variant zeroes its workspace first): every launch loaded (each distinct
 /// cubin once), checked against the device's limits, bound to the buffer sets, and enqueued in
-/// order as one run. A vendor-library call (measure/library_call.hpp) is a sequence of its own. A timing sample, a graph-batch element, the verified run and the counter pass
-/// are each one run of the sequence: the caller (dispatch) pays for all of it on every call.
+/// order as one run. A vendor-library call (measure/library_call.hpp) is a sequence of its own. A timing
+/// sample, a graph-batch element, the verified run and the counter pass are each one run of the sequence: the
+/// caller (dispatch) pays for all of it on every call.
 
 #include <cuda.h>
 

@@ -14,15 +14,15 @@ constexpr const char* kFp8GemmCall = "cublaslt_fp8_gemm";
 
 nlohmann::json to_json(const LibraryGemmCall& call) {
   nlohmann::json j{{"call", call.fp8 ? kFp8GemmCall : kGemmCall},
-          {"dtype", std::string(to_string(call.dtype))},
-          {"layout", call.layout},
-          {"m", call.m},
-          {"n", call.n},
-          {"k", call.k},
-          {"a", call.a},
-          {"b", call.b},
-          {"c", call.c},
-          {"algorithm", call.algorithm.to_json_text()}};
+                   {"dtype", std::string(to_string(call.dtype))},
+                   {"layout", call.layout},
+                   {"m", call.m},
+                   {"n", call.n},
+                   {"k", call.k},
+                   {"a", call.a},
+                   {"b", call.b},
+                   {"c", call.c},
+                   {"algorithm", call.algorithm.to_json_text()}};
   if (call.fp8) {
     j["a_scale"] = call.a_scale;
     j["b_scale"] = call.b_scale;
@@ -43,12 +43,14 @@ LibraryGemmCall library_gemm_call_from_json(const nlohmann::json& j) {
     c.dtype = dtype_from_string(j.at("dtype").get<std::string>());
     c.layout = j.at("layout").get<std::string>();
     if (c.layout != "nt" && c.layout != "nn")
-      throw Error(ErrorKind::kBadInput, fmt::format("library gemm layout '{}' is neither nt nor nn", c.layout));
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("library gemm layout '{}' is neither nt nor nn", c.layout));
     c.m = json_integer<int64_t>(j.at("m"), "m");
     c.n = json_integer<int64_t>(j.at("n"), "n");
     c.k = json_integer<int64_t>(j.at("k"), "k");
     if (c.m < 1 || c.n < 1 || c.k < 1)
-      throw Error(ErrorKind::kBadInput, fmt::format("library gemm needs positive m, n, k ({}, {}, {})", c.m, c.n, c.k));
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("library gemm needs positive m, n, k ({}, {}, {})", c.m, c.n, c.k));
     c.a = j.at("a").get<std::string>();
     c.b = j.at("b").get<std::string>();
     c.c = j.at("c").get<std::string>();

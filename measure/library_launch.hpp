@@ -51,7 +51,7 @@ class LoadedLibraryCall {
   CublasGemmProblem problem_;
   CublasFp8Problem fp8_problem_;
   CublasLtAlgorithm algorithm_;
-  std::unique_ptr<CublasLtGemm> gemm_;        ///< bf16/f16/f32 calls
+  std::unique_ptr<CublasLtGemm> gemm_;         ///< bf16/f16/f32 calls
   std::unique_ptr<CublasLtFp8Gemm> fp8_gemm_;  ///< fp8 calls
   std::string function_;
   std::string violation_;

@@ -204,7 +204,8 @@ RuntimePlan* Runtime::Impl::build(const PlanKey& key, std::optional<CUstream> ca
   return out;
 }
 
-void Runtime::Impl::finish_kernel_plan(RuntimePlan& plan, const harness::CompileResult& compiled, PlanInfo info) {
+void Runtime::Impl::finish_kernel_plan(RuntimePlan& plan, const harness::CompileResult& compiled,
+                                       PlanInfo info) {
   auto module = modules.find(compiled.cache_key);
   if (module == modules.end())
     module = modules.emplace(compiled.cache_key, harness::Module::load(compiled.cubin)).first;
@@ -215,7 +216,8 @@ void Runtime::Impl::finish_kernel_plan(RuntimePlan& plan, const harness::Compile
 }
 
 void Runtime::Impl::finish_plan(RuntimePlan& plan, PlanInfo info) {
-  if (info.workspace_bytes > 0) KTUNE_CU_CHECK(harness::driver().cuMemAlloc(&plan.own_workspace, info.workspace_bytes));
+  if (info.workspace_bytes > 0)
+    KTUNE_CU_CHECK(harness::driver().cuMemAlloc(&plan.own_workspace, info.workspace_bytes));
   plan.info = std::move(info);
 }
 
@@ -348,7 +350,8 @@ PlanInfo Runtime::prepare(const GemmArgs& args) {
   const PlanKey key = gemm_key(args);
   const RuntimePlan& chosen = impl_->plan(key, std::nullopt);
   const std::array<double, 3> strides = runtime::detail::gemm_row_strides(args);
-  if (chosen.library ? chosen.library->serves_strides(strides) : chosen.launcher.misaligned_stride(strides) < 0)
+  if (chosen.library ? chosen.library->serves_strides(strides)
+                     : chosen.launcher.misaligned_stride(strides) < 0)
     return chosen.info;
   // These row strides miss an alignment the chosen config requires (wgmma_tma: 16-byte rows): the
   // default config will serve the call, so it is the plan to build before a capture.

@@ -26,11 +26,13 @@ const harness::CompileResult& CublasBaselineMeasurer::reference(const kt::Proble
   if (const auto it = references_.find(id); it != references_.end()) return it->second;
   static const kt::SourceLibrary sources = kt::SourceLibrary::builtin();
   const std::string arch = harness::query_device(device_).arch();
-  return references_.emplace(id, compiler_.compile(kt::make_compile_request(cs, sources, arch))).first->second;
+  return references_.emplace(id, compiler_.compile(kt::make_compile_request(cs, sources, arch)))
+      .first->second;
 }
 
 harness::CandidateResult CublasBaselineMeasurer::measure_cublas(const kt::Problem& given,
-                                                                const harness::TimingOptions& t, bool verify) {
+                                                                const harness::TimingOptions& t,
+                                                                bool verify) {
   harness::CandidateResult res;
   res.name = cublas_baseline_name(given);
   res.flush = std::string(harness::to_string(t.flush));
@@ -50,7 +52,8 @@ harness::CandidateResult CublasBaselineMeasurer::measure_cublas(const kt::Proble
                              to_string(problem.dtype), problem.layout);
     return res;
   }
-  harness::CandidateRequest request = library_candidate_request("gemm", problem, best.front(), reference(problem));
+  harness::CandidateRequest request =
+      library_candidate_request("gemm", problem, best.front(), reference(problem));
   request.name = res.name;
   request.device = device_;
   request.timing = t;

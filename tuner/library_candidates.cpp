@@ -23,7 +23,8 @@ bool library_serves(std::string_view kernel, const kt::Problem& problem) {
   return kernel == "gemm" && dtype_ok && (problem.layout == "nt" || problem.layout == "nn");
 }
 
-std::string library_canonical_name(std::string_view kernel, const kt::Problem& problem, const Config& config) {
+std::string library_canonical_name(std::string_view kernel, const kt::Problem& problem,
+                                   const Config& config) {
   const harness::CublasLtAlgorithm a = harness::CublasLtAlgorithm::from_config(config);
   return fmt::format("{}.{}.{}.{}.{}", kernel, to_string(problem.dtype), problem.layout,
                      harness::CublasLtAlgorithm::kVariant, a.name_suffix());
@@ -42,8 +43,9 @@ harness::CandidateRequest library_candidate_request(std::string_view kernel, con
                                                     const Config& config,
                                                     const harness::CompileResult& reference_compiled) {
   if (!library_serves(kernel, problem)) {
-    throw Error(ErrorKind::kBadInput, fmt::format("no library algorithm serves {} {} {} {}", kernel,
-                                                  problem.shape_text(), to_string(problem.dtype), problem.layout));
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("no library algorithm serves {} {} {} {}", kernel, problem.shape_text(),
+                            to_string(problem.dtype), problem.layout));
   }
   const kt::KernelSpec& spec = library_reference_spec(kernel, problem);
   const kt::ReferenceSpec ref = spec.reference(problem);

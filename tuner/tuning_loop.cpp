@@ -27,15 +27,15 @@ namespace {
 
 using detail::Clock;
 using detail::drop_unusable_seeds;
-using detail::launch_count;
-using detail::top_contenders;
 using detail::InFlight;
 using detail::KeyContext;
 using detail::Known;
+using detail::launch_count;
 using detail::next_request_id;
 using detail::Prepared;
 using detail::resources_from_json;
 using detail::seconds_since;
+using detail::top_contenders;
 
 /// Rounds of the interleaved re-time (harness::retime_interleaved's default: forward and reversed
 /// twice, so no candidate always follows the same neighbour).

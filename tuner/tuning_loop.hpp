@@ -117,9 +117,9 @@ struct KeySummary {
   size_t seeds = 0;           ///< the space's seeds this key uses (evaluated first)
   size_t seed_rejected = 0;   ///< seeds dropped for this key (constraints, layout, spec, arch)
   size_t library_candidates = 0;  ///< of `evaluations`, the library algorithms (tuner/library_candidates.hpp)
-  size_t evaluations = 0;     ///< results the strategy received
-  size_t measured = 0;        ///< of which measured (or compiled) in this run
-  size_t from_cache = 0;      ///< of which answered from the cache
+  size_t evaluations = 0;         ///< results the strategy received
+  size_t measured = 0;            ///< of which measured (or compiled) in this run
+  size_t from_cache = 0;          ///< of which answered from the cache
   std::map<std::string, size_t> outcomes;  ///< outcome name -> evaluations with it
   std::optional<std::string> winner;       ///< canonical config name
   std::string winner_config_json;

@@ -64,8 +64,8 @@ void TuningLoop::measure_library_candidates(KeyRun& run) {
   std::vector<size_t> kept;
   for (size_t i = 0; i < results.size() && i < to_measure.size(); ++i) {
     if (results[i].interrupted) continue;  // cut short by a stop: says nothing about the algorithm
-    rows.push_back(detail::to_measurement(*run.ctx, to_measure[i].first, to_measure[i].second, prepared[i],
-                                          results[i]));
+    rows.push_back(
+        detail::to_measurement(*run.ctx, to_measure[i].first, to_measure[i].second, prepared[i], results[i]));
     rows.back().fidelity = fidelity;
     kept.push_back(i);
   }

@@ -20,11 +20,11 @@
 #include "tuner/arch_limits.hpp"
 #include "tuner/candidate_measurer.hpp"
 #include "tuner/cublas_baseline_measurer.hpp"
+#include "tuner/cublaslt_algorithm_source.hpp"
 #include "tuner/device_limits.hpp"
 #include "tuner/device_pool_measurer.hpp"
 #include "tuner/key_list.hpp"
 #include "tuner/preset.hpp"
-#include "tuner/cublaslt_algorithm_source.hpp"
 #include "tuner/progress.hpp"
 #include "tuner/shape_set.hpp"
 
@@ -236,7 +236,8 @@ SessionResult run_session(cache::ConfigCache& db, const SessionTarget& target, c
   }
   // cuBLAS baselines of gemm keys: the heuristic's choice, measured by the sweep's worker.
   std::unique_ptr<CublasBaselineMeasurer> baseline;
-  if (!options.compile_only) baseline = std::make_unique<CublasBaselineMeasurer>(options.device, measurer.get());
+  if (!options.compile_only)
+    baseline = std::make_unique<CublasBaselineMeasurer>(options.device, measurer.get());
   // The library's algorithms as candidates (queried here; measured in the worker like the templates).
   std::unique_ptr<CublasLtAlgorithmSource> library;
   if (!options.compile_only) library = std::make_unique<CublasLtAlgorithmSource>(options.device);

@@ -17,8 +17,7 @@ bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kAlignByte
 bool library_config_serves(const PlanKey& key, const ktune::Config& config) {
   if (!harness::is_cublaslt_config(config)) return false;
   const kernel_templates::Problem p = make_problem(key);
-  if (key.op == OpKind::kFp8Gemm)
-    return p.layout == "nt" && p.dim("n") % 16 == 0 && p.dim("k") % 16 == 0;
+  if (key.op == OpKind::kFp8Gemm) return p.layout == "nt" && p.dim("n") % 16 == 0 && p.dim("k") % 16 == 0;
   if (key.op != OpKind::kGemm) return false;
   const bool dtype_ok = key.dtype == DType::kBF16 || key.dtype == DType::kF16 || key.dtype == DType::kF32;
   return dtype_ok && (p.layout == "nt" || p.layout == "nn");
@@ -27,7 +26,8 @@ bool library_config_serves(const PlanKey& key, const ktune::Config& config) {
 LibraryGemmPlan::LibraryGemmPlan(LibraryHandles& handles, const PlanKey& key, const ktune::Config& config)
     : handles_(&handles), fp8_(key.op == OpKind::kFp8Gemm) {
   if (!library_config_serves(key, config)) {
-    throw Error(ErrorKind::kBadInput, fmt::format("{}: a library algorithm does not serve it", describe(key)));
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("{}: a library algorithm does not serve it", describe(key)));
   }
   const kernel_templates::Problem p = make_problem(key);
   algorithm_ = harness::CublasLtAlgorithm::from_config(config);

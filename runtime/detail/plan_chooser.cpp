@@ -24,7 +24,8 @@ std::optional<ktune::Config> usable(const std::string& kernel, const cache::Best
   try {
     ktune::Config c = ktune::Config::from_json_text(best.config_json);  // declaration order, as stored
     // A library algorithm: whether it runs here (its library version) is decided when the plan is built.
-    if (harness::is_cublaslt_config(c)) return library_config_serves(key, c) ? std::optional(c) : std::nullopt;
+    if (harness::is_cublaslt_config(c))
+      return library_config_serves(key, c) ? std::optional(c) : std::nullopt;
     const auto specs = kt::specs_of(kernel);
     const auto it = std::find_if(specs.begin(), specs.end(),
                                  [&](const kt::KernelSpec* s) { return s->variant() == c.variant; });

@@ -116,7 +116,8 @@ struct Runtime::Impl {
   /// The library plan of a key whose winner is a library algorithm, or null (with the reason in
   /// `why`) when it cannot run here: the key then takes the default config.
   std::unique_ptr<runtime::detail::LibraryGemmPlan> library_plan(const runtime::detail::PlanKey& key,
-                                                                 const ktune::Config& config, std::string* why);
+                                                                 const ktune::Config& config,
+                                                                 std::string* why);
 };
 
 }  // namespace ktune

@@ -156,7 +156,8 @@ TEST_F(CacheCommandTest, VerifyPassesOnAGoodDatabase) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("ok"), true);
-  EXPECT_EQ(j.at("schema_version"), 3);  // cache::kSchemaVersion: 2 added measurements.verified, 3 the jobs table
+  EXPECT_EQ(j.at("schema_version"),
+            3);  // cache::kSchemaVersion: 2 added measurements.verified, 3 the jobs table
   EXPECT_TRUE(j.at("problems").empty());
 }
 

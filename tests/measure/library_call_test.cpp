@@ -76,7 +76,9 @@ TEST(LibraryCall, TravelsInsideItsLaunchOverTheWorkerProtocol) {
 TEST(LibraryCall, KernelLaunchesCarryNoLibraryCall) {
   CandidateRequest r;
   LaunchSpec l;
-  l.cubin = "\x7f" "ELF";
+  l.cubin =
+      "\x7f"
+      "ELF";
   l.function = "_Z4gemmv";
   r.launches = {l};
   const CandidateRequest back = candidate_request_from_json(to_json(r));

@@ -34,8 +34,10 @@ void store_winner(const std::filesystem::path& db_path, const StridedGemm& g, co
   auto db = cache::ConfigCache::open(db_path);
   const harness::DeviceInfo dev = harness::query_device(0);
   const auto sources = kernel_templates::SourceLibrary::builtin();
-  const int64_t gpu = db.upsert_gpu({dev.name, dev.cc_major, dev.cc_minor, dev.sm_count, dev.memory_bytes, "{}"});
-  const int64_t kernel = db.upsert_kernel({"gemm", sources.hash(kernel_templates::kernel_source_files("gemm"))});
+  const int64_t gpu =
+      db.upsert_gpu({dev.name, dev.cc_major, dev.cc_minor, dev.sm_count, dev.memory_bytes, "{}"});
+  const int64_t kernel =
+      db.upsert_kernel({"gemm", sources.hash(kernel_templates::kernel_source_files("gemm"))});
   const int64_t run = db.begin_run({});
   const kernel_templates::Problem p{
       {{"m", g.m}, {"n", g.n}, {"k", g.k}}, g.dtype, g.layout == Layout::kNT ? "nt" : "nn"};
@@ -117,7 +119,8 @@ TEST(RuntimeLibraryGpu, AnFp8LibraryWinnerMatchesTheReferenceDirectlyAndInAGraph
   {
     auto db = cache::ConfigCache::open(dir / "fp8.db");
     const auto sources = kernel_templates::SourceLibrary::builtin();
-    const int64_t gpu = db.upsert_gpu({dev.name, dev.cc_major, dev.cc_minor, dev.sm_count, dev.memory_bytes, "{}"});
+    const int64_t gpu =
+        db.upsert_gpu({dev.name, dev.cc_major, dev.cc_minor, dev.sm_count, dev.memory_bytes, "{}"});
     const int64_t kernel =
         db.upsert_kernel({"fp8_gemm", sources.hash(kernel_templates::kernel_source_files("fp8_gemm"))});
     cache::Measurement row;
@@ -139,7 +142,8 @@ TEST(RuntimeLibraryGpu, AnFp8LibraryWinnerMatchesTheReferenceDirectlyAndInAGraph
   auto dsa = DeviceBuffer::from_host<float>(sa);
   auto dsb = DeviceBuffer::from_host<float>(sb);
   const std::vector<double> sa64{0.75}, sb64{1.5};
-  const auto ref = kernel_templates::fp8_gemm_reference_f64(decoded(a), decoded(b), sa64, sb64, m, n, k, false);
+  const auto ref =
+      kernel_templates::fp8_gemm_reference_f64(decoded(a), decoded(b), sa64, sb64, m, n, k, false);
   Output c(m * n, DType::kBF16);
   for (bool graph : {false, true}) {
     const Fp8GemmArgs args{.a = reinterpret_cast<const void*>(da.get()),

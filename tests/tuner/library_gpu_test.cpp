@@ -1,6 +1,6 @@
 // cuBLASLt's algorithms as candidates on a GPU (tuner/library_candidates.hpp): the heuristic offers
-// algorithms for decode and prefill shapes of both layouts, bf16, f16, f32 and fp8; each, as a library call in the real
-// worker, is verified against the gemm reference and timed (ok, with statistics); an algorithm of
+// algorithms for decode and prefill shapes of both layouts, bf16, f16, f32 and fp8; each, as a library call
+// in the real worker, is verified against the gemm reference and timed (ok, with statistics); an algorithm of
 // another library version is refused before it runs; and a tuning loop over a key measures the
 // library's algorithms beside the templates and stores them under their versioned names.
 
@@ -54,12 +54,10 @@ TEST(LibraryGpu, EveryOfferedAlgorithmIsVerifiedAndTimedInTheWorker) {
   gpu_test::use_ktune_binary();
   CublasLtAlgorithmSource source(0);
   RunnerMeasurer measurer(0);
-  const kt::Problem problems[] = {problem(16, 4096, 1024, DType::kBF16, "nt"),
-                                  problem(37, 301, 515, DType::kBF16, "nn"),
-                                  problem(512, 3072, 1024, DType::kF16, "nt"),
-                                  problem(33, 257, 129, DType::kF32, "nt"),
-                                  problem(16, 4096, 1024, DType::kFP8E4M3, "nt"),
-                                  problem(1024, 2048, 4096, DType::kFP8E4M3, "nt")};
+  const kt::Problem problems[] = {
+      problem(16, 4096, 1024, DType::kBF16, "nt"),    problem(37, 301, 515, DType::kBF16, "nn"),
+      problem(512, 3072, 1024, DType::kF16, "nt"),    problem(33, 257, 129, DType::kF32, "nt"),
+      problem(16, 4096, 1024, DType::kFP8E4M3, "nt"), problem(1024, 2048, 4096, DType::kFP8E4M3, "nt")};
   for (const kt::Problem& p : problems) {
     SCOPED_TRACE(p.shape_text() + " " + to_string(p.dtype) + " " + p.layout);
     const std::vector<Config> configs = source.configs(kernel_of(p), p, 8);
@@ -73,7 +71,8 @@ TEST(LibraryGpu, EveryOfferedAlgorithmIsVerifiedAndTimedInTheWorker) {
       if (res.outcome != Outcome::kOk) continue;
       EXPECT_TRUE(res.stats.has_value()) << r.name;
       EXPECT_GE(res.rel_err, 0) << r.name << " was not verified";
-      EXPECT_EQ(res.resources.value("algorithm", ""), harness::CublasLtAlgorithm::from_config(c).name_suffix());
+      EXPECT_EQ(res.resources.value("algorithm", ""),
+                harness::CublasLtAlgorithm::from_config(c).name_suffix());
     }
   }
 }
@@ -113,8 +112,13 @@ TEST(LibraryGpu, ALoopMeasuresTheLibraryBesideTheTemplates) {
   o.limits = device_limits(dev);
   o.timing = short_timing();
   o.counters = false;
-  LoopDeps deps{[&](const harness::CompileRequest& r) { return compiler.compile(r); }, &measurer, &sources,
-                nullptr, nullptr, nullptr, &library};
+  LoopDeps deps{[&](const harness::CompileRequest& r) { return compiler.compile(r); },
+                &measurer,
+                &sources,
+                nullptr,
+                nullptr,
+                nullptr,
+                &library};
   TuningLoop loop(db, {dev.name, dev.cc_major, dev.cc_minor, dev.sm_count, dev.memory_bytes, "{}"}, {}, o,
                   deps);
   const ConfigSpace space = ConfigSpace::load(configs_dir() / "spaces" / "gemm.toml");

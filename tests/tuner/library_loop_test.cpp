@@ -14,8 +14,8 @@
 #include "kernel_templates/embedded_sources.hpp"
 #include "measure/library_call.hpp"
 #include "tests/tuner/loop_test_util.hpp"
-#include "tuner/shape_set.hpp"
 #include "tuner/library_candidates.hpp"
+#include "tuner/shape_set.hpp"
 #include "tuner/tuning_loop.hpp"
 
 namespace ktune::tuner {
@@ -89,8 +89,9 @@ KeySummary tune(const std::filesystem::path& db_path, const TuneKey& k, const Tu
                 LibraryAwareMeasurer& measurer, FakeAlgorithms& algorithms) {
   auto db = cache::ConfigCache::open(db_path);
   static const auto sources = kernel_templates::SourceLibrary::builtin();
-  LoopDeps deps{test::fake_compile(), o.compile_only ? nullptr : &measurer, &sources, nullptr, nullptr, nullptr,
-                &algorithms};
+  LoopDeps deps{
+      test::fake_compile(), o.compile_only ? nullptr : &measurer, &sources, nullptr, nullptr, nullptr,
+      &algorithms};
   TuningLoop loop(db, kGpu, cache::RunInfo{}, o, deps);
   return loop.tune(ConfigSpace::load(configs_dir() / "spaces" / "gemm.toml"), k);
 }
@@ -132,9 +133,9 @@ TEST(LibraryCandidates, AreMeasuredAsVerifiedLibraryCallsStoredAndMayWin) {
     EXPECT_NE(s.winner->find("gemm.bf16.nt.cublaslt.v130100."), std::string::npos) << *s.winner;
     const Config stored = Config::from_json_text(s.winner_config_json);
     EXPECT_TRUE(harness::is_cublaslt_config(stored));
-    EXPECT_EQ(library_canonical_name("gemm", kernel_templates::Problem{{{"m", 64}, {"n", 512}, {"k", 1024}},
-                                                                       DType::kBF16, "nt"},
-                                     stored),
+    EXPECT_EQ(library_canonical_name(
+                  "gemm", kernel_templates::Problem{{{"m", 64}, {"n", 512}, {"k", 1024}}, DType::kBF16, "nt"},
+                  stored),
               *s.winner);
   }
   auto db = cache::ConfigCache::open(dir / "a.db");
@@ -179,7 +180,8 @@ TEST(LibraryCandidates, LeftOutWhereTheLibraryDoesNotServeOrNoneAreAsked) {
   EXPECT_FALSE(library_serves("gemm", Problem{dims, DType::kFP8E4M3, "nt"}));
   EXPECT_TRUE(library_serves("fp8_gemm", Problem{dims, DType::kFP8E4M3, "nt"}));
   EXPECT_FALSE(library_serves("fp8_gemm", Problem{dims, DType::kFP8E4M3, "nt+rowcol"}));
-  EXPECT_FALSE(library_serves("fp8_gemm", Problem{{{"m", 64}, {"n", 520}, {"k", 1024}}, DType::kFP8E4M3, "nt"}))
+  EXPECT_FALSE(
+      library_serves("fp8_gemm", Problem{{{"m", 64}, {"n", 520}, {"k", 1024}}, DType::kFP8E4M3, "nt"}))
       << "cuBLASLt's fp8 needs N and K multiples of 16";
   EXPECT_FALSE(library_serves("rmsnorm", Problem{{{"rows", 64}, {"cols", 4096}}, DType::kBF16, ""}));
   {

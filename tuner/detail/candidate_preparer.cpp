@@ -129,7 +129,8 @@ Prepared prepare_candidate(const KeyContext& ctx, const Config& config, const st
   if (harness::is_cublaslt_config(config)) {
     // A library algorithm: nothing to compile; verified against the kernel's GPU reference.
     if (ctx.compile_only) return decided(ctx, config, name, ktune::Outcome::kSkipped, "compile-only");
-    const harness::CompileResult reference = ctx.reference_for(library_reference_spec(ctx.kernel, ctx.problem));
+    const harness::CompileResult reference =
+        ctx.reference_for(library_reference_spec(ctx.kernel, ctx.problem));
     Prepared p;
     harness::CandidateRequest r = library_candidate_request(ctx.kernel, ctx.problem, config, reference);
     r.name = name;

@@ -53,7 +53,8 @@ uint64_t next_request_id();
 /// The tie rule's resources from a stored resources_json (zeros for what it lacks).
 Resources resources_from_json(const std::string& text);
 /// Launches of `config`'s plan for the problem (every config the space keeps is accepted by its spec).
-size_t launch_count(const std::string& kernel, const kernel_templates::Problem& problem, const Config& config);
+size_t launch_count(const std::string& kernel, const kernel_templates::Problem& problem,
+                    const Config& config);
 /// Drops the seeds this key cannot use, counting them in `e.seed_rejected`: those no longer among
 /// the candidates (left out by max_launches) and those whose template cannot run on the arch (they
 /// stay candidates, stored as skipped if proposed; they are just not seeds).
@@ -80,8 +81,9 @@ struct TuningLoop::KeyRun {
   std::unique_ptr<SearchStrategy> strategy;
   std::map<std::string, detail::Known> known;  ///< successes by name
   std::optional<double> best_us;
-  std::deque<detail::InFlight> inflight;                    ///< proposed, compiling or compiled
-  std::vector<std::pair<detail::InFlight, detail::Prepared>> done;  ///< taken from `inflight` for one transaction
+  std::deque<detail::InFlight> inflight;  ///< proposed, compiling or compiled
+  std::vector<std::pair<detail::InFlight, detail::Prepared>>
+      done;  ///< taken from `inflight` for one transaction
   size_t new_successes = 0;
   std::vector<std::pair<std::string, const detail::Known*>> top;  ///< the contenders re-timed at the end
   std::vector<detail::Prepared> retimed;                          ///< their prepared candidates

@@ -16,7 +16,8 @@ uint64_t next_request_id() {
   return next++;
 }
 
-size_t launch_count(const std::string& kernel, const kernel_templates::Problem& problem, const Config& config) {
+size_t launch_count(const std::string& kernel, const kernel_templates::Problem& problem,
+                    const Config& config) {
   return kernel_templates::find_spec(kernel, config.variant).launch_plan(problem, config).launches.size();
 }
 
