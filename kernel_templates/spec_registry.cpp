@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kernel_templates/decode_attention/decode_attention_mma_spec.hpp"
 #include "kernel_templates/decode_attention/decode_attention_spec.hpp"
 #include "kernel_templates/fp8_gemm/fp8_gemm_spec.hpp"
 #include "kernel_templates/fp8_gemm/fp8_gemm_wgmma_spec.hpp"
@@ -38,10 +39,11 @@ const std::vector<const KernelSpec*>& all_specs() {
   static const Fp8GemmSpec kFp8Gemm;
   static const Fp8GemmWgmmaSpec kFp8GemmWgmma;
   static const DecodeAttentionSpec kDecodeAttention;
+  static const DecodeAttentionMmaSpec kDecodeAttentionMma;
   static const std::vector<const KernelSpec*> kAll = {
       &kTiled,          &kGemv,        &kMma,         &kWgmma,           &kWgmmaTma,
       &kRmsNorm,        &kRmsNormBulk, &kRmsNormRope, &kRmsNormRopeBulk, &kSoftmax,
-      &kSoftmaxCluster, &kSwiglu,      &kFp8Gemm,     &kFp8GemmWgmma,    &kDecodeAttention};
+      &kSoftmaxCluster, &kSwiglu,      &kFp8Gemm,     &kFp8GemmWgmma,    &kDecodeAttention, &kDecodeAttentionMma};
   return kAll;
 }
 

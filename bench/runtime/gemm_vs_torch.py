@@ -23,7 +23,6 @@ library algorithm won.
 import argparse
 import math
 import pathlib
-import statistics
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -36,6 +35,8 @@ except ImportError:  # Python < 3.11
 
 import torch  # noqa: E402
 
+from graph_timing import time_graph  # noqa: E402
+
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32, "fp8": torch.float8_e4m3fn}
 
 
@@ -46,41 +47,6 @@ def shape_set(name):
     text = path.read_text()
     data = tomllib.loads(text)
     return data["sweep"]["m"], [(layer["name"], layer["n"], layer["k"]) for layer in data["layer"]]
-
-
-def time_graph(fn_of_set, sets, target_us=2000.0, replays=5):
-    """Microseconds a call: fn_of_set(i) captured N times over the sets in one graph, replayed."""
-    stream = torch.cuda.Stream()
-    with torch.cuda.stream(stream):
-        for i in range(len(sets)):
-            fn_of_set(i)  # warm: plans prepared, cuBLAS workspace allocated
-    torch.cuda.synchronize()
-    # estimate from a short graph, then size the real one to ~target_us
-    def build(n):
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g, stream=stream):
-            for j in range(n):
-                fn_of_set(j % len(sets))
-        return g
-
-    def replay_us(g, n):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        g.replay()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(replays):
-            start.record()
-            g.replay()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end) * 1000.0 / n)
-        return statistics.median(times)
-
-    n0 = len(sets)
-    est = replay_us(build(n0), n0)
-    n = max(len(sets), min(4096, int(math.ceil(target_us / max(est, 0.5)))))
-    n = int(math.ceil(n / len(sets)) * len(sets))
-    return replay_us(build(n), n)
 
 
 def main():

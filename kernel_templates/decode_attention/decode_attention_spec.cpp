@@ -23,12 +23,6 @@ int64_t seq_max_of(const Problem& p, const DecodeAttentionCall& call) {
   return call.seq_max > 0 ? call.seq_max : p.dim("seq");
 }
 
-std::string main_expression(const Problem& p, const Config& c) {
-  return fmt::format("ktune_decode_attention<{},{},{},{},{}>", p.dim("head_dim"),
-                     DecodeAttentionSpec::heads_per_block(p), c.at("BLOCK_N"), c.at("WARPS"),
-                     ktune::cuda_type_name(p.dtype));
-}
-
 std::string combine_expression(const Problem& p) {
   return fmt::format("ktune_decode_attention_combine<{},{}>", p.dim("head_dim"),
                      ktune::cuda_type_name(p.dtype));
@@ -158,7 +152,7 @@ CompileSpec DecodeAttentionSpec::compile_spec(const Problem& problem, const Conf
   throw_if(rejection(problem, config));
   CompileSpec spec;
   spec.source_name = std::string(source_name());
-  spec.name_expressions = {main_expression(problem, config), combine_expression(problem)};
+  spec.name_expressions = {main_kernel(problem, config), combine_expression(problem)};
   spec.options = {"-std=c++17"};
   return spec;
 }
@@ -181,10 +175,10 @@ LaunchPlan DecodeAttentionSpec::launch_plan(const Problem& problem, const Config
         {"workspace", TensorRole::kWorkspace, DType::kF32, workspace_elements(problem, split_k)});
   }
   KernelLaunch main;
-  main.name_expression = main_expression(problem, config);
+  main.name_expression = main_kernel(problem, config);
+  main.dims = main_dims(problem, config);
   main.dims.grid = {u32(split_k), u32(problem.dim("heads_q") / heads_per_block(problem)),
                     u32(problem.dim("batch"))};
-  main.dims.block = {u32(32 * config.at("WARPS")), 1, 1};
   main.args = {ArgSpec::of_tensor("q"), ArgSpec::of_tensor("k"), ArgSpec::of_tensor("v"),
                split_k > 1 ? ArgSpec::null_pointer() : ArgSpec::of_tensor("o"),
                split_k > 1 ? ArgSpec::of_tensor("workspace") : ArgSpec::null_pointer()};
@@ -200,6 +194,17 @@ LaunchPlan DecodeAttentionSpec::launch_plan(const Problem& problem, const Config
     p.launches.push_back(combine);
   }
   return p;
+}
+
+std::string DecodeAttentionSpec::main_kernel(const Problem& problem, const Config& config) const {
+  return fmt::format("ktune_decode_attention<{},{},{},{},{}>", problem.dim("head_dim"), heads_per_block(problem),
+                     config.at("BLOCK_N"), config.at("WARPS"), ktune::cuda_type_name(problem.dtype));
+}
+
+LaunchDims DecodeAttentionSpec::main_dims(const Problem&, const Config& config) const {
+  LaunchDims dims;
+  dims.block = {u32(32 * config.at("WARPS")), 1, 1};
+  return dims;
 }
 
 WorkCounts DecodeAttentionSpec::work(const Problem& problem) const {

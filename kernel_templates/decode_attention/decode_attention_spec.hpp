@@ -30,7 +30,7 @@ struct DecodeAttentionCall {
   float scale = 0.0f;         ///< softmax scale; 0 means 1/sqrt(head_dim)
 };
 
-class DecodeAttentionSpec final : public KernelSpec {
+class DecodeAttentionSpec : public KernelSpec {
  public:
   /// Largest GQA group a block holds in registers (and the largest block head count G).
   static constexpr int64_t kMaxHeadsPerBlock = 8;
@@ -87,8 +87,14 @@ class DecodeAttentionSpec final : public KernelSpec {
   /// The scale a call uses.
   static float scale(const Problem& problem, const DecodeAttentionCall& call);
 
- private:
+ protected:
+  /// What every template rejects: dims, dtype, mode, head_dim, the grid's limits.
   std::optional<std::string> problem_rejection(const Problem& problem) const;
+  /// The template's main kernel, e.g. "ktune_decode_attention<128,4,64,8,__nv_bfloat16>".
+  virtual std::string main_kernel(const Problem& problem, const Config& config) const;
+  /// Its block and dynamic shared memory (the grid is (SPLIT_K, heads_q / G, batch) for every
+  /// template).
+  virtual LaunchDims main_dims(const Problem& problem, const Config& config) const;
 };
 
 }  // namespace ktune::kernel_templates

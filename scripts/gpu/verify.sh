@@ -14,6 +14,7 @@
 #          [--benches LIST|all|none] [--sweep PRESET] [--side-by-side] [--repeat N]
 #          [--budget-s S] [--out DIR] [--keep-db] [--commit HASH] [--gemm-m LIST] [--fp8-m LIST]
 #          [--ops-filter TEXT]... [--gemm-vs-torch SET[:M,M...]] [--gemm-budget N] [--gemm-dtype bf16|fp8]
+#          [--attn-vs-torch SET] [--attn-batch LIST] [--attn-seq LIST] [--attn-budget N]
 #
 #   --suites LIST     gpu test executables, comma-separated short names (smoke, measure, kernels,
 #                     tcgemm, wgmma, gemm_strided, fp8, ops, attn, loop, runtime, bench) or full
@@ -61,6 +62,12 @@
 #   --gemm-budget N   measurements a key of that sweep (default 24, the quick preset's)
 #   --gemm-dtype D    bf16 (default: kernel gemm against torch.mm) or fp8 (kernel fp8_gemm, e4m3
 #                     with per-tensor scales, against torch._scaled_mm)
+#   --attn-vs-torch S a decode_attention sweep of shape set S (both templates), then every key's winner
+#                     through ktune.Runtime against torch's scaled_dot_product_attention, both replayed
+#                     in CUDA graphs with rotated inputs (bench/runtime/attention_vs_torch.py):
+#                     attention-vs-torch.md
+#   --attn-batch L    the batch sizes of that sweep (default: the set's); --attn-seq L the contexts
+#   --attn-budget N   measurements a key of that sweep (default 24)
 #
 # Example (device tool, carry [".devbin"]):
 #   scripts/gpu/verify.sh --suites all --examples --benches gemm,fp8,ops --sweep quick --side-by-side
@@ -71,6 +78,7 @@ usage() { sed -n '/^# usage:/,/^# Example/p' "$0" | sed 's/^# \{0,1\}//' | sed '
 SUITES=all GTEST_FILTER="" EXAMPLES=0 SERVICE=0 PYTHON=0 BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
 DIR=${OUT:-} KEEP_DB=0 COMMIT="" GEMM_M=1,16,128,512,2048,4096 FP8_M=1,16,128,1024,4096
 OPS_FILTERS=() GEMM_VS_TORCH="" GEMM_BUDGET=24 GEMM_DTYPE=bf16
+ATTN_VS_TORCH="" ATTN_BATCH="" ATTN_SEQ="" ATTN_BUDGET=24
 while [ $# -gt 0 ]; do
   case $1 in
     --suites) SUITES=${2:?}; shift 2 ;;
@@ -92,6 +100,10 @@ while [ $# -gt 0 ]; do
     --gemm-vs-torch) GEMM_VS_TORCH=${2:?}; shift 2 ;;
     --gemm-budget) GEMM_BUDGET=${2:?}; shift 2 ;;
     --gemm-dtype) GEMM_DTYPE=${2:?}; shift 2 ;;
+    --attn-vs-torch) ATTN_VS_TORCH=${2:?}; shift 2 ;;
+    --attn-batch) ATTN_BATCH=${2:?}; shift 2 ;;
+    --attn-seq) ATTN_SEQ=${2:?}; shift 2 ;;
+    --attn-budget) ATTN_BUDGET=${2:?}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "verify.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -411,6 +423,25 @@ if [ -n "$GEMM_VS_TORCH" ] && have "gemm-vs-torch" ktune; then
       --out "$R/gemm-vs-torch.md" --csv "$R/gemm/vs_torch.csv"
   else
     say "gemm-vs-torch: skipped, needs .devbin/lib/libktune_runtime.so and torch"
+  fi
+fi
+
+# --- a shape set's decode attention tuned, then against torch SDPA in CUDA graphs ------------------
+if [ -n "$ATTN_VS_TORCH" ] && have "attn-vs-torch" ktune; then
+  mkdir -p "$R/attn"
+  shapes=configs/shapes/$ATTN_VS_TORCH.toml
+  [ -f "$shapes" ] || shapes=$ATTN_VS_TORCH
+  cp "$shapes" "$R/attn/shapes.toml"
+  [ -n "$ATTN_BATCH" ] && sed -i "s/^batch = \[.*\]/batch = [$ATTN_BATCH]/" "$R/attn/shapes.toml"
+  [ -n "$ATTN_SEQ" ] && sed -i "s/^seq = \[.*\]/seq = [$ATTN_SEQ]/" "$R/attn/shapes.toml"
+  run_part "attn-sweep:$ATTN_VS_TORCH" 330 "$R/attn/tune.log" "$BIN/ktune" tune --kernel decode_attention \
+    --shapes "$R/attn/shapes.toml" --dtype bf16 --budget "$ATTN_BUDGET" --db "$R/attn/sweep.db" --json
+  if [ -f "$BIN/lib/libktune_runtime.so" ] && python3 -c 'import torch' 2> /dev/null; then
+    run_part "attn-vs-torch:$ATTN_VS_TORCH" 200 "$R/attn/vs_torch.log" env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" \
+      python3 bench/runtime/attention_vs_torch.py --db "$R/attn/sweep.db" --shapes "$R/attn/shapes.toml" \
+      --out "$R/attention-vs-torch.md" --csv "$R/attn/vs_torch.csv"
+  else
+    say "attn-vs-torch: skipped, needs .devbin/lib/libktune_runtime.so and torch"
   fi
 fi
 

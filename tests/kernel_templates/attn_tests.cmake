@@ -6,10 +6,12 @@ ktune_add_gtest(NAME ktune_attn_nvrtc_tests LABEL nvrtc
   SOURCES decode_attention_nvrtc_test.cpp
   LIBS ktune_kernel_templates ktune_harness)
 
-# The template and its GPU reference run on the CPU (emulation/): split, tail and combine bugs show
-# up without a GPU.
+# The splitkv template and its GPU reference run on the CPU (emulation/): split, tail and combine
+# bugs show up without a GPU. (The mma template's tensor-core instructions are not emulated: its
+# samples run in the gpu suite.)
 set(KTUNE_EMULATED_ATTN
   ${PROJECT_SOURCE_DIR}/kernel_templates/common/ops_reduce.cuh
+  ${PROJECT_SOURCE_DIR}/kernel_templates/decode_attention/decode_attention_split.cuh
   ${PROJECT_SOURCE_DIR}/kernel_templates/decode_attention/decode_attention.cu
   ${PROJECT_SOURCE_DIR}/kernel_templates/decode_attention/decode_attention_reference.cu)
 add_custom_command(

@@ -15,6 +15,7 @@
 #include "harness/context.hpp"
 #include "harness/device_info.hpp"
 #include "kernel_templates/decode_attention/decode_attention_spec.hpp"
+#include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 #include "measure/tolerance.hpp"
 #include "measure/verification.hpp"
@@ -56,9 +57,15 @@ class AttnGpu : public ::testing::Test {
   }
 };
 
+/// The splitkv template's spec: the reference, tensors and calls every template shares.
 const DecodeAttentionSpec& spec() {
   static const DecodeAttentionSpec kSpec;
   return kSpec;
+}
+
+/// The spec of `config`'s template.
+const DecodeAttentionSpec& spec(const Config& config) {
+  return dynamic_cast<const DecodeAttentionSpec&>(find_spec("decode_attention", config.variant));
 }
 
 /// One problem and call: random inputs on the device and the host, and the GPU reference output.
@@ -98,13 +105,13 @@ std::unique_ptr<Fixture> make_fixture(const Problem& p, const DecodeAttentionCal
 
 /// Runs `config` on the fixture's inputs with a poisoned output; false when the config is rejected.
 bool expect_matches_reference(Fixture& f, const Config& config) {
-  if (spec().rejection(f.problem, config)) return false;
-  const std::string label = spec().canonical_name(f.problem, config) + " @ " + f.problem.shape_text() +
+  if (spec(config).rejection(f.problem, config)) return false;
+  const std::string label = spec(config).canonical_name(f.problem, config) + " @ " + f.problem.shape_text() +
                             " seq_max=" + std::to_string(f.call.seq_max) +
                             (f.call.context_lens ? " lens" : "");
   try {
-    const CompileSpec compile = spec().compile_spec(f.problem, config);
-    const LaunchPlan plan = spec().launch_plan(f.problem, config, f.call);
+    const CompileSpec compile = spec(config).compile_spec(f.problem, config);
+    const LaunchPlan plan = spec(config).launch_plan(f.problem, config, f.call);
     for (const auto& t : plan.tensors) {
       f.tensors.ensure(t);
       if (t.role != TensorRole::kInput) f.tensors.poison(t.name);
@@ -129,8 +136,8 @@ struct Case {
 
 void verify_samples(const std::vector<Case>& cases) {
   for (const Case& c : cases) {
-    for (const Config& s : testing::decode_attention_samples()) {
-      if (!spec().rejection(c.problem, s)) gpu().kernels->prefetch(spec().compile_spec(c.problem, s));
+    for (const Config& s : testing::decode_attention_all_samples()) {
+      if (!spec(s).rejection(c.problem, s)) gpu().kernels->prefetch(spec(s).compile_spec(c.problem, s));
     }
     gpu().kernels->prefetch(spec().reference(c.problem, c.call).compile);
   }
@@ -138,10 +145,12 @@ void verify_samples(const std::vector<Case>& cases) {
   for (const Case& c : cases) {
     auto f = make_fixture(c.problem, c.call, c.lens, seed++);
     int accepted = 0;
-    for (const Config& s : testing::decode_attention_samples())
+    for (const Config& s : testing::decode_attention_all_samples())
       accepted += expect_matches_reference(*f, s) ? 1 : 0;
-    EXPECT_GT(accepted, 0) << c.problem.shape_text() << ": no sample accepted";
-    EXPECT_TRUE(expect_matches_reference(*f, spec().default_config(c.problem))) << c.problem.shape_text();
+    EXPECT_GT(accepted, static_cast<int>(testing::decode_attention_mma_samples().size()))
+        << c.problem.shape_text() << ": every mma sample and some splitkv ones";
+    for (const DecodeAttentionSpec* s : {&spec(), &spec(Config{"mma", {}})})
+      EXPECT_TRUE(expect_matches_reference(*f, s->default_config(c.problem))) << c.problem.shape_text();
   }
 }
 

@@ -17,13 +17,14 @@
 namespace ktune::kernel_templates {
 namespace {
 
-/// Compiles every accepted sample of `problem` (at least `min_accepted`) in one program, and the
-/// reference in another, for `arch`.
-void compile_all(const Problem& problem, const std::string& arch, std::size_t min_accepted) {
-  const KernelSpec& spec = find_spec("decode_attention", "splitkv");
+/// Compiles every accepted sample of one template for `problem` (at least `min_accepted`) in one
+/// program, and the reference in another, for `arch`.
+void compile_template(const Problem& problem, const std::string& arch, const std::string& variant,
+                      const std::vector<Config>& samples, std::size_t min_accepted) {
+  const KernelSpec& spec = find_spec("decode_attention", variant);
   CompileSpec merged;
   std::size_t accepted = 0;
-  for (const Config& c : testing::decode_attention_samples()) {
+  for (const Config& c : samples) {
     if (spec.rejection(problem, c)) continue;
     ++accepted;
     const CompileSpec one = spec.compile_spec(problem, c);
@@ -60,6 +61,14 @@ void compile_all(const Problem& problem, const std::string& arch, std::size_t mi
                   res->second.spill_store_bytes, res->second.shared_bytes);
     }
   }
+}
+
+/// Both templates' samples: splitkv's at least `min_accepted` (its rules depend on the group), every
+/// mma sample (its rules do not).
+void compile_all(const Problem& problem, const std::string& arch, std::size_t min_accepted) {
+  compile_template(problem, arch, "splitkv", testing::decode_attention_samples(), min_accepted);
+  compile_template(problem, arch, "mma", testing::decode_attention_mma_samples(),
+                   testing::decode_attention_mma_samples().size());
 }
 
 TEST(AttnNvrtc, Llama3GroupOf4CompilesForSm90AndSm80) {

@@ -1,7 +1,8 @@
 #pragma once
-// Samples of decode_attention's config space shared by its nvrtc, gpu and emulation suites: the
-// corners of (BLOCK_N, WARPS, SPLIT_K): one warp and eight, one to eight 16-byte loads a lane, no
-// split, splits that leave some empty, a SPLIT_K that is not a power of two.
+// Samples of decode_attention's config space shared by its nvrtc, gpu and emulation suites. splitkv:
+// the corners of (BLOCK_N, WARPS, SPLIT_K): one warp and eight, one to eight 16-byte loads a lane,
+// no split, splits that leave some empty, a SPLIT_K that is not a power of two. mma: the three tile
+// sizes, one warp to eight, rings of 2 to 4 stages, the same kinds of splits.
 
 #include <vector>
 
@@ -15,6 +16,24 @@ inline std::vector<Config> decode_attention_samples() {
                           {64, 8, 3}, {128, 8, 32}, {16, 2, 1}, {32, 2, 64}};
   std::vector<Config> out;
   for (const auto& c : s) out.push_back({"splitkv", {{"BLOCK_N", c[0]}, {"WARPS", c[1]}, {"SPLIT_K", c[2]}}});
+  return out;
+}
+
+inline std::vector<Config> decode_attention_mma_samples() {
+  // (KEYS, WARPS, STAGES, SPLIT_K); at head_dim 128 each fits 227 KiB of shared memory.
+  const int64_t s[][4] = {{16, 1, 2, 1}, {32, 4, 3, 5}, {64, 2, 2, 8},
+                          {16, 8, 3, 3}, {32, 2, 4, 64}, {64, 1, 3, 1}};
+  std::vector<Config> out;
+  for (const auto& c : s) {
+    out.push_back({"mma", {{"KEYS", c[0]}, {"WARPS", c[1]}, {"STAGES", c[2]}, {"SPLIT_K", c[3]}}});
+  }
+  return out;
+}
+
+/// Both templates' samples.
+inline std::vector<Config> decode_attention_all_samples() {
+  std::vector<Config> out = decode_attention_samples();
+  for (Config& c : decode_attention_mma_samples()) out.push_back(std::move(c));
   return out;
 }
 

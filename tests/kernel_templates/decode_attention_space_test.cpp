@@ -22,8 +22,7 @@ TEST(AttnSpace, SpaceAgreesWithSpecOverTheShapeSet) {
   const auto shapes = tuner::load_shape_set(shipped_configs() / "shapes" / "ops_decode_attention.toml");
   ASSERT_EQ(space.kernel(), "decode_attention");
   ASSERT_EQ(shapes.kernel, "decode_attention");
-  const KernelSpec& spec = find_spec("decode_attention", "splitkv");
-  ASSERT_EQ(space.dims(), spec.dims());
+  ASSERT_EQ(space.dims(), find_spec("decode_attention", "splitkv").dims());
   ASSERT_EQ(shapes.shapes.size(), 36u);  // 4 models x 3 batches x 3 contexts
   std::size_t checked = 0;
   for (const auto& shape : shapes.shapes) {
@@ -37,7 +36,10 @@ TEST(AttnSpace, SpaceAgreesWithSpecOverTheShapeSet) {
     EXPECT_GE(e.configs.size(), 10u) << shape.label << ": " << e.summary();
     bool unsplit = false;
     bool split = false;
+    std::size_t mma = 0;
     for (const auto& c : e.configs) {
+      const KernelSpec& spec = find_spec("decode_attention", c.variant);
+      mma += c.variant == "mma" ? 1 : 0;
       const auto why = spec.rejection(problem, c);
       EXPECT_FALSE(why.has_value()) << space.canonical_name(c, "bf16", "") << " " << shape.label << ": "
                                     << why.value_or("");
@@ -46,7 +48,11 @@ TEST(AttnSpace, SpaceAgreesWithSpecOverTheShapeSet) {
       ++checked;
     }
     EXPECT_TRUE(unsplit && split) << shape.label;
-    EXPECT_EQ(spec.rejection(problem, spec.default_config(problem)), std::nullopt) << shape.label;
+    EXPECT_GE(mma, 5u) << shape.label << ": the tensor-core template keeps configs";
+    for (const char* variant : {"splitkv", "mma"}) {
+      const KernelSpec& spec = find_spec("decode_attention", variant);
+      EXPECT_EQ(spec.rejection(problem, spec.default_config(problem)), std::nullopt) << shape.label;
+    }
   }
   EXPECT_GT(checked, 500u);
   tuner::ProblemContext odd;

@@ -11,6 +11,7 @@
 #include <functional>
 
 #include "decode_attention_samples.hpp"
+#include "kernel_templates/decode_attention/decode_attention_mma_spec.hpp"
 #include "kernel_templates/decode_attention/decode_attention_spec.hpp"
 #include "kernel_templates/embedded_sources.hpp"
 #include "kernel_templates/spec_registry.hpp"
@@ -36,12 +37,46 @@ void expect_bad_input(const std::function<void()>& f, const std::string& needle)
 }
 
 TEST(AttnSpec, RegisteredWithItsSources) {
-  ASSERT_EQ(specs_of("decode_attention").size(), 1u);
+  ASSERT_EQ(specs_of("decode_attention").size(), 2u);
   EXPECT_EQ(&find_spec("decode_attention", "splitkv"), specs_of("decode_attention").front());
+  EXPECT_EQ(&find_spec("decode_attention", "mma"), specs_of("decode_attention").back());
   EXPECT_EQ(kernel_source_files("decode_attention"),
-            (std::vector<std::string>{"decode_attention.cu", "decode_attention_reference.cu"}));
+            (std::vector<std::string>{"decode_attention.cu", "decode_attention_mma.cu",
+                                      "decode_attention_reference.cu"}));
   EXPECT_FALSE(template_source_hash("decode_attention").empty());
   EXPECT_NE(template_source_hash("decode_attention"), template_source_hash("softmax"));
+}
+
+TEST(AttnSpec, MmaTemplateNamesLaunchAndRules) {
+  const DecodeAttentionMmaSpec s;
+  const Problem llama = decode_problem(8, 32, 8, 4096, 128);
+  const Config c{"mma", {{"KEYS", 32}, {"WARPS", 4}, {"STAGES", 3}, {"SPLIT_K", 16}}};
+  EXPECT_EQ(s.canonical_name(llama, c), "decode_attention.bf16.mma.k32.w4.s3.sk16");
+  EXPECT_EQ(s.compile_spec(llama, c).source_name, "decode_attention_mma.cu");
+  EXPECT_EQ(s.compile_spec(llama, c).name_expressions,
+            (std::vector<std::string>{"ktune_decode_attention_mma<128,4,32,4,3,__nv_bfloat16>",
+                                      "ktune_decode_attention_combine<128,__nv_bfloat16>"}));
+  const LaunchPlan plan = s.launch_plan(llama, c);
+  ASSERT_EQ(plan.launches.size(), 2u);
+  // 4 warps x 3 stages x (K + V) x 32 keys x 128 x 2 bytes; the grid as the splitkv template's.
+  EXPECT_EQ(plan.launches[0].dims.dynamic_smem_bytes, 4u * 3 * 2 * 32 * 128 * 2);
+  EXPECT_EQ(plan.launches[0].dims.block.x, 128u);
+  EXPECT_EQ(plan.launches[0].dims.grid.x, 16u);
+  EXPECT_EQ(plan.launches[0].dims.grid.y, 8u);
+  EXPECT_EQ(plan.launches[0].dims.grid.z, 8u);
+  EXPECT_EQ(plan.launches[1].name_expression, "ktune_decode_attention_combine<128,__nv_bfloat16>");
+  auto with = [&](const char* name, int64_t value) {
+    Config x = c;
+    x.set(name, value);
+    return s.rejection(llama, x).value_or("");
+  };
+  EXPECT_NE(with("KEYS", 48).find("KEYS=48"), std::string::npos);
+  EXPECT_NE(with("STAGES", 1).find("STAGES=1"), std::string::npos);
+  EXPECT_NE(with("WARPS", 3).find("WARPS=3"), std::string::npos);
+  EXPECT_NE(with("STAGES", 4).find("shared memory"), std::string::npos);  // 256 KiB
+  EXPECT_TRUE(s.arch_rejection("sm_75").has_value());
+  EXPECT_FALSE(s.arch_rejection("sm_80").has_value());
+  EXPECT_EQ(s.rejection(llama, s.default_config(llama)), std::nullopt);
 }
 
 TEST(AttnSpec, NamesAndExpressions) {

@@ -175,6 +175,7 @@ std::vector<Group> groups() {
     for (DType t : ops_dtypes()) {
       p.dtype = t;
       g.push_back({"decode_attention", "splitkv", p, decode_attention_samples()});
+      g.push_back({"decode_attention", "mma", p, decode_attention_mma_samples()});
     }
   }
   return g;

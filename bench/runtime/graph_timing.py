@@ -1,0 +1,47 @@
+"""How the side-by-side benches time a call: as a model served from CUDA graphs pays for it.
+
+time_graph(fn_of_set, sets) captures fn_of_set(i) N times in one CUDA graph, rotating over the
+sets (copies of the inputs, together larger than twice the L2 when the caller sizes them so, so no
+call finds its inputs in the cache), replays it and returns microseconds a call = replay time / N,
+the median of 5 replays. N is sized from a short first graph so that a replay takes ~target_us.
+"""
+
+import math
+import statistics
+
+import torch
+
+
+def time_graph(fn_of_set, sets, target_us=2000.0, replays=5):
+    """Microseconds a call: fn_of_set(i) captured N times over the sets in one graph, replayed."""
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        for i in range(len(sets)):
+            fn_of_set(i)  # warm: plans prepared, cuBLAS workspace allocated
+    torch.cuda.synchronize()
+    # estimate from a short graph, then size the real one to ~target_us
+    def build(n):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=stream):
+            for j in range(n):
+                fn_of_set(j % len(sets))
+        return g
+
+    def replay_us(g, n):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        g.replay()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(replays):
+            start.record()
+            g.replay()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) * 1000.0 / n)
+        return statistics.median(times)
+
+    n0 = len(sets)
+    est = replay_us(build(n0), n0)
+    n = max(len(sets), min(4096, int(math.ceil(target_us / max(est, 0.5)))))
+    n = int(math.ceil(n / len(sets)) * len(sets))
+    return replay_us(build(n), n)
