@@ -14,7 +14,7 @@
 #          [--benches LIST|all|none] [--sweep PRESET] [--side-by-side] [--repeat N]
 #          [--budget-s S] [--out DIR] [--keep-db] [--commit HASH] [--gemm-m LIST] [--fp8-m LIST]
 #          [--ops-filter TEXT]... [--gemm-vs-torch SET[:M,M...]] [--gemm-budget N] [--gemm-dtype bf16|fp8]
-#          [--attn-vs-torch SET] [--attn-batch LIST] [--attn-seq LIST] [--attn-budget N]
+#          [--attn-vs-torch SET] [--attn-batch LIST] [--attn-seq LIST] [--attn-budget N] [--ops-vs-torch]
 #
 #   --suites LIST     gpu test executables, comma-separated short names (smoke, measure, kernels,
 #                     tcgemm, wgmma, gemm_strided, fp8, ops, attn, loop, runtime, bench) or full
@@ -68,6 +68,10 @@
 #                     attention-vs-torch.md
 #   --attn-batch L    the batch sizes of that sweep (default: the set's); --attn-seq L the contexts
 #   --attn-budget N   measurements a key of that sweep (default 24)
+#   --ops-vs-torch    rmsnorm, softmax and swiglu tuned at the large sizes of
+#                     bench/runtime/ops_vs_torch.py, then each winner against torch eager,
+#                     torch.compile and a plain Triton kernel, all replayed in CUDA graphs with
+#                     rotated inputs: ops-vs-torch.md
 #
 # Example (device tool, carry [".devbin"]):
 #   scripts/gpu/verify.sh --suites all --examples --benches gemm,fp8,ops --sweep quick --side-by-side
@@ -78,7 +82,7 @@ usage() { sed -n '/^# usage:/,/^# Example/p' "$0" | sed 's/^# \{0,1\}//' | sed '
 SUITES=all GTEST_FILTER="" EXAMPLES=0 SERVICE=0 PYTHON=0 BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
 DIR=${OUT:-} KEEP_DB=0 COMMIT="" GEMM_M=1,16,128,512,2048,4096 FP8_M=1,16,128,1024,4096
 OPS_FILTERS=() GEMM_VS_TORCH="" GEMM_BUDGET=24 GEMM_DTYPE=bf16
-ATTN_VS_TORCH="" ATTN_BATCH="" ATTN_SEQ="" ATTN_BUDGET=24
+ATTN_VS_TORCH="" ATTN_BATCH="" ATTN_SEQ="" ATTN_BUDGET=24 OPS_VS_TORCH=0
 while [ $# -gt 0 ]; do
   case $1 in
     --suites) SUITES=${2:?}; shift 2 ;;
@@ -104,6 +108,7 @@ while [ $# -gt 0 ]; do
     --attn-batch) ATTN_BATCH=${2:?}; shift 2 ;;
     --attn-seq) ATTN_SEQ=${2:?}; shift 2 ;;
     --attn-budget) ATTN_BUDGET=${2:?}; shift 2 ;;
+    --ops-vs-torch) OPS_VS_TORCH=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "verify.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -442,6 +447,21 @@ if [ -n "$ATTN_VS_TORCH" ] && have "attn-vs-torch" ktune; then
       --out "$R/attention-vs-torch.md" --csv "$R/attn/vs_torch.csv"
   else
     say "attn-vs-torch: skipped, needs .devbin/lib/libktune_runtime.so and torch"
+  fi
+fi
+
+# --- the memory-bound operators tuned, then against torch eager, torch.compile and Triton ----------
+if [ "$OPS_VS_TORCH" = 1 ] && have "ops-vs-torch" ktune; then
+  mkdir -p "$R/ops"
+  run_part "ops-sweep" 240 "$R/ops/tune.log" bash -c "'$BIN/ktune' tune --kernel rmsnorm --shape rows=4096,hidden=4096 \
+    --shape rows=16384,hidden=8192 --dtype bf16 --budget 24 --db '$R/ops/sweep.db' --json &&
+    '$BIN/ktune' tune --kernel softmax --shape rows=4096,cols=32768 --dtype bf16 --budget 24 --db '$R/ops/sweep.db' --json &&
+    '$BIN/ktune' tune --kernel swiglu --shape m=16384,i=14336 --dtype bf16 --budget 24 --db '$R/ops/sweep.db' --json"
+  if [ -f "$BIN/lib/libktune_runtime.so" ] && python3 -c 'import torch, triton' 2> /dev/null; then
+    run_part "ops-vs-torch" 240 "$R/ops/vs_torch.log" env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" \
+      python3 bench/runtime/ops_vs_torch.py --db "$R/ops/sweep.db" --out "$R/ops-vs-torch.md" --csv "$R/ops/vs_torch.csv"
+  else
+    say "ops-vs-torch: skipped, needs .devbin/lib/libktune_runtime.so, torch and triton"
   fi
 fi
 
