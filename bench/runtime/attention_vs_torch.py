@@ -7,7 +7,7 @@ For every key of a decode_attention shape set (one query token per sequence, a b
   ktune: ktune.Runtime.decode_attention served from DB (the sweep's winner; the plan names it),
   torch: F.scaled_dot_product_attention(q [batch, heads_q, 1, d], k, v, enable_gqa=True), as a
          model calls it (torch picks its backend),
-the same way (graph_timing.time_graph): copies of (q, K, V, o) together larger than twice the L2
+the same way (side_by_side.time_graph): copies of (q, K, V, o) together larger than twice the L2
 (one copy when the cache alone is larger), one CUDA graph of N calls rotating over them, replayed.
 It checks that ktune's o matches torch's and writes a Markdown table (ratio = torch / ktune: above 1
 means ktune is faster) with the KV cache's read rate (K and V bytes / time) of both.
@@ -32,7 +32,7 @@ except ImportError:  # Python < 3.11
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from graph_timing import time_graph  # noqa: E402
+from side_by_side import geomean, time_graph, write_results  # noqa: E402
 
 
 def shape_set(name):
@@ -105,8 +105,6 @@ def main():
                 del sets
                 torch.cuda.empty_cache()
 
-    def geomean(xs):
-        return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
     lines = [f"decode attention bf16, shape set {args.shapes}, graph-replayed with rotated inputs "
              "(ratio = torch SDPA / ktune; above 1: ktune faster; TB/s = K and V bytes / time)", "",
@@ -121,17 +119,7 @@ def main():
               f"keys below 1.05: {sum(1 for r in rows if r['ratio'] < 1.05)}; "
               f"won by the mma template: {sum(1 for r in rows if '.mma.' in r['config'])}",
               f"worst rel err against torch: {max((r['rel_err'] for r in rows), default=0):.1e}"]
-    text = "\n".join(lines) + "\n"
-    if args.out:
-        pathlib.Path(args.out).write_text(text)
-    else:
-        sys.stdout.write(text)
-    if args.csv:
-        import csv
-        with open(args.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()) if rows else ["layer"])
-            w.writeheader()
-            w.writerows(rows)
+    write_results(lines, rows, args.out, args.csv)
     return 0
 
 

@@ -35,7 +35,7 @@ except ImportError:  # Python < 3.11
 
 import torch  # noqa: E402
 
-from graph_timing import time_graph  # noqa: E402
+from side_by_side import geomean, time_graph, write_results  # noqa: E402
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32, "fp8": torch.float8_e4m3fn}
 
@@ -116,8 +116,6 @@ def main():
             print(f"m={m} n={n} k={k} {name}: torch {torch_us:.2f} us, ktune {ktune_us:.2f} us "
                   f"({torch_us / ktune_us:.2f}x) {info.config_name} err {err:.1e}", file=sys.stderr)
 
-    def geomean(xs):
-        return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
 
     lines = [f"{'fp8_gemm e4m3 per-tensor' if args.dtype == 'fp8' else 'GEMM ' + args.dtype} nt, shape set {args.shapes}, graph-replayed with rotated inputs "
              f"(ratio = torch / ktune; above 1: ktune faster)", "",
@@ -135,17 +133,7 @@ def main():
               f"by a cuBLASLt algorithm: {sum(1 for r in rows if r['source'] == 'library')}, "
               f"untuned: {sum(1 for r in rows if r['source'] not in ('template', 'library'))}",
               f"worst rel err against torch: {max((r['rel_err'] for r in rows), default=0):.1e}"]
-    text = "\n".join(lines) + "\n"
-    if args.out:
-        pathlib.Path(args.out).write_text(text)
-    else:
-        sys.stdout.write(text)
-    if args.csv:
-        import csv
-        with open(args.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()) if rows else ["m"])
-            w.writeheader()
-            w.writerows(rows)
+    write_results(lines, rows, args.out, args.csv)
     return 0
 
 

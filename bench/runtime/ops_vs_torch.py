@@ -8,7 +8,7 @@ swiglu 16384x14336; bf16), on a GPU, this times
   eager:   the operator written in torch as a model writes it (RMSNorm in f32, F.softmax, F.silu * up),
   compile: the same function through torch.compile (Inductor's Triton kernels, fullgraph),
   triton:  a plain Triton kernel, one program a row (rmsnorm, softmax) or a 1-D block grid (swiglu),
-the same way (graph_timing.time_graph): copies of the inputs and outputs together larger than twice the
+the same way (side_by_side.time_graph): copies of the inputs and outputs together larger than twice the
 L2, one CUDA graph of N calls rotating over them, replayed. It checks each output against eager's
 and writes a Markdown table: microseconds, GB/s (bytes read + written once / time) and the ratio
 other / ktune of each (above 1: ktune faster).
@@ -29,7 +29,7 @@ import torch.nn.functional as F  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
-from graph_timing import time_graph  # noqa: E402
+from side_by_side import geomean, time_graph, write_results  # noqa: E402
 
 EPS = 1e-6
 # (operator, dims as ktune names them)
@@ -196,17 +196,7 @@ def main():
                      f"| {r['compile_us']:.2f} ({r['compile_gbs']:.0f}) | {r['triton_us']:.2f} ({r['triton_gbs']:.0f}) "
                      f"| {r['eager_ratio']:.2f} | {r['compile_ratio']:.2f} | {r['triton_ratio']:.2f} "
                      f"| {r['config']} | {err:.1e} |")
-    text = "\n".join(lines) + "\n"
-    if args.out:
-        pathlib.Path(args.out).write_text(text)
-    else:
-        sys.stdout.write(text)
-    if args.csv:
-        import csv
-        with open(args.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()) if rows else ["op"])
-            w.writeheader()
-            w.writerows(rows)
+    write_results(lines, rows, args.out, args.csv)
     return 0
 
 

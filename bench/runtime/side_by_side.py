@@ -1,4 +1,5 @@
-"""How the side-by-side benches time a call: as a model served from CUDA graphs pays for it.
+"""What the side-by-side benches (gemm_vs_torch, attention_vs_torch, ops_vs_torch) share: how they
+time a call, as a model served from CUDA graphs pays for it, and how they write their results.
 
 time_graph(fn_of_set, sets) captures fn_of_set(i) N times in one CUDA graph, rotating over the
 sets (copies of the inputs, together larger than twice the L2 when the caller sizes them so, so no
@@ -6,8 +7,11 @@ call finds its inputs in the cache), replays it and returns microseconds a call 
 the median of 5 replays. N is sized from a short first graph so that a replay takes ~target_us.
 """
 
+import csv
 import math
+import pathlib
 import statistics
+import sys
 
 import torch
 
@@ -45,3 +49,22 @@ def time_graph(fn_of_set, sets, target_us=2000.0, replays=5):
     n = max(len(sets), min(4096, int(math.ceil(target_us / max(est, 0.5)))))
     n = int(math.ceil(n / len(sets)) * len(sets))
     return replay_us(build(n), n)
+
+
+def geomean(xs):
+    """Geometric mean of positive numbers; nan for none."""
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def write_results(lines, rows, out=None, csv_path=None):
+    """The Markdown lines to `out` (stdout when None) and the rows (dicts) to `csv_path` if given."""
+    text = "\n".join(lines) + "\n"
+    if out:
+        pathlib.Path(out).write_text(text)
+    else:
+        sys.stdout.write(text)
+    if csv_path:
+        with open(csv_path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0].keys()) if rows else ["empty"])
+            w.writeheader()
+            w.writerows(rows)
