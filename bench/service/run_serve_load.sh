@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Load benchmark of `ktune serve` (docs/perf/service.md): starts a server on a copy of DB, runs
 # ktune_serve_load closed loop with 1, 16 and 64 keep-alive clients and open loop with 64 clients at
-# RATE lookups/s offered (default 20000), plus the C ABI for the ratio; then all of it again while a
-# compile-only softmax job (one compile thread) writes to the same database.
-#   bench/service/run_serve_load.sh BUILD_DIR DB GPU_NAME [RATE]
+# each of RATES lookups/s offered (a comma list, default 20000), plus the C ABI for the ratio; then
+# all of it again while a compile-only gemm job (one compile thread, 400 candidates: minutes) writes to the same database.
+#   bench/service/run_serve_load.sh BUILD_DIR DB GPU_NAME [RATES]
 set -euo pipefail
-build=${1:?build dir}; db=${2:?database}; gpu=${3:?GPU name}; rate=${4:-20000}
+build=${1:?build dir}; db=${2:?database}; gpu=${3:?GPU name}; rates=${4:-20000}
 work=$(mktemp -d); trap 'kill "${pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
 python3 -c "import sqlite3,sys; s=sqlite3.connect(sys.argv[1]); d=sqlite3.connect(sys.argv[2]); s.backup(d)" "$db" "$work/db"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/token"; chmod 600 "$work/token"
@@ -18,14 +18,14 @@ keys=(--key gemm m=16,n=4096,k=4096 bf16 nt --key gemm m=512,n=4096,k=4096 bf16 
 load=("$build/bench/service/ktune_serve_load" --url "$url" --gpu "$gpu" --seconds 4 "${keys[@]}")
 echo "== lookups, idle server"
 "${load[@]}" --clients 1,16,64
-"${load[@]}" --clients 64 --rate "$rate"
+for rate in ${rates//,/ }; do "${load[@]}" --clients 64 --rate "$rate"; done
 "${load[@]}" --db "$work/db" --clients 1 | tail -1
 echo "== lookups while a compile-only job writes"
 job=$(curl -s -X POST -H "Authorization: Bearer $(cat "$work/token")" \
-  -d '{"kernel":"softmax","shapes":["rows=16,cols=4096"],"dtype":"bf16","compile_only":true,"arch":"sm_90","strategy":"exhaustive"}' \
+  -d '{"kernel":"gemm","shapes":["m=16,n=4096,k=4096"],"dtype":"bf16","compile_only":true,"arch":"sm_90","strategy":"exhaustive","budget":400}' \
   "$url/v1/jobs" | python3 -c "import json,sys; print(json.load(sys.stdin)['id'])")
 sleep 2
 "${load[@]}" --clients 1,16,64
-"${load[@]}" --clients 64 --rate "$rate"
+for rate in ${rates//,/ }; do "${load[@]}" --clients 64 --rate "$rate"; done
 # The job must have been writing all along: still running, with evaluations stored as it went.
 curl -s "$url/v1/jobs/$job" | python3 -c "import json,sys; j=json.load(sys.stdin); print('job', j['id'], j['state'], j['progress'].get('evaluations'), '/', j['progress'].get('evaluations_planned'), 'evaluations')"
