@@ -2,7 +2,9 @@
 # Load benchmark of `ktune serve` (docs/perf/service.md): starts a server on a copy of DB, runs
 # ktune_serve_load closed loop with 1, 16 and 64 keep-alive clients and open loop with 64 clients at
 # each of RATES lookups/s offered (a comma list, default 20000), plus the C ABI for the ratio; then
-# all of it again while a compile-only gemm job (one compile thread, 400 candidates: minutes) writes to the same database.
+# all of it again while a compile-only softmax job (one compile thread, four shapes: minutes of
+# compiling) writes to the same database. Not a kernel the lookups ask for: a job registers its
+# kernel's current template hash, which makes the fixture's results of that kernel stale (404).
 #   bench/service/run_serve_load.sh BUILD_DIR DB GPU_NAME [RATES]
 set -euo pipefail
 build=${1:?build dir}; db=${2:?database}; gpu=${3:?GPU name}; rates=${4:-20000}
@@ -22,7 +24,7 @@ for rate in ${rates//,/ }; do "${load[@]}" --clients 64 --rate "$rate"; done
 "${load[@]}" --db "$work/db" --clients 1 | tail -1
 echo "== lookups while a compile-only job writes"
 job=$(curl -s -X POST -H "Authorization: Bearer $(cat "$work/token")" \
-  -d '{"kernel":"gemm","shapes":["m=16,n=4096,k=4096"],"dtype":"bf16","compile_only":true,"arch":"sm_90","strategy":"exhaustive","budget":400}' \
+  -d '{"kernel":"softmax","shapes":["rows=16,cols=4096","rows=64,cols=4096","rows=16,cols=8192","rows=64,cols=8192"],"dtype":"bf16","compile_only":true,"arch":"sm_90","strategy":"exhaustive"}' \
   "$url/v1/jobs" | python3 -c "import json,sys; print(json.load(sys.stdin)['id'])")
 sleep 2
 "${load[@]}" --clients 1,16,64
