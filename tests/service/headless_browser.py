@@ -68,10 +68,14 @@ class Browser:
         self.log_entries = []  # (level, text) of the browser's own log (failed loads, CSP, ...)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
-        target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        for domain in ("Runtime.enable", "Log.enable", "Page.enable"):
-            self.call(domain, session=True)
+        try:
+            target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+            self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+            for domain in ("Runtime.enable", "Log.enable", "Page.enable"):
+                self.call(domain, session=True)
+        except BaseException:
+            self.close()
+            raise
 
     def __enter__(self):
         return self
@@ -152,8 +156,8 @@ class Browser:
         if self.proc.poll() is None:
             try:
                 self.call("Browser.close")
-            except AssertionError:
-                pass
+            except (AssertionError, OSError):
+                pass  # it is already going
             try:
                 self.proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
