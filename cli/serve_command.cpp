@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -13,7 +15,9 @@
 #include "cli/commands.hpp"
 #include "cli/db_option.hpp"
 #include "cli/stop_signals.hpp"
+#include "harness/device_info.hpp"
 #include "ktune/error.hpp"
+#include "measure/nvml.hpp"
 #include "service/server.hpp"
 
 namespace ktune::cli {
@@ -27,6 +31,31 @@ struct ServeArgs {
   std::string tls_key;
 };
 
+/// The job GPUs' SM clock and temperature through NVML for the server's /metrics. NVML numbers GPUs
+/// apart from CUDA, so each ordinal is found by its PCI bus id (read once). A GPU whose bus id or
+/// sensors cannot be read has no readings, so its gauges are left out.
+service::GpuSensorSource nvml_sensors() {
+  struct BusIds {
+    std::mutex mu;
+    std::map<int, std::string> by_ordinal;
+  };
+  auto ids = std::make_shared<BusIds>();
+  return [ids](int ordinal) -> service::GpuSensorReading {
+    std::string bus_id;
+    try {
+      std::lock_guard lock(ids->mu);
+      auto it = ids->by_ordinal.find(ordinal);
+      if (it == ids->by_ordinal.end())
+        it = ids->by_ordinal.emplace(ordinal, harness::query_device(ordinal).pci_bus_id).first;
+      bus_id = it->second;
+    } catch (const std::exception&) {
+      return {};
+    }
+    const harness::NvmlReading r = harness::nvml_read(bus_id);
+    return {r.sm_clock_mhz, r.temperature_c};
+  };
+}
+
 void run_serve(ServeArgs& a) {
   service::ServeOptions o = a.options;
   o.db = db_path(a.db);
@@ -34,6 +63,7 @@ void run_serve(ServeArgs& a) {
   if (!a.tls_cert.empty()) o.tls_cert = a.tls_cert;
   if (!a.tls_key.empty()) o.tls_key = a.tls_key;
   if (const char* chart_js = std::getenv("KTUNE_CHART_JS"); chart_js != nullptr) o.chart_js = chart_js;
+  o.gpu_sensors = nvml_sensors();
   const StopSignals signals;  // before the server's threads start, so they inherit nothing else
   service::Server server(o);
   // The one line on stdout: scripts and tests read the URL from it (port 0 picks a free port).

@@ -13,7 +13,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libsqlite3-dev sqlite3 libfmt-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libtomlplusplus-dev libmuparser-dev libxxhash-dev
-  libcpp-httplib-dev libjs-chart.js python3 python3-pytest python3-setuptools python3-wheel python3-pip binutils
+  libcpp-httplib-dev openssl libjs-chart.js python3 python3-pytest python3-setuptools python3-wheel python3-pip binutils
 )
 for arg in "$@"; do
   case "$arg" in

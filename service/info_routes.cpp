@@ -8,6 +8,7 @@
 #include "cache/config_cache.hpp"
 #include "harness/device_info.hpp"
 #include "ktune/error.hpp"
+#include "service/gpu_gauges.hpp"
 #include "service/job_runner.hpp"
 #include "service/metrics.hpp"
 #include "service/reader_pool.hpp"
@@ -60,7 +61,10 @@ void add_info_routes(httplib::Server& server, ServiceContext& ctx) {
   add_route(server, ctx, Method::kGet, "/metrics", Access::kRead,
             [&ctx](const httplib::Request&, httplib::Response& res) {
               std::string text = ctx.metrics->render();
-              if (ctx.jobs != nullptr) text += ctx.jobs->metrics_text();
+              if (ctx.jobs != nullptr) {
+                text += ctx.jobs->metrics_text();
+                text += gpu_gauges_text(ctx.gpu_sensors, ctx.jobs->devices());
+              }
               res.status = 200;
               res.set_content(text, "text/plain; version=0.0.4; charset=utf-8");
             });

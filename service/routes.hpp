@@ -9,6 +9,8 @@ namespace ktune::service {
 
 struct ServiceContext;
 
+/// GET / (the dashboard page, service/dashboard_routes.cpp).
+void add_dashboard_routes(httplib::Server& server, ServiceContext& ctx);
 /// GET /v1/health, /v1/version, /v1/devices, /metrics (service/info_routes.cpp).
 void add_info_routes(httplib::Server& server, ServiceContext& ctx);
 /// GET /v1/best, POST /v1/best:batch (service/lookup_routes.cpp).

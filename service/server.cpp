@@ -1,13 +1,16 @@
 #include "service/server.hpp"
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <memory>
 #include <mutex>
 #include <regex>
+#include <vector>
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -23,6 +26,7 @@
 #include "service/reader_pool.hpp"
 #include "service/routes.hpp"
 #include "service/service_context.hpp"
+#include "service/tls_files.hpp"
 #include "tuner/device_list.hpp"
 
 namespace ktune::service {
@@ -33,6 +37,10 @@ namespace {
 constexpr size_t kMaxReaders = 8;
 /// Requests one keep-alive connection may make before the server closes it.
 constexpr size_t kKeepAliveMaxRequests = 100000;
+/// Connections the kernel queues before they are accepted. cpp-httplib 0.11 listens with 5: 64
+/// clients connecting at once then saw 1 s SYN retransmits (docs/perf/service.md); 1024 covers
+/// --threads plus the accepted queue many times over (the kernel caps it at net.core.somaxconn).
+constexpr int kListenBacklog = 1024;
 
 /// Every route's path, to tell "wrong method" (405) from "no such route" (404).
 const std::vector<std::regex>& known_paths() {
@@ -61,6 +69,28 @@ std::vector<int> job_devices(const std::string& text) {
     return {};  // no GPU here: compile-only jobs only
   }
   return tuner::parse_device_list(text, count);
+}
+
+/// Lengthens the listen queue of the socket cpp-httplib bound to `port`: Linux takes a second
+/// listen() on a listening socket as a new backlog. `candidates` are the sockets cpp-httplib
+/// created while binding (the socket-options hook saw them); those it closed again, and any other
+/// socket that now has the same number, are told apart by asking each whether it is listening on
+/// `port`. False when none is.
+bool raise_listen_backlog(const std::vector<int>& candidates, int port) {
+  for (const int fd : candidates) {
+    int listening = 0;
+    socklen_t length = sizeof listening;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) != 0 || listening == 0) continue;
+    sockaddr_storage address{};
+    length = sizeof address;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) continue;
+    int bound = -1;
+    if (address.ss_family == AF_INET) bound = ntohs(reinterpret_cast<const sockaddr_in&>(address).sin_port);
+    if (address.ss_family == AF_INET6)
+      bound = ntohs(reinterpret_cast<const sockaddr_in6&>(address).sin6_port);
+    if (bound == port && ::listen(fd, kListenBacklog) == 0) return true;
+  }
+  return false;
 }
 
 std::filesystem::path make_scratch_dir() {
@@ -99,6 +129,7 @@ Server::Server(const ServeOptions& o) : state_(std::make_unique<State>()) {
   if (o.max_body_bytes == 0) throw Error(ErrorKind::kBadInput, "--max-body-bytes must be at least 1");
   if (o.tls_cert.has_value() != o.tls_key.has_value())
     throw Error(ErrorKind::kBadInput, "--tls-cert and --tls-key go together");
+  if (o.tls_cert) check_tls_files(*o.tls_cert, *o.tls_key);
   if (o.token_file) s.ctx.token = read_token_file(*o.token_file);
   if (!s.address.loopback() && !s.ctx.token) {
     throw Error(ErrorKind::kBadInput,
@@ -110,6 +141,7 @@ Server::Server(const ServeOptions& o) : state_(std::make_unique<State>()) {
   s.ctx.db_path = o.db;
   s.ctx.read_only = o.read_only;
   s.ctx.chart_js = o.chart_js;
+  s.ctx.gpu_sensors = o.gpu_sensors;
   if (!o.read_only) {
     s.writer.emplace(cache::ConfigCache::open(o.db, cache::ConfigCache::Mode::kReadWrite));
     s.ctx.writer = &*s.writer;
@@ -138,7 +170,9 @@ Server::Server(const ServeOptions& o) : state_(std::make_unique<State>()) {
   const size_t threads = o.threads;
   const size_t max_queue = o.max_queue;
   http.new_task_queue = [threads, max_queue] { return new BoundedTaskQueue(threads, max_queue); };
-  http.set_socket_options([](socket_t sock) {
+  auto bound_sockets = std::make_shared<std::vector<int>>();
+  http.set_socket_options([bound_sockets](socket_t sock) {
+    bound_sockets->push_back(sock);
     int yes = 1;
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     // No Nagle delay: an answer's headers and body leave at once (accepted sockets inherit it);
@@ -201,6 +235,7 @@ Server::Server(const ServeOptions& o) : state_(std::make_unique<State>()) {
   http.set_logger([&s](const httplib::Request&, const httplib::Response& res) {
     s.metrics.count_request(take_route_label(), res.status);
   });
+  add_dashboard_routes(http, s.ctx);
   add_info_routes(http, s.ctx);
   add_lookup_routes(http, s.ctx);
   add_result_routes(http, s.ctx);
@@ -216,6 +251,11 @@ Server::Server(const ServeOptions& o) : state_(std::make_unique<State>()) {
           ErrorKind::kRuntime,
           fmt::format("cannot listen on {} (in use, or not an address of this machine)", s.address.text()));
     s.port = s.address.port;
+  }
+  if (!raise_listen_backlog(*bound_sockets, s.port)) {
+    fmt::print(stderr,
+               "ktune serve: warning: the listen backlog stays at cpp-httplib's 5 (the listening "
+               "socket was not found); many clients connecting at once may wait 1 s\n");
   }
   if (s.jobs) s.jobs->resume_interrupted();
 }

@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 
+#include "service/gpu_gauges.hpp"
+
 namespace ktune::service {
 
 struct ServeOptions {
@@ -24,7 +26,8 @@ struct ServeOptions {
   int write_timeout_s = 10;
   std::optional<std::filesystem::path> tls_cert;
   std::optional<std::filesystem::path> tls_key;
-  std::string chart_js;  ///< Chart.js for HTML reports ("" = the default path)
+  std::string chart_js;         ///< Chart.js for HTML reports ("" = the default path)
+  GpuSensorSource gpu_sensors;  ///< SM clock and temperature for /metrics (none: no such gauges)
 };
 
 class Server {

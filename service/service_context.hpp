@@ -8,6 +8,7 @@
 #include <string>
 
 #include "service/api_error.hpp"
+#include "service/gpu_gauges.hpp"
 
 namespace httplib {
 class Server;
@@ -33,6 +34,7 @@ struct ServiceContext {
   JobRunner* jobs = nullptr;          ///< null when read-only
   std::filesystem::path scratch_dir;  ///< the server's own folder for uploaded bodies
   std::string chart_js;               ///< Chart.js for HTML reports ("" = the reporters' default)
+  GpuSensorSource gpu_sensors;        ///< the job GPUs' clock and temperature for /metrics (may be empty)
 };
 
 enum class Method { kGet, kPost, kDelete };

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Load benchmark of `ktune serve` (docs/perf/service.md): starts a server on a copy of DB, runs
-# ktune_serve_load with 1, 16 and 64 keep-alive clients (and the C ABI for the ratio), then again
-# while a compile-only softmax job (one compile thread) writes to the same database.
-#   bench/service/run_serve_load.sh BUILD_DIR DB GPU_NAME
+# ktune_serve_load closed loop with 1, 16 and 64 keep-alive clients and open loop with 64 clients at
+# each of RATES lookups/s offered (a comma list, default 20000), plus the C ABI for the ratio; then
+# all of it again while a compile-only softmax job (one compile thread, four shapes: minutes of
+# compiling) writes to the same database. Not a kernel the lookups ask for: a job registers its
+# kernel's current template hash, which makes the fixture's results of that kernel stale (404).
+#   bench/service/run_serve_load.sh BUILD_DIR DB GPU_NAME [RATES]
 set -euo pipefail
-build=${1:?build dir}; db=${2:?database}; gpu=${3:?GPU name}
+build=${1:?build dir}; db=${2:?database}; gpu=${3:?GPU name}; rates=${4:-20000}
 work=$(mktemp -d); trap 'kill "${pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
 python3 -c "import sqlite3,sys; s=sqlite3.connect(sys.argv[1]); d=sqlite3.connect(sys.argv[2]); s.backup(d)" "$db" "$work/db"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/token"; chmod 600 "$work/token"
@@ -14,11 +17,17 @@ for _ in $(seq 50); do grep -q "listening on" "$work/out" && break; sleep 0.1; d
 url=$(sed 's/.*listening on \([^ ]*\).*/\1/' "$work/out")
 keys=(--key gemm m=16,n=4096,k=4096 bf16 nt --key gemm m=512,n=4096,k=4096 bf16 nt
       --key gemm m=16,n=4096,k=4096 bf16 nn --key rmsnorm rows=16,hidden=4096 f16 "")
+load=("$build/bench/service/ktune_serve_load" --url "$url" --gpu "$gpu" --seconds 4 "${keys[@]}")
 echo "== lookups, idle server"
-"$build/bench/service/ktune_serve_load" --url "$url" --db "$work/db" --gpu "$gpu" --seconds 4 "${keys[@]}"
+"${load[@]}" --clients 1,16,64
+for rate in ${rates//,/ }; do "${load[@]}" --clients 64 --rate "$rate"; done
+"${load[@]}" --db "$work/db" --clients 1 | tail -1
 echo "== lookups while a compile-only job writes"
-curl -s -X POST -H "Authorization: Bearer $(cat "$work/token")" \
-  -d '{"kernel":"softmax","shapes":["rows=16,cols=4096"],"dtype":"bf16","compile_only":true,"arch":"sm_90","strategy":"exhaustive"}' \
-  "$url/v1/jobs" >/dev/null
+job=$(curl -s -X POST -H "Authorization: Bearer $(cat "$work/token")" \
+  -d '{"kernel":"softmax","shapes":["rows=16,cols=4096","rows=64,cols=4096","rows=16,cols=8192","rows=64,cols=8192"],"dtype":"bf16","compile_only":true,"arch":"sm_90","strategy":"exhaustive"}' \
+  "$url/v1/jobs" | python3 -c "import json,sys; print(json.load(sys.stdin)['id'])")
 sleep 2
-"$build/bench/service/ktune_serve_load" --url "$url" --gpu "$gpu" --seconds 4 "${keys[@]}"
+"${load[@]}" --clients 1,16,64
+for rate in ${rates//,/ }; do "${load[@]}" --clients 64 --rate "$rate"; done
+# The job must have been writing all along: still running, with evaluations stored as it went.
+curl -s "$url/v1/jobs/$job" | python3 -c "import json,sys; j=json.load(sys.stdin); print('job', j['id'], j['state'], j['progress'].get('evaluations'), '/', j['progress'].get('evaluations_planned'), 'evaluations')"

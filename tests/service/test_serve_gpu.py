@@ -1,6 +1,8 @@
 """`ktune serve` on a GPU: a measuring job submitted over HTTP, its events streamed to the end, the
 report fetched, and the job's winner then answered by /v1/best. Skips without a usable GPU."""
 
+import re
+
 import pytest
 
 from conftest import Server
@@ -16,6 +18,12 @@ def test_a_measuring_job_over_http_names_the_winner_that_best_answers(tmp_path, 
         job = submit(probe, {"kernel": "rmsnorm", "shapes": ["rows=16,hidden=4096"], "dtype": "bf16",
                              "strategy": "exhaustive", "budget": 6, "device": 0})
         assert job["lane"] == "device:0"
+        # While the job runs, /metrics shows the GPU's SM clock and temperature (NVML).
+        metrics = probe.get("/metrics").body
+        clock = re.search(r'^ktune_gpu_sm_clock_mhz\{gpu="0"\} (\S+)$', metrics, re.M)
+        temperature = re.search(r'^ktune_gpu_temperature_celsius\{gpu="0"\} (\S+)$', metrics, re.M)
+        assert clock and 100 <= float(clock.group(1)) <= 5000, metrics
+        assert temperature and 5 <= float(temperature.group(1)) <= 110, metrics
         events = read_events(probe, job["id"], timeout=900)
         assert events[-1][0] == "state" and events[-1][1]["state"] == "done", events[-1]
         keys = [data for name, data in events if name == "key"]

@@ -1,8 +1,11 @@
 """`ktune serve` lookups, results, reports, info routes and metrics, over real HTTP."""
 
 import json
+import shutil
 import subprocess
 import urllib.parse
+
+import pytest
 
 from conftest import KTUNE, TOKEN, Server, error_of, expected_facts
 
@@ -150,6 +153,8 @@ def test_metrics_count_requests_and_lookups(server):
     assert 'ktune_http_requests_total{route="unmatched",status="404"} 1' in text
     assert "ktune_lookup_seconds_count 3" in text
     assert 'ktune_jobs{state="queued"}' in text
+    # No GPU runs jobs here (--devices none): the GPU gauges are absent, not 0.
+    assert "ktune_gpu_" not in text
 
 
 def test_unknown_route_and_wrong_method(server):
@@ -191,3 +196,19 @@ def test_cache_push_twice_adds_once(tmp_path, fixture_db, token_file):
         assert no_token.returncode == 2 and "401" in no_token.stderr
     finally:
         assert s.stop() == 0
+
+
+def test_listen_backlog_is_raised_above_cpp_httplibs_five(server):
+    """64 clients connecting at once must not overflow the kernel's queue of unaccepted connections
+    (with cpp-httplib's backlog of 5 they waited 1 s for a SYN retransmit)."""
+    if shutil.which("ss") is None:
+        pytest.skip("the ss command (iproute2) is missing: it shows a listening socket's backlog")
+    port = server.url.rsplit(":", 1)[1]
+    out = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True, check=True).stdout
+    lines = [line.split() for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1, out
+    # For a listening socket ss shows the backlog in the Send-Q column.
+    state, _, backlog = lines[0][:3]
+    assert state == "LISTEN"
+    somaxconn = int(open("/proc/sys/net/core/somaxconn").read())
+    assert int(backlog) == min(1024, somaxconn), out
