@@ -24,6 +24,7 @@
 #include "service/routes.hpp"
 #include "service/service_context.hpp"
 #include "tuner/device_list.hpp"
+#include "tuner/spec_work.hpp"
 
 namespace ktune::service {
 namespace {
@@ -111,7 +112,8 @@ Server::Server(const ServeOptions& o) : state_(std::make_unique<State>()) {
   s.ctx.read_only = o.read_only;
   s.ctx.chart_js = o.chart_js;
   if (!o.read_only) {
-    s.writer.emplace(cache::ConfigCache::open(o.db, cache::ConfigCache::Mode::kReadWrite));
+    s.writer.emplace(
+        cache::ConfigCache::open(o.db, cache::ConfigCache::Mode::kReadWrite, tuner::spec_work_model()));
     s.ctx.writer = &*s.writer;
   }
   s.readers = std::make_unique<ReaderPool>(o.db, std::min(o.threads, kMaxReaders));
