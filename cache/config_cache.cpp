@@ -64,7 +64,7 @@ std::unique_ptr<ConfigCache::Impl> open_read_only(const fs::path& path) {
 
 }  // namespace
 
-ConfigCache ConfigCache::open(const fs::path& path, Mode mode) {
+ConfigCache ConfigCache::open(const fs::path& path, Mode mode, WorkModel work_model) {
   if (path.empty()) throw Error(ErrorKind::kBadInput, "empty database path");
   std::error_code ec;
   const bool exists = fs::exists(path, ec);
@@ -106,13 +106,14 @@ ConfigCache ConfigCache::open(const fs::path& path, Mode mode) {
     configure(impl->db, true);
     // Re-read under this connection: another process may have created the file meanwhile.
     const int version = detail::read_schema_version(impl->db, path);
-    if (version < kSchemaVersion) detail::migrate(impl->db);
+    if (version < kSchemaVersion) detail::migrate(impl->db, work_model);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::kBadInput) throw;
     throw Error(ErrorKind::kRuntime, fmt::format("cannot write the database {}: {}", path.string(), e.what()),
                 e.api_code(), e.where());
   }
   impl->version = kSchemaVersion;
+  impl->work_model = std::move(work_model);
   detail::prepare_lookup_statements(impl->db);
   return ConfigCache(std::move(impl));
 }
@@ -200,6 +201,7 @@ std::vector<int64_t> ConfigCache::record(int64_t run_id, int64_t gpu_id, int64_t
     detail::require_json_object(m.counters_json, "Measurement::counters_json");
     detail::require_json_object(m.resources_json, "Measurement::resources_json");
     detail::require_fidelity(m.fidelity, m.config_name);
+    detail::require_work(m.work, m.config_name);
   }
   std::lock_guard lock(impl_->mu);
   Transaction tx(impl_->db);
@@ -218,6 +220,7 @@ std::vector<int64_t> ConfigCache::record(int64_t run_id, int64_t gpu_id, int64_t
     s->bind(16, m.counters_json).bind(17, m.resources_json).bind(18, m.baseline);
     s->bind(19, m.sm_clock_mhz).bind(20, m.temperature_c).bind(21, now).bind(22, m.layout);
     s->bind(23, m.fidelity).bind(24, int64_t{m.verified ? 1 : 0});
+    s->bind(25, m.work.flops).bind(26, m.work.bytes);
     try {
       s->run();
     } catch (const Error& e) {

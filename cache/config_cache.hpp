@@ -19,7 +19,7 @@
 namespace ktune::cache {
 
 /// The schema version this build writes; a database with a newer one is refused unchanged.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 /// A GPU model. The key is (name, compute capability, SM count, memory size): a result holds for
 /// every card of the model, so the UUID is not part of it.
@@ -60,6 +60,29 @@ struct Stats {
   int64_t samples = 0;
 };
 
+/// The work of one launch of a kernel at one shape, dtype and layout: what TFLOP/s, GB/s and the
+/// roofline of a measurement are computed from. The kernel's spec is the one source of these numbers
+/// (KernelSpec::work); the cache stores them with each measurement and knows no kernels itself.
+struct Work {
+  std::optional<double> flops;  ///< floating-point operations (a multiply-add counts 2); absent: unknown
+  std::optional<double> bytes;  ///< minimum DRAM bytes (each input read once, each output written once)
+
+  bool operator==(const Work&) const = default;
+};
+
+/// What a WorkModel is asked: a key's kernel name, canonical shape text, dtype name and layout.
+struct WorkKey {
+  std::string_view kernel;
+  std::string_view shape;
+  std::string_view dtype;
+  std::string_view layout;
+};
+
+/// Answers the work of a key from the kernels this process knows (tuner::spec_work_model). The
+/// cache calls it where a measurement arrives without work: the migration of older rows to schema 4
+/// and the import of an older export. Empty fields where the kernel is unknown.
+using WorkModel = std::function<Work(const WorkKey&)>;
+
 /// One measured (or failed) config for one shape, dtype and layout.
 struct Measurement {
   std::string shape;  ///< canonical shape text
@@ -83,6 +106,9 @@ struct Measurement {
   /// false when no reference checked the result: a user kernel described with `verify = false`
   /// (docs/byo.md). Such results are shown as unverified everywhere (D4).
   bool verified = true;
+  /// The work of one launch (KernelSpec::work), for the derived throughput and roofline; fields
+  /// absent when the kernel has no work model. Each present value is finite and > 0.
+  Work work;
 };
 
 /// A measurement as stored, with its row ids and the names of what it belongs to.
@@ -194,10 +220,13 @@ class ConfigCache {
   enum class Mode { kReadWrite, kReadOnly };
 
   /// Opens (read-write: creating and migrating as needed) the database at `path`.
+  /// `work_model`, when given, fills the work of measurements that arrive without it: rows migrated
+  /// from a schema before 4 and rows imported from an older export (without it they stay unknown).
   /// Throws ktune::Error: kBadInput for a file that is not a ktune database, is truncated or has a
   /// newer schema (the file is left unchanged); kRuntime for a path that cannot be created or
   /// written; kNotFound for a read-only open of a missing file.
-  static ConfigCache open(const std::filesystem::path& path, Mode mode = Mode::kReadWrite);
+  static ConfigCache open(const std::filesystem::path& path, Mode mode = Mode::kReadWrite,
+                          WorkModel work_model = {});
 
   ConfigCache(ConfigCache&&) noexcept;
   ConfigCache& operator=(ConfigCache&&) noexcept;

@@ -112,6 +112,8 @@ void ConfigCache::export_json(const std::filesystem::path& out_path) const {
                   {"stats", stats},
                   {"fidelity", m.fidelity},
                   {"verified", m.verified},
+                  {"work_flops", opt(m.work.flops)},
+                  {"work_bytes", opt(m.work.bytes)},
                   {"counters", object_or_text(m.counters_json)},
                   {"resources", object_or_text(m.resources_json)},
                   {"baseline", m.baseline},
@@ -171,7 +173,7 @@ MergeStats ConfigCache::import_json(const std::filesystem::path& in_path) {
   };
   std::lock_guard lock(impl_->mu);
   detail::Transaction tx(impl_->db);
-  detail::RowImporter importer(impl_->db);
+  detail::RowImporter importer(impl_->db, impl_->work_model);
   try {
     for (const json& g : doc.at("gpus")) {
       importer.add_gpu(
@@ -222,6 +224,8 @@ MergeStats ConfigCache::import_json(const std::filesystem::path& in_path) {
       m.temperature_c = opt_num(j.value("temperature_c", json()));
       m.fidelity = j.value("fidelity", 1.0);
       m.verified = j.value("verified", true);
+      // Absent in exports written before schema 4: the importer asks its work model.
+      m.work = Work{opt_num(j.value("work_flops", json())), opt_num(j.value("work_bytes", json()))};
       detail::require_fidelity(m.fidelity, m.config_name);
       row.measured_at = j.value("measured_at", "");
       importer.add_measurement(row);

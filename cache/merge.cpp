@@ -20,7 +20,7 @@ MergeStats ConfigCache::merge(const std::filesystem::path& other) {
   detail::ReadSnapshot snapshot(in);
   std::lock_guard lock(impl_->mu);
   detail::Transaction tx(impl_->db);
-  detail::RowImporter importer(impl_->db);
+  detail::RowImporter importer(impl_->db, impl_->work_model);
   {
     StatementLease s = in.cached(
         "SELECT id, name, cc_major, cc_minor, sm_count, memory_bytes, ceilings_json FROM gpus ORDER BY id");

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ktune/error.hpp"
+#include "tuner/spec_work.hpp"
 
 namespace ktune::cli {
 
@@ -28,7 +29,7 @@ cache::ConfigCache open_existing(const std::filesystem::path& path) {
 }
 
 cache::ConfigCache open_for_writing(const std::filesystem::path& path) {
-  return cache::ConfigCache::open(path, cache::ConfigCache::Mode::kReadWrite);
+  return cache::ConfigCache::open(path, cache::ConfigCache::Mode::kReadWrite, tuner::spec_work_model());
 }
 
 }  // namespace ktune::cli

@@ -24,7 +24,8 @@ std::filesystem::path db_path(const std::string& flag);
 /// "no database at PATH; run `ktune tune` first".
 cache::ConfigCache open_existing(const std::filesystem::path& path);
 
-/// Opens (creating when missing) a database for writing.
+/// Opens (creating when missing) a database for writing; rows migrated from an older schema or
+/// imported without work get it from the kernel specs (tuner::spec_work_model).
 cache::ConfigCache open_for_writing(const std::filesystem::path& path);
 
 }  // namespace ktune::cli

@@ -24,3 +24,14 @@ bool compile_only_kernel(const ReportData& data, std::string_view kernel) {
 }
 
 }  // namespace ktune::reports
+
+namespace ktune::reports {
+
+std::string_view no_winner_note(const ReportData& data, std::string_view kernel) {
+  for (const ReportKey& key : data.keys) {
+    if (key.kernel == kernel && key.winner) return {};
+  }
+  return compile_only_kernel(data, kernel) ? kCompileOnlyNote : kNothingRanNote;
+}
+
+}  // namespace ktune::reports

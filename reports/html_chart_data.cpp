@@ -49,6 +49,7 @@ json speedup_chart(const ReportData& data, const std::vector<const ReportKey*>& 
     values.push_back(*w.speedup);
     baselines.push_back(data.rows[*key->baseline].stored.m.baseline);
   }
+  if (labels.empty()) return nullptr;
   return {{"labels", labels}, {"values", values}, {"baselines", baselines}};
 }
 
@@ -62,7 +63,8 @@ json roofline_chart(const ReportData& data, const std::string& kernel) {
     any_bytes |= row.roofline.gbps.has_value();
     rows.push_back(&row);
   }
-  const std::string mode = any_flops ? "flops" : any_bytes ? "bytes" : "none";
+  if (!any_flops && !any_bytes) return nullptr;  // no work stored for this kernel: throughput unknown
+  const std::string mode = any_flops ? "flops" : "bytes";
   json points = json::array(), winners = json::array(), winner_labels = json::array(),
        baselines = json::array();
   const auto xy = [&](const ReportRow& r) -> std::optional<std::pair<double, double>> {
@@ -87,6 +89,7 @@ json roofline_chart(const ReportData& data, const std::string& kernel) {
       points.push_back({p->first, p->second});
     }
   }
+  if (points.empty() && winners.empty() && baselines.empty()) return nullptr;
   json ceilings = json::array();
   std::set<std::pair<size_t, std::string>> seen;
   for (const ReportRow* r : rows) {
@@ -192,6 +195,7 @@ json spread_chart(const ReportData& data, const std::vector<const ReportKey*>& k
     max.push_back(ratios.back());
     count.push_back(ratios.size());
   }
+  if (labels.empty()) return nullptr;
   return {{"labels", labels}, {"p10", p10}, {"p50", p50}, {"p90", p90}, {"max", max}, {"count", count}};
 }
 
@@ -202,6 +206,7 @@ json outcome_chart(const ReportData& data, const std::string& kernel) {
     const auto o = static_cast<size_t>(row.stored.m.outcome);
     if (o < kOutcomeCount) ++counts[o];
   }
+  if (std::all_of(counts.begin(), counts.end(), [](int64_t n) { return n == 0; })) return nullptr;
   json labels = json::array(), values = json::array();
   for (size_t i = 0; i < kOutcomeCount; ++i) {
     labels.push_back(outcome_name(static_cast<ktune::Outcome>(i)));

@@ -10,9 +10,11 @@
 
 namespace ktune::reports {
 
-/// {"kernels":[{"name":..,"speedup":{..},"roofline":{..},"heatmap":{..}|null,"spread":{..},
-///  "outcomes":{..}}, ...]} in the order of data.kernels. The page script (html_assets.cpp)
-/// reads exactly these fields.
+/// {"kernels":[{"name":..,"speedup":{..}|null,"roofline":{..}|null,"heatmap":{..}|null,
+///  "spread":{..}|null,"outcomes":{..}|null}, ...]} in the order of data.kernels. A chart with
+/// nothing to draw is null (no baseline, no stored work, fewer than two varying parameters, no
+/// timed candidate): the page leaves its panel out. The page script (html_assets.cpp) reads
+/// exactly these fields.
 nlohmann::json html_chart_data(const ReportData& data);
 
 }  // namespace ktune::reports

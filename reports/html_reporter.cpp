@@ -9,7 +9,9 @@
 #include <fmt/format.h>
 
 #include "ktune/error.hpp"
+#include "reports/ceilings_text.hpp"
 #include "reports/compile_only.hpp"
+#include "reports/counter_table.hpp"
 #include "reports/escape.hpp"
 #include "reports/html_assets.hpp"
 #include "reports/html_chart_data.hpp"
@@ -69,18 +71,6 @@ void header_row(std::string& out, std::initializer_list<std::string_view> names)
   out += "</tr></thead>";
 }
 
-/// "bf16_tflops 724 · copy_gbps 4280" from a ceilings object.
-std::string ceilings_text(const std::string& json) {
-  const nlohmann::json object = nlohmann::json::parse(json, nullptr, /*allow_exceptions=*/false);
-  if (!object.is_object() || object.empty()) return "not measured";
-  std::string text;
-  for (const auto& [name, value] : object.items()) {
-    if (!text.empty()) text += " · ";
-    text += name + " " + (value.is_string() ? value.get<std::string>() : value.dump());
-  }
-  return text;
-}
-
 void write_header(std::string& out, const ReportData& data) {
   out += "<header><h1>ktune report</h1><p class=\"meta\">";
   size_t listed = 0;
@@ -106,7 +96,7 @@ void write_header(std::string& out, const ReportData& data) {
     num_cell(out, std::to_string(gpu.sm_count));
     num_cell(out,
              fmt::format("{:.1f} GiB", static_cast<double>(gpu.memory_bytes) / (1024.0 * 1024.0 * 1024.0)));
-    code_cell(out, ceilings_text(gpu.ceilings_json));
+    cell(out, ceilings_text(gpu.ceilings_json));
     out += "</tr>";
   }
   out += "</tbody></table></div>\n<h3>Runs</h3><div class=\"table-wrap\"><table id=\"runs\">";
@@ -171,39 +161,41 @@ void write_winners(std::string& out, const ReportData& data, const std::string& 
 }
 
 void write_counters(std::string& out, const ReportData& data, const std::string& kernel, size_t k) {
-  std::set<std::string> names;
-  for (const ReportKey& key : data.keys) {
-    if (key.kernel != kernel || !key.winner) continue;
-    for (const auto& c : data.rows[*key.winner].counters) names.insert(c.first);
-  }
+  const CounterTable table = counter_table(data, kernel);
   out += "<h3>Counters of the winners</h3>";
-  if (names.empty()) {
-    out += "<p class=\"empty\">No hardware counters were recorded for these winners.</p>\n";
+  if (!table.has_metrics()) {
+    out += "<p class=\"empty\">No hardware counters were recorded for these winners";
+    // One shared reason ("not requested", CUPTI missing) says why; several are in the JSON report.
+    std::string reason = table.rows.empty() ? std::string() : table.rows.front().note;
+    for (const CounterTable::Row& row : table.rows) {
+      if (row.note != reason) reason.clear();
+    }
+    if (!reason.empty()) append_html(out, " (" + reason + ")");
+    out += ".</p>\n";
     return;
   }
+  const bool many_gpus = data.gpus.size() > 1;
+  const bool notes = table.has_notes();
   fmt::format_to(std::back_inserter(out),
-                 "<div class=\"table-wrap\"><table class=\"counters\" "
-                 "id=\"counters-{}\"><thead><tr><th>shape</th><th>dtype</th><th>layout</th><th>config</th>",
-                 k);
-  for (const std::string& name : names) {
-    out += "<th>";
+                 "<div class=\"table-wrap\"><table class=\"counters\" id=\"counters-{}\"><thead><tr>", k);
+  if (many_gpus) out += "<th>GPU</th>";
+  out += "<th>shape</th><th>dtype</th><th>layout</th>";
+  for (const std::string& name : table.columns) {
+    out += "<th><code>";
     append_html(out, name);
-    out += "</th>";
+    out += "</code></th>";
   }
+  if (notes) out += "<th>note</th>";
   out += "</tr></thead><tbody>";
-  for (const ReportKey& key : data.keys) {
-    if (key.kernel != kernel || !key.winner) continue;
-    const ReportRow& w = data.rows[*key.winner];
+  for (const CounterTable::Row& row : table.rows) {
+    const ReportKey& key = data.keys[row.key];
     out += "<tr>";
+    if (many_gpus) cell(out, data.gpus[key.gpu].name);
     code_cell(out, key.shape);
     cell(out, key.dtype);
     cell(out, key.layout.empty() ? "–" : key.layout);
-    code_cell(out, w.stored.m.config_name);
-    for (const std::string& name : names) {
-      const auto it = std::find_if(w.counters.begin(), w.counters.end(),
-                                   [&](const NamedValue& c) { return c.first == name; });
-      num_cell(out, it != w.counters.end() ? it->second : "");
-    }
+    for (const std::string& value : row.cells) num_cell(out, value.empty() ? "–" : value);
+    if (notes) cell(out, row.note);
     out += "</tr>";
   }
   out += "</tbody></table></div>\n";
@@ -218,31 +210,49 @@ void write_figure(std::string& out, size_t k, std::string_view name, std::string
                  html(title), html(note), k, name, html(title));
 }
 
+/// Charts with nothing to draw (null in the chart data) are left out; so is the whole grid when
+/// none has anything.
+void write_charts(std::string& out, const nlohmann::json& charts, size_t k) {
+  const nlohmann::json& kernel = charts["kernels"][k];
+  struct Figure {
+    std::string_view name, title;
+    std::string note;
+  };
+  std::vector<Figure> figures;
+  figures.push_back({"speedup", "Speed-up over the baseline by shape", "baseline time / winner time"});
+  figures.push_back({"roofline", "Achieved vs ceiling", "every timed config; dashed: the GPU's ceilings"});
+  const nlohmann::json& heatmap = kernel["heatmap"];
+  figures.push_back({"heatmap", "Time over the config space",
+                     heatmap.is_null()
+                         ? std::string()
+                         : fmt::format("{} × {} at {}; each cell the fastest over the other parameters",
+                                       heatmap["x"].get<std::string>(), heatmap["y"].get<std::string>(),
+                                       heatmap["key"].get<std::string>())});
+  figures.push_back({"spread", "Spread of candidate times", "relative to each shape's winner"});
+  figures.push_back({"outcomes", "Outcome counts", ""});
+  std::erase_if(figures, [&](const Figure& f) { return kernel[std::string(f.name)].is_null(); });
+  if (figures.empty()) return;
+  out += "<div class=\"charts\">\n";
+  for (const Figure& f : figures) write_figure(out, k, f.name, f.title, f.note);
+  out += "</div>\n";
+}
+
 void write_kernel(std::string& out, const ReportData& data, const nlohmann::json& charts, size_t k) {
   const std::string& kernel = data.kernels[k];
   fmt::format_to(std::back_inserter(out), "<section class=\"kernel\" id=\"kernel-{}\"><h2>", k);
   append_html(out, kernel);
   out += "</h2>\n";
-  if (compile_only_kernel(data, kernel)) {
-    out += "<p class=\"empty compile-only\">No winner: ";
-    append_html(out, kCompileOnlyNote);
+  const std::string_view no_winner = no_winner_note(data, kernel);
+  if (no_winner.empty()) {
+    write_winners(out, data, kernel, k);
+  } else {
+    fmt::format_to(std::back_inserter(out),
+                   "<p class=\"empty{}\">No winner: ", no_winner == kCompileOnlyNote ? " compile-only" : "");
+    append_html(out, no_winner);
     out += ".</p>\n";
   }
-  write_winners(out, data, kernel, k);
-  out += "<div class=\"charts\">\n";
-  const nlohmann::json& heatmap = charts["kernels"][k]["heatmap"];
-  const std::string heat_note =
-      heatmap.is_null() ? std::string()
-                        : fmt::format("{} × {} at {}; each cell the fastest over the other parameters",
-                                      heatmap["x"].get<std::string>(), heatmap["y"].get<std::string>(),
-                                      heatmap["key"].get<std::string>());
-  write_figure(out, k, "speedup", "Speed-up over the baseline by shape", "baseline time / winner time");
-  write_figure(out, k, "roofline", "Achieved vs ceiling", "every timed config; dashed: the GPU's ceilings");
-  write_figure(out, k, "heatmap", "Time over the config space", heat_note);
-  write_figure(out, k, "spread", "Spread of candidate times", "relative to each shape's winner");
-  write_figure(out, k, "outcomes", "Outcome counts", "");
-  out += "</div>\n";
-  write_counters(out, data, kernel, k);
+  write_charts(out, charts, k);
+  if (no_winner.empty()) write_counters(out, data, kernel, k);
   out += "</section>\n";
 }
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "reports/compile_only.hpp"
 #include "reports/escape.hpp"
 #include "reports/number_format.hpp"
 
@@ -169,6 +170,21 @@ void append_header(std::string& out, const ReportData& data, ObjectWriter& doc) 
   out += ']';
 }
 
+/// Per kernel: whether its rows come from a compile-only sweep, and why it has no winner ("" when
+/// it has one).
+void append_kernels(std::string& out, const ReportData& data) {
+  out += '[';
+  for (size_t i = 0; i < data.kernels.size(); ++i) {
+    if (i > 0) out += ',';
+    ObjectWriter k(out);
+    k.string("name", data.kernels[i]);
+    k.boolean("compile_only", compile_only_kernel(data, data.kernels[i]));
+    k.string("no_winner", no_winner_note(data, data.kernels[i]));
+    k.end();
+  }
+  out += ']';
+}
+
 void append_winners(std::string& out, const ReportData& data) {
   out += '[';
   bool first = true;
@@ -211,6 +227,8 @@ void JsonReporter::write(const ReportData& data, std::ostream& out) const {
   buf.reserve(kFlushBytes + (kFlushBytes >> 2));
   ObjectWriter doc(buf);
   append_header(buf, data, doc);
+  doc.key("kernels");
+  append_kernels(buf, data);
   doc.key("winners");
   append_winners(buf, data);
   doc.key("measurements");

@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "reports/ceilings_text.hpp"
 #include "reports/compile_only.hpp"
+#include "reports/counter_table.hpp"
 #include "reports/escape.hpp"
 #include "reports/number_format.hpp"
 
@@ -31,25 +33,73 @@ void write_gpus(std::string& out, const ReportData& data) {
   for (const cache::GpuInfo& gpu : data.gpus) {
     fmt::format_to(std::back_inserter(out), "| {} | {}.{} | {} | {} | {} |\n", markdown_cell(gpu.name),
                    gpu.cc_major, gpu.cc_minor, gpu.sm_count, memory_text(gpu.memory_bytes),
-                   gpu.ceilings_json == "{}" ? std::string("not measured") : code(gpu.ceilings_json));
+                   markdown_cell(ceilings_text(gpu.ceilings_json)));
   }
+}
+
+/// The winners' counters, one row a winner (at most kMaxWinnerRows); nothing when none recorded any.
+void write_counters(std::string& out, const ReportData& data, const std::string& kernel) {
+  const CounterTable table = counter_table(data, kernel);
+  if (!table.has_metrics()) return;
+  const bool notes = table.has_notes();
+  const bool many_gpus = data.gpus.size() > 1;
+  out += "\nCounters of the winners:\n\n";
+  if (many_gpus) out += "| GPU ";
+  out += "| shape | dtype | layout |";
+  for (const std::string& name : table.columns) fmt::format_to(std::back_inserter(out), " {} |", code(name));
+  out += notes ? " note |\n" : "\n";
+  if (many_gpus) out += "|---";
+  out += "|---|---|---|";
+  for (size_t i = 0; i < table.columns.size(); ++i) out += "---:|";
+  out += notes ? "---|\n" : "\n";
+  for (size_t r = 0; r < table.rows.size() && r < kMaxWinnerRows; ++r) {
+    const CounterTable::Row& row = table.rows[r];
+    const ReportKey& key = data.keys[row.key];
+    if (many_gpus) fmt::format_to(std::back_inserter(out), "| {} ", markdown_cell(data.gpus[key.gpu].name));
+    fmt::format_to(std::back_inserter(out), "| {} | {} | {} |", code(key.shape), markdown_cell(key.dtype),
+                   key.layout.empty() ? std::string("–") : code(key.layout));
+    for (const std::string& cell : row.cells)
+      fmt::format_to(std::back_inserter(out), " {} |", cell.empty() ? std::string("–") : markdown_cell(cell));
+    if (notes) out += row.note.empty() ? std::string(" |") : fmt::format(" {} |", markdown_cell(row.note));
+    out += '\n';
+  }
+}
+
+void write_outcomes(std::string& out, const ReportData& data, const std::string& kernel) {
+  std::array<int64_t, kOutcomeCount> outcomes{};
+  for (const ReportKey& key : data.keys) {
+    if (key.kernel != kernel) continue;
+    for (size_t i = 0; i < kOutcomeCount; ++i) outcomes[i] += key.outcome_counts[i];
+  }
+  out += "\nOutcomes:";
+  for (size_t i = 0; i < kOutcomeCount; ++i) {
+    if (outcomes[i] > 0) {
+      fmt::format_to(std::back_inserter(out), " {} {},", outcome_name(static_cast<ktune::Outcome>(i)),
+                     outcomes[i]);
+    }
+  }
+  if (out.back() == ',') out.pop_back();
+  out += '\n';
 }
 
 void write_kernel(std::string& out, const ReportData& data, const std::string& kernel) {
   fmt::format_to(std::back_inserter(out), "\n## {}\n\n", markdown_cell(kernel));
+  const std::string_view no_winner = no_winner_note(data, kernel);
+  if (!no_winner.empty()) {
+    fmt::format_to(std::back_inserter(out), "_no winner: {}_\n", no_winner);
+    write_outcomes(out, data, kernel);
+    return;
+  }
   const bool many_gpus = data.gpus.size() > 1;
   if (many_gpus) out += "| GPU ";
   out +=
       "| shape | dtype | layout | winner | median µs | baseline | speed-up | TFLOP/s | GB/s | % roofline |\n";
   if (many_gpus) out += "|---";
   out += "|---|---|---|---|---:|---|---:|---:|---:|---:|\n";
-  std::array<int64_t, kOutcomeCount> outcomes{};
   size_t listed = 0;
   size_t unlisted = 0;
   for (const ReportKey& key : data.keys) {
-    if (key.kernel != kernel) continue;
-    for (size_t i = 0; i < kOutcomeCount; ++i) outcomes[i] += key.outcome_counts[i];
-    if (!key.winner) continue;
+    if (key.kernel != kernel || !key.winner) continue;
     if (listed == kMaxWinnerRows) {
       ++unlisted;
       continue;
@@ -66,24 +116,12 @@ void write_kernel(std::string& out, const ReportData& data, const std::string& k
         w.speedup ? human(w.speedup) + "×" : "–", human(w.roofline.tflops), human(w.roofline.gbps),
         human(w.roofline.pct_of_ceiling));
   }
-  if (listed == 0 && compile_only_kernel(data, kernel)) {
-    fmt::format_to(std::back_inserter(out), "\n_no winner: {}_\n", kCompileOnlyNote);
-  } else if (listed == 0) {
-    out += "\n_no winner: no config of this kernel ran correctly_\n";
-  }
   if (unlisted > 0) {
     fmt::format_to(std::back_inserter(out), "\n_…and {} more shapes (see the HTML or CSV report)_\n",
                    unlisted);
   }
-  out += "\nOutcomes:";
-  for (size_t i = 0; i < kOutcomeCount; ++i) {
-    if (outcomes[i] > 0) {
-      fmt::format_to(std::back_inserter(out), " {} {},", outcome_name(static_cast<ktune::Outcome>(i)),
-                     outcomes[i]);
-    }
-  }
-  if (out.back() == ',') out.pop_back();
-  out += '\n';
+  write_counters(out, data, kernel);
+  write_outcomes(out, data, kernel);
 }
 
 }  // namespace

@@ -17,20 +17,6 @@ namespace {
 
 /// "rotate, graph x37" from a measurement's resources: the worker's keys carry a "worker_" prefix
 /// (the tuner merges them with the compile's), the cuBLAS baseline's none.
-/// The work a measurement's resources record ("work": {"flops", "bytes"}, written by the tuner from
-/// the kernel's description for kernels work_model() does not know: user kernels, docs/byo.md).
-Work stored_work(const std::string& resources_json) {
-  const auto j = nlohmann::json::parse(resources_json, nullptr, false);
-  Work w;
-  if (!j.is_object() || !j.contains("work") || !j["work"].is_object()) return w;
-  const auto& work = j["work"];
-  if (work.contains("flops") && work["flops"].is_number() && work["flops"].get<double>() > 0)
-    w.flops = work["flops"].get<double>();
-  if (work.contains("bytes") && work["bytes"].is_number() && work["bytes"].get<double>() > 0)
-    w.bytes = work["bytes"].get<double>();
-  return w;
-}
-
 std::string timing_of(const std::string& resources_json) {
   const auto j = nlohmann::json::parse(resources_json, nullptr, false);
   if (!j.is_object()) return {};
@@ -143,8 +129,7 @@ void ReportBuilder::add(const cache::StoredMeasurement& measurement) {
   keep_object(s.m.resources_json);
   row.timing = timing_of(s.m.resources_json);
   row.dims = parse_dims(s.m.shape);
-  row.work = work_model(s.kernel.name, row.dims, s.m.dtype);
-  if (!row.work.flops && !row.work.bytes) row.work = stored_work(s.m.resources_json);
+  row.work = s.m.work;
   row.gpu = gpu_index(s.gpu);
 
   const std::string key_text = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", row.gpu, s.kernel.name,

@@ -1,6 +1,7 @@
 #pragma once
-/// Builds a ReportData from stored measurements: parses each row's JSON once, applies the work
-/// model and the GPU's ceilings, picks each key's baseline and winner and computes speed-ups.
+/// Builds a ReportData from stored measurements: parses each row's JSON once, applies the GPU's
+/// ceilings to the work stored with each row (cache::Measurement::work), picks each key's baseline
+/// and winner and computes speed-ups.
 
 #include <cstdint>
 #include <string>

@@ -14,7 +14,6 @@
 
 #include "cache/config_cache.hpp"
 #include "reports/roofline.hpp"
-#include "reports/work_model.hpp"
 
 namespace ktune::reports {
 
@@ -36,9 +35,9 @@ struct ReportRow {
   std::vector<NamedValue> params;                     ///< config parameters, sorted by name
   std::vector<NamedValue> counters;                   ///< counters, sorted by name
   std::vector<std::pair<std::string, int64_t>> dims;  ///< shape dimensions in canonical order
-  Work work;
-  Roofline roofline;              ///< empty unless outcome ok and timed
-  std::optional<double> speedup;  ///< baseline median / this median
+  Work work;                                          ///< stored with the measurement (stored.m.work)
+  Roofline roofline;                                  ///< empty unless outcome ok and timed
+  std::optional<double> speedup;                      ///< baseline median / this median
   bool winner = false;
   /// How it was timed, from its resources: the flush plan used and "graph xN" (N launches a sample)
   /// or "events", e.g. "rotate, graph x37"; "" for a measurement that does not record it.

@@ -7,6 +7,8 @@
 namespace ktune::reports {
 namespace {
 
+bool is_fp8(std::string_view dtype) { return dtype.starts_with("fp8"); }
+
 std::optional<double> number(const nlohmann::json& object, const std::string& key) {
   const auto it = object.find(key);
   if (it == object.end() || !it->is_number()) return std::nullopt;

@@ -1,14 +1,17 @@
 #pragma once
 /// The roofline of one measurement: the fastest time the GPU's measured ceilings allow for the
-/// work, compared with the time measured. % of roofline = that lower bound / the measured median.
+/// work stored with it (cache::Work, from the kernel's spec), compared with the time measured.
+/// % of roofline = that lower bound / the measured median.
 
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include "reports/work_model.hpp"
+#include "cache/config_cache.hpp"
 
 namespace ktune::reports {
+
+using cache::Work;
 
 /// A GPU's ceilings that apply to one dtype, from GpuInfo::ceilings_json.
 struct Ceilings {

@@ -58,6 +58,8 @@ nlohmann::json measurement_json(const cache::StoredMeasurement& s) {
           {"stats", stats},
           {"fidelity", m.fidelity},
           {"verified", m.verified},
+          {"work_flops", optional_number(m.work.flops)},
+          {"work_bytes", optional_number(m.work.bytes)},
           {"counters", object_or_text(m.counters_json)},
           {"resources", object_or_text(m.resources_json)},
           {"baseline", m.baseline},

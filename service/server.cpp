@@ -28,6 +28,7 @@
 #include "service/service_context.hpp"
 #include "service/tls_files.hpp"
 #include "tuner/device_list.hpp"
+#include "tuner/spec_work.hpp"
 
 namespace ktune::service {
 namespace {
@@ -143,7 +144,8 @@ Server::Server(const ServeOptions& o) : state_(std::make_unique<State>()) {
   s.ctx.chart_js = o.chart_js;
   s.ctx.gpu_sensors = o.gpu_sensors;
   if (!o.read_only) {
-    s.writer.emplace(cache::ConfigCache::open(o.db, cache::ConfigCache::Mode::kReadWrite));
+    s.writer.emplace(
+        cache::ConfigCache::open(o.db, cache::ConfigCache::Mode::kReadWrite, tuner::spec_work_model()));
     s.ctx.writer = &*s.writer;
   }
   s.readers = std::make_unique<ReaderPool>(o.db, std::min(o.threads, kMaxReaders));

@@ -8,6 +8,7 @@
 
 #include "ktune/error.hpp"
 #include "tuner/detail/candidate_preparer.hpp"
+#include "tuner/spec_work.hpp"
 
 namespace ktune::tuner {
 
@@ -47,6 +48,7 @@ cache::Measurement to_baseline_measurement(const kernel_templates::Problem& prob
   m.layout = problem.layout;
   m.config_name = cublas_baseline_name(problem);
   m.baseline = std::string(kCublasBaseline);
+  m.work = spec_work("gemm", problem);  // no_cublas_baseline: only gemm has one
   nlohmann::json config = nlohmann::json::object();
   for (const char* key : {"library", "algorithm"}) {
     if (result.resources.is_object() && result.resources.contains(key))

@@ -44,6 +44,15 @@ void require_fidelity(double fidelity, std::string_view config_name) {
   }
 }
 
+void require_work(const Work& work, std::string_view config_name) {
+  for (const auto& [name, value] : {std::pair{"flops", work.flops}, std::pair{"bytes", work.bytes}}) {
+    if (value && !(std::isfinite(*value) && *value > 0)) {
+      throw Error(ErrorKind::kBadInput, fmt::format("measurement {}: work {} must be finite and > 0, got {}",
+                                                    config_name, name, *value));
+    }
+  }
+}
+
 void read_measurement(const Statement& s, Measurement& m) {
   m.shape = s.text(4);
   m.dtype = s.text(5);
@@ -64,6 +73,7 @@ void read_measurement(const Statement& s, Measurement& m) {
   m.temperature_c = s.opt_real(21);
   m.fidelity = s.real(23);
   m.verified = s.int64(24) != 0;
+  m.work = Work{s.opt_real(25), s.opt_real(26)};
 }
 
 }  // namespace detail

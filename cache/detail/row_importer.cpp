@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cache/detail/impl.hpp"
+#include "cache/detail/stored_work.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::cache::detail {
@@ -43,6 +44,7 @@ void RowImporter::add_kernel(const SourceKernel& k) {
       .bind(3, k.registered_at.empty() ? now_iso() : k.registered_at);
   s->step();
   kernels_[k.id] = s->int64(0);
+  kernel_names_[k.id] = k.info.name;
   s->run();
 }
 
@@ -71,7 +73,8 @@ void RowImporter::add_measurement(const SourceMeasurement& row) {
   const int64_t run = mapped(runs_, row.run_id, "run");
   const int64_t gpu = mapped(gpus_, row.gpu_id, "gpu");
   const int64_t kernel = mapped(kernels_, row.kernel_id, "kernel");
-  const Measurement& m = row.m;
+  Measurement m = row.m;
+  fill_missing_work(m, kernel_names_[row.kernel_id], work_model_);
   if (new_runs_.count(run) == 0) {  // a run this import created cannot hold duplicates yet
     StatementLease q = db_.cached(
         "SELECT id FROM measurements WHERE gpu_id = ?1 AND kernel_id = ?2 AND shape = ?3 AND dtype = ?4"
@@ -94,6 +97,7 @@ void RowImporter::add_measurement(const SourceMeasurement& row) {
   require_json_object(m.counters_json, "measurement counters");
   require_json_object(m.resources_json, "measurement resources");
   require_fidelity(m.fidelity, m.config_name);
+  require_work(m.work, m.config_name);
   StatementLease s = db_.cached(kInsertMeasurement);
   s->bind(1, run).bind(2, gpu).bind(3, kernel).bind(4, m.shape).bind(5, m.dtype).bind(6, m.config_name);
   s->bind(7, m.config_json).bind(8, to_string(m.outcome)).bind(9, m.reason);
@@ -104,6 +108,7 @@ void RowImporter::add_measurement(const SourceMeasurement& row) {
   s->bind(16, m.counters_json).bind(17, m.resources_json).bind(18, m.baseline).bind(19, m.sm_clock_mhz);
   s->bind(20, m.temperature_c).bind(21, row.measured_at.empty() ? now_iso() : row.measured_at);
   s->bind(22, m.layout).bind(23, m.fidelity).bind(24, int64_t{m.verified ? 1 : 0});
+  s->bind(25, m.work.flops).bind(26, m.work.bytes);
   s->run();
   measurements_[row.id] = db_.last_insert_rowid();
   ++stats_.measurements_added;

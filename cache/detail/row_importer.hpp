@@ -8,6 +8,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "cache/config_cache.hpp"
 #include "cache/detail/sqlite_db.hpp"
@@ -45,7 +46,8 @@ struct SourceBest {
 
 class RowImporter {
  public:
-  explicit RowImporter(Database& dest) : db_(dest) {}
+  /// `work_model` (may be empty) fills the work of measurements that arrive without any.
+  RowImporter(Database& dest, WorkModel work_model) : db_(dest), work_model_(std::move(work_model)) {}
 
   void add_gpu(int64_t source_id, const GpuInfo& gpu);
   void add_kernel(const SourceKernel& kernel);
@@ -59,8 +61,10 @@ class RowImporter {
   int64_t mapped(const std::unordered_map<int64_t, int64_t>& map, int64_t id, const char* what) const;
 
   Database& db_;
+  WorkModel work_model_;
   std::unordered_map<int64_t, int64_t> gpus_, kernels_, runs_, measurements_;
-  std::unordered_set<int64_t> new_runs_;  ///< destination ids of runs this import created
+  std::unordered_map<int64_t, std::string> kernel_names_;  ///< by source id
+  std::unordered_set<int64_t> new_runs_;                   ///< destination ids of runs this import created
   MergeStats stats_;
 };
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cache/config_cache.hpp"
+#include "cache/detail/stored_work.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::cache::detail {
@@ -123,9 +124,26 @@ CREATE TABLE jobs (
 CREATE INDEX jobs_queue ON jobs (state, lane, id);
 )sql";
 
+/// Schema v4: measurements.work_flops and .work_bytes, the work of one launch (KernelSpec::work) that
+/// reports derive TFLOP/s, GB/s and the roofline from. Older rows of user kernels carried it in their
+/// resources ("work": {"flops", "bytes"}); it moves here. migrate() then asks the caller's WorkModel
+/// for the rest (stored_work.hpp); what no one knows stays NULL.
+constexpr const char* kSchemaV4 = R"sql(
+ALTER TABLE measurements ADD COLUMN work_flops REAL CHECK (work_flops IS NULL OR work_flops > 0);
+ALTER TABLE measurements ADD COLUMN work_bytes REAL CHECK (work_bytes IS NULL OR work_bytes > 0);
+UPDATE measurements SET
+  work_flops = CASE WHEN json_type(resources_json, '$.work.flops') IN ('integer', 'real')
+                     AND json_extract(resources_json, '$.work.flops') > 0
+                    THEN json_extract(resources_json, '$.work.flops') END,
+  work_bytes = CASE WHEN json_type(resources_json, '$.work.bytes') IN ('integer', 'real')
+                     AND json_extract(resources_json, '$.work.bytes') > 0
+                    THEN json_extract(resources_json, '$.work.bytes') END
+WHERE CASE WHEN json_valid(resources_json) THEN json_type(resources_json, '$.work') END = 'object';
+)sql";
+
 /// kMigrations[i] takes a database from version i to version i+1. Append only: a released
 /// migration is never edited, so every old database reaches the same schema.
-constexpr std::array<const char*, kSchemaVersion> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3};
+constexpr std::array<const char*, kSchemaVersion> kMigrations = {kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4};
 
 /// Tables and columns that verify() expects in a version-kSchemaVersion database.
 const std::map<std::string, std::vector<std::string>>& expected_columns() {
@@ -137,7 +155,8 @@ const std::map<std::string, std::vector<std::string>>& expected_columns() {
                         "dtype",        "layout",        "config_name",   "config_json",    "outcome",
                         "reason",       "median_us",     "min_us",        "mean_us",        "p90_us",
                         "stdev_us",     "samples",       "counters_json", "resources_json", "baseline",
-                        "sm_clock_mhz", "temperature_c", "measured_at",   "fidelity",       "verified"}},
+                        "sm_clock_mhz", "temperature_c", "measured_at",   "fidelity",       "verified",
+                        "work_flops",   "work_bytes"}},
       {"best", {"gpu_id", "kernel_id", "shape", "dtype", "layout", "measurement_id", "updated_at"}},
       {"compile_cache",
        {"key", "cubin", "log", "lowered_names_json", "resources_json", "compile_ms", "kernel_name",
@@ -200,6 +219,16 @@ void inspect_file_header(const std::filesystem::path& path) {
   }
 }
 
+void create_at_version(Database& db, int version) {
+  if (version < 1 || version > kSchemaVersion)
+    throw Error(ErrorKind::kBadInput, fmt::format("no schema version {}", version));
+  Transaction tx(db);
+  for (size_t v = 0; v < static_cast<size_t>(version); ++v) db.exec(kMigrations[v]);
+  db.exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
+  db.exec(fmt::format("PRAGMA user_version = {}", version));
+  tx.commit();
+}
+
 int read_schema_version(Database& db, const std::filesystem::path& path) {
   int64_t app = 0;
   int64_t version = 0;
@@ -240,11 +269,12 @@ int read_schema_version(Database& db, const std::filesystem::path& path) {
   return static_cast<int>(version);
 }
 
-void migrate(Database& db) {
+void migrate(Database& db, const WorkModel& work_model) {
   Transaction tx(db);
   const auto version = db.pragma_int("user_version");
   if (version >= kSchemaVersion) return;  // another process did it while we waited for the lock
   for (auto v = static_cast<size_t>(version); v < kMigrations.size(); ++v) db.exec(kMigrations[v]);
+  if (version >= 1 && version < 4) fill_missing_work(db, work_model);  // rows from before the columns
   db.exec(fmt::format("PRAGMA application_id = {}", kApplicationId));
   db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion));
   tx.commit();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cache/config_cache.hpp"
 #include "cache/detail/sqlite_db.hpp"
 
 namespace ktune::cache::detail {
@@ -26,7 +27,12 @@ int read_schema_version(Database& db, const std::filesystem::path& path);
 
 /// Brings the database to kSchemaVersion, one migration a version, in one write transaction.
 /// Safe when several processes open a new database at once (the version is re-read under the lock).
-void migrate(Database& db);
+/// Rows from before schema 4 get their work from their resources or, failing that, `work_model`.
+void migrate(Database& db, const WorkModel& work_model);
+
+/// Makes an empty database exactly what a build of schema `version` created (migrations 1 to
+/// `version`), so that tests can check the migration from it. Throws kBadInput for no such version.
+void create_at_version(Database& db, int version);
 
 /// Missing tables or columns and a wrong version or application id, as sentences.
 std::vector<std::string> check_structure(Database& db);

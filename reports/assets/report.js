@@ -24,16 +24,6 @@
     return { ctx: ctx, w: w, h: h };
   }
 
-  var messages = [];
-
-  function message(c, text) {
-    messages.push(c.id);
-    var f = fitted(c);
-    f.ctx.fillStyle = '#f5f7fa'; f.ctx.fillRect(0, 0, f.w, f.h);
-    f.ctx.fillStyle = '#5b6475'; f.ctx.font = 'italic 13px sans-serif'; f.ctx.textAlign = 'center';
-    f.ctx.fillText(text, f.w / 2, f.h / 2);
-  }
-
   function make(c, config) { charts.push(new Chart(c, config)); }
 
   /// Log-axis tick labels in short form: at 1, 2 and 5 times a power of ten, or at the powers of
@@ -52,7 +42,6 @@
 
   function speedup(k, d) {
     var c = canvas(k, 'speedup');
-    if (!d.values.length) { message(c, 'no winner with a baseline to compare against'); return; }
     make(c, { type: 'bar',
       data: { labels: d.labels, datasets: [{ label: 'speed-up over baseline (\u00d7)', data: d.values,
         backgroundColor: d.values.map(function (v) { return v >= 1 ? '#2a9d5c' : '#c0392b'; }) }] },
@@ -63,10 +52,8 @@
 
   function roofline(k, d) {
     var c = canvas(k, 'roofline');
-    if (d.mode === 'none') { message(c, 'no work model for this kernel: throughput unknown'); return; }
     var flops = d.mode === 'flops';
     var all = d.points.concat(d.winners, d.baselines);
-    if (!all.length) { message(c, 'no timed configs'); return; }
     var xs = all.map(function (p) { return p[0]; });
     var xmin = Math.min.apply(null, xs) / 2, xmax = Math.max.apply(null, xs) * 2;
     var toXY = function (p) { return { x: p[0], y: p[1] }; };
@@ -107,7 +94,6 @@
 
   function heatmap(k, d) {
     var c = canvas(k, 'heatmap');
-    if (!d) { message(c, 'fewer than two config parameters vary'); return; }
     var f = fitted(c), ctx = f.ctx;
     var left = 70, top = 10, right = 120, bottom = 44;
     var gw = (f.w - left - right) / d.xs.length, gh = (f.h - top - bottom) / d.ys.length;
@@ -136,7 +122,6 @@
 
   function spread(k, d) {
     var c = canvas(k, 'spread');
-    if (!d.labels.length) { message(c, 'no timed candidates'); return; }
     var range = d.p10.map(function (v, i) { return [v, Math.max(d.p90[i], v * 1.001)]; });
     make(c, { type: 'bar', data: { labels: d.labels, datasets: [
         { type: 'bar', label: 'p10\u2013p90 of candidates', data: range, backgroundColor: 'rgba(47,111,222,0.45)' },
@@ -147,7 +132,6 @@
 
   function outcomes(k, d) {
     var c = canvas(k, 'outcomes');
-    if (!d.counts.some(function (n) { return n > 0; })) { message(c, 'no measurements'); return; }
     make(c, { type: 'bar', data: { labels: d.labels, datasets: [{ label: 'configs', data: d.counts,
         backgroundColor: d.labels.map(function (l) { return outcomeColors[l] || '#7f8c8d'; }) }] },
       options: { plugins: { legend: { display: false } }, scales: { y: { beginAtZero: true, title: { display: true, text: 'configs' } } } } });
@@ -157,14 +141,14 @@
     data.kernels.forEach(function (kernel, k) {
       [['speedup', speedup], ['roofline', roofline], ['heatmap', heatmap], ['spread', spread], ['outcomes', outcomes]]
         .forEach(function (p) {
+          if (!kernel[p[0]]) return;  // nothing to draw: the page has no panel for it
           try { p[1](k, kernel[p[0]]); } catch (e) { window.__ktuneErrors.push(p[0] + ' chart of ' + kernel.name + ': ' + e); }
         });
     });
   }
 
   function selftest() {
-    var out = { errors: window.__ktuneErrors, canvases: {}, scripts: document.scripts.length, charts: charts.length,
-                messages: messages };
+    var out = { errors: window.__ktuneErrors, canvases: {}, scripts: document.scripts.length, charts: charts.length };
     document.querySelectorAll('canvas').forEach(function (c) {
       var px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, n = 0;
       for (var i = 3; i < px.length; i += 4) if (px[i] !== 0) n++;

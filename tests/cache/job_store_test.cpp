@@ -26,7 +26,10 @@ TEST(JobStore, AVersion1DatabaseGainsTheJobsTableAndKeepsItsRows) {
   {
     // What a version-1 build left: no jobs table, user_version 1.
     detail::Database raw(path, detail::Database::Open::kReadWrite);
-    raw.exec("DROP TABLE jobs; ALTER TABLE measurements DROP COLUMN verified; PRAGMA user_version = 1");
+    raw.exec(
+        "DROP TABLE jobs; ALTER TABLE measurements DROP COLUMN verified;"
+        " ALTER TABLE measurements DROP COLUMN work_flops; ALTER TABLE measurements DROP COLUMN work_bytes;"
+        " PRAGMA user_version = 1");
   }
   auto db = ConfigCache::open(path);
   EXPECT_EQ(db.schema_version(), kSchemaVersion);

@@ -85,7 +85,9 @@ TEST(VerifiedColumn, AVersion1FileMigratesWithEveryRowVerified) {
     // Back to version 1: the column did not exist.
     detail::Database raw(path, detail::Database::Open::kReadWrite);
     raw.exec("ALTER TABLE measurements DROP COLUMN verified");
-    raw.exec("DROP TABLE jobs");  // version 3's
+    raw.exec("DROP TABLE jobs");                                  // version 3's
+    raw.exec("ALTER TABLE measurements DROP COLUMN work_flops");  // version 4's
+    raw.exec("ALTER TABLE measurements DROP COLUMN work_bytes");
     raw.exec("PRAGMA user_version = 1");
   }
   ConfigCache db = ConfigCache::open(path);

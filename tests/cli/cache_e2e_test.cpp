@@ -157,7 +157,7 @@ TEST_F(CacheCommandTest, VerifyPassesOnAGoodDatabase) {
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("ok"), true);
   EXPECT_EQ(j.at("schema_version"),
-            3);  // cache::kSchemaVersion: 2 added measurements.verified, 3 the jobs table
+            4);  // cache::kSchemaVersion: 2 added measurements.verified, 3 the jobs table, 4 the work columns
   EXPECT_TRUE(j.at("problems").empty());
 }
 

@@ -1,12 +1,14 @@
 // A compile-only sweep's database (written by the tuning loop with a fake compiler, as
-// `ktune tune --compile-only` writes it) gives Markdown and HTML reports that say nothing was
-// measured, not "no config of this kernel ran correctly"; a sweep whose configs all failed on a
-// GPU still says that.
+// `ktune tune --compile-only` writes it) gives reports that say nothing was measured, not "no
+// config of this kernel ran correctly": Markdown and HTML in text, JSON in its "kernels" entry, CSV
+// in each row's reason; a sweep whose configs all failed on a GPU still says that.
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "kernel_templates/embedded_sources.hpp"
 #include "reports/report_loader.hpp"
@@ -55,11 +57,23 @@ TEST(CompileOnlyReport, SaysTheSweepWasCompileOnly) {
   EXPECT_NE(md.find("compile-only sweep"), std::string::npos) << md;
   EXPECT_NE(md.find("nothing was measured"), std::string::npos) << md;
   EXPECT_EQ(md.find("ran correctly"), std::string::npos) << md;
+  const nlohmann::json json = nlohmann::json::parse(report(db, reports::Format::kJson));
+  ASSERT_EQ(json["kernels"].size(), 1u);
+  EXPECT_EQ(json["kernels"][0]["name"], "gemm");
+  EXPECT_EQ(json["kernels"][0]["compile_only"], true);
+  EXPECT_NE(json["kernels"][0]["no_winner"].get<std::string>().find("nothing was measured"),
+            std::string::npos);
+  EXPECT_TRUE(json["winners"].empty());
+  // CSV, one row a measurement, says it in each compiled config's reason.
+  const std::string csv = report(db, reports::Format::kCsv);
+  EXPECT_NE(csv.find(",skipped,compile-only,"), std::string::npos);
   if (!std::filesystem::exists(kChartJs))
     GTEST_SKIP() << "no Chart.js at " << kChartJs << " for the HTML report";
   const std::string html = report(db, reports::Format::kHtml);
   EXPECT_NE(html.find("compile-only sweep"), std::string::npos);
   EXPECT_NE(html.find("nothing was measured"), std::string::npos);
+  EXPECT_EQ(html.find("ran correctly"), std::string::npos);
+  EXPECT_EQ(html.find("id=\"winners-0\""), std::string::npos);  // no empty winners table
 }
 
 TEST(CompileOnlyReport, AMeasuredSweepWithoutAWinnerStillSaysNothingRanCorrectly) {
@@ -78,6 +92,9 @@ TEST(CompileOnlyReport, AMeasuredSweepWithoutAWinnerStillSaysNothingRanCorrectly
   const std::string md = report(db, reports::Format::kMarkdown);
   EXPECT_NE(md.find("no config of this kernel ran correctly"), std::string::npos) << md;
   EXPECT_EQ(md.find("compile-only sweep"), std::string::npos) << md;
+  const nlohmann::json json = nlohmann::json::parse(report(db, reports::Format::kJson));
+  EXPECT_EQ(json["kernels"][0]["compile_only"], false);
+  EXPECT_EQ(json["kernels"][0]["no_winner"], "no config of this kernel ran correctly");
 }
 
 }  // namespace

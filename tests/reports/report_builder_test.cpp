@@ -37,7 +37,7 @@ TEST(ReportBuilder, WinnersBaselinesAndSpeedupsMatchAnIndependentReference) {
   }
 }
 
-TEST(ReportBuilder, DerivedThroughputFollowsTheWorkModel) {
+TEST(ReportBuilder, DerivedThroughputFollowsTheStoredWork) {
   const testing::Fixture f = testing::make_fixture({.seed = 9});
   const ReportData data = testing::build(f);
   size_t checked = 0;

@@ -68,10 +68,20 @@ Fixture make_fixture(const FixtureOptions& o) {
     for (const KernelPlan& k : kernels) {
       for (int s = 0; s < o.shapes_per_kernel; ++s) {
         std::string shape;
+        std::map<std::string, double> dim;
         for (const std::string& d :
              k.dims) {  // the first dimension differs between shapes: keys are distinct
-          shape += fmt::format("{}{}={}", shape.empty() ? "" : ",", d,
-                               shape.empty() ? 16 * (s + 1) : 16 << pick(9));
+          const int value = shape.empty() ? 16 * (s + 1) : 16 << pick(9);
+          shape += fmt::format("{}{}={}", shape.empty() ? "" : ",", d, value);
+          dim[d] = value;
+        }
+        // The work the tuner stores with each row (from the kernel's spec); softmax is left without.
+        cache::Work work;
+        if (k.name == "gemm") {  // bf16: A m x k and B n x k read, C m x n written
+          work.flops = 2 * dim["m"] * dim["n"] * dim["k"];
+          work.bytes = (dim["m"] * dim["k"] + dim["n"] * dim["k"] + dim["m"] * dim["n"]) * 2;
+        } else if (k.name == "copy") {  // f32: n read, n written
+          work.bytes = 2 * dim["n"] * 4;
         }
         const double base_us = uniform(5, 2000);
         int64_t best = 0;
@@ -87,6 +97,7 @@ Fixture make_fixture(const FixtureOptions& o) {
           sm.measured_at = "2025-01-01T10:00:01Z";
           sm.m.shape = shape;
           sm.m.dtype = k.dtype;
+          sm.m.work = work;
           const int bm = kTiles[static_cast<size_t>(pick(5))];
           const int bn = kTiles[static_cast<size_t>(pick(5))];
           const int stages = 2 + pick(3);

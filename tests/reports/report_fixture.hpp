@@ -1,6 +1,6 @@
 #pragma once
-/// Random report fixtures: GPUs, runs and measurements of several kernels (gemm and copy with a
-/// work model, softmax without), with failed configs, baselines, counters and a named winner
+/// Random report fixtures: GPUs, runs and measurements of several kernels (gemm and copy with
+/// stored work, softmax without), with failed configs, baselines, counters and a named winner
 /// per key. With `hostile` every kind of name also carries markup, quotes, CSV separators,
 /// U+2028 and non-ASCII text.
 

@@ -94,7 +94,8 @@ def test_results_are_paged_in_export_fields(server, fixture_db):
     assert doc["page"] == 1 and len(doc["measurements"]) == 3 and doc["next_page"] == 2
     m = doc["measurements"][0]
     for field in ("id", "run_id", "gpu", "kernel", "shape", "dtype", "layout", "config_name", "config",
-                  "outcome", "reason", "stats", "fidelity", "counters", "resources", "measured_at"):
+                  "outcome", "reason", "stats", "fidelity", "verified", "work_flops", "work_bytes", "counters",
+                  "resources", "measured_at"):
         assert field in m, field
     everything = server.get("/v1/results?page_size=5000").json()
     assert everything["total"] == doc["total"] and everything["next_page"] is None

@@ -11,9 +11,9 @@
 #include "kernel_templates/candidate_builder.hpp"
 #include "kernel_templates/compile_request.hpp"
 #include "kernel_templates/spec_registry.hpp"
-#include "kernel_templates/user_kernel/user_kernels.hpp"
 #include "ktune/error.hpp"
 #include "tuner/library_candidates.hpp"
+#include "tuner/spec_work.hpp"
 
 namespace ktune::tuner::detail {
 namespace {
@@ -112,6 +112,7 @@ cache::Measurement base_measurement(const KeyContext& ctx, const Config& config,
   m.config_name = name;
   m.config_json = config.to_json_text();
   for (const auto* spec : kernel_templates::specs_of(ctx.kernel)) m.verified = m.verified && spec->verifies();
+  m.work = spec_work(ctx.kernel, ctx.problem);
   return m;
 }
 
@@ -161,13 +162,6 @@ Prepared prepare_candidate(const KeyContext& ctx, const Config& config, const st
   const kt::LaunchPlan plan = spec.launch_plan(ctx.problem, config);
   Prepared p;
   const std::optional<std::string> violation = check_resources(ctx, cs, plan, compiled, p);
-  if (kt::find_user_kernel(ctx.kernel) != nullptr) {
-    // The reports know the built-in kernels' work; a user kernel's comes from its description.
-    const kt::WorkCounts w = spec.work(ctx.problem);
-    nlohmann::json j = nlohmann::json::parse(p.resources_json);
-    j["work"] = {{"flops", w.flops}, {"bytes", w.min_bytes}};
-    p.resources_json = j.dump();
-  }
   auto finish = [&](ktune::Outcome outcome, std::string reason) {
     Prepared d = decided(ctx, config, name, outcome, std::move(reason));
     d.decided->resources_json = p.resources_json;
