@@ -194,7 +194,7 @@ TEST(UserKernelFillErrors, AFillThatDependsOnTheShapeIsCheckedForEachShape) {
   const auto one_row =
       range.rejection({{{"vocab", 1}, {"tokens", 8}, {"hidden", 32}}, DType::kF32, ""}, kConfig);
   ASSERT_TRUE(one_row.has_value());
-  EXPECT_HAS(*one_row, "dir/gather.toml:33: arg 'ids'.fill: the range [0, 0] can only produce zeros");
+  EXPECT_HAS(*one_row, "gather/gather.toml:33: arg 'ids'.fill: the range [0, 0] can only produce zeros");
 }
 
 TEST(UserKernelFillErrors, IntegerBuffersNeedAFillOfIntegersTheTypeHolds) {
