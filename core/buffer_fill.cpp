@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -15,8 +16,13 @@ constexpr double kSequenceBound = 4.611686018427387904e18;
 
 bool is_integer(double v) { return std::isfinite(v) && v == std::floor(v); }
 
+/// Floating-point fills are made in f32 on the device (then narrowed to the buffer's type).
+bool fits_f32(double v) { return std::abs(v) <= std::numeric_limits<float>::max(); }
+
 std::optional<std::string> out_of(IntType type, double v) {
-  if (v < min_value(type) || v > max_value(type))
+  // max_value(kI64) is 2^63 as a double, one past the largest i64.
+  const bool past_i64 = type == IntType::kI64 && v >= max_value(type);
+  if (v < min_value(type) || v > max_value(type) || past_i64)
     return fmt::format("{} does not fit {} [{}, {}]", v, to_string(type), min_value(type), max_value(type));
   return std::nullopt;
 }
@@ -83,6 +89,7 @@ std::optional<std::string> BufferFill::invalid_reason(uint64_t count, std::optio
         if (auto why = out_of(*integer, min)) return why;
         return out_of(*integer, max);
       }
+      if (!fits_f32(min) || !fits_f32(max)) return fmt::format("the range [{}, {}) exceeds f32", min, max);
       if (!(min < max))
         return fmt::format("the range [{}, {}) is empty: a range needs min < max (a constant is a pattern)",
                            min, max);
@@ -98,7 +105,7 @@ std::optional<std::string> BufferFill::invalid_reason(uint64_t count, std::optio
         return fmt::format("the pattern's first {} values, all this buffer holds, are zeros", count);
       }
       for (double v : pattern) {
-        if (!std::isfinite(v)) return fmt::format("pattern value {} is not finite", v);
+        if (!std::isfinite(v) || !fits_f32(v)) return fmt::format("pattern value {} is not a finite f32", v);
         if (integer && !is_integer(v))
           return fmt::format("pattern value {} is not an integer ({} buffer)", v, to_string(*integer));
         if (integer) {

@@ -54,10 +54,16 @@ void fill_buffer(const UtilityKernels& kernels, CUdeviceptr ptr, DType dtype, st
   pattern.n = fill.pattern.size();
   float lo = static_cast<float>(fill.min);
   float hi = static_cast<float>(fill.max);
-  auto ilo = static_cast<long long>(fill.min);
-  // max - min + 1 values; 0 stands for the whole 64-bit range (it wraps there).
-  unsigned long long span = static_cast<unsigned long long>(static_cast<long long>(fill.max)) -
-                            static_cast<unsigned long long>(ilo) + 1ULL;
+  // Integer ranges: the lowest value and max - min + 1 values (0 stands for the whole 64-bit
+  // range, where the count wraps); invalid_reason() has checked that both bounds are integers the
+  // type holds.
+  long long ilo = 0;
+  unsigned long long span = 0;
+  if (integer && fill.kind == BufferFill::Kind::kRange) {
+    ilo = static_cast<long long>(fill.min);
+    span = static_cast<unsigned long long>(static_cast<long long>(fill.max)) -
+           static_cast<unsigned long long>(ilo) + 1ULL;
+  }
   long long start = fill.start;
   long long step = fill.step;
   long long modulo = fill.modulo.value_or(0);

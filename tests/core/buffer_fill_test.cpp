@@ -40,6 +40,9 @@ TEST(BufferFill, IntegerValuesMustBeIntegersTheTypeHolds) {
   EXPECT_REASON(BufferFill::range(0, 256), 10, IntType::kU8, "does not fit u8");
   EXPECT_REASON(BufferFill::range(-1, 3), 10, IntType::kU8, "does not fit u8");
   EXPECT_REASON(BufferFill::range(0, 3e9), 10, IntType::kI32, "does not fit i32");
+  EXPECT_REASON(BufferFill::range(0, 9223372036854775808.0), 10, IntType::kI64, "does not fit i64");
+  EXPECT_REASON(BufferFill::range(-1, 1e39), 10, std::nullopt, "exceeds f32");
+  EXPECT_REASON(BufferFill::repeat({1, 1e40}), 10, std::nullopt, "not a finite f32");
   EXPECT_EQ(BufferFill::range(0, 3e9).invalid_reason(10, IntType::kI64), std::nullopt);
   EXPECT_REASON(BufferFill::repeat({1, 2.5}), 10, IntType::kI32, "2.5 is not an integer");
   EXPECT_REASON(BufferFill::repeat({1, 300}), 10, IntType::kU8, "does not fit u8");
