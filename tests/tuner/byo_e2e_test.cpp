@@ -2,8 +2,9 @@
 // shipped user kernel (examples/byo/: transpose, layernorm, gather) stores every config's resources under the
 // user kernel's name and hash and answers a second run from the database; an edit of either file is a new
 // kernel hash (nothing answered from the old results); a compile error is stored with NVRTC's log naming the
-// user's line; query and report know the kernel through --kernel-dir (the report shows the
-// description's work model); a description error exits 2 naming the file and line.
+// user's line; a fill that gives only zeros for a shape is named; query and report know the kernel through
+// --kernel-dir (the report shows the description's work model); a description error exits 2 naming the file
+// and line.
 
 #include <gtest/gtest.h>
 
@@ -90,6 +91,19 @@ TEST(ByoTune, CompileOnlySweepOfGatherWithItsI32IndexTensor) {
     EXPECT_EQ(m.m.reason, "compile-only");
     EXPECT_GT(nlohmann::json::parse(m.m.resources_json).at("registers").get<int>(), 0) << m.m.resources_json;
   }
+}
+
+TEST(ByoTune, AFillThatGivesOnlyZerosForAShapeIsNamedWhenNothingIsLeft) {
+  // vocab = 1 makes the ids' range [0, vocab - 1] = [0, 0]: every config is refused, and the
+  // key's error says why with the file, the line and the field.
+  test::TempDir dir;
+  const auto r = run_ktune(compile_only(kExamples / "gather", "gather", "vocab=1,tokens=64,hidden=512",
+                                        (dir / "z.db").string(), "10"));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("the spec's first rejection: "), std::string::npos) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("gather.toml:33: arg 'ids'.fill: the range [0, 0] can only produce zeros"),
+            std::string::npos)
+      << r.out << r.err;
 }
 
 TEST(ByoTune, AnEditOfEitherFileIsANewKernelHash) {
