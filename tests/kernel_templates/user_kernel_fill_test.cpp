@@ -238,6 +238,24 @@ TEST(UserKernelFillErrors, AMalformedFillIsNamed) {
       "dir/gather.toml:26: arg 'table'.fill: scale belongs to the default random fill");
 }
 
+TEST(UserKernelFillErrors, EveryShapeOfAFillHasItsMessage) {
+  EXPECT_HAS(error_of(edited("fill = { min = -2.0, max = 3.0 }", "fill = 3")),
+             "dir/gather.toml:25: arg 'table'.fill: must be a table: { min = A, max = B }");
+  std::string many = "[1";
+  for (int i = 0; i < 64; ++i) many += ", 1";
+  EXPECT_HAS(error_of(edited("{ min = -2.0, max = 3.0 }", "{ pattern = " + many + "] }")),
+             "dir/gather.toml:25: arg 'table'.fill.pattern: must be a list of 1 to 64 numbers");
+  EXPECT_HAS(
+      error_of(edited("{ min = 0, max = \"vocab - 1\" }", "{ sequence = 5 }")),
+      "dir/gather.toml:33: arg 'ids'.fill.sequence: must be a table { start = A, step = B, modulo = C }");
+  EXPECT_HAS(error_of(edited("{ min = 0, max = \"vocab - 1\" }", "{ sequence = { start = 0.5 } }")),
+             "dir/gather.toml:33: arg 'ids'.fill.sequence: 0.5 is not an integer");
+  EXPECT_HAS(error_of(edited("{ min = 0, max = \"vocab - 1\" }", "{ sequence = { modulo = 0 } }")),
+             "dir/gather.toml:33: arg 'ids'.fill: the modulo 0 is not positive");
+  EXPECT_HAS(error_of(edited("tolerance = { y = { abs = 0 } }", "tolerance = 5")),
+             "dir/gather.toml:59: reference.tolerance: must be a table");
+}
+
 TEST(UserKernelFillErrors, ToleranceBoundsAreChecked) {
   EXPECT_HAS(error_of(edited("{ y = { abs = 0 } }", "{ y = { abs = -1 } }")),
              "dir/gather.toml:59: reference.tolerance.y.abs: must be a bound on max |out - ref|");
