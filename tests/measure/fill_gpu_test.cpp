@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
-#include <set>
 #include <vector>
 
 #include <gtest/gtest.h>
