@@ -112,8 +112,6 @@ struct Reader {
     const bool range = t->contains("min") || t->contains("max");
     const int kinds = int{range} + int{t->contains("pattern")} + int{t->contains("sequence")};
     if (kinds != 1) fail(f.line, field, "give exactly one of a range (min and max), a pattern or a sequence");
-    const std::string type = a.integer ? std::string(to_string(*a.integer)) : "floating-point";
-    std::vector<const UserExpression*> constants;
     if (range) {
       if (!t->contains("min") || !t->contains("max")) fail(f.line, field, "a range needs both min and max");
       f.kind = BufferFill::Kind::kRange;
@@ -178,8 +176,9 @@ struct Reader {
         const auto modulo = constant(f.modulo, 0);
         if (!start || !step || !modulo) return;
         for (double v : {*start, *step, *modulo}) {
+          // 4e18 < 2^62: the bound BufferFill keeps sequences within, and a safe cast to int64.
           if (v != std::floor(v) || std::abs(v) > 4.0e18)
-            fail(f.line, field + ".sequence", fmt::format("{} is not an integer", v));
+            fail(f.line, field + ".sequence", fmt::format("{} is not an integer within +-4e18", v));
         }
         std::optional<int64_t> m;
         if (f.modulo) m = static_cast<int64_t>(*modulo);
