@@ -39,13 +39,9 @@ void add_buffers(std::vector<harness::BufferSpec>& out, const std::vector<Tensor
   for (const TensorSpec& t : tensors) {
     const bool known = std::any_of(out.begin(), out.end(), [&](const auto& b) { return b.name == t.name; });
     if (known) continue;
-    harness::BufferSpec b;
-    b.name = t.name;
-    b.dtype = t.dtype;
-    b.count = static_cast<uint64_t>(t.elements);
-    b.scale = t.fill_scale;
-    b.init = t.role == TensorRole::kInput ? harness::BufferSpec::Init::kRandom
-                                          : harness::BufferSpec::Init::kPoison;
+    const auto init =
+        t.role == TensorRole::kInput ? harness::BufferSpec::Init::kFill : harness::BufferSpec::Init::kPoison;
+    harness::BufferSpec b{t.name, t.dtype, static_cast<uint64_t>(t.elements), init, t.fill, t.integer};
     out.push_back(std::move(b));
   }
 }
@@ -93,8 +89,11 @@ CandidateParts make_candidate_parts(const KernelSpec& spec, const Problem& probl
   if (spec.verifies())
     parts.reference = to_launch_spec(ref.plan, ref.plan.launches.front(), reference_compiled);
   for (const auto& [out, expected] : ref.compare) {
-    const auto tol = ref.rel_tolerance.find(out);
-    parts.checks.push_back({out, expected, tol == ref.rel_tolerance.end() ? 0.0 : tol->second});
+    harness::OutputCheck check{out, expected};
+    if (const auto rel = ref.rel_tolerance.find(out); rel != ref.rel_tolerance.end())
+      check.rel_l2 = rel->second;
+    if (const auto abs = ref.abs_tolerance.find(out); abs != ref.abs_tolerance.end()) check.abs = abs->second;
+    parts.checks.push_back(std::move(check));
   }
   const WorkCounts w = spec.work(problem);
   parts.flops = w.flops;

@@ -26,8 +26,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/buffer_fill.hpp"
 #include "core/config.hpp"
 #include "core/dtype.hpp"
+#include "core/int_type.hpp"
 
 namespace ktune::kernel_templates {
 
@@ -60,7 +62,7 @@ struct LaunchDims {
 };
 
 enum class TensorRole {
-  kInput,      ///< filled with random values (never zeros) before a run
+  kInput,      ///< filled before a run as its TensorSpec::fill says (never all zeros)
   kOutput,     ///< poisoned before a run, compared after it
   kWorkspace,  ///< scratch; needs no initial value (every kernel writes before it reads)
 };
@@ -71,9 +73,13 @@ struct TensorSpec {
   TensorRole role = TensorRole::kInput;
   DType dtype = DType::kF32;
   int64_t elements = 0;
-  double fill_scale = 1.0;  ///< kInput: random magnitudes in [0.25, 1) x fill_scale
+  BufferFill fill;  ///< kInput: how its values are made (random magnitudes in [0.25, 1) by default)
+  /// Set: the tensor holds integers of this type (a user kernel's index tensor) and `dtype` is unused.
+  std::optional<IntType> integer;
 
-  int64_t bytes() const { return elements * static_cast<int64_t>(size_of(dtype)); }
+  int64_t bytes() const {
+    return elements * static_cast<int64_t>(integer ? size_of(*integer) : size_of(dtype));
+  }
 };
 
 /// One kernel argument: a tensor's device pointer (by the tensor's name), a null pointer, a scalar,
@@ -155,6 +161,10 @@ struct ReferenceSpec {
   /// Candidate output -> relative L2 bound replacing its dtype's (a user kernel's per-output
   /// tolerance, docs/byo.md); an output not listed is judged by its dtype's.
   std::map<std::string, double, std::less<>> rel_tolerance;
+  /// Candidate output -> absolute bound on max_i |out_i - ref_i| (docs/byo.md). Alone it is the
+  /// output's whole criterion; beside a relative bound, meeting either passes. An integer output
+  /// not listed is compared exactly (bound 0).
+  std::map<std::string, double, std::less<>> abs_tolerance;
 };
 
 /// Work of one problem, for the roofline: floating-point operations and the minimum DRAM traffic

@@ -46,13 +46,51 @@ std::array<T, N> integers(const json& j, std::string_view what) {
 }
 
 std::string_view init_name(BufferSpec::Init init) {
-  return init == BufferSpec::Init::kRandom ? "random" : "poison";
+  return init == BufferSpec::Init::kFill ? "fill" : "poison";
 }
 
 BufferSpec::Init init_from(const std::string& s) {
-  if (s == "random") return BufferSpec::Init::kRandom;
+  if (s == "fill") return BufferSpec::Init::kFill;
   if (s == "poison") return BufferSpec::Init::kPoison;
   throw Error(ErrorKind::kBadInput, fmt::format("unknown buffer init '{}'", s));
+}
+
+constexpr std::array<std::string_view, 4> kFillKinds{"random", "range", "pattern", "sequence"};
+
+json to_json(const BufferFill& f) {
+  json j{{"kind", kFillKinds[static_cast<std::size_t>(f.kind)]}};
+  switch (f.kind) {
+    case BufferFill::Kind::kRandom:
+      j["scale"] = f.scale;
+      break;
+    case BufferFill::Kind::kRange:
+      j["min"] = f.min;
+      j["max"] = f.max;
+      break;
+    case BufferFill::Kind::kPattern:
+      j["pattern"] = f.pattern;
+      break;
+    case BufferFill::Kind::kSequence:
+      j["start"] = f.start;
+      j["step"] = f.step;
+      if (f.modulo) j["modulo"] = *f.modulo;
+      break;
+  }
+  return j;
+}
+
+BufferFill fill_from_json(const json& j) {
+  const std::string kind = j.at("kind").get<std::string>();
+  if (kind == "random") return BufferFill::random(j.at("scale").get<double>());
+  if (kind == "range") return BufferFill::range(j.at("min").get<double>(), j.at("max").get<double>());
+  if (kind == "pattern") return BufferFill::repeat(j.at("pattern").get<std::vector<double>>());
+  if (kind == "sequence") {
+    std::optional<int64_t> modulo;
+    if (j.contains("modulo")) modulo = json_integer<int64_t>(j.at("modulo"), "modulo");
+    return BufferFill::sequence(json_integer<int64_t>(j.at("start"), "start"),
+                                json_integer<int64_t>(j.at("step"), "step"), modulo);
+  }
+  throw Error(ErrorKind::kBadInput, fmt::format("unknown buffer fill '{}'", kind));
 }
 
 constexpr std::array<std::string_view, 8> kArgKinds{"buffer", "i32", "u32", "i64",
@@ -243,16 +281,19 @@ json to_json(const CandidateRequest& r) { return to_json(r, nullptr); }
 json to_json(const CandidateRequest& r, std::string* attachment) {
   json buffers = json::array();
   for (const BufferSpec& b : r.buffers) {
-    buffers.push_back({{"name", b.name},
-                       {"dtype", to_string(b.dtype)},
-                       {"count", b.count},
-                       {"init", init_name(b.init)},
-                       {"scale", b.scale}});
+    json jb{{"name", b.name},
+            {"dtype", to_string(b.dtype)},
+            {"count", b.count},
+            {"init", init_name(b.init)},
+            {"fill", to_json(b.fill)}};
+    if (b.integer) jb["integer"] = to_string(*b.integer);
+    buffers.push_back(std::move(jb));
   }
   json checks = json::array();
   for (const OutputCheck& c : r.checks) {
     json check = {{"output", c.output}, {"reference", c.reference}};
     if (c.rel_l2 > 0) check["rel_l2"] = c.rel_l2;
+    if (c.abs) check["abs"] = *c.abs;
     checks.push_back(std::move(check));
   }
   CubinSink cubins(attachment);
@@ -288,7 +329,12 @@ CandidateRequest candidate_request_from_json(const json& j, const std::string* a
       b.dtype = dtype_from_string(jb.at("dtype").get<std::string>());
       b.count = json_integer<uint64_t>(jb.at("count"), "count");
       b.init = init_from(jb.at("init").get<std::string>());
-      b.scale = jb.at("scale").get<double>();
+      b.fill = fill_from_json(jb.at("fill"));
+      if (jb.contains("integer")) {
+        const std::string name = jb.at("integer").get<std::string>();
+        b.integer = int_type_from_string(name);
+        if (!b.integer) throw Error(ErrorKind::kBadInput, fmt::format("unknown integer type '{}'", name));
+      }
       r.buffers.push_back(std::move(b));
     }
     for (const json& jl : j.at("launches")) r.launches.push_back(launch_from_json(jl, attachment));
@@ -301,8 +347,10 @@ CandidateRequest candidate_request_from_json(const json& j, const std::string* a
     }
     if (j.contains("reference")) r.reference = launch_from_json(j.at("reference"), attachment);
     for (const json& jc : j.at("checks")) {
-      r.checks.push_back({jc.at("output").get<std::string>(), jc.at("reference").get<std::string>(),
-                          jc.value("rel_l2", 0.0)});
+      OutputCheck check{jc.at("output").get<std::string>(), jc.at("reference").get<std::string>(),
+                        jc.value("rel_l2", 0.0)};
+      if (jc.contains("abs")) check.abs = jc.at("abs").get<double>();
+      r.checks.push_back(std::move(check));
     }
     r.timing = timing_options_from_json(j.at("timing"));
     r.bytes_moved = j.at("bytes_moved").get<double>();

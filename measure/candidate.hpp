@@ -18,7 +18,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/buffer_fill.hpp"
 #include "core/dtype.hpp"
+#include "core/int_type.hpp"
 #include "core/outcome.hpp"
 #include "measure/statistics.hpp"
 #include "measure/timing_options.hpp"
@@ -28,16 +30,23 @@ namespace ktune::harness {
 /// A device buffer the worker allocates for a candidate.
 struct BufferSpec {
   enum class Init {
-    kRandom,  ///< counter-based random values, magnitude in [0.25, 1) * scale, random sign: never zero
-    kPoison,  ///< every byte 0xFF (NaN in every float dtype), written before each verified run
+    kFill,    ///< values as `fill` says (core/buffer_fill.hpp; by default counter-based random values,
+              ///< magnitude in [0.25, 1) * scale, random sign): never all zeros
+    kPoison,  ///< every byte 0xFF (NaN in every float dtype, -1 in a signed integer), written before
+              ///< each verified run; an integer reference output gets 0xFE bytes instead, so an
+              ///< element neither side wrote differs
   };
   std::string name;
   DType dtype = DType::kF32;
   uint64_t count = 0;  ///< elements
-  Init init = Init::kRandom;
-  double scale = 1.0;  ///< random magnitude scale
+  Init init = Init::kFill;
+  BufferFill fill;  ///< kFill
+  /// Set: the buffer holds integers of this type and `dtype` is unused (a user kernel's index tensor).
+  std::optional<IntType> integer;
 
-  uint64_t bytes() const { return count * size_of(dtype); }
+  uint64_t bytes() const { return count * (integer ? size_of(*integer) : size_of(dtype)); }
+  /// "f32", "i32", ...
+  std::string_view type_name() const { return integer ? to_string(*integer) : to_string(dtype); }
 };
 
 /// One kernel argument: a buffer's device pointer, a scalar, or the 128-byte TMA tensor map of a
@@ -91,6 +100,9 @@ struct OutputCheck {
   /// > 0: replaces the output dtype's relative L2 bound (tolerance.hpp), and its max-abs bound
   /// becomes at least 10x this (a user kernel's per-output tolerance, docs/byo.md); 0: the dtype's.
   double rel_l2 = 0;
+  /// Set: a bound on max_i |out_i - ref_i|. Alone (rel_l2 0) it is the whole criterion; beside
+  /// rel_l2, meeting either passes. An integer output is judged by this alone, 0 (exact) when unset.
+  std::optional<double> abs;
 };
 
 /// One candidate for a worker.

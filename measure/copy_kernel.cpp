@@ -116,8 +116,8 @@ CandidateRequest make_copy_request(uint64_t n, DType dtype, const CopyConfig& co
   CandidateRequest r;
   r.name = config.name(dtype);
   r.device = device;
-  r.buffers = {{"src", dtype, n, BufferSpec::Init::kRandom, 1.0},
-               {"dst", dtype, n, BufferSpec::Init::kPoison, 1.0}};
+  r.buffers = {{"src", dtype, n, BufferSpec::Init::kFill, BufferFill::random(1.0)},
+               {"dst", dtype, n, BufferSpec::Init::kPoison}};
   LaunchSpec& copy = r.launches.emplace_back();
   copy.cubin = compiled.cubin;
   copy.function = compiled.lowered_names.at(copy_name_expression(config));

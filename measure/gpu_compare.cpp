@@ -14,8 +14,11 @@ ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, CUdevic
   return gpu_compare(kernels, out, dtype, ref, dtype, count, stream);
 }
 
-ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, DType dtype, CUdeviceptr ref,
-                         DType ref_dtype, uint64_t count, CUstream stream) {
+namespace {
+
+/// Runs compare kernel `function` over `count` elements and merges its per-block sums.
+ErrorMetrics run_compare(CUfunction function, CUdeviceptr out, CUdeviceptr ref, uint64_t count,
+                         CUstream stream) {
   // 1024 blocks: enough to fill the GPU, few enough partials to merge on the host in microseconds.
   const auto blocks =
       static_cast<unsigned>(std::clamp<uint64_t>((count + kCompareBlock - 1) / kCompareBlock, 1, 1024));
@@ -25,8 +28,8 @@ ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, DType d
   CUdeviceptr s = sums.get();
   CUdeviceptr c = counts.get();
   void* args[] = {&out, &ref, &n, &s, &c};
-  KTUNE_CU_CHECK(driver().cuLaunchKernel(kernels.compare(dtype, ref_dtype), blocks, 1, 1, kCompareBlock, 1, 1,
-                                         0, stream, args, nullptr));
+  KTUNE_CU_CHECK(
+      driver().cuLaunchKernel(function, blocks, 1, 1, kCompareBlock, 1, 1, 0, stream, args, nullptr));
   KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream));
   const auto hs = sums.download_as<double>(4 * blocks);
   const auto hc = counts.download_as<unsigned long long>(2 * blocks);
@@ -43,6 +46,18 @@ ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, DType d
   }
   total.count = count;
   return finish(total);
+}
+
+}  // namespace
+
+ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, DType dtype, CUdeviceptr ref,
+                         DType ref_dtype, uint64_t count, CUstream stream) {
+  return run_compare(kernels.compare(dtype, ref_dtype), out, ref, count, stream);
+}
+
+ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, CUdeviceptr ref, IntType type,
+                         uint64_t count, CUstream stream) {
+  return run_compare(kernels.compare(type), out, ref, count, stream);
 }
 
 }  // namespace ktune::harness

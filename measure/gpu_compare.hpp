@@ -18,5 +18,9 @@ ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, CUdevic
 /// The same for an output of `dtype` against a reference of `ref_dtype` (the same dtype, or f32).
 ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, DType dtype, CUdeviceptr ref,
                          DType ref_dtype, uint64_t count, CUstream stream);
+/// Integer outputs of `type` against a reference of the same type; the metrics' max_abs_err is 0
+/// exactly when every element matches.
+ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, CUdeviceptr ref, IntType type,
+                         uint64_t count, CUstream stream);
 
 }  // namespace ktune::harness

@@ -5,8 +5,8 @@
 
 namespace ktune::harness {
 
-void poison(CUdeviceptr ptr, uint64_t bytes, CUstream stream) {
-  KTUNE_CU_CHECK(driver().cuMemsetD8Async(ptr, kPoisonByte, bytes, stream));
+void poison(CUdeviceptr ptr, uint64_t bytes, CUstream stream, uint8_t byte) {
+  KTUNE_CU_CHECK(driver().cuMemsetD8Async(ptr, byte, bytes, stream));
 }
 
 }  // namespace ktune::harness

@@ -10,8 +10,11 @@
 namespace ktune::harness {
 
 inline constexpr uint8_t kPoisonByte = 0xFF;
+/// An integer reference output's poison: integers have no NaN, so the reference side gets another
+/// byte than the candidate's, and an element neither kernel wrote differs instead of matching.
+inline constexpr uint8_t kIntegerReferencePoisonByte = 0xFE;
 
 /// Poisons `bytes` at `ptr` on `stream` (asynchronous).
-void poison(CUdeviceptr ptr, uint64_t bytes, CUstream stream);
+void poison(CUdeviceptr ptr, uint64_t bytes, CUstream stream, uint8_t byte = kPoisonByte);
 
 }  // namespace ktune::harness

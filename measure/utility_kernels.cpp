@@ -9,6 +9,12 @@ namespace ktune::harness {
 
 namespace {
 constexpr DType kAll[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kFP8E4M3, DType::kFP8E5M2};
+constexpr IntType kIntegers[] = {IntType::kI32, IntType::kI64, IntType::kU8};
+// Floating-point buffers have no sequence fill, integer buffers no random one (BufferFill).
+constexpr BufferFill::Kind kFloatFills[] = {BufferFill::Kind::kRandom, BufferFill::Kind::kRange,
+                                            BufferFill::Kind::kPattern};
+constexpr BufferFill::Kind kIntFills[] = {BufferFill::Kind::kRange, BufferFill::Kind::kPattern,
+                                          BufferFill::Kind::kSequence};
 
 // No #include: NVRTC does not build in cuda_fp16.h and friends, and the harness must not depend on
 // where the toolkit's headers are. Elements are handled as raw bits: KIND is the DType index
@@ -79,14 +85,76 @@ __global__ void ktune_fill(typename ktune_bits<KIND>::type* __restrict__ p, unsi
   }
 }
 
+// Uniform in [lo, hi) from the hash's top 24 bits (a range fill; encoding never gives zero).
+template <int KIND>
+__global__ void ktune_fill_range(typename ktune_bits<KIND>::type* __restrict__ p, unsigned long long n,
+                                 unsigned long long seed, float lo, float hi) {
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const float u = (float)(ktune_mix(i, seed) >> 40) * (1.0f / 16777216.0f);
+    p[i] = ktune_encode<KIND>(lo + (hi - lo) * u);
+  }
+}
+
+// A pattern fill's values, passed by value (BufferFill::kMaxPatternValues).
+struct ktune_pattern { double v[64]; unsigned long long n; };
+
+// The pattern repeated; a zero of the pattern stays zero (the pattern as a whole is not all zeros).
+template <int KIND>
+__global__ void ktune_fill_pattern(typename ktune_bits<KIND>::type* __restrict__ p, unsigned long long n,
+                                   ktune_pattern pat) {
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const double v = pat.v[i % pat.n];
+    p[i] = v == 0.0 ? (typename ktune_bits<KIND>::type)0 : ktune_encode<KIND>((float)v);
+  }
+}
+
+// Integer buffers (T: int, long long, unsigned char). Uniform integers in [lo, lo + span - 1]
+// (span 0: the whole 64-bit range).
+template <typename T>
+__global__ void ktune_fill_int_range(T* __restrict__ p, unsigned long long n, unsigned long long seed,
+                                     long long lo, unsigned long long span) {
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const unsigned long long h = ktune_mix(i, seed);
+    p[i] = (T)(lo + (long long)(span ? h % span : h));
+  }
+}
+
+template <typename T>
+__global__ void ktune_fill_int_pattern(T* __restrict__ p, unsigned long long n, ktune_pattern pat) {
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    p[i] = (T)(long long)pat.v[i % pat.n];
+  }
+}
+
+// start + i * step, reduced into [0, modulo) when modulo > 0 (the host keeps |start + i * step| < 2^62).
+template <typename T>
+__global__ void ktune_fill_int_sequence(T* __restrict__ p, unsigned long long n, long long start, long long step,
+                                        long long modulo) {
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    long long v = start + (long long)i * step;
+    if (modulo > 0) {
+      v %= modulo;
+      if (v < 0) v += modulo;
+    }
+    p[i] = (T)v;
+  }
+}
+
 // Per block: sums[4*b + {0,1,2,3}] = sum (out-ref)^2, sum ref^2, max |out-ref|, max |ref| over finite
 // values; counts[2*b + {0,1}] = non-finite outputs, non-finite references. Block size 256.
+__device__ __forceinline__ void ktune_compare_store(double sd, double sr, double md, double mr,
+                                                    unsigned long long bo, unsigned long long br, double* sums,
+                                                    unsigned long long* counts);
+
 template <int KIND, int REF_KIND>
 __global__ void __launch_bounds__(256) ktune_compare(const typename ktune_bits<KIND>::type* __restrict__ out,
                                                      const typename ktune_bits<REF_KIND>::type* __restrict__ ref,
                                                      unsigned long long n, double* sums, unsigned long long* counts) {
-  __shared__ double s[4][256];
-  __shared__ unsigned long long c[2][256];
   double sd = 0, sr = 0, md = 0, mr = 0;
   unsigned long long bo = 0, br = 0;
   const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
@@ -99,6 +167,31 @@ __global__ void __launch_bounds__(256) ktune_compare(const typename ktune_bits<K
     if (rok) { sr += r * r; mr = fmax(mr, fabs(r)); }
     if (ook && rok) { const double d = o - r; sd += d * d; md = fmax(md, fabs(d)); }
   }
+  ktune_compare_store(sd, sr, md, mr, bo, br, sums, counts);
+}
+
+// Integer outputs: the same sums; the difference is taken in 64-bit integers, so it is non-zero
+// exactly when the elements differ (exact comparison needs max |out-ref| == 0).
+template <typename T>
+__global__ void __launch_bounds__(256) ktune_compare_int(const T* __restrict__ out, const T* __restrict__ ref,
+                                                         unsigned long long n, double* sums,
+                                                         unsigned long long* counts) {
+  double sd = 0, sr = 0, md = 0, mr = 0;
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const double r = (double)ref[i];
+    const double d = (double)((long long)out[i] - (long long)ref[i]);
+    sr += r * r; mr = fmax(mr, fabs(r));
+    sd += d * d; md = fmax(md, fabs(d));
+  }
+  ktune_compare_store(sd, sr, md, mr, 0, 0, sums, counts);
+}
+
+__device__ __forceinline__ void ktune_compare_store(double sd, double sr, double md, double mr,
+                                                    unsigned long long bo, unsigned long long br, double* sums,
+                                                    unsigned long long* counts) {
+  __shared__ double s[4][256];
+  __shared__ unsigned long long c[2][256];
   const unsigned t = threadIdx.x;
   s[0][t] = sd; s[1][t] = sr; s[2][t] = md; s[3][t] = mr; c[0][t] = bo; c[1][t] = br;
   __syncthreads();
@@ -131,6 +224,48 @@ __global__ void ktune_read_all(const int4* p, unsigned long long n, int* sink) {
 )CUDA";
 
 std::size_t index_of(DType d) { return static_cast<std::size_t>(d); }
+std::size_t index_of(IntType t) { return static_cast<std::size_t>(t); }
+
+/// The CUDA type of an integer element in the source above.
+std::string_view int_cuda_type(IntType t) {
+  switch (t) {
+    case IntType::kI32:
+      return "int";
+    case IntType::kI64:
+      return "long long";
+    case IntType::kU8:
+      return "unsigned char";
+  }
+  return "?";
+}
+
+std::string_view fill_kernel_name(BufferFill::Kind kind) {
+  switch (kind) {
+    case BufferFill::Kind::kRandom:
+      return "ktune_fill";
+    case BufferFill::Kind::kRange:
+      return "ktune_fill_range";
+    case BufferFill::Kind::kPattern:
+      return "ktune_fill_pattern";
+    case BufferFill::Kind::kSequence:
+      break;
+  }
+  return "";
+}
+
+std::string_view int_fill_kernel_name(BufferFill::Kind kind) {
+  switch (kind) {
+    case BufferFill::Kind::kRange:
+      return "ktune_fill_int_range";
+    case BufferFill::Kind::kPattern:
+      return "ktune_fill_int_pattern";
+    case BufferFill::Kind::kSequence:
+      return "ktune_fill_int_sequence";
+    case BufferFill::Kind::kRandom:
+      break;
+  }
+  return "";
+}
 }  // namespace
 
 const std::string& utility_kernels_source() {
@@ -138,7 +273,24 @@ const std::string& utility_kernels_source() {
   return source;
 }
 
-std::string fill_name_expression(DType dtype) { return fmt::format("ktune_fill<{}>", index_of(dtype)); }
+std::string fill_name_expression(DType dtype) {
+  return fill_name_expression(dtype, BufferFill::Kind::kRandom);
+}
+std::string fill_name_expression(DType dtype, BufferFill::Kind kind) {
+  const std::string_view name = fill_kernel_name(kind);
+  if (name.empty())
+    throw Error(ErrorKind::kBadInput, fmt::format("no {} fill of {} values", "sequence", to_string(dtype)));
+  return fmt::format("{}<{}>", name, index_of(dtype));
+}
+std::string fill_name_expression(IntType type, BufferFill::Kind kind) {
+  const std::string_view name = int_fill_kernel_name(kind);
+  if (name.empty())
+    throw Error(ErrorKind::kBadInput, fmt::format("no random fill of {} values", to_string(type)));
+  return fmt::format("{}<{}>", name, int_cuda_type(type));
+}
+std::string compare_name_expression(IntType type) {
+  return fmt::format("ktune_compare_int<{}>", int_cuda_type(type));
+}
 std::string compare_name_expression(DType dtype, DType ref_dtype) {
   return fmt::format("ktune_compare<{},{}>", index_of(dtype), index_of(ref_dtype));
 }
@@ -156,13 +308,33 @@ UtilityKernels::UtilityKernels(const std::string& arch) {
     req.name_expressions.push_back(compare_name_expression(d));
     if (d != DType::kF32) req.name_expressions.push_back(compare_name_expression(d, DType::kF32));
   }
+  for (DType d : kAll) {
+    for (auto kind : kFloatFills) req.name_expressions.push_back(fill_name_expression(d, kind));
+  }
+  for (IntType t : kIntegers) {
+    for (auto kind : kIntFills) req.name_expressions.push_back(fill_name_expression(t, kind));
+    req.name_expressions.push_back(compare_name_expression(t));
+  }
   req.name_expressions.push_back("ktune_read_all");
   NvrtcCompiler compiler;
   const CompileResult res = compiler.compile(req);
   module_ = Module::load(res.cubin);
   read_all_ = module_.function(res.lowered_names.at("ktune_read_all"));
+  const auto function = [&](const std::string& expression) {
+    return module_.function(res.lowered_names.at(expression));
+  };
   for (DType d : kAll) {
-    fill_[index_of(d)] = module_.function(res.lowered_names.at(fill_name_expression(d)));
+    for (auto kind : kFloatFills) {
+      fills_[index_of(d)][static_cast<std::size_t>(kind)] = function(fill_name_expression(d, kind));
+    }
+  }
+  for (IntType t : kIntegers) {
+    for (auto kind : kIntFills) {
+      int_fills_[index_of(t)][static_cast<std::size_t>(kind)] = function(fill_name_expression(t, kind));
+    }
+    int_compare_[index_of(t)] = function(compare_name_expression(t));
+  }
+  for (DType d : kAll) {
     compare_[index_of(d)][index_of(d)] = module_.function(res.lowered_names.at(compare_name_expression(d)));
     if (d != DType::kF32) {
       compare_[index_of(d)][index_of(DType::kF32)] =
@@ -171,7 +343,21 @@ UtilityKernels::UtilityKernels(const std::string& arch) {
   }
 }
 
-CUfunction UtilityKernels::fill(DType dtype) const { return fill_[index_of(dtype)]; }
+CUfunction UtilityKernels::fill(DType dtype, BufferFill::Kind kind) const {
+  CUfunction f = fills_[index_of(dtype)][static_cast<std::size_t>(kind)];
+  if (f == nullptr)
+    throw Error(ErrorKind::kBadInput, fmt::format("no sequence fill of {} values", to_string(dtype)));
+  return f;
+}
+
+CUfunction UtilityKernels::fill(IntType type, BufferFill::Kind kind) const {
+  CUfunction f = int_fills_[index_of(type)][static_cast<std::size_t>(kind)];
+  if (f == nullptr)
+    throw Error(ErrorKind::kBadInput, fmt::format("no random fill of {} values", to_string(type)));
+  return f;
+}
+
+CUfunction UtilityKernels::compare(IntType type) const { return int_compare_[index_of(type)]; }
 CUfunction UtilityKernels::compare(DType dtype, DType ref_dtype) const {
   CUfunction f = compare_[index_of(dtype)][index_of(ref_dtype)];
   if (f == nullptr) {

@@ -64,21 +64,31 @@ ErrorMetrics compare(std::span<const double> out, std::span<const double> ref) {
   return finish(sums);
 }
 
+namespace {
+
+/// Why the comparison cannot pass whatever the bounds, or "".
+std::string unjudgeable(const ErrorMetrics& m) {
+  if (m.count == 0) return "nothing compared (empty output)";
+  if (m.nonfinite_ref > 0)
+    return fmt::format("reference has {} non-finite values of {} (broken reference)", m.nonfinite_ref,
+                       m.count);
+  if (m.nonfinite_out > 0)
+    return fmt::format("{} of {} outputs are NaN/Inf (unwritten poison or overflow)", m.nonfinite_out,
+                       m.count);
+  // Inputs are never all zeros, so an all-zero reference means the reference (or the input fill)
+  // did not run; passing would let any output through.
+  if (m.max_abs_ref == 0)
+    return fmt::format("reference is all zeros ({} elements): nothing to verify against", m.count);
+  return "";
+}
+
+}  // namespace
+
 Verdict judge(const ErrorMetrics& m, const Tolerance& tol) {
   Verdict v;
   v.metrics = m;
-  if (m.count == 0) {
-    v.reason = "nothing compared (empty output)";
-  } else if (m.nonfinite_ref > 0) {
-    v.reason =
-        fmt::format("reference has {} non-finite values of {} (broken reference)", m.nonfinite_ref, m.count);
-  } else if (m.nonfinite_out > 0) {
-    v.reason =
-        fmt::format("{} of {} outputs are NaN/Inf (unwritten poison or overflow)", m.nonfinite_out, m.count);
-  } else if (m.max_abs_ref == 0) {
-    // Inputs are random and never zero, so an all-zero reference means the reference (or the
-    // input fill) did not run; passing would let any output through.
-    v.reason = fmt::format("reference is all zeros ({} elements): nothing to verify against", m.count);
+  if (std::string why = unjudgeable(m); !why.empty()) {
+    v.reason = std::move(why);
   } else if (m.max_abs_err <= tol.abs_floor) {
     // Every element is within the output type's absolute resolution (tolerance.hpp, abs_floor):
     // no relative bound can be met more closely by a correctly rounded output.
@@ -91,6 +101,36 @@ Verdict judge(const ErrorMetrics& m, const Tolerance& tol) {
     v.reason =
         fmt::format("max abs error {:.3g} > {:.3g} x max|ref| {:.3g} ({} tolerance); relative error {:.3g}",
                     m.max_abs_err, tol.max_abs_rel, m.max_abs_ref, to_string(tol.dtype), m.rel_err);
+  } else {
+    v.ok = true;
+  }
+  return v;
+}
+
+Verdict judge(const ErrorMetrics& m, DType dtype, double rel_l2, std::optional<double> abs) {
+  Tolerance t = tolerance_for(dtype);
+  if (rel_l2 > 0) {
+    t.rel_l2 = rel_l2;
+    t.max_abs_rel = std::max(t.max_abs_rel, 10 * rel_l2);
+  }
+  if (!abs) return judge(m, t);
+  if (rel_l2 > 0) {
+    t.abs_floor = std::max(t.abs_floor, *abs);  // either bound passes
+    return judge(m, t);
+  }
+  return judge_absolute(m, *abs, to_string(dtype));
+}
+
+Verdict judge_absolute(const ErrorMetrics& m, double bound, std::string_view type) {
+  Verdict v;
+  v.metrics = m;
+  if (std::string why = unjudgeable(m); !why.empty()) {
+    v.reason = std::move(why);
+  } else if (!(m.max_abs_err <= bound)) {
+    v.reason = bound == 0 ? fmt::format("max abs error {:.6g}: {} outputs differ (compared exactly)",
+                                        m.max_abs_err, type)
+                          : fmt::format("max abs error {:.6g} > absolute bound {:.6g} ({} output)",
+                                        m.max_abs_err, bound, type);
   } else {
     v.ok = true;
   }

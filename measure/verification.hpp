@@ -5,8 +5,10 @@
 /// share one formula: each block produces an ErrorSums, the host merges them.
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "measure/tolerance.hpp"
 
@@ -56,5 +58,16 @@ struct Verdict {
 /// type's resolution near zero) or both rel_err <= rel_l2 and
 /// max_abs_err <= max_abs_rel * max_abs_ref.
 Verdict judge(const ErrorMetrics& metrics, const Tolerance& tolerance);
+
+/// Judges an output of `dtype` with a user kernel's bounds for it (docs/byo.md): `rel_l2` > 0
+/// replaces the dtype's relative L2 bound (and raises its max-element bound to at least 10x it);
+/// `abs` alone is the whole criterion (judge_absolute); `abs` beside `rel_l2` passes an output that
+/// meets either. Neither: the dtype's tolerance.
+Verdict judge(const ErrorMetrics& metrics, DType dtype, double rel_l2, std::optional<double> abs);
+
+/// Judges by an absolute bound only: the same checks for an empty output, non-finite values and an
+/// all-zero reference as judge(), then max_abs_err <= `bound` (0: exact, as integer outputs are
+/// compared by default). `type` names the output type in the reason.
+Verdict judge_absolute(const ErrorMetrics& metrics, double bound, std::string_view type);
 
 }  // namespace ktune::harness

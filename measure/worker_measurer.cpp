@@ -146,12 +146,15 @@ BufferSet WorkerMeasurer::fill_inputs(const CandidateRequest& req) {
   for (std::size_t i = 0; i < req.buffers.size(); ++i) {
     const BufferSpec& b = req.buffers[i];
     const CUdeviceptr p = set.at(b.name);
-    if (b.init == BufferSpec::Init::kRandom) {
+    if (b.init == BufferSpec::Init::kFill) {
       // Distinct stream of the counter RNG per buffer: seed + index * 2^32.
-      random_fill(utility(), p, b.dtype, b.count, req.timing.seed + (uint64_t{i} << 32),
-                  static_cast<float>(b.scale), stream_);
+      fill_buffer(utility(), p, b.dtype, b.integer, b.count, b.fill, req.timing.seed + (uint64_t{i} << 32),
+                  stream_);
     } else {
-      poison(p, b.bytes(), stream_);
+      const bool integer_reference =
+          b.integer && std::any_of(req.checks.begin(), req.checks.end(),
+                                   [&](const OutputCheck& c) { return c.reference == b.name; });
+      poison(p, b.bytes(), stream_, integer_reference ? kIntegerReferencePoisonByte : kPoisonByte);
     }
   }
   return set;
@@ -161,19 +164,18 @@ bool WorkerMeasurer::verify(const CandidateRequest& req, const BufferSet& set, C
   for (const OutputCheck& c : req.checks) {
     const BufferSpec& out = spec_of(req, c.output);
     const BufferSpec& ref = spec_of(req, c.reference);
-    if (out.count != ref.count || (out.dtype != ref.dtype && ref.dtype != DType::kF32)) {
+    if (out.integer) {
+      if (!verify_integers(c, out, ref, set, res)) return false;
+      continue;
+    }
+    if (out.count != ref.count || ref.integer || (out.dtype != ref.dtype && ref.dtype != DType::kF32)) {
       throw Error(ErrorKind::kBadInput,
                   fmt::format("check '{}' vs '{}': lengths differ or the reference is neither {} nor f32",
                               c.output, c.reference, to_string(out.dtype)));
     }
     const ErrorMetrics m = gpu_compare(utility(), set.at(c.output), out.dtype, set.at(c.reference), ref.dtype,
                                        out.count, stream_);
-    Tolerance tolerance = tolerance_for(out.dtype);
-    if (c.rel_l2 > 0) {  // the description's per-output tolerance (docs/byo.md)
-      tolerance.rel_l2 = c.rel_l2;
-      tolerance.max_abs_rel = std::max(tolerance.max_abs_rel, 10 * c.rel_l2);
-    }
-    const Verdict v = judge(m, tolerance);
+    const Verdict v = judge(m, out.dtype, c.rel_l2, c.abs);
     res.rel_err = std::max(res.rel_err, m.rel_err);
     res.max_abs_err = std::max(res.max_abs_err, m.max_abs_err);
     if (!v.ok) {
@@ -183,6 +185,24 @@ bool WorkerMeasurer::verify(const CandidateRequest& req, const BufferSet& set, C
     }
   }
   return true;
+}
+
+bool WorkerMeasurer::verify_integers(const OutputCheck& c, const BufferSpec& out, const BufferSpec& ref,
+                                     const BufferSet& set, CandidateResult& res) {
+  if (out.count != ref.count || out.integer != ref.integer) {
+    throw Error(ErrorKind::kBadInput, fmt::format("check '{}' vs '{}': lengths or types differ ({} vs {})",
+                                                  c.output, c.reference, out.type_name(), ref.type_name()));
+  }
+  const ErrorMetrics m =
+      gpu_compare(utility(), set.at(c.output), set.at(c.reference), *out.integer, out.count, stream_);
+  const Verdict v = judge_absolute(m, c.abs.value_or(0), to_string(*out.integer));
+  res.rel_err = std::max(res.rel_err, m.rel_err);
+  res.max_abs_err = std::max(res.max_abs_err, m.max_abs_err);
+  if (!v.ok) {
+    res.outcome = Outcome::kIncorrect;
+    res.reason = fmt::format("output '{}' vs '{}': {}", c.output, c.reference, v.reason);
+  }
+  return v.ok;
 }
 
 void WorkerMeasurer::add_rotation_sets(Timed& run) {

@@ -46,11 +46,15 @@ class WorkerMeasurer {
   struct Timed;  // the loaded sequence and its buffer sets, flush and batch while it is timed
 
   const UtilityKernels& utility();
-  /// The request's buffers: inputs random, outputs poisoned.
+  /// The request's buffers: inputs filled (BufferSpec::fill), outputs poisoned.
   BufferSet fill_inputs(const CandidateRequest& req);
   /// Compares every check's output with its reference; false with the outcome set when one fails.
   bool verify(const CandidateRequest& req, const BufferSet& set, CandidateResult& res);
-  /// Plans the flush, adds the rotation's buffer sets, binds them all to the sequence and makes the
+  /// One check of an integer output: compared exactly, or within the check's absolute bound.
+  bool verify_integers(const OutputCheck& c, const BufferSpec& out, const BufferSpec& ref,
+                       const BufferSet& set,
+                       CandidateResult& res);  /// Plans the flush, adds the rotation's buffer sets, binds
+                                               /// them all to the sequence and makes the
   /// timer.
   void add_rotation_sets(Timed& run);
   /// The timed samples (KernelTimer: warm-up, graph batches, stopping rule); statistics, NVML,

@@ -112,7 +112,8 @@ Enumeration ConfigSpace::enumerate(const ProblemContext& context) const {
         for (size_t p = 0; p < np; ++p)
           params.emplace_back(tmpl.params[p].name, tmpl.params[p].values[idx[p]]);
         Config config(tmpl.name, std::move(params));
-        if (tmpl.spec != nullptr && tmpl.spec->rejection(problem, config)) {
+        if (const auto why = tmpl.spec != nullptr ? tmpl.spec->rejection(problem, config) : std::nullopt) {
+          if (out.first_spec_rejection.empty()) out.first_spec_rejection = *why;
           ++out.pruned_by[spec_count].count;
           ++out.pruned;
         } else {
@@ -144,8 +145,11 @@ Enumeration ConfigSpace::enumerate(const ProblemContext& context) const {
     for (const auto& [name, value] : context.dims)
       shape += fmt::format("{}{}={}", shape.empty() ? "" : ",", name, value);
     throw Error(ErrorKind::kBadInput,
-                fmt::format("{}: the space of kernel '{}' is empty for shape {} (elem_bytes={}): {}", source_,
-                            kernel_, shape, context.elem_bytes, out.summary()),
+                fmt::format("{}: the space of kernel '{}' is empty for shape {} (elem_bytes={}): {}{}",
+                            source_, kernel_, shape, context.elem_bytes, out.summary(),
+                            out.first_spec_rejection.empty()
+                                ? ""
+                                : "; the spec's first rejection: " + out.first_spec_rejection),
                 "", source_);
   }
   return out;

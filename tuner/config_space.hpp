@@ -88,6 +88,10 @@ struct Enumeration {
   /// Seeds dropped for this problem (a constraint or the layout rejects them; the tuning loop adds
   /// those the template's spec rejects). Never an error.
   uint64_t seed_rejected = 0;
+  /// The first reason a template's spec gave for refusing a point ("" when none did): an empty
+  /// space names it, since the spec's reasons (a user kernel's buffer size or fill for this shape)
+  /// are not constraints the summary can name.
+  std::string first_spec_rejection;
 
   /// One line: "kept 412 of 10125; pruned by tiled.smem_fits 300, tiled.threads_fit 12, ...;
   /// seeds 5, seed_rejected 3" (the seed part only when the space has seeds).

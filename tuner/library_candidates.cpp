@@ -65,7 +65,7 @@ harness::CandidateRequest library_candidate_request(std::string_view kernel, con
     b.name = t.name;
     b.dtype = t.dtype;
     b.count = static_cast<uint64_t>(t.elements);
-    b.init = t.role == kt::TensorRole::kInput ? harness::BufferSpec::Init::kRandom
+    b.init = t.role == kt::TensorRole::kInput ? harness::BufferSpec::Init::kFill
                                               : harness::BufferSpec::Init::kPoison;
     r.buffers.push_back(std::move(b));
   }

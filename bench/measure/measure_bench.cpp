@@ -15,8 +15,8 @@ namespace {
 CandidateRequest request_with_cubin(std::size_t cubin_bytes) {
   CandidateRequest r;
   r.name = "gemm.bf16.nt.128x128x32.w2x2.s3.sk1";
-  r.buffers = {{"a", DType::kBF16, 1 << 24, BufferSpec::Init::kRandom, 1.0},
-               {"c", DType::kBF16, 1 << 24, BufferSpec::Init::kPoison, 1.0}};
+  r.buffers = {{"a", DType::kBF16, 1 << 24, BufferSpec::Init::kFill, BufferFill::random(1.0)},
+               {"c", DType::kBF16, 1 << 24, BufferSpec::Init::kPoison}};
   LaunchSpec& gemm = r.launches.emplace_back();
   gemm.cubin.assign(cubin_bytes, '\x5a');
   gemm.function = "_Z4gemmILi128ELi128ELi32EEvPK13__nv_bfloat16PS0_iii";

@@ -17,8 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "core/buffer_fill.hpp"
 #include "core/config.hpp"
 #include "core/dtype.hpp"
+#include "core/int_type.hpp"
 
 namespace ktune::kernel_templates {
 
@@ -29,13 +31,23 @@ struct UserExpression {
   uint32_t line = 0;
 };
 
-/// How an input buffer is filled before a run. Inputs are never zeros (D4).
+/// How an input buffer is filled before a run (`fill = {...}` of an [[arg]]; core/buffer_fill.hpp
+/// has the meaning of each kind). Its numbers are expressions of the dimensions only, so the
+/// reference and every candidate see the same inputs; UserKernelSpec evaluates them for a problem.
+/// Inputs are never all zeros (D4).
 struct UserFill {
-  enum class Kind {
-    kRandom,  ///< random magnitudes in [0.25, 1) x scale with a random sign (the harness's fill)
-  };
-  Kind kind = Kind::kRandom;
-  double scale = 1.0;
+  BufferFill::Kind kind = BufferFill::Kind::kRandom;
+  double scale = 1.0;                                 ///< kRandom
+  std::optional<UserExpression> min, max;             ///< kRange
+  std::vector<double> pattern;                        ///< kPattern
+  std::optional<UserExpression> start, step, modulo;  ///< kSequence (start 0 and step 1 by default)
+  uint32_t line = 0;                                  ///< where `fill` is written (0: not written, random)
+};
+
+/// An output's bounds (`tolerance = { y = 1e-2 }` or `{ y = { rel = 1e-2, abs = 1e-3 } }`).
+struct UserTolerance {
+  std::optional<double> rel;  ///< relative L2 bound replacing the dtype's
+  std::optional<double> abs;  ///< bound on max |out - ref|; alone, the whole criterion
 };
 
 /// One kernel argument, in the kernel's parameter order.
@@ -46,6 +58,8 @@ struct UserArg {
   uint32_t line = 0;
   /// Buffers: the element type; nullopt means the problem's dtype ("dtype" in the file).
   std::optional<DType> dtype;
+  /// Buffers of integers ("i32", "i64", "u8": index tensors); `dtype` is then unused.
+  std::optional<IntType> integer;
   UserExpression elements;  ///< buffers: element count
   UserFill fill;            ///< inputs
   /// Scalars: "i32", "i64" or "f32", and the value.
@@ -75,8 +89,8 @@ struct UserReference {
   Kind kind = Kind::kKernel;
   UserLaunch launch;  ///< kKernel: the reference kernel's launch (function, grid, block, shared)
   Config config;      ///< kConfig
-  /// Output name -> relative L2 bound replacing its dtype's (`tolerance = { y = 1e-2 }`).
-  std::map<std::string, double> tolerance;
+  /// Output name -> its bounds. An integer output not listed is compared exactly.
+  std::map<std::string, UserTolerance> tolerance;
   uint32_t line = 0;
 };
 

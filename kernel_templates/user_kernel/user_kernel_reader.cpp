@@ -1,6 +1,8 @@
 // Reading a user kernel folder's NAME.toml (docs/byo.md) into a UserKernelDescription, checking
 // everything that can be checked without a shape.
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -80,6 +82,114 @@ struct Reader {
                        err.what()));
     }
     return e;
+  }
+
+  /// A fill's expression: like expression(), over the dimensions only (inputs must not depend on
+  /// the config, or the reference and the candidates would read different inputs).
+  UserExpression fill_expression(const toml::node& node, const std::string& field) {
+    UserExpression e = expression(node, field);
+    ExpressionEvaluator dims_only(d.dims);
+    try {
+      dims_only.add(e.text);
+    } catch (const ExpressionError& err) {
+      fail(e.line, field,
+           fmt::format("{}: a fill may use the dimensions only, so that the reference and every config read "
+                       "the same inputs",
+                       err.what()));
+    }
+    return e;
+  }
+
+  /// `fill = { min = A, max = B }`, `{ pattern = [...] }` or `{ sequence = { start, step, modulo } }`.
+  UserFill read_fill(const toml::node& node, const UserArg& a, const std::string& field) {
+    UserFill f;
+    f.line = line_of(node);
+    const toml::table* t = node.as_table();
+    if (t == nullptr)
+      fail(f.line, field,
+           "must be a table: { min = A, max = B }, { pattern = [...] } or { sequence = {...} }");
+    reject_unknown(*t, {"min", "max", "pattern", "sequence"}, field);
+    const bool range = t->contains("min") || t->contains("max");
+    const int kinds = int{range} + int{t->contains("pattern")} + int{t->contains("sequence")};
+    if (kinds != 1) fail(f.line, field, "give exactly one of a range (min and max), a pattern or a sequence");
+    if (range) {
+      if (!t->contains("min") || !t->contains("max")) fail(f.line, field, "a range needs both min and max");
+      f.kind = BufferFill::Kind::kRange;
+      f.min = fill_expression(*t->get("min"), field + ".min");
+      f.max = fill_expression(*t->get("max"), field + ".max");
+    } else if (const toml::node* p = t->get("pattern")) {
+      f.kind = BufferFill::Kind::kPattern;
+      const toml::array* values = p->as_array();
+      if (values == nullptr || values->empty() || values->size() > BufferFill::kMaxPatternValues)
+        fail(line_of(*p), field + ".pattern",
+             fmt::format("must be a list of 1 to {} numbers", BufferFill::kMaxPatternValues));
+      for (const toml::node& v : *values) {
+        const auto number = v.value<double>();
+        if (!number || !(v.is_integer() || v.is_floating_point()))
+          fail(line_of(*p), field + ".pattern", "must be a list of numbers");
+        f.pattern.push_back(*number);
+      }
+    } else {
+      const toml::node* q = t->get("sequence");
+      const toml::table* seq = q->as_table();
+      const std::string sfield = field + ".sequence";
+      if (seq == nullptr) fail(line_of(*q), sfield, "must be a table { start = A, step = B, modulo = C }");
+      reject_unknown(*seq, {"start", "step", "modulo"}, sfield);
+      if (!a.integer) fail(line_of(*q), sfield, "a sequence fills an integer buffer (type i32, i64 or u8)");
+      f.kind = BufferFill::Kind::kSequence;
+      if (const toml::node* v = seq->get("start")) f.start = fill_expression(*v, sfield + ".start");
+      if (const toml::node* v = seq->get("step")) f.step = fill_expression(*v, sfield + ".step");
+      if (const toml::node* v = seq->get("modulo")) f.modulo = fill_expression(*v, sfield + ".modulo");
+    }
+    check_constant_fill(f, a, field);
+    return f;
+  }
+
+  /// A fill written with numbers only is checked here (zeros only, a value the type cannot hold);
+  /// one with expressions is checked for each shape (UserKernelSpec::rejection).
+  void check_constant_fill(const UserFill& f, const UserArg& a, const std::string& field) {
+    const auto constant = [](const std::optional<UserExpression>& e,
+                             double fallback) -> std::optional<double> {
+      if (!e) return fallback;
+      char* end = nullptr;
+      const double v = std::strtod(e->text.c_str(), &end);
+      if (e->text.empty() || end != e->text.c_str() + e->text.size()) return std::nullopt;
+      return v;
+    };
+    BufferFill fill;
+    switch (f.kind) {
+      case BufferFill::Kind::kRandom:
+        return;
+      case BufferFill::Kind::kRange: {
+        const auto lo = constant(f.min, 0);
+        const auto hi = constant(f.max, 0);
+        if (!lo || !hi) return;
+        fill = BufferFill::range(*lo, *hi);
+        break;
+      }
+      case BufferFill::Kind::kPattern:
+        fill = BufferFill::repeat(f.pattern);
+        break;
+      case BufferFill::Kind::kSequence: {
+        const auto start = constant(f.start, 0);
+        const auto step = constant(f.step, 1);
+        const auto modulo = constant(f.modulo, 0);
+        if (!start || !step || !modulo) return;
+        for (double v : {*start, *step, *modulo}) {
+          // 4e18 < 2^62: the bound BufferFill keeps sequences within, and a safe cast to int64.
+          if (v != std::floor(v) || std::abs(v) > 4.0e18)
+            fail(f.line, field + ".sequence", fmt::format("{} is not an integer within +-4e18", v));
+        }
+        std::optional<int64_t> m;
+        if (f.modulo) m = static_cast<int64_t>(*modulo);
+        fill = BufferFill::sequence(static_cast<int64_t>(*start), static_cast<int64_t>(*step), m);
+        break;
+      }
+    }
+    // Two elements at least (the smallest buffer with a pattern's or a sequence's second value);
+    // a one-element buffer is checked with its shape.
+    if (auto why = fill.invalid_reason(std::max<std::size_t>(2, f.pattern.size()), a.integer))
+      fail(f.line, field, *why);
   }
 
   std::vector<UserExpression> expressions(const toml::node& node, const std::string& field) {
@@ -187,7 +297,7 @@ struct Reader {
       if (t == nullptr) fail(line_of(item), "arg", "must be an array of tables ([[arg]])");
       UserArg a;
       a.line = line_of(*t);
-      reject_unknown(*t, {"name", "kind", "type", "elements", "value", "scale"}, "an [[arg]]");
+      reject_unknown(*t, {"name", "kind", "type", "elements", "value", "scale", "fill"}, "an [[arg]]");
       a.name = toml_read::require_string(*t, "name", file, a.line, "an [[arg]]");
       if (!is_identifier(a.name)) fail(a.line, "arg.name", "'" + a.name + "' is not an identifier");
       if (d.arg_index(a.name) >= 0) fail(a.line, "arg.name", "'" + a.name + "' is declared twice");
@@ -209,7 +319,7 @@ struct Reader {
       const toml::node* type = t->get("type");
       const std::string type_text = type ? type->value<std::string>().value_or("") : "";
       if (a.kind == UserArg::Kind::kScalar) {
-        for (const char* key : {"elements", "scale"}) {
+        for (const char* key : {"elements", "scale", "fill"}) {
           if (t->contains(key))
             fail(line_of(*t->get(key)), field + "." + key, "a scalar has no " + std::string(key));
         }
@@ -223,10 +333,14 @@ struct Reader {
       }
       if (t->contains("value")) fail(line_of(*t->get("value")), field + ".value", "a buffer has no value");
       if (type != nullptr && type_text != "dtype") {
-        try {
-          a.dtype = dtype_from_string(type_text);
-        } catch (const Error& e) {
-          fail(line_of(*type), field + ".type", std::string(e.what()) + " (or \"dtype\": the problem's)");
+        a.integer = int_type_from_string(type_text);
+        if (!a.integer) {
+          try {
+            a.dtype = dtype_from_string(type_text);
+          } catch (const Error& e) {
+            fail(line_of(*type), field + ".type",
+                 std::string(e.what()) + "; or \"dtype\" (the problem's), or i32, i64, u8 for integers");
+          }
         }
       }
       if (!t->contains("elements"))
@@ -237,6 +351,19 @@ struct Reader {
         const auto v = s->value<double>();
         if (!v || !(*v > 0)) fail(line_of(*s), field + ".scale", "must be a positive number");
         a.fill.scale = *v;
+      }
+      if (const toml::node* f = t->get("fill")) {
+        if (a.kind != UserArg::Kind::kInput) fail(line_of(*f), field + ".fill", "only an input is filled");
+        if (t->contains("scale"))
+          fail(line_of(*f), field + ".fill",
+               "scale belongs to the default random fill; give a range instead");
+        a.fill = read_fill(*f, a, field + ".fill");
+      } else if (a.integer && a.kind == UserArg::Kind::kInput) {
+        fail(a.line, field + ".fill",
+             fmt::format(
+                 "missing: an {} input needs a fill (a range, a pattern or a sequence): random integers "
+                 "would index anywhere",
+                 to_string(*a.integer)));
       }
       d.args.push_back(std::move(a));
     }
@@ -331,20 +458,46 @@ struct Reader {
     d.reference.launch = read_launch(t, "reference", true);
   }
 
-  /// `tolerance = { OUTPUT = rel_l2, ... }`: each an output argument, each bound in (0, 1].
+  /// `tolerance = { OUTPUT = rel, OUTPUT = { rel = R, abs = A }, ... }`: each an output argument;
+  /// a relative bound in (0, 1], an absolute bound >= 0; an integer output takes abs only.
   void read_tolerance(const toml::node& node) {
     const toml::table* t = node.as_table();
     if (t == nullptr)
-      fail(line_of(node), "reference.tolerance", "must be a table { OUTPUT = relative error }");
+      fail(line_of(node), "reference.tolerance",
+           "must be a table { OUTPUT = relative error } or { OUTPUT = { rel = R, abs = A } }");
     for (const auto& [name, value] : toml_read::entries_in_order(*t)) {
       const int i = d.arg_index(name);
       if (i < 0 || d.args[static_cast<std::size_t>(i)].kind != UserArg::Kind::kOutput)
         fail(line_of(*value), "reference.tolerance", fmt::format("'{}' is not an output argument", name));
-      const auto v = value->value<double>();
-      if (!v || !(*v > 0) || *v > 1)
-        fail(line_of(*value), "reference.tolerance." + name, "must be a relative error in (0, 1]");
-      d.reference.tolerance[name] = *v;
+      const UserArg& out = d.args[static_cast<std::size_t>(i)];
+      const std::string field = "reference.tolerance." + name;
+      UserTolerance bounds;
+      if (const toml::table* both = value->as_table()) {
+        reject_unknown(*both, {"rel", "abs"}, field);
+        if (both->empty()) fail(line_of(*value), field, "give rel, abs or both");
+        if (const toml::node* r = both->get("rel")) bounds.rel = relative_bound(*r, field + ".rel");
+        if (const toml::node* a = both->get("abs")) {
+          const auto v = a->value<double>();
+          if (!v || !(*v >= 0) || !std::isfinite(*v))
+            fail(line_of(*a), field + ".abs", "must be a bound on max |out - ref|, a number >= 0");
+          bounds.abs = *v;
+        }
+      } else {
+        bounds.rel = relative_bound(*value, field);
+      }
+      if (out.integer && bounds.rel) {
+        fail(line_of(*value), field,
+             fmt::format("'{}' is an {} output: it is compared exactly, or within {{ abs = N }}", name,
+                         to_string(*out.integer)));
+      }
+      d.reference.tolerance[name] = bounds;
     }
+  }
+
+  double relative_bound(const toml::node& node, const std::string& field) {
+    const auto v = node.value<double>();
+    if (!v || !(*v > 0) || *v > 1) fail(line_of(node), field, "must be a relative error in (0, 1]");
+    return *v;
   }
 
   void read_work(const toml::node& node) {

@@ -31,7 +31,12 @@ std::string lower(std::string s) {
 UserKernelSpec::UserKernelSpec(UserKernelDescription description)
     : d_(std::move(description)), source_name_(d_.name + ".cu"), ev_(slot_names(d_)) {
   const auto add = [this](const UserExpression& e) { index_[&e] = ev_.add(e.text); };
-  for (const auto& a : d_.args) add(a.is_buffer() ? a.elements : a.value);
+  for (const auto& a : d_.args) {
+    add(a.is_buffer() ? a.elements : a.value);
+    for (const auto* e : {&a.fill.min, &a.fill.max, &a.fill.start, &a.fill.step, &a.fill.modulo}) {
+      if (*e) add(**e);
+    }
+  }
   const auto add_launch = [&](const UserLaunch& l) {
     for (const auto& e : l.grid) add(e);
     for (const auto& e : l.block) add(e);
@@ -99,6 +104,13 @@ std::optional<std::string> UserKernelSpec::rejection(const Problem& problem, con
         return fmt::format(
             "{}:{}: arg '{}'.elements = '{}' is {} for {}: a buffer needs at least one element",
             d_.toml_path.string(), a.elements.line, a.name, a.elements.text, n, problem.shape_text());
+      }
+      if (a.kind != UserArg::Kind::kInput) continue;
+      const BufferFill fill = fill_of(a);
+      if (auto why = fill.invalid_reason(static_cast<uint64_t>(n), a.integer)) {
+        return fmt::format("{}:{}: arg '{}'.fill: {} for {} ({})", d_.toml_path.string(),
+                           a.fill.line != 0 ? a.fill.line : a.line, a.name, *why, problem.shape_text(),
+                           fill.describe());
       }
     }
     const auto check_launch = [&](const UserLaunch& l) -> std::optional<std::string> {
@@ -169,23 +181,46 @@ std::vector<TensorSpec> UserKernelSpec::tensors(const Problem& problem, bool ref
   std::vector<TensorSpec> out;
   for (const auto& a : d_.args) {
     if (!a.is_buffer()) continue;
-    const DType type = a.dtype.value_or(problem.dtype);
-    const int64_t n = eval_int(a.elements);
+    TensorSpec t;
+    t.name = reference && a.kind != UserArg::Kind::kInput ? a.name + "_ref" : a.name;
+    t.dtype = a.dtype.value_or(problem.dtype);
+    t.integer = a.integer;
+    t.elements = eval_int(a.elements);
     switch (a.kind) {
       case UserArg::Kind::kInput:
-        out.push_back({a.name, TensorRole::kInput, type, n, a.fill.scale});
+        t.role = TensorRole::kInput;
+        t.fill = fill_of(a);
         break;
       case UserArg::Kind::kOutput:
-        out.push_back({reference ? a.name + "_ref" : a.name, TensorRole::kOutput, type, n});
+        t.role = TensorRole::kOutput;
         break;
       case UserArg::Kind::kWorkspace:
-        out.push_back({reference ? a.name + "_ref" : a.name, TensorRole::kWorkspace, type, n});
+        t.role = TensorRole::kWorkspace;
         break;
       case UserArg::Kind::kScalar:
-        break;
+        continue;
     }
+    out.push_back(std::move(t));
   }
   return out;
+}
+
+BufferFill UserKernelSpec::fill_of(const UserArg& a) const {
+  const UserFill& f = a.fill;
+  switch (f.kind) {
+    case BufferFill::Kind::kRandom:
+      return BufferFill::random(f.scale);
+    case BufferFill::Kind::kRange:
+      return BufferFill::range(ev_.eval(index_.at(&*f.min)), ev_.eval(index_.at(&*f.max)));
+    case BufferFill::Kind::kPattern:
+      return BufferFill::repeat(f.pattern);
+    case BufferFill::Kind::kSequence: {
+      std::optional<int64_t> modulo;
+      if (f.modulo) modulo = eval_int(*f.modulo);
+      return BufferFill::sequence(f.start ? eval_int(*f.start) : 0, f.step ? eval_int(*f.step) : 1, modulo);
+    }
+  }
+  return {};
 }
 
 KernelLaunch UserKernelSpec::make_launch(const UserLaunch& l, const Config* config, DType dtype,
@@ -281,7 +316,10 @@ ReferenceSpec UserKernelSpec::reference(const Problem& problem) const {
   for (const auto& a : d_.args) {
     if (a.kind == UserArg::Kind::kOutput) ref.compare.emplace_back(a.name, a.name + "_ref");
   }
-  for (const auto& [output, rel] : d_.reference.tolerance) ref.rel_tolerance.emplace(output, rel);
+  for (const auto& [output, bounds] : d_.reference.tolerance) {
+    if (bounds.rel) ref.rel_tolerance.emplace(output, *bounds.rel);
+    if (bounds.abs) ref.abs_tolerance.emplace(output, *bounds.abs);
+  }
   return ref;
 }
 

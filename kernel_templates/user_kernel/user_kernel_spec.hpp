@@ -53,6 +53,8 @@ class UserKernelSpec final : public KernelSpec {
   /// Binds the problem (and the config, when given) to the evaluator's slots; callers hold mu_.
   void bind(const Problem& problem, const Config* config) const;
   int64_t eval_int(const UserExpression& e) const;
+  /// An input's fill with its expressions evaluated for the bound problem; callers hold mu_.
+  BufferFill fill_of(const UserArg& a) const;
   std::string name_expression(const std::string& function, const Config* config, DType dtype) const;
   KernelLaunch make_launch(const UserLaunch& l, const Config* config, DType dtype, bool reference) const;
   std::vector<TensorSpec> tensors(const Problem& problem, bool reference) const;

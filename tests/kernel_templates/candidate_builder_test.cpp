@@ -31,7 +31,7 @@ TEST(CandidateBuilder, SplitKPartsHaveTwoLaunchesAndSharedInputs) {
   std::vector<std::string> names;
   for (const auto& b : parts.buffers) names.push_back(b.name);
   EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "c", "workspace", "c_ref"}));
-  EXPECT_EQ(parts.buffers[0].init, harness::BufferSpec::Init::kRandom);
+  EXPECT_EQ(parts.buffers[0].init, harness::BufferSpec::Init::kFill);
   EXPECT_EQ(parts.buffers[0].count, 77u * 331u);
   EXPECT_EQ(parts.buffers[2].init, harness::BufferSpec::Init::kPoison);
   EXPECT_EQ(parts.buffers[3].dtype, DType::kF32);

@@ -76,6 +76,16 @@ TEST(UserKernelNvrtc, LayerNormCompilesForEveryDtype) {
   compile_all(ex, DType::kF16, "sm_80");
 }
 
+TEST(UserKernelNvrtc, GatherCompilesForEveryDtype) {
+  const Example ex{
+      "gather",
+      {{"vocab", 32000}, {"tokens", 77}, {"hidden", 4096}},
+      {Config("gather", {{"THREADS", 32}, {"ROWS", 8}}), Config("gather", {{"THREADS", 128}, {"ROWS", 1}}),
+       Config("gather", {{"THREADS", 512}, {"ROWS", 2}})}};
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16}) compile_all(ex, t, "sm_90");
+  compile_all(ex, DType::kBF16, "sm_80");
+}
+
 TEST(UserKernelNvrtc, ACompileErrorNamesTheUsersFileAndLine) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("ktune_byo_broken_" + std::to_string(::getpid()));

@@ -52,7 +52,7 @@ TEST(UserKernelPlan, TwoPassesWithAWorkspaceAndAReferenceConfig) {
             (std::vector<std::string>{"partial<256,__nv_bfloat16>", "finish<256,__nv_bfloat16>"}));
   const LaunchPlan plan = spec.launch_plan(p, c);
   ASSERT_EQ(plan.tensors.size(), 3u);
-  EXPECT_EQ(plan.tensors[0].fill_scale, 4.0);
+  EXPECT_EQ(plan.tensors[0].fill.scale, 4.0);
   EXPECT_EQ(plan.tensors[1].role, TensorRole::kWorkspace);
   EXPECT_EQ(plan.tensors[1].dtype, DType::kF32);
   EXPECT_EQ(plan.tensors[1].elements, 4);  // ceil(1000 / 256)
@@ -92,7 +92,7 @@ TEST(UserKernelPlan, VerifyFalseMakesACandidateWithoutReferenceOrChecks) {
   EXPECT_TRUE(parts.checks.empty());
   ASSERT_EQ(parts.launches.size(), 2u);
   ASSERT_EQ(parts.buffers.size(), 3u);
-  EXPECT_EQ(parts.buffers[0].init, harness::BufferSpec::Init::kRandom);
+  EXPECT_EQ(parts.buffers[0].init, harness::BufferSpec::Init::kFill);
   EXPECT_EQ(parts.buffers[1].init, harness::BufferSpec::Init::kPoison);
   EXPECT_EQ(parts.buffers[2].init, harness::BufferSpec::Init::kPoison);
   const harness::CandidateRequest r = make_candidate_request(parts);

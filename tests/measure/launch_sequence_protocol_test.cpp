@@ -42,8 +42,9 @@ CandidateRequest split_k_request(Rng& rng, const std::string& a, const std::stri
   CandidateRequest r;
   r.id = rng.between(1, 1U << 30);
   r.name = "gemm.bf16.nt.mma.64x128x32.w2x2.s3.sk4.a1.g8";
-  r.buffers = {{"a", DType::kBF16, rng.between(1, 1U << 20), BufferSpec::Init::kRandom, 1.0},
-               {"workspace", DType::kF32, rng.between(1, 1U << 20), BufferSpec::Init::kPoison, 1.0}};
+  r.buffers = {
+      {"a", DType::kBF16, rng.between(1, 1U << 20), BufferSpec::Init::kFill, BufferFill::random(1.0)},
+      {"workspace", DType::kF32, rng.between(1, 1U << 20), BufferSpec::Init::kPoison}};
   r.launches = {random_launch(rng, a, "_Z4zeroIfEvPT_x"), random_launch(rng, b, "_Z4gemmILi64EEvv"),
                 random_launch(rng, b, "_Z6reduceI13__nv_bfloat16EvPKfPT_xi")};
   r.main_launch = 1;

@@ -59,7 +59,8 @@ TEST(LibraryCall, TravelsInsideItsLaunchOverTheWorkerProtocol) {
     CandidateRequest r;
     r.id = 7 + static_cast<uint64_t>(i);
     r.name = "gemm.bf16.nt.cublaslt.v130100";
-    r.buffers = {{"a", call.dtype, static_cast<uint64_t>(call.m * call.k), BufferSpec::Init::kRandom, 1.0}};
+    r.buffers = {{"a", call.dtype, static_cast<uint64_t>(call.m * call.k), BufferSpec::Init::kFill,
+                  BufferFill::random(1.0)}};
     r.launches = {library_launch(call)};
     r.checks = {{"c", "c_ref"}};
     std::string attachment;

@@ -27,6 +27,30 @@ TEST(MeasureNvrtc, UtilityKernelsCompileForEveryDtype) {
   }
 }
 
+TEST(MeasureNvrtc, UserKernelFillsAndIntegerComparesCompile) {
+  CompileRequest req;
+  req.source = utility_kernels_source();
+  req.arch = "sm_90";
+  for (DType d : {DType::kF32, DType::kF16, DType::kBF16, DType::kFP8E4M3, DType::kFP8E5M2}) {
+    req.name_expressions.push_back(fill_name_expression(d, BufferFill::Kind::kRange));
+    req.name_expressions.push_back(fill_name_expression(d, BufferFill::Kind::kPattern));
+  }
+  for (IntType t : {IntType::kI32, IntType::kI64, IntType::kU8}) {
+    for (auto kind : {BufferFill::Kind::kRange, BufferFill::Kind::kPattern, BufferFill::Kind::kSequence})
+      req.name_expressions.push_back(fill_name_expression(t, kind));
+    req.name_expressions.push_back(compare_name_expression(t));
+  }
+  NvrtcCompiler compiler;
+  const CompileResult res = compiler.compile(req);
+  EXPECT_EQ(res.lowered_names.size(), 22U);
+  for (const auto& [expr, lowered] : res.lowered_names) EXPECT_FALSE(lowered.empty()) << expr;
+  EXPECT_EQ(fill_name_expression(IntType::kI64, BufferFill::Kind::kSequence),
+            "ktune_fill_int_sequence<long long>");
+  // No sequence of floats, no random integers.
+  EXPECT_THROW(fill_name_expression(DType::kF32, BufferFill::Kind::kSequence), Error);
+  EXPECT_THROW(fill_name_expression(IntType::kI32, BufferFill::Kind::kRandom), Error);
+}
+
 TEST(MeasureNvrtc, CopyKernelCompilesForEveryUnroll) {
   CompileRequest req;
   req.source = copy_kernel_source();

@@ -188,6 +188,41 @@ TEST(Verification, F32HasNoAbsoluteFloor) {
   EXPECT_TRUE(w.ok) << w.reason;
 }
 
+// A user kernel's absolute bounds (docs/byo.md): alone they are the whole criterion, beside a
+// relative bound either passes; integer outputs are compared exactly by default.
+TEST(Verification, AnAbsoluteBoundAloneJudgesMaxAbsErrorOnly) {
+  // ref ~1e-6 (an output near zero): relative error 0.5, abs error 1e-6.
+  const std::vector<double> ref{1e-6, -2e-6, 1.5e-6};
+  const std::vector<double> out{1.5e-6, -1e-6, 1.5e-6};
+  const ErrorMetrics m = compare(out, ref);
+  EXPECT_FALSE(judge(m, DType::kF32, 0, std::nullopt).ok);  // f32's relative bound: far off
+  EXPECT_TRUE(judge(m, DType::kF32, 0, 1e-5).ok);
+  const Verdict tight = judge(m, DType::kF32, 0, 5e-7);
+  EXPECT_FALSE(tight.ok);
+  EXPECT_NE(tight.reason.find("> absolute bound 5e-07"), std::string::npos) << tight.reason;
+}
+
+TEST(Verification, RelativeAndAbsoluteBoundsTogetherPassWhenEitherHolds) {
+  // diff {0.1, 0, 0}: rel = 0.1 / sqrt(1 + 4 + 9) = 0.0267, max abs 0.1.
+  const ErrorMetrics m = compare(std::vector<double>{1.1, 2, 3}, std::vector<double>{1, 2, 3});
+  EXPECT_TRUE(judge(m, DType::kF32, 3e-2, 1e-3).ok);   // rel holds
+  EXPECT_TRUE(judge(m, DType::kF32, 1e-3, 0.2).ok);    // abs holds
+  EXPECT_FALSE(judge(m, DType::kF32, 1e-3, 1e-3).ok);  // neither
+  EXPECT_FALSE(judge(m, DType::kF32, 1e-3, std::nullopt).ok);
+}
+
+TEST(Verification, IntegerOutputsAreComparedExactly) {
+  const std::vector<double> ref{3, 0, 17, 4};
+  EXPECT_TRUE(judge_absolute(compare(ref, ref), 0, "i32").ok);
+  const Verdict off = judge_absolute(compare(std::vector<double>{3, 0, 18, 4}, ref), 0, "i32");
+  EXPECT_FALSE(off.ok);
+  EXPECT_NE(off.reason.find("i32 outputs differ (compared exactly)"), std::string::npos) << off.reason;
+  EXPECT_TRUE(judge_absolute(compare(std::vector<double>{3, 0, 18, 4}, ref), 1, "i32").ok);
+  // The same guards as the relative judgement: an all-zero reference proves nothing.
+  const std::vector<double> zeros(4, 0.0);
+  EXPECT_FALSE(judge_absolute(compare(zeros, zeros), 0, "i32").ok);
+}
+
 TEST(ToleranceTable, AbsoluteFloorIsOneSubnormalStepOfTheFormat) {
   // Independent of tolerance.cpp: the value of the smallest subnormal bit pattern of each format.
   EXPECT_EQ(tolerance_for(DType::kF16).abs_floor, decode_f16(0x0001));

@@ -26,8 +26,8 @@ CandidateRequest sample_request() {
   r.id = 42;
   r.name = "copy.f32.u4.b256";
   r.device = 1;
-  r.buffers = {{"src", DType::kBF16, 1000, BufferSpec::Init::kRandom, 2.0},
-               {"dst", DType::kBF16, 1000, BufferSpec::Init::kPoison, 1.0}};
+  r.buffers = {{"src", DType::kBF16, 1000, BufferSpec::Init::kFill, BufferFill::random(2.0)},
+               {"dst", DType::kBF16, 1000, BufferSpec::Init::kPoison}};
   LaunchSpec& copy = r.launches.emplace_back();
   copy.cubin = std::string(
       "\x7f"
@@ -78,6 +78,41 @@ TEST(WorkerProtocol, FrameRoundTripByteAtATime) {
   EXPECT_EQ(out.timing.max_samples, 77);
   EXPECT_EQ(k.grid[1], 2U);
   EXPECT_EQ(out.checks[0].reference, "src");
+}
+
+TEST(WorkerProtocol, EveryFillIntegerTypeAndAbsoluteBoundTravels) {
+  CandidateRequest r = sample_request();
+  r.buffers = {
+      {"table", DType::kF16, 300, BufferSpec::Init::kFill, BufferFill::repeat({1.5, -0.25, 3})},
+      {"noise", DType::kF32, 40, BufferSpec::Init::kFill, BufferFill::range(-2.5, 3.75)},
+      {"rows", DType::kF32, 70, BufferSpec::Init::kFill, BufferFill::sequence(-5, 3, 11), IntType::kI32},
+      {"ids", DType::kF32, 70, BufferSpec::Init::kFill, BufferFill::range(0, 99), IntType::kI64},
+      {"out", DType::kF32, 70, BufferSpec::Init::kPoison, {}, IntType::kU8}};
+  r.checks = {{"out", "ids", 0, 3.0}, {"table", "noise", 1e-2, std::nullopt}};
+  const CandidateRequest back = candidate_request_from_json(to_json(r));
+  ASSERT_EQ(back.buffers.size(), 5U);
+  EXPECT_EQ(back.buffers[0].fill.kind, BufferFill::Kind::kPattern);
+  EXPECT_EQ(back.buffers[0].fill.pattern, (std::vector<double>{1.5, -0.25, 3}));
+  EXPECT_EQ(back.buffers[0].integer, std::nullopt);
+  EXPECT_EQ(back.buffers[1].fill.kind, BufferFill::Kind::kRange);
+  EXPECT_EQ(back.buffers[1].fill.min, -2.5);
+  EXPECT_EQ(back.buffers[1].fill.max, 3.75);
+  EXPECT_EQ(back.buffers[2].fill.kind, BufferFill::Kind::kSequence);
+  EXPECT_EQ(back.buffers[2].fill.start, -5);
+  EXPECT_EQ(back.buffers[2].fill.step, 3);
+  EXPECT_EQ(back.buffers[2].fill.modulo, 11);
+  EXPECT_EQ(back.buffers[2].integer, IntType::kI32);
+  EXPECT_EQ(back.buffers[2].bytes(), 280U);
+  EXPECT_EQ(back.buffers[3].integer, IntType::kI64);
+  EXPECT_EQ(back.buffers[3].bytes(), 560U);
+  EXPECT_EQ(back.buffers[4].integer, IntType::kU8);
+  EXPECT_EQ(back.buffers[4].bytes(), 70U);
+  EXPECT_EQ(back.checks[0].abs, 3.0);
+  EXPECT_EQ(back.checks[1].abs, std::nullopt);
+  EXPECT_EQ(back.checks[1].rel_l2, 1e-2);
+  // A sequence without a modulo stays without one.
+  r.buffers[2].fill = BufferFill::sequence(1, 2, std::nullopt);
+  EXPECT_EQ(candidate_request_from_json(to_json(r)).buffers[2].fill.modulo, std::nullopt);
 }
 
 TEST(WorkerProtocol, ResultRoundTrip) {

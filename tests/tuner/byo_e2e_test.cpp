@@ -1,9 +1,10 @@
 // `ktune tune --kernel-dir` end to end on this machine (NVRTC, no GPU): a compile-only sweep of each
-// shipped user kernel (examples/byo/) stores every config's resources under the user kernel's name
-// and hash and answers a second run from the database; an edit of either file is a new kernel hash
-// (nothing answered from the old results); a compile error is stored with NVRTC's log naming the
-// user's line; query and report know the kernel through --kernel-dir (the report shows the
-// description's work model); a description error exits 2 naming the file and line.
+// shipped user kernel (examples/byo/: transpose, layernorm, gather) stores every config's resources under the
+// user kernel's name and hash and answers a second run from the database; an edit of either file is a new
+// kernel hash (nothing answered from the old results); a compile error is stored with NVRTC's log naming the
+// user's line; a fill that gives only zeros for a shape is named; query and report know the kernel through
+// --kernel-dir (the report shows the description's work model); a description error exits 2 naming the file
+// and line.
 
 #include <gtest/gtest.h>
 
@@ -73,6 +74,36 @@ TEST(ByoTune, CompileOnlySweepOfLayerNorm) {
   for (const auto& m : test::all_measurements(db)) {
     EXPECT_EQ(m.m.outcome, ktune::Outcome::kSkipped) << m.m.config_name << ": " << m.m.reason;
   }
+}
+
+TEST(ByoTune, CompileOnlySweepOfGatherWithItsI32IndexTensor) {
+  test::TempDir dir;
+  const auto r = run_ktune(compile_only(kExamples / "gather", "gather", "vocab=32000,tokens=512,hidden=4096",
+                                        (dir / "g.db").string(), "100"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // THREADS {32..512} x ROWS {1,2,4,8} = 20, less the 3 of more than 1024 threads.
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("keys")[0].at("evaluations"), 17) << r.out;
+  auto db = cache::ConfigCache::open(dir / "g.db", cache::ConfigCache::Mode::kReadOnly);
+  const auto rows = test::all_measurements(db);
+  ASSERT_EQ(rows.size(), 17u);
+  for (const auto& m : rows) {
+    EXPECT_EQ(m.m.outcome, ktune::Outcome::kSkipped) << m.m.config_name << ": " << m.m.reason;
+    EXPECT_EQ(m.m.reason, "compile-only");
+    EXPECT_GT(nlohmann::json::parse(m.m.resources_json).at("registers").get<int>(), 0) << m.m.resources_json;
+  }
+}
+
+TEST(ByoTune, AFillThatGivesOnlyZerosForAShapeIsNamedWhenNothingIsLeft) {
+  // vocab = 1 makes the ids' range [0, vocab - 1] = [0, 0]: every config is refused, and the
+  // key's error says why with the file, the line and the field.
+  test::TempDir dir;
+  const auto r = run_ktune(compile_only(kExamples / "gather", "gather", "vocab=1,tokens=64,hidden=512",
+                                        (dir / "z.db").string(), "10"));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("the spec's first rejection: "), std::string::npos) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("gather.toml:33: arg 'ids'.fill: the range [0, 0] can only produce zeros"),
+            std::string::npos)
+      << r.out << r.err;
 }
 
 TEST(ByoTune, AnEditOfEitherFileIsANewKernelHash) {

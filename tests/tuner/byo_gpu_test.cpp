@@ -2,8 +2,10 @@
 // with verified winners; a variant that writes one element past its output, and one that writes
 // wrong values, are stored `incorrect` (the first with the buffer named) and never win; a
 // `verify = false` variant's winner is stored and answered unverified; the runtime launches the
-// transpose winner by name and its output is the exact transpose of random input. Skips without
-// a GPU.
+// transpose winner by name and its output is the exact transpose of random input; the gather
+// example (an i32 index tensor filled with random row numbers) tunes to verified winners and its
+// winner, launched by name, matches a host gather; an i32 output that differs by one in one element
+// is `incorrect` (integers are compared exactly). Skips without a GPU.
 
 #include <gtest/gtest.h>
 
@@ -236,6 +238,117 @@ TEST(ByoGpu, TheRuntimeLaunchesTheTunedTransposeByName) {
   EXPECT_THROW(rt.launch("transpose", dims, DType::kF32, {reinterpret_cast<void*>(d_in.get())}, nullptr),
                Error);
   EXPECT_THROW(rt.launch("no_such_kernel", dims, DType::kF32, {}, nullptr), Error);
+}
+
+TEST(ByoGpu, TheGatherWinnerLaunchedByNameMatchesAHostGather) {
+  REQUIRE_GPU();
+  test::TempDir dir;
+  const std::string db = (dir / "gather.db").string();
+  const int vocab = 5000;
+  const int tokens = 300;
+  const int hidden = 1000;
+  const std::string shape = "vocab=5000,tokens=300,hidden=1000";
+  for (const char* dtype : {"bf16", "f32"}) {
+    const auto r = run_ktune(tune_args(kExamples / "gather", "gather", shape, dtype, db));
+    ASSERT_EQ(r.exit_code, 0) << dtype << "\n" << r.err;
+    ASSERT_FALSE(nlohmann::json::parse(r.out).at("keys")[0].at("winner").is_null()) << r.out;
+  }
+  int ok = 0;
+  for (const auto& [name, m] : by_config(db)) {
+    EXPECT_TRUE(m.m.verified) << name;
+    if (m.m.outcome == Outcome::kOk) ++ok;
+    EXPECT_TRUE(m.m.outcome == Outcome::kOk || m.m.outcome == Outcome::kSkipped ||
+                m.m.outcome == Outcome::kExceedsLimits)
+        << name << ": " << to_string(m.m.outcome) << " " << m.m.reason;
+  }
+  EXPECT_GT(ok, 6);
+
+  RuntimeOptions o;
+  o.db_path = db;
+  o.kernel_dirs = {(kExamples / "gather").string()};
+  Runtime rt(o);
+  const ProblemDims dims = {{"vocab", vocab}, {"tokens", tokens}, {"hidden", hidden}};
+  const PlanInfo info = rt.prepare("gather", dims, DType::kF32);
+  EXPECT_EQ(info.source, PlanInfo::Source::kTuned);
+  EXPECT_TRUE(info.verified);
+  EXPECT_EQ(info.config_name.rfind("gather.f32.", 0), 0u) << info.config_name;
+
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<float> value(-4.0f, 4.0f);
+  std::uniform_int_distribution<int32_t> row(0, vocab - 1);
+  std::vector<float> table(static_cast<size_t>(vocab) * hidden);
+  for (float& v : table) v = value(rng);
+  std::vector<int32_t> ids(tokens);
+  for (int32_t& id : ids) id = row(rng);
+  harness::DeviceBuffer d_table = harness::DeviceBuffer::from_host(std::span<const float>(table));
+  harness::DeviceBuffer d_ids = harness::DeviceBuffer::from_host(std::span<const int32_t>(ids));
+  harness::DeviceBuffer d_y(static_cast<size_t>(tokens) * hidden * sizeof(float));
+  rt.launch("gather", dims, DType::kF32,
+            {reinterpret_cast<void*>(d_table.get()), reinterpret_cast<void*>(d_ids.get()),
+             reinterpret_cast<void*>(d_y.get())},
+            nullptr);
+  const std::vector<float> y = d_y.download_as<float>(static_cast<size_t>(tokens) * hidden);
+  for (int t = 0; t < tokens; ++t) {
+    for (int c = 0; c < hidden; ++c) {
+      ASSERT_EQ(y[static_cast<size_t>(t) * hidden + c], table[static_cast<size_t>(ids[t]) * hidden + c])
+          << "token " << t << " (row " << ids[t] << "), column " << c;
+    }
+  }
+}
+
+TEST(ByoGpu, AnIntegerOutputOffByOneInOneElementIsIncorrect) {
+  REQUIRE_GPU();
+  test::TempDir dir;
+  // The gather also writes the row each token read, an i32 output; THREADS 64 writes the last
+  // token's row + 1. The ids are a sequence this time: 5 + 3 t mod vocab.
+  const auto folder = dir / "gather";
+  std::filesystem::create_directories(folder);
+  std::ofstream(folder / "gather.cu") << R"(
+template <int THREADS, int ROWS, typename T>
+__global__ void gather(const T* table, const int* ids, T* y, int* rows_read, int tokens, int hidden) {
+  const int t = blockIdx.x * ROWS + threadIdx.y;
+  if (t >= tokens) return;
+  const int row = ids[t];
+  if (threadIdx.x == 0) rows_read[t] = (THREADS == 64 && t == tokens - 1) ? row + 1 : row;
+  for (int c = threadIdx.x; c < hidden; c += THREADS) y[(size_t)t * hidden + c] = table[(size_t)row * hidden + c];
+}
+template <typename T>
+__global__ void gather_reference(const T* table, const int* ids, T* y, int* rows_read, int tokens, int hidden) {
+  const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= (size_t)tokens * hidden) return;
+  const size_t t = i / hidden;
+  y[i] = table[(size_t)ids[t] * hidden + i % hidden];
+  if (i % hidden == 0) rows_read[t] = ids[t];
+}
+)";
+  std::string toml = read(kExamples / "gather" / "gather.toml");
+  const auto fill_at = toml.find("fill = { min = 0, max = \"vocab - 1\" }");
+  ASSERT_NE(fill_at, std::string::npos);
+  toml.replace(fill_at, 37, "fill = { sequence = { start = 5, step = 3, modulo = \"vocab\" } }");
+  const auto scalars_at = toml.find("[[arg]]\nname = \"tokens\"");
+  ASSERT_NE(scalars_at, std::string::npos);
+  toml.insert(scalars_at,
+              "[[arg]]\nname = \"rows_read\"\nkind = \"output\"\ntype = \"i32\"\nelements = \"tokens\"\n\n");
+  std::ofstream(folder / "gather.toml") << toml;
+
+  const std::string db = (dir / "int.db").string();
+  const auto r = run_ktune(tune_args(folder, "gather", "vocab=1000,tokens=300,hidden=256", "f32", db));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string winner = nlohmann::json::parse(r.out).at("keys")[0].at("winner").dump();
+  EXPECT_EQ(winner.find("threads64"), std::string::npos) << winner;
+  int off_by_one = 0;
+  for (const auto& [name, m] : by_config(db)) {
+    if (m.m.outcome == Outcome::kSkipped || m.m.outcome == Outcome::kExceedsLimits) continue;
+    if (name.find(".threads64.") != std::string::npos) {
+      EXPECT_EQ(m.m.outcome, Outcome::kIncorrect) << name;
+      EXPECT_NE(m.m.reason.find("output 'rows_read'"), std::string::npos) << m.m.reason;
+      EXPECT_NE(m.m.reason.find("compared exactly"), std::string::npos) << m.m.reason;
+      ++off_by_one;
+    } else {
+      EXPECT_EQ(m.m.outcome, Outcome::kOk) << name << ": " << m.m.reason;
+    }
+  }
+  EXPECT_EQ(off_by_one, 4);  // ROWS 1, 2, 4, 8
 }
 
 }  // namespace
