@@ -2,7 +2,8 @@
 # Installs the Debian packages ktune builds and tests with, when missing.
 # Idempotent: runs apt-get (update once, then install) only for what is absent.
 # Usage: scripts/install-deps.sh [--with-browser] [--with-slurm] [--with-fuzz]
-#   --with-browser  also install chromium (the HTML report's browser test)
+#   --with-browser  also install chromium (the browser tests of the HTML report and of the service's
+#                   dashboard)
 #   --with-slurm    also install Slurm's controller, node daemon and client, and munge (the test that
 #                   runs a single-host Slurm on loopback and sweeps under sbatch, tests/slurm/); the
 #                   test starts its own daemons with its own configuration and stops them
