@@ -1,5 +1,5 @@
 // decode_attention's default config space (configs/spaces/decode_attention.toml) over the shipped
-// shape set (configs/shapes/ops_decode_attention.toml): every kept config is accepted by the spec
+// shape sets (configs/shapes/ops_decode_attention.toml, decode_attention_llm.toml): every kept config is accepted by the spec
 // (whose rules filter the points), names are the spec's, each shape keeps several configs including
 // SPLIT_K 1 and a split, the spec's default is accepted everywhere, and a head_dim the template
 // lacks keeps nothing, counted under the spec.
@@ -19,11 +19,15 @@ using test::shipped_configs;
 
 TEST(AttnSpace, SpaceAgreesWithSpecOverTheShapeSet) {
   const auto space = tuner::ConfigSpace::load(shipped_configs() / "spaces" / "decode_attention.toml");
-  const auto shapes = tuner::load_shape_set(shipped_configs() / "shapes" / "ops_decode_attention.toml");
+  auto shapes = tuner::load_shape_set(shipped_configs() / "shapes" / "ops_decode_attention.toml");
+  const auto targets = tuner::load_shape_set(shipped_configs() / "shapes" / "decode_attention_llm.toml");
   ASSERT_EQ(space.kernel(), "decode_attention");
   ASSERT_EQ(shapes.kernel, "decode_attention");
+  ASSERT_EQ(targets.kernel, "decode_attention");
   ASSERT_EQ(space.dims(), find_spec("decode_attention", "splitkv").dims());
-  ASSERT_EQ(shapes.shapes.size(), 36u);  // 4 models x 3 batches x 3 contexts
+  ASSERT_EQ(shapes.shapes.size(), 36u);   // 4 models x 3 batches x 3 contexts
+  ASSERT_EQ(targets.shapes.size(), 32u);  // 2 models x 4 batches x 4 contexts
+  shapes.shapes.insert(shapes.shapes.end(), targets.shapes.begin(), targets.shapes.end());
   std::size_t checked = 0;
   for (const auto& shape : shapes.shapes) {
     tuner::ProblemContext ctx;
