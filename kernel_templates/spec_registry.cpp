@@ -40,10 +40,22 @@ const std::vector<const KernelSpec*>& all_specs() {
   static const Fp8GemmWgmmaSpec kFp8GemmWgmma;
   static const DecodeAttentionSpec kDecodeAttention;
   static const DecodeAttentionMmaSpec kDecodeAttentionMma;
-  static const std::vector<const KernelSpec*> kAll = {
-      &kTiled,          &kGemv,        &kMma,         &kWgmma,           &kWgmmaTma,
-      &kRmsNorm,        &kRmsNormBulk, &kRmsNormRope, &kRmsNormRopeBulk, &kSoftmax,
-      &kSoftmaxCluster, &kSwiglu,      &kFp8Gemm,     &kFp8GemmWgmma,    &kDecodeAttention, &kDecodeAttentionMma};
+  static const std::vector<const KernelSpec*> kAll = {&kTiled,
+                                                      &kGemv,
+                                                      &kMma,
+                                                      &kWgmma,
+                                                      &kWgmmaTma,
+                                                      &kRmsNorm,
+                                                      &kRmsNormBulk,
+                                                      &kRmsNormRope,
+                                                      &kRmsNormRopeBulk,
+                                                      &kSoftmax,
+                                                      &kSoftmaxCluster,
+                                                      &kSwiglu,
+                                                      &kFp8Gemm,
+                                                      &kFp8GemmWgmma,
+                                                      &kDecodeAttention,
+                                                      &kDecodeAttentionMma};
   return kAll;
 }
 

@@ -17,7 +17,8 @@ int64_t DecodeAttentionMmaSpec::shared_bytes(const Problem& problem, const Confi
          static_cast<int64_t>(ktune::size_of(problem.dtype));
 }
 
-std::optional<std::string> DecodeAttentionMmaSpec::rejection(const Problem& problem, const Config& config) const {
+std::optional<std::string> DecodeAttentionMmaSpec::rejection(const Problem& problem,
+                                                             const Config& config) const {
   if (auto why = problem_rejection(problem)) return why;
   if (auto why = params_rejection(variant(), config, param_names())) return why;
   const int64_t keys = config.at("KEYS");
@@ -26,21 +27,22 @@ std::optional<std::string> DecodeAttentionMmaSpec::rejection(const Problem& prob
   if (warps != 1 && warps != 2 && warps != 4 && warps != 8)
     return fmt::format("WARPS={} is not 1, 2, 4 or 8", warps);
   const int64_t stages = config.at("STAGES");
-  if (stages < 2 || stages > kMaxStages) return fmt::format("STAGES={} is outside [2, {}]", stages, kMaxStages);
+  if (stages < 2 || stages > kMaxStages)
+    return fmt::format("STAGES={} is outside [2, {}]", stages, kMaxStages);
   const int64_t split_k = config.at("SPLIT_K");
   if (split_k < 1 || split_k > kMaxSplitK)
     return fmt::format("SPLIT_K={} is outside [1, {}]", split_k, kMaxSplitK);
   const int64_t bytes = shared_bytes(problem, config);
   if (bytes > kMaxSharedBytes) {
-    return fmt::format("WARPS={} x STAGES={} tiles of {} keys need {} bytes of shared memory (at most {})", warps,
-                       stages, keys, bytes, kMaxSharedBytes);
+    return fmt::format("WARPS={} x STAGES={} tiles of {} keys need {} bytes of shared memory (at most {})",
+                       warps, stages, keys, bytes, kMaxSharedBytes);
   }
   return std::nullopt;
 }
 
 std::string DecodeAttentionMmaSpec::canonical_name(const Problem& problem, const Config& config) const {
-  return fmt::format("decode_attention.{}.mma.k{}.w{}.s{}.sk{}", ktune::to_string(problem.dtype), config.at("KEYS"),
-                     config.at("WARPS"), config.at("STAGES"), config.at("SPLIT_K"));
+  return fmt::format("decode_attention.{}.mma.k{}.w{}.s{}.sk{}", ktune::to_string(problem.dtype),
+                     config.at("KEYS"), config.at("WARPS"), config.at("STAGES"), config.at("SPLIT_K"));
 }
 
 Config DecodeAttentionMmaSpec::default_config(const Problem& problem) const {

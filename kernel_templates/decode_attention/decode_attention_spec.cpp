@@ -197,8 +197,9 @@ LaunchPlan DecodeAttentionSpec::launch_plan(const Problem& problem, const Config
 }
 
 std::string DecodeAttentionSpec::main_kernel(const Problem& problem, const Config& config) const {
-  return fmt::format("ktune_decode_attention<{},{},{},{},{}>", problem.dim("head_dim"), heads_per_block(problem),
-                     config.at("BLOCK_N"), config.at("WARPS"), ktune::cuda_type_name(problem.dtype));
+  return fmt::format("ktune_decode_attention<{},{},{},{},{}>", problem.dim("head_dim"),
+                     heads_per_block(problem), config.at("BLOCK_N"), config.at("WARPS"),
+                     ktune::cuda_type_name(problem.dtype));
 }
 
 LaunchDims DecodeAttentionSpec::main_dims(const Problem&, const Config& config) const {

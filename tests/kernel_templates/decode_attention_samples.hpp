@@ -21,7 +21,7 @@ inline std::vector<Config> decode_attention_samples() {
 
 inline std::vector<Config> decode_attention_mma_samples() {
   // (KEYS, WARPS, STAGES, SPLIT_K); at head_dim 128 each fits 227 KiB of shared memory.
-  const int64_t s[][4] = {{16, 1, 2, 1}, {32, 4, 3, 5}, {64, 2, 2, 8},
+  const int64_t s[][4] = {{16, 1, 2, 1}, {32, 4, 3, 5},  {64, 2, 2, 8},
                           {16, 8, 3, 3}, {32, 2, 4, 64}, {64, 1, 3, 1}};
   std::vector<Config> out;
   for (const auto& c : s) {

@@ -1,8 +1,8 @@
 // decode_attention's default config space (configs/spaces/decode_attention.toml) over the shipped
-// shape sets (configs/shapes/ops_decode_attention.toml, decode_attention_llm.toml): every kept config is accepted by the spec
-// (whose rules filter the points), names are the spec's, each shape keeps several configs including
-// SPLIT_K 1 and a split, the spec's default is accepted everywhere, and a head_dim the template
-// lacks keeps nothing, counted under the spec.
+// shape sets (configs/shapes/ops_decode_attention.toml, decode_attention_llm.toml): every kept config is
+// accepted by the spec (whose rules filter the points), names are the spec's, each shape keeps several
+// configs including SPLIT_K 1 and a split, the spec's default is accepted everywhere, and a head_dim the
+// template lacks keeps nothing, counted under the spec.
 
 #include <gtest/gtest.h>
 
