@@ -274,6 +274,9 @@ class ConfigCache {
   std::vector<StoredResult> results_for(int64_t gpu_id, int64_t kernel_id, std::string_view shape,
                                         std::string_view dtype, std::string_view layout) const;
   std::vector<GpuInfo> gpus() const;
+  /// The distinct GPU names, sorted: what a lookup's `gpu` names. gpus() may hold several rows of
+  /// one name (one a compute capability, SM count and memory size seen under it).
+  std::vector<std::string> gpu_names() const;
   std::vector<RunInfo> runs() const;
 
   // ---- compile cache ----

@@ -239,6 +239,14 @@ std::vector<GpuInfo> ConfigCache::gpus() const {
   return out;
 }
 
+std::vector<std::string> ConfigCache::gpu_names() const {
+  std::lock_guard lock(impl_->mu);
+  StatementLease s = impl_->db.cached("SELECT DISTINCT name FROM gpus ORDER BY name");
+  std::vector<std::string> out;
+  while (s->step()) out.push_back(s->text(0));
+  return out;
+}
+
 std::vector<RunInfo> ConfigCache::runs() const {
   std::lock_guard lock(impl_->mu);
   StatementLease s = impl_->db.cached(

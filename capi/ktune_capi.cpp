@@ -40,11 +40,11 @@ int guarded(Body&& body) noexcept {
 /// The GPU to look up: `gpu` when given, else the database's only GPU.
 std::string resolve_gpu(const ktune::cache::ConfigCache& cache, const char* gpu) {
   if (gpu != nullptr) return gpu;
-  auto gpus = cache.gpus();
-  if (gpus.size() == 1) return gpus.front().name;
+  auto gpus = cache.gpu_names();
+  if (gpus.size() == 1) return gpus.front();
   if (gpus.empty()) throw ktune::Error(ktune::ErrorKind::kNotFound, "the database holds no GPU yet");
   std::string names;
-  for (const auto& g : gpus) names += (names.empty() ? "" : ", ") + g.name;
+  for (const auto& g : gpus) names += (names.empty() ? "" : ", ") + g;
   throw ktune::Error(ktune::ErrorKind::kBadInput,
                      "gpu is NULL but the database holds several GPUs (" + names + "); name one");
 }

@@ -22,12 +22,12 @@ std::string choose_gpu(const cache::ConfigCache& db, const std::string& gpu, int
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::kNoDevice) throw;
   }
-  const auto gpus = db.gpus();
-  if (gpus.size() == 1) return gpus.front().name;
+  const auto gpus = db.gpu_names();
+  if (gpus.size() == 1) return gpus.front();
   if (gpus.empty())
     throw Error(ErrorKind::kNotFound, "the database " + db.path().string() + " holds no GPU yet");
   std::string names;
-  for (const auto& g : gpus) names += (names.empty() ? "\"" : ", \"") + g.name + "\"";
+  for (const auto& g : gpus) names += (names.empty() ? "\"" : ", \"") + g + "\"";
   throw Error(ErrorKind::kBadInput, "no CUDA device here and the database holds several GPUs (" + names +
                                         "); choose one with --gpu NAME");
 }

@@ -46,11 +46,11 @@ auto checked(const char* part, Fn fn) {
 }
 
 std::string default_gpu(const cache::ConfigCache& db) {
-  const auto gpus = db.gpus();
-  if (gpus.size() == 1) return gpus.front().name;
+  const auto gpus = db.gpu_names();
+  if (gpus.size() == 1) return gpus.front();
   if (gpus.empty()) throw ApiError(404, "not_found", "the database holds no GPU yet: nothing is tuned");
   std::string names;
-  for (const auto& g : gpus) names += (names.empty() ? "" : ", ") + g.name;
+  for (const auto& g : gpus) names += (names.empty() ? "" : ", ") + g;
   bad_request(fmt::format("parameter 'gpu' is missing and the database holds several GPUs ({})", names));
 }
 

@@ -57,6 +57,19 @@ TEST(ConfigCache, CreatesParentFoldersAndSchema) {
   EXPECT_EQ(gpus[0].ceilings_json, f.gpu.ceilings_json);
 }
 
+TEST(ConfigCache, GpuNamesAreDistinctWhereRowsAreNot) {
+  Fixture f;
+  GpuInfo other_memory = f.gpu;  // the same GPU name seen with another memory size and SM count
+  other_memory.memory_bytes += 1 << 20;
+  other_memory.sm_count += 2;
+  GpuInfo second = f.gpu;
+  second.name = "A " + f.gpu.name;  // sorts first
+  EXPECT_NE(f.db.upsert_gpu(other_memory), f.gpu_id);
+  f.db.upsert_gpu(second);
+  EXPECT_EQ(f.db.gpus().size(), 3u);
+  EXPECT_EQ(f.db.gpu_names(), (std::vector<std::string>{second.name, f.gpu.name}));
+}
+
 TEST(ConfigCache, RecordKeepsEveryFieldAndBestPicksTheNamedWinner) {
   Fixture f;
   SCOPED_TRACE(f.r.seed());
