@@ -6,6 +6,7 @@
 #include "kernel_templates/decode_attention/decode_attention_spec.hpp"
 #include "kernel_templates/fp8_gemm/fp8_gemm_spec.hpp"
 #include "kernel_templates/fp8_gemm/fp8_gemm_wgmma_spec.hpp"
+#include "kernel_templates/gemm/gemm_mma_cluster_spec.hpp"
 #include "kernel_templates/gemm/gemm_mma_spec.hpp"
 #include "kernel_templates/gemm/gemm_spec.hpp"
 #include "kernel_templates/gemm/gemm_wgmma_spec.hpp"
@@ -27,6 +28,7 @@ const std::vector<const KernelSpec*>& all_specs() {
   static const TiledGemmSpec kTiled;
   static const GemvSpec kGemv;
   static const MmaGemmSpec kMma;
+  static const MmaClusterGemmSpec kMmaCluster;
   static const WgmmaGemmSpec kWgmma;
   static const WgmmaGemmSpec kWgmmaTma(WgmmaGemmSpec::Pipeline::kTma);
   static const RmsNormSpec kRmsNorm;
@@ -43,6 +45,7 @@ const std::vector<const KernelSpec*>& all_specs() {
   static const std::vector<const KernelSpec*> kAll = {&kTiled,
                                                       &kGemv,
                                                       &kMma,
+                                                      &kMmaCluster,
                                                       &kWgmma,
                                                       &kWgmmaTma,
                                                       &kRmsNorm,

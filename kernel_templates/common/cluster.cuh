@@ -25,4 +25,18 @@ __device__ __forceinline__ float load_remote(const float* local, unsigned rank) 
   return v;
 }
 
+/// The four floats at `local` (16-byte aligned, this block's shared memory) in the block of cluster
+/// rank `rank`, in one 16-byte read.
+__device__ __forceinline__ float4 load_remote4(const float* local, unsigned rank) {
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(local));
+  unsigned remote = 0;
+  float4 v;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(addr), "r"(rank));
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(remote)
+               : "memory");
+  return v;
+}
+
 }  // namespace ktune_cluster

@@ -78,14 +78,6 @@ Problem MmaGemmSpec::base_problem(const Problem& problem, const GemmForm& form) 
 }
 
 std::optional<std::string> MmaGemmSpec::rejection(const Problem& problem, const Config& config) const {
-  const auto form = parse_gemm_form(problem.layout);
-  if (!form) {
-    return fmt::format("gemm layout '{}' is not nt or nn with an optional +bias then +silu", problem.layout);
-  }
-  if (auto why = problem_rejection(base_problem(problem, *form))) return why;
-  if (problem.dtype != DType::kF16 && problem.dtype != DType::kBF16) {
-    return fmt::format("the mma template takes f16 and bf16, not {}", ktune::to_string(problem.dtype));
-  }
   // SPLIT_K_MODE may be 0, which params_rejection's positivity rule refuses: check it apart.
   Config positive = config;
   if (const auto mode = config.find("SPLIT_K_MODE")) {
@@ -93,14 +85,29 @@ std::optional<std::string> MmaGemmSpec::rejection(const Problem& problem, const 
       return fmt::format("SPLIT_K_MODE={} is neither 0 (deterministic) nor 1 (atomic)", *mode);
     positive.set("SPLIT_K_MODE", 1);
   }
-  if (auto why = params_rejection(positive)) return why;
+  if (auto why = tile_rejection(problem, positive)) return why;
+  if (config.at("SPLIT_K_MODE") == 1 && config.at("SPLIT_K") == 1)
+    return "SPLIT_K_MODE=1 (atomic) needs SPLIT_K > 1";
+  if (auto why = ops_detail::shared_memory_rejection(shared_bytes(config))) return why;
+  return ops_detail::tile_grid_rejection(problem, config.at("BLOCK_M"), config.at("BLOCK_N"));
+}
+
+std::optional<std::string> MmaGemmSpec::tile_rejection(const Problem& problem, const Config& config) const {
+  const auto form = parse_gemm_form(problem.layout);
+  if (!form) {
+    return fmt::format("gemm layout '{}' is not nt or nn with an optional +bias then +silu", problem.layout);
+  }
+  if (auto why = problem_rejection(base_problem(problem, *form))) return why;
+  if (problem.dtype != DType::kF16 && problem.dtype != DType::kBF16) {
+    return fmt::format("the {} template takes f16 and bf16, not {}", variant(), ktune::to_string(problem.dtype));
+  }
+  if (auto why = params_rejection(config)) return why;
   const int64_t bm = config.at("BLOCK_M");
   const int64_t bn = config.at("BLOCK_N");
   const int64_t bk = config.at("BLOCK_K");
   const int64_t wm = config.at("WARPS_M");
   const int64_t wn = config.at("WARPS_N");
   const int64_t stages = config.at("STAGES");
-  const int64_t split_k = config.at("SPLIT_K");
   if (bm % (16 * wm) != 0) return fmt::format("BLOCK_M={} is not a multiple of 16*WARPS_M={}", bm, 16 * wm);
   if (bn % (16 * wn) != 0) return fmt::format("BLOCK_N={} is not a multiple of 16*WARPS_N={}", bn, 16 * wn);
   if (!is_pow2(bn) || bn < 16) return fmt::format("BLOCK_N={} is not a power of two >= 16", bn);
@@ -109,10 +116,8 @@ std::optional<std::string> MmaGemmSpec::rejection(const Problem& problem, const 
   if (wm * wn > kMaxWarps) return fmt::format("WARPS_M*WARPS_N={} exceeds {} warps", wm * wn, kMaxWarps);
   if (stages < 2 || stages > kMaxStages)
     return fmt::format("STAGES={} is outside [2, {}]", stages, kMaxStages);
-  if (split_k > kMaxGridZ) return fmt::format("SPLIT_K={} exceeds {}", split_k, kMaxGridZ);
-  if (config.at("SPLIT_K_MODE") == 1 && split_k == 1) return "SPLIT_K_MODE=1 (atomic) needs SPLIT_K > 1";
-  if (auto why = ops_detail::shared_memory_rejection(shared_bytes(config))) return why;
-  return ops_detail::tile_grid_rejection(problem, bm, bn);
+  if (config.at("SPLIT_K") > kMaxGridZ) return fmt::format("SPLIT_K={} exceeds {}", config.at("SPLIT_K"), kMaxGridZ);
+  return std::nullopt;
 }
 
 std::string MmaGemmSpec::canonical_name(const Problem& problem, const Config& config) const {

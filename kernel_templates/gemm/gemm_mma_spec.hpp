@@ -40,7 +40,7 @@ struct GemmForm {
 /// Parses "nt" / "nn" / "" (nt) with an optional "+bias" then "+silu"; nullopt for anything else.
 std::optional<GemmForm> parse_gemm_form(std::string_view text);
 
-class MmaGemmSpec final : public GemmSpecBase {
+class MmaGemmSpec : public GemmSpecBase {
  public:
   std::string_view variant() const override { return "mma"; }
   std::vector<DType> dtypes() const override { return {DType::kF16, DType::kBF16}; }
@@ -75,6 +75,12 @@ class MmaGemmSpec final : public GemmSpecBase {
   /// `ktune_gemm_mma_finish<T,BIAS,SILU>` for the problem's form.
   static std::string finish_name_expression(const Problem& problem);
   static int64_t shared_bytes(const Config& config);
+
+ protected:
+  /// What the mma templates share: the layout and epilogue form, the problem, f16/bf16, every
+  /// parameter present and positive, and the tile rules (warps tile the block, BLOCK_N and BLOCK_K
+  /// powers of two, at most 16 warps, 2..6 stages, SPLIT_K within gridDim.z).
+  std::optional<std::string> tile_rejection(const Problem& problem, const Config& config) const;
 
  private:
   /// The problem with its layout reduced to "nt" / "nn", for the base class's checks.

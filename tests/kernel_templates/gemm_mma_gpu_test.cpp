@@ -3,7 +3,9 @@
 // the element path; K not divisible by SPLIT_K * BLOCK_K) and round ones; epilogues (bias, SiLU)
 // with and without split-K; the epilogue reference against the CPU float64 one (D4); deterministic
 // split-K bit-identical over runs; misaligned pointers; the cuBLASLt baseline against the reference;
-// the SASS holds HMMA, LDSM and LDGSTS. Skips with the reason when there is no GPU.
+// the SASS holds HMMA, LDSM and LDGSTS. The cluster split-K template (gemm_mma_cluster.cu) over its
+// samples, epilogues, bit-identical runs and misaligned pointers; skipped with the reason before
+// sm_90. Skips with the reason when there is no GPU.
 
 #include <gtest/gtest.h>
 
@@ -38,6 +40,8 @@ using testing::KernelCache;
 testing::GpuSession& gpu() { return testing::gpu_session(); }
 
 const KernelSpec& mma() { return find_spec("gemm", "mma"); }
+/// The template a config names: "mma" or "mma_cluster".
+const KernelSpec& spec_of(const Config& config) { return find_spec("gemm", config.variant); }
 
 class MmaGpu : public ::testing::Test {
  protected:
@@ -55,7 +59,7 @@ std::unique_ptr<Fixture> make_fixture(const Problem& problem, uint64_t seed, boo
 }
 
 std::vector<uint8_t> run_candidate(Fixture& f, const Config& config) {
-  return testing::run_candidate(mma(), *gpu().kernels, f, config);
+  return testing::run_candidate(spec_of(config), *gpu().kernels, f, config);
 }
 
 void expect_matches(Fixture& f, const std::vector<uint8_t>& bytes, const std::string& label) {
@@ -66,8 +70,9 @@ void expect_matches(Fixture& f, const std::vector<uint8_t>& bytes, const std::st
 }
 
 void expect_config_matches(Fixture& f, const Config& config) {
-  const std::string label = mma().canonical_name(f.problem, config) + " @ " + f.problem.shape_text();
-  if (auto why = mma().rejection(f.problem, config)) {
+  const KernelSpec& spec = spec_of(config);
+  const std::string label = spec.canonical_name(f.problem, config) + " @ " + f.problem.shape_text();
+  if (auto why = spec.rejection(f.problem, config)) {
     ADD_FAILURE() << label << " rejected: " << *why;
     return;
   }
@@ -80,7 +85,7 @@ void expect_config_matches(Fixture& f, const Config& config) {
 
 void prefetch(const Problem& p, const std::vector<Config>& configs) {
   for (const auto& c : configs) {
-    if (!mma().rejection(p, c)) gpu().kernels->prefetch(mma().compile_spec(p, c));
+    if (!spec_of(c).rejection(p, c)) gpu().kernels->prefetch(spec_of(c).compile_spec(p, c));
   }
   gpu().kernels->prefetch(mma().reference(p).compile);
 }
@@ -191,6 +196,65 @@ TEST_F(MmaGpu, CublasLtMatchesReference) {
             std::string("cublasLt ") + layout + " " + f->problem.shape_text() + " " + blas->algorithm(p));
       }
     }
+  }
+}
+
+/// Why the cluster template cannot run on this device (before sm_90), or nullopt.
+std::optional<std::string> cluster_skip() {
+  return find_spec("gemm", "mma_cluster").arch_rejection(gpu().arch);
+}
+
+TEST_F(MmaGpu, ClusterSampleMatchesReference) {
+  if (auto why = cluster_skip()) GTEST_SKIP() << *why;
+  const auto configs = testing::mma_cluster_samples();
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    for (const char* layout : {"nt", "nn"}) {
+      for (const auto& s : kShapes) prefetch(gemm_problem(s[0], s[1], s[2], dtype, layout), configs);
+    }
+  }
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    for (const char* layout : {"nt", "nn"}) {
+      for (const auto& s : kShapes) {
+        auto f = make_fixture(gemm_problem(s[0], s[1], s[2], dtype, layout), 19);
+        for (const Config& c : configs) expect_config_matches(*f, c);
+      }
+    }
+  }
+}
+
+TEST_F(MmaGpu, ClusterEpiloguesMatchReference) {
+  if (auto why = cluster_skip()) GTEST_SKIP() << *why;
+  const auto configs = testing::mma_cluster_samples();
+  const char* layouts[] = {"nt+bias+silu", "nn+bias", "nt+silu"};
+  for (const char* layout : layouts) prefetch(gemm_problem(133, 200, 520, DType::kBF16, layout), configs);
+  for (const char* layout : layouts) {
+    for (const int64_t k : {520, 331}) {
+      auto f = make_fixture(gemm_problem(133, 200, k, DType::kBF16, layout), 37);
+      for (const Config& c : configs) expect_config_matches(*f, c);
+    }
+  }
+}
+
+TEST_F(MmaGpu, ClusterSplitKIsBitIdenticalOverRuns) {
+  if (auto why = cluster_skip()) GTEST_SKIP() << *why;
+  const KernelSpec& spec = find_spec("gemm", "mma_cluster");
+  for (const Config& config : testing::mma_cluster_samples()) {
+    const Problem problem = gemm_problem(40, 1000, 4104, DType::kBF16, "nt");
+    auto f = make_fixture(problem, 59);
+    const auto first = run_candidate(*f, config);
+    expect_matches(*f, first, spec.canonical_name(problem, config));
+    for (int run = 0; run < 3; ++run) {
+      EXPECT_EQ(run_candidate(*f, config), first) << spec.canonical_name(problem, config) << " run " << run;
+    }
+  }
+}
+
+TEST_F(MmaGpu, ClusterMisalignedPointersTakeTheElementPath) {
+  if (auto why = cluster_skip()) GTEST_SKIP() << *why;
+  for (const char* layout : {"nt", "nn"}) {
+    auto f = make_fixture(gemm_problem(65, 136, 1024, DType::kBF16, layout), 43, /*misalign=*/true);
+    ASSERT_NE(f->tensors.ptr("a") % 16, 0u);
+    for (const Config& c : testing::mma_cluster_samples()) expect_config_matches(*f, c);
   }
 }
 

@@ -1,7 +1,8 @@
 // nvrtc: the mma template compiles for sm_90 (the H200) over its sample in both dtypes, layouts and
 // with epilogues, and for sm_80 (the oldest target: cp.async, ldmatrix, mma.sync m16n8k16); ptxas
-// reports each kernel's resources and the main configs do not spill. One NVRTC program per group
-// keeps CI at 9 compiles.
+// reports each kernel's resources and the main configs do not spill. The cluster split-K template
+// (mma_cluster) compiles for sm_90 without spills. One NVRTC program per group keeps CI at 13
+// compiles.
 
 #include <gtest/gtest.h>
 
@@ -24,8 +25,9 @@ using testing::gemm_problem;
 /// Compiles every (problem, config) in one program for `arch`; returns resources by name expression
 /// (empty on a compile error, which fails the test).
 std::map<std::string, harness::KernelResources> compile_all(
-    const std::vector<std::pair<Problem, Config>>& cases, const std::string& arch, const std::string& label) {
-  const KernelSpec& spec = find_spec("gemm", "mma");
+    const std::vector<std::pair<Problem, Config>>& cases, const std::string& arch, const std::string& label,
+    const std::string& variant = "mma") {
+  const KernelSpec& spec = find_spec("gemm", variant);
   CompileSpec merged;
   for (const auto& [problem, config] : cases) {
     EXPECT_EQ(spec.rejection(problem, config), std::nullopt) << label;
@@ -117,6 +119,23 @@ TEST(MmaNvrtc, EpilogueReferenceCompilesForSm90) {
   harness::NvrtcCompiler compiler;
   const auto result = compiler.compile(make_compile_request(merged, SourceLibrary::builtin(), "sm_90"));
   EXPECT_EQ(result.lowered_names.size(), 3u);
+}
+
+TEST(MmaNvrtc, ClusterSampleCompilesForSm90WithoutSpills) {
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    for (const char* layout : {"nt", "nn+bias+silu"}) {
+      std::vector<std::pair<Problem, Config>> cases;
+      for (const Config& c : testing::mma_cluster_samples())
+        cases.emplace_back(gemm_problem(77, 93, 331, dtype, layout), c);
+      const auto res =
+          compile_all(cases, "sm_90", std::string("cluster.") + ktune::to_string(dtype) + "." + layout, "mma_cluster");
+      EXPECT_EQ(res.size(), testing::mma_cluster_samples().size()) << layout;  // one kernel a config
+      for (const auto& [expr, r] : res) {
+        EXPECT_EQ(r.spill_store_bytes, 0) << expr;
+        EXPECT_EQ(r.spill_load_bytes, 0) << expr;
+      }
+    }
+  }
 }
 
 TEST(MmaNvrtc, MainConfigsCompileForSm80) {

@@ -44,4 +44,29 @@ inline std::vector<Config> mma_samples() {
   return out;
 }
 
+inline Config mma_cluster_config(int64_t bm, int64_t bn, int64_t bk, int64_t wm, int64_t wn, int64_t stages,
+                                 int64_t split_k, int64_t swizzle) {
+  return {"mma_cluster",
+          {{"BLOCK_M", bm},
+           {"BLOCK_N", bn},
+           {"BLOCK_K", bk},
+           {"WARPS_M", wm},
+           {"WARPS_N", wn},
+           {"STAGES", stages},
+           {"SPLIT_K", split_k},
+           {"SWIZZLE", swizzle}}};
+}
+
+/// Samples of the cluster split-K template (sm_90): clusters of 2, 4 and 8; a decode tile, a tile whose
+/// partial tile is larger than its pipeline (64x128 with BLOCK_K 32, 2 stages), deep BLOCK_K and a
+/// grouped order over several block-rows.
+inline std::vector<Config> mma_cluster_samples() {
+  return {
+      mma_cluster_config(16, 64, 128, 1, 4, 4, 4, 1),
+      mma_cluster_config(16, 128, 128, 1, 4, 3, 8, 1),
+      mma_cluster_config(64, 128, 32, 2, 2, 2, 2, 8),
+      mma_cluster_config(32, 64, 64, 1, 4, 4, 4, 2),
+  };
+}
+
 }  // namespace ktune::kernel_templates::testing
