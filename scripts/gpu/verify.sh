@@ -13,7 +13,7 @@
 # usage: scripts/gpu/verify.sh [--suites LIST|all|none] [--gtest-filter PATTERN] [--examples]
 #          [--benches LIST|all|none] [--sweep PRESET] [--side-by-side] [--repeat N]
 #          [--budget-s S] [--out DIR] [--keep-db] [--commit HASH] [--gemm-m LIST] [--fp8-m LIST]
-#          [--ops-filter TEXT]... [--gemm-vs-torch SET[:M,M...]] [--gemm-budget N] [--gemm-dtype bf16|fp8]
+#          [--ops-filter TEXT]... [--gemm-vs-torch SET[:M,M...]] [--gemm-budget N] [--gemm-sweep-s S] [--gemm-dtype bf16|fp8]
 #          [--attn-vs-torch SET] [--attn-batch LIST] [--attn-seq LIST] [--attn-budget N] [--ops-vs-torch]
 #
 #   --suites LIST     gpu test executables, comma-separated short names (smoke, measure, kernels,
@@ -58,8 +58,11 @@
 #   --gemm-vs-torch S a bf16 nt sweep of shape set S (configs/shapes; ":1,16,128" keeps those M only)
 #                     with the templates and cuBLASLt's algorithms as candidates, then every key's
 #                     winner through ktune.Runtime against torch.mm (cuBLAS), both replayed in CUDA
-#                     graphs with rotated inputs (bench/runtime/gemm_vs_torch.py): gemm-vs-torch.md
+#                     graphs with rotated inputs (bench/runtime/gemm_vs_torch.py): gemm-vs-torch.md;
+#                     the sweep's counters of each key's winner, best template and best cuBLASLt
+#                     algorithm (bench/runtime/gemm_counters.py): gemm-counters.md
 #   --gemm-budget N   measurements a key of that sweep (default 24, the quick preset's)
+#   --gemm-sweep-s S  seconds that sweep may take (default 330; ~10 s a key on the H200)
 #   --gemm-dtype D    bf16 (default: kernel gemm against torch.mm) or fp8 (kernel fp8_gemm, e4m3
 #                     with per-tensor scales, against torch._scaled_mm)
 #   --attn-vs-torch S a decode_attention sweep of shape set S (both templates), then every key's winner
@@ -81,7 +84,7 @@ usage() { sed -n '/^# usage:/,/^# Example/p' "$0" | sed 's/^# \{0,1\}//' | sed '
 
 SUITES=all GTEST_FILTER="" EXAMPLES=0 SERVICE=0 PYTHON=0 BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
 DIR=${OUT:-} KEEP_DB=0 COMMIT="" GEMM_M=1,16,128,512,2048,4096 FP8_M=1,16,128,1024,4096
-OPS_FILTERS=() GEMM_VS_TORCH="" GEMM_BUDGET=24 GEMM_DTYPE=bf16
+OPS_FILTERS=() GEMM_VS_TORCH="" GEMM_BUDGET=24 GEMM_SWEEP_S=330 GEMM_DTYPE=bf16
 ATTN_VS_TORCH="" ATTN_BATCH="" ATTN_SEQ="" ATTN_BUDGET=24 OPS_VS_TORCH=0
 while [ $# -gt 0 ]; do
   case $1 in
@@ -103,6 +106,7 @@ while [ $# -gt 0 ]; do
     --ops-filter) OPS_FILTERS+=(--filter "${2:?}"); shift 2 ;;
     --gemm-vs-torch) GEMM_VS_TORCH=${2:?}; shift 2 ;;
     --gemm-budget) GEMM_BUDGET=${2:?}; shift 2 ;;
+    --gemm-sweep-s) GEMM_SWEEP_S=${2:?}; shift 2 ;;
     --gemm-dtype) GEMM_DTYPE=${2:?}; shift 2 ;;
     --attn-vs-torch) ATTN_VS_TORCH=${2:?}; shift 2 ;;
     --attn-batch) ATTN_BATCH=${2:?}; shift 2 ;;
@@ -420,7 +424,7 @@ if [ -n "$GEMM_VS_TORCH" ] && have "gemm-vs-torch" ktune; then
   fi
   kernel=gemm dtype=bf16
   [ "$GEMM_DTYPE" = fp8 ] && kernel=fp8_gemm dtype=fp8e4m3
-  run_part "gemm-sweep:$set_name" 330 "$R/gemm/tune.log" "$BIN/ktune" tune --kernel "$kernel" --shapes "$shapes" \
+  run_part "gemm-sweep:$set_name" "$GEMM_SWEEP_S" "$R/gemm/tune.log" "$BIN/ktune" tune --kernel "$kernel" --shapes "$shapes" \
     --dtype "$dtype" --layout nt --budget "$GEMM_BUDGET" --db "$R/gemm/sweep.db" --json
   if [ -f "$BIN/lib/libktune_runtime.so" ] && python3 -c 'import torch' 2> /dev/null; then
     run_part "gemm-vs-torch:$set_name" 200 "$R/gemm/vs_torch.log" env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" \
@@ -429,6 +433,9 @@ if [ -n "$GEMM_VS_TORCH" ] && have "gemm-vs-torch" ktune; then
   else
     say "gemm-vs-torch: skipped, needs .devbin/lib/libktune_runtime.so and torch"
   fi
+  # What bound each key: winner, best template and best cuBLASLt algorithm with the sweep's counters.
+  run_part "gemm-counters:$set_name" 60 "$R/gemm/counters.log" \
+    python3 bench/runtime/gemm_counters.py --db "$R/gemm/sweep.db" --out "$R/gemm-counters.md"
 fi
 
 # --- a shape set's decode attention tuned, then against torch SDPA in CUDA graphs ------------------
