@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <xxhash.h>
@@ -19,6 +20,32 @@ bool is_template_file(const std::filesystem::path& p) {
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+/// The NAMEs of the `#include "NAME"` lines of `text` (spaces allowed around `#` and `include`).
+std::vector<std::string> quoted_includes(std::string_view text) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t end = std::min(text.find('\n', pos), text.size());
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    auto skip_spaces = [&] {
+      while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+    };
+    skip_spaces();
+    if (!line.starts_with('#')) continue;
+    line.remove_prefix(1);
+    skip_spaces();
+    if (!line.starts_with("include")) continue;
+    line.remove_prefix(7);
+    skip_spaces();
+    if (!line.starts_with('"')) continue;
+    line.remove_prefix(1);
+    const size_t close = line.find('"');
+    if (close != std::string_view::npos) out.emplace_back(line.substr(0, close));
+  }
+  return out;
 }
 
 }  // namespace
@@ -92,6 +119,21 @@ std::vector<std::pair<std::string, std::string>> SourceLibrary::headers() const 
   return out;
 }
 
+std::vector<std::string> SourceLibrary::included_files(std::span<const std::string> names) const {
+  std::set<std::string> seen;
+  std::vector<std::string> pending(names.begin(), names.end());
+  while (!pending.empty()) {
+    const std::string name = std::move(pending.back());
+    pending.pop_back();
+    const auto it = files_.find(name);
+    if (it == files_.end()) continue;  // a toolkit header, found through -I at compile time
+    for (std::string& inc : quoted_includes(it->second)) {
+      if (files_.find(inc) != files_.end() && seen.insert(inc).second) pending.push_back(std::move(inc));
+    }
+  }
+  return {seen.begin(), seen.end()};
+}
+
 std::string SourceLibrary::hash(std::span<const std::string> names) const {
   XXH3_state_t* state = XXH3_createState();
   XXH3_64bits_reset(state);
@@ -103,9 +145,7 @@ std::string SourceLibrary::hash(std::span<const std::string> names) const {
     XXH3_64bits_update(state, text.data(), text.size());
   };
   for (const auto& n : names) add(n, text(n));
-  for (const auto& [n, t] : files_) {
-    if (ends_with(n, ".cuh")) add(n, t);
-  }
+  for (const auto& n : included_files(names)) add(n, files_.find(n)->second);
   const XXH64_hash_t h = XXH3_64bits_digest(state);
   XXH3_freeState(state);
   char buf[17];

@@ -43,8 +43,12 @@ class SourceLibrary {
   std::vector<std::string> names() const;
   /// Every `.cuh` as (include name, text), the form harness::CompileRequest::headers takes.
   std::vector<std::pair<std::string, std::string>> headers() const;
-  /// Hex xxHash3-64 of the named files and every `.cuh` (names and texts): the "template source
-  /// hash" of a kernel, which changes whenever anything its sources can include changes.
+  /// The files of this library that `names` include, directly or through each other
+  /// (`#include "NAME"` lines naming a file here; toolkit headers are not), sorted.
+  std::vector<std::string> included_files(std::span<const std::string> names) const;
+  /// Hex xxHash3-64 of the named files and every file they include (included_files; names and
+  /// texts): the "template source hash" of a kernel, which changes whenever anything its sources
+  /// include changes, and only then: a header no source of the kernel includes leaves it alone.
   std::string hash(std::span<const std::string> names) const;
   /// The folder files came from ("" for builtin()).
   const std::filesystem::path& overlay_folder() const { return folder_; }

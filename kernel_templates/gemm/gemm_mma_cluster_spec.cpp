@@ -94,6 +94,17 @@ LaunchPlan MmaClusterGemmSpec::launch_plan(const Problem& problem, const Config&
   return p;
 }
 
+std::vector<AlignmentRule> MmaClusterGemmSpec::alignment(const Problem& problem, const Config& config) const {
+  std::vector<AlignmentRule> rules = MmaGemmSpec::alignment(problem, config);
+  for (AlignmentRule& r : rules) {
+    if (r.tensor == "c") {
+      r.bytes = 8;
+      r.note = "8-byte stores of four C elements when C is 8-byte aligned and ldc % 4 == 0";
+    }
+  }
+  return rules;
+}
+
 Config MmaClusterGemmSpec::default_config(const Problem&) const {
   return {"mma_cluster",
           {{"BLOCK_M", 16},

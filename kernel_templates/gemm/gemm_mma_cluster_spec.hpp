@@ -34,6 +34,9 @@ class MmaClusterGemmSpec final : public MmaGemmSpec {
   CompileSpec compile_spec(const Problem& problem, const Config& config) const override;
   /// One launch: grid (tiles, 1, SPLIT_K), no workspace tensor.
   LaunchPlan launch_plan(const Problem& problem, const Config& config) const override;
+  /// As mma for A and B; C stored 8 bytes at a time when 8-byte aligned with ldc % 4 == 0, else
+  /// element by element. Nothing is required.
+  std::vector<AlignmentRule> alignment(const Problem& problem, const Config& config) const override;
   /// 16x64x128, 1x4 warps, 4 stages, SPLIT_K 4, group 1: a decode-size tile.
   Config default_config(const Problem& problem) const override;
 

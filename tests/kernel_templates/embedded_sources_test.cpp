@@ -107,6 +107,43 @@ TEST(EmbeddedSources, FolderOverlaysAndChangesTheHash) {
   EXPECT_THROW(SourceLibrary::with_folder(dir), Error);
 }
 
+// The template source hash covers what a kernel's sources include, directly or through other
+// headers, and nothing else: a new or changed header no source of the kernel includes leaves its
+// results fresh.
+TEST(SourceLibrary, HashCoversTheIncludedFilesOnly) {
+  const auto dir = std::filesystem::temp_directory_path() / ("ktune_incl_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream(dir / "top.cu") << "#include \"mid.cuh\"\n  #  include \"ktune_device.cuh\"\n#include <cuda_bf16.h>\n";
+    std::ofstream(dir / "mid.cuh") << "#pragma once\n#include \"leaf.cuh\"\n#include \"not_here.cuh\"\n";
+    std::ofstream(dir / "leaf.cuh") << "// leaf\n";
+    std::ofstream(dir / "other.cuh") << "// included by nobody\n";
+  }
+  const SourceLibrary lib = SourceLibrary::with_folder(dir);
+  const std::vector<std::string> top = {"top.cu"};
+  EXPECT_EQ(lib.included_files(top), (std::vector<std::string>{"ktune_device.cuh", "leaf.cuh", "mid.cuh"}));
+  const std::string before = lib.hash(top);
+  std::ofstream(dir / "other.cuh") << "// changed\n";
+  std::ofstream(dir / "new.cuh") << "// new\n";
+  EXPECT_EQ(SourceLibrary::with_folder(dir).hash(top), before);
+  std::ofstream(dir / "leaf.cuh") << "// leaf, changed\n";  // two includes away
+  EXPECT_NE(SourceLibrary::with_folder(dir).hash(top), before);
+  std::filesystem::remove_all(dir);
+
+  // The built-in templates: the cluster GEMM includes the shared main loop and the cluster
+  // primitives; the tiled GEMM includes neither, and no GEMM includes the softmax mask.
+  const SourceLibrary builtin = SourceLibrary::builtin();
+  const std::vector<std::string> cluster = {"gemm_mma_cluster.cu"};
+  const auto inc = builtin.included_files(cluster);
+  for (const char* h : {"gemm_mma_mainloop.cuh", "gemm_mma_primitives.cuh", "cluster.cuh", "ktune_device.cuh"})
+    EXPECT_NE(std::find(inc.begin(), inc.end(), h), inc.end()) << h;
+  const auto gemm = builtin.included_files(kernel_source_files("gemm"));
+  EXPECT_EQ(std::find(gemm.begin(), gemm.end(), "softmax_mask.cuh"), gemm.end());
+  const std::vector<std::string> tiled = {"gemm_tiled.cu"};
+  const auto tiled_inc = builtin.included_files(tiled);
+  EXPECT_EQ(std::find(tiled_inc.begin(), tiled_inc.end(), "cluster.cuh"), tiled_inc.end());
+}
+
 TEST(GemmSpace, NamesTheSpecsParameters) {
   const auto space_path = source_dir() / "configs" / "spaces" / "gemm.toml";
   if (!std::filesystem::exists(space_path)) GTEST_SKIP() << "no " << space_path;

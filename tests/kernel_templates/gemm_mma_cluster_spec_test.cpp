@@ -73,6 +73,19 @@ TEST(MmaClusterSpec, RejectsWithReasons) {
   EXPECT_EQ(cluster().rejection(p, cluster().default_config(p)), std::nullopt);
 }
 
+TEST(MmaClusterSpec, CStoresAskForEightBytes) {
+  const Problem p = gemm_problem(64, 1024, 1024, DType::kBF16, "nt");
+  bool seen = false;
+  for (const AlignmentRule& r : cluster().alignment(p, cluster().default_config(p))) {
+    EXPECT_FALSE(r.required) << r.tensor;
+    if (r.tensor == "c") {
+      EXPECT_EQ(r.bytes, 8);
+      seen = true;
+    }
+  }
+  EXPECT_TRUE(seen);
+}
+
 TEST(MmaClusterSpec, NeedsSm90) {
   EXPECT_EQ(cluster().arch_rejection("sm_90"), std::nullopt);
   EXPECT_EQ(cluster().arch_rejection("sm_90a"), std::nullopt);

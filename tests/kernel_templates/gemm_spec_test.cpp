@@ -308,7 +308,7 @@ TEST(SpecRegistry, SpecsSourcesAndHashes) {
   }
   EXPECT_EQ(
       kernel_source_files("gemm"),
-      (std::vector<std::string>{"gemm_epilogue_reference.cu", "gemm_gemv.cu", "gemm_mma.cu",
+      (std::vector<std::string>{"gemm_epilogue_reference.cu", "gemm_gemv.cu", "gemm_mma.cu", "gemm_mma_cluster.cu",
                                 "gemm_reference.cu", "gemm_tiled.cu", "gemm_wgmma.cu", "gemm_wgmma_tma.cu"}));
   EXPECT_EQ(find_spec("gemm", "gemv").source_name(), "gemm_gemv.cu");
   EXPECT_EQ(find_spec("gemm", "mma").source_name(), "gemm_mma.cu");

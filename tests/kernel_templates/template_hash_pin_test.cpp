@@ -1,7 +1,8 @@
 // The template source hash of every kernel, pinned. The hash is part of every tuned key (a changed
 // template makes old results stale), so a change that moves, renames or reformats a device source
 // without meaning to change the kernel must leave these values alone; a change that does change a
-// kernel updates its value here, on purpose.
+// kernel updates its value here, on purpose. A kernel's hash covers its sources and the headers
+// they include (SourceLibrary::included_files): a header only other kernels include leaves it alone.
 
 #include <gtest/gtest.h>
 
@@ -15,13 +16,13 @@ namespace {
 
 TEST(TemplateHashes, ArePinned) {
   const std::map<std::string, std::string> pinned = {
-      {"decode_attention", "bc97b26a56b8a974"},
-      {"fp8_gemm", "1baa62e1b4c17d71"},
-      {"gemm", "aba03bd40baff218"},
-      {"rmsnorm", "4b3e9c69f95c9a53"},
-      {"rmsnorm_rope", "4948835853fa3c71"},
-      {"softmax", "9b16dd0ed1a58780"},
-      {"swiglu", "f55cc6bf29b8437c"},
+      {"decode_attention", "bd58697ff27815e0"},
+      {"fp8_gemm", "abfc3b38ddb7b50b"},
+      {"gemm", "06337c0a24b72379"},
+      {"rmsnorm", "a76df610b0c7519c"},
+      {"rmsnorm_rope", "f5fe3b901475e4d2"},
+      {"softmax", "7c31760d5d795b91"},
+      {"swiglu", "246484f740671a38"},
   };
   EXPECT_EQ(current_template_hashes(), pinned);
 }

@@ -226,6 +226,8 @@ TEST(SeedConfigs, WithoutSeedsTheOrderIsUnchanged) {
 TEST(SeedConfigs, GemmSpaceSeedsPerShape) {
   const auto space = ConfigSpace::load(test::source_configs() / "spaces" / "gemm.toml");
   const std::map<int64_t, std::map<std::string, size_t>> want = {
+      // The 7 mma_cluster seeds are for narrow layers: at N = 4096 their splits would put more than
+      // twice the SMs' blocks on the grid, so none is kept (SeedConfigs.ClusterSeedsServeNarrowLayers).
       {1, {{"gemv", 6}, {"mma", 5}}},
       {16, {{"gemv", 6}, {"mma", 5}}},
       // M = 128: few tiles, so the two split-K wgmma seeds join the unsplit ones; two mma seeds
@@ -237,7 +239,7 @@ TEST(SeedConfigs, GemmSpaceSeedsPerShape) {
   };
   size_t seeds_in_file = 0;
   for (const auto& t : space.templates()) seeds_in_file += t.seeds.size();
-  EXPECT_EQ(seeds_in_file, 20u);
+  EXPECT_EQ(seeds_in_file, 27u);
   for (const auto& [m, per_template] : want) {
     ProblemContext c;
     c.dims = {{"m", m}, {"n", 4096}, {"k", 4096}};
@@ -256,6 +258,30 @@ TEST(SeedConfigs, GemmSpaceSeedsPerShape) {
     }
     EXPECT_EQ(got, per_template) << "m=" << m << ": " << e.summary();
     EXPECT_EQ(e.seeds.size() + e.seed_rejected, seeds_in_file) << "m=" << m;
+  }
+}
+
+// The cluster split-K seeds reach a small model's narrow, long-K layer (Qwen3-0.6B down_proj,
+// N = 1024, K = 3072): at M = 16 the four 16-row ones (the 32-row ones need M > 16); at M = 32 the
+// three 32-row ones and the 16-row one with SPLIT_K 4 (with 8, 64 tiles would make 512 blocks);
+// none from M = 128.
+TEST(SeedConfigs, ClusterSeedsServeNarrowLayers) {
+  const auto space = ConfigSpace::load(test::source_configs() / "spaces" / "gemm.toml");
+  for (const auto& [m, want] : std::vector<std::pair<int64_t, size_t>>{{16, 4}, {32, 4}, {128, 0}}) {
+    ProblemContext c;
+    c.dims = {{"m", m}, {"n", 1024}, {"k", 3072}};
+    c.elem_bytes = 2;
+    c.dtype = "bf16";
+    c.layout = "nt";
+    const auto e = space.enumerate(c);
+    const kernel_templates::Problem problem{c.dims, ktune::DType::kBF16, "nt"};
+    size_t got = 0;
+    for (const auto& s : e.seeds) {
+      if (s.variant != "mma_cluster") continue;
+      ++got;
+      EXPECT_FALSE(kernel_templates::find_spec("gemm", s.variant).rejection(problem, s).has_value()) << s.key();
+    }
+    EXPECT_EQ(got, want) << "m=" << m << ": " << e.summary();
   }
 }
 

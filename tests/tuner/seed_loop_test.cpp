@@ -41,9 +41,10 @@ TEST(SeedLoop, ABudgetSmallerThanTheSeedsMeasuresOnlySeedsInFileOrder) {
       s = loop.tune(space, key(1));
     }
     ASSERT_TRUE(s.error.empty()) << s.error;
-    // M = 1: 6 gemv and 5 mma seeds fit, the 6 wgmma and 3 wgmma_tma ones need M >= 128.
+    // M = 1: 6 gemv and 5 mma seeds fit, the 6 wgmma and 3 wgmma_tma ones need M >= 128, and the
+    // 7 mma_cluster ones would split 128 tiles of N = 4096 beyond twice the SMs.
     EXPECT_EQ(s.seeds, 11u);
-    EXPECT_EQ(s.seed_rejected, 9u);
+    EXPECT_EQ(s.seed_rejected, 16u);
     EXPECT_EQ(s.evaluations, 4u);
     const std::vector<std::string> want = {
         "gemm.bf16.nt.gemv.k512.sk1.w4.r8", "gemm.bf16.nt.gemv.k512.sk1.w4.r4",
@@ -79,15 +80,16 @@ TEST(SeedLoop, SeedsTheArchRefusesAreDroppedForThatKey) {
     ASSERT_EQ(rows.size(), 2u);
     if (std::string(arch) == "sm_80") {
       // wgmma and wgmma_tma are sm_90 only: their 4 + 3 seeds are no seeds here (the 2 split-K
-      // wgmma seeds none at M = 4096 anyway); the one unsplit mma seed leads.
+      // wgmma seeds none at M = 4096 anyway, nor the 7 mma_cluster ones); the one unsplit mma seed
+      // leads.
       EXPECT_EQ(s.seeds, 1u);
-      EXPECT_EQ(s.seed_rejected, 19u);
+      EXPECT_EQ(s.seed_rejected, 26u);
       EXPECT_EQ(rows[0].m.config_name, "gemm.bf16.nt.mma.16x32x128.w1x2.s5.sk1.a0.g1");
       EXPECT_EQ(rows[0].m.outcome, ktune::Outcome::kSkipped);
       EXPECT_EQ(rows[0].m.reason, "compile-only");
     } else {
       EXPECT_EQ(s.seeds, 8u);
-      EXPECT_EQ(s.seed_rejected, 12u);
+      EXPECT_EQ(s.seed_rejected, 19u);
       EXPECT_EQ(rows[0].m.config_name, "gemm.bf16.nt.mma.16x32x128.w1x2.s5.sk1.a0.g1");
       EXPECT_EQ(rows[1].m.config_name, "gemm.bf16.nt.wgmma.128x256x64.s4.sk1.g8");
     }

@@ -155,6 +155,8 @@ TEST(TuningLoop, StoresEveryResultAndNamesTheFastestWinner) {
 bool unsplit(const std::string& name) {
   return name.ends_with(".sk1") || name.find(".sk1.") != std::string::npos;
 }
+/// The cluster template splits K inside one launch (its blocks reduce through shared memory).
+bool split_in_one_launch(const std::string& name) { return name.find(".mma_cluster.") != std::string::npos; }
 
 Sweep run_sweep_with(const std::filesystem::path& db_path, const TuneKey& k, const TuneOptions& o,
                      FakeMeasurer& measurer) {
@@ -172,7 +174,7 @@ Sweep run_sweep_with(const std::filesystem::path& db_path, const TuneKey& k, con
 }
 
 // Split-K configs (tiled, gemv, mma; deterministic and atomic) are measured like any other: the
-// request carries the plan's whole launch sequence.
+// request carries the plan's whole launch sequence. mma_cluster's split is one launch.
 TEST(TuningLoop, SplitKConfigsAreMeasuredAsWholeLaunchSequences) {
   test::TempDir dir;
   const TuneKey k = key(2, 32, 512);  // ~600 configs, split-K ones of every template; a fast test
@@ -187,9 +189,14 @@ TEST(TuningLoop, SplitKConfigsAreMeasuredAsWholeLaunchSequences) {
   EXPECT_EQ(s.summary.unmeasurable, 0u);
   EXPECT_EQ(s.summary.candidates, everything);
   EXPECT_EQ(s.summary.measured, everything);
-  std::map<std::string, size_t> split_by_template;  // "tiled", "gemv", "mma.a0", "mma.a1"
+  std::map<std::string, size_t> split_by_template;  // "tiled", "gemv", "mma.a0", "mma.a1", "mma_cluster"
   for (const auto& [name, launches] : measurer.launches_of) {
     if (unsplit(name)) {
+      EXPECT_EQ(launches, 1u) << name;
+      continue;
+    }
+    if (split_in_one_launch(name)) {
+      ++split_by_template["mma_cluster"];
       EXPECT_EQ(launches, 1u) << name;
       continue;
     }
@@ -201,11 +208,12 @@ TEST(TuningLoop, SplitKConfigsAreMeasuredAsWholeLaunchSequences) {
     // GEMM + reduction; the atomic variant zeroes its workspace first.
     EXPECT_EQ(launches, t == "mma.a1" ? 3u : 2u) << name;
   }
-  for (const char* t : {"tiled", "gemv", "mma.a0", "mma.a1"}) EXPECT_GT(split_by_template[t], 0u) << t;
+  for (const char* t : {"tiled", "gemv", "mma.a0", "mma.a1", "mma_cluster"})
+    EXPECT_GT(split_by_template[t], 0u) << t;
 
   auto db = cache::ConfigCache::open(dir / "sk.db");
   for (const auto& r : test::all_measurements(db)) {
-    if (unsplit(r.m.config_name)) continue;
+    if (unsplit(r.m.config_name) || split_in_one_launch(r.m.config_name)) continue;
     EXPECT_GE(nlohmann::json::parse(r.m.resources_json).at("launches").get<int>(), 2) << r.m.config_name;
   }
 }
