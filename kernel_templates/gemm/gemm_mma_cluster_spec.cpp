@@ -9,9 +9,9 @@
 namespace ktune::kernel_templates {
 namespace {
 
-constexpr int64_t kMaxCluster = 8;     // the portable cluster size
+constexpr int64_t kMaxCluster = 8;      // the portable cluster size
 constexpr int64_t kPartialPadding = 8;  // floats after each row of the partial tile
-constexpr int64_t kMinArch = 90;       // thread block clusters
+constexpr int64_t kMinArch = 90;        // thread block clusters
 
 uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -59,9 +59,9 @@ CompileSpec MmaClusterGemmSpec::compile_spec(const Problem& problem, const Confi
   CompileSpec c;
   c.source_name = std::string(source_name());
   c.name_expressions.push_back(fmt::format(
-      "ktune_gemm_mma_cluster<{},{},{},{},{},{},{},{},{},{},{},{}>", config.at("BLOCK_M"), config.at("BLOCK_N"),
-      config.at("BLOCK_K"), config.at("WARPS_M"), config.at("WARPS_N"), config.at("STAGES"),
-      config.at("SPLIT_K"), config.at("SWIZZLE"), ktune::cuda_type_name(problem.dtype),
+      "ktune_gemm_mma_cluster<{},{},{},{},{},{},{},{},{},{},{},{}>", config.at("BLOCK_M"),
+      config.at("BLOCK_N"), config.at("BLOCK_K"), config.at("WARPS_M"), config.at("WARPS_N"),
+      config.at("STAGES"), config.at("SPLIT_K"), config.at("SWIZZLE"), ktune::cuda_type_name(problem.dtype),
       cpp_bool(form.layout == GemmLayout::kNT), cpp_bool(form.bias), cpp_bool(form.silu)));
   c.options = {"-std=c++17"};
   return c;

@@ -99,7 +99,8 @@ std::optional<std::string> MmaGemmSpec::tile_rejection(const Problem& problem, c
   }
   if (auto why = problem_rejection(base_problem(problem, *form))) return why;
   if (problem.dtype != DType::kF16 && problem.dtype != DType::kBF16) {
-    return fmt::format("the {} template takes f16 and bf16, not {}", variant(), ktune::to_string(problem.dtype));
+    return fmt::format("the {} template takes f16 and bf16, not {}", variant(),
+                       ktune::to_string(problem.dtype));
   }
   if (auto why = params_rejection(config)) return why;
   const int64_t bm = config.at("BLOCK_M");
@@ -116,7 +117,8 @@ std::optional<std::string> MmaGemmSpec::tile_rejection(const Problem& problem, c
   if (wm * wn > kMaxWarps) return fmt::format("WARPS_M*WARPS_N={} exceeds {} warps", wm * wn, kMaxWarps);
   if (stages < 2 || stages > kMaxStages)
     return fmt::format("STAGES={} is outside [2, {}]", stages, kMaxStages);
-  if (config.at("SPLIT_K") > kMaxGridZ) return fmt::format("SPLIT_K={} exceeds {}", config.at("SPLIT_K"), kMaxGridZ);
+  if (config.at("SPLIT_K") > kMaxGridZ)
+    return fmt::format("SPLIT_K={} exceeds {}", config.at("SPLIT_K"), kMaxGridZ);
   return std::nullopt;
 }
 

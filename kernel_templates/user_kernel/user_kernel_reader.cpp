@@ -1,8 +1,6 @@
 // Reading a user kernel folder's NAME.toml (docs/byo.md) into a UserKernelDescription, checking
 // everything that can be checked without a shape.
 #include <algorithm>
-#include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -13,6 +11,7 @@
 #include "core/toml_read.hpp"
 #include "kernel_templates/user_kernel/kernel_source_scan.hpp"
 #include "kernel_templates/user_kernel/user_kernel_description.hpp"
+#include "kernel_templates/user_kernel/user_kernel_fill_reader.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {
@@ -38,19 +37,19 @@ std::string read_file(const std::filesystem::path& path) {
   return text.str();
 }
 
-struct Reader {
+struct Reader final : FillReaderContext {
   std::string file;  // the TOML file, as messages name it
   UserKernelDescription d;
   std::optional<ExpressionEvaluator> symbols;  // dims, params, elem_bytes: checks every expression
 
-  [[noreturn]] void fail(uint32_t line, std::string_view field, const std::string& message) {
+  [[noreturn]] void fail(uint32_t line, std::string_view field, const std::string& message) override {
     fail_at(file, line, fmt::format("{}: {}", field, message));
   }
 
   /// reject_unknown_keys, with a hint for a top-level key written after a table header (TOML puts
   /// it into that table).
   void reject_unknown(const toml::table& t, std::initializer_list<std::string_view> allowed,
-                      std::string_view what) {
+                      std::string_view what) override {
     for (const char* root : {"verify", "description", "dims", "dtypes"}) {
       const toml::node* n = t.get(root);
       if (n != nullptr && std::find(allowed.begin(), allowed.end(), root) == allowed.end()) {
@@ -63,7 +62,7 @@ struct Reader {
   }
 
   /// An expression field: a string or a number; compiled once against the symbols.
-  UserExpression expression(const toml::node& node, const std::string& field) {
+  UserExpression expression(const toml::node& node, const std::string& field) override {
     UserExpression e{"", field, line_of(node)};
     if (node.is_string()) {
       e.text = node.value<std::string>().value();
@@ -84,113 +83,7 @@ struct Reader {
     return e;
   }
 
-  /// A fill's expression: like expression(), over the dimensions only (inputs must not depend on
-  /// the config, or the reference and the candidates would read different inputs).
-  UserExpression fill_expression(const toml::node& node, const std::string& field) {
-    UserExpression e = expression(node, field);
-    ExpressionEvaluator dims_only(d.dims);
-    try {
-      dims_only.add(e.text);
-    } catch (const ExpressionError& err) {
-      fail(e.line, field,
-           fmt::format("{}: a fill may use the dimensions only, so that the reference and every config read "
-                       "the same inputs",
-                       err.what()));
-    }
-    return e;
-  }
-
-  /// `fill = { min = A, max = B }`, `{ pattern = [...] }` or `{ sequence = { start, step, modulo } }`.
-  UserFill read_fill(const toml::node& node, const UserArg& a, const std::string& field) {
-    UserFill f;
-    f.line = line_of(node);
-    const toml::table* t = node.as_table();
-    if (t == nullptr)
-      fail(f.line, field,
-           "must be a table: { min = A, max = B }, { pattern = [...] } or { sequence = {...} }");
-    reject_unknown(*t, {"min", "max", "pattern", "sequence"}, field);
-    const bool range = t->contains("min") || t->contains("max");
-    const int kinds = int{range} + int{t->contains("pattern")} + int{t->contains("sequence")};
-    if (kinds != 1) fail(f.line, field, "give exactly one of a range (min and max), a pattern or a sequence");
-    if (range) {
-      if (!t->contains("min") || !t->contains("max")) fail(f.line, field, "a range needs both min and max");
-      f.kind = BufferFill::Kind::kRange;
-      f.min = fill_expression(*t->get("min"), field + ".min");
-      f.max = fill_expression(*t->get("max"), field + ".max");
-    } else if (const toml::node* p = t->get("pattern")) {
-      f.kind = BufferFill::Kind::kPattern;
-      const toml::array* values = p->as_array();
-      if (values == nullptr || values->empty() || values->size() > BufferFill::kMaxPatternValues)
-        fail(line_of(*p), field + ".pattern",
-             fmt::format("must be a list of 1 to {} numbers", BufferFill::kMaxPatternValues));
-      for (const toml::node& v : *values) {
-        const auto number = v.value<double>();
-        if (!number || !(v.is_integer() || v.is_floating_point()))
-          fail(line_of(*p), field + ".pattern", "must be a list of numbers");
-        f.pattern.push_back(*number);
-      }
-    } else {
-      const toml::node* q = t->get("sequence");
-      const toml::table* seq = q->as_table();
-      const std::string sfield = field + ".sequence";
-      if (seq == nullptr) fail(line_of(*q), sfield, "must be a table { start = A, step = B, modulo = C }");
-      reject_unknown(*seq, {"start", "step", "modulo"}, sfield);
-      if (!a.integer) fail(line_of(*q), sfield, "a sequence fills an integer buffer (type i32, i64 or u8)");
-      f.kind = BufferFill::Kind::kSequence;
-      if (const toml::node* v = seq->get("start")) f.start = fill_expression(*v, sfield + ".start");
-      if (const toml::node* v = seq->get("step")) f.step = fill_expression(*v, sfield + ".step");
-      if (const toml::node* v = seq->get("modulo")) f.modulo = fill_expression(*v, sfield + ".modulo");
-    }
-    check_constant_fill(f, a, field);
-    return f;
-  }
-
-  /// A fill written with numbers only is checked here (zeros only, a value the type cannot hold);
-  /// one with expressions is checked for each shape (UserKernelSpec::rejection).
-  void check_constant_fill(const UserFill& f, const UserArg& a, const std::string& field) {
-    const auto constant = [](const std::optional<UserExpression>& e,
-                             double fallback) -> std::optional<double> {
-      if (!e) return fallback;
-      char* end = nullptr;
-      const double v = std::strtod(e->text.c_str(), &end);
-      if (e->text.empty() || end != e->text.c_str() + e->text.size()) return std::nullopt;
-      return v;
-    };
-    BufferFill fill;
-    switch (f.kind) {
-      case BufferFill::Kind::kRandom:
-        return;
-      case BufferFill::Kind::kRange: {
-        const auto lo = constant(f.min, 0);
-        const auto hi = constant(f.max, 0);
-        if (!lo || !hi) return;
-        fill = BufferFill::range(*lo, *hi);
-        break;
-      }
-      case BufferFill::Kind::kPattern:
-        fill = BufferFill::repeat(f.pattern);
-        break;
-      case BufferFill::Kind::kSequence: {
-        const auto start = constant(f.start, 0);
-        const auto step = constant(f.step, 1);
-        const auto modulo = constant(f.modulo, 0);
-        if (!start || !step || !modulo) return;
-        for (double v : {*start, *step, *modulo}) {
-          // 4e18 < 2^62: the bound BufferFill keeps sequences within, and a safe cast to int64.
-          if (v != std::floor(v) || std::abs(v) > 4.0e18)
-            fail(f.line, field + ".sequence", fmt::format("{} is not an integer within +-4e18", v));
-        }
-        std::optional<int64_t> m;
-        if (f.modulo) m = static_cast<int64_t>(*modulo);
-        fill = BufferFill::sequence(static_cast<int64_t>(*start), static_cast<int64_t>(*step), m);
-        break;
-      }
-    }
-    // Two elements at least (the smallest buffer with a pattern's or a sequence's second value);
-    // a one-element buffer is checked with its shape.
-    if (auto why = fill.invalid_reason(std::max<std::size_t>(2, f.pattern.size()), a.integer))
-      fail(f.line, field, *why);
-  }
+  const std::vector<std::string>& dimensions() const override { return d.dims; }
 
   std::vector<UserExpression> expressions(const toml::node& node, const std::string& field) {
     std::vector<UserExpression> out;
@@ -357,7 +250,7 @@ struct Reader {
         if (t->contains("scale"))
           fail(line_of(*f), field + ".fill",
                "scale belongs to the default random fill; give a range instead");
-        a.fill = read_fill(*f, a, field + ".fill");
+        a.fill = read_user_fill(*this, *f, a, field + ".fill");
       } else if (a.integer && a.kind == UserArg::Kind::kInput) {
         fail(a.line, field + ".fill",
              fmt::format(

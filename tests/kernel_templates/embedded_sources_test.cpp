@@ -114,7 +114,8 @@ TEST(SourceLibrary, HashCoversTheIncludedFilesOnly) {
   const auto dir = std::filesystem::temp_directory_path() / ("ktune_incl_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   {
-    std::ofstream(dir / "top.cu") << "#include \"mid.cuh\"\n  #  include \"ktune_device.cuh\"\n#include <cuda_bf16.h>\n";
+    std::ofstream(dir / "top.cu")
+        << "#include \"mid.cuh\"\n  #  include \"ktune_device.cuh\"\n#include <cuda_bf16.h>\n";
     std::ofstream(dir / "mid.cuh") << "#pragma once\n#include \"leaf.cuh\"\n#include \"not_here.cuh\"\n";
     std::ofstream(dir / "leaf.cuh") << "// leaf\n";
     std::ofstream(dir / "other.cuh") << "// included by nobody\n";
@@ -135,7 +136,8 @@ TEST(SourceLibrary, HashCoversTheIncludedFilesOnly) {
   const SourceLibrary builtin = SourceLibrary::builtin();
   const std::vector<std::string> cluster = {"gemm_mma_cluster.cu"};
   const auto inc = builtin.included_files(cluster);
-  for (const char* h : {"gemm_mma_mainloop.cuh", "gemm_mma_primitives.cuh", "cluster.cuh", "ktune_device.cuh"})
+  for (const char* h :
+       {"gemm_mma_mainloop.cuh", "gemm_mma_primitives.cuh", "cluster.cuh", "ktune_device.cuh"})
     EXPECT_NE(std::find(inc.begin(), inc.end(), h), inc.end()) << h;
   const auto gemm = builtin.included_files(kernel_source_files("gemm"));
   EXPECT_EQ(std::find(gemm.begin(), gemm.end(), "softmax_mask.cuh"), gemm.end());

@@ -127,8 +127,8 @@ TEST(MmaNvrtc, ClusterSampleCompilesForSm90WithoutSpills) {
       std::vector<std::pair<Problem, Config>> cases;
       for (const Config& c : testing::mma_cluster_samples())
         cases.emplace_back(gemm_problem(77, 93, 331, dtype, layout), c);
-      const auto res =
-          compile_all(cases, "sm_90", std::string("cluster.") + ktune::to_string(dtype) + "." + layout, "mma_cluster");
+      const auto res = compile_all(
+          cases, "sm_90", std::string("cluster.") + ktune::to_string(dtype) + "." + layout, "mma_cluster");
       EXPECT_EQ(res.size(), testing::mma_cluster_samples().size()) << layout;  // one kernel a config
       for (const auto& [expr, r] : res) {
         EXPECT_EQ(r.spill_store_bytes, 0) << expr;

@@ -306,10 +306,10 @@ TEST(SpecRegistry, SpecsSourcesAndHashes) {
     for (const auto& f : kernel_source_files(kernel)) EXPECT_TRUE(lib.contains(f)) << f;
     EXPECT_EQ(hash.size(), 16u);
   }
-  EXPECT_EQ(
-      kernel_source_files("gemm"),
-      (std::vector<std::string>{"gemm_epilogue_reference.cu", "gemm_gemv.cu", "gemm_mma.cu", "gemm_mma_cluster.cu",
-                                "gemm_reference.cu", "gemm_tiled.cu", "gemm_wgmma.cu", "gemm_wgmma_tma.cu"}));
+  EXPECT_EQ(kernel_source_files("gemm"),
+            (std::vector<std::string>{"gemm_epilogue_reference.cu", "gemm_gemv.cu", "gemm_mma.cu",
+                                      "gemm_mma_cluster.cu", "gemm_reference.cu", "gemm_tiled.cu",
+                                      "gemm_wgmma.cu", "gemm_wgmma_tma.cu"}));
   EXPECT_EQ(find_spec("gemm", "gemv").source_name(), "gemm_gemv.cu");
   EXPECT_EQ(find_spec("gemm", "mma").source_name(), "gemm_mma.cu");
   EXPECT_THROW(find_spec("gemm", "wmma"), Error);

@@ -279,7 +279,8 @@ TEST(SeedConfigs, ClusterSeedsServeNarrowLayers) {
     for (const auto& s : e.seeds) {
       if (s.variant != "mma_cluster") continue;
       ++got;
-      EXPECT_FALSE(kernel_templates::find_spec("gemm", s.variant).rejection(problem, s).has_value()) << s.key();
+      EXPECT_FALSE(kernel_templates::find_spec("gemm", s.variant).rejection(problem, s).has_value())
+          << s.key();
     }
     EXPECT_EQ(got, want) << "m=" << m << ": " << e.summary();
   }
