@@ -64,6 +64,16 @@ std::unique_ptr<ConfigCache::Impl> open_read_only(const fs::path& path) {
 
 }  // namespace
 
+int ConfigCache::stored_schema_version(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    throw Error(ErrorKind::kNotFound, fmt::format("no database at {}", path.string()));
+  if (fs::is_directory(path, ec)) {
+    throw Error(ErrorKind::kBadInput, fmt::format("{} is a directory, not a database file", path.string()));
+  }
+  return open_read_only(path)->version;
+}
+
 ConfigCache ConfigCache::open(const fs::path& path, Mode mode, WorkModel work_model) {
   if (path.empty()) throw Error(ErrorKind::kBadInput, "empty database path");
   std::error_code ec;
@@ -80,8 +90,9 @@ ConfigCache ConfigCache::open(const fs::path& path, Mode mode, WorkModel work_mo
     }
     if (impl->version < kSchemaVersion) {
       throw Error(ErrorKind::kBadInput,
-                  fmt::format("{} has schema version {}; open it read-write once to migrate it to {}",
-                              path.string(), impl->version, kSchemaVersion));
+                  fmt::format("{} has schema version {}; `ktune cache migrate --db {}` (or any command "
+                              "that writes to it) migrates it to {}",
+                              path.string(), impl->version, path.string(), kSchemaVersion));
     }
     detail::prepare_lookup_statements(impl->db);
     return ConfigCache(std::move(impl));

@@ -228,6 +228,11 @@ class ConfigCache {
   static ConfigCache open(const std::filesystem::path& path, Mode mode = Mode::kReadWrite,
                           WorkModel work_model = {});
 
+  /// The schema version the file at `path` holds now, read without changing it (0: a database
+  /// with no ktune data yet). Throws as a read-only open(): kNotFound for a missing file, kBadInput
+  /// for a file that is not a ktune database.
+  static int stored_schema_version(const std::filesystem::path& path);
+
   ConfigCache(ConfigCache&&) noexcept;
   ConfigCache& operator=(ConfigCache&&) noexcept;
   ~ConfigCache();

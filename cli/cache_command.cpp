@@ -1,4 +1,4 @@
-/// `ktune cache list|export|import|merge|prune|verify`: inspect and maintain the database.
+/// `ktune cache list|export|import|merge|prune|verify|migrate`: inspect and maintain the database.
 
 #include <filesystem>
 #include <iostream>
@@ -210,6 +210,22 @@ void run_verify(const CacheOptions& o) {
   }
 }
 
+void run_migrate(const CacheOptions& o) {
+  const auto path = db_path(o.db);
+  const int before = cache::ConfigCache::stored_schema_version(path);  // missing: exit 4
+  const int after = open_for_writing(path).schema_version();
+  if (o.json) {
+    print_json({{"db", path.string()},
+                {"schema_version_before", before},
+                {"schema_version", after},
+                {"migrated", before != after}});
+  } else if (before == after) {
+    std::cout << fmt::format("{}: already at schema version {}\n", path.string(), after);
+  } else {
+    std::cout << fmt::format("{}: migrated from schema version {} to {}\n", path.string(), before, after);
+  }
+}
+
 CLI::App* add_leaf(CLI::App& parent, const std::shared_ptr<CacheOptions>& opts, const std::string& name,
                    const std::string& description, const std::string& examples) {
   auto* cmd = parent.add_subcommand(name, description);
@@ -286,6 +302,13 @@ void add_cache_command(CLI::App& app) {
                "exit 2 when it fails",
                "  ktune cache verify --db ./h200.db --json");
   verify->callback([opts] { run_verify(*opts); });
+
+  auto* migrate = add_leaf(*cache_cmd, opts, "migrate",
+                           "Bring a database written by an older ktune to this version's schema, in place "
+                           "(what any command that writes to it does first; read-only commands such as "
+                           "report and query refuse an older schema)",
+                           "  ktune cache migrate --db ./h200.db");
+  migrate->callback([opts] { run_migrate(*opts); });
 #ifdef KTUNE_WITH_SERVICE
   add_cache_push_command(*cache_cmd);
 #endif

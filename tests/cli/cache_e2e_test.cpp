@@ -1,4 +1,4 @@
-// `ktune cache list|export|import|merge|prune|verify` end to end on databases the tests make.
+// `ktune cache list|export|import|merge|prune|verify|migrate` end to end on databases the tests make.
 
 #include <gtest/gtest.h>
 
@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cache/detail/sqlite_db.hpp"
 #include "tests/cli/ktune_runner.hpp"
 #include "tests/cli/test_db_fixture.hpp"
 
@@ -159,6 +160,40 @@ TEST_F(CacheCommandTest, VerifyPassesOnAGoodDatabase) {
   EXPECT_EQ(j.at("schema_version"),
             4);  // cache::kSchemaVersion: 2 added measurements.verified, 3 the jobs table, 4 the work columns
   EXPECT_TRUE(j.at("problems").empty());
+}
+
+// A database written by the version before the work columns (schema 3): read-only commands refuse
+// it naming the command that migrates it; `cache migrate` does, once, and keeps every winner.
+TEST_F(CacheCommandTest, MigrateBringsAnOlderSchemaUpAndReadOnlyCommandsNameIt) {
+  const auto before = expected(db_);
+  {
+    cache::detail::Database raw(db_.path, cache::detail::Database::Open::kReadWrite);
+    raw.exec("ALTER TABLE measurements DROP COLUMN work_flops");
+    raw.exec("ALTER TABLE measurements DROP COLUMN work_bytes");
+    raw.exec("PRAGMA user_version = 3");
+  }
+  const auto refused = run_ktune({"report", "--db", db_.path.string(), "--format", "csv", "--out", "-"});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("schema version 3"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("ktune cache migrate --db " + db_.path.string()), std::string::npos)
+      << refused.err;
+
+  const auto m = run_ktune({"cache", "migrate", "--db", db_.path.string(), "--json"});
+  ASSERT_EQ(m.exit_code, 0) << m.err;
+  const auto j = nlohmann::json::parse(m.out);
+  EXPECT_EQ(j.at("schema_version_before"), 3);
+  EXPECT_EQ(j.at("schema_version"), 4);
+  EXPECT_EQ(j.at("migrated"), true);
+  EXPECT_EQ(listed(db_.path), before);
+
+  const auto again = run_ktune({"cache", "migrate", "--db", db_.path.string()});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("already at schema version 4"), std::string::npos) << again.out;
+  EXPECT_EQ(run_ktune({"report", "--db", db_.path.string(), "--format", "csv", "--out", "-"}).exit_code, 0);
+
+  const auto missing = run_ktune({"cache", "migrate", "--db", (tmp_ / "nope.db").string()});
+  EXPECT_EQ(missing.exit_code, 4) << missing.err;
+  EXPECT_FALSE(std::filesystem::exists(tmp_ / "nope.db"));
 }
 
 TEST_F(CacheCommandTest, VerifyOfAFileThatIsNotADatabaseExits2) {
