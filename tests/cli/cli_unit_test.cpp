@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 
 #include "cli/app.hpp"
 #include "cli/commands.hpp"
+#include "cli/error_report.hpp"
 #include "cli/resume_command.hpp"
 #include "core/shape.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
@@ -179,6 +181,28 @@ TEST(ExitStatus, RunAppReturnsTheCodeAndPrintsNothing) {
   EXPECT_EQ(cli::run_app(app, 2, const_cast<char**>(argv)), 143);
   EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
   EXPECT_EQ(cli::command_line(), (std::vector<std::string>{"ktune", "stop"}));
+}
+
+/// What cli::report_error writes to stderr for `e`, and its exit code.
+std::pair<std::string, int> reported(const Error& e) {
+  std::ostringstream err;
+  std::streambuf* old = std::cerr.rdbuf(err.rdbuf());
+  const int code = cli::report_error(e);
+  std::cerr.rdbuf(old);
+  return {err.str(), code};
+}
+
+// An input error that names its file and line in the message says them once; an API error's code
+// and call site still follow on their own line.
+TEST(ErrorReport, SaysTheLocationOnce) {
+  const auto [input, input_code] =
+      reported(Error(ErrorKind::kBadInput, "k.toml:4: dims: 'a b' is not a new identifier", "", "k.toml:4"));
+  EXPECT_EQ(input, "ktune: error: k.toml:4: dims: 'a b' is not a new identifier\n");
+  EXPECT_EQ(input_code, 2);
+  const auto [api, api_code] = reported(
+      Error(ErrorKind::kNoDevice, "cuInit failed", "CUDA_ERROR_NO_DEVICE", "context.cpp:42", "no GPU"));
+  EXPECT_EQ(api, "ktune: error: cuInit failed\n  (CUDA_ERROR_NO_DEVICE at context.cpp:42)\nno GPU\n");
+  EXPECT_EQ(api_code, 3);
 }
 
 }  // namespace
