@@ -94,8 +94,9 @@ void prefetch(const Problem& p, const std::vector<Config>& configs) {
 // 16 * 32 + 8 divisible by no SPLIT_K * BLOCK_K of the sample), decode-like, and round.
 constexpr int64_t kShapes[][3] = {{77, 93, 331}, {133, 200, 520}, {3, 264, 4096}, {256, 512, 256}};
 
-TEST_F(MmaGpu, SampleMatchesReference) {
-  const auto configs = testing::mma_samples();
+/// Every config of `configs` against the reference on kShapes, both dtypes and layouts (inputs of
+/// `seed`).
+void expect_samples_match(const std::vector<Config>& configs, uint64_t seed) {
   for (DType dtype : {DType::kBF16, DType::kF16}) {
     for (const char* layout : {"nt", "nn"}) {
       for (const auto& s : kShapes) prefetch(gemm_problem(s[0], s[1], s[2], dtype, layout), configs);
@@ -104,12 +105,14 @@ TEST_F(MmaGpu, SampleMatchesReference) {
   for (DType dtype : {DType::kBF16, DType::kF16}) {
     for (const char* layout : {"nt", "nn"}) {
       for (const auto& s : kShapes) {
-        auto f = make_fixture(gemm_problem(s[0], s[1], s[2], dtype, layout), 17);
+        auto f = make_fixture(gemm_problem(s[0], s[1], s[2], dtype, layout), seed);
         for (const Config& c : configs) expect_config_matches(*f, c);
       }
     }
   }
 }
+
+TEST_F(MmaGpu, SampleMatchesReference) { expect_samples_match(testing::mma_samples(), 17); }
 
 TEST_F(MmaGpu, EpilogueReferenceMatchesCpuFloat64) {
   const int64_t shapes[][3] = {{37, 29, 53}, {1, 65, 130}, {16, 16, 16}};
@@ -206,20 +209,7 @@ std::optional<std::string> cluster_skip() {
 
 TEST_F(MmaGpu, ClusterSampleMatchesReference) {
   if (auto why = cluster_skip()) GTEST_SKIP() << *why;
-  const auto configs = testing::mma_cluster_samples();
-  for (DType dtype : {DType::kBF16, DType::kF16}) {
-    for (const char* layout : {"nt", "nn"}) {
-      for (const auto& s : kShapes) prefetch(gemm_problem(s[0], s[1], s[2], dtype, layout), configs);
-    }
-  }
-  for (DType dtype : {DType::kBF16, DType::kF16}) {
-    for (const char* layout : {"nt", "nn"}) {
-      for (const auto& s : kShapes) {
-        auto f = make_fixture(gemm_problem(s[0], s[1], s[2], dtype, layout), 19);
-        for (const Config& c : configs) expect_config_matches(*f, c);
-      }
-    }
-  }
+  expect_samples_match(testing::mma_cluster_samples(), 19);
 }
 
 TEST_F(MmaGpu, ClusterEpiloguesMatchReference) {
