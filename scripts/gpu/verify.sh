@@ -60,7 +60,7 @@
 #                     winner through ktune.Runtime against torch.mm (cuBLAS), both replayed in CUDA
 #                     graphs with rotated inputs (bench/runtime/gemm_vs_torch.py): gemm-vs-torch.md;
 #                     the sweep's counters of each key's winner, best template and best cuBLASLt
-#                     algorithm (bench/runtime/gemm_counters.py): gemm-counters.md
+#                     algorithm (bench/runtime/sweep_counters.py): gemm-counters.md
 #   --gemm-budget N   measurements a key of that sweep (default 24, the quick preset's)
 #   --gemm-sweep-s S  seconds that sweep may take (default 330; ~10 s a key on the H200)
 #   --gemm-dtype D    bf16 (default: kernel gemm against torch.mm) or fp8 (kernel fp8_gemm, e4m3
@@ -68,13 +68,13 @@
 #   --attn-vs-torch S a decode_attention sweep of shape set S (both templates), then every key's winner
 #                     through ktune.Runtime against torch's scaled_dot_product_attention, both replayed
 #                     in CUDA graphs with rotated inputs (bench/runtime/attention_vs_torch.py):
-#                     attention-vs-torch.md
+#                     attention-vs-torch.md; the sweep's counters of each key: attention-counters.md
 #   --attn-batch L    the batch sizes of that sweep (default: the set's); --attn-seq L the contexts
 #   --attn-budget N   measurements a key of that sweep (default 24)
 #   --ops-vs-torch    rmsnorm, softmax and swiglu tuned at the large sizes of
 #                     bench/runtime/ops_vs_torch.py, then each winner against torch eager,
 #                     torch.compile and a plain Triton kernel, all replayed in CUDA graphs with
-#                     rotated inputs: ops-vs-torch.md
+#                     rotated inputs: ops-vs-torch.md; the sweep's counters: ops-counters.md
 #
 # Example (device tool, carry [".devbin"]):
 #   scripts/gpu/verify.sh --suites all --examples --benches gemm,fp8,ops --sweep quick --side-by-side
@@ -435,7 +435,7 @@ if [ -n "$GEMM_VS_TORCH" ] && have "gemm-vs-torch" ktune; then
   fi
   # What bound each key: winner, best template and best cuBLASLt algorithm with the sweep's counters.
   run_part "gemm-counters:$set_name" 60 "$R/gemm/counters.log" \
-    python3 bench/runtime/gemm_counters.py --db "$R/gemm/sweep.db" --out "$R/gemm-counters.md"
+    python3 bench/runtime/sweep_counters.py --db "$R/gemm/sweep.db" --out "$R/gemm-counters.md"
 fi
 
 # --- a shape set's decode attention tuned, then against torch SDPA in CUDA graphs ------------------
@@ -455,6 +455,8 @@ if [ -n "$ATTN_VS_TORCH" ] && have "attn-vs-torch" ktune; then
   else
     say "attn-vs-torch: skipped, needs .devbin/lib/libktune_runtime.so and torch"
   fi
+  run_part "attn-counters" 60 "$R/attn/counters.log" \
+    python3 bench/runtime/sweep_counters.py --db "$R/attn/sweep.db" --out "$R/attention-counters.md"
 fi
 
 # --- the memory-bound operators tuned, then against torch eager, torch.compile and Triton ----------
@@ -470,6 +472,8 @@ if [ "$OPS_VS_TORCH" = 1 ] && have "ops-vs-torch" ktune; then
   else
     say "ops-vs-torch: skipped, needs .devbin/lib/libktune_runtime.so, torch and triton"
   fi
+  run_part "ops-counters" 60 "$R/ops/counters.log" \
+    python3 bench/runtime/sweep_counters.py --db "$R/ops/sweep.db" --out "$R/ops-counters.md"
 fi
 
 # --- side by side: torch, cuBLASLt -----------------------------------------------------------------
