@@ -9,12 +9,13 @@
 namespace ktune::kernel_templates {
 namespace {
 
+using ops_detail::ceil_div;
+using ops_detail::u32;
+
 constexpr int64_t kMaxCluster = 8;      // the portable cluster size
 constexpr int64_t kPartialPadding = 8;  // floats after each row of the partial tile
 constexpr int64_t kMinArch = 90;        // thread block clusters
 
-uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 const char* cpp_bool(bool b) { return b ? "true" : "false"; }
 
 }  // namespace

@@ -223,6 +223,16 @@ TEST(SeedConfigs, WithoutSeedsTheOrderIsUnchanged) {
 
 /// The shipped gemm space's seeds at three H200 shapes (bf16, nt): kept by the constraints and
 /// accepted by each template's spec and for sm_90.
+/// A bf16 "nt" GEMM of m x n x k, as the space sees it.
+ProblemContext bf16_nt_gemm(int64_t m, int64_t n, int64_t k) {
+  ProblemContext c;
+  c.dims = {{"m", m}, {"n", n}, {"k", k}};
+  c.elem_bytes = 2;
+  c.dtype = "bf16";
+  c.layout = "nt";
+  return c;
+}
+
 TEST(SeedConfigs, GemmSpaceSeedsPerShape) {
   const auto space = ConfigSpace::load(test::source_configs() / "spaces" / "gemm.toml");
   const std::map<int64_t, std::map<std::string, size_t>> want = {
@@ -241,11 +251,7 @@ TEST(SeedConfigs, GemmSpaceSeedsPerShape) {
   for (const auto& t : space.templates()) seeds_in_file += t.seeds.size();
   EXPECT_EQ(seeds_in_file, 27u);
   for (const auto& [m, per_template] : want) {
-    ProblemContext c;
-    c.dims = {{"m", m}, {"n", 4096}, {"k", 4096}};
-    c.elem_bytes = 2;
-    c.dtype = "bf16";
-    c.layout = "nt";
+    const ProblemContext c = bf16_nt_gemm(m, 4096, 4096);
     const auto e = space.enumerate(c);
     std::map<std::string, size_t> got;
     const kernel_templates::Problem problem{c.dims, ktune::DType::kBF16, "nt"};
@@ -268,11 +274,7 @@ TEST(SeedConfigs, GemmSpaceSeedsPerShape) {
 TEST(SeedConfigs, ClusterSeedsServeNarrowLayers) {
   const auto space = ConfigSpace::load(test::source_configs() / "spaces" / "gemm.toml");
   for (const auto& [m, want] : std::vector<std::pair<int64_t, size_t>>{{16, 4}, {32, 4}, {128, 0}}) {
-    ProblemContext c;
-    c.dims = {{"m", m}, {"n", 1024}, {"k", 3072}};
-    c.elem_bytes = 2;
-    c.dtype = "bf16";
-    c.layout = "nt";
+    const ProblemContext c = bf16_nt_gemm(m, 1024, 3072);
     const auto e = space.enumerate(c);
     const kernel_templates::Problem problem{c.dims, ktune::DType::kBF16, "nt"};
     size_t got = 0;
