@@ -1,5 +1,6 @@
 #include "harness/module.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -51,6 +52,25 @@ void allow_dynamic_smem(CUfunction func, unsigned dynamic_bytes) {
   if (static_bytes + static_cast<int>(dynamic_bytes) <= kWithoutOptIn) return;
   KTUNE_CU_CHECK(driver().cuFuncSetAttribute(func, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                              static_cast<int>(dynamic_bytes)));
+}
+
+void allow_cluster_size(CUfunction func) {
+  constexpr int kPortableClusterSize = 8;
+  int blocks = 1;
+  for (CUfunction_attribute a : {CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT,
+                                 CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH}) {
+    int v = 0;
+    // A driver or device without clusters may refuse the query: then there is nothing to allow.
+    if (driver().cuFuncGetAttribute(&v, a, func) != CUDA_SUCCESS) return;
+    blocks *= std::max(v, 1);
+  }
+  if (blocks <= kPortableClusterSize) return;
+  KTUNE_CU_CHECK(driver().cuFuncSetAttribute(func, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1));
+}
+
+void prepare_function(CUfunction func, unsigned dynamic_bytes) {
+  allow_dynamic_smem(func, dynamic_bytes);
+  allow_cluster_size(func);
 }
 
 void launch(CUfunction func, Dim3 grid, Dim3 block, unsigned smem_bytes, CUstream stream, void** args) {

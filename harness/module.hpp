@@ -45,6 +45,15 @@ class Module {
 /// device refuses.
 void allow_dynamic_smem(CUfunction func, unsigned dynamic_bytes);
 
+/// Lets `func` launch in thread block clusters of more than 8 blocks (the portable size; sm_90 takes
+/// up to 16) when its compiled cluster dimensions (`__cluster_dims__`) ask for them, by setting
+/// CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED. Nothing for other functions.
+void allow_cluster_size(CUfunction func);
+
+/// What every launch site does once per function before launching it: allow_dynamic_smem and
+/// allow_cluster_size.
+void prepare_function(CUfunction func, unsigned dynamic_bytes);
+
 /// cuLaunchKernel(func, grid, block, smem_bytes, stream, args); throws Error on a launch failure.
 /// `args[i]` points at the i-th kernel argument's value.
 void launch(CUfunction func, Dim3 grid, Dim3 block, unsigned smem_bytes, CUstream stream, void** args);

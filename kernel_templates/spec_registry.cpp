@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kernel_templates/decode_attention/decode_attention_mma_cluster_spec.hpp"
 #include "kernel_templates/decode_attention/decode_attention_mma_spec.hpp"
 #include "kernel_templates/decode_attention/decode_attention_spec.hpp"
 #include "kernel_templates/fp8_gemm/fp8_gemm_spec.hpp"
@@ -42,6 +43,7 @@ const std::vector<const KernelSpec*>& all_specs() {
   static const Fp8GemmWgmmaSpec kFp8GemmWgmma;
   static const DecodeAttentionSpec kDecodeAttention;
   static const DecodeAttentionMmaSpec kDecodeAttentionMma;
+  static const DecodeAttentionMmaClusterSpec kDecodeAttentionMmaCluster;
   static const std::vector<const KernelSpec*> kAll = {&kTiled,
                                                       &kGemv,
                                                       &kMma,
@@ -58,7 +60,8 @@ const std::vector<const KernelSpec*>& all_specs() {
                                                       &kFp8Gemm,
                                                       &kFp8GemmWgmma,
                                                       &kDecodeAttention,
-                                                      &kDecodeAttentionMma};
+                                                      &kDecodeAttentionMma,
+                                                      &kDecodeAttentionMmaCluster};
   return kAll;
 }
 

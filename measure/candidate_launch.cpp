@@ -85,7 +85,7 @@ LoadedKernel::LoadedKernel(const LaunchSpec& spec, std::shared_ptr<const Module>
                              device.smem_per_block_optin);
     return;
   }
-  allow_dynamic_smem(function_, spec_.shared_bytes);
+  prepare_function(function_, spec_.shared_bytes);
   int blocks_per_sm = 0;
   KTUNE_CU_CHECK(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
       &blocks_per_sm, function_, static_cast<int>(threads), spec_.shared_bytes));

@@ -11,8 +11,25 @@ namespace ktune::harness {
 
 namespace {
 const char* kSource = R"CUDA(
+// 16-byte load and store; STREAMING: with the evict-first (.cs) hint, the data used once.
+template <bool STREAMING>
+__device__ __forceinline__ uint4 ktune_copy_load(const uint4* p) {
+  if (!STREAMING) return *p;
+  uint4 v;
+  asm volatile("ld.global.cs.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
+}
+template <bool STREAMING>
+__device__ __forceinline__ void ktune_copy_store(uint4* p, uint4 v) {
+  if (!STREAMING) {
+    *p = v;
+    return;
+  }
+  asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
+
 // Each block iteration moves blockDim.x * UNROLL 16-byte vectors; all loads issue before the stores.
-template <int UNROLL>
+template <int UNROLL, bool STREAMING>
 __global__ void ktune_copy(const uint4* __restrict__ src, uint4* __restrict__ dst, unsigned long long n) {
   const unsigned long long tile = (unsigned long long)blockDim.x * UNROLL;
   const unsigned long long stride = (unsigned long long)gridDim.x * tile;
@@ -21,12 +38,12 @@ __global__ void ktune_copy(const uint4* __restrict__ src, uint4* __restrict__ ds
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
       const unsigned long long i = base + (unsigned long long)u * blockDim.x;
-      if (i < n) v[u] = src[i];
+      if (i < n) v[u] = ktune_copy_load<STREAMING>(src + i);
     }
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u) {
       const unsigned long long i = base + (unsigned long long)u * blockDim.x;
-      if (i < n) dst[i] = v[u];
+      if (i < n) ktune_copy_store<STREAMING>(dst + i, v[u]);
     }
   }
 }
@@ -50,9 +67,14 @@ CopyConfig CopyConfig::from_json(const nlohmann::json& j) {
       c.block = value.get<int>();
     } else if (key == "grid") {
       c.grid = value.get<int64_t>();
+    } else if (key == "streaming") {
+      const int64_t v = value.get<int64_t>();
+      if (v != 0 && v != 1)
+        throw Error(ErrorKind::kBadInput, fmt::format("copy streaming={} (expected 0 or 1)", v));
+      c.streaming = v == 1;
     } else {
       throw Error(ErrorKind::kBadInput,
-                  fmt::format("unknown copy config key '{}' (known: unroll, block, grid)", key));
+                  fmt::format("unknown copy config key '{}' (known: unroll, block, grid, streaming)", key));
     }
   }
   if (c.unroll != 1 && c.unroll != 2 && c.unroll != 4 && c.unroll != 8) {
@@ -67,11 +89,14 @@ CopyConfig CopyConfig::from_json(const nlohmann::json& j) {
   return c;
 }
 
-nlohmann::json CopyConfig::to_json() const { return {{"unroll", unroll}, {"block", block}, {"grid", grid}}; }
+nlohmann::json CopyConfig::to_json() const {
+  return {{"unroll", unroll}, {"block", block}, {"grid", grid}, {"streaming", streaming ? 1 : 0}};
+}
 
 std::string CopyConfig::name(DType dtype) const {
   std::string n = fmt::format("copy.{}.u{}.b{}", ktune::to_string(dtype), unroll, block);
   if (grid > 0) n += fmt::format(".g{}", grid);
+  if (streaming) n += ".cs";
   return n;
 }
 
@@ -81,7 +106,7 @@ const std::string& copy_kernel_source() {
 }
 
 std::string copy_name_expression(const CopyConfig& config) {
-  return fmt::format("ktune_copy<{}>", config.unroll);
+  return fmt::format("ktune_copy<{},{}>", config.unroll, config.streaming ? "true" : "false");
 }
 
 void check_copy_size(uint64_t n, DType dtype) {

@@ -1,6 +1,6 @@
 #pragma once
 /// The built-in `copy` kernel: dst = src with 16-byte vector loads and stores, UNROLL vectors per
-/// thread in flight. It is the first "kernel" of `ktune bench`, proving the whole measurement path
+/// thread in flight, optionally with the evict-first hint. It is the first "kernel" of `ktune bench`, proving the whole measurement path
 /// (compile, worker, verify, time, count) before the kernel templates exist, and the copy-bandwidth
 /// ceiling of `ktune devices --calibrate`.
 
@@ -18,18 +18,20 @@ struct CopyConfig {
   int unroll = 4;    ///< vectors per thread per iteration: 1, 2, 4 or 8
   int block = 256;   ///< threads per block, a multiple of 32 up to 1024
   int64_t grid = 0;  ///< blocks; 0 = enough for one pass over the data
+  bool streaming = false;  ///< loads and stores with the evict-first (.cs) hint
 
-  /// {"unroll":4,"block":256,"grid":0}; missing keys keep their defaults; unknown keys or bad values
-  /// throw ktune::Error(kBadInput) naming them.
+  /// {"unroll":4,"block":256,"grid":0,"streaming":0}; missing keys keep their defaults; unknown keys
+  /// or bad values throw ktune::Error(kBadInput) naming them.
   static CopyConfig from_json(const nlohmann::json& j);
   nlohmann::json to_json() const;
-  /// Canonical config name, e.g. "copy.f32.u4.b256" (".g<grid>" when the grid is fixed).
+  /// Canonical config name, e.g. "copy.f32.u4.b256" (".g<grid>" when the grid is fixed, ".cs" when
+  /// streaming).
   std::string name(DType dtype) const;
 };
 
 /// The CUDA source (the `nvrtc` test compiles it without a GPU).
 const std::string& copy_kernel_source();
-/// "ktune_copy<4>".
+/// "ktune_copy<4,false>".
 std::string copy_name_expression(const CopyConfig& config);
 
 /// Throws ktune::Error(kBadInput) unless n * sizeof(dtype) is a positive multiple of 16 bytes.

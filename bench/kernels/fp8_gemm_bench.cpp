@@ -308,7 +308,7 @@ int main(int argc, char** argv) {
             }
           }
           for (const auto& l : plan.launches) {
-            h::allow_dynamic_smem(function(cs, l.name_expression), l.dims.dynamic_smem_bytes);
+            h::prepare_function(function(cs, l.name_expression), l.dims.dynamic_smem_bytes);
           }
           const auto enqueue = [&](int i) {
             for (std::size_t j = 0; j < plan.launches.size(); ++j) {

@@ -297,7 +297,7 @@ int main(int argc, char** argv) {
               args[static_cast<std::size_t>(i)].push_back(std::make_unique<kt::PackedArgs>(plan, l, ptrs));
           }
           for (const auto& l : plan.launches) {
-            h::allow_dynamic_smem(comp.functions.at(l.name_expression), l.dims.dynamic_smem_bytes);
+            h::prepare_function(comp.functions.at(l.name_expression), l.dims.dynamic_smem_bytes);
           }
           const auto enqueue = [&](int i) {
             for (std::size_t j = 0; j < plan.launches.size(); ++j) {

@@ -41,7 +41,7 @@ std::optional<std::string> DecodeAttentionMmaSpec::rejection(const Problem& prob
 }
 
 std::string DecodeAttentionMmaSpec::canonical_name(const Problem& problem, const Config& config) const {
-  return fmt::format("decode_attention.{}.mma.k{}.w{}.s{}.sk{}", ktune::to_string(problem.dtype),
+  return fmt::format("decode_attention.{}.{}.k{}.w{}.s{}.sk{}", ktune::to_string(problem.dtype), variant(),
                      config.at("KEYS"), config.at("WARPS"), config.at("STAGES"), config.at("SPLIT_K"));
 }
 

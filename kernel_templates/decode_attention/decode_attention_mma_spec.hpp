@@ -13,7 +13,7 @@
 
 namespace ktune::kernel_templates {
 
-class DecodeAttentionMmaSpec final : public DecodeAttentionSpec {
+class DecodeAttentionMmaSpec : public DecodeAttentionSpec {
  public:
   static constexpr int64_t kMaxStages = 8;
   /// The largest dynamic shared memory a block may opt into on sm_80 and sm_90.

@@ -152,7 +152,8 @@ CompileSpec DecodeAttentionSpec::compile_spec(const Problem& problem, const Conf
   throw_if(rejection(problem, config));
   CompileSpec spec;
   spec.source_name = std::string(source_name());
-  spec.name_expressions = {main_kernel(problem, config), combine_expression(problem)};
+  spec.name_expressions = {main_kernel(problem, config)};
+  if (!merges_splits_in_kernel()) spec.name_expressions.push_back(combine_expression(problem));
   spec.options = {"-std=c++17"};
   return spec;
 }
@@ -167,10 +168,11 @@ LaunchPlan DecodeAttentionSpec::launch_plan(const Problem& problem, const Config
   throw_if(call_rejection(problem, call));
   const int64_t split_k = config.at("SPLIT_K");
   const int64_t rows = problem.dim("batch") * problem.dim("heads_q");
+  const bool combine_launch = split_k > 1 && !merges_splits_in_kernel();
   LaunchPlan p;
   p.tensors = input_tensors(problem, call);
   p.tensors.push_back({"o", TensorRole::kOutput, problem.dtype, rows * problem.dim("head_dim")});
-  if (split_k > 1) {
+  if (combine_launch) {
     p.tensors.push_back(
         {"workspace", TensorRole::kWorkspace, DType::kF32, workspace_elements(problem, split_k)});
   }
@@ -180,11 +182,11 @@ LaunchPlan DecodeAttentionSpec::launch_plan(const Problem& problem, const Config
   main.dims.grid = {u32(split_k), u32(problem.dim("heads_q") / heads_per_block(problem)),
                     u32(problem.dim("batch"))};
   main.args = {ArgSpec::of_tensor("q"), ArgSpec::of_tensor("k"), ArgSpec::of_tensor("v"),
-               split_k > 1 ? ArgSpec::null_pointer() : ArgSpec::of_tensor("o"),
-               split_k > 1 ? ArgSpec::of_tensor("workspace") : ArgSpec::null_pointer()};
+               combine_launch ? ArgSpec::null_pointer() : ArgSpec::of_tensor("o"),
+               combine_launch ? ArgSpec::of_tensor("workspace") : ArgSpec::null_pointer()};
   for (auto& a : tail_args(problem, call, split_k)) main.args.push_back(std::move(a));
   p.launches.push_back(main);
-  if (split_k > 1) {
+  if (combine_launch) {
     KernelLaunch combine;
     combine.name_expression = combine_expression(problem);
     combine.dims.grid = {u32(ceil_div(rows, kCombineRowsPerBlock)), 1, 1};

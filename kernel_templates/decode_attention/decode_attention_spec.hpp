@@ -6,7 +6,8 @@
 /// Tensors: inputs q [batch, heads_q, head_dim], k and v [batch, heads_kv, seq_max, head_dim]
 /// (seq_max = seq in the tuned plans), optionally context_lens [batch] (int32, declared kF32, only in
 /// plans built with DecodeAttentionCall::context_lens); output o [batch, heads_q, head_dim];
-/// workspace (f32, SPLIT_K > 1 only) [batch * heads_q * SPLIT_K * (head_dim + 2)]. The GPU reference
+/// workspace (f32, SPLIT_K > 1 only, unless the template merges the splits in its main kernel)
+/// [batch * heads_q * SPLIT_K * (head_dim + 2)]. The GPU reference
 /// writes o_ref (f32) and uses the f32 scratch scores_ref [batch * heads_q * seq].
 /// Launches: ktune_decode_attention<D,G,BLOCK_N,WARPS,T> on grid (SPLIT_K, heads_q / G, batch), then
 /// for SPLIT_K > 1 ktune_decode_attention_combine<D,T> on ceil(batch * heads_q / 4) blocks of 128.
@@ -95,6 +96,9 @@ class DecodeAttentionSpec : public KernelSpec {
   /// Its block and dynamic shared memory (the grid is (SPLIT_K, heads_q / G, batch) for every
   /// template).
   virtual LaunchDims main_dims(const Problem& problem, const Config& config) const;
+  /// Whether the main kernel merges the splits itself (o always written, no workspace and no combine
+  /// launch) rather than leaving them to ktune_decode_attention_combine.
+  virtual bool merges_splits_in_kernel() const { return false; }
 };
 
 }  // namespace ktune::kernel_templates

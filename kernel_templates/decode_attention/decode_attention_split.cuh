@@ -26,9 +26,30 @@ __device__ __forceinline__ void merge_state(float& m, float& l, float* a, float 
   m = big;
 }
 
-/// The block's last step, after a __syncthreads: the WARPS partial states of its G heads (red_acc
-/// [WARPS][G][D], red_m and red_l [WARPS][G] in shared memory) merged, a thread an output element
-/// (g, d); then o written (num_splits 1) or split `split`'s partial stored to the workspace.
+/// Merges the WARPS partial states of head g (red_acc [WARPS][G][D], red_m and red_l [WARPS][G] in
+/// shared memory) at element d: the largest max `big`, the sum and the accumulator, both scaled to
+/// `big` (0 when `big` is -infinity: no key was seen).
+template <int D, int G, int WARPS>
+__device__ __forceinline__ void merge_warps(const float (*red_acc)[G][D], const float (*red_m)[G],
+                                            const float (*red_l)[G], int g, int d, float& big, float& sum,
+                                            float& a) {
+  big = red_m[0][g];
+#pragma unroll
+  for (int w = 1; w < WARPS; ++w) big = fmaxf(big, red_m[w][g]);
+  const float safe = big == ktune_ops::neg_inf() ? 0.0f : big;
+  sum = 0.0f;
+  a = 0.0f;
+#pragma unroll
+  for (int w = 0; w < WARPS; ++w) {
+    const float x = exp2f(red_m[w][g] - safe);
+    sum += red_l[w][g] * x;
+    a += red_acc[w][g][d] * x;
+  }
+}
+
+/// The block's last step, after a __syncthreads: the WARPS partial states of its G heads merged
+/// (merge_warps), a thread an output element (g, d); then o written (num_splits 1) or split
+/// `split`'s partial stored to the workspace.
 template <int D, int G, int WARPS, typename T>
 __device__ __forceinline__ void finish_block(const float (*red_acc)[G][D], const float (*red_m)[G],
                                              const float (*red_l)[G], T* o, float* workspace, int b,
@@ -37,18 +58,8 @@ __device__ __forceinline__ void finish_block(const float (*red_acc)[G][D], const
   for (int idx = static_cast<int>(threadIdx.x); idx < G * D; idx += WARPS * 32) {
     const int g = idx / D;
     const int d = idx % D;
-    float big = red_m[0][g];
-#pragma unroll
-    for (int w = 1; w < WARPS; ++w) big = fmaxf(big, red_m[w][g]);
-    const float safe = big == ktune_ops::neg_inf() ? 0.0f : big;
-    float sum = 0.0f;
-    float a = 0.0f;
-#pragma unroll
-    for (int w = 0; w < WARPS; ++w) {
-      const float x = exp2f(red_m[w][g] - safe);
-      sum += red_l[w][g] * x;
-      a += red_acc[w][g][d] * x;
-    }
+    float big, sum, a;
+    merge_warps<D, G, WARPS>(red_acc, red_m, red_l, g, d, big, sum, a);
     const size_t row = static_cast<size_t>(b) * heads_q + h0 + g;
     if (num_splits == 1) {
       o[row * D + d] = ktune_dev::from_f32<T>(sum > 0.0f ? a / sum : 0.0f);

@@ -247,7 +247,7 @@ void resolve_functions(PlanLauncher& l, const harness::CompileResult& compiled,
     if (lowered == compiled.lowered_names.end())
       throw Error(ErrorKind::kRuntime, "compiled module lacks '" + s.name_expression + "'");
     s.function = module.function(lowered->second);
-    harness::allow_dynamic_smem(s.function, s.smem_bytes);
+    harness::prepare_function(s.function, s.smem_bytes);
   }
 }
 

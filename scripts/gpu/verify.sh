@@ -13,8 +13,8 @@
 # usage: scripts/gpu/verify.sh [--suites LIST|all|none] [--gtest-filter PATTERN] [--examples]
 #          [--benches LIST|all|none] [--sweep PRESET] [--side-by-side] [--repeat N]
 #          [--budget-s S] [--out DIR] [--keep-db] [--commit HASH] [--gemm-m LIST] [--fp8-m LIST]
-#          [--ops-filter TEXT]... [--gemm-vs-torch SET[:M,M...]] [--gemm-budget N] [--gemm-sweep-s S] [--gemm-dtype bf16|fp8]
-#          [--attn-vs-torch SET] [--attn-batch LIST] [--attn-seq LIST] [--attn-budget N] [--ops-vs-torch]
+#          [--ops-filter TEXT]... [--gemm-vs-torch SET[:M,M...][+SET...]] [--gemm-budget N] [--gemm-sweep-s S] [--gemm-dtype bf16|fp8]
+#          [--attn-vs-torch SET] [--attn-batch LIST] [--attn-seq LIST] [--attn-budget N] [--attn-sweep-s S] [--ops-vs-torch]
 #
 #   --suites LIST     gpu test executables, comma-separated short names (smoke, measure, kernels,
 #                     tcgemm, wgmma, gemm_strided, fp8, ops, attn, loop, runtime, bench) or full
@@ -55,7 +55,8 @@
 #   --gemm-m LIST     token counts of the gemm bench (default 1,16,128,512,2048,4096)
 #   --fp8-m LIST      token counts of the fp8 bench (default 1,16,128,1024,4096)
 #   --ops-filter T    replaces the ops bench's default size filters (repeatable)
-#   --gemm-vs-torch S a bf16 nt sweep of shape set S (configs/shapes; ":1,16,128" keeps those M only)
+#   --gemm-vs-torch S a bf16 nt sweep of shape set S (configs/shapes; ":1,16,128" keeps those M only;
+#                     several sets joined by '+' run in turn, their files named gemm-vs-torch-SET.md)
 #                     with the templates and cuBLASLt's algorithms as candidates, then every key's
 #                     winner through ktune.Runtime against torch.mm (cuBLAS), both replayed in CUDA
 #                     graphs with rotated inputs (bench/runtime/gemm_vs_torch.py): gemm-vs-torch.md;
@@ -65,12 +66,13 @@
 #   --gemm-sweep-s S  seconds that sweep may take (default 330; ~10 s a key on the H200)
 #   --gemm-dtype D    bf16 (default: kernel gemm against torch.mm) or fp8 (kernel fp8_gemm, e4m3
 #                     with per-tensor scales, against torch._scaled_mm)
-#   --attn-vs-torch S a decode_attention sweep of shape set S (both templates), then every key's winner
+#   --attn-vs-torch S a decode_attention sweep of shape set S (every template), then every key's winner
 #                     through ktune.Runtime against torch's scaled_dot_product_attention, both replayed
 #                     in CUDA graphs with rotated inputs (bench/runtime/attention_vs_torch.py):
 #                     attention-vs-torch.md; the sweep's counters of each key: attention-counters.md
 #   --attn-batch L    the batch sizes of that sweep (default: the set's); --attn-seq L the contexts
-#   --attn-budget N   measurements a key of that sweep (default 24)
+#   --attn-budget N   measurements a key of that sweep (default 24); --attn-sweep-s S the seconds it
+#                     may take (default 330)
 #   --ops-vs-torch    rmsnorm, softmax and swiglu tuned at the large sizes of
 #                     bench/runtime/ops_vs_torch.py, then each winner against torch eager,
 #                     torch.compile and a plain Triton kernel, all replayed in CUDA graphs with
@@ -85,7 +87,7 @@ usage() { sed -n '/^# usage:/,/^# Example/p' "$0" | sed 's/^# \{0,1\}//' | sed '
 SUITES=all GTEST_FILTER="" EXAMPLES=0 SERVICE=0 PYTHON=0 BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
 DIR=${OUT:-} KEEP_DB=0 COMMIT="" GEMM_M=1,16,128,512,2048,4096 FP8_M=1,16,128,1024,4096
 OPS_FILTERS=() GEMM_VS_TORCH="" GEMM_BUDGET=24 GEMM_SWEEP_S=330 GEMM_DTYPE=bf16
-ATTN_VS_TORCH="" ATTN_BATCH="" ATTN_SEQ="" ATTN_BUDGET=24 OPS_VS_TORCH=0
+ATTN_VS_TORCH="" ATTN_BATCH="" ATTN_SEQ="" ATTN_BUDGET=24 ATTN_SWEEP_S=330 OPS_VS_TORCH=0
 while [ $# -gt 0 ]; do
   case $1 in
     --suites) SUITES=${2:?}; shift 2 ;;
@@ -112,6 +114,7 @@ while [ $# -gt 0 ]; do
     --attn-batch) ATTN_BATCH=${2:?}; shift 2 ;;
     --attn-seq) ATTN_SEQ=${2:?}; shift 2 ;;
     --attn-budget) ATTN_BUDGET=${2:?}; shift 2 ;;
+    --attn-sweep-s) ATTN_SWEEP_S=${2:?}; shift 2 ;;
     --ops-vs-torch) OPS_VS_TORCH=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "verify.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;

@@ -4,31 +4,39 @@
 # Sourced by verify.sh, whose options, variables ($R, $BIN, $GEMM_*, $ATTN_*, $OPS_VS_TORCH) and
 # helpers (run_part, have, say) it uses; not a command of its own.
 
-# --- a shape set's GEMMs tuned, then against torch in CUDA graphs -----------------------------------
+# --- shape sets' GEMMs tuned, then against torch in CUDA graphs ------------------------------------
+# GEMM_VS_TORCH is SET[:M,...] or several joined by '+'; with one set the files are gemm-vs-torch.md
+# and gemm-counters.md, with several gemm-vs-torch-SET.md and gemm-counters-SET.md.
 if [ -n "$GEMM_VS_TORCH" ] && have "gemm-vs-torch" ktune; then
-  mkdir -p "$R/gemm"
-  set_name=${GEMM_VS_TORCH%%:*}
-  shapes=configs/shapes/$set_name.toml
-  m_list=""
-  [[ $GEMM_VS_TORCH == *:* ]] && m_list=${GEMM_VS_TORCH#*:}
-  if [ -n "$m_list" ]; then  # the same layers at the M asked for
-    sed "s/^m = \[.*\]/m = [$m_list]/" "$shapes" > "$R/gemm/shapes.toml"
-    shapes=$R/gemm/shapes.toml
-  fi
-  kernel=gemm dtype=bf16
-  [ "$GEMM_DTYPE" = fp8 ] && kernel=fp8_gemm dtype=fp8e4m3
-  run_part "gemm-sweep:$set_name" "$GEMM_SWEEP_S" "$R/gemm/tune.log" "$BIN/ktune" tune --kernel "$kernel" --shapes "$shapes" \
-    --dtype "$dtype" --layout nt --budget "$GEMM_BUDGET" --db "$R/gemm/sweep.db" --json
-  if [ -f "$BIN/lib/libktune_runtime.so" ] && python3 -c 'import torch' 2> /dev/null; then
-    run_part "gemm-vs-torch:$set_name" 200 "$R/gemm/vs_torch.log" env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" \
-      python3 bench/runtime/gemm_vs_torch.py --db "$R/gemm/sweep.db" --shapes "$shapes" --dtype "$GEMM_DTYPE" \
-      --out "$R/gemm-vs-torch.md" --csv "$R/gemm/vs_torch.csv"
-  else
-    say "gemm-vs-torch: skipped, needs .devbin/lib/libktune_runtime.so and torch"
-  fi
-  # What bound each key: winner, best template and best cuBLASLt algorithm with the sweep's counters.
-  run_part "gemm-counters:$set_name" 60 "$R/gemm/counters.log" \
-    python3 bench/runtime/sweep_counters.py --db "$R/gemm/sweep.db" --out "$R/gemm-counters.md"
+  IFS='+' read -r -a gemm_sets <<< "$GEMM_VS_TORCH"
+  for gemm_set in "${gemm_sets[@]}"; do
+    set_name=${gemm_set%%:*}
+    suffix=""
+    [ "${#gemm_sets[@]}" -gt 1 ] && suffix="-$set_name"
+    dir=$R/gemm$suffix
+    mkdir -p "$dir"
+    shapes=configs/shapes/$set_name.toml
+    m_list=""
+    [[ $gemm_set == *:* ]] && m_list=${gemm_set#*:}
+    if [ -n "$m_list" ]; then  # the same layers at the M asked for
+      sed "s/^m = \[.*\]/m = [$m_list]/" "$shapes" > "$dir/shapes.toml"
+      shapes=$dir/shapes.toml
+    fi
+    kernel=gemm dtype=bf16
+    [ "$GEMM_DTYPE" = fp8 ] && kernel=fp8_gemm dtype=fp8e4m3
+    run_part "gemm-sweep:$set_name" "$GEMM_SWEEP_S" "$dir/tune.log" "$BIN/ktune" tune --kernel "$kernel" --shapes "$shapes" \
+      --dtype "$dtype" --layout nt --budget "$GEMM_BUDGET" --db "$dir/sweep.db" --json
+    if [ -f "$BIN/lib/libktune_runtime.so" ] && python3 -c 'import torch' 2> /dev/null; then
+      run_part "gemm-vs-torch:$set_name" 200 "$dir/vs_torch.log" env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" \
+        python3 bench/runtime/gemm_vs_torch.py --db "$dir/sweep.db" --shapes "$shapes" --dtype "$GEMM_DTYPE" \
+        --out "$R/gemm-vs-torch$suffix.md" --csv "$dir/vs_torch.csv"
+    else
+      say "gemm-vs-torch: skipped, needs .devbin/lib/libktune_runtime.so and torch"
+    fi
+    # What bound each key: winner, best template and best cuBLASLt algorithm with the sweep's counters.
+    run_part "gemm-counters:$set_name" 60 "$dir/counters.log" \
+      python3 bench/runtime/sweep_counters.py --db "$dir/sweep.db" --out "$R/gemm-counters$suffix.md"
+  done
 fi
 
 # --- a shape set's decode attention tuned, then against torch SDPA in CUDA graphs ------------------
@@ -39,7 +47,7 @@ if [ -n "$ATTN_VS_TORCH" ] && have "attn-vs-torch" ktune; then
   cp "$shapes" "$R/attn/shapes.toml"
   [ -n "$ATTN_BATCH" ] && sed -i "s/^batch = \[.*\]/batch = [$ATTN_BATCH]/" "$R/attn/shapes.toml"
   [ -n "$ATTN_SEQ" ] && sed -i "s/^seq = \[.*\]/seq = [$ATTN_SEQ]/" "$R/attn/shapes.toml"
-  run_part "attn-sweep:$ATTN_VS_TORCH" 330 "$R/attn/tune.log" "$BIN/ktune" tune --kernel decode_attention \
+  run_part "attn-sweep:$ATTN_VS_TORCH" "$ATTN_SWEEP_S" "$R/attn/tune.log" "$BIN/ktune" tune --kernel decode_attention \
     --shapes "$R/attn/shapes.toml" --dtype bf16 --budget "$ATTN_BUDGET" --db "$R/attn/sweep.db" --json
   if [ -f "$BIN/lib/libktune_runtime.so" ] && python3 -c 'import torch' 2> /dev/null; then
     run_part "attn-vs-torch:$ATTN_VS_TORCH" 200 "$R/attn/vs_torch.log" env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" \
@@ -67,4 +75,6 @@ if [ "$OPS_VS_TORCH" = 1 ] && have "ops-vs-torch" ktune; then
   fi
   run_part "ops-counters" 60 "$R/ops/counters.log" \
     python3 bench/runtime/sweep_counters.py --db "$R/ops/sweep.db" --out "$R/ops-counters.md"
+  # The copy ceiling in the same call (every variant of the copy kernel, docs/perf/measurement.md).
+  run_part "ceilings" 90 "$R/ops/ceilings.json" "$BIN/ktune" devices --calibrate --db "$R/ops/sweep.db" --json
 fi

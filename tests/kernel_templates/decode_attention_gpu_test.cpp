@@ -147,9 +147,9 @@ void verify_samples(const std::vector<Case>& cases) {
     int accepted = 0;
     for (const Config& s : testing::decode_attention_all_samples())
       accepted += expect_matches_reference(*f, s) ? 1 : 0;
-    EXPECT_GT(accepted, static_cast<int>(testing::decode_attention_mma_samples().size()))
-        << c.problem.shape_text() << ": every mma sample and some splitkv ones";
-    for (const DecodeAttentionSpec* s : {&spec(), &spec(Config{"mma", {}})})
+    EXPECT_GT(accepted, static_cast<int>(testing::decode_attention_tensor_core_samples().size()))
+        << c.problem.shape_text() << ": every mma and mma_cluster sample and some splitkv ones";
+    for (const DecodeAttentionSpec* s : {&spec(), &spec(Config{"mma", {}}), &spec(Config{"mma_cluster", {}})})
       EXPECT_TRUE(expect_matches_reference(*f, s->default_config(c.problem))) << c.problem.shape_text();
   }
 }

@@ -1,4 +1,5 @@
-// decode_attention: every sampled config compiles with NVRTC for sm_80 and sm_90 at each GQA group
+// decode_attention: every sampled config compiles with NVRTC for sm_80 and sm_90 (mma_cluster: sm_90) at
+// each GQA group
 // the kernel specialises on (G = 1, 4, 7, 8) and both head_dims, with its combine kernel and the GPU
 // reference; prints registers, spills and shared memory (the ptxas figures); asserts no real spill (a few
 // bytes at most). Toolkit only, no GPU.
@@ -63,12 +64,16 @@ void compile_template(const Problem& problem, const std::string& arch, const std
   }
 }
 
-/// Both templates' samples: splitkv's at least `min_accepted` (its rules depend on the group), every
-/// mma sample (its rules do not).
+/// Every template's samples: splitkv's at least `min_accepted` (its rules depend on the group), every
+/// mma and (for sm_90) mma_cluster sample (their rules do not).
 void compile_all(const Problem& problem, const std::string& arch, std::size_t min_accepted) {
   compile_template(problem, arch, "splitkv", testing::decode_attention_samples(), min_accepted);
   compile_template(problem, arch, "mma", testing::decode_attention_mma_samples(),
                    testing::decode_attention_mma_samples().size());
+  if (arch == "sm_90") {
+    compile_template(problem, arch, "mma_cluster", testing::decode_attention_mma_cluster_samples(),
+                     testing::decode_attention_mma_cluster_samples().size());
+  }
 }
 
 TEST(AttnNvrtc, Llama3GroupOf4CompilesForSm90AndSm80) {

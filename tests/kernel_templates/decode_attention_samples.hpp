@@ -1,7 +1,8 @@
 #pragma once
 // Samples of decode_attention's config space shared by its nvrtc, gpu and emulation suites. splitkv:
 // the corners of (BLOCK_N, WARPS, SPLIT_K): one warp and eight, one to eight 16-byte loads a lane,
-// no split, splits that leave some empty, a SPLIT_K that is not a power of two. mma: the three tile
+// no split, splits that leave some empty, a SPLIT_K that is not a power of two. mma_cluster: clusters
+// of 2, 3, 4, 8 and 16 (non-portable) with one to eight warps. mma: the three tile
 // sizes, one warp to eight, rings of 2 to 4 stages, the same kinds of splits.
 
 #include <vector>
@@ -30,10 +31,27 @@ inline std::vector<Config> decode_attention_mma_samples() {
   return out;
 }
 
-/// Both templates' samples.
+inline std::vector<Config> decode_attention_mma_cluster_samples() {
+  // (KEYS, WARPS, STAGES, SPLIT_K = the cluster size).
+  const int64_t s[][4] = {{16, 4, 3, 8}, {32, 1, 2, 3}, {64, 2, 3, 4}, {16, 8, 3, 2}, {32, 8, 2, 8}, {16, 2, 2, 16}};
+  std::vector<Config> out;
+  for (const auto& c : s) {
+    out.push_back({"mma_cluster", {{"KEYS", c[0]}, {"WARPS", c[1]}, {"STAGES", c[2]}, {"SPLIT_K", c[3]}}});
+  }
+  return out;
+}
+
+/// The tensor-core templates' samples (mma and mma_cluster): every one fits every problem.
+inline std::vector<Config> decode_attention_tensor_core_samples() {
+  std::vector<Config> out = decode_attention_mma_samples();
+  for (Config& c : decode_attention_mma_cluster_samples()) out.push_back(std::move(c));
+  return out;
+}
+
+/// Every template's samples.
 inline std::vector<Config> decode_attention_all_samples() {
   std::vector<Config> out = decode_attention_samples();
-  for (Config& c : decode_attention_mma_samples()) out.push_back(std::move(c));
+  for (Config& c : decode_attention_tensor_core_samples()) out.push_back(std::move(c));
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <functional>
 
 #include "decode_attention_samples.hpp"
+#include "kernel_templates/decode_attention/decode_attention_mma_cluster_spec.hpp"
 #include "kernel_templates/decode_attention/decode_attention_mma_spec.hpp"
 #include "kernel_templates/decode_attention/decode_attention_spec.hpp"
 #include "kernel_templates/embedded_sources.hpp"
@@ -37,12 +38,13 @@ void expect_bad_input(const std::function<void()>& f, const std::string& needle)
 }
 
 TEST(AttnSpec, RegisteredWithItsSources) {
-  ASSERT_EQ(specs_of("decode_attention").size(), 2u);
+  ASSERT_EQ(specs_of("decode_attention").size(), 3u);
   EXPECT_EQ(&find_spec("decode_attention", "splitkv"), specs_of("decode_attention").front());
-  EXPECT_EQ(&find_spec("decode_attention", "mma"), specs_of("decode_attention").back());
+  EXPECT_EQ(&find_spec("decode_attention", "mma"), specs_of("decode_attention")[1]);
+  EXPECT_EQ(&find_spec("decode_attention", "mma_cluster"), specs_of("decode_attention").back());
   EXPECT_EQ(kernel_source_files("decode_attention"),
             (std::vector<std::string>{"decode_attention.cu", "decode_attention_mma.cu",
-                                      "decode_attention_reference.cu"}));
+                                      "decode_attention_mma_cluster.cu", "decode_attention_reference.cu"}));
   EXPECT_FALSE(template_source_hash("decode_attention").empty());
   EXPECT_NE(template_source_hash("decode_attention"), template_source_hash("softmax"));
 }
@@ -77,6 +79,39 @@ TEST(AttnSpec, MmaTemplateNamesLaunchAndRules) {
   EXPECT_TRUE(s.arch_rejection("sm_75").has_value());
   EXPECT_FALSE(s.arch_rejection("sm_80").has_value());
   EXPECT_EQ(s.rejection(llama, s.default_config(llama)), std::nullopt);
+}
+
+TEST(AttnSpec, ClusterTemplateIsOneLaunchWithoutWorkspace) {
+  const DecodeAttentionMmaClusterSpec s;
+  const Problem one = decode_problem(1, 32, 8, 8192, 128);
+  const Config c{"mma_cluster", {{"KEYS", 16}, {"WARPS", 8}, {"STAGES", 3}, {"SPLIT_K", 8}}};
+  EXPECT_EQ(s.canonical_name(one, c), "decode_attention.bf16.mma_cluster.k16.w8.s3.sk8");
+  EXPECT_EQ(s.compile_spec(one, c).source_name, "decode_attention_mma_cluster.cu");
+  EXPECT_EQ(s.compile_spec(one, c).name_expressions,
+            (std::vector<std::string>{"ktune_decode_attention_mma_cluster<128,4,16,8,3,8,__nv_bfloat16>"}));
+  const LaunchPlan plan = s.launch_plan(one, c);
+  ASSERT_EQ(plan.launches.size(), 1u);
+  EXPECT_EQ(plan.tensor_index("workspace"), -1);
+  EXPECT_EQ(plan.launches[0].dims.grid.x, 8u);
+  EXPECT_EQ(plan.launches[0].dims.grid.y, 8u);
+  EXPECT_EQ(plan.launches[0].dims.dynamic_smem_bytes, 8u * 3 * 2 * 16 * 128 * 2);
+  // q, k, v, then o written by the main kernel and no workspace; num_splits 8 after seq_max.
+  ASSERT_GE(plan.launches[0].args.size(), 10u);
+  EXPECT_EQ(plan.launches[0].args[3].tensor, "o");
+  EXPECT_EQ(plan.launches[0].args[4].kind, ArgSpec::Kind::kNullPointer);
+  EXPECT_EQ(plan.launches[0].args[9].integer, 8);
+  auto with_split = [&](int64_t split) {
+    Config x = c;
+    x.set("SPLIT_K", split);
+    return s.rejection(one, x).value_or("");
+  };
+  EXPECT_NE(with_split(1).find("SPLIT_K=1 is outside [2, 16]"), std::string::npos);
+  EXPECT_NE(with_split(32).find("SPLIT_K=32"), std::string::npos);
+  EXPECT_EQ(with_split(3), "");
+  EXPECT_EQ(with_split(16), "");
+  EXPECT_TRUE(s.arch_rejection("sm_80").has_value());
+  EXPECT_FALSE(s.arch_rejection("sm_90").has_value());
+  EXPECT_EQ(s.rejection(one, s.default_config(one)), std::nullopt);
 }
 
 TEST(AttnSpec, NamesAndExpressions) {

@@ -87,7 +87,7 @@ void run_plan(KernelCache& kernels, const CompileSpec& compile, const LaunchPlan
   for (const auto& t : plan.tensors) ptrs.push_back(tensors.ptr(t.name));
   for (const KernelLaunch& l : plan.launches) {
     CUfunction f = kernels.function(compile, l.name_expression);
-    harness::allow_dynamic_smem(f, l.dims.dynamic_smem_bytes);
+    harness::prepare_function(f, l.dims.dynamic_smem_bytes);
     PackedArgs args(plan, l, ptrs);
     harness::launch(f, {l.dims.grid.x, l.dims.grid.y, l.dims.grid.z},
                     {l.dims.block.x, l.dims.block.y, l.dims.block.z}, l.dims.dynamic_smem_bytes, nullptr,

@@ -28,7 +28,7 @@ ReadyPlan prepare_plan(KernelCache& kernels, const CompileSpec& compile, const L
   ReadyPlan r;
   for (const auto& l : plan.launches) {
     CUfunction f = kernels.function(compile, l.name_expression);
-    harness::allow_dynamic_smem(f, l.dims.dynamic_smem_bytes);
+    harness::prepare_function(f, l.dims.dynamic_smem_bytes);
     r.functions.push_back(f);
     r.launches.push_back(l);
     r.args.push_back(std::make_unique<PackedArgs>(plan, l, ptrs));

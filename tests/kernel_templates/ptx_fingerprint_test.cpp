@@ -176,6 +176,7 @@ std::vector<Group> groups() {
       p.dtype = t;
       g.push_back({"decode_attention", "splitkv", p, decode_attention_samples()});
       g.push_back({"decode_attention", "mma", p, decode_attention_mma_samples()});
+      g.push_back({"decode_attention", "mma_cluster", p, decode_attention_mma_cluster_samples()});
     }
   }
   return g;

@@ -51,18 +51,22 @@ TEST(MeasureNvrtc, UserKernelFillsAndIntegerComparesCompile) {
   EXPECT_THROW(fill_name_expression(IntType::kI32, BufferFill::Kind::kRandom), Error);
 }
 
-TEST(MeasureNvrtc, CopyKernelCompilesForEveryUnroll) {
+TEST(MeasureNvrtc, CopyKernelCompilesForEveryUnrollWithAndWithoutStreaming) {
   CompileRequest req;
   req.source = copy_kernel_source();
   req.arch = "sm_90";
   for (int u : {1, 2, 4, 8}) {
-    CopyConfig c;
-    c.unroll = u;
-    req.name_expressions.push_back(copy_name_expression(c));
+    for (bool streaming : {false, true}) {
+      CopyConfig c;
+      c.unroll = u;
+      c.streaming = streaming;
+      req.name_expressions.push_back(copy_name_expression(c));
+    }
   }
+  EXPECT_EQ(req.name_expressions[1], "ktune_copy<1,true>");
   NvrtcCompiler compiler;
   const CompileResult res = compiler.compile(req);
-  ASSERT_EQ(res.lowered_names.size(), 4U);
+  ASSERT_EQ(res.lowered_names.size(), 8U);
   // No spills: the copy keeps UNROLL uint4 in registers.
   for (const auto& [lowered, r] : res.resources) EXPECT_EQ(r.spill_store_bytes, 0) << lowered;
 }
@@ -71,6 +75,10 @@ TEST(MeasureNvrtc, CopyRequestChecksAlignmentAndConfig) {
   EXPECT_THROW(make_copy_request(3, DType::kF32, CopyConfig{}, "sm_90", TimingOptions{}), Error);  // 12 bytes
   EXPECT_THROW(CopyConfig::from_json(nlohmann::json{{"unroll", 3}}), Error);
   EXPECT_THROW(CopyConfig::from_json(nlohmann::json{{"blocks", 256}}), Error);
+  EXPECT_THROW(CopyConfig::from_json(nlohmann::json{{"streaming", 2}}), Error);
+  const CopyConfig cs = CopyConfig::from_json({{"unroll", 8}, {"streaming", 1}, {"grid", 528}});
+  EXPECT_EQ(cs.name(DType::kF32), "copy.f32.u8.b256.g528.cs");
+  EXPECT_EQ(CopyConfig::from_json(cs.to_json()).name(DType::kF32), cs.name(DType::kF32));
   const CandidateRequest r = make_copy_request(1 << 20, DType::kBF16, CopyConfig::from_json({{"unroll", 8}}),
                                                "sm_90", TimingOptions{});
   EXPECT_EQ(r.name, "copy.bf16.u8.b256");
