@@ -14,6 +14,9 @@ means ktune is faster) with the KV cache's read rate (K and V bytes / time) of b
 
     python3 bench/runtime/attention_vs_torch.py --db sweep.db --shapes decode_attention_llm
         [--batch 1,8] [--seq 1024,8192] [--out table.md] [--csv table.csv]
+
+With --profile it calls each side once a key (one input set, no graphs, no timing, no table), for a
+profiler (ncu) to read.
 """
 
 import argparse
@@ -55,6 +58,8 @@ def main():
     ap.add_argument("--seq", help="comma list of context lengths (default: the set's sweep)")
     ap.add_argument("--out", help="Markdown table (default: stdout)")
     ap.add_argument("--csv")
+    ap.add_argument("--profile", action="store_true",
+                    help="call each side once a key for a profiler; no timing and no table")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("attention_vs_torch: no CUDA device", file=sys.stderr)
@@ -74,7 +79,7 @@ def main():
         for batch in batches:
             for seq in seqs:
                 kv_bytes = 2 * batch * hkv * seq * d * 2
-                count = max(1, min(32, math.ceil(2 * l2 / kv_bytes)))
+                count = 1 if args.profile else max(1, min(32, math.ceil(2 * l2 / kv_bytes)))
                 gen = torch.Generator(device="cuda").manual_seed(batch * 7919 + seq * 31 + hq)
 
                 def randn(*shape):
@@ -87,6 +92,14 @@ def main():
                                                      stream=stream_of())
                 theirs = lambda i: F.scaled_dot_product_attention(  # noqa: E731
                     sets[i][0].unsqueeze(2), sets[i][1], sets[i][2], enable_gqa=True)
+                if args.profile:
+                    ours(0)
+                    theirs(0)
+                    torch.cuda.synchronize()
+                    print(f"{name} batch={batch} seq={seq}: one call of each ({info.config_name})", file=sys.stderr)
+                    del sets
+                    torch.cuda.empty_cache()
+                    continue
                 ktune_us, torch_us = float("inf"), float("inf")
                 for _ in range(2):  # alternate, keep each side's faster round
                     ktune_us = min(ktune_us, time_graph(ours, sets))
@@ -106,6 +119,8 @@ def main():
                 torch.cuda.empty_cache()
 
 
+    if args.profile:
+        return 0
     lines = [f"decode attention bf16, shape set {args.shapes}, graph-replayed with rotated inputs "
              "(ratio = torch SDPA / ktune; above 1: ktune faster; TB/s = K and V bytes / time)", "",
              "| layer | heads q/kv | d | batch | context | torch us | ktune us | ratio | torch TB/s | ktune TB/s "

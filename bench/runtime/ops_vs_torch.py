@@ -14,6 +14,10 @@ and writes a Markdown table: microseconds, GB/s (bytes read + written once / tim
 other / ktune of each (above 1: ktune faster).
 
     python3 bench/runtime/ops_vs_torch.py --db sweep.db [--only rmsnorm] [--out table.md] [--csv t.csv]
+
+With --profile it calls ktune, the compiled function and the Triton kernel once each a size (one
+input set, no graphs, no timing, no table), for a profiler to read, e.g.
+    ncu --csv -k regex:'ktune_|triton' --metrics dram__bytes_read.sum,... python3 ... --profile
 """
 
 import argparse
@@ -106,6 +110,8 @@ def main():
     ap.add_argument("--only", action="append", default=[], help="operator(s) to run (default: all)")
     ap.add_argument("--out", help="Markdown table (default: stdout)")
     ap.add_argument("--csv")
+    ap.add_argument("--profile", action="store_true",
+                    help="call each side once a size for a profiler; no timing and no table")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("ops_vs_torch: no CUDA device", file=sys.stderr)
@@ -137,7 +143,7 @@ def main():
         else:
             m, i = dims["m"], dims["i"]
             in_shape, out_shape, moved = (m, 2 * i), (m, i), 2 * (3 * m * i)
-        count = max(1, min(16, math.ceil(2 * l2 / moved)))
+        count = 1 if args.profile else max(1, min(16, math.ceil(2 * l2 / moved)))
         w = randn(in_shape[1]) if op == "rmsnorm" else None
         sets = [(randn(*in_shape), torch.empty(*out_shape, device="cuda", dtype=dt)) for _ in range(count)]
         if op == "rmsnorm":
@@ -162,6 +168,14 @@ def main():
             comp(j)  # compiled before capture
         torch.cuda.synchronize()
         sides = {"ktune": ours, "eager": eager, "compile": comp, "triton": trit}
+        if args.profile:
+            for name in ("ktune", "compile", "triton"):
+                sides[name](0)
+            torch.cuda.synchronize()
+            print(f"{op} {dims}: one call of ktune ({info.config_name}), compile and triton", file=sys.stderr)
+            del sets
+            torch.cuda.empty_cache()
+            continue
         best = {k: float("inf") for k in sides}
         for _ in range(2):  # alternate, keep each side's faster round
             for name, fn in sides.items():
@@ -185,6 +199,8 @@ def main():
         del sets
         torch.cuda.empty_cache()
 
+    if args.profile:
+        return 0
     lines = ["Memory-bound operators, bf16, graph-replayed with rotated inputs (ratio = other / ktune; above 1: "
              "ktune faster; GB/s = bytes read and written once / time)", "",
              "| op | shape | ktune us (GB/s) | eager us | compile us | triton us | vs eager | vs compile "

@@ -4,6 +4,9 @@
 # Sourced by verify.sh, whose options, variables ($R, $BIN, $GEMM_*, $ATTN_*, $OPS_VS_TORCH) and
 # helpers (run_part, have, say) it uses; not a command of its own.
 
+# Nsight Compute metrics of the profiled parts: time, DRAM traffic and throughput, occupancy, launch.
+NCU_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__block_size,launch__registers_per_thread
+
 # --- shape sets' GEMMs tuned, then against torch in CUDA graphs ------------------------------------
 # GEMM_VS_TORCH is SET[:M,...] or several joined by '+'; with one set the files are gemm-vs-torch.md
 # and gemm-counters.md, with several gemm-vs-torch-SET.md and gemm-counters-SET.md.
@@ -58,6 +61,16 @@ if [ -n "$ATTN_VS_TORCH" ] && have "attn-vs-torch" ktune; then
   fi
   run_part "attn-counters" 60 "$R/attn/counters.log" \
     python3 bench/runtime/sweep_counters.py --db "$R/attn/sweep.db" --out "$R/attention-counters.md"
+  # Both sides at batch 1 (the latency-bound corner) under Nsight Compute: ktune's kernels and SDPA's.
+  ncu_bin=$(command -v ncu || echo "${CUDA_HOME:-/usr/local/cuda}/bin/ncu")
+  if [ -x "$ncu_bin" ] && [ -f "$BIN/lib/libktune_runtime.so" ]; then
+    run_part "attn-ncu" 150 "$R/attn/ncu.log" "$ncu_bin" --clock-control none --csv --log-file "$R/attn/ncu.csv" \
+      -k "regex:ktune_|flash|fmha|attention|sdpa" --metrics "$NCU_METRICS" \
+      env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" python3 bench/runtime/attention_vs_torch.py \
+      --db "$R/attn/sweep.db" --shapes "$R/attn/shapes.toml" --batch 1 --profile
+  else
+    say "attn-ncu: skipped, needs ncu and .devbin/lib/libktune_runtime.so"
+  fi
 fi
 
 # --- the memory-bound operators tuned, then against torch eager, torch.compile and Triton ----------
@@ -75,6 +88,16 @@ if [ "$OPS_VS_TORCH" = 1 ] && have "ops-vs-torch" ktune; then
   fi
   run_part "ops-counters" 60 "$R/ops/counters.log" \
     python3 bench/runtime/sweep_counters.py --db "$R/ops/sweep.db" --out "$R/ops-counters.md"
+  # What bound each side: DRAM bytes and throughput, warps active, of one call of ktune's winner, the
+  # compiled function's and the Triton kernel's at every size (Nsight Compute, caches flushed).
+  ncu_bin=$(command -v ncu || echo "${CUDA_HOME:-/usr/local/cuda}/bin/ncu")
+  if [ -x "$ncu_bin" ] && [ -f "$BIN/lib/libktune_runtime.so" ]; then
+    run_part "ops-ncu" 180 "$R/ops/ncu.log" "$ncu_bin" --clock-control none --csv --log-file "$R/ops/ncu.csv" \
+      -k "regex:ktune_|triton|_rmsnorm_row|_softmax_row|_swiglu_block" --metrics "$NCU_METRICS" \
+      env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" python3 bench/runtime/ops_vs_torch.py --db "$R/ops/sweep.db" --profile
+  else
+    say "ops-ncu: skipped, needs ncu and .devbin/lib/libktune_runtime.so"
+  fi
   # The copy ceiling in the same call (every variant of the copy kernel, docs/perf/measurement.md).
   run_part "ceilings" 90 "$R/ops/ceilings.json" "$BIN/ktune" devices --calibrate --db "$R/ops/sweep.db" --json
 fi

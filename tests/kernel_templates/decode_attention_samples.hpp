@@ -33,7 +33,7 @@ inline std::vector<Config> decode_attention_mma_samples() {
 
 inline std::vector<Config> decode_attention_mma_cluster_samples() {
   // (KEYS, WARPS, STAGES, SPLIT_K = the cluster size).
-  const int64_t s[][4] = {{16, 4, 3, 8}, {32, 1, 2, 3}, {64, 2, 3, 4}, {16, 8, 3, 2}, {32, 8, 2, 8}, {16, 2, 2, 16}};
+  const int64_t s[][4] = {{16, 4, 3, 8}, {32, 1, 2, 3}, {64, 2, 3, 4}, {16, 8, 3, 2}, {32, 4, 2, 8}, {16, 2, 2, 16}};
   std::vector<Config> out;
   for (const auto& c : s) {
     out.push_back({"mma_cluster", {{"KEYS", c[0]}, {"WARPS", c[1]}, {"STAGES", c[2]}, {"SPLIT_K", c[3]}}});

@@ -91,15 +91,16 @@ TEST(AttnSpec, ClusterTemplateIsOneLaunchWithoutWorkspace) {
             (std::vector<std::string>{"ktune_decode_attention_mma_cluster<128,4,16,8,3,8,__nv_bfloat16>"}));
   const LaunchPlan plan = s.launch_plan(one, c);
   ASSERT_EQ(plan.launches.size(), 1u);
-  EXPECT_EQ(plan.tensor_index("workspace"), -1);
+  for (const TensorSpec& t : plan.tensors) EXPECT_NE(t.role, TensorRole::kWorkspace) << t.name;
   EXPECT_EQ(plan.launches[0].dims.grid.x, 8u);
   EXPECT_EQ(plan.launches[0].dims.grid.y, 8u);
   EXPECT_EQ(plan.launches[0].dims.dynamic_smem_bytes, 8u * 3 * 2 * 16 * 128 * 2);
-  // q, k, v, then o written by the main kernel and no workspace; num_splits 8 after seq_max.
-  ASSERT_GE(plan.launches[0].args.size(), 10u);
+  // q, k, v, o written by the main kernel, no workspace, context_lens, heads_q, heads_kv, seq, seq_max,
+  // num_splits 8, scale.
+  ASSERT_EQ(plan.launches[0].args.size(), 12u);
   EXPECT_EQ(plan.launches[0].args[3].tensor, "o");
   EXPECT_EQ(plan.launches[0].args[4].kind, ArgSpec::Kind::kNullPointer);
-  EXPECT_EQ(plan.launches[0].args[9].integer, 8);
+  EXPECT_EQ(plan.launches[0].args[10].integer, 8);
   auto with_split = [&](int64_t split) {
     Config x = c;
     x.set("SPLIT_K", split);
