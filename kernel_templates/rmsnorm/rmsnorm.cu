@@ -75,30 +75,50 @@ __global__ void __launch_bounds__(THREADS* ROWS)
     // Short rows are latency-bound: with at most 2 vectors a thread the weights are loaded with x,
     // before the reduction, instead of after it (one memory round trip fewer on the critical path).
     constexpr bool kWeightsAhead = kChunks <= 2;
+    // Up to 8 vectors a thread the weights are all loaded before the first store (after the
+    // reduction when not ahead); longer rows load them chunk by chunk (registers).
+    constexpr bool kWeightsHeld = kChunks <= 8;
     Packed<T, VEC> v[kChunks];
-    Packed<T, VEC> wv[kWeightsAhead ? kChunks : 1];
+    Packed<T, VEC> wv[kWeightsHeld ? kChunks : 1];
+    // The residual's vectors are held too up to 8 a thread (registers), loaded in turn past that.
+    constexpr bool kResidualHeld = RESIDUAL && kChunks <= 8;
+    Packed<T, VEC> res[kResidualHeld ? kChunks : 1];
+    // Every load of the row issued before any use: each load sits behind its own alignment branch,
+    // so a use between two of them would make every chunk wait for the previous one's round trip.
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
       const int col = (c * THREADS + t) * VEC;
       const int limit = len - col;
       const bool full = vec && limit >= VEC;
       v[c].template load<true>(xr + col, limit, full);  // x is read once: evict-first
-      if (kWeightsAhead) wv[kWeightsAhead ? c : 0].load(w + col, limit, full);
+      if (kWeightsAhead) wv[kWeightsHeld ? c : 0].load(w + col, limit, full);
+      if (kResidualHeld) res[kResidualHeld ? c : 0].template load<true>(rr + col, limit, full);
+    }
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
       float f[VEC];
       v[c].unpack(f);
       if (RESIDUAL) {
-        Packed<T, VEC> r;
-        r.template load<true>(rr + col, limit, full);
+        const int col = (c * THREADS + t) * VEC;
+        const int limit = len - col;
+        if (!kResidualHeld) res[0].template load<true>(rr + col, limit, vec && limit >= VEC);
         float g[VEC];
-        r.unpack(g);
+        res[kResidualHeld ? c : 0].unpack(g);
 #pragma unroll
         for (int i = 0; i < VEC; ++i) f[i] += g[i];
         v[c].pack(f);
         v[c].unpack(f);
-        v[c].store(ro + col, limit, full);
+        v[c].store(ro + col, limit, vec && limit >= VEC);
       }
 #pragma unroll
       for (int i = 0; i < VEC; ++i) ss = fmaf(f[i], f[i], ss);
+    }
+    if (kWeightsHeld && !kWeightsAhead) {
+#pragma unroll
+      for (int c = 0; c < kChunks; ++c) {
+        const int col = (c * THREADS + t) * VEC;
+        wv[kWeightsHeld ? c : 0].load(w + col, len - col, vec && len - col >= VEC);
+      }
     }
     ss = row_sum<THREADS, ROWS>(ss, scratch);
     const float inv = rsqrtf(ss / static_cast<float>(hidden) + eps);
@@ -107,7 +127,7 @@ __global__ void __launch_bounds__(THREADS* ROWS)
       float f[VEC];
       v[c].refresh();
       v[c].unpack(f);
-      store_row((c * THREADS + t) * VEC, f, inv, kWeightsAhead ? &wv[kWeightsAhead ? c : 0] : nullptr);
+      store_row((c * THREADS + t) * VEC, f, inv, kWeightsHeld ? &wv[kWeightsHeld ? c : 0] : nullptr);
     }
   } else {
 #pragma unroll 2
