@@ -99,5 +99,5 @@ if [ "$OPS_VS_TORCH" = 1 ] && have "ops-vs-torch" ktune; then
     say "ops-ncu: skipped, needs ncu and .devbin/lib/libktune_runtime.so"
   fi
   # The copy ceiling in the same call (every variant of the copy kernel, docs/perf/measurement.md).
-  run_part "ceilings" 90 "$R/ops/ceilings.json" "$BIN/ktune" devices --calibrate --db "$R/ops/sweep.db" --json
+  run_part "ceilings" 90 "$R/ops/ceilings.log" bash -c "'$BIN/ktune' devices --calibrate --db '$R/ops/sweep.db' --json > '$R/ops/ceilings.json'"
 fi
