@@ -18,6 +18,11 @@ library algorithm won.
 
     python3 bench/runtime/gemm_vs_torch.py --db sweep.db --shapes qwen3-0.6b [--m 1,16,128]
         [--dtype bf16] [--out table.md] [--csv table.csv]
+
+With --profile it calls each side once a key after a warm-up call, inside NVTX ranges "ktune" and
+"torch" (one input set, no graphs, no timing, no table), for a profiler to read every kernel each
+call launches:
+    ncu --nvtx --nvtx-include "ktune/" --nvtx-include "torch/" --metrics ... python3 ... --profile
 """
 
 import argparse
@@ -57,6 +62,8 @@ def main():
     ap.add_argument("--dtype", default="bf16", choices=sorted(DTYPES))
     ap.add_argument("--out", help="Markdown table (default: stdout)")
     ap.add_argument("--csv")
+    ap.add_argument("--profile", action="store_true",
+                    help="one call of each side a key in NVTX ranges, for a profiler; no timing, no table")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         print("gemm_vs_torch: no CUDA device", file=sys.stderr)
@@ -76,7 +83,7 @@ def main():
             out_dt = torch.bfloat16 if fp8 else dt
             in_bytes = 1 if fp8 else torch.finfo(dt).bits // 8
             per_set = (m * k + n * k) * in_bytes + m * n * torch.finfo(out_dt).bits // 8
-            count = max(2, min(64, math.ceil(2 * l2 / per_set)))
+            count = 1 if args.profile else max(2, min(64, math.ceil(2 * l2 / per_set)))
             gen = torch.Generator(device="cuda").manual_seed(m * 7919 + n * 31 + k)
 
             def operand(rows):
@@ -98,6 +105,19 @@ def main():
                 info = rt.prepare_gemm(sets[0][0], sets[0][1], sets[0][2])
                 ours = lambda i: rt.gemm(sets[i][0], sets[i][1], sets[i][2], stream=stream_of())  # noqa: E731
                 theirs = lambda i: torch.mm(sets[i][0], sets[i][1].t(), out=sets[i][3])  # noqa: E731
+            if args.profile:
+                ours(0)
+                theirs(0)
+                torch.cuda.synchronize()
+                for side, fn in (("ktune", ours), ("torch", theirs)):
+                    torch.cuda.nvtx.range_push(side)
+                    fn(0)
+                    torch.cuda.synchronize()
+                    torch.cuda.nvtx.range_pop()
+                print(f"m={m} n={n} k={k} {name}: one call of each ({info.config_name})", file=sys.stderr)
+                del sets
+                torch.cuda.empty_cache()
+                continue
             ktune_us, torch_us = float("inf"), float("inf")
             for _ in range(2):
                 ktune_us = min(ktune_us, time_graph(ours, sets))
@@ -117,6 +137,8 @@ def main():
                   f"({torch_us / ktune_us:.2f}x) {info.config_name} err {err:.1e}", file=sys.stderr)
 
 
+    if args.profile:
+        return 0
     lines = [f"{'fp8_gemm e4m3 per-tensor' if args.dtype == 'fp8' else 'GEMM ' + args.dtype} nt, shape set {args.shapes}, graph-replayed with rotated inputs "
              f"(ratio = torch / ktune; above 1: ktune faster)", "",
              "| m | n | k | layer | torch (cuBLAS) us | ktune us | ratio | ktune config | source | rel err |",

@@ -4,7 +4,9 @@
 # Sourced by verify.sh, whose options, variables ($R, $BIN, $GEMM_*, $ATTN_*, $OPS_VS_TORCH) and
 # helpers (run_part, have, say) it uses; not a command of its own.
 
-# Nsight Compute metrics of the profiled parts: time, DRAM traffic and throughput, occupancy, launch.
+# Nsight Compute (the profiled parts) and its metrics: time, DRAM traffic and throughput, occupancy,
+# launch.
+NCU_BIN=$(command -v ncu || echo "${CUDA_HOME:-/usr/local/cuda}/bin/ncu")
 NCU_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__block_size,launch__registers_per_thread
 
 # --- shape sets' GEMMs tuned, then against torch in CUDA graphs ------------------------------------
@@ -39,6 +41,13 @@ if [ -n "$GEMM_VS_TORCH" ] && have "gemm-vs-torch" ktune; then
     # What bound each key: winner, best template and best cuBLASLt algorithm with the sweep's counters.
     run_part "gemm-counters:$set_name" 60 "$dir/counters.log" \
       python3 bench/runtime/sweep_counters.py --db "$dir/sweep.db" --out "$R/gemm-counters$suffix.md"
+    # Every kernel of one call of each side under Nsight Compute (NVTX ranges "ktune" and "torch").
+    if [ -x "$NCU_BIN" ] && [ -f "$BIN/lib/libktune_runtime.so" ]; then
+      run_part "gemm-ncu:$set_name" 120 "$dir/ncu.log" "$NCU_BIN" --clock-control none --csv --log-file "$dir/ncu.csv" \
+        --nvtx --nvtx-include "ktune/" --nvtx-include "torch/" --metrics "$NCU_METRICS" \
+        env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" python3 bench/runtime/gemm_vs_torch.py --db "$dir/sweep.db" \
+        --shapes "$shapes" --dtype "$GEMM_DTYPE" --profile
+    fi
   done
 fi
 
@@ -62,9 +71,8 @@ if [ -n "$ATTN_VS_TORCH" ] && have "attn-vs-torch" ktune; then
   run_part "attn-counters" 60 "$R/attn/counters.log" \
     python3 bench/runtime/sweep_counters.py --db "$R/attn/sweep.db" --out "$R/attention-counters.md"
   # Both sides at batch 1 (the latency-bound corner) under Nsight Compute: ktune's kernels and SDPA's.
-  ncu_bin=$(command -v ncu || echo "${CUDA_HOME:-/usr/local/cuda}/bin/ncu")
-  if [ -x "$ncu_bin" ] && [ -f "$BIN/lib/libktune_runtime.so" ]; then
-    run_part "attn-ncu" 150 "$R/attn/ncu.log" "$ncu_bin" --clock-control none --csv --log-file "$R/attn/ncu.csv" \
+  if [ -x "$NCU_BIN" ] && [ -f "$BIN/lib/libktune_runtime.so" ]; then
+    run_part "attn-ncu" 150 "$R/attn/ncu.log" "$NCU_BIN" --clock-control none --csv --log-file "$R/attn/ncu.csv" \
       -k "regex:ktune_|flash|fmha|attention|sdpa" --metrics "$NCU_METRICS" \
       env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" python3 bench/runtime/attention_vs_torch.py \
       --db "$R/attn/sweep.db" --shapes "$R/attn/shapes.toml" --batch 1 --profile
@@ -90,9 +98,8 @@ if [ "$OPS_VS_TORCH" = 1 ] && have "ops-vs-torch" ktune; then
     python3 bench/runtime/sweep_counters.py --db "$R/ops/sweep.db" --out "$R/ops-counters.md"
   # What bound each side: DRAM bytes and throughput, warps active, of one call of ktune's winner, the
   # compiled function's and the Triton kernel's at every size (Nsight Compute, caches flushed).
-  ncu_bin=$(command -v ncu || echo "${CUDA_HOME:-/usr/local/cuda}/bin/ncu")
-  if [ -x "$ncu_bin" ] && [ -f "$BIN/lib/libktune_runtime.so" ]; then
-    run_part "ops-ncu" 180 "$R/ops/ncu.log" "$ncu_bin" --clock-control none --csv --log-file "$R/ops/ncu.csv" \
+  if [ -x "$NCU_BIN" ] && [ -f "$BIN/lib/libktune_runtime.so" ]; then
+    run_part "ops-ncu" 180 "$R/ops/ncu.log" "$NCU_BIN" --clock-control none --csv --log-file "$R/ops/ncu.csv" \
       -k "regex:ktune_|triton|_rmsnorm_row|_softmax_row|_swiglu_block" --metrics "$NCU_METRICS" \
       env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" python3 bench/runtime/ops_vs_torch.py --db "$R/ops/sweep.db" --profile
   else
