@@ -64,8 +64,8 @@ size_t pick_winner(std::span<const Contender> contenders, const DeviceLimits& li
     const auto& c = contenders[i];
     if (c.median_us > cutoff) continue;
     if (best == contenders.size() ||
-        std::make_tuple(footprint_bytes(c.resources, limits), std::string_view(c.name)) <
-            std::make_tuple(footprint_bytes(contenders[best].resources, limits),
+        std::make_tuple(footprint_bytes(c.resources, limits), c.preference, std::string_view(c.name)) <
+            std::make_tuple(footprint_bytes(contenders[best].resources, limits), contenders[best].preference,
                             std::string_view(contenders[best].name))) {
       best = i;
     }

@@ -37,13 +37,17 @@ struct Contender {
   std::string name;  ///< canonical config name
   double median_us = 0;
   Resources resources;
+  /// Among ties of equal footprint, lower first: a library algorithm's rank in the vendor's
+  /// heuristic (0: what the library itself would run), 0 for a template.
+  int64_t preference = 0;
 };
 
 /// Resource footprint used to break ties: register bytes a block occupies plus its shared memory.
 int64_t footprint_bytes(const Resources& r, const DeviceLimits& limits);
 
 /// The winner among `contenders` (non-empty): every contender within `relative_noise` of the
-/// fastest median is a tie, and among those the smallest footprint wins, then the smaller name.
+/// fastest median is a tie, and among those the smallest footprint wins, then the lower
+/// preference, then the smaller name.
 /// The same inputs give the same winner on every machine. Returns its index.
 size_t pick_winner(std::span<const Contender> contenders, const DeviceLimits& limits, double relative_noise);
 

@@ -411,19 +411,24 @@ void TuningLoop::finish_key(KeyRun& run) {
   const std::vector<int64_t> ids =
       rows.empty() ? std::vector<int64_t>{} : db_.record(run_id_, gpu_id_, run.kernel_id, rows);
 
+  auto library_preference = [&run](const std::string& name) {
+    const auto it = run.library_rank.find(name);
+    return it == run.library_rank.end() ? int64_t{0} : it->second;
+  };
   std::vector<Contender> contenders;
   std::vector<int64_t> contender_ids;
   std::vector<std::string> contender_json;
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].outcome != Outcome::kOk || !rows[i].stats) continue;
-    contenders.push_back({rows[i].config_name, rows[i].stats->median_us, prepared[i].resources});
+    contenders.push_back({rows[i].config_name, rows[i].stats->median_us, prepared[i].resources,
+                          library_preference(rows[i].config_name)});
     contender_ids.push_back(ids[i]);
     contender_json.push_back(rows[i].config_json);
   }
   if (contenders.empty()) {
     // Every re-time failed (a flaky config, a lost worker): the original measurements decide.
     for (const auto& [name, k] : top) {
-      contenders.push_back({name, k->median_us, k->resources});
+      contenders.push_back({name, k->median_us, k->resources, library_preference(name)});
       contender_ids.push_back(k->measurement_id);
       contender_json.push_back(k->config.to_json_text());
     }

@@ -35,6 +35,7 @@ void TuningLoop::measure_library_candidates(KeyRun& run) {
   std::vector<std::pair<Config, std::string>> to_measure;
   for (const Config& config : configs) {
     const std::string name = library_canonical_name(run.key.kernel, run.problem, config);
+    run.library_rank.emplace(name, static_cast<int64_t>(run.library_rank.size()));
     ++run.s.library_candidates;
     const auto hit = run.stored.find(name);
     if (hit != run.stored.end() && detail::answers(hit->second, fidelity, false)) {

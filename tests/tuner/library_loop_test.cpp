@@ -1,8 +1,8 @@
 // A vendor library's algorithms as candidates of a key (tuner/library_candidates.hpp), with a fake
 // algorithm source and a fake measurer: they are measured after the search as library calls
 // verified against the kernel's reference, stored under names that carry the library version, may
-// win, are answered from the cache on a resumed run, and are left out where the library does not
-// serve the key, in compile-only sweeps and when the count is 0.
+// win (ties going to the heuristic's first), are answered from the cache on a resumed run, and are
+// left out where the library does not serve the key, in compile-only sweeps and when the count is 0.
 
 #include <gtest/gtest.h>
 
@@ -143,6 +143,27 @@ TEST(LibraryCandidates, AreMeasuredAsVerifiedLibraryCallsStoredAndMayWin) {
   for (const auto& m : test::all_measurements(db))
     if (m.m.config_name.find(".cublaslt.") != std::string::npos) ++rows;
   EXPECT_GE(rows, 3u);
+}
+
+TEST(LibraryCandidates, TiedAlgorithmsGoToTheOneTheHeuristicRanksFirst) {
+  test::TempDir dir;
+  LibraryAwareMeasurer measurer;  // every library call measures alike: a tie
+  FakeAlgorithms algorithms;
+  const KeySummary s = tune(dir / "a.db", key(), options(), measurer, algorithms);
+  ASSERT_TRUE(s.winner.has_value());
+  const kernel_templates::Problem problem{{{"m", 64}, {"n", 512}, {"k", 1024}}, DType::kBF16, "nt"};
+  // The first offered (the heuristic's first) that the fake does not call incorrect; by name alone
+  // a31 would come before a66.
+  std::string expected;
+  for (const Config& c : algorithms.offered) {
+    const std::string name = library_canonical_name("gemm", problem, c);
+    if (!test::fake_incorrect(name)) {
+      expected = name;
+      break;
+    }
+  }
+  if (expected.empty()) GTEST_SKIP() << "the fake calls every offered algorithm incorrect";
+  EXPECT_EQ(*s.winner, expected);
 }
 
 TEST(LibraryCandidates, AResumedRunAnswersThemFromTheCache) {

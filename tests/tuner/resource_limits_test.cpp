@@ -67,6 +67,20 @@ TEST(ResourceLimits, TieBreakPrefersFewerResourcesThenName) {
   EXPECT_EQ(reversed[pick_winner(reversed, h200, 0.01)].name, "gemm.bf16.nt.b");
 }
 
+TEST(ResourceLimits, TiedLibraryAlgorithmsGoByTheHeuristicsRankBeforeTheName) {
+  const DeviceLimits h200;
+  const Resources none;  // a library call: no compiled function, no footprint
+  std::vector<Contender> c = {
+      {"gemm.bf16.nt.cublaslt.a66.t19", 10.00, none, 3},  // fastest by 0.5 %, fourth in the heuristic
+      {"gemm.bf16.nt.cublaslt.a66.t23", 10.05, none, 0},  // the heuristic's first
+      {"gemm.bf16.nt.cublaslt.a66.t20", 10.02, none, 1},
+  };
+  EXPECT_EQ(pick_winner(c, h200, 0.01), 1u);
+  EXPECT_EQ(pick_winner(c, h200, 0.001), 0u);  // outside 0.1 % the fastest stands
+  c[1].median_us = 10.5;                       // 5 % slower: no longer a tie
+  EXPECT_EQ(pick_winner(c, h200, 0.01), 2u);
+}
+
 }  // namespace
 }  // namespace ktune::tuner
 

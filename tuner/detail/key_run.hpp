@@ -87,6 +87,9 @@ struct TuningLoop::KeyRun {
   size_t new_successes = 0;
   std::vector<std::pair<std::string, const detail::Known*>> top;  ///< the contenders re-timed at the end
   std::vector<detail::Prepared> retimed;                          ///< their prepared candidates
+  /// The library algorithms' ranks in the vendor's heuristic, by canonical name (pick_winner's
+  /// preference: within the noise, what the library itself would run wins).
+  std::map<std::string, int64_t> library_rank;
 };
 
 }  // namespace ktune::tuner
