@@ -31,10 +31,9 @@ __global__ void __launch_bounds__(THREADS)
   for (int it = 0; it < ITEMS; ++it) {
     const int col = ((first + it * THREADS) + static_cast<int>(threadIdx.x)) * VEC;
     const int limit = len - col;
-    // Plain loads: with the evict-first hint (ld.global.cs) the kernel reached 86.8 % of DRAM peak
-    // where plain-load kernels of the same traffic reach 91 % (docs/perf/operators.md).
-    gv[it].load(g + col, limit, vec && limit >= VEC);
-    uv[it].load(u + col, limit, vec && limit >= VEC);
+    // gate and up are read once: evict-first, so they do not push out of L2 what is still wanted.
+    gv[it].template load<true>(g + col, limit, vec && limit >= VEC);
+    uv[it].template load<true>(u + col, limit, vec && limit >= VEC);
   }
 #pragma unroll
   for (int it = 0; it < ITEMS; ++it) {
