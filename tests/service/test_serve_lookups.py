@@ -3,6 +3,7 @@
 import json
 import shutil
 import subprocess
+import time
 import urllib.parse
 
 import pytest
@@ -144,14 +145,28 @@ def test_reports_in_every_format(server):
     assert bad.status == 400 and "format" in error_of(bad)["message"]
 
 
+def metrics_with(server, wanted, timeout_s=5.0):
+    """/metrics once every line of `wanted` is in it (or the last read after `timeout_s`): a request is
+    counted once its answer has been sent, so the count of the request just answered may lag the
+    client's receipt of it by a moment (seen under ASan)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        text = server.get("/metrics").body
+        if all(w in text for w in wanted) or time.monotonic() > deadline:
+            return text
+        time.sleep(0.02)
+
+
 def test_metrics_count_requests_and_lookups(server):
     f = expected_facts()
     for _ in range(3):
         server.get(best_target(gpu=f["gpu"], kernel="gemm", shape=f["exact_shape"], dtype="bf16"))
     server.get("/nowhere")
-    text = server.get("/metrics").body
-    assert 'ktune_http_requests_total{route="/v1/best",status="200"} 3' in text
-    assert 'ktune_http_requests_total{route="unmatched",status="404"} 1' in text
+    counts = ['ktune_http_requests_total{route="/v1/best",status="200"} 3',
+              'ktune_http_requests_total{route="unmatched",status="404"} 1']
+    text = metrics_with(server, counts)
+    for line in counts:
+        assert line in text
     assert "ktune_lookup_seconds_count 3" in text
     assert 'ktune_jobs{state="queued"}' in text
     # No GPU runs jobs here (--devices none): the GPU gauges are absent, not 0.
