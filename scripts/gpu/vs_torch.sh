@@ -9,6 +9,22 @@
 NCU_BIN=$(command -v ncu || echo "${CUDA_HOME:-/usr/local/cuda}/bin/ncu")
 NCU_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__block_size,launch__registers_per_thread
 
+# run_ncu PART MAX_S DIR NCU_ARGS... -- CMD...: CMD (with the runtime library) under Nsight Compute,
+# clocks as they are, the metrics above as CSV in DIR/ncu.csv, its log in DIR/ncu.log; skipped with
+# a line when ncu or the runtime library is missing.
+run_ncu() {
+  local part=$1 max=$2 dir=$3; shift 3
+  local ncu_args=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do ncu_args+=("$1"); shift; done
+  shift
+  if [ -x "$NCU_BIN" ] && [ -f "$BIN/lib/libktune_runtime.so" ]; then
+    run_part "$part" "$max" "$dir/ncu.log" "$NCU_BIN" --clock-control none --csv --log-file "$dir/ncu.csv" \
+      "${ncu_args[@]}" --metrics "$NCU_METRICS" env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" "$@"
+  else
+    say "$part: skipped, needs ncu and .devbin/lib/libktune_runtime.so"
+  fi
+}
+
 # --- shape sets' GEMMs tuned, then against torch in CUDA graphs ------------------------------------
 # GEMM_VS_TORCH is SET[:M,...] or several joined by '+'; with one set the files are gemm-vs-torch.md
 # and gemm-counters.md, with several gemm-vs-torch-SET.md and gemm-counters-SET.md.
@@ -42,12 +58,8 @@ if [ -n "$GEMM_VS_TORCH" ] && have "gemm-vs-torch" ktune; then
     run_part "gemm-counters:$set_name" 60 "$dir/counters.log" \
       python3 bench/runtime/sweep_counters.py --db "$dir/sweep.db" --out "$R/gemm-counters$suffix.md"
     # Every kernel of one call of each side under Nsight Compute (NVTX ranges "ktune" and "torch").
-    if [ -x "$NCU_BIN" ] && [ -f "$BIN/lib/libktune_runtime.so" ]; then
-      run_part "gemm-ncu:$set_name" 120 "$dir/ncu.log" "$NCU_BIN" --clock-control none --csv --log-file "$dir/ncu.csv" \
-        --nvtx --nvtx-include "ktune/" --nvtx-include "torch/" --metrics "$NCU_METRICS" \
-        env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" python3 bench/runtime/gemm_vs_torch.py --db "$dir/sweep.db" \
-        --shapes "$shapes" --dtype "$GEMM_DTYPE" --profile
-    fi
+    run_ncu "gemm-ncu:$set_name" 120 "$dir" --nvtx --nvtx-include "ktune/" --nvtx-include "torch/" -- \
+      python3 bench/runtime/gemm_vs_torch.py --db "$dir/sweep.db" --shapes "$shapes" --dtype "$GEMM_DTYPE" --profile
   done
 fi
 
@@ -71,14 +83,8 @@ if [ -n "$ATTN_VS_TORCH" ] && have "attn-vs-torch" ktune; then
   run_part "attn-counters" 60 "$R/attn/counters.log" \
     python3 bench/runtime/sweep_counters.py --db "$R/attn/sweep.db" --out "$R/attention-counters.md"
   # Both sides at batch 1 (the latency-bound corner) under Nsight Compute: ktune's kernels and SDPA's.
-  if [ -x "$NCU_BIN" ] && [ -f "$BIN/lib/libktune_runtime.so" ]; then
-    run_part "attn-ncu" 150 "$R/attn/ncu.log" "$NCU_BIN" --clock-control none --csv --log-file "$R/attn/ncu.csv" \
-      -k "regex:ktune_|flash|fmha|attention|sdpa" --metrics "$NCU_METRICS" \
-      env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" python3 bench/runtime/attention_vs_torch.py \
-      --db "$R/attn/sweep.db" --shapes "$R/attn/shapes.toml" --batch 1 --profile
-  else
-    say "attn-ncu: skipped, needs ncu and .devbin/lib/libktune_runtime.so"
-  fi
+  run_ncu "attn-ncu" 150 "$R/attn" -k "regex:ktune_|flash|fmha|attention|sdpa" -- \
+    python3 bench/runtime/attention_vs_torch.py --db "$R/attn/sweep.db" --shapes "$R/attn/shapes.toml" --batch 1 --profile
 fi
 
 # --- the memory-bound operators tuned, then against torch eager, torch.compile and Triton ----------
@@ -98,13 +104,8 @@ if [ "$OPS_VS_TORCH" = 1 ] && have "ops-vs-torch" ktune; then
     python3 bench/runtime/sweep_counters.py --db "$R/ops/sweep.db" --out "$R/ops-counters.md"
   # What bound each side: DRAM bytes and throughput, warps active, of one call of ktune's winner, the
   # compiled function's and the Triton kernel's at every size (Nsight Compute, caches flushed).
-  if [ -x "$NCU_BIN" ] && [ -f "$BIN/lib/libktune_runtime.so" ]; then
-    run_part "ops-ncu" 180 "$R/ops/ncu.log" "$NCU_BIN" --clock-control none --csv --log-file "$R/ops/ncu.csv" \
-      -k "regex:ktune_|triton|_rmsnorm_row|_softmax_row|_swiglu_block" --metrics "$NCU_METRICS" \
-      env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" python3 bench/runtime/ops_vs_torch.py --db "$R/ops/sweep.db" --profile
-  else
-    say "ops-ncu: skipped, needs ncu and .devbin/lib/libktune_runtime.so"
-  fi
+  run_ncu "ops-ncu" 180 "$R/ops" -k "regex:ktune_|triton|_rmsnorm_row|_softmax_row|_swiglu_block" -- \
+    python3 bench/runtime/ops_vs_torch.py --db "$R/ops/sweep.db" --profile
   # The copy ceiling in the same call (every variant of the copy kernel, docs/perf/measurement.md).
   run_part "ceilings" 90 "$R/ops/ceilings.log" bash -c "'$BIN/ktune' devices --calibrate --db '$R/ops/sweep.db' --json > '$R/ops/ceilings.json'"
 fi
