@@ -20,6 +20,7 @@ profiler (ncu) to read.
 """
 
 import argparse
+from collections import Counter
 import math
 import pathlib
 import sys
@@ -36,6 +37,13 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from side_by_side import geomean, time_graph, write_results  # noqa: E402
+
+
+def template_of(config_name):
+    """The template of a decode_attention config name: its third field for the tensor-core templates
+    (decode_attention.bf16.mma.k16..., ...mma_cluster...), splitkv's names carry none (...bf16.n32...)."""
+    fields = config_name.split(".")
+    return fields[2] if len(fields) > 2 and fields[2].startswith("mma") else "splitkv"
 
 
 def shape_set(name):
@@ -132,7 +140,7 @@ def main():
                      f"| {r['ktune_tbs']:.2f} | {r['config']} | {r['source']} | {r['rel_err']:.1e} |")
     lines += ["", f"geomean: {geomean([r['ratio'] for r in rows]):.3f} ({len(rows)} keys); "
               f"keys below 1.05: {sum(1 for r in rows if r['ratio'] < 1.05)}; "
-              f"won by the mma template: {sum(1 for r in rows if '.mma.' in r['config'])}",
+              "won by " + ", ".join(f"{t}: {n}" for t, n in sorted(Counter(template_of(r["config"]) for r in rows).items())),
               f"worst rel err against torch: {max((r['rel_err'] for r in rows), default=0):.1e}"]
     write_results(lines, rows, args.out, args.csv)
     return 0
