@@ -57,8 +57,9 @@ void allow_dynamic_smem(CUfunction func, unsigned dynamic_bytes) {
 void allow_cluster_size(CUfunction func) {
   constexpr int kPortableClusterSize = 8;
   int blocks = 1;
-  for (CUfunction_attribute a : {CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT,
-                                 CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH}) {
+  for (CUfunction_attribute a :
+       {CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT,
+        CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH}) {
     int v = 0;
     // A driver or device without clusters may refuse the query: then there is nothing to allow.
     if (driver().cuFuncGetAttribute(&v, a, func) != CUDA_SUCCESS) return;

@@ -135,7 +135,8 @@ nlohmann::json measure_ceilings(int ordinal, CandidateRunner& runner, const Ceil
         } else if (res.outcome != Outcome::kOk) {
           unavailable["copy_gbps"] = fmt::format("{}: {}: {}", res.name, to_string(res.outcome), res.reason);
         }
-        out["copy_variants"][res.name] = res.outcome == Outcome::kOk ? nlohmann::json(res.gbps) : nlohmann::json();
+        out["copy_variants"][res.name] =
+            res.outcome == Outcome::kOk ? nlohmann::json(res.gbps) : nlohmann::json();
       }
     }
   }

@@ -1,8 +1,8 @@
 #pragma once
 /// The built-in `copy` kernel: dst = src with 16-byte vector loads and stores, UNROLL vectors per
-/// thread in flight, optionally with the evict-first hint. It is the first "kernel" of `ktune bench`, proving the whole measurement path
-/// (compile, worker, verify, time, count) before the kernel templates exist, and the copy-bandwidth
-/// ceiling of `ktune devices --calibrate`.
+/// thread in flight, optionally with the evict-first hint. It is the first "kernel" of `ktune
+/// bench`, proving the whole measurement path (compile, worker, verify, time, count) before the
+/// kernel templates exist, and the copy-bandwidth ceiling of `ktune devices --calibrate`.
 
 #include <cstdint>
 #include <string>
@@ -15,9 +15,9 @@ namespace ktune::harness {
 
 /// Parameters of the copy kernel.
 struct CopyConfig {
-  int unroll = 4;    ///< vectors per thread per iteration: 1, 2, 4 or 8
-  int block = 256;   ///< threads per block, a multiple of 32 up to 1024
-  int64_t grid = 0;  ///< blocks; 0 = enough for one pass over the data
+  int unroll = 4;          ///< vectors per thread per iteration: 1, 2, 4 or 8
+  int block = 256;         ///< threads per block, a multiple of 32 up to 1024
+  int64_t grid = 0;        ///< blocks; 0 = enough for one pass over the data
   bool streaming = false;  ///< loads and stores with the evict-first (.cs) hint
 
   /// {"unroll":4,"block":256,"grid":0,"streaming":0}; missing keys keep their defaults; unknown keys

@@ -54,8 +54,10 @@ def shape_set(name):
     if data.get("kernel") != "decode_attention":
         raise SystemExit(f"{path}: not a decode_attention shape set")
     sweep = data["sweep"]
-    return sweep["batch"], sweep["seq"], [(l["name"], l["heads_q"], l["heads_kv"], l["head_dim"])
-                                          for l in data["layer"]]
+    # The set is named by its model (a file path would name the machine it ran on).
+    return (sweep["batch"], sweep["seq"],
+            [(l["name"], l["heads_q"], l["heads_kv"], l["head_dim"]) for l in data["layer"]],
+            data.get("model", path.stem))
 
 
 def main():
@@ -74,7 +76,7 @@ def main():
         return 3
     import ktune
 
-    batches, seqs, layers = shape_set(args.shapes)
+    batches, seqs, layers, model = shape_set(args.shapes)
     if args.batch:
         batches = [int(x) for x in args.batch.split(",")]
     if args.seq:
@@ -129,7 +131,7 @@ def main():
 
     if args.profile:
         return 0
-    lines = [f"decode attention bf16, shape set {args.shapes}, graph-replayed with rotated inputs "
+    lines = [f"decode attention bf16, {model}, graph-replayed with rotated inputs "
              "(ratio = torch SDPA / ktune; above 1: ktune faster; TB/s = K and V bytes / time)", "",
              "| layer | heads q/kv | d | batch | context | torch us | ktune us | ratio | torch TB/s | ktune TB/s "
              "| ktune config | source | rel err |",

@@ -51,7 +51,9 @@ def shape_set(name):
         path = ROOT / "configs" / "shapes" / f"{name}.toml"
     text = path.read_text()
     data = tomllib.loads(text)
-    return data["sweep"]["m"], [(layer["name"], layer["n"], layer["k"]) for layer in data["layer"]]
+    # The set is named by its model (a file path would name the machine it ran on).
+    return (data["sweep"]["m"], [(layer["name"], layer["n"], layer["k"]) for layer in data["layer"]],
+            data.get("model", path.stem))
 
 
 def main():
@@ -70,7 +72,7 @@ def main():
         return 3
     import ktune
 
-    ms, layers = shape_set(args.shapes)
+    ms, layers, model = shape_set(args.shapes)
     if args.m:
         ms = [int(x) for x in args.m.split(",")]
     dt = DTYPES[args.dtype]
@@ -139,7 +141,7 @@ def main():
 
     if args.profile:
         return 0
-    lines = [f"{'fp8_gemm e4m3 per-tensor' if args.dtype == 'fp8' else 'GEMM ' + args.dtype} nt, shape set {args.shapes}, graph-replayed with rotated inputs "
+    lines = [f"{'fp8_gemm e4m3 per-tensor' if args.dtype == 'fp8' else 'GEMM ' + args.dtype} nt, {model}, graph-replayed with rotated inputs "
              f"(ratio = torch / ktune; above 1: ktune faster)", "",
              "| m | n | k | layer | torch (cuBLAS) us | ktune us | ratio | ktune config | source | rel err |",
              "|---|---|---|---|---|---|---|---|---|---|"]
