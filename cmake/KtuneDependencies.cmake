@@ -41,3 +41,15 @@ endif()
 if(KTUNE_BUILD_BENCH)
   find_package(benchmark REQUIRED)
 endif()
+
+# The project's one Python environment (scripts/install-deps.sh makes .venv from requirements.txt):
+# every Python test runs under it.
+if(KTUNE_BUILD_TESTS)
+  set(KTUNE_PYTHON "${PROJECT_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH
+    "The Python interpreter of the tests (the project's environment, made by scripts/install-deps.sh)")
+  execute_process(COMMAND ${KTUNE_PYTHON} -c "import pytest" RESULT_VARIABLE _no_pytest OUTPUT_QUIET ERROR_QUIET)
+  if(_no_pytest)
+    message(FATAL_ERROR "${KTUNE_PYTHON} cannot import pytest: run scripts/install-deps.sh (it makes the "
+                        "project's Python environment .venv from requirements.txt), or set KTUNE_PYTHON")
+  endif()
+endif()

@@ -8,6 +8,12 @@ endfunction()
 # One GoogleTest executable registered with ctest under one label.
 function(ktune_add_gtest)
   cmake_parse_arguments(T "" "NAME;LABEL;TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  if(T_LABEL STREQUAL "gpu" AND NOT KTUNE_BUILD_GPU_PROGRAMS)
+    # Defined (so the target_* calls after it hold) but neither built by default nor registered.
+    add_executable(${T_NAME} EXCLUDE_FROM_ALL ${T_SOURCES})
+    target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
+    return()
+  endif()
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
   ktune_warnings(${T_NAME})
@@ -17,6 +23,11 @@ function(ktune_add_gtest)
   add_test(NAME ${T_NAME} COMMAND ${T_NAME})
   set_tests_properties(${T_NAME} PROPERTIES LABELS "${T_LABEL}" TIMEOUT ${T_TIMEOUT}
     ENVIRONMENT "KTUNE_SOURCE_DIR=${PROJECT_SOURCE_DIR};KTUNE_BINARY_DIR=${PROJECT_BINARY_DIR}")
+  if(T_LABEL STREQUAL "nvrtc")
+    # NVRTC suites are the longest (tens of seconds of compiles each): ctest -j starts them first so
+    # that the short suites fill the other cores instead of waiting behind them at the end.
+    set_tests_properties(${T_NAME} PROPERTIES COST 60)
+  endif()
   if(T_LABEL STREQUAL "gpu")
     # A gpu suite on a machine without a usable GPU skips every test with one of these reasons: ctest
     # then reports it Skipped, never Passed.

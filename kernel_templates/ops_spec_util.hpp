@@ -36,6 +36,8 @@ inline constexpr int64_t kMaxSharedBytes = 232448;
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 inline bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+/// A bool as C++ source text (a template argument of a generated kernel).
+inline const char* cpp_bool(bool b) { return b ? "true" : "false"; }
 /// Elements of `dtype` in 16 bytes.
 inline int64_t vec16(DType dtype) { return 16 / static_cast<int64_t>(ktune::size_of(dtype)); }
 

@@ -10,15 +10,11 @@
 #include <fmt/format.h>
 
 #include "ktune/error.hpp"
+#include "measure/steady_clock.hpp"
 
 namespace ktune::harness {
 
 namespace {
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string tail_note(const std::string& tail) {
   if (tail.empty()) return {};
   // The last non-empty lines of the worker's stderr: usually the abort message or driver error.

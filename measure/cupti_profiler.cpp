@@ -8,15 +8,11 @@
 
 #include "harness/cupti_api.hpp"
 #include "ktune/error.hpp"
+#include "measure/steady_clock.hpp"
 
 namespace ktune::harness {
 
 namespace {
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 /// A CUPTI parameter struct, zeroed, with its structSize set.
 template <class T>
 T params(size_t struct_size) {

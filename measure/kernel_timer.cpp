@@ -8,15 +8,11 @@
 #include "harness/cuda_check.hpp"
 #include "harness/driver_api.hpp"
 #include "measure/l2_flush.hpp"
+#include "measure/steady_clock.hpp"
 #include "measure/timer.hpp"
 
 namespace ktune::harness {
 namespace {
-
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 

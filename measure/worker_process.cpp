@@ -16,17 +16,13 @@
 #include <fmt/format.h>
 
 #include "ktune/error.hpp"
+#include "measure/steady_clock.hpp"
 
 extern char** environ;
 
 namespace ktune::harness {
 
 namespace {
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 void close_fd(int& fd) noexcept {
   if (fd >= 0) ::close(fd);
   fd = -1;

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian packages ktune builds and tests with, when missing.
-# Idempotent: runs apt-get (update once, then install) only for what is absent.
+# Installs the Debian packages ktune builds and tests with, when missing, then makes the project's
+# Python environment: .venv (--system-site-packages, over Debian's python3) from requirements.txt.
+# Idempotent: runs apt-get (update once, then install) only for what is absent, and pip only when
+# .venv is missing or requirements.txt changed since it was made.
 # Usage: scripts/install-deps.sh [--with-browser] [--with-slurm] [--with-fuzz]
 #   --with-browser  also install chromium (the browser tests of the HTML report and of the service's
 #                   dashboard)
@@ -14,7 +16,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libsqlite3-dev sqlite3 libfmt-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libtomlplusplus-dev libmuparser-dev libxxhash-dev
-  libcpp-httplib-dev openssl libjs-chart.js python3 python3-pytest python3-setuptools python3-wheel python3-pip binutils
+  libcpp-httplib-dev openssl libjs-chart.js python3 python3-venv python3-pip binutils
 )
 for arg in "$@"; do
   case "$arg" in
@@ -39,6 +41,21 @@ else
   export DEBIAN_FRONTEND=noninteractive
   "${sudo_cmd[@]}" apt-get update -q
   "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# The project's Python environment. Debian's python3 (not the first python3 on PATH, which may be
+# another interpreter): the system packages it sees are Debian's.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+venv="$root/.venv"
+stamp="$venv/.requirements.sha256"
+want="$(sha256sum "$root/requirements.txt" | cut -d' ' -f1)"
+if [[ ! -x $venv/bin/python || ! -f $stamp || "$(cat "$stamp")" != "$want" ]]; then
+  echo "install-deps: making $venv from requirements.txt"
+  /usr/bin/python3 -m venv --system-site-packages --clear "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$root/requirements.txt"
+  echo "$want" > "$stamp"
+else
+  echo "install-deps: $venv matches requirements.txt"
 fi
 
 if [[ ! -d /usr/local/cuda/include ]] && ! command -v nvcc >/dev/null; then

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds ktune, runs a quick tuning sweep on GPU 0
-# and writes a report. Without a GPU it says so, compiles every candidate of the sweep with
-# NVRTC for sm_90 instead (--compile-only) and reports what it can.
+# The main job: installs what is missing, builds the ktune binary and what it needs (not the test
+# suites), runs a quick tuning sweep on GPU 0 and writes a report. Without a GPU it says so,
+# compiles every candidate of the sweep with NVRTC for sm_90 instead (--compile-only) and reports
+# what it can.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh release
+scripts/build.sh release ktune
 ktune=build/release/cli/ktune
 export KTUNE_DB="${KTUNE_DB:-$PWD/build/quickstart.db}"
 mkdir -p build/reports

@@ -16,7 +16,7 @@ constexpr int64_t kMaxCluster = 8;      // the portable cluster size
 constexpr int64_t kPartialPadding = 8;  // floats after each row of the partial tile
 constexpr int64_t kMinArch = 90;        // thread block clusters
 
-const char* cpp_bool(bool b) { return b ? "true" : "false"; }
+using ops_detail::cpp_bool;
 
 }  // namespace
 

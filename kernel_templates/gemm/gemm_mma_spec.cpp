@@ -19,10 +19,10 @@ constexpr int64_t kFinishThreads = 256;
 // Enough 256-thread blocks to fill 132 SMs (H200) 8 times over; the kernels stride beyond that.
 constexpr int64_t kMaxFinishBlocks = 132 * 8 * 8;
 
-uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
-const char* cpp_bool(bool b) { return b ? "true" : "false"; }
+using ops_detail::ceil_div;
+using ops_detail::cpp_bool;
+using ops_detail::is_pow2;
+using ops_detail::u32;
 
 KernelLaunch elementwise_launch(std::string expr, int64_t count) {
   KernelLaunch l;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "kernel_templates/ops_spec_util.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {
@@ -16,8 +17,8 @@ constexpr int64_t kReduceThreads = 256;
 // Enough 256-thread blocks to fill 132 SMs (H200) 8 times over; the kernel strides beyond that.
 constexpr int64_t kMaxReduceBlocks = 132 * 8 * 8;
 
-uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+using ops_detail::ceil_div;
+using ops_detail::u32;
 
 }  // namespace
 

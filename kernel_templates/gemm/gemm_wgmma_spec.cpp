@@ -20,9 +20,9 @@ constexpr int64_t kWarpgroupThreads = 128;
 constexpr int64_t kTmaBarrierBytes = 16;  // wgmma_tma: full[s] and empty[s]
 constexpr int64_t kMaxSplitK = 16;        // beyond, the f32 slices cost more traffic than the SMs gain
 
-uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-const char* cpp_bool(bool b) { return b ? "true" : "false"; }
+using ops_detail::ceil_div;
+using ops_detail::cpp_bool;
+using ops_detail::u32;
 using ops_detail::one_of;
 
 /// The mma template's spec, whose references and work this template shares (same problems).

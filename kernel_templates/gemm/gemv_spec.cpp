@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "kernel_templates/ops_spec_util.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {
@@ -12,8 +13,8 @@ constexpr int64_t kMaxWarps = 32;     // 1024 threads a block
 // partial[WARPS][ROWS * MT] floats must fit the 48 KiB of static shared memory.
 constexpr int64_t kStaticSmemLimit = 48 * 1024;
 
-uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+using ops_detail::ceil_div;
+using ops_detail::u32;
 
 }  // namespace
 

@@ -15,7 +15,7 @@
 #include "ktune/error.hpp"
 
 namespace ktune::cache {
-namespace {
+namespace layout_test {  // named: the unity build batches this file with others
 
 using testing::Rng;
 using testing::TempDir;
@@ -252,5 +252,5 @@ TEST(Layout, ImportRefusesABestRowOfAnotherLayout) {
   EXPECT_EQ(db.best(l, false)->stats.median_us, 12.5);
 }
 
-}  // namespace
+}  // namespace layout_test
 }  // namespace ktune::cache

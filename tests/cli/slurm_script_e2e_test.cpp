@@ -15,7 +15,7 @@
 #include "tests/cli/test_db_fixture.hpp"
 
 namespace ktune::testing {
-namespace {
+namespace slurm_script_e2e_test {  // named: the unity build batches this file with others
 
 constexpr const char* kSpace = R"TOML(
 kernel = "rmsnorm"
@@ -68,5 +68,5 @@ TEST(SlurmScript, ArrayTasksThenTheMergeHoldEveryKeyOnce) {
             0);
 }
 
-}  // namespace
+}  // namespace slurm_script_e2e_test
 }  // namespace ktune::testing

@@ -4,39 +4,18 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <set>
-
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
 #include "cache/config_cache.hpp"
 #include "tests/cli/ktune_runner.hpp"
+#include "tests/cli/test_db_fixture.hpp"
 
 namespace ktune::testing {
 namespace {
-
-/// A folder removed with everything in it when the object dies.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = std::filesystem::temp_directory_path() /
-            ("ktune_tune_layout_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  std::filesystem::path path_;
-};
 
 // One fp8_gemm config (both modes), so that a compile-only sweep compiles one candidate.
 constexpr const char* kOneConfigSpace = R"TOML(

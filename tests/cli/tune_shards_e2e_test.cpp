@@ -18,7 +18,7 @@
 #include "tests/cli/test_db_fixture.hpp"
 
 namespace ktune::testing {
-namespace {
+namespace tune_shards_e2e_test {  // named: the unity build batches this file with others
 
 // Two rmsnorm configs: 2 compiles a key.
 constexpr const char* kSpace = R"TOML(
@@ -180,5 +180,5 @@ TEST(TuneShardsHelp, ExplainsShardAndShardCount) {
   EXPECT_NE(r.out.find("ktune cache merge"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace tune_shards_e2e_test
 }  // namespace ktune::testing

@@ -24,7 +24,7 @@
 #include "tests/cli/test_db_fixture.hpp"
 
 namespace ktune::testing {
-namespace {
+namespace tune_signals_e2e_test {  // named: the unity build batches this file with others
 
 using Clock = std::chrono::steady_clock;
 
@@ -150,5 +150,5 @@ INSTANTIATE_TEST_SUITE_P(BothSignals, TuneSignals, ::testing::Values(SIGTERM, SI
                            return std::string(p.param == SIGINT ? "Sigint" : "Sigterm");
                          });
 
-}  // namespace
+}  // namespace tune_signals_e2e_test
 }  // namespace ktune::testing

@@ -45,6 +45,8 @@ ktune_add_gtest(NAME ktune_attn_gpu_tests LABEL gpu
   LIBS ktune_kernel_templates ktune_harness ktune_measure_core)
 
 # decode_attention's H200 benchmark (not a test: run by hand on the GPU machine, docs/kernels.md).
-add_executable(ktune_attn_bench attn_bench.cpp ops_gpu_support.cpp gpu_plan_runner.cpp)
-target_link_libraries(ktune_attn_bench PRIVATE ktune_kernel_templates ktune_measure ktune_harness ktune_measure_core)
-ktune_warnings(ktune_attn_bench)
+if(KTUNE_BUILD_GPU_PROGRAMS)
+  add_executable(ktune_attn_bench attn_bench.cpp ops_gpu_support.cpp gpu_plan_runner.cpp)
+  target_link_libraries(ktune_attn_bench PRIVATE ktune_kernel_templates ktune_measure ktune_harness ktune_measure_core)
+  ktune_warnings(ktune_attn_bench)
+endif()

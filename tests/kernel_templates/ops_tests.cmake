@@ -48,6 +48,8 @@ ktune_add_gtest(NAME ktune_ops_gpu_tests LABEL gpu
   LIBS ktune_kernel_templates ktune_harness ktune_measure_core)
 
 # The operators' H200 benchmark (not a test: run by hand on the GPU machine, docs/kernels.md).
-add_executable(ktune_ops_bench ops_bench.cpp ops_bench_device.cpp ops_gpu_support.cpp gpu_plan_runner.cpp)
-target_link_libraries(ktune_ops_bench PRIVATE ktune_kernel_templates ktune_measure ktune_harness ktune_measure_core)
-ktune_warnings(ktune_ops_bench)
+if(KTUNE_BUILD_GPU_PROGRAMS)
+  add_executable(ktune_ops_bench ops_bench.cpp ops_bench_device.cpp ops_gpu_support.cpp gpu_plan_runner.cpp)
+  target_link_libraries(ktune_ops_bench PRIVATE ktune_kernel_templates ktune_measure ktune_harness ktune_measure_core)
+  ktune_warnings(ktune_ops_bench)
+endif()

@@ -14,7 +14,7 @@
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {
-namespace {
+namespace user_kernel_fill_test {  // named: the unity build batches this file with others
 
 const std::filesystem::path kGather =
     std::filesystem::path(KTUNE_TEST_SOURCE_DIR) / "examples" / "byo" / "gather";
@@ -272,5 +272,5 @@ TEST(UserKernelFillErrors, ToleranceBoundsAreChecked) {
              "dir/gather.toml:60: reference.tolerance.y: 'y' is an i32 output: it is compared exactly");
 }
 
-}  // namespace
+}  // namespace user_kernel_fill_test
 }  // namespace ktune::kernel_templates

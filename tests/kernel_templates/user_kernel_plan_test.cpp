@@ -9,7 +9,7 @@
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {
-namespace {
+namespace user_kernel_plan_test {  // named: the unity build batches this file with others
 
 const char* const kCu = R"(template <int BLOCK, typename T>
 __global__ void partial(const T* x, float* ws, int n) {}
@@ -116,5 +116,5 @@ TEST(UserKernelPlan, ADtypeALayoutAnotherTemplateOrTooBigABlockIsARejection) {
   EXPECT_NE(why->find("a block of 2048 threads"), std::string::npos) << *why;
 }
 
-}  // namespace
+}  // namespace user_kernel_plan_test
 }  // namespace ktune::kernel_templates

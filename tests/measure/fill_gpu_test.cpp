@@ -25,9 +25,9 @@
 #include "measure/utility_kernels.hpp"
 
 namespace ktune::harness {
-namespace {
+namespace fill_gpu_test {  // named: the unity build batches this file with others
 
-#define REQUIRE_GPU()                                             \
+#define SKIP_WITHOUT_GPU()                                             \
   do {                                                            \
     const std::string why_ = test::no_gpu_reason();               \
     if (!why_.empty()) GTEST_SKIP() << "no usable GPU: " << why_; \
@@ -49,7 +49,7 @@ std::vector<T> filled(const Device& d, DType dtype, std::optional<IntType> integ
 }
 
 TEST(FillGpu, ASequenceIsStartPlusIStepModuloElementByElement) {
-  REQUIRE_GPU();
+  SKIP_WITHOUT_GPU();
   Device d;
   const uint64_t n = 100003;  // not a multiple of the block
   const auto i32 = filled<int32_t>(d, DType::kF32, IntType::kI32, n, BufferFill::sequence(-7, 13, 977), 1);
@@ -65,7 +65,7 @@ TEST(FillGpu, ASequenceIsStartPlusIStepModuloElementByElement) {
 }
 
 TEST(FillGpu, APatternRepeatsItsValuesAndKeepsItsZeros) {
-  REQUIRE_GPU();
+  SKIP_WITHOUT_GPU();
   Device d;
   const std::vector<double> pattern{1.0, -0.5, 0.0, 2.0, 3.0};
   const uint64_t n = 4099;
@@ -79,7 +79,7 @@ TEST(FillGpu, APatternRepeatsItsValuesAndKeepsItsZeros) {
 }
 
 TEST(FillGpu, ARangeStaysInItsBoundsSpreadsOverThemAndFollowsTheSeed) {
-  REQUIRE_GPU();
+  SKIP_WITHOUT_GPU();
   Device d;
   const uint64_t n = 1 << 18;
   const auto ids = filled<int32_t>(d, DType::kF32, IntType::kI32, n, BufferFill::range(5, 104), 42);
@@ -104,7 +104,7 @@ TEST(FillGpu, ARangeStaysInItsBoundsSpreadsOverThemAndFollowsTheSeed) {
 }
 
 TEST(FillGpu, IntegerOutputsCompareExactly) {
-  REQUIRE_GPU();
+  SKIP_WITHOUT_GPU();
   Device d;
   const uint64_t n = 70001;
   std::vector<int64_t> ref(n);
@@ -120,5 +120,5 @@ TEST(FillGpu, IntegerOutputsCompareExactly) {
   EXPECT_EQ(m.count, n);
 }
 
-}  // namespace
+}  // namespace fill_gpu_test
 }  // namespace ktune::harness

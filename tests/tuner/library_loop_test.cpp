@@ -19,7 +19,7 @@
 #include "tuner/tuning_loop.hpp"
 
 namespace ktune::tuner {
-namespace {
+namespace library_loop_test {  // named: the unity build batches this file with others
 
 const cache::GpuInfo kGpu{"Fake GPU", 9, 0, 132, int64_t{141} << 30, "{}"};
 
@@ -252,5 +252,5 @@ TEST(LibraryCandidates, TheSpaceSaysHowManyAndRefusesNonsense) {
   EXPECT_EQ(base, "gemm");
 }
 
-}  // namespace
+}  // namespace library_loop_test
 }  // namespace ktune::tuner

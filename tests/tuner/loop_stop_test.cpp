@@ -14,7 +14,7 @@
 #include "tuner/tuning_loop.hpp"
 
 namespace ktune::tuner {
-namespace {
+namespace loop_stop_test {  // named: the unity build batches this file with others
 
 const cache::GpuInfo kGpu{"Fake GPU", 9, 0, 132, int64_t{141} << 30, "{}"};
 constexpr size_t kBudget = 24;
@@ -172,5 +172,5 @@ TEST(LoopStop, AStopBeforeTheKeyMeasuresNothing) {
   EXPECT_TRUE(rows_by_name(dir / "k.db").empty());
 }
 
-}  // namespace
+}  // namespace loop_stop_test
 }  // namespace ktune::tuner

@@ -14,7 +14,7 @@
 #include "tuner/search/search_strategy.hpp"
 
 namespace ktune::tuner {
-namespace {
+namespace seed_configs_test {  // named: the unity build batches this file with others
 
 using test::expect_bad_input;
 
@@ -288,5 +288,5 @@ TEST(SeedConfigs, ClusterSeedsServeNarrowLayers) {
   }
 }
 
-}  // namespace
+}  // namespace seed_configs_test
 }  // namespace ktune::tuner

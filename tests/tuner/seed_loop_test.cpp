@@ -10,7 +10,7 @@
 #include "tuner/tuning_loop.hpp"
 
 namespace ktune::tuner {
-namespace {
+namespace seed_loop_test {  // named: the unity build batches this file with others
 
 const cache::GpuInfo kGpu{"Fake GPU", 9, 0, 132, int64_t{141} << 30, "{}"};
 
@@ -96,5 +96,5 @@ TEST(SeedLoop, SeedsTheArchRefusesAreDroppedForThatKey) {
   }
 }
 
-}  // namespace
+}  // namespace seed_loop_test
 }  // namespace ktune::tuner
