@@ -282,6 +282,8 @@ class ConfigCache {
   /// The distinct GPU names, sorted: what a lookup's `gpu` names. gpus() may hold several rows of
   /// one name (one a compute capability, SM count and memory size seen under it).
   std::vector<std::string> gpu_names() const;
+  /// The distinct kernel names the database holds (every registered version of each), sorted.
+  std::vector<std::string> kernel_names() const;
   std::vector<RunInfo> runs() const;
 
   // ---- compile cache ----

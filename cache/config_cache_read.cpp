@@ -247,6 +247,14 @@ std::vector<std::string> ConfigCache::gpu_names() const {
   return out;
 }
 
+std::vector<std::string> ConfigCache::kernel_names() const {
+  std::lock_guard lock(impl_->mu);
+  StatementLease s = impl_->db.cached("SELECT DISTINCT name FROM kernels ORDER BY name");
+  std::vector<std::string> out;
+  while (s->step()) out.push_back(s->text(0));
+  return out;
+}
+
 std::vector<RunInfo> ConfigCache::runs() const {
   std::lock_guard lock(impl_->mu);
   StatementLease s = impl_->db.cached(

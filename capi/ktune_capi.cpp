@@ -2,6 +2,7 @@
 /// wrapper that turns any exception into a return code plus the thread's last error, so no C++
 /// exception ever unwinds into C.
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -100,10 +101,19 @@ int ktune_lookup(ktune_db* db, const char* gpu, const char* kernel, const char* 
     lookup.layout = chosen_layout;
     auto best = db->cache.best(lookup, allow_fallback != 0);
     if (!best) {
+      // A GPU the database does not hold is most often a name spelt otherwise ("H200" for
+      // "NVIDIA H200"): the message lists the ones it holds.
+      std::string holds;
+      if (const auto gpus = db->cache.gpu_names();
+          std::find(gpus.begin(), gpus.end(), lookup.gpu_name) == gpus.end()) {
+        for (const auto& g : gpus)
+          holds += (holds.empty() ? "; the database holds no such GPU, only '" : "', '") + g;
+        if (!holds.empty()) holds += "'";
+      }
       return fail(KTUNE_ERR_NOT_FOUND, "no tuned config for kernel " + desc->name + ", shape " + canonical +
                                            ", dtype " + dtype + ", layout '" + chosen_layout + "' on GPU '" +
                                            lookup.gpu_name + "'" +
-                                           (allow_fallback != 0 ? "" : " (fallback disabled)"));
+                                           (allow_fallback != 0 ? "" : " (fallback disabled)") + holds);
     }
     // Re-serialised here so the ABI's JSON is compact and always carries these keys.
     auto json = nlohmann::json::parse(best->to_json());

@@ -80,8 +80,20 @@ void run_export(const CacheOptions& o) {
 
 void run_import(const CacheOptions& o) {
   const auto path = db_path(o.db);
-  auto db = open_for_writing(path);
-  const auto stats = db.import_json(o.in);
+  const bool created = !std::filesystem::exists(path);
+  cache::MergeStats stats;
+  try {
+    auto db = open_for_writing(path);
+    stats = db.import_json(o.in);
+  } catch (...) {
+    // A database this import made holds nothing of the refused file: leave no empty one behind.
+    if (created) {
+      std::error_code ec;
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+        std::filesystem::remove(path.string() + suffix, ec);
+    }
+    throw;
+  }
   if (o.json) {
     auto doc = stats_json(stats);
     doc["db"] = path.string();

@@ -1,5 +1,6 @@
 /// `ktune report`: CSV, JSON, HTML or Markdown over the database (reports/, docs/reports.md).
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -11,6 +12,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/db_option.hpp"
+#include "cli/gpu_choice.hpp"
 #include "cli/kernel_dir_option.hpp"
 #include "ktune/error.hpp"
 #include "reports/report_loader.hpp"
@@ -38,8 +40,15 @@ void run_report(const ReportOptions& o) {
   }
   const cache::ConfigCache db = open_existing(db_path(o.db));
   reports::ReportQuery query;
-  query.filter.gpu_name = o.gpu;
+  query.filter.gpu_name = o.gpu.empty() ? o.gpu : match_gpu_name(db, o.gpu);
   query.filter.kernel = o.kernel;
+  if (const auto kernels = db.kernel_names();
+      !o.kernel.empty() && !kernels.empty() &&
+      std::find(kernels.begin(), kernels.end(), o.kernel) == kernels.end()) {
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("--kernel {}: the database {} holds no such kernel; it holds {}", o.kernel,
+                            db.path().string(), quoted_list(kernels)));
+  }
   query.filter.dtype = o.dtype;
   query.filter.run_id = o.run;
   query.winners_only = o.winners;

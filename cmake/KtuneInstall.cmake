@@ -1,5 +1,5 @@
 # `cmake --install`: headers (with the generated ktune/version.h), libktune_runtime.so, libktune.so,
-# the `ktune` executable, the CMake package (ktuneConfig.cmake, its version file, the exported
+# the `ktune` executable, the configs (share/ktune/configs), the Python package, the CMake package (ktuneConfig.cmake, its version file, the exported
 # targets ktune::runtime and ktune::capi) and a pkg-config file.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -10,6 +10,19 @@ install(TARGETS ktune_runtime ktune_capi EXPORT ktuneTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS ktune RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The config spaces, presets and shape sets: the installed `ktune` reads them from here
+# (tuner/shape_set.cpp, configs_dir()).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/ktune/configs)
+# The Python package (pure Python over ctypes) under <prefix>/lib/python3.X/site-packages: with that
+# folder on PYTHONPATH, `import ktune` finds <prefix>/lib's libraries itself (python/ktune/_library.py
+# looks in the lib folders above the package).
+find_package(Python3 3.9 COMPONENTS Interpreter)
+if(Python3_FOUND)
+  set(KTUNE_PYTHON_SITE "lib/python${Python3_VERSION_MAJOR}.${Python3_VERSION_MINOR}/site-packages" CACHE STRING
+    "Where `cmake --install` puts the Python package, under the prefix")
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/ktune DESTINATION ${KTUNE_PYTHON_SITE}
+    PATTERN __pycache__ EXCLUDE)
+endif()
 install(FILES
     ${PROJECT_SOURCE_DIR}/include/ktune/ktune.h
     ${PROJECT_SOURCE_DIR}/include/ktune/ktune_runtime.h

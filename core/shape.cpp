@@ -44,6 +44,16 @@ Shape Shape::parse(std::string_view text) {
     if (part.empty()) bad(fmt::format("shape '{}': empty dimension (stray comma)", whole));
     const size_t eq = part.find('=');
     if (eq == std::string_view::npos) {
+      const bool unnamed = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) {
+        return (c >= '0' && c <= '9') || c == 'x' || c == 'X';
+      });
+      if (unnamed) {
+        bad(
+            fmt::format("shape '{}': dimensions are named, as name=value pairs: e.g. m=16,n=4096,k=4096 for "
+                        "a gemm (m rows of A and C, n columns of B and C, k the reduction); the shape sets "
+                        "under configs/shapes/ name every kernel's",
+                        whole));
+      }
       bad(fmt::format("shape '{}': dimension '{}' has no value (expected {}=<integer>)", whole, part, part));
     }
     const std::string_view name = trim(part.substr(0, eq));

@@ -55,6 +55,30 @@ Parsed parse_counters(std::string_view counters_json) {
 
 }  // namespace
 
+std::string counter_unit(std::string_view metric) {
+  const auto has = [&](std::string_view part) { return metric.find(part) != std::string_view::npos; };
+  if (has(".pct")) return "%";
+  if (has(".ratio")) return "ratio";
+  std::string unit;
+  if (has("__time_duration") || has("_time_"))
+    unit = "ns";
+  else if (has("__bytes") || has("_bytes"))
+    unit = "bytes";
+  else if (has("__cycles") || has("_cycles"))
+    unit = "cycles";
+  else if (has("__inst") || has("_inst_"))
+    unit = "instructions";
+  else if (has("__sectors") || has("_sectors"))
+    unit = "sectors";
+  else if (has("__warps") || has("_warps"))
+    unit = "warps";
+  else if (has("__registers") || has("_registers"))
+    unit = "registers";
+  if (has(".per_second")) return unit.empty() ? "/s" : unit + "/s";
+  if (has(".per_cycle")) return unit.empty() ? "/cycle" : unit + "/cycle";
+  return unit;
+}
+
 bool CounterTable::has_notes() const {
   return std::any_of(rows.begin(), rows.end(), [](const Row& r) { return !r.note.empty(); });
 }

@@ -30,6 +30,11 @@ struct CounterTable {
   bool has_notes() const;
 };
 
+/// The unit of a CUPTI metric from its name (Nsight Compute's naming: `.pct` and `.pct_of_peak_*`
+/// are %, `__time_duration` ns, `__bytes` bytes, `.per_second` a rate, `__cycles` cycles, `.ratio`
+/// a ratio), or "" when the name does not say.
+std::string counter_unit(std::string_view metric);
+
 /// The table of `kernel`'s winners in `data`.
 CounterTable counter_table(const ReportData& data, std::string_view kernel);
 

@@ -6,6 +6,7 @@
 
 #include "reports/escape.hpp"
 #include "reports/number_format.hpp"
+#include "reports/resource_table.hpp"
 
 namespace ktune::reports {
 namespace {
@@ -39,15 +40,37 @@ void CsvReporter::write(const ReportData& data, std::ostream& out) const {
   for (const std::string& p : data.param_columns) cell("param_" + p);
   cell("shape");
   for (const std::string& d : data.dim_columns) cell("dim_" + d);
-  for (const char* name : {"dtype",         "outcome",       "reason",
-                           "baseline",      "winner",        "median_us",
-                           "min_us",        "mean_us",       "p90_us",
-                           "stdev_us",      "samples",       "sm_clock_mhz",
-                           "temperature_c", "flops",         "bytes",
-                           "tflops",        "gbps",          "pct_of_ceiling",
-                           "bound",         "baseline_name", "baseline_median_us",
-                           "speedup",       "layout",        "timing",
-                           "verified"}) {
+  for (const char* name : {"dtype",
+                           "outcome",
+                           "reason",
+                           "baseline",
+                           "winner",
+                           "median_us",
+                           "min_us",
+                           "mean_us",
+                           "p90_us",
+                           "stdev_us",
+                           "samples",
+                           "sm_clock_mhz",
+                           "temperature_c",
+                           "flops",
+                           "bytes",
+                           "tflops",
+                           "gbps",
+                           "pct_of_ceiling",
+                           "bound",
+                           "baseline_name",
+                           "baseline_median_us",
+                           "speedup",
+                           "layout",
+                           "timing",
+                           "verified",
+                           "registers",
+                           "shared_bytes",
+                           "spill_bytes",
+                           "threads_per_block",
+                           "blocks_per_sm",
+                           "occupancy_limited_by"}) {
     cell(name);
   }
   for (const std::string& c : data.counter_columns) cell("counter_" + c);
@@ -122,6 +145,17 @@ void CsvReporter::write(const ReportData& data, std::ostream& out) const {
     cell(s.m.layout);
     cell(row.timing);
     cell(s.m.verified ? "true" : "false");
+    if (const auto r = compiled_resources(row)) {
+      integer(r->registers);
+      integer(r->shared_bytes);
+      integer(r->spill_bytes);
+      integer(r->threads_per_block);
+      if (r->blocks_per_sm) append_integer(buf, *r->blocks_per_sm);
+      buf += ',';
+      cell(r->limited_by);
+    } else {
+      buf += ",,,,,,";
+    }
     cursor = 0;
     for (const std::string& c : data.counter_columns) {
       append_sorted(buf, row.counters, cursor, c);

@@ -126,13 +126,34 @@ json heatmap_chart(const ReportData& data, const std::vector<const ReportKey*>& 
     if (count > chosen_count) chosen = key, chosen_count = count;
   }
   if (!chosen) return nullptr;
+  // One template's configs, over that template's own parameters: templates name different
+  // parameters (WARPS against WARPS_M), so a map over all of them would be mostly holes. The
+  // template with the most configs of the key is drawn.
+  const auto template_of = [](const ReportRow& row) {
+    for (const auto& [name, value] : row.params) {
+      if (name == "template") return value;
+    }
+    return std::string();
+  };
+  std::map<std::string, size_t> per_template;
+  for (const size_t i : chosen->rows) {
+    if (listed_candidate(data, data.rows[i])) ++per_template[template_of(data.rows[i])];
+  }
+  const std::string tmpl =
+      std::max_element(per_template.begin(), per_template.end(), [](const auto& a, const auto& b) {
+        return a.second < b.second;
+      })->first;
+  const auto in_map = [&](const ReportRow& row) {
+    return listed_candidate(data, row) && template_of(row) == tmpl;
+  };
   using ValueSet = std::set<std::string, decltype(&value_less)>;
   std::map<std::string, ValueSet> values;
   for (const size_t i : chosen->rows) {
     const ReportRow& row = data.rows[i];
-    if (!listed_candidate(data, row)) continue;
-    for (const auto& [name, value] : row.params)
-      values.try_emplace(name, &value_less).first->second.insert(value);
+    if (!in_map(row)) continue;
+    for (const auto& [name, value] : row.params) {
+      if (name != "template") values.try_emplace(name, &value_less).first->second.insert(value);
+    }
   }
   std::vector<std::pair<size_t, std::string>> varying;  // (distinct count, name)
   for (const auto& [name, set] : values) {
@@ -151,7 +172,7 @@ json heatmap_chart(const ReportData& data, const std::vector<const ReportKey*>& 
   std::map<std::pair<size_t, size_t>, double> best;  // fastest over the other parameters
   for (const size_t i : chosen->rows) {
     const ReportRow& row = data.rows[i];
-    if (!listed_candidate(data, row)) continue;
+    if (!in_map(row)) continue;
     const std::string* vx = nullptr;
     const std::string* vy = nullptr;
     for (const auto& [name, value] : row.params) {
@@ -165,7 +186,8 @@ json heatmap_chart(const ReportData& data, const std::vector<const ReportKey*>& 
   }
   json cells = json::array();
   for (const auto& [cell, us] : best) cells.push_back({cell.first, cell.second, us});
-  return {{"key", key_label(data, *chosen)}, {"x", px}, {"y", py}, {"xs", xs}, {"ys", ys}, {"cells", cells}};
+  const std::string label = tmpl.empty() ? key_label(data, *chosen) : key_label(data, *chosen) + " · " + tmpl;
+  return {{"key", label}, {"template", tmpl}, {"x", px}, {"y", py}, {"xs", xs}, {"ys", ys}, {"cells", cells}};
 }
 
 double quantile(const std::vector<double>& sorted, double q) {

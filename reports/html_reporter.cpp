@@ -16,6 +16,7 @@
 #include "reports/html_assets.hpp"
 #include "reports/html_chart_data.hpp"
 #include "reports/number_format.hpp"
+#include "reports/resource_table.hpp"
 
 namespace ktune::reports {
 namespace {
@@ -183,7 +184,13 @@ void write_counters(std::string& out, const ReportData& data, const std::string&
   for (const std::string& name : table.columns) {
     out += "<th><code>";
     append_html(out, name);
-    out += "</code></th>";
+    out += "</code>";
+    if (const std::string unit = counter_unit(name); !unit.empty()) {
+      out += " <span class=\"unit\">(";
+      append_html(out, unit);
+      out += ")</span>";
+    }
+    out += "</th>";
   }
   if (notes) out += "<th>note</th>";
   out += "</tr></thead><tbody>";
@@ -237,6 +244,39 @@ void write_charts(std::string& out, const nlohmann::json& charts, size_t k) {
   out += "</div>\n";
 }
 
+/// A compile-only kernel's configs with what each uses and the blocks an SM holds with it.
+void write_resources(std::string& out, const ReportData& data, const std::string& kernel, size_t k) {
+  const auto rows = kernel_resources(data, kernel);
+  if (rows.empty()) return;
+  out +=
+      "<h3>Compiled configs</h3><p class=\"note\">Registers a thread, shared memory a block, spilled "
+      "bytes, threads a block, and the blocks an SM holds with them on the compiled arch (the occupancy "
+      "limit, and the resource that sets it).</p>";
+  fmt::format_to(
+      std::back_inserter(out),
+      "<div class=\"table-wrap\"><table class=\"resources\" id=\"resources-{}\"><thead><tr><th>shape</th>"
+      "<th>dtype</th><th>layout</th><th>config</th><th>registers</th><th>shared memory</th>"
+      "<th>spills</th><th>threads</th><th>arch</th><th>blocks/SM</th></tr></thead><tbody>",
+      k);
+  for (const auto& [i, res] : rows) {
+    const ReportRow& row = data.rows[i];
+    const ReportKey& key = data.keys[row.key];
+    out += "<tr>";
+    code_cell(out, key.shape);
+    cell(out, key.dtype);
+    cell(out, key.layout.empty() ? "–" : key.layout);
+    code_cell(out, row.stored.m.config_name);
+    num_cell(out, std::to_string(res.registers));
+    num_cell(out, bytes_text(res.shared_bytes));
+    num_cell(out, bytes_text(res.spill_bytes));
+    num_cell(out, std::to_string(res.threads_per_block));
+    cell(out, res.arch.empty() ? "–" : res.arch);
+    cell(out, occupancy_text(res));
+    out += "</tr>";
+  }
+  out += "</tbody></table></div>\n";
+}
+
 void write_kernel(std::string& out, const ReportData& data, const nlohmann::json& charts, size_t k) {
   const std::string& kernel = data.kernels[k];
   fmt::format_to(std::back_inserter(out), "<section class=\"kernel\" id=\"kernel-{}\"><h2>", k);
@@ -250,6 +290,7 @@ void write_kernel(std::string& out, const ReportData& data, const nlohmann::json
                    "<p class=\"empty{}\">No winner: ", no_winner == kCompileOnlyNote ? " compile-only" : "");
     append_html(out, no_winner);
     out += ".</p>\n";
+    if (no_winner == kCompileOnlyNote) write_resources(out, data, kernel, k);
   }
   write_charts(out, charts, k);
   if (no_winner.empty()) write_counters(out, data, kernel, k);

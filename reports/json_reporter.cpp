@@ -7,6 +7,7 @@
 #include "reports/compile_only.hpp"
 #include "reports/escape.hpp"
 #include "reports/number_format.hpp"
+#include "reports/resource_table.hpp"
 
 namespace ktune::reports {
 namespace {
@@ -78,6 +79,25 @@ void append_stats(std::string& out, const std::optional<cache::Stats>& stats) {
   o.end();
 }
 
+/// The compiled resources and the occupancy they allow (reports/resource_table.hpp), or null.
+void append_compiled(std::string& out, const ReportRow& row) {
+  const auto r = compiled_resources(row);
+  if (!r) {
+    out += "null";
+    return;
+  }
+  ObjectWriter o(out);
+  o.integer("registers", r->registers);
+  o.integer("shared_bytes", r->shared_bytes);
+  o.integer("spill_bytes", r->spill_bytes);
+  o.integer("threads_per_block", r->threads_per_block);
+  o.string("arch", r->arch);
+  o.number("blocks_per_sm",
+           r->blocks_per_sm ? std::optional<double>(static_cast<double>(*r->blocks_per_sm)) : std::nullopt);
+  o.string("limited_by", r->limited_by);
+  o.end();
+}
+
 void append_row(std::string& out, const ReportData& data, const ReportRow& row) {
   const cache::StoredMeasurement& s = row.stored;
   const ReportKey& key = data.keys[row.key];
@@ -106,6 +126,8 @@ void append_row(std::string& out, const ReportData& data, const ReportRow& row) 
   o.number("temperature_c", s.m.temperature_c);
   o.raw("counters", s.m.counters_json);
   o.raw("resources", s.m.resources_json);
+  o.key("compiled");
+  append_compiled(out, row);
   o.number("flops", row.work.flops);
   o.number("bytes", row.work.bytes);
   o.number("tflops", row.roofline.tflops);

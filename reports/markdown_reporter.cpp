@@ -9,6 +9,7 @@
 #include "reports/counter_table.hpp"
 #include "reports/escape.hpp"
 #include "reports/number_format.hpp"
+#include "reports/resource_table.hpp"
 
 namespace ktune::reports {
 namespace {
@@ -46,7 +47,10 @@ void write_counters(std::string& out, const ReportData& data, const std::string&
   out += "\nCounters of the winners:\n\n";
   if (many_gpus) out += "| GPU ";
   out += "| shape | dtype | layout |";
-  for (const std::string& name : table.columns) fmt::format_to(std::back_inserter(out), " {} |", code(name));
+  for (const std::string& name : table.columns) {
+    const std::string unit = counter_unit(name);
+    fmt::format_to(std::back_inserter(out), " {}{} |", code(name), unit.empty() ? "" : " (" + unit + ")");
+  }
   out += notes ? " note |\n" : "\n";
   if (many_gpus) out += "|---";
   out += "|---|---|---|";
@@ -82,11 +86,36 @@ void write_outcomes(std::string& out, const ReportData& data, const std::string&
   out += '\n';
 }
 
+/// A compile-only kernel's configs with what each uses and the blocks an SM holds with it.
+void write_resources(std::string& out, const ReportData& data, const std::string& kernel) {
+  const auto rows = kernel_resources(data, kernel);
+  if (rows.empty()) return;
+  out +=
+      "\nCompiled configs (blocks/SM: the occupancy limit on the compiled arch, and what sets it):\n\n"
+      "| shape | dtype | layout | config | registers | shared memory | spills | threads | blocks/SM |\n"
+      "|---|---|---|---|---:|---:|---:|---:|---|\n";
+  for (size_t r = 0; r < rows.size() && r < kMaxWinnerRows; ++r) {
+    const auto& [i, res] = rows[r];
+    const ReportRow& row = data.rows[i];
+    const ReportKey& key = data.keys[row.key];
+    fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                   code(key.shape), markdown_cell(key.dtype),
+                   key.layout.empty() ? std::string("–") : code(key.layout), code(row.stored.m.config_name),
+                   res.registers, bytes_text(res.shared_bytes), bytes_text(res.spill_bytes),
+                   res.threads_per_block, occupancy_text(res));
+  }
+  if (rows.size() > kMaxWinnerRows) {
+    fmt::format_to(std::back_inserter(out), "\n_…and {} more configs (see the HTML or CSV report)_\n",
+                   rows.size() - kMaxWinnerRows);
+  }
+}
+
 void write_kernel(std::string& out, const ReportData& data, const std::string& kernel) {
   fmt::format_to(std::back_inserter(out), "\n## {}\n\n", markdown_cell(kernel));
   const std::string_view no_winner = no_winner_note(data, kernel);
   if (!no_winner.empty()) {
     fmt::format_to(std::back_inserter(out), "_no winner: {}_\n", no_winner);
+    if (no_winner == kCompileOnlyNote) write_resources(out, data, kernel);
     write_outcomes(out, data, kernel);
     return;
   }

@@ -47,6 +47,24 @@ std::vector<NamedValue> members(std::string& text) {
   return out;
 }
 
+/// A config's members, with a template config's `params` object opened up: {"template": "gemv",
+/// "params": {"WARPS": 4}} gives template=gemv and WARPS=4 (one report column a parameter), sorted.
+std::vector<NamedValue> config_members(std::string& text) {
+  std::vector<NamedValue> out = members(text);
+  const auto params =
+      std::find_if(out.begin(), out.end(), [](const NamedValue& v) { return v.first == "params"; });
+  if (params == out.end()) return out;
+  std::vector<NamedValue> inner;
+  if (!flatten_json_object(params->second, inner)) return out;
+  out.erase(params);
+  for (NamedValue& v : inner) {
+    if (std::none_of(out.begin(), out.end(), [&](const NamedValue& o) { return o.first == v.first; }))
+      out.push_back(std::move(v));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 /// `m=16,n=4096` as pairs; parts that are not name=integer are left out (a report never fails
 /// on one odd row).
 std::vector<std::pair<std::string, int64_t>> parse_dims(std::string_view shape) {
@@ -124,7 +142,7 @@ void ReportBuilder::add(const cache::StoredMeasurement& measurement) {
   row.stored = measurement;
   cache::StoredMeasurement& s = row.stored;
   sanitize(s);
-  row.params = members(s.m.config_json);
+  row.params = config_members(s.m.config_json);
   row.counters = members(s.m.counters_json);
   keep_object(s.m.resources_json);
   row.timing = timing_of(s.m.resources_json);

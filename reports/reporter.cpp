@@ -62,6 +62,11 @@ void write_report_file(const ReportData& data, Format format, const std::filesys
                 fmt::format("'{}' is a folder; the report's output must be a file path, e.g. '{}'",
                             path.string(), (path / fmt::format("report.{}", to_string(format))).string()));
   }
+  if (const auto parent = path.parent_path();
+      !parent.empty() && !std::filesystem::is_directory(parent, status_ec)) {
+    throw Error(ErrorKind::kRuntime, fmt::format("cannot write report '{}': the folder '{}' does not exist",
+                                                 path.string(), parent.string()));
+  }
   const std::unique_ptr<Reporter> reporter = make_reporter(format, options);
   std::filesystem::path temp = path;
   temp += ".tmp";
@@ -69,7 +74,7 @@ void write_report_file(const ReportData& data, Format format, const std::filesys
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     if (!out) {
       throw Error(ErrorKind::kRuntime,
-                  fmt::format("cannot write report '{}': {}", temp.string(), std::strerror(errno)));
+                  fmt::format("cannot write report '{}': {}", path.string(), std::strerror(errno)));
     }
     try {
       reporter->write(data, out);

@@ -11,6 +11,7 @@
 #include "service/gpu_gauges.hpp"
 #include "service/job_runner.hpp"
 #include "service/metrics.hpp"
+#include "service/process_metrics.hpp"
 #include "service/reader_pool.hpp"
 #include "service/routes.hpp"
 #include "service/service_context.hpp"
@@ -61,6 +62,8 @@ void add_info_routes(httplib::Server& server, ServiceContext& ctx) {
   add_route(server, ctx, Method::kGet, "/metrics", Access::kRead,
             [&ctx](const httplib::Request&, httplib::Response& res) {
               std::string text = ctx.metrics->render();
+              text += build_info_text(KTUNE_VERSION_STRING, kApiVersion, cache::kSchemaVersion);
+              text += process_metrics_text();
               if (ctx.jobs != nullptr) {
                 text += ctx.jobs->metrics_text();
                 text += gpu_gauges_text(ctx.gpu_sensors, ctx.jobs->devices());

@@ -44,6 +44,17 @@ NamedShape NamedShape::normalized(std::span<const std::string> want) const {
 
 std::filesystem::path configs_dir() {
   if (const char* env = std::getenv("KTUNE_CONFIGS_DIR"); env != nullptr && *env != '\0') return env;
+  // An installed ktune (<prefix>/bin/ktune) reads <prefix>/share/ktune/configs, so it works when the
+  // checkout it was built from is gone or has moved on; a build-tree binary has no such folder.
+  static const std::filesystem::path installed = [] {
+    std::error_code ec;
+    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) return std::filesystem::path();
+    const std::filesystem::path dir =
+        (exe.parent_path() / KTUNE_INSTALLED_CONFIGS_FROM_BIN).lexically_normal();
+    return std::filesystem::is_directory(dir / "spaces", ec) ? dir : std::filesystem::path();
+  }();
+  if (!installed.empty()) return installed;
   return KTUNE_DEFAULT_CONFIGS_DIR;
 }
 

@@ -35,7 +35,8 @@ struct ShapeSet {
   std::vector<NamedShape> shapes;  ///< layers in file order, each swept in sweep order
 };
 
-/// $KTUNE_CONFIGS_DIR when set, else the source tree's configs/.
+/// $KTUNE_CONFIGS_DIR when set; else, for an installed ktune (<prefix>/bin/ktune), the
+/// <prefix>/share/ktune/configs that `cmake --install` lays out; else the source tree's configs/.
 std::filesystem::path configs_dir();
 
 /// A file under configs/<subdir>/: `name_or_path` as given when it names a file (has a '/', ends

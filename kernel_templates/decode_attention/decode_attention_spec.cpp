@@ -28,7 +28,7 @@ std::string combine_expression(const Problem& p) {
                      ktune::cuda_type_name(p.dtype));
 }
 
-std::vector<TensorSpec> input_tensors(const Problem& p, const DecodeAttentionCall& call) {
+std::vector<TensorSpec> attention_input_tensors(const Problem& p, const DecodeAttentionCall& call) {
   const int64_t rows = p.dim("batch") * p.dim("heads_q");
   const int64_t kv = p.dim("batch") * p.dim("heads_kv") * seq_max_of(p, call) * p.dim("head_dim");
   std::vector<TensorSpec> out = {{"q", TensorRole::kInput, p.dtype, rows * p.dim("head_dim")},
@@ -170,7 +170,7 @@ LaunchPlan DecodeAttentionSpec::launch_plan(const Problem& problem, const Config
   const int64_t rows = problem.dim("batch") * problem.dim("heads_q");
   const bool combine_launch = split_k > 1 && !merges_splits_in_kernel();
   LaunchPlan p;
-  p.tensors = input_tensors(problem, call);
+  p.tensors = attention_input_tensors(problem, call);
   p.tensors.push_back({"o", TensorRole::kOutput, problem.dtype, rows * problem.dim("head_dim")});
   if (combine_launch) {
     p.tensors.push_back(
@@ -239,7 +239,7 @@ ReferenceSpec DecodeAttentionSpec::reference(const Problem& problem, const Decod
                                        ktune::cuda_type_name(problem.dtype));
   r.compile.name_expressions = {expr};
   r.compile.options = {"-std=c++17"};
-  r.plan.tensors = input_tensors(problem, call);
+  r.plan.tensors = attention_input_tensors(problem, call);
   r.plan.tensors.push_back({"o_ref", TensorRole::kOutput, DType::kF32, rows * problem.dim("head_dim")});
   r.plan.tensors.push_back({"scores_ref", TensorRole::kWorkspace, DType::kF32, rows * problem.dim("seq")});
   KernelLaunch l;

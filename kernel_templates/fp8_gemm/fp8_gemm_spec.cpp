@@ -16,18 +16,18 @@ using ops_detail::ceil_div;
 using ops_detail::is_pow2;
 using ops_detail::u32;
 
-constexpr int64_t kMaxGridY = 65535;  // gridDim.y / .z limit
-constexpr int64_t kMaxWarps = 16;     // 512 threads: beyond, 128 registers a thread is the ceiling
-constexpr int64_t kMaxStages = 6;     // deeper pipelines only add shared memory on sm_89/sm_90
-constexpr int64_t kMinArch = 89;      // mma.sync m16n8k32 .e4m3 (PTX ISA 8.4)
-constexpr int64_t kRefTile = 16;      // fp8_gemm_reference.cu's 16 x 16 blocks
-constexpr int64_t kFinishThreads = 256;
+constexpr int64_t kMaxFp8GridY = 65535;  // gridDim.y / .z limit
+constexpr int64_t kMaxFp8Warps = 16;     // 512 threads: beyond, 128 registers a thread is the ceiling
+constexpr int64_t kMaxFp8Stages = 6;     // deeper pipelines only add shared memory on sm_89/sm_90
+constexpr int64_t kFp8MinArch = 89;      // mma.sync m16n8k32 .e4m3 (PTX ISA 8.4)
+constexpr int64_t kRefTile = 16;         // fp8_gemm_reference.cu's 16 x 16 blocks
+constexpr int64_t kFp8FinishThreads = 256;
 // Enough 256-thread blocks to fill 132 SMs (H200) 8 times over; the kernel strides beyond that.
-constexpr int64_t kMaxFinishBlocks = 132 * 8 * 8;
+constexpr int64_t kMaxFp8FinishBlocks = 132 * 8 * 8;
 
-const char* cpp_bool(bool b) { return b ? "true" : "false"; }
+using ops_detail::cpp_bool;
 
-std::vector<TensorSpec> input_tensors(const Problem& p, bool rowcol) {
+std::vector<TensorSpec> fp8_input_tensors(const Problem& p, bool rowcol) {
   const int64_t m = p.dim("m");
   const int64_t n = p.dim("n");
   const int64_t k = p.dim("k");
@@ -40,7 +40,7 @@ std::vector<TensorSpec> input_tensors(const Problem& p, bool rowcol) {
 }  // namespace
 
 std::vector<TensorSpec> Fp8GemmSpec::tensors(const Problem& problem) {
-  std::vector<TensorSpec> out = input_tensors(problem, rowcol(problem));
+  std::vector<TensorSpec> out = fp8_input_tensors(problem, rowcol(problem));
   out.push_back({"c", TensorRole::kOutput, DType::kBF16, problem.dim("m") * problem.dim("n")});
   return out;
 }
@@ -66,7 +66,7 @@ std::optional<std::string> Fp8GemmSpec::arch_rejection(std::string_view arch) co
 std::optional<std::string> Fp8GemmSpec::rejection_for_arch(std::string_view arch) {
   const std::optional<int64_t> cc = ops_detail::arch_number(arch);
   if (!cc) return fmt::format("'{}' is not an arch such as sm_90", arch);
-  if (*cc < kMinArch) {
+  if (*cc < kFp8MinArch) {
     return fmt::format("fp8_gemm needs sm_89 or newer (mma.sync m16n8k32 e4m3); {} has no fp8 tensor cores",
                        arch);
   }
@@ -92,8 +92,8 @@ std::optional<std::string> Fp8GemmSpec::problem_rejection(const Problem& problem
     return fmt::format("fp8_gemm needs K a multiple of {} (16-byte rows of e4m3 for cp.async), not K={}",
                        kKMultiple, k);
   }
-  if (ceil_div(problem.dim("m"), kRefTile) > kMaxGridY) {
-    return fmt::format("fp8_gemm serves m <= {} (its reference's grid.y), not {}", kMaxGridY * kRefTile,
+  if (ceil_div(problem.dim("m"), kRefTile) > kMaxFp8GridY) {
+    return fmt::format("fp8_gemm serves m <= {} (its reference's grid.y), not {}", kMaxFp8GridY * kRefTile,
                        problem.dim("m"));
   }
   return std::nullopt;
@@ -116,10 +116,11 @@ std::optional<std::string> Fp8GemmSpec::rejection(const Problem& problem, const 
   if (bn % (16 * wn) != 0) return fmt::format("BLOCK_N={} is not a multiple of 16*WARPS_N={}", bn, 16 * wn);
   if (!is_pow2(bk) || bk < 32 || bk > 256)
     return fmt::format("BLOCK_K={} is not a power of two in [32, 256]", bk);
-  if (wm * wn > kMaxWarps) return fmt::format("WARPS_M*WARPS_N={} exceeds {} warps", wm * wn, kMaxWarps);
-  if (stages < 2 || stages > kMaxStages)
-    return fmt::format("STAGES={} is outside [2, {}]", stages, kMaxStages);
-  if (split_k > kMaxGridY) return fmt::format("SPLIT_K={} exceeds {}", split_k, kMaxGridY);
+  if (wm * wn > kMaxFp8Warps)
+    return fmt::format("WARPS_M*WARPS_N={} exceeds {} warps", wm * wn, kMaxFp8Warps);
+  if (stages < 2 || stages > kMaxFp8Stages)
+    return fmt::format("STAGES={} is outside [2, {}]", stages, kMaxFp8Stages);
+  if (split_k > kMaxFp8GridY) return fmt::format("SPLIT_K={} exceeds {}", split_k, kMaxFp8GridY);
   if (auto why = ops_detail::shared_memory_rejection(shared_bytes(config))) return why;
   return ops_detail::tile_grid_rejection(problem, bm, bn);
 }
@@ -174,8 +175,9 @@ LaunchPlan Fp8GemmSpec::launch_plan(const Problem& problem, const Config& config
   if (split_k > 1) {
     KernelLaunch finish;
     finish.name_expression = c.name_expressions.back();
-    finish.dims.grid = {u32(std::clamp<int64_t>(ceil_div(m * n, kFinishThreads), 1, kMaxFinishBlocks)), 1, 1};
-    finish.dims.block = {u32(kFinishThreads), 1, 1};
+    finish.dims.grid = {u32(std::clamp<int64_t>(ceil_div(m * n, kFp8FinishThreads), 1, kMaxFp8FinishBlocks)),
+                        1, 1};
+    finish.dims.block = {u32(kFp8FinishThreads), 1, 1};
     finish.args = {ArgSpec::of_tensor("workspace"),
                    ArgSpec::of_tensor("c"),
                    ArgSpec::of_tensor("a_scale"),
@@ -219,7 +221,7 @@ ReferenceSpec Fp8GemmSpec::reference(const Problem& problem) const {
   r.compile.source_name = "fp8_gemm_reference.cu";
   r.compile.name_expressions = {expr};
   r.compile.options = {"-std=c++17"};
-  r.plan.tensors = input_tensors(problem, rc);
+  r.plan.tensors = fp8_input_tensors(problem, rc);
   r.plan.tensors.push_back({"c_ref", TensorRole::kOutput, DType::kF32, m * n});
   KernelLaunch l;
   l.name_expression = expr;

@@ -12,8 +12,8 @@ using ops_detail::ceil_div;
 using ops_detail::one_of;
 using ops_detail::u32;
 
-constexpr int64_t kMinStages = 2;
-constexpr int64_t kMaxStages = 8;
+constexpr int64_t kMinFp8WgmmaStages = 2;
+constexpr int64_t kMaxFp8WgmmaStages = 8;
 
 const Fp8GemmSpec& mma() {
   static const Fp8GemmSpec kMma;
@@ -47,8 +47,8 @@ std::optional<std::string> Fp8GemmWgmmaSpec::rejection(const Problem& problem, c
     return fmt::format("BLOCK_K={} is not {} (one 128-byte swizzle row of e4m3)", config.at("BLOCK_K"),
                        kBlockK);
   }
-  if (stages < kMinStages || stages > kMaxStages) {
-    return fmt::format("STAGES={} is outside [{}, {}]", stages, kMinStages, kMaxStages);
+  if (stages < kMinFp8WgmmaStages || stages > kMaxFp8WgmmaStages) {
+    return fmt::format("STAGES={} is outside [{}, {}]", stages, kMinFp8WgmmaStages, kMaxFp8WgmmaStages);
   }
   if (config.at("SWIZZLE") < 1) return std::string("SWIZZLE must be at least 1");
   if (auto why = ops_detail::shared_memory_rejection(shared_bytes(config))) return why;

@@ -12,9 +12,9 @@ namespace {
 using ops_detail::ceil_div;
 using ops_detail::u32;
 
-constexpr int64_t kMaxCluster = 8;      // the portable cluster size
-constexpr int64_t kPartialPadding = 8;  // floats after each row of the partial tile
-constexpr int64_t kMinArch = 90;        // thread block clusters
+constexpr int64_t kMaxGemmCluster = 8;   // the portable cluster size
+constexpr int64_t kPartialPadding = 8;   // floats after each row of the partial tile
+constexpr int64_t kClusterMinArch = 90;  // thread block clusters
 
 using ops_detail::cpp_bool;
 
@@ -30,13 +30,14 @@ int64_t MmaClusterGemmSpec::cluster_shared_bytes(const Config& config) {
 }
 
 std::optional<std::string> MmaClusterGemmSpec::arch_rejection(std::string_view arch) const {
-  return ops_detail::min_arch_rejection(arch, kMinArch, "the mma_cluster template", "thread block clusters");
+  return ops_detail::min_arch_rejection(arch, kClusterMinArch, "the mma_cluster template",
+                                        "thread block clusters");
 }
 
 std::optional<std::string> MmaClusterGemmSpec::rejection(const Problem& problem, const Config& config) const {
   if (auto why = tile_rejection(problem, config)) return why;
   const int64_t split_k = config.at("SPLIT_K");
-  if (auto why = ops_detail::range_rejection("SPLIT_K", split_k, 2, kMaxCluster)) return why;
+  if (auto why = ops_detail::range_rejection("SPLIT_K", split_k, 2, kMaxGemmCluster)) return why;
   const int64_t quads = config.at("BLOCK_M") * config.at("BLOCK_N") / 4;
   if (quads % split_k != 0) {
     return fmt::format("SPLIT_K={} does not divide the tile's {} four-element groups (BLOCK_M*BLOCK_N/4)",

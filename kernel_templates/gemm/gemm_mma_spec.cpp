@@ -13,11 +13,11 @@ namespace ktune::kernel_templates {
 namespace {
 
 constexpr int64_t kMaxGridZ = 65535;  // gridDim.z limit
-constexpr int64_t kMaxWarps = 16;     // 512 threads: beyond, 128 registers a thread is the ceiling
-constexpr int64_t kMaxStages = 6;     // deeper pipelines only add shared memory on sm_80/sm_90
-constexpr int64_t kFinishThreads = 256;
+constexpr int64_t kMaxMmaWarps = 16;  // 512 threads: beyond, 128 registers a thread is the ceiling
+constexpr int64_t kMaxMmaStages = 6;  // deeper pipelines only add shared memory on sm_80/sm_90
+constexpr int64_t kMmaFinishThreads = 256;
 // Enough 256-thread blocks to fill 132 SMs (H200) 8 times over; the kernels stride beyond that.
-constexpr int64_t kMaxFinishBlocks = 132 * 8 * 8;
+constexpr int64_t kMaxMmaFinishBlocks = 132 * 8 * 8;
 
 using ops_detail::ceil_div;
 using ops_detail::cpp_bool;
@@ -27,8 +27,8 @@ using ops_detail::u32;
 KernelLaunch elementwise_launch(std::string expr, int64_t count) {
   KernelLaunch l;
   l.name_expression = std::move(expr);
-  l.dims.grid = {u32(std::clamp<int64_t>(ceil_div(count, kFinishThreads), 1, kMaxFinishBlocks)), 1, 1};
-  l.dims.block = {u32(kFinishThreads), 1, 1};
+  l.dims.grid = {u32(std::clamp<int64_t>(ceil_div(count, kMmaFinishThreads), 1, kMaxMmaFinishBlocks)), 1, 1};
+  l.dims.block = {u32(kMmaFinishThreads), 1, 1};
   return l;
 }
 
@@ -114,9 +114,10 @@ std::optional<std::string> MmaGemmSpec::tile_rejection(const Problem& problem, c
   if (!is_pow2(bn) || bn < 16) return fmt::format("BLOCK_N={} is not a power of two >= 16", bn);
   if (!is_pow2(bk) || bk < 16 || bk > 128)
     return fmt::format("BLOCK_K={} is not a power of two in [16, 128]", bk);
-  if (wm * wn > kMaxWarps) return fmt::format("WARPS_M*WARPS_N={} exceeds {} warps", wm * wn, kMaxWarps);
-  if (stages < 2 || stages > kMaxStages)
-    return fmt::format("STAGES={} is outside [2, {}]", stages, kMaxStages);
+  if (wm * wn > kMaxMmaWarps)
+    return fmt::format("WARPS_M*WARPS_N={} exceeds {} warps", wm * wn, kMaxMmaWarps);
+  if (stages < 2 || stages > kMaxMmaStages)
+    return fmt::format("STAGES={} is outside [2, {}]", stages, kMaxMmaStages);
   if (config.at("SPLIT_K") > kMaxGridZ)
     return fmt::format("SPLIT_K={} exceeds {}", config.at("SPLIT_K"), kMaxGridZ);
   return std::nullopt;
@@ -210,8 +211,8 @@ KernelLaunch MmaGemmSpec::finish_launch(const Problem& problem, int64_t slices) 
   const int64_t n = problem.dim("n");
   KernelLaunch l;
   l.name_expression = finish_name_expression(problem);
-  l.dims.grid = {u32(std::min(ceil_div(m * n, kFinishThreads), kMaxFinishBlocks)), 1, 1};
-  l.dims.block = {u32(kFinishThreads), 1, 1};
+  l.dims.grid = {u32(std::min(ceil_div(m * n, kMmaFinishThreads), kMaxMmaFinishBlocks)), 1, 1};
+  l.dims.block = {u32(kMmaFinishThreads), 1, 1};
   l.args = {ArgSpec::of_tensor("workspace"),
             ArgSpec::of_tensor("c"),
             form.bias ? ArgSpec::of_tensor("bias") : ArgSpec::null_pointer(),

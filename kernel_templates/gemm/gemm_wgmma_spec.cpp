@@ -11,10 +11,10 @@
 namespace ktune::kernel_templates {
 namespace {
 
-constexpr int64_t kBlockK = 64;     // one 128-byte swizzle row of 16-bit elements
-constexpr int64_t kRowBytes = 128;  // bytes of one shared-memory tile row (BLOCK_K * 2)
-constexpr int64_t kMinStages = 3;   // a stage is refilled two k tiles after it was read
-constexpr int64_t kMaxStages = 8;   // beyond, more stages only take shared memory from occupancy
+constexpr int64_t kBlockK = 64;         // one 128-byte swizzle row of 16-bit elements
+constexpr int64_t kRowBytes = 128;      // bytes of one shared-memory tile row (BLOCK_K * 2)
+constexpr int64_t kMinWgmmaStages = 3;  // a stage is refilled two k tiles after it was read
+constexpr int64_t kMaxWgmmaStages = 8;  // beyond, more stages only take shared memory from occupancy
 constexpr int64_t kWarpgroupRows = 64;
 constexpr int64_t kWarpgroupThreads = 128;
 constexpr int64_t kTmaBarrierBytes = 16;  // wgmma_tma: full[s] and empty[s]
@@ -22,8 +22,8 @@ constexpr int64_t kMaxSplitK = 16;        // beyond, the f32 slices cost more tr
 
 using ops_detail::ceil_div;
 using ops_detail::cpp_bool;
-using ops_detail::u32;
 using ops_detail::one_of;
+using ops_detail::u32;
 
 /// The mma template's spec, whose references and work this template shares (same problems).
 const MmaGemmSpec& mma_spec() {
@@ -88,8 +88,8 @@ std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, cons
     return fmt::format("BLOCK_K={} is not 64 (one 128-byte swizzle row of 16-bit elements)",
                        config.at("BLOCK_K"));
   }
-  if (stages < kMinStages || stages > kMaxStages) {
-    return fmt::format("STAGES={} is outside [{}, {}]", stages, kMinStages, kMaxStages);
+  if (stages < kMinWgmmaStages || stages > kMaxWgmmaStages) {
+    return fmt::format("STAGES={} is outside [{}, {}]", stages, kMinWgmmaStages, kMaxWgmmaStages);
   }
   const int64_t split_k = config.at("SPLIT_K");
   const int64_t k_tiles = ceil_div(problem.dim("k"), kBlockK);

@@ -8,8 +8,8 @@
 namespace ktune::kernel_templates {
 namespace {
 
-constexpr int64_t kMaxGridY = 65535;  // CUDA limit of gridDim.y (the splits)
-constexpr int64_t kMaxWarps = 32;     // 1024 threads a block
+constexpr int64_t kMaxGemvSplits = 65535;  // CUDA limit of gridDim.y (the splits)
+constexpr int64_t kMaxGemvWarps = 32;      // 1024 threads a block
 // partial[WARPS][ROWS * MT] floats must fit the 48 KiB of static shared memory.
 constexpr int64_t kStaticSmemLimit = 48 * 1024;
 
@@ -43,9 +43,9 @@ std::optional<std::string> GemvSpec::rejection(const Problem& problem, const Con
     return fmt::format("BLOCK_K={} is not a multiple of {} (32 lanes x 16 bytes of {})", bk, lane_chunk,
                        ktune::to_string(problem.dtype));
   }
-  if (warps > kMaxWarps) return fmt::format("WARPS={} exceeds {}", warps, kMaxWarps);
-  if (config.at("SPLIT_K") > kMaxGridY)
-    return fmt::format("SPLIT_K={} exceeds {}", config.at("SPLIT_K"), kMaxGridY);
+  if (warps > kMaxGemvWarps) return fmt::format("WARPS={} exceeds {}", warps, kMaxGemvWarps);
+  if (config.at("SPLIT_K") > kMaxGemvSplits)
+    return fmt::format("SPLIT_K={} exceeds {}", config.at("SPLIT_K"), kMaxGemvSplits);
   if (warps * rows * m_tile(problem.dim("m")) * 4 > kStaticSmemLimit) {
     return fmt::format("WARPS*ROWS_PER_BLOCK*{} partial sums exceed 48 KiB of shared memory",
                        m_tile(problem.dim("m")));

@@ -11,17 +11,17 @@ namespace {
 using namespace ops_detail;
 
 /// Dynamic shared memory a block may take: sm_90's, less the static scratch and barriers.
-constexpr int64_t kMaxDynamicBytes = kMaxSharedBytes - 256;
-constexpr int64_t kMaxStages = 8;
-constexpr int64_t kMaxSteps = 1024;
-constexpr int64_t kCopyUnit = 16;  // bulk copies move 16-byte units from 16-byte aligned addresses
+constexpr int64_t kMaxRmsBulkDynamicBytes = kMaxSharedBytes - 256;
+constexpr int64_t kMaxRmsBulkStages = 8;
+constexpr int64_t kMaxRmsBulkSteps = 1024;
+constexpr int64_t kRmsBulkCopyUnit = 16;  // bulk copies move 16-byte units from 16-byte aligned addresses
 
-const RmsNormSpec& rowwise() {
+const RmsNormSpec& rowwise_rmsnorm() {
   static const RmsNormSpec kRowwise;
   return kRowwise;
 }
 
-bool has_residual(const Problem& p) { return p.layout == "residual"; }
+bool bulk_has_residual(const Problem& p) { return p.layout == "residual"; }
 
 int64_t row_bytes(const Problem& problem) {
   return problem.dim("hidden") * static_cast<int64_t>(ktune::size_of(problem.dtype));
@@ -30,7 +30,7 @@ int64_t row_bytes(const Problem& problem) {
 }  // namespace
 
 int64_t RmsNormBulkSpec::shared_bytes(const Problem& problem, const Config& config) {
-  const int64_t inputs = has_residual(problem) ? 2 : 1;
+  const int64_t inputs = bulk_has_residual(problem) ? 2 : 1;
   return (1 + config.at("STAGES") * inputs) * row_bytes(problem);
 }
 
@@ -39,12 +39,12 @@ std::optional<std::string> RmsNormBulkSpec::arch_rejection(std::string_view arch
 }
 
 std::optional<std::string> RmsNormBulkSpec::rejection(const Problem& problem, const Config& config) const {
-  if (auto why = rowwise().problem_rejection(problem)) return why;
+  if (auto why = rowwise_rmsnorm().problem_rejection(problem)) return why;
   if (auto why = params_rejection(variant(), config, param_names())) return why;
   if (auto why = threads_rejection(config.at("THREADS"))) return why;
   const int64_t stages = config.at("STAGES");
-  if (auto why = range_rejection("STAGES", stages, 2, kMaxStages)) return why;
-  if (auto why = range_rejection("STEPS", config.at("STEPS"), 1, kMaxSteps)) return why;
+  if (auto why = range_rejection("STAGES", stages, 2, kMaxRmsBulkStages)) return why;
+  if (auto why = range_rejection("STEPS", config.at("STEPS"), 1, kMaxRmsBulkSteps)) return why;
   const int64_t write = config.at("WRITE");
   if (write > 1) return fmt::format("WRITE={} is neither 0 nor 1", write);
   if (write == 1 && stages < 3) {
@@ -54,16 +54,16 @@ std::optional<std::string> RmsNormBulkSpec::rejection(const Problem& problem, co
         stages);
   }
   if (auto why = copy_unit_rejection("hidden", problem.dim("hidden"), problem.dtype)) return why;
-  if (shared_bytes(problem, config) > kMaxDynamicBytes) {
+  if (shared_bytes(problem, config) > kMaxRmsBulkDynamicBytes) {
     return fmt::format("STAGES={} rows of hidden={} need {} bytes of shared memory (at most {})", stages,
-                       problem.dim("hidden"), shared_bytes(problem, config), kMaxDynamicBytes);
+                       problem.dim("hidden"), shared_bytes(problem, config), kMaxRmsBulkDynamicBytes);
   }
   return std::nullopt;
 }
 
 std::string RmsNormBulkSpec::canonical_name(const Problem& problem, const Config& config) const {
   return fmt::format("rmsnorm.{}{}.bulk.t{}.s{}.n{}.w{}", ktune::to_string(problem.dtype),
-                     has_residual(problem) ? ".residual" : "", config.at("THREADS"), config.at("STAGES"),
+                     bulk_has_residual(problem) ? ".residual" : "", config.at("THREADS"), config.at("STAGES"),
                      config.at("STEPS"), config.at("WRITE"));
 }
 
@@ -71,9 +71,10 @@ CompileSpec RmsNormBulkSpec::compile_spec(const Problem& problem, const Config& 
   throw_if(rejection(problem, config));
   CompileSpec spec;
   spec.source_name = std::string(source_name());
-  spec.name_expressions = {fmt::format(
-      "ktune_rmsnorm_bulk<{},{},{},{},{},{}>", config.at("THREADS"), config.at("STAGES"), config.at("STEPS"),
-      config.at("WRITE"), has_residual(problem) ? "true" : "false", ktune::cuda_type_name(problem.dtype))};
+  spec.name_expressions = {fmt::format("ktune_rmsnorm_bulk<{},{},{},{},{},{}>", config.at("THREADS"),
+                                       config.at("STAGES"), config.at("STEPS"), config.at("WRITE"),
+                                       bulk_has_residual(problem) ? "true" : "false",
+                                       ktune::cuda_type_name(problem.dtype))};
   spec.options = {"-std=c++17"};
   return spec;
 }
@@ -92,26 +93,27 @@ LaunchPlan RmsNormBulkSpec::launch_plan(const Problem& problem, const Config& co
   return p;
 }
 
-WorkCounts RmsNormBulkSpec::work(const Problem& problem) const { return rowwise().work(problem); }
+WorkCounts RmsNormBulkSpec::work(const Problem& problem) const { return rowwise_rmsnorm().work(problem); }
 
 std::vector<AlignmentRule> RmsNormBulkSpec::alignment(const Problem& problem, const Config& config) const {
   (void)config;
   const std::string note = "bulk copies (cp.async.bulk) of whole rows need 16-byte aligned addresses";
-  std::vector<AlignmentRule> out = {
-      {"x", kCopyUnit, true, note}, {"w", kCopyUnit, true, note}, {"y", kCopyUnit, true, note}};
-  if (has_residual(problem)) {
-    out.push_back({"residual", kCopyUnit, true, note});
-    out.push_back({"residual_out", kCopyUnit, true, note});
+  std::vector<AlignmentRule> out = {{"x", kRmsBulkCopyUnit, true, note},
+                                    {"w", kRmsBulkCopyUnit, true, note},
+                                    {"y", kRmsBulkCopyUnit, true, note}};
+  if (bulk_has_residual(problem)) {
+    out.push_back({"residual", kRmsBulkCopyUnit, true, note});
+    out.push_back({"residual_out", kRmsBulkCopyUnit, true, note});
   }
   return out;
 }
 
 ReferenceSpec RmsNormBulkSpec::reference(const Problem& problem) const {
-  return rowwise().reference(problem);
+  return rowwise_rmsnorm().reference(problem);
 }
 
 HostTensors RmsNormBulkSpec::cpu_reference(const Problem& problem, const HostTensors& inputs) const {
-  return rowwise().cpu_reference(problem, inputs);
+  return rowwise_rmsnorm().cpu_reference(problem, inputs);
 }
 
 Config RmsNormBulkSpec::default_config(const Problem& problem) const {
@@ -119,6 +121,6 @@ Config RmsNormBulkSpec::default_config(const Problem& problem) const {
   return {"bulk", {{"THREADS", 256}, {"STAGES", 2}, {"STEPS", 4}, {"WRITE", 0}}};
 }
 
-std::vector<std::string> RmsNormBulkSpec::layouts() const { return rowwise().layouts(); }
+std::vector<std::string> RmsNormBulkSpec::layouts() const { return rowwise_rmsnorm().layouts(); }
 
 }  // namespace ktune::kernel_templates

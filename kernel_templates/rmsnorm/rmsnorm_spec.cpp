@@ -11,14 +11,14 @@ namespace {
 
 using namespace ops_detail;
 
-const std::vector<std::string>& modes() {
+const std::vector<std::string>& rms_modes() {
   static const std::vector<std::string> kModes = {"", "residual"};
   return kModes;
 }
 
-bool has_residual(const Problem& p) { return p.layout == "residual"; }
+bool rms_has_residual(const Problem& p) { return p.layout == "residual"; }
 
-const std::vector<double>& input(const HostTensors& inputs, const char* name) {
+const std::vector<double>& rms_input(const HostTensors& inputs, const char* name) {
   const auto it = inputs.find(name);
   if (it == inputs.end())
     throw Error(ErrorKind::kBadInput, fmt::format("rmsnorm cpu reference needs input '{}'", name));
@@ -34,7 +34,7 @@ int64_t RmsNormSpec::chunks(int64_t hidden, const Config& config) {
 std::optional<std::string> RmsNormSpec::problem_rejection(const Problem& problem) const {
   if (auto why = dims_rejection(kernel(), problem, dims())) return why;
   if (auto why = dtype_rejection(kernel(), problem.dtype)) return why;
-  if (!parse_mode(problem.layout, modes())) {
+  if (!parse_mode(problem.layout, rms_modes())) {
     return fmt::format("rmsnorm mode '{}' is neither '' (plain) nor 'residual'", problem.layout);
   }
   return std::nullopt;
@@ -64,7 +64,7 @@ std::optional<std::string> RmsNormSpec::rejection(const Problem& problem, const 
 
 std::string RmsNormSpec::canonical_name(const Problem& problem, const Config& config) const {
   return fmt::format("rmsnorm.{}{}.t{}.r{}.v{}.reg{}", ktune::to_string(problem.dtype),
-                     has_residual(problem) ? ".residual" : "", config.at("THREADS"), config.at("ROWS"),
+                     rms_has_residual(problem) ? ".residual" : "", config.at("THREADS"), config.at("ROWS"),
                      config.at("VEC"), config.at("REG"));
 }
 
@@ -75,7 +75,7 @@ CompileSpec RmsNormSpec::compile_spec(const Problem& problem, const Config& conf
   spec.source_name = std::string(source_name());
   spec.name_expressions = {fmt::format(
       "ktune_rmsnorm<{},{},{},{},{},{}>", config.at("THREADS"), config.at("ROWS"), config.at("VEC"), c,
-      has_residual(problem) ? "true" : "false", ktune::cuda_type_name(problem.dtype))};
+      rms_has_residual(problem) ? "true" : "false", ktune::cuda_type_name(problem.dtype))};
   spec.options = {"-std=c++17"};
   return spec;
 }
@@ -83,7 +83,7 @@ CompileSpec RmsNormSpec::compile_spec(const Problem& problem, const Config& conf
 std::vector<TensorSpec> RmsNormSpec::tensors(const Problem& problem) {
   const int64_t rows = problem.dim("rows");
   const int64_t hidden = problem.dim("hidden");
-  const bool res = has_residual(problem);
+  const bool res = rms_has_residual(problem);
   std::vector<TensorSpec> out;
   out.push_back({"x", TensorRole::kInput, problem.dtype, rows * hidden});
   if (res) out.push_back({"residual", TensorRole::kInput, problem.dtype, rows * hidden});
@@ -94,7 +94,7 @@ std::vector<TensorSpec> RmsNormSpec::tensors(const Problem& problem) {
 }
 
 std::vector<ArgSpec> RmsNormSpec::launch_args(const Problem& problem) {
-  const bool res = has_residual(problem);
+  const bool res = rms_has_residual(problem);
   return {ArgSpec::of_tensor("x"),
           res ? ArgSpec::of_tensor("residual") : ArgSpec::null_pointer(),
           ArgSpec::of_tensor("w"),
@@ -122,7 +122,7 @@ WorkCounts RmsNormSpec::work(const Problem& problem) const {
   const double n = static_cast<double>(problem.dim("rows")) * static_cast<double>(problem.dim("hidden"));
   const double es = static_cast<double>(ktune::size_of(problem.dtype));
   const double w = static_cast<double>(problem.dim("hidden")) * es;
-  if (has_residual(problem)) return {4.0 * n, 4.0 * n * es + w};
+  if (rms_has_residual(problem)) return {4.0 * n, 4.0 * n * es + w};
   return {3.0 * n, 2.0 * n * es + w};
 }
 
@@ -134,7 +134,7 @@ std::vector<AlignmentRule> RmsNormSpec::alignment(const Problem& problem, const 
       bytes, bytes);
   std::vector<AlignmentRule> out = {
       {"x", bytes, false, note}, {"w", bytes, false, note}, {"y", bytes, false, note}};
-  if (has_residual(problem)) {
+  if (rms_has_residual(problem)) {
     out.push_back({"residual", bytes, false, note});
     out.push_back({"residual_out", bytes, false, note});
   }
@@ -145,7 +145,7 @@ ReferenceSpec RmsNormSpec::reference(const Problem& problem) const {
   throw_if(problem_rejection(problem));
   const int64_t rows = problem.dim("rows");
   const int64_t hidden = problem.dim("hidden");
-  const bool res = has_residual(problem);
+  const bool res = rms_has_residual(problem);
   constexpr int64_t kRowsPerBlock = 4;  // rmsnorm_reference.cu: a warp a row, 128 threads
   ReferenceSpec r;
   r.compile.source_name = "rmsnorm_reference.cu";
@@ -178,10 +178,10 @@ ReferenceSpec RmsNormSpec::reference(const Problem& problem) const {
 
 HostTensors RmsNormSpec::cpu_reference(const Problem& problem, const HostTensors& inputs) const {
   throw_if(problem_rejection(problem));
-  const bool res = has_residual(problem);
+  const bool res = rms_has_residual(problem);
   static const std::vector<double> kNone;
   RmsNormResult r =
-      rmsnorm_f64(input(inputs, "x"), res ? input(inputs, "residual") : kNone, input(inputs, "w"),
+      rmsnorm_f64(rms_input(inputs, "x"), res ? rms_input(inputs, "residual") : kNone, rms_input(inputs, "w"),
                   problem.dim("rows"), problem.dim("hidden"), kEps, problem.dtype);
   HostTensors out;
   out["y"] = std::move(r.y);
@@ -193,6 +193,6 @@ Config RmsNormSpec::default_config(const Problem& problem) const {
   return {"rowwise", {{"THREADS", 256}, {"ROWS", 1}, {"VEC", vec16(problem.dtype)}, {"REG", 0}}};
 }
 
-std::vector<std::string> RmsNormSpec::layouts() const { return modes(); }
+std::vector<std::string> RmsNormSpec::layouts() const { return rms_modes(); }
 
 }  // namespace ktune::kernel_templates

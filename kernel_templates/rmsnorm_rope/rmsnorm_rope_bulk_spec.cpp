@@ -11,23 +11,24 @@ namespace {
 using namespace ops_detail;
 
 /// Dynamic shared memory a block may take: sm_90's, less the barriers.
-constexpr int64_t kMaxDynamicBytes = kMaxSharedBytes - 128;
-constexpr int64_t kMaxStages = 8;
-constexpr int64_t kMaxSteps = 1024;
+constexpr int64_t kMaxRopeBulkDynamicBytes = kMaxSharedBytes - 128;
+constexpr int64_t kMaxRopeBulkStages = 8;
+constexpr int64_t kMaxRopeBulkSteps = 1024;
 
 const RmsNormRopeSpec& headwise() {
   static const RmsNormRopeSpec kHeadwise;
   return kHeadwise;
 }
 
-int64_t elem_bytes(const Problem& p) { return static_cast<int64_t>(ktune::size_of(p.dtype)); }
+int64_t rope_elem_bytes(const Problem& p) { return static_cast<int64_t>(ktune::size_of(p.dtype)); }
 
 }  // namespace
 
 int64_t RmsNormRopeBulkSpec::shared_bytes(const Problem& problem, const Config& config) {
   const int64_t d = problem.dim("head_dim");
-  const int64_t stage = (problem.dim("heads_q") + problem.dim("heads_kv")) * d * elem_bytes(problem) + d * 4;
-  return 2 * d * elem_bytes(problem) + config.at("STAGES") * stage;
+  const int64_t stage =
+      (problem.dim("heads_q") + problem.dim("heads_kv")) * d * rope_elem_bytes(problem) + d * 4;
+  return 2 * d * rope_elem_bytes(problem) + config.at("STAGES") * stage;
 }
 
 std::optional<std::string> RmsNormRopeBulkSpec::arch_rejection(std::string_view arch) const {
@@ -40,12 +41,12 @@ std::optional<std::string> RmsNormRopeBulkSpec::rejection(const Problem& problem
   if (auto why = params_rejection(variant(), config, param_names())) return why;
   if (auto why = threads_rejection(config.at("THREADS"))) return why;
   const int64_t stages = config.at("STAGES");
-  if (auto why = range_rejection("STAGES", stages, 2, kMaxStages)) return why;
-  if (auto why = range_rejection("STEPS", config.at("STEPS"), 1, kMaxSteps)) return why;
-  if (shared_bytes(problem, config) > kMaxDynamicBytes) {
+  if (auto why = range_rejection("STAGES", stages, 2, kMaxRopeBulkStages)) return why;
+  if (auto why = range_rejection("STEPS", config.at("STEPS"), 1, kMaxRopeBulkSteps)) return why;
+  if (shared_bytes(problem, config) > kMaxRopeBulkDynamicBytes) {
     return fmt::format("STAGES={} stages of {} heads need {} bytes of shared memory (at most {})", stages,
                        problem.dim("heads_q") + problem.dim("heads_kv"), shared_bytes(problem, config),
-                       kMaxDynamicBytes);
+                       kMaxRopeBulkDynamicBytes);
   }
   return std::nullopt;
 }

@@ -12,12 +12,12 @@ namespace {
 
 using namespace ops_detail;
 
-const std::vector<std::string>& modes() {
+const std::vector<std::string>& rope_modes() {
   static const std::vector<std::string> kModes = {"neox", "gptj"};
   return kModes;
 }
 
-const std::vector<double>& input(const HostTensors& inputs, const char* name) {
+const std::vector<double>& rope_input(const HostTensors& inputs, const char* name) {
   const auto it = inputs.find(name);
   if (it == inputs.end()) {
     throw Error(ErrorKind::kBadInput, fmt::format("rmsnorm_rope cpu reference needs input '{}'", name));
@@ -25,7 +25,7 @@ const std::vector<double>& input(const HostTensors& inputs, const char* name) {
   return it->second;
 }
 
-std::vector<TensorSpec> input_tensors(const Problem& p) {
+std::vector<TensorSpec> rope_input_tensors(const Problem& p) {
   const int64_t t = p.dim("tokens");
   const int64_t d = p.dim("head_dim");
   return {
@@ -46,7 +46,7 @@ std::vector<ArgSpec> common_args() {
 }  // namespace
 
 RopeStyle RmsNormRopeSpec::style(const Problem& problem) {
-  const auto mode = parse_mode(problem.layout, modes());
+  const auto mode = parse_mode(problem.layout, rope_modes());
   if (!mode)
     throw Error(ErrorKind::kBadInput,
                 fmt::format("rmsnorm_rope mode '{}' is neither 'neox' nor 'gptj'", problem.layout));
@@ -56,7 +56,7 @@ RopeStyle RmsNormRopeSpec::style(const Problem& problem) {
 std::optional<std::string> RmsNormRopeSpec::problem_rejection(const Problem& problem) const {
   if (auto why = dims_rejection(kernel(), problem, dims())) return why;
   if (auto why = dtype_rejection(kernel(), problem.dtype)) return why;
-  if (!parse_mode(problem.layout, modes())) {
+  if (!parse_mode(problem.layout, rope_modes())) {
     return fmt::format("rmsnorm_rope mode '{}' is neither 'neox' nor 'gptj'", problem.layout);
   }
   const int64_t d = problem.dim("head_dim");
@@ -98,7 +98,7 @@ std::optional<std::string> RmsNormRopeSpec::rejection(const Problem& problem, co
 }
 
 std::string RmsNormRopeSpec::canonical_name(const Problem& problem, const Config& config) const {
-  const auto mode = parse_mode(problem.layout, modes()).value_or(problem.layout);
+  const auto mode = parse_mode(problem.layout, rope_modes()).value_or(problem.layout);
   return fmt::format("rmsnorm_rope.{}.{}.t{}.h{}.v{}.i{}.o{}", ktune::to_string(problem.dtype), mode,
                      config.at("THREADS"), config.at("HEADS"), config.at("VEC"), config.at("ITEMS"),
                      config.at("OCC"));
@@ -119,7 +119,7 @@ CompileSpec RmsNormRopeSpec::compile_spec(const Problem& problem, const Config& 
 std::vector<TensorSpec> RmsNormRopeSpec::tensors(const Problem& problem) {
   const int64_t t = problem.dim("tokens");
   const int64_t d = problem.dim("head_dim");
-  std::vector<TensorSpec> out = input_tensors(problem);
+  std::vector<TensorSpec> out = rope_input_tensors(problem);
   out.push_back({"q_out", TensorRole::kOutput, problem.dtype, t * problem.dim("heads_q") * d});
   out.push_back({"k_out", TensorRole::kOutput, problem.dtype, t * problem.dim("heads_kv") * d});
   return out;
@@ -191,7 +191,7 @@ ReferenceSpec RmsNormRopeSpec::reference(const Problem& problem) const {
                   style(problem) == RopeStyle::kGptj ? "true" : "false");
   r.compile.name_expressions = {expr};
   r.compile.options = {"-std=c++17"};
-  r.plan.tensors = input_tensors(problem);
+  r.plan.tensors = rope_input_tensors(problem);
   r.plan.tensors.push_back({"q_ref", TensorRole::kOutput, DType::kF32, t * hq * d});
   r.plan.tensors.push_back({"k_ref", TensorRole::kOutput, DType::kF32, t * hk * d});
   KernelLaunch l;
@@ -214,16 +214,18 @@ HostTensors RmsNormRopeSpec::cpu_reference(const Problem& problem, const HostTen
   throw_if(problem_rejection(problem));
   const int64_t t = problem.dim("tokens");
   const int64_t d = problem.dim("head_dim");
-  const auto& pos_values = input(inputs, "positions");
+  const auto& pos_values = rope_input(inputs, "positions");
   std::vector<int32_t> positions(pos_values.size());
   std::transform(pos_values.begin(), pos_values.end(), positions.begin(),
                  [](double v) { return static_cast<int32_t>(static_cast<int64_t>(v)); });
-  const int64_t max_pos = static_cast<int64_t>(input(inputs, "cos_sin").size()) / d;
+  const int64_t max_pos = static_cast<int64_t>(rope_input(inputs, "cos_sin").size()) / d;
   HostTensors out;
-  out["q_out"] = rmsnorm_rope_f64(input(inputs, "q"), input(inputs, "q_weight"), input(inputs, "cos_sin"),
-                                  positions, t, problem.dim("heads_q"), d, max_pos, style(problem), kEps);
-  out["k_out"] = rmsnorm_rope_f64(input(inputs, "k"), input(inputs, "k_weight"), input(inputs, "cos_sin"),
-                                  positions, t, problem.dim("heads_kv"), d, max_pos, style(problem), kEps);
+  out["q_out"] =
+      rmsnorm_rope_f64(rope_input(inputs, "q"), rope_input(inputs, "q_weight"), rope_input(inputs, "cos_sin"),
+                       positions, t, problem.dim("heads_q"), d, max_pos, style(problem), kEps);
+  out["k_out"] =
+      rmsnorm_rope_f64(rope_input(inputs, "k"), rope_input(inputs, "k_weight"), rope_input(inputs, "cos_sin"),
+                       positions, t, problem.dim("heads_kv"), d, max_pos, style(problem), kEps);
   return out;
 }
 
@@ -231,6 +233,6 @@ Config RmsNormRopeSpec::default_config(const Problem&) const {
   return {"headwise", {{"THREADS", 16}, {"HEADS", 8}, {"VEC", 2}, {"ITEMS", 1}, {"OCC", 0}}};
 }
 
-std::vector<std::string> RmsNormRopeSpec::layouts() const { return modes(); }
+std::vector<std::string> RmsNormRopeSpec::layouts() const { return rope_modes(); }
 
 }  // namespace ktune::kernel_templates

@@ -13,25 +13,25 @@ using namespace ops_detail;
 /// Dynamic shared memory a block may take: sm_90's, less the reduction scratch of 1024 threads,
 /// the partial and the pieces' barriers.
 constexpr int64_t kMaxSegmentBytes = kMaxSharedBytes - 512;
-constexpr int64_t kMaxCluster = 8;  // the portable cluster size
-constexpr int64_t kCopyUnit = 16;   // bulk copies and vector stores move 16-byte units
+constexpr int64_t kMaxSoftmaxCluster = 8;  // the portable cluster size
+constexpr int64_t kSoftmaxCopyUnit = 16;   // bulk copies and vector stores move 16-byte units
 
-const SoftmaxSpec& rowwise() {
+const SoftmaxSpec& rowwise_softmax() {
   static const SoftmaxSpec kRowwise;
   return kRowwise;
 }
 
-int64_t elem_bytes(const Problem& p) { return static_cast<int64_t>(ktune::size_of(p.dtype)); }
+int64_t softmax_elem_bytes(const Problem& p) { return static_cast<int64_t>(ktune::size_of(p.dtype)); }
 
 }  // namespace
 
 int64_t SoftmaxClusterSpec::segment(const Problem& problem, const Config& config) {
-  const int64_t vec = kCopyUnit / elem_bytes(problem);
+  const int64_t vec = kSoftmaxCopyUnit / softmax_elem_bytes(problem);
   return ceil_div(ceil_div(problem.dim("cols"), config.at("CLUSTER")), vec) * vec;
 }
 
 int64_t SoftmaxClusterSpec::segment_bytes(const Problem& problem, const Config& config) {
-  return segment(problem, config) * elem_bytes(problem);
+  return segment(problem, config) * softmax_elem_bytes(problem);
 }
 
 std::optional<std::string> SoftmaxClusterSpec::arch_rejection(std::string_view arch) const {
@@ -39,11 +39,11 @@ std::optional<std::string> SoftmaxClusterSpec::arch_rejection(std::string_view a
 }
 
 std::optional<std::string> SoftmaxClusterSpec::rejection(const Problem& problem, const Config& config) const {
-  if (auto why = rowwise().problem_rejection(problem)) return why;
+  if (auto why = rowwise_softmax().problem_rejection(problem)) return why;
   if (auto why = params_rejection(variant(), config, param_names())) return why;
   if (auto why = threads_rejection(config.at("THREADS"))) return why;
   const int64_t cluster = config.at("CLUSTER");
-  if (auto why = range_rejection("CLUSTER", cluster, 1, kMaxCluster)) return why;  // the portable size
+  if (auto why = range_rejection("CLUSTER", cluster, 1, kMaxSoftmaxCluster)) return why;  // the portable size
   if (auto why = copy_unit_rejection("cols", problem.dim("cols"), problem.dtype)) return why;
   if (segment_bytes(problem, config) > kMaxSegmentBytes) {
     return fmt::format("CLUSTER={} leaves {} bytes of cols={} a block (at most {}): use a larger cluster",
@@ -86,28 +86,28 @@ LaunchPlan SoftmaxClusterSpec::launch_plan(const Problem& problem, const Config&
   return p;
 }
 
-WorkCounts SoftmaxClusterSpec::work(const Problem& problem) const { return rowwise().work(problem); }
+WorkCounts SoftmaxClusterSpec::work(const Problem& problem) const { return rowwise_softmax().work(problem); }
 
 std::vector<AlignmentRule> SoftmaxClusterSpec::alignment(const Problem& problem, const Config&) const {
   const std::string note = "bulk copies of x and 16-byte stores of y need 16-byte aligned rows";
-  std::vector<AlignmentRule> out = {{"x", kCopyUnit, true, note}, {"y", kCopyUnit, true, note}};
+  std::vector<AlignmentRule> out = {{"x", kSoftmaxCopyUnit, true, note}, {"y", kSoftmaxCopyUnit, true, note}};
   if (SoftmaxSpec::mask(problem) == SoftmaxMask::kPadding)
     out.push_back({"lengths", 4, true, "int32 lengths"});
   return out;
 }
 
 ReferenceSpec SoftmaxClusterSpec::reference(const Problem& problem) const {
-  return rowwise().reference(problem);
+  return rowwise_softmax().reference(problem);
 }
 
 HostTensors SoftmaxClusterSpec::cpu_reference(const Problem& problem, const HostTensors& inputs) const {
-  return rowwise().cpu_reference(problem, inputs);
+  return rowwise_softmax().cpu_reference(problem, inputs);
 }
 
 Config SoftmaxClusterSpec::default_config(const Problem&) const {
   return {"cluster", {{"THREADS", 512}, {"CLUSTER", 8}}};
 }
 
-std::vector<std::string> SoftmaxClusterSpec::layouts() const { return rowwise().layouts(); }
+std::vector<std::string> SoftmaxClusterSpec::layouts() const { return rowwise_softmax().layouts(); }
 
 }  // namespace ktune::kernel_templates

@@ -12,7 +12,7 @@ namespace {
 
 using namespace ops_detail;
 
-const std::vector<std::string>& modes() {
+const std::vector<std::string>& softmax_modes() {
   static const std::vector<std::string> kModes = {"", "causal", "padding"};
   return kModes;
 }
@@ -28,7 +28,7 @@ std::string type_args(const Problem& p, const Config& c) {
                      ktune::cuda_type_name(p.dtype));
 }
 
-std::vector<ArgSpec> args(const Problem& p, const char* out, bool padding) {
+std::vector<ArgSpec> softmax_args(const Problem& p, const char* out, bool padding) {
   return {ArgSpec::of_tensor("x"),
           ArgSpec::of_tensor(out),
           padding ? ArgSpec::of_tensor("lengths") : ArgSpec::null_pointer(),
@@ -41,7 +41,7 @@ std::vector<ArgSpec> args(const Problem& p, const char* out, bool padding) {
 }  // namespace
 
 SoftmaxMask SoftmaxSpec::mask(const Problem& problem) {
-  const auto m = parse_mode(problem.layout, modes());
+  const auto m = parse_mode(problem.layout, softmax_modes());
   if (!m) {
     throw Error(
         ErrorKind::kBadInput,
@@ -75,7 +75,7 @@ int SoftmaxSpec::mask_code(const Problem& problem) {
 }
 
 std::string SoftmaxSpec::name_prefix(const Problem& problem) {
-  const std::string mode = parse_mode(problem.layout, modes()).value_or(problem.layout);
+  const std::string mode = parse_mode(problem.layout, softmax_modes()).value_or(problem.layout);
   return fmt::format("softmax.{}{}{}", ktune::to_string(problem.dtype), mode.empty() ? "" : ".", mode);
 }
 
@@ -92,13 +92,13 @@ std::vector<TensorSpec> SoftmaxSpec::tensors(const Problem& problem) {
 }
 
 std::vector<ArgSpec> SoftmaxSpec::launch_args(const Problem& problem, const char* out) {
-  return args(problem, out, mask(problem) == SoftmaxMask::kPadding);
+  return softmax_args(problem, out, mask(problem) == SoftmaxMask::kPadding);
 }
 
 std::optional<std::string> SoftmaxSpec::problem_rejection(const Problem& problem) const {
   if (auto why = dims_rejection(kernel(), problem, dims())) return why;
   if (auto why = dtype_rejection(kernel(), problem.dtype)) return why;
-  if (!parse_mode(problem.layout, modes())) {
+  if (!parse_mode(problem.layout, softmax_modes())) {
     return fmt::format("softmax mode '{}' is none of '' (no mask), 'causal', 'padding'", problem.layout);
   }
   return std::nullopt;
@@ -183,7 +183,7 @@ LaunchPlan SoftmaxSpec::launch_plan(const Problem& problem, const Config& config
     // Two launches over grid (SPLIT, rows): partial (max, sum) of each segment, then the output.
     p.tensors.push_back({"partials", TensorRole::kWorkspace, DType::kF32, rows * sp * 2});
     const auto seg = ArgSpec::i32(static_cast<int32_t>(segment(problem.dim("cols"), config)));
-    std::vector<ArgSpec> base = args(problem, "y", padding);
+    std::vector<ArgSpec> base = softmax_args(problem, "y", padding);
     KernelLaunch partial;
     partial.name_expression = c.name_expressions[0];
     partial.dims.grid = {u32(sp), u32(rows), 1};
@@ -202,7 +202,7 @@ LaunchPlan SoftmaxSpec::launch_plan(const Problem& problem, const Config& config
   l.dims.grid = {u32(ceil_div(rows, config.at("ROWS"))), 1, 1};
   l.dims.block = {u32(config.at("THREADS") * config.at("ROWS")), 1, 1};
   if (config.at("ONLINE") == 2) l.dims.dynamic_smem_bytes = u32(staged_bytes(problem));
-  l.args = args(problem, "y", padding);
+  l.args = softmax_args(problem, "y", padding);
   p.launches.push_back(l);
   return p;
 }
@@ -246,7 +246,7 @@ ReferenceSpec SoftmaxSpec::reference(const Problem& problem) const {
   l.name_expression = expr;
   l.dims.grid = {u32(ceil_div(rows, kRowsPerBlock)), 1, 1};
   l.dims.block = {u32(32 * kRowsPerBlock), 1, 1};
-  l.args = args(problem, "y_ref", padding);
+  l.args = softmax_args(problem, "y_ref", padding);
   r.plan.launches = {l};
   r.compare = {{"y", "y_ref"}};
   return r;
@@ -273,6 +273,6 @@ Config SoftmaxSpec::default_config(const Problem& problem) const {
   return {"rowwise", {{"THREADS", 256}, {"ROWS", 1}, {"VEC", vec16(problem.dtype)}, {"ONLINE", 1}}};
 }
 
-std::vector<std::string> SoftmaxSpec::layouts() const { return modes(); }
+std::vector<std::string> SoftmaxSpec::layouts() const { return softmax_modes(); }
 
 }  // namespace ktune::kernel_templates

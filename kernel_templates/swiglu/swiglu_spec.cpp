@@ -11,7 +11,7 @@ namespace {
 
 using namespace ops_detail;
 
-const std::vector<std::string>& modes() {
+const std::vector<std::string>& swiglu_modes() {
   static const std::vector<std::string> kModes = {"fused", "split"};
   return kModes;
 }
@@ -24,7 +24,7 @@ std::vector<TensorSpec> inputs_of(const Problem& p) {
   return {{"x", TensorRole::kInput, p.dtype, 2 * n}};
 }
 
-std::vector<ArgSpec> args(const Problem& p, const char* out) {
+std::vector<ArgSpec> swiglu_args(const Problem& p, const char* out) {
   const bool s = SwigluSpec::split(p);
   return {ArgSpec::of_tensor(s ? "gate" : "x"), s ? ArgSpec::of_tensor("up") : ArgSpec::null_pointer(),
           ArgSpec::of_tensor(out), ArgSpec::i32(static_cast<int32_t>(p.dim("m"))),
@@ -34,7 +34,7 @@ std::vector<ArgSpec> args(const Problem& p, const char* out) {
 }  // namespace
 
 bool SwigluSpec::split(const Problem& problem) {
-  const auto m = parse_mode(problem.layout, modes());
+  const auto m = parse_mode(problem.layout, swiglu_modes());
   if (!m)
     throw Error(ErrorKind::kBadInput,
                 fmt::format("swiglu mode '{}' is neither 'fused' nor 'split'", problem.layout));
@@ -44,7 +44,7 @@ bool SwigluSpec::split(const Problem& problem) {
 std::optional<std::string> SwigluSpec::problem_rejection(const Problem& problem) const {
   if (auto why = dims_rejection(kernel(), problem, dims())) return why;
   if (auto why = dtype_rejection(kernel(), problem.dtype)) return why;
-  if (!parse_mode(problem.layout, modes())) {
+  if (!parse_mode(problem.layout, swiglu_modes())) {
     return fmt::format("swiglu mode '{}' is neither 'fused' nor 'split'", problem.layout);
   }
   if (problem.dim("m") > kMaxGridY)
@@ -71,7 +71,7 @@ std::optional<std::string> SwigluSpec::rejection(const Problem& problem, const C
 }
 
 std::string SwigluSpec::canonical_name(const Problem& problem, const Config& config) const {
-  const auto mode = parse_mode(problem.layout, modes()).value_or(problem.layout);
+  const auto mode = parse_mode(problem.layout, swiglu_modes()).value_or(problem.layout);
   return fmt::format("swiglu.{}.{}.t{}.v{}.e{}", ktune::to_string(problem.dtype), mode, config.at("THREADS"),
                      config.at("VEC"), config.at("ITEMS"));
 }
@@ -97,7 +97,7 @@ LaunchPlan SwigluSpec::launch_plan(const Problem& problem, const Config& config)
   const int64_t per_block = config.at("THREADS") * config.at("VEC") * config.at("ITEMS");
   l.dims.grid = {u32(ceil_div(problem.dim("i"), per_block)), u32(problem.dim("m")), 1};
   l.dims.block = {u32(config.at("THREADS")), 1, 1};
-  l.args = args(problem, "out");
+  l.args = swiglu_args(problem, "out");
   p.launches.push_back(l);
   return p;
 }
@@ -137,7 +137,7 @@ ReferenceSpec SwigluSpec::reference(const Problem& problem) const {
   l.name_expression = expr;
   l.dims.grid = {u32(ceil_div(n, kThreads)), 1, 1};
   l.dims.block = {u32(kThreads), 1, 1};
-  l.args = args(problem, "out_ref");
+  l.args = swiglu_args(problem, "out_ref");
   r.plan.launches = {l};
   r.compare = {{"out", "out_ref"}};
   return r;
@@ -167,6 +167,6 @@ Config SwigluSpec::default_config(const Problem& problem) const {
   return {"elementwise", {{"THREADS", 256}, {"VEC", vec16(problem.dtype)}, {"ITEMS", 1}}};
 }
 
-std::vector<std::string> SwigluSpec::layouts() const { return modes(); }
+std::vector<std::string> SwigluSpec::layouts() const { return swiglu_modes(); }
 
 }  // namespace ktune::kernel_templates

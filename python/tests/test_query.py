@@ -35,6 +35,14 @@ def test_untuned_shape_falls_back_and_says_so(db, expected):
     assert e.value.code == 4 and "fallback disabled" in str(e.value)
 
 
+def test_a_gpu_the_database_does_not_hold_is_not_found_and_the_error_lists_the_ones_it_holds(db, expected):
+    short = expected["gpu"].split()[-1]  # e.g. "H200" for "NVIDIA H200"
+    with pytest.raises(ktune.NotFoundError) as e:
+        ktune.query("gemm", expected["exact_shape"], "bf16", gpu=short + " no such", db=db)
+    assert e.value.code == 4
+    assert "holds no such GPU" in str(e.value) and f"'{expected['gpu']}'" in str(e.value), str(e.value)
+
+
 def test_bad_input_is_a_value_error_with_exit_code_2(db):
     with pytest.raises(ktune.BadInputError) as e:
         ktune.query("gemm", "m=16,n=4096,k=4096", "int3", db=db)

@@ -65,6 +65,14 @@ TEST(Shape, ErrorsNameTheBadPart) {
   expect_bad("m=1.5", "m=1.5");
 }
 
+TEST(Shape, AnUnnamedShapeIsToldHowToNameItsDimensions) {
+  Rng r;
+  SCOPED_TRACE(r.seed());
+  const std::string text = fmt::format("{}x{}x{}", r.uniform(1, 64), r.uniform(1, 8192), r.uniform(1, 8192));
+  expect_bad(text, "dimensions are named, as name=value pairs: e.g. m=16,n=4096,k=4096");
+  expect_bad(text, "'" + text + "'");
+}
+
 TEST(Shape, LargestValueIsAccepted) { EXPECT_EQ(Shape::parse("m=2147483647").at("m"), 2147483647); }
 
 TEST(Shape, NormalizeReordersAndNamesMissingOrUnknown) {

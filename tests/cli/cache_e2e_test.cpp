@@ -88,6 +88,22 @@ TEST_F(CacheCommandTest, ExportThenImportKeepsEveryWinner) {
   EXPECT_EQ(j.at("measurements_skipped").get<int64_t>(), db_.measurements);
 }
 
+TEST_F(CacheCommandTest, AFailedImportIntoANewDatabaseLeavesNoFileBehind) {
+  const auto not_json = tmp_ / "not-json.db";
+  std::filesystem::copy_file(db_.path, not_json);  // an SQLite file, not an export
+  const auto fresh = tmp_ / "new.db";
+  const auto im = run_ktune({"cache", "import", not_json.string(), "--db", fresh.string()});
+  EXPECT_EQ(im.exit_code, 2) << im.err;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    EXPECT_FALSE(std::filesystem::exists(fresh.string() + suffix))
+        << fresh.string() + suffix << " was left behind";
+  }
+  // An existing database is kept as it was.
+  const auto before = listed(db_.path);
+  EXPECT_NE(run_ktune({"cache", "import", not_json.string(), "--db", db_.path.string()}).exit_code, 0);
+  EXPECT_EQ(listed(db_.path), before);
+}
+
 TEST_F(CacheCommandTest, MergeUnitesDatabasesAndSkipsDuplicates) {
   const auto other = make_test_db(tmp_ / "b.db", seed_ + 1, " (b)");
   const auto all = tmp_ / "all.db";

@@ -129,12 +129,22 @@ TEST_F(QueryTest, UntunedDtypeOrGpuIsNotFound) {
   auto r = run_ktune(args);
   EXPECT_EQ(r.exit_code, 4) << r.err;
   EXPECT_NE(r.err.find("f16"), std::string::npos) << r.err;
+}
+
+TEST_F(QueryTest, AGpuIsNamedByAUniquePartOfItsNameAndAnUnknownOneListsTheDatabasesGpus) {
+  auto args = query("gemm", "m=16,n=4096,k=4096", "bf16");
+  args.insert(args.end(), {"--gpu", "gpu alpha", "--json"});
+  auto r = run_ktune(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("gpu"), "Test GPU Alpha");
 
   args = query("gemm", "m=16,n=4096,k=4096", "bf16");
   args.insert(args.end(), {"--gpu", "Some Other GPU"});
   r = run_ktune(args);
-  EXPECT_EQ(r.exit_code, 4) << r.err;
+  EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("Some Other GPU"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\"Test GPU Alpha\""), std::string::npos)
+      << "lists what the database holds: " << r.err;
 }
 
 TEST_F(QueryTest, MissingDatabaseIsNotFoundWithAHint) {

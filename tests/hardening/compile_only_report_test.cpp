@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -67,13 +68,41 @@ TEST(CompileOnlyReport, SaysTheSweepWasCompileOnly) {
   // CSV, one row a measurement, says it in each compiled config's reason.
   const std::string csv = report(db, reports::Format::kCsv);
   EXPECT_NE(csv.find(",skipped,compile-only,"), std::string::npos);
+
+  // What was compiled is shown: each compiled config's registers (the fake compiler's 64), and the
+  // occupancy they allow, in every format.
+  EXPECT_NE(md.find("Compiled configs"), std::string::npos) << md;
+  EXPECT_NE(md.find("| registers | shared memory | spills | threads | blocks/SM |"), std::string::npos) << md;
+  size_t compiled = 0;
+  for (const nlohmann::json& m : json["measurements"]) {
+    if (m["reason"] != "compile-only") {
+      EXPECT_TRUE(m["compiled"].is_null()) << m.dump();  // a compile error records no registers
+      continue;
+    }
+    ++compiled;
+    const nlohmann::json& c = m["compiled"];
+    ASSERT_TRUE(c.is_object()) << m.dump();
+    EXPECT_EQ(c["registers"], 64);
+    const int64_t threads = c["threads_per_block"], shared = c["shared_bytes"];
+    const int64_t warps = (threads + 31) / 32;
+    const int64_t by_registers = 65536 / (64 * 32 * warps);
+    const int64_t by_shared = shared > 0 ? 233472 / (shared + 1024) : 32;
+    const int64_t expected = std::min({int64_t{32}, 2048 / threads, by_registers, by_shared});
+    EXPECT_EQ(c["blocks_per_sm"].get<int64_t>(), expected) << c.dump();
+    EXPECT_NE(md.find(m["config_name"].get<std::string>()), std::string::npos) << m["config_name"];
+  }
+  EXPECT_GT(compiled, 0u);
+  EXPECT_NE(
+      csv.find(",registers,shared_bytes,spill_bytes,threads_per_block,blocks_per_sm,occupancy_limited_by"),
+      std::string::npos);
   if (!std::filesystem::exists(kChartJs))
     GTEST_SKIP() << "no Chart.js at " << kChartJs << " for the HTML report";
   const std::string html = report(db, reports::Format::kHtml);
   EXPECT_NE(html.find("compile-only sweep"), std::string::npos);
   EXPECT_NE(html.find("nothing was measured"), std::string::npos);
   EXPECT_EQ(html.find("ran correctly"), std::string::npos);
-  EXPECT_EQ(html.find("id=\"winners-0\""), std::string::npos);  // no empty winners table
+  EXPECT_EQ(html.find("id=\"winners-0\""), std::string::npos);    // no empty winners table
+  EXPECT_NE(html.find("id=\"resources-0\""), std::string::npos);  // the compiled configs' table
 }
 
 TEST(CompileOnlyReport, AMeasuredSweepWithoutAWinnerStillSaysNothingRanCorrectly) {

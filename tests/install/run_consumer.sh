@@ -15,6 +15,18 @@ for f in include/ktune/ktune.h include/ktune/ktune_runtime.h include/ktune/ktune
   [[ -e $prefix/$f ]] || { echo "not installed: $f"; exit 1; }
 done
 
+# The installed ktune reads the installed configs (share/ktune/configs), not the source tree's: a
+# preset added only to the installed copy is among those it knows, and the quick preset loads.
+for d in spaces presets shapes; do
+  [[ -d $prefix/share/ktune/configs/$d ]] || { echo "not installed: share/ktune/configs/$d"; exit 1; }
+done
+cp "$prefix/share/ktune/configs/presets/quick.toml" "$prefix/share/ktune/configs/presets/installed_only.toml"
+set +e
+known=$(env -u KTUNE_CONFIGS_DIR "$prefix/bin/ktune" tune --preset no_such_preset --compile-only --arch sm_90 \
+  --db "$work/presets.db" 2>&1)
+set -e
+grep -q "installed_only" <<< "$known" || { echo "the installed ktune does not read share/ktune/configs: $known"; exit 1; }
+
 # Only ktune_-prefixed C symbols and ktune:: C++ symbols are exported, and the two libraries share none.
 for lib in libktune_runtime.so libktune.so; do
   nm -D --defined-only "$prefix/lib/$lib" | awk '{print $3}' | c++filt | sort -u > "$work/$lib.symbols"
@@ -44,7 +56,20 @@ cc $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags ktune) -x c - -o 
 #include "ktune/version.h"
 int main(void) { printf("%s %s\n", ktune_runtime_version(), KTUNE_VERSION_STRING); return 0; }
 C
-LD_LIBRARY_PATH=$prefix/lib "$work/pc_consumer" | grep -q "^$version $version$"
+# No LD_LIBRARY_PATH: the run path from ktune.pc finds the installed libraries.
+env -u LD_LIBRARY_PATH "$work/pc_consumer" | grep -q "^$version $version$"
+
+# The Python package that `cmake --install` lays out finds the installed libraries by itself (no
+# KTUNE_LIBRARY), run from outside the checkout so that no build tree is near.
+site=$(ls -d "$prefix"/lib/python3.*/site-packages)
+[[ -f $site/ktune/__init__.py ]] || { echo "not installed: lib/python3.X/site-packages/ktune"; exit 1; }
+(cd "$work" && env -u KTUNE_LIBRARY PYTHONPATH="$site" "$py" -c "
+import ktune
+got = ktune.query('gemm', '$shape', 'bf16', gpu='$gpu', db='$db')
+assert got['config_name'] == '$config', got
+assert ktune.version() == '$version', ktune.version()
+print('installed python package:', got['config_name'])
+")
 
 # The Python package, installed without network into a folder, uses the installed libraries.
 cp -r "$pysrc" "$work/python-src"

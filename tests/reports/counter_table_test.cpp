@@ -60,13 +60,26 @@ TEST(CounterTable, OneColumnAMetricAndTheReasonAsANote) {
   EXPECT_FALSE(counter_table(data, "softmax").has_metrics());
 }
 
+TEST(CounterTable, EveryDefaultMetricHasAUnit) {
+  EXPECT_EQ(counter_unit("gpu__time_duration.sum"), "ns");
+  EXPECT_EQ(counter_unit("dram__bytes_read.sum"), "bytes");
+  EXPECT_EQ(counter_unit("dram__bytes_write.sum"), "bytes");
+  EXPECT_EQ(counter_unit("sm__throughput.avg.pct_of_peak_sustained_elapsed"), "%");
+  EXPECT_EQ(counter_unit("sm__warps_active.avg.pct_of_peak_sustained_active"), "%");
+  EXPECT_EQ(counter_unit("lts__t_sector_hit_rate.pct"), "%");
+  EXPECT_EQ(counter_unit("dram__bytes.sum.per_second"), "bytes/s");
+  EXPECT_EQ(counter_unit("sm__cycles_elapsed.avg"), "cycles");
+  EXPECT_EQ(counter_unit("launch__registers_per_thread"), "registers");
+  EXPECT_EQ(counter_unit("a_name_without_a_unit"), "");
+}
+
 TEST(CounterTable, MarkdownShowsATableNotJson) {
   const ReportData data = counters_report();
   std::ostringstream out;
   MarkdownReporter().write(data, out);
   const std::string md = out.str();
-  EXPECT_NE(md.find("| shape | dtype | layout | `dram__bytes_read.sum` | "
-                    "`sm__throughput.avg.pct_of_peak_sustained_elapsed` | note |"),
+  EXPECT_NE(md.find("| shape | dtype | layout | `dram__bytes_read.sum` (bytes) | "
+                    "`sm__throughput.avg.pct_of_peak_sustained_elapsed` (%) | note |"),
             std::string::npos)
       << md;
   EXPECT_NE(md.find("| `m=16,n=4096,k=4096` | bf16 | `nt` | 33816576 | 87.3 | |"), std::string::npos) << md;
@@ -83,7 +96,9 @@ TEST(CounterTable, HtmlShowsATableNotJson) {
   const std::string page = testing::write_html(counters_report());
   const std::string table = testing::between(page, "id=\"counters-0\">", "</table>");
   ASSERT_FALSE(table.empty());
-  EXPECT_NE(table.find("<th><code>dram__bytes_read.sum</code></th>"), std::string::npos) << table;
+  EXPECT_NE(table.find("<th><code>dram__bytes_read.sum</code> <span class=\"unit\">(bytes)</span></th>"),
+            std::string::npos)
+      << table;
   EXPECT_NE(table.find("<td class=\"num\">33816576</td><td class=\"num\">87.3</td>"), std::string::npos)
       << table;
   EXPECT_NE(table.find("CUPTI refused: insufficient privileges"), std::string::npos);

@@ -4,6 +4,8 @@
 
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "report_fixture.hpp"
 #include "report_reference.hpp"
 
@@ -34,6 +36,29 @@ TEST(ReportBuilder, WinnersBaselinesAndSpeedupsMatchAnIndependentReference) {
     EXPECT_EQ(data.kernels, (std::vector<std::string>{"copy", "gemm", "softmax"}));
     EXPECT_EQ(data.param_columns, (std::vector<std::string>{"bm", "bn", "stages", "swizzle"}));
     EXPECT_EQ(data.runs.size(), 2u);
+  }
+}
+
+TEST(ReportBuilder, ATemplateConfigsParamsAreOneColumnEach) {
+  testing::Fixture f = testing::make_fixture({.seed = 12});
+  // The stored form of a template config: {"template": T, "params": {...}}.
+  std::map<int64_t, nlohmann::json> flat;
+  for (cache::StoredMeasurement& s : f.measurements) {
+    if (!nlohmann::json::accept(s.m.config_json)) continue;
+    const nlohmann::json params = nlohmann::json::parse(s.m.config_json);
+    flat[s.id] = params;
+    s.m.config_json = nlohmann::json{{"template", s.id % 2 ? "odd" : "even"}, {"params", params}}.dump();
+  }
+  const ReportData data = testing::build(f);
+  EXPECT_EQ(data.param_columns, (std::vector<std::string>{"bm", "bn", "stages", "swizzle", "template"}));
+  for (const ReportRow& row : data.rows) {
+    if (!flat.contains(row.stored.id)) continue;
+    std::map<std::string, std::string> got(row.params.begin(), row.params.end());
+    EXPECT_EQ(got.at("template"), row.stored.id % 2 ? "odd" : "even");
+    EXPECT_FALSE(got.contains("params"));
+    for (const auto& [name, value] : flat.at(row.stored.id).items()) {
+      EXPECT_EQ(got.at(name), value.is_string() ? value.get<std::string>() : value.dump()) << name;
+    }
   }
 }
 

@@ -78,11 +78,30 @@ TEST_F(ReportCliTest, FiltersAndWinners) {
   for (size_t r = 1; r < rows.size(); ++r) EXPECT_EQ(rows[r][static_cast<size_t>(run_col)], "1");
 }
 
+TEST_F(ReportCliTest, AGpuIsNamedByAUniquePartOfItsNameAndAnUnknownOneOrKernelListsWhatExists) {
+  // The fixture's one GPU is "NVIDIA H200 <hostile text>": any case, any unique part of it.
+  ASSERT_EQ(report("--format json --gpu h200 " + out("g.json")), 0) << err_;
+  EXPECT_EQ(nlohmann::json::parse(read("g.json"))["measurements"].size(), fixture_.measurements.size());
+
+  EXPECT_EQ(report("--format json --gpu A100 " + out("none.json")), 2) << err_;
+  EXPECT_NE(err_.find("holds no such GPU"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("NVIDIA H200"), std::string::npos) << err_;
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "none.json"));
+
+  EXPECT_EQ(report("--format json --kernel gem " + out("k.json")), 2) << err_;
+  for (const char* kernel : {"\"gemm\"", "\"copy\"", "\"softmax\""}) {
+    EXPECT_NE(err_.find(kernel), std::string::npos) << kernel << " not listed: " << err_;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "k.json"));
+}
+
 TEST_F(ReportCliTest, ExitCodes) {
   EXPECT_EQ(report("--format pdf " + out("x.pdf")), 2);  // bad usage
   EXPECT_EQ(report("--format csv"), 2);                  // --out missing
   EXPECT_EQ(report("--format csv --out /nonexistent-dir/x.csv"), 1) << err_;
   EXPECT_NE(err_.find("/nonexistent-dir/x.csv"), std::string::npos);
+  EXPECT_NE(err_.find("the folder '/nonexistent-dir' does not exist"), std::string::npos) << err_;
+  EXPECT_EQ(err_.find(".tmp"), std::string::npos) << "names an internal file: " << err_;
   std::filesystem::remove(db());
   EXPECT_EQ(report("--format csv " + out("x.csv")), 4) << err_;  // no database
 }

@@ -1,6 +1,7 @@
 """`ktune serve` lookups, results, reports, info routes and metrics, over real HTTP."""
 
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -171,6 +172,26 @@ def test_metrics_count_requests_and_lookups(server):
     assert 'ktune_jobs{state="queued"}' in text
     # No GPU runs jobs here (--devices none): the GPU gauges are absent, not 0.
     assert "ktune_gpu_" not in text
+
+
+def test_metrics_carry_the_build_and_the_process(server):
+    version = server.get("/v1/version").json()
+    text = server.get("/metrics").body
+    build = re.search(r'^ktune_build_info\{version="([^"]+)",api="(\d+)",schema="(\d+)"\} 1$', text, re.M)
+    assert build, text
+    assert build.groups() == (version["ktune"], str(version["api"]), str(version["schema_version"]))
+    values = {}
+    for name in ("process_cpu_seconds_total", "process_resident_memory_bytes", "process_virtual_memory_bytes",
+                 "process_start_time_seconds", "process_open_fds", "process_max_fds"):
+        m = re.search(rf"^# TYPE {name} (counter|gauge)\n{name} (\S+)$", text, re.M)
+        assert m, f"{name} missing: {text}"
+        values[name] = float(m.group(2))
+    assert values["process_cpu_seconds_total"] >= 0
+    assert 1 << 20 < values["process_resident_memory_bytes"] < 4 << 30
+    assert values["process_virtual_memory_bytes"] >= values["process_resident_memory_bytes"]
+    # Started within the last hour (the fixture's server was started for this module).
+    assert time.time() - 3600 < values["process_start_time_seconds"] <= time.time() + 1
+    assert 3 <= values["process_open_fds"] <= values["process_max_fds"]
 
 
 def test_unknown_route_and_wrong_method(server):
