@@ -46,11 +46,16 @@ phase install-deps scripts/install-deps.sh --with-browser --with-slurm
 phase build-release scripts/build.sh release
 if ((sanitize)); then
   # The sanitizer build starts now, at the lowest priority, beside the release suites: it takes the
-  # CPU they leave idle (waits on subprocesses, the one long NVRTC suite at the end) without slowing
-  # them. Its log is build/asan-build.log, printed when it fails.
+  # CPU they leave idle (waits on subprocesses, the one long NVRTC suite at the end). Its own process
+  # group (set -m) lets a failed release pass stop it; it must stay in this session: with the
+  # kernel's autogroup scheduling a new session (setsid) gets its own CPU share, and nice then ranks
+  # it only against itself (measured: the release suites took 867 s instead of 456 s). Its log is
+  # build/asan-build.log, printed when it fails.
   mkdir -p build
-  setsid nice -n 19 scripts/build.sh asan > build/asan-build.log 2>&1 &
+  set -m
+  nice -n 19 scripts/build.sh asan > build/asan-build.log 2>&1 &
   asan_pid=$!
+  set +m
 fi
 phase test-release ctest --preset release -j "$(nproc)" "$@"
 if ((sanitize)); then
