@@ -1,7 +1,6 @@
 #include "measure/cupti_profiler.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 
 #include <fmt/format.h>

@@ -1,7 +1,6 @@
 #include "measure/kernel_timer.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <span>
 
@@ -12,10 +11,6 @@
 #include "measure/timer.hpp"
 
 namespace ktune::harness {
-namespace {
-
-}  // namespace
-
 uint64_t free_device_bytes() {
   std::size_t free = 0, total = 0;
   KTUNE_CU_CHECK(driver().cuMemGetInfo(&free, &total));

@@ -23,7 +23,7 @@ fi
 "$ktune" report --format md --out build/reports/quick.md
 cat build/reports/quick.md
 echo "quickstart: database $KTUNE_DB; report build/reports/quick.html" >&2
-if [[ -z "${gpu:-}" ]]; then
+if [[ -z $gpu ]]; then
   # What a measured sweep reports: the shipped sample of an H200's quick sweep, rendered the same way.
   sample_db=build/h200-quick-sample.db
   rm -f "$sample_db"

@@ -27,7 +27,7 @@
 namespace ktune::harness {
 namespace fill_gpu_test {  // named: the unity build batches this file with others
 
-#define SKIP_WITHOUT_GPU()                                             \
+#define SKIP_WITHOUT_GPU()                                        \
   do {                                                            \
     const std::string why_ = test::no_gpu_reason();               \
     if (!why_.empty()) GTEST_SKIP() << "no usable GPU: " << why_; \
