@@ -28,6 +28,7 @@
 #include "cli/kernel_dir_option.hpp"
 #include "cli/output.hpp"
 #include "cli/timing_flags.hpp"
+#include "harness/cublaslt_algorithm.hpp"
 #include "harness/device_info.hpp"
 #include "harness/nvrtc_compiler.hpp"
 #include "kernel_templates/embedded_sources.hpp"
@@ -166,6 +167,7 @@ void run_bench(BenchArgs& a) {
 
   // Everything that needs no GPU: the config (unless it comes from the database) and the baseline's.
   std::optional<BenchConfig> config;
+  std::optional<ktune::Config> library;  // --best, when a library algorithm won the key
   std::optional<BenchConfig> default_config;
   harness::CopyConfig copy_config;
   if (copy) {
@@ -203,13 +205,19 @@ void run_bench(BenchArgs& a) {
     const auto stored = nlohmann::json::parse(best->config_json);
     if (copy) {
       copy_config = harness::CopyConfig::from_json(stored);
+    } else if (const ktune::Config winner = ktune::Config::from_json(stored);
+               harness::is_cublaslt_config(winner)) {
+      library = winner;
+      context.config_kind = std::string(harness::CublasLtAlgorithm::kVariant);
     } else {
-      config = check_bench_config(target, ktune::Config::from_json(stored));
+      config = check_bench_config(target, winner);
     }
   }
   for (const std::optional<BenchConfig>* c : {&config, &default_config})
     if (*c) require_bench_arch(**c, dev.arch(), dev.name);  // exit 2 with the template's reason
-  context.config = copy ? copy_config.to_json() : nlohmann::json(config->config.to_json());
+  context.config = copy      ? copy_config.to_json()
+                   : library ? nlohmann::json(library->to_json())
+                             : nlohmann::json(config->config.to_json());
   context.ceilings = stored_ceilings(a.db, dev);
 
   // The rows timed in the worker: the config, then the default-config baseline.
@@ -221,8 +229,16 @@ void run_bench(BenchArgs& a) {
   } else {
     harness::NvrtcCompiler compiler;
     const kt::SourceLibrary sources = kt::SourceLibrary::from_environment();
-    planned.push_back(
-        plan_template(target, *config, dev.arch(), timing, a.device, verify, compiler, sources));
+    if (library) {
+      Planned p;
+      p.request = make_library_bench_request(target, *library, dev.arch(), timing, a.device, verify, compiler,
+                                             sources);
+      p.row.result.name = p.request->name;
+      planned.push_back(std::move(p));
+    } else {
+      planned.push_back(
+          plan_template(target, *config, dev.arch(), timing, a.device, verify, compiler, sources));
+    }
     if (default_config) {
       planned.push_back(
           plan_template(target, *default_config, dev.arch(), timing, a.device, verify, compiler, sources));
@@ -286,7 +302,9 @@ void add_bench_command(CLI::App& app) {
       cmd->add_option("--config", a->config,
                       "Config as JSON: {\"template\":\"mma\",\"params\":{\"BLOCK_M\":128,...}} or flat "
                       "{\"template\":\"mma\",\"BLOCK_M\":128}; left-out parameters take the default");
-  cmd->add_flag("--best", a->best, "Time the cached winner for this GPU (--db); none: exit 4")
+  cmd->add_flag("--best", a->best,
+                "Time the cached winner for this GPU (--db): a template's config or the cuBLASLt algorithm "
+                "that won the key; none: exit 4")
       ->excludes(config);
   cmd->add_option(
          "--baseline", a->baseline,

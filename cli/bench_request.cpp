@@ -2,6 +2,7 @@
 
 #include "kernel_templates/candidate_builder.hpp"
 #include "kernel_templates/compile_request.hpp"
+#include "tuner/library_candidates.hpp"
 
 namespace ktune::cli {
 
@@ -21,6 +22,27 @@ harness::CandidateRequest make_bench_request(const BenchTarget& target, const Be
       kt::make_candidate_parts(*config.spec, target.problem, config.config, compiled, reference);
   harness::CandidateRequest r = kt::make_candidate_request(parts);
   r.name = config.name;
+  r.device = device;
+  r.timing = timing;
+  if (!verify) {
+    r.checks.clear();
+    r.reference.reset();
+  }
+  return r;
+}
+
+harness::CandidateRequest make_library_bench_request(const BenchTarget& target,
+                                                     const ktune::Config& algorithm, const std::string& arch,
+                                                     const harness::TimingOptions& timing, int device,
+                                                     bool verify, harness::NvrtcCompiler& compiler,
+                                                     const kernel_templates::SourceLibrary& sources) {
+  namespace kt = kernel_templates;
+  const std::string& kernel = target.kernel->name;
+  const kt::KernelSpec& spec = tuner::library_reference_spec(kernel, target.problem);
+  const harness::CompileResult reference =
+      compiler.compile(kt::make_compile_request(spec.reference(target.problem).compile, sources, arch));
+  harness::CandidateRequest r =
+      tuner::library_candidate_request(kernel, target.problem, algorithm, reference);
   r.device = device;
   r.timing = timing;
   if (!verify) {

@@ -21,4 +21,13 @@ harness::CandidateRequest make_bench_request(const BenchTarget& target, const Be
                                              int device, bool verify, harness::NvrtcCompiler& compiler,
                                              const kernel_templates::SourceLibrary& sources);
 
+/// The request for a library algorithm (a cuBLASLt config, e.g. the cached winner of a key the
+/// library won): the same timing path as a template's, verified against the kernel's GPU reference
+/// (compiled for `arch`) as the tuning loop verifies it.
+harness::CandidateRequest make_library_bench_request(const BenchTarget& target,
+                                                     const ktune::Config& algorithm, const std::string& arch,
+                                                     const harness::TimingOptions& timing, int device,
+                                                     bool verify, harness::NvrtcCompiler& compiler,
+                                                     const kernel_templates::SourceLibrary& sources);
+
 }  // namespace ktune::cli

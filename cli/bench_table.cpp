@@ -39,9 +39,10 @@ void compute_speedups(std::vector<BenchRow>& rows) {
 }
 
 void print_bench_table(std::ostream& out, const BenchContext& c, const std::vector<BenchRow>& rows) {
-  out << fmt::format("{} ({}), {} {} {}{}{}, config from {}\n", c.device.value("name", std::string("?")),
+  out << fmt::format("{} ({}), {} {} {}{}{}, config from {}{}\n", c.device.value("name", std::string("?")),
                      c.device.value("arch", std::string("?")), c.kernel, c.shape, c.dtype,
-                     c.layout.empty() ? "" : " ", c.layout, c.config_source);
+                     c.layout.empty() ? "" : " ", c.layout, c.config_source,
+                     c.config_kind == "template" ? "" : " (a " + c.config_kind + " algorithm)");
   if (c.ceilings.is_null())
     out << "(no calibrated ceilings for this GPU: run `ktune devices --calibrate` for % of ceiling)\n";
   out << fmt::format("{:<52} {:<9} {:>10} {:>10} {:>10} {:>7} {:>8} {:>8} {:>6} {:>8}\n", "config", "outcome",
@@ -82,6 +83,7 @@ nlohmann::json bench_json(const BenchContext& c, const std::vector<BenchRow>& ro
                      {"dtype", c.dtype},
                      {"layout", c.layout},
                      {"config_source", c.config_source},
+                     {"config_kind", c.config_kind},
                      {"config", c.config},
                      {"device", c.device},
                      {"timing", c.timing},

@@ -35,6 +35,9 @@ struct BenchContext {
   std::string dtype;
   std::string layout;
   std::string config_source;  ///< "--config", "--best" or "default"
+  /// What the config is: "template" (a kernel template's config) or "cublaslt" (a cuBLASLt
+  /// algorithm, which --best benches when the library won the key).
+  std::string config_kind = "template";
   nlohmann::json config = nlohmann::json::object();
   nlohmann::json device = nlohmann::json::object();  ///< harness::to_json(DeviceInfo)
   nlohmann::json timing = nlohmann::json::object();  ///< harness::to_json(TimingOptions)
@@ -46,7 +49,7 @@ struct BenchContext {
 /// stopped at a cap).
 void print_bench_table(std::ostream& out, const BenchContext& context, const std::vector<BenchRow>& rows);
 
-/// {"kernel","shape","dtype","layout","config_source","config","device","timing","ceilings","best",
+/// {"kernel","shape","dtype","layout","config_source","config_kind","config","device","timing","ceilings","best",
 ///  "results":[ harness::to_json(result) + {"role","baseline","pct_of_ceiling","speedup"} ]}.
 nlohmann::json bench_json(const BenchContext& context, const std::vector<BenchRow>& rows);
 

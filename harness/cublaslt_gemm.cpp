@@ -13,6 +13,7 @@ struct CublasLtGemm::Plan : CublasLtMatmulPlan {
   using CublasLtMatmulPlan::CublasLtMatmulPlan;
   cudaDataType_t type = CUDA_R_16BF;
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  bool bias = false;
 };
 
 CublasLtGemm::CublasLtGemm() = default;
@@ -62,30 +63,47 @@ const CublasLtGemm::Plan& CublasLtGemm::plan(const CublasGemmProblem& p) {
   }
   KTUNE_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&plan->b, type, u64(p.k), u64(p.m), ld(p.lda, p.k)));
   KTUNE_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&plan->c, type, u64(p.n), u64(p.m), ld(p.ldc, p.n)));
+  if (p.bias) {
+    // cuBLAS's D is column-major N x M: its bias has one value per row, ktune's per column n. The
+    // heuristic and the algorithm check see the epilogue (it is part of the descriptor).
+    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    KTUNE_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
+                                                        sizeof epilogue));
+    KTUNE_CUBLASLT_CHECK(
+        cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &type, sizeof type));
+  }
   plan->type = type;
   plan->compute = compute;
+  plan->bias = p.bias;
   if (!session_.choose_algorithm(*plan)) {
-    throw Error(ErrorKind::kRuntime, fmt::format("cuBLASLt offers no algorithm for {} m={} n={} k={} {}",
-                                                 to_string(p.dtype), p.m, p.n, p.k, p.b_nt ? "nt" : "nn"));
+    throw Error(ErrorKind::kRuntime,
+                fmt::format("cuBLASLt offers no algorithm for {} m={} n={} k={} {}", to_string(p.dtype), p.m,
+                            p.n, p.k, std::string(p.b_nt ? "nt" : "nn") + (p.bias ? "+bias" : "")));
   }
   return *plans_.emplace(p, std::move(plan)).first->second;
 }
 
 void CublasLtGemm::enqueue(const Plan& p, const cublasLtMatmulAlgo_t& algo, CUdeviceptr workspace,
                            std::size_t workspace_size, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
-                           CUstream stream) {
+                           CUdeviceptr bias, CUstream stream) {
   const float alpha = 1.0f;
   const float beta = 0.0f;
   const auto ptr = [](CUdeviceptr d) { return reinterpret_cast<void*>(static_cast<uintptr_t>(d)); };
+  if (p.bias) {
+    if (bias == 0) throw Error(ErrorKind::kBadInput, "cuBLASLt gemm with a bias epilogue needs the bias");
+    const void* bias_ptr = ptr(bias);  // read when the matmul is enqueued (or captured)
+    KTUNE_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr,
+                                                        sizeof bias_ptr));
+  }
   KTUNE_CUBLASLT_CHECK(cublasLtMatmul(session_.handle(), p.desc, &alpha, ptr(b), p.a, ptr(a), p.b, &beta,
                                       ptr(c), p.c, ptr(c), p.c, &algo, ptr(workspace), workspace_size,
                                       reinterpret_cast<cudaStream_t>(stream)));
 }
 
 void CublasLtGemm::run(const CublasGemmProblem& problem, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
-                       CUstream stream) {
+                       CUstream stream, CUdeviceptr bias) {
   const Plan& p = plan(problem);
-  enqueue(p, p.algo, session_.workspace(), p.workspace, a, b, c, stream);
+  enqueue(p, p.algo, session_.workspace(), p.workspace, a, b, c, bias, stream);
 }
 
 std::vector<CublasLtAlgorithm> CublasLtGemm::algorithms(const CublasGemmProblem& problem, int count) {
@@ -112,7 +130,7 @@ std::size_t CublasLtGemm::workspace_bytes(const CublasGemmProblem& problem,
 
 void CublasLtGemm::run(const CublasGemmProblem& problem, const CublasLtAlgorithm& algorithm, CUdeviceptr a,
                        CUdeviceptr b, CUdeviceptr c, CUstream stream, CUdeviceptr workspace,
-                       std::size_t workspace_size) {
+                       std::size_t workspace_size, CUdeviceptr bias) {
   const Chosen& ch = chosen(problem, algorithm);
   if (!ch.rejection.empty()) throw Error(ErrorKind::kBadInput, ch.rejection);
   if (workspace == 0) {
@@ -123,7 +141,7 @@ void CublasLtGemm::run(const CublasGemmProblem& problem, const CublasLtAlgorithm
                 fmt::format("cuBLASLt algorithm {} needs {} bytes of workspace, given {}",
                             algorithm.name_suffix(), ch.workspace, workspace_size));
   }
-  enqueue(plan(problem), ch.algo, workspace, ch.workspace, a, b, c, stream);
+  enqueue(plan(problem), ch.algo, workspace, ch.workspace, a, b, c, bias, stream);
 }
 
 std::string CublasLtGemm::algorithm(const CublasGemmProblem& problem) const {

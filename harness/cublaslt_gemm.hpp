@@ -1,7 +1,8 @@
 #pragma once
 /// The cuBLAS baseline of the gemm family: C[M,N] = A[M,K] * B with cuBLASLt (opened at run time
 /// from libcublasLt.so.13, D2), f32 accumulation, C in the input dtype, on the same row-major
-/// tensors and layouts as ktune's templates ("nt": B is [N,K]; "nn": B is [K,N]). The first call of
+/// tensors and layouts as ktune's templates ("nt": B is [N,K]; "nn": B is [K,N]), optionally with
+/// cuBLASLt's bias epilogue (C += bias[n], the "+bias" forms). The first call of
 /// a problem builds its plan (descriptors and the heuristic's best algorithm for a 32 MiB workspace)
 /// and keeps it; later calls only launch. Works on the thread's current context; not thread-safe.
 
@@ -17,6 +18,7 @@
 
 #include "core/dtype.hpp"
 #include "harness/cublaslt_algorithm.hpp"
+#include "harness/cublaslt_layout.hpp"
 #include "harness/cublaslt_session.hpp"
 
 namespace ktune::harness {
@@ -33,8 +35,9 @@ struct CublasGemmProblem {
   int64_t lda = 0;
   int64_t ldb = 0;
   int64_t ldc = 0;
+  bool bias = false;  ///< C += bias[n] (CUBLASLT_EPILOGUE_BIAS; bias in the dtype, N values)
 
-  auto key() const { return std::tie(dtype, b_nt, m, n, k, lda, ldb, ldc); }
+  auto key() const { return std::tie(dtype, b_nt, bias, m, n, k, lda, ldb, ldc); }
   bool operator<(const CublasGemmProblem& o) const { return key() < o.key(); }
 };
 
@@ -48,10 +51,12 @@ class CublasLtGemm {
   CublasLtGemm(const CublasLtGemm&) = delete;
   CublasLtGemm& operator=(const CublasLtGemm&) = delete;
 
-  /// Enqueues C = A * B on `stream` (graph capture allowed once the plan exists: call once first).
-  /// Throws Error(kBadInput) for a dtype cuBLASLt is not asked to do or a non-positive dimension,
-  /// Error(kRuntime) when the heuristic offers no algorithm or the launch fails.
-  void run(const CublasGemmProblem& problem, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream stream);
+  /// Enqueues C = A * B (+ bias when the problem has one) on `stream` (graph capture allowed once the
+  /// plan exists: call once first). Throws Error(kBadInput) for a dtype cuBLASLt is not asked to do, a
+  /// non-positive dimension or a missing bias, Error(kRuntime) when the heuristic offers no algorithm
+  /// or the launch fails.
+  void run(const CublasGemmProblem& problem, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream stream,
+           CUdeviceptr bias = 0);
 
   /// The library's candidates for the problem (CublasLtSession::candidates: the heuristic's best
   /// `count`, best first, its first the one run() without an algorithm uses, then split-K variants
@@ -66,7 +71,8 @@ class CublasLtGemm {
   /// `workspace` (0: this object's own; else at least workspace_bytes()). Throws Error(kBadInput)
   /// with rejection()'s reason when it cannot run, or for too small a workspace.
   void run(const CublasGemmProblem& problem, const CublasLtAlgorithm& algorithm, CUdeviceptr a, CUdeviceptr b,
-           CUdeviceptr c, CUstream stream, CUdeviceptr workspace = 0, std::size_t workspace_size = 0);
+           CUdeviceptr c, CUstream stream, CUdeviceptr workspace = 0, std::size_t workspace_size = 0,
+           CUdeviceptr bias = 0);
 
   /// "cuBLASLt 130100" style version text of the opened library.
   std::string version() const;
@@ -82,7 +88,8 @@ class CublasLtGemm {
   const Plan& plan(const CublasGemmProblem& problem);
   const Chosen& chosen(const CublasGemmProblem& problem, const CublasLtAlgorithm& algorithm);
   void enqueue(const Plan& p, const cublasLtMatmulAlgo_t& algo, CUdeviceptr workspace,
-               std::size_t workspace_size, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUstream stream);
+               std::size_t workspace_size, CUdeviceptr a, CUdeviceptr b, CUdeviceptr c, CUdeviceptr bias,
+               CUstream stream);
 
   CublasLtSession session_;
   std::map<CublasGemmProblem, std::unique_ptr<Plan>> plans_;

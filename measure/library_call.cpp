@@ -27,6 +27,7 @@ nlohmann::json to_json(const LibraryGemmCall& call) {
     j["a_scale"] = call.a_scale;
     j["b_scale"] = call.b_scale;
   }
+  if (library_layout_bias(call.layout)) j["bias"] = call.bias;
   return j;
 }
 
@@ -42,9 +43,9 @@ LibraryGemmCall library_gemm_call_from_json(const nlohmann::json& j) {
     c.fp8 = call == kFp8GemmCall;
     c.dtype = dtype_from_string(j.at("dtype").get<std::string>());
     c.layout = j.at("layout").get<std::string>();
-    if (c.layout != "nt" && c.layout != "nn")
+    if (!is_library_gemm_layout(c.layout))
       throw Error(ErrorKind::kBadInput,
-                  fmt::format("library gemm layout '{}' is neither nt nor nn", c.layout));
+                  fmt::format("library gemm layout '{}' is not nt, nn, nt+bias or nn+bias", c.layout));
     c.m = json_integer<int64_t>(j.at("m"), "m");
     c.n = json_integer<int64_t>(j.at("n"), "n");
     c.k = json_integer<int64_t>(j.at("k"), "k");
@@ -54,6 +55,7 @@ LibraryGemmCall library_gemm_call_from_json(const nlohmann::json& j) {
     c.a = j.at("a").get<std::string>();
     c.b = j.at("b").get<std::string>();
     c.c = j.at("c").get<std::string>();
+    if (library_layout_bias(c.layout)) c.bias = j.at("bias").get<std::string>();
     if (c.fp8) {
       c.a_scale = j.at("a_scale").get<std::string>();
       c.b_scale = j.at("b_scale").get<std::string>();

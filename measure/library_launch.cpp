@@ -19,7 +19,8 @@ LoadedLibraryCall::LoadedLibraryCall(const LaunchSpec& spec)
     return;
   }
   problem_.dtype = call_.dtype;
-  problem_.b_nt = call_.layout == "nt";
+  problem_.b_nt = library_layout_nt(call_.layout);
+  problem_.bias = library_layout_bias(call_.layout);
   problem_.m = call_.m;
   problem_.n = call_.n;
   problem_.k = call_.k;
@@ -36,6 +37,7 @@ void LoadedLibraryCall::bind(const std::vector<const BufferSet*>& sets) {
       b.a_scale = set->at(call_.a_scale);
       b.b_scale = set->at(call_.b_scale);
     }
+    if (problem_.bias) b.bias = set->at(call_.bias);
     bound_.push_back(b);
   }
 }
@@ -46,7 +48,7 @@ void LoadedLibraryCall::launch(std::size_t set, CUstream stream) {
     fp8_gemm_->run(fp8_problem_, algorithm_, b.a, b.b, b.a_scale, b.b_scale, b.c, stream);
     return;
   }
-  gemm_->run(problem_, algorithm_, b.a, b.b, b.c, stream);
+  gemm_->run(problem_, algorithm_, b.a, b.b, b.c, stream, 0, 0, b.bias);
 }
 
 }  // namespace ktune::harness

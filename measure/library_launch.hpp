@@ -46,6 +46,7 @@ class LoadedLibraryCall {
     CUdeviceptr c = 0;
     CUdeviceptr a_scale = 0;
     CUdeviceptr b_scale = 0;
+    CUdeviceptr bias = 0;
   };
   LibraryGemmCall call_;
   CublasGemmProblem problem_;

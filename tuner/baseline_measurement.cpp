@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "harness/cublaslt_layout.hpp"
 #include "ktune/error.hpp"
 #include "tuner/detail/candidate_preparer.hpp"
 #include "tuner/spec_work.hpp"
@@ -19,9 +20,12 @@ std::optional<std::string> no_cublas_baseline(std::string_view kernel,
   if (d != ktune::DType::kF16 && d != ktune::DType::kBF16 && d != ktune::DType::kF32) {
     return fmt::format("no cuBLAS baseline for gemm in {} (f16, bf16 and f32 have one)", ktune::to_string(d));
   }
-  if (!problem.layout.empty() && problem.layout != "nt" && problem.layout != "nn") {
-    return fmt::format("no cuBLAS baseline for gemm layout '{}' (nt and nn have one; epilogues do not)",
-                       problem.layout);
+  if (!problem.layout.empty() && !harness::is_library_gemm_layout(problem.layout)) {
+    return fmt::format(
+        "no cuBLAS baseline for gemm layout '{}' (nt, nn and their +bias forms have one; cuBLASLt has no "
+        "SiLU "
+        "epilogue)",
+        problem.layout);
   }
   for (const char* dim : {"m", "n", "k"}) {
     const auto it =

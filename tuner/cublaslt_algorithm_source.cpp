@@ -34,7 +34,8 @@ std::vector<Config> CublasLtAlgorithmSource::configs(std::string_view kernel,
   }
   harness::CublasGemmProblem p;
   p.dtype = problem.dtype;
-  p.b_nt = problem.layout == "nt";
+  p.b_nt = harness::library_layout_nt(problem.layout);
+  p.bias = harness::library_layout_bias(problem.layout);
   p.m = problem.dim("m");
   p.n = problem.dim("n");
   p.k = problem.dim("k");

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "harness/cublaslt_algorithm.hpp"
+#include "harness/cublaslt_layout.hpp"
 #include "kernel_templates/candidate_builder.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
@@ -20,7 +21,8 @@ bool library_serves(std::string_view kernel, const kt::Problem& problem) {
   }
   const bool dtype_ok =
       problem.dtype == DType::kBF16 || problem.dtype == DType::kF16 || problem.dtype == DType::kF32;
-  return kernel == "gemm" && dtype_ok && (problem.layout == "nt" || problem.layout == "nn");
+  // Plain and biased layouts: cuBLASLt's bias epilogue serves "+bias"; it has no SiLU.
+  return kernel == "gemm" && dtype_ok && harness::is_library_gemm_layout(problem.layout);
 }
 
 std::string library_canonical_name(std::string_view kernel, const kt::Problem& problem,

@@ -10,6 +10,9 @@
 // SPLIT_K > 1 writes workspace[split][M][N] and ktune_gemm_splitk_reduce (gemm_splitk_reduce.cuh)
 // sums the splits in order: deterministic.
 //
+// Epilogue (BIAS: + bias[n]; SILU: x / (1 + e^-x); gemm_epilogue.cuh) in f32 before the output is
+// rounded: here when SPLIT_K == 1, else in ktune_gemm_finish after the ordered sum of the splits.
+//
 // Row strides (elements, runtime values): A's rows are lda apart, W's ldb, C's ldc, each at least
 // its row's length (strided views, e.g. a column slice of a fused projection's output); only C's
 // M x N elements are written.
@@ -17,13 +20,15 @@
 // Fast path: A and W 16-byte aligned, K, lda and ldb multiples of 16 / sizeof(T). Otherwise a scalar
 // path (one element per lane, same result up to f32 rounding order) - correct for any K, stride and
 // alignment.
+#include "gemm_epilogue.cuh"
 #include "gemm_splitk_reduce.cuh"
 #include "ktune_device.cuh"
 
-template <int BK, int SPLIT_K, int WARPS, int ROWS, int MT, typename T>
+template <int BK, int SPLIT_K, int WARPS, int ROWS, int MT, typename T, bool BIAS, bool SILU>
 __global__ void __launch_bounds__(WARPS * 32)
     ktune_gemv(const T* __restrict__ A, const T* __restrict__ W, T* __restrict__ C,
-               float* __restrict__ workspace, int M, int N, int K, int lda, int ldb, int ldc) {
+               float* __restrict__ workspace, const T* __restrict__ bias, int M, int N, int K, int lda,
+               int ldb, int ldc) {
   using namespace ktune_dev;
   constexpr int VEC = Vec16<T>::kElems;
   constexpr int U = BK / (32 * VEC);
@@ -108,7 +113,7 @@ __global__ void __launch_bounds__(WARPS * 32)
 #pragma unroll
     for (int w = 0; w < WARPS; ++w) s += partial[w][idx];
     if (SPLIT_K == 1) {
-      C[static_cast<size_t>(m) * ldc + n] = from_f32<T>(s);
+      C[static_cast<size_t>(m) * ldc + n] = from_f32<T>(ktune_gemm::epilogue<BIAS, SILU>(s, bias, n));
     } else {
       workspace[(static_cast<size_t>(split) * M + m) * N + n] = s;
     }

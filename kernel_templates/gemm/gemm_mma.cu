@@ -21,14 +21,14 @@
 // k for "nn"), C's ldc, each at least its row's length (strided views, e.g. a column slice of a
 // fused projection's output). The cp.async path also needs lda and ldb multiples of 8, the paired
 // C stores an even ldc. The workspace stays [split][M][N]; only C's M x N elements are written.
-#include "gemm_mma_epilogue.cuh"
+#include "gemm_epilogue.cuh"
 #include "gemm_mma_mainloop.cuh"
 #include "gemm_mma_primitives.cuh"
 #include "gemm_splitk_reduce.cuh"
 #include "ktune_device.cuh"
 
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLIT_K, bool ATOMIC, int SWIZZLE, typename T,
-          bool B_NT, bool BIAS, bool SILU>
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLIT_K, bool ATOMIC, int SWIZZLE,
+          typename T, bool B_NT, bool BIAS, bool SILU>
 __global__ void __launch_bounds__(WM* WN * 32)
     ktune_gemm_mma(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
                    float* __restrict__ workspace, const T* __restrict__ bias, int M, int N, int K, int lda,
@@ -85,8 +85,8 @@ __global__ void __launch_bounds__(WM* WN * 32)
         const size_t idx = static_cast<size_t>(row) * ldc + col;  // of C
         const size_t w_idx = static_cast<size_t>(row) * N + col;  // of the [M][N] workspace
         if (SPLIT_K == 1) {
-          v0 = epilogue<BIAS, SILU>(v0, bias, col);
-          if (second) v1 = epilogue<BIAS, SILU>(v1, bias, col + 1);
+          v0 = ktune_gemm::epilogue<BIAS, SILU>(v0, bias, col);
+          if (second) v1 = ktune_gemm::epilogue<BIAS, SILU>(v1, bias, col + 1);
           if (second && c_pairs) {
             typename Pair<T>::type pair;
             pair.x = from_f32<T>(v0);

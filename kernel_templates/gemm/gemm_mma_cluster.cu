@@ -16,7 +16,7 @@
 // Row strides as gemm_mma.cu (lda, ldb, ldc elements). C is stored 8 bytes (4 elements) at a time
 // where the row segment is in bounds, C 8-byte aligned and ldc % 4 == 0; else element by element.
 #include "cluster.cuh"
-#include "gemm_mma_epilogue.cuh"
+#include "gemm_epilogue.cuh"
 #include "gemm_mma_mainloop.cuh"
 #include "gemm_mma_primitives.cuh"
 #include "ktune_device.cuh"
@@ -101,15 +101,15 @@ __global__ void __cluster_dims__(1, 1, SPLIT_K) __launch_bounds__(WM* WN * 32)
         typename Pair<T>::type pairs[2];
         uint2 bits;
       } quad;
-      quad.pairs[0].x = from_f32<T>(epilogue<BIAS, SILU>(out[0], bias, col));
-      quad.pairs[0].y = from_f32<T>(epilogue<BIAS, SILU>(out[1], bias, col + 1));
-      quad.pairs[1].x = from_f32<T>(epilogue<BIAS, SILU>(out[2], bias, col + 2));
-      quad.pairs[1].y = from_f32<T>(epilogue<BIAS, SILU>(out[3], bias, col + 3));
+      quad.pairs[0].x = from_f32<T>(ktune_gemm::epilogue<BIAS, SILU>(out[0], bias, col));
+      quad.pairs[0].y = from_f32<T>(ktune_gemm::epilogue<BIAS, SILU>(out[1], bias, col + 1));
+      quad.pairs[1].x = from_f32<T>(ktune_gemm::epilogue<BIAS, SILU>(out[2], bias, col + 2));
+      quad.pairs[1].y = from_f32<T>(ktune_gemm::epilogue<BIAS, SILU>(out[3], bias, col + 3));
       *reinterpret_cast<uint2*>(dst) = quad.bits;
     } else {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        if (col + e < N) dst[e] = from_f32<T>(epilogue<BIAS, SILU>(out[e], bias, col + e));
+        if (col + e < N) dst[e] = from_f32<T>(ktune_gemm::epilogue<BIAS, SILU>(out[e], bias, col + e));
       }
     }
   }

@@ -71,13 +71,11 @@ CompileSpec MmaClusterGemmSpec::compile_spec(const Problem& problem, const Confi
 
 LaunchPlan MmaClusterGemmSpec::launch_plan(const Problem& problem, const Config& config) const {
   const CompileSpec c = compile_spec(problem, config);
-  const GemmForm form = *parse_gemm_form(problem.layout);
   const int64_t m = problem.dim("m");
   const int64_t n = problem.dim("n");
   const int64_t k = problem.dim("k");
   LaunchPlan p;
   p.tensors = tensors(problem, 1);
-  if (form.bias) p.tensors.push_back({"bias", TensorRole::kInput, problem.dtype, n});
   KernelLaunch l;
   l.name_expression = c.name_expressions.front();
   l.dims.grid = {u32(ceil_div(m, config.at("BLOCK_M")) * ceil_div(n, config.at("BLOCK_N"))), 1,
@@ -87,7 +85,7 @@ LaunchPlan MmaClusterGemmSpec::launch_plan(const Problem& problem, const Config&
   l.args = {ArgSpec::of_tensor("a"),
             ArgSpec::of_tensor("b"),
             ArgSpec::of_tensor("c"),
-            form.bias ? ArgSpec::of_tensor("bias") : ArgSpec::null_pointer(),
+            bias_arg(problem),
             ArgSpec::i32(static_cast<int32_t>(m)),
             ArgSpec::i32(static_cast<int32_t>(n)),
             ArgSpec::i32(static_cast<int32_t>(k))};

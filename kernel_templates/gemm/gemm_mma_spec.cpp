@@ -34,32 +34,6 @@ KernelLaunch elementwise_launch(std::string expr, int64_t count) {
 
 }  // namespace
 
-std::string GemmForm::text() const {
-  std::string out(gemm_layout_name(layout));
-  if (bias) out += "+bias";
-  if (silu) out += "+silu";
-  return out;
-}
-
-std::optional<GemmForm> parse_gemm_form(std::string_view text) {
-  GemmForm form;
-  const auto plus = text.find('+');
-  const auto layout = parse_gemm_layout(text.substr(0, plus));
-  if (!layout) return std::nullopt;
-  form.layout = *layout;
-  std::string_view rest = plus == std::string_view::npos ? std::string_view{} : text.substr(plus);
-  if (rest.starts_with("+bias")) {
-    form.bias = true;
-    rest.remove_prefix(5);
-  }
-  if (rest.starts_with("+silu")) {
-    form.silu = true;
-    rest.remove_prefix(5);
-  }
-  if (!rest.empty()) return std::nullopt;
-  return form;
-}
-
 std::vector<std::string> MmaGemmSpec::param_names() const {
   return {"BLOCK_M", "BLOCK_N", "BLOCK_K",      "WARPS_M", "WARPS_N",
           "STAGES",  "SPLIT_K", "SPLIT_K_MODE", "SWIZZLE"};
@@ -69,12 +43,6 @@ int64_t MmaGemmSpec::shared_bytes(const Config& config) {
   constexpr int64_t kElemBytes = 2;  // f16 / bf16
   return config.at("STAGES") * (config.at("BLOCK_M") + config.at("BLOCK_N")) * config.at("BLOCK_K") *
          kElemBytes;
-}
-
-Problem MmaGemmSpec::base_problem(const Problem& problem, const GemmForm& form) {
-  Problem p = problem;
-  p.layout = std::string(gemm_layout_name(form.layout));
-  return p;
 }
 
 std::optional<std::string> MmaGemmSpec::rejection(const Problem& problem, const Config& config) const {
@@ -97,7 +65,7 @@ std::optional<std::string> MmaGemmSpec::tile_rejection(const Problem& problem, c
   if (!form) {
     return fmt::format("gemm layout '{}' is not nt or nn with an optional +bias then +silu", problem.layout);
   }
-  if (auto why = problem_rejection(base_problem(problem, *form))) return why;
+  if (auto why = problem_rejection(problem)) return why;
   if (problem.dtype != DType::kF16 && problem.dtype != DType::kBF16) {
     return fmt::format("the {} template takes f16 and bf16, not {}", variant(),
                        ktune::to_string(problem.dtype));
@@ -137,7 +105,6 @@ CompileSpec MmaGemmSpec::compile_spec(const Problem& problem, const Config& conf
   const std::string_view type = ktune::cuda_type_name(problem.dtype);
   const int64_t split_k = config.at("SPLIT_K");
   const bool atomic = config.at("SPLIT_K_MODE") == 1;
-  const bool epilogue = form.bias || form.silu;
   CompileSpec c;
   c.source_name = std::string(source_name());
   c.name_expressions.push_back(
@@ -146,9 +113,8 @@ CompileSpec MmaGemmSpec::compile_spec(const Problem& problem, const Config& conf
                   config.at("STAGES"), split_k, cpp_bool(atomic), config.at("SWIZZLE"), type,
                   cpp_bool(form.layout == GemmLayout::kNT), cpp_bool(form.bias), cpp_bool(form.silu)));
   if (split_k > 1) {
-    if (atomic) c.name_expressions.push_back("ktune_gemm_mma_zero<float>");
-    c.name_expressions.push_back(epilogue ? finish_name_expression(problem)
-                                          : reduce_name_expression(problem.dtype));
+    if (atomic) c.name_expressions.push_back("ktune_gemm_zero<float>");
+    c.name_expressions.push_back(split_k_finish_name_expression(problem));
   }
   c.options = {"-std=c++17"};
   return c;
@@ -156,7 +122,6 @@ CompileSpec MmaGemmSpec::compile_spec(const Problem& problem, const Config& conf
 
 LaunchPlan MmaGemmSpec::launch_plan(const Problem& problem, const Config& config) const {
   const CompileSpec c = compile_spec(problem, config);
-  const GemmForm form = *parse_gemm_form(problem.layout);
   const int64_t m = problem.dim("m");
   const int64_t n = problem.dim("n");
   const int64_t k = problem.dim("k");
@@ -164,9 +129,11 @@ LaunchPlan MmaGemmSpec::launch_plan(const Problem& problem, const Config& config
   const bool atomic = config.at("SPLIT_K_MODE") == 1;
   LaunchPlan p;
   p.tensors = tensors(problem, split_k);
-  if (atomic) p.tensors.back().elements = m * n;  // one f32 sum per element, not one per split
-  if (form.bias) p.tensors.push_back({"bias", TensorRole::kInput, problem.dtype, n});
-  const ArgSpec bias = form.bias ? ArgSpec::of_tensor("bias") : ArgSpec::null_pointer();
+  if (atomic) {  // one f32 sum per element, not one per split
+    for (TensorSpec& t : p.tensors) {
+      if (t.name == "workspace") t.elements = m * n;
+    }
+  }
 
   if (atomic) {
     KernelLaunch zero = elementwise_launch(c.name_expressions.at(1), m * n);
@@ -182,54 +149,14 @@ LaunchPlan MmaGemmSpec::launch_plan(const Problem& problem, const Config& config
             ArgSpec::of_tensor("b"),
             ArgSpec::of_tensor("c"),
             split_k > 1 ? ArgSpec::of_tensor("workspace") : ArgSpec::null_pointer(),
-            bias,
+            bias_arg(problem),
             ArgSpec::i32(static_cast<int32_t>(m)),
             ArgSpec::i32(static_cast<int32_t>(n)),
             ArgSpec::i32(static_cast<int32_t>(k))};
   for (ArgSpec& a : row_stride_args(problem)) l.args.push_back(std::move(a));
   p.launches.push_back(l);
-  if (split_k > 1) {
-    const int64_t slices = atomic ? 1 : split_k;
-    if (form.bias || form.silu) {
-      p.launches.push_back(finish_launch(problem, slices));
-    } else {
-      p.launches.push_back(reduce_launch(problem, slices));
-    }
-  }
+  if (split_k > 1) p.launches.push_back(split_k_finish_launch(problem, atomic ? 1 : split_k));
   return p;
-}
-
-std::string MmaGemmSpec::finish_name_expression(const Problem& problem) {
-  const GemmForm form = parse_gemm_form(problem.layout).value_or(GemmForm{});
-  return fmt::format("ktune_gemm_mma_finish<{},{},{}>", ktune::cuda_type_name(problem.dtype),
-                     form.bias ? "true" : "false", form.silu ? "true" : "false");
-}
-
-KernelLaunch MmaGemmSpec::finish_launch(const Problem& problem, int64_t slices) const {
-  const GemmForm form = parse_gemm_form(problem.layout).value_or(GemmForm{});
-  const int64_t m = problem.dim("m");
-  const int64_t n = problem.dim("n");
-  KernelLaunch l;
-  l.name_expression = finish_name_expression(problem);
-  l.dims.grid = {u32(std::min(ceil_div(m * n, kMmaFinishThreads), kMaxMmaFinishBlocks)), 1, 1};
-  l.dims.block = {u32(kMmaFinishThreads), 1, 1};
-  l.args = {ArgSpec::of_tensor("workspace"),
-            ArgSpec::of_tensor("c"),
-            form.bias ? ArgSpec::of_tensor("bias") : ArgSpec::null_pointer(),
-            ArgSpec::i32(static_cast<int32_t>(m)),
-            ArgSpec::i32(static_cast<int32_t>(n)),
-            ArgSpec::row_stride("c", m, n),
-            ArgSpec::i32(static_cast<int32_t>(slices))};
-  return l;
-}
-
-WorkCounts MmaGemmSpec::work(const Problem& problem) const {
-  WorkCounts w = GemmSpecBase::work(problem);
-  const auto form = parse_gemm_form(problem.layout);
-  if (form && form->bias) {
-    w.min_bytes += static_cast<double>(problem.dim("n")) * static_cast<double>(ktune::size_of(problem.dtype));
-  }
-  return w;
 }
 
 std::vector<AlignmentRule> MmaGemmSpec::alignment(const Problem& problem, const Config&) const {
@@ -243,59 +170,6 @@ std::vector<AlignmentRule> MmaGemmSpec::alignment(const Problem& problem, const 
   };
 }
 
-ReferenceSpec MmaGemmSpec::reference(const Problem& problem) const {
-  const auto form = parse_gemm_form(problem.layout);
-  if (!form) throw Error(ErrorKind::kBadInput, fmt::format("gemm layout '{}' is not valid", problem.layout));
-  const Problem base = base_problem(problem, *form);
-  ReferenceSpec r = GemmSpecBase::reference(base);
-  if (!form->bias && !form->silu) return r;
-  constexpr int64_t kTileX = 32;  // threads of a block along n (coalesced B reads for "nn")
-  constexpr int64_t kTileY = 8;
-  const int64_t m = problem.dim("m");
-  const int64_t n = problem.dim("n");
-  const int64_t k = problem.dim("k");
-  const std::string expr =
-      fmt::format("ktune_gemm_reference_epilogue<{},{},{},{}>", ktune::cuda_type_name(problem.dtype),
-                  cpp_bool(form->layout == GemmLayout::kNT), cpp_bool(form->bias), cpp_bool(form->silu));
-  r.compile.source_name = "gemm_epilogue_reference.cu";
-  r.compile.name_expressions = {expr};
-  if (form->bias)
-    r.plan.tensors.insert(r.plan.tensors.begin() + 2, {"bias", TensorRole::kInput, problem.dtype, n});
-  KernelLaunch l;
-  l.name_expression = expr;
-  l.dims.grid = {u32(ceil_div(n, kTileX)), u32(ceil_div(m, kTileY)), 1};
-  l.dims.block = {u32(kTileX), u32(kTileY), 1};
-  l.args = {ArgSpec::of_tensor("a"),
-            ArgSpec::of_tensor("b"),
-            form->bias ? ArgSpec::of_tensor("bias") : ArgSpec::null_pointer(),
-            ArgSpec::of_tensor("c_ref"),
-            ArgSpec::i32(static_cast<int32_t>(m)),
-            ArgSpec::i32(static_cast<int32_t>(n)),
-            ArgSpec::i32(static_cast<int32_t>(k))};
-  r.plan.launches = {l};
-  return r;
-}
-
-HostTensors MmaGemmSpec::cpu_reference(const Problem& problem, const HostTensors& inputs) const {
-  const auto form = parse_gemm_form(problem.layout);
-  if (!form) throw Error(ErrorKind::kBadInput, fmt::format("gemm layout '{}' is not valid", problem.layout));
-  HostTensors out = GemmSpecBase::cpu_reference(base_problem(problem, *form), inputs);
-  if (!form->bias && !form->silu) return out;
-  const auto bias = inputs.find("bias");
-  const int64_t n = problem.dim("n");
-  if (form->bias && (bias == inputs.end() || static_cast<int64_t>(bias->second.size()) != n)) {
-    throw Error(ErrorKind::kBadInput, fmt::format("gemm cpu reference needs input 'bias' of {} values", n));
-  }
-  std::vector<double>& c = out.at("c");
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    double v = c[i];
-    if (form->bias) v += bias->second[i % static_cast<std::size_t>(n)];
-    if (form->silu) v = v / (1.0 + std::exp(-v));
-    c[i] = v;
-  }
-  return out;
-}
-
 Config MmaGemmSpec::default_config(const Problem&) const {
   return {"mma",
           {{"BLOCK_M", 64},
@@ -307,10 +181,6 @@ Config MmaGemmSpec::default_config(const Problem&) const {
            {"SPLIT_K", 1},
            {"SPLIT_K_MODE", 0},
            {"SWIZZLE", 8}}};
-}
-
-std::vector<std::string> MmaGemmSpec::layouts() const {
-  return {"nt", "nn", "nt+bias", "nn+bias", "nt+silu", "nn+silu", "nt+bias+silu", "nn+bias+silu"};
 }
 
 }  // namespace ktune::kernel_templates

@@ -10,10 +10,7 @@
 /// BLOCK_N a power of two >= 16, BLOCK_K a power of two in [16, 128], WARPS_M * WARPS_N <= 16,
 /// 2 <= STAGES <= 6, shared memory STAGES (BLOCK_M + BLOCK_N) BLOCK_K 2 bytes <= 227 KiB.
 ///
-/// The epilogue belongs to the problem (it changes the result), so it is written in its layout:
-/// "nt", "nn", optionally followed by "+bias" (C += bias[n], an input tensor "bias" of N elements)
-/// and/or "+silu" (C = x / (1 + e^-x)), in that order: "nt+bias+silu". Only this template serves
-/// such problems; the other gemm templates reject the layout.
+/// Every form (GemmForm, gemm_spec.hpp): "nt", "nn", optionally "+bias" then "+silu".
 ///
 /// Name: `gemm.<dtype>.<layout>.mma.<BM>x<BN>x<BK>.w<WM>x<WN>.s<STAGES>.sk<SPLIT_K>.a<MODE>.g<SWIZZLE>`,
 /// e.g. `gemm.bf16.nt.mma.128x256x32.w2x4.s3.sk1.a0.g8`.
@@ -27,24 +24,10 @@
 
 namespace ktune::kernel_templates {
 
-/// A gemm problem's layout text split into B's layout and the epilogue.
-struct GemmForm {
-  GemmLayout layout = GemmLayout::kNT;
-  bool bias = false;
-  bool silu = false;
-
-  /// "nt", "nn+bias", "nt+bias+silu", ...
-  std::string text() const;
-};
-
-/// Parses "nt" / "nn" / "" (nt) with an optional "+bias" then "+silu"; nullopt for anything else.
-std::optional<GemmForm> parse_gemm_form(std::string_view text);
-
 class MmaGemmSpec : public GemmSpecBase {
  public:
   std::string_view variant() const override { return "mma"; }
   std::vector<DType> dtypes() const override { return {DType::kF16, DType::kBF16}; }
-  std::vector<std::string> layouts() const override;
   std::vector<std::string> param_names() const override;
   std::string_view source_name() const override { return "gemm_mma.cu"; }
   std::optional<std::string> rejection(const Problem& problem, const Config& config) const override;
@@ -54,26 +37,14 @@ class MmaGemmSpec : public GemmSpecBase {
   /// the ordered reduction. Atomic: zero "workspace" [M*N], the GEMM, then the conversion. Launches
   /// with more than 48 KiB of dynamic shared memory need the opt-in attribute (LaunchDims).
   LaunchPlan launch_plan(const Problem& problem, const Config& config) const override;
-  /// The GEMM plus the bias read.
-  WorkCounts work(const Problem& problem) const override;
   /// A, B 16-byte aligned with K (and N for an "nn" B) and their row strides multiples of 8 for
   /// the cp.async path, C 4-byte aligned with an even row stride for paired stores; otherwise element
   /// paths. Nothing is required.
   std::vector<AlignmentRule> alignment(const Problem& problem, const Config& config) const override;
-  /// Without an epilogue the family's reference; with one gemm_epilogue_reference.cu.
-  ReferenceSpec reference(const Problem& problem) const override;
-  /// Float64 GEMM, + bias, SiLU; inputs "a", "b" and (with a bias) "bias".
-  HostTensors cpu_reference(const Problem& problem, const HostTensors& inputs) const override;
   /// 64x128x32, 2x2 warps, 3 stages, no split, group 8: 36 KiB of shared memory (no opt-in needed).
   Config default_config(const Problem& problem) const override;
 
   /// Dynamic shared memory of a config: STAGES * (BLOCK_M + BLOCK_N) * BLOCK_K * 2 bytes (unpadded).
-  /// The launch that finishes a split-K GEMM with an epilogue (gemm_mma_epilogue.cuh, also used by
-  /// the wgmma template): "c" = epilogue(sum of `slices` f32 slices of "workspace" in order), bias
-  /// from "bias" when the form has one.
-  KernelLaunch finish_launch(const Problem& problem, int64_t slices) const;
-  /// `ktune_gemm_mma_finish<T,BIAS,SILU>` for the problem's form.
-  static std::string finish_name_expression(const Problem& problem);
   static int64_t shared_bytes(const Config& config);
 
  protected:
@@ -81,10 +52,6 @@ class MmaGemmSpec : public GemmSpecBase {
   /// parameter present and positive, and the tile rules (warps tile the block, BLOCK_N and BLOCK_K
   /// powers of two, at most 16 warps, 2..6 stages, SPLIT_K within gridDim.z).
   std::optional<std::string> tile_rejection(const Problem& problem, const Config& config) const;
-
- private:
-  /// The problem with its layout reduced to "nt" / "nn", for the base class's checks.
-  static Problem base_problem(const Problem& problem, const GemmForm& form);
 };
 
 }  // namespace ktune::kernel_templates

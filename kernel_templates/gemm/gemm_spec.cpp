@@ -1,8 +1,10 @@
 #include "kernel_templates/gemm/gemm_spec.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "kernel_templates/ops_spec_util.hpp"
@@ -18,6 +20,7 @@ constexpr int64_t kReduceThreads = 256;
 constexpr int64_t kMaxReduceBlocks = 132 * 8 * 8;
 
 using ops_detail::ceil_div;
+using ops_detail::cpp_bool;
 using ops_detail::u32;
 
 }  // namespace
@@ -30,12 +33,43 @@ std::optional<GemmLayout> parse_gemm_layout(std::string_view text) {
 
 std::string_view gemm_layout_name(GemmLayout layout) { return layout == GemmLayout::kNT ? "nt" : "nn"; }
 
+std::string GemmForm::text() const {
+  std::string out(gemm_layout_name(layout));
+  if (bias) out += "+bias";
+  if (silu) out += "+silu";
+  return out;
+}
+
+std::optional<GemmForm> parse_gemm_form(std::string_view text) {
+  GemmForm form;
+  const auto plus = text.find('+');
+  const auto layout = parse_gemm_layout(text.substr(0, plus));
+  if (!layout) return std::nullopt;
+  form.layout = *layout;
+  std::string_view rest = plus == std::string_view::npos ? std::string_view{} : text.substr(plus);
+  if (rest.starts_with("+bias")) {
+    form.bias = true;
+    rest.remove_prefix(5);
+  }
+  if (rest.starts_with("+silu")) {
+    form.silu = true;
+    rest.remove_prefix(5);
+  }
+  if (!rest.empty()) return std::nullopt;
+  return form;
+}
+
+std::vector<std::string> all_gemm_forms() {
+  return {"nt", "nn", "nt+bias", "nn+bias", "nt+silu", "nn+silu", "nt+bias+silu", "nn+bias+silu"};
+}
+
 WorkCounts GemmSpecBase::work(const Problem& problem) const {
   const double m = static_cast<double>(problem.dim("m"));
   const double n = static_cast<double>(problem.dim("n"));
   const double k = static_cast<double>(problem.dim("k"));
   const double bytes = static_cast<double>(ktune::size_of(problem.dtype));
-  return {2.0 * m * n * k, (m * k + k * n + m * n) * bytes};
+  const bool bias = parse_gemm_form(problem.layout).value_or(GemmForm{}).bias;
+  return {2.0 * m * n * k, (m * k + k * n + m * n + (bias ? n : 0.0)) * bytes};
 }
 
 std::optional<std::string> GemmSpecBase::problem_rejection(const Problem& problem) const {
@@ -53,8 +87,14 @@ std::optional<std::string> GemmSpecBase::problem_rejection(const Problem& proble
   if (problem.dtype != DType::kF32 && problem.dtype != DType::kF16 && problem.dtype != DType::kBF16) {
     return fmt::format("gemm supports f32, f16, bf16, not {}", ktune::to_string(problem.dtype));
   }
-  if (!parse_gemm_layout(problem.layout)) {
-    return fmt::format("gemm layout '{}' is neither 'nt' nor 'nn'", problem.layout);
+  if (!parse_gemm_form(problem.layout)) {
+    return fmt::format("gemm layout '{}' is not nt or nn with an optional +bias then +silu", problem.layout);
+  }
+  const std::vector<std::string> served = layouts();
+  const std::string form = parse_gemm_form(problem.layout)->text();
+  if (std::find(served.begin(), served.end(), form) == served.end()) {
+    return fmt::format("the {} template serves the layouts {}, not '{}'", variant(), fmt::join(served, ", "),
+                       problem.layout);
   }
   return std::nullopt;
 }
@@ -91,7 +131,14 @@ std::vector<TensorSpec> GemmSpecBase::tensors(const Problem& problem, int64_t sp
       {"c", TensorRole::kOutput, problem.dtype, m * n},
   };
   if (split_k > 1) t.push_back({"workspace", TensorRole::kWorkspace, DType::kF32, split_k * m * n});
+  if (parse_gemm_form(problem.layout).value_or(GemmForm{}).bias)
+    t.push_back({"bias", TensorRole::kInput, problem.dtype, n});
   return t;
+}
+
+ArgSpec GemmSpecBase::bias_arg(const Problem& problem) {
+  return parse_gemm_form(problem.layout).value_or(GemmForm{}).bias ? ArgSpec::of_tensor("bias")
+                                                                   : ArgSpec::null_pointer();
 }
 
 std::string GemmSpecBase::reduce_name_expression(DType dtype) {
@@ -122,12 +169,45 @@ KernelLaunch GemmSpecBase::reduce_launch(const Problem& problem, int64_t split_k
   return l;
 }
 
+std::string GemmSpecBase::finish_name_expression(const Problem& problem) {
+  const GemmForm form = parse_gemm_form(problem.layout).value_or(GemmForm{});
+  return fmt::format("ktune_gemm_finish<{},{},{}>", ktune::cuda_type_name(problem.dtype),
+                     form.bias ? "true" : "false", form.silu ? "true" : "false");
+}
+
+std::string GemmSpecBase::split_k_finish_name_expression(const Problem& problem) {
+  return parse_gemm_form(problem.layout).value_or(GemmForm{}).has_epilogue()
+             ? finish_name_expression(problem)
+             : reduce_name_expression(problem.dtype);
+}
+
+KernelLaunch GemmSpecBase::split_k_finish_launch(const Problem& problem, int64_t slices) const {
+  if (!parse_gemm_form(problem.layout).value_or(GemmForm{}).has_epilogue())
+    return reduce_launch(problem, slices);
+  const int64_t m = problem.dim("m");
+  const int64_t n = problem.dim("n");
+  KernelLaunch l;
+  l.name_expression = finish_name_expression(problem);
+  l.dims.grid = {u32(std::min(ceil_div(m * n, kReduceThreads), kMaxReduceBlocks)), 1, 1};
+  l.dims.block = {u32(kReduceThreads), 1, 1};
+  l.args = {ArgSpec::of_tensor("workspace"),
+            ArgSpec::of_tensor("c"),
+            bias_arg(problem),
+            ArgSpec::i32(static_cast<int32_t>(m)),
+            ArgSpec::i32(static_cast<int32_t>(n)),
+            ArgSpec::row_stride("c", m, n),
+            ArgSpec::i32(static_cast<int32_t>(slices))};
+  return l;
+}
+
 ReferenceSpec GemmSpecBase::reference(const Problem& problem) const {
   if (auto why = problem_rejection(problem)) throw Error(ErrorKind::kBadInput, *why);
+  const GemmForm form = *parse_gemm_form(problem.layout);
+  if (form.has_epilogue()) return epilogue_reference(problem, form);
   const int64_t m = problem.dim("m");
   const int64_t n = problem.dim("n");
   const int64_t k = problem.dim("k");
-  const bool nt = *parse_gemm_layout(problem.layout) == GemmLayout::kNT;
+  const bool nt = form.layout == GemmLayout::kNT;
   constexpr int64_t kTile = 16;  // gemm_reference.cu's tile
   ReferenceSpec r;
   r.compile.source_name = "gemm_reference.cu";
@@ -154,16 +234,62 @@ ReferenceSpec GemmSpecBase::reference(const Problem& problem) const {
   return r;
 }
 
+ReferenceSpec GemmSpecBase::epilogue_reference(const Problem& problem, const GemmForm& form) const {
+  constexpr int64_t kTileX = 32;  // threads of a block along n (coalesced B reads for "nn")
+  constexpr int64_t kTileY = 8;
+  const int64_t m = problem.dim("m");
+  const int64_t n = problem.dim("n");
+  const int64_t k = problem.dim("k");
+  const std::string expr =
+      fmt::format("ktune_gemm_reference_epilogue<{},{},{},{}>", ktune::cuda_type_name(problem.dtype),
+                  form.layout == GemmLayout::kNT ? "true" : "false", form.bias ? "true" : "false",
+                  form.silu ? "true" : "false");
+  ReferenceSpec r;
+  r.compile.source_name = "gemm_epilogue_reference.cu";
+  r.compile.name_expressions = {expr};
+  r.plan.tensors = {{"a", TensorRole::kInput, problem.dtype, m * k},
+                    {"b", TensorRole::kInput, problem.dtype, k * n}};
+  if (form.bias) r.plan.tensors.push_back({"bias", TensorRole::kInput, problem.dtype, n});
+  r.plan.tensors.push_back({"c_ref", TensorRole::kOutput, DType::kF32, m * n});
+  KernelLaunch l;
+  l.name_expression = expr;
+  l.dims.grid = {u32(ceil_div(n, kTileX)), u32(ceil_div(m, kTileY)), 1};
+  l.dims.block = {u32(kTileX), u32(kTileY), 1};
+  l.args = {ArgSpec::of_tensor("a"),
+            ArgSpec::of_tensor("b"),
+            bias_arg(problem),
+            ArgSpec::of_tensor("c_ref"),
+            ArgSpec::i32(static_cast<int32_t>(m)),
+            ArgSpec::i32(static_cast<int32_t>(n)),
+            ArgSpec::i32(static_cast<int32_t>(k))};
+  r.plan.launches = {l};
+  r.compare = {{"c", "c_ref"}};
+  return r;
+}
+
 HostTensors GemmSpecBase::cpu_reference(const Problem& problem, const HostTensors& inputs) const {
   if (auto why = problem_rejection(problem)) throw Error(ErrorKind::kBadInput, *why);
+  const GemmForm form = *parse_gemm_form(problem.layout);
   const auto a = inputs.find("a");
   const auto b = inputs.find("b");
   if (a == inputs.end() || b == inputs.end()) {
     throw Error(ErrorKind::kBadInput, "gemm cpu reference needs input tensors 'a' and 'b'");
   }
+  const int64_t n = problem.dim("n");
+  const auto bias = inputs.find("bias");
+  if (form.bias && (bias == inputs.end() || static_cast<int64_t>(bias->second.size()) != n)) {
+    throw Error(ErrorKind::kBadInput, fmt::format("gemm cpu reference needs input 'bias' of {} values", n));
+  }
   HostTensors out;
-  out["c"] = gemm_reference_f64(a->second, b->second, problem.dim("m"), problem.dim("n"), problem.dim("k"),
-                                *parse_gemm_layout(problem.layout));
+  std::vector<double>& c = out["c"];
+  c = gemm_reference_f64(a->second, b->second, problem.dim("m"), n, problem.dim("k"), form.layout);
+  if (!form.has_epilogue()) return out;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    double v = c[i];
+    if (form.bias) v += bias->second[i % static_cast<std::size_t>(n)];
+    if (form.silu) v = v / (1.0 + std::exp(-v));
+    c[i] = v;
+  }
   return out;
 }
 
@@ -210,23 +336,23 @@ std::optional<std::string> TiledGemmSpec::rejection(const Problem& problem, cons
 }
 
 std::string TiledGemmSpec::canonical_name(const Problem& problem, const Config& config) const {
-  const auto layout = parse_gemm_layout(problem.layout).value_or(GemmLayout::kNT);
-  return fmt::format("gemm.{}.{}.{}x{}x{}.w{}x{}.s{}.sk{}", ktune::to_string(problem.dtype),
-                     gemm_layout_name(layout), config.at("BLOCK_M"), config.at("BLOCK_N"),
-                     config.at("BLOCK_K"), config.at("WARPS_M"), config.at("WARPS_N"), config.at("STAGES"),
-                     config.at("SPLIT_K"));
+  const GemmForm form = parse_gemm_form(problem.layout).value_or(GemmForm{});
+  return fmt::format("gemm.{}.{}.{}x{}x{}.w{}x{}.s{}.sk{}", ktune::to_string(problem.dtype), form.text(),
+                     config.at("BLOCK_M"), config.at("BLOCK_N"), config.at("BLOCK_K"), config.at("WARPS_M"),
+                     config.at("WARPS_N"), config.at("STAGES"), config.at("SPLIT_K"));
 }
 
 CompileSpec TiledGemmSpec::compile_spec(const Problem& problem, const Config& config) const {
   require_accepted(problem, config);
-  const bool nt = *parse_gemm_layout(problem.layout) == GemmLayout::kNT;
+  const GemmForm form = *parse_gemm_form(problem.layout);
   CompileSpec c;
   c.source_name = std::string(source_name());
   c.name_expressions.push_back(
-      fmt::format("ktune_gemm_tiled<{},{},{},{},{},{},{},{},{}>", config.at("BLOCK_M"), config.at("BLOCK_N"),
-                  config.at("BLOCK_K"), config.at("WARPS_M"), config.at("WARPS_N"), config.at("STAGES"),
-                  config.at("SPLIT_K"), ktune::cuda_type_name(problem.dtype), nt ? "true" : "false"));
-  if (config.at("SPLIT_K") > 1) c.name_expressions.push_back(reduce_name_expression(problem.dtype));
+      fmt::format("ktune_gemm_tiled<{},{},{},{},{},{},{},{},{},{},{}>", config.at("BLOCK_M"),
+                  config.at("BLOCK_N"), config.at("BLOCK_K"), config.at("WARPS_M"), config.at("WARPS_N"),
+                  config.at("STAGES"), config.at("SPLIT_K"), ktune::cuda_type_name(problem.dtype),
+                  cpp_bool(form.layout == GemmLayout::kNT), cpp_bool(form.bias), cpp_bool(form.silu)));
+  if (config.at("SPLIT_K") > 1) c.name_expressions.push_back(split_k_finish_name_expression(problem));
   c.options = {"-std=c++17"};
   return c;
 }
@@ -244,22 +370,24 @@ LaunchPlan TiledGemmSpec::launch_plan(const Problem& problem, const Config& conf
   l.dims.grid = {u32(ceil_div(n, config.at("BLOCK_N"))), u32(ceil_div(m, config.at("BLOCK_M"))),
                  u32(split_k)};
   l.dims.block = {u32(config.at("WARPS_M") * config.at("WARPS_N") * 32), 1, 1};
-  l.dims.dynamic_smem_bytes = u32(shared_bytes(problem.dtype, config, *parse_gemm_layout(problem.layout)));
+  l.dims.dynamic_smem_bytes =
+      u32(shared_bytes(problem.dtype, config, parse_gemm_form(problem.layout)->layout));
   l.args = {ArgSpec::of_tensor("a"),
             ArgSpec::of_tensor("b"),
             ArgSpec::of_tensor("c"),
             split_k > 1 ? ArgSpec::of_tensor("workspace") : ArgSpec::null_pointer(),
+            bias_arg(problem),
             ArgSpec::i32(static_cast<int32_t>(m)),
             ArgSpec::i32(static_cast<int32_t>(n)),
             ArgSpec::i32(static_cast<int32_t>(k))};
   for (ArgSpec& a : row_stride_args(problem)) l.args.push_back(std::move(a));
   p.launches.push_back(l);
-  if (split_k > 1) p.launches.push_back(reduce_launch(problem, split_k));
+  if (split_k > 1) p.launches.push_back(split_k_finish_launch(problem, split_k));
   return p;
 }
 
 std::vector<AlignmentRule> TiledGemmSpec::alignment(const Problem& problem, const Config&) const {
-  const bool nt = parse_gemm_layout(problem.layout).value_or(GemmLayout::kNT) == GemmLayout::kNT;
+  const bool nt = parse_gemm_form(problem.layout).value_or(GemmForm{}).layout == GemmLayout::kNT;
   return {
       {"a", 16, false,
        "16-byte cp.async of A rows when A is 16-byte aligned and K*sizeof(T), lda*sizeof(T) % 16 == 0"},

@@ -16,13 +16,19 @@
 // SPLIT_K > 1: grid.z = SPLIT_K blocks share the K tiles (ceil(tiles / SPLIT_K) each, the last ones
 // possibly none); each writes its f32 partial tile to workspace[split][M][N] (zeros when it had no
 // tile) and ktune_gemm_splitk_reduce sums the splits in a fixed order: the result is deterministic.
+//
+// Epilogue (BIAS: + bias[n]; SILU: x / (1 + e^-x); gemm_epilogue.cuh) in f32 before the output is
+// rounded: here when SPLIT_K == 1, else in ktune_gemm_finish after the ordered sum of the splits.
+#include "gemm_epilogue.cuh"
 #include "gemm_splitk_reduce.cuh"
 #include "ktune_device.cuh"
 
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLIT_K, typename T, bool B_NT>
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SPLIT_K, typename T, bool B_NT, bool BIAS,
+          bool SILU>
 __global__ void __launch_bounds__(WM* WN * 32)
     ktune_gemm_tiled(const T* __restrict__ A, const T* __restrict__ B, T* __restrict__ C,
-                     float* __restrict__ workspace, int M, int N, int K, int lda, int ldb, int ldc) {
+                     float* __restrict__ workspace, const T* __restrict__ bias, int M, int N, int K, int lda,
+                     int ldb, int ldc) {
   using namespace ktune_dev;
   constexpr int kThreads = WM * WN * 32;
   constexpr int VEC = Vec16<T>::kElems;
@@ -158,7 +164,8 @@ __global__ void __launch_bounds__(WM* WN * 32)
       const int n = n0 + col_base + 8 * j;
       if (n >= N) continue;
       if (SPLIT_K == 1) {
-        C[static_cast<size_t>(m) * ldc + n] = from_f32<T>(acc[i][j]);
+        C[static_cast<size_t>(m) * ldc + n] =
+            from_f32<T>(ktune_gemm::epilogue<BIAS, SILU>(acc[i][j], bias, n));
       } else {
         workspace[(static_cast<size_t>(split) * M + m) * N + n] = acc[i][j];
       }

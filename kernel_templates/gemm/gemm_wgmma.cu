@@ -22,14 +22,14 @@
 // Split-K (gridDim.z = SPLIT_K > 1): block z multiplies k tiles [z * per, (z + 1) * per), per =
 // ceil(k tiles / SPLIT_K) (the last splits may get none), and stores its f32 partial tile, without
 // epilogue, to workspace[z][M][N]; ktune_gemm_splitk_reduce or, with an epilogue,
-// ktune_gemm_mma_finish (compiled from this source too) sums the splits in order: deterministic.
+// ktune_gemm_finish (compiled from this source too) sums the splits in order: deterministic.
 // It fills the SMs when M and N give few tiles (M = 512 with N = 1024: 32 tiles of 128x128).
 //
 // Row strides (elements, runtime values): A's rows are lda apart, B's ldb (rows of n for "nt", of
 // k for "nn"), C's ldc, each at least its row's length (strided views, e.g. a column slice of a
 // fused projection's output). The cp.async path also needs lda and ldb multiples of 8, the paired
 // C stores an even ldc. The workspace stays [split][M][N]; only C's M x N elements are written.
-#include "gemm_mma_epilogue.cuh"
+#include "gemm_epilogue.cuh"
 #include "gemm_splitk_reduce.cuh"
 #include "gemm_wgmma_block.cuh"
 #include "gemm_wgmma_layout.cuh"

@@ -87,8 +87,8 @@ __device__ __forceinline__ void store_accumulators(const float (&acc)[kAcc], T* 
     const int col = n0 + acc_col(wt, i);
     if (row >= M || col >= N) continue;
     const bool second = col + 1 < N;
-    const float v0 = epilogue<BIAS, SILU>(acc[i], bias, col);
-    const float v1 = second ? epilogue<BIAS, SILU>(acc[i + 1], bias, col + 1) : 0.0f;
+    const float v0 = ktune_gemm::epilogue<BIAS, SILU>(acc[i], bias, col);
+    const float v1 = second ? ktune_gemm::epilogue<BIAS, SILU>(acc[i + 1], bias, col + 1) : 0.0f;
     const size_t idx = static_cast<size_t>(row) * ldc + col;
     if (second && c_pairs) {
       typename Pair2<T>::type pair;

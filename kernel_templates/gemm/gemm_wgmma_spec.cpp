@@ -25,7 +25,7 @@ using ops_detail::cpp_bool;
 using ops_detail::one_of;
 using ops_detail::u32;
 
-/// The mma template's spec, whose references and work this template shares (same problems).
+/// The mma template's spec, whose alignment rules the cp.async pipeline shares.
 const MmaGemmSpec& mma_spec() {
   static const MmaGemmSpec kMma;
   return kMma;
@@ -57,13 +57,8 @@ std::optional<std::string> WgmmaGemmSpec::rejection_for_arch(std::string_view ar
 }
 
 std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, const Config& config) const {
-  const auto form = parse_gemm_form(problem.layout);
-  if (!form) {
-    return fmt::format("gemm layout '{}' is not nt or nn with an optional +bias then +silu", problem.layout);
-  }
-  Problem base = problem;
-  base.layout = std::string(gemm_layout_name(form->layout));
-  if (auto why = problem_rejection(base)) return why;
+  // The form's layout and epilogue (the TMA pipeline serves "nt" forms only: layouts()).
+  if (auto why = problem_rejection(problem)) return why;
   if (problem.dtype != DType::kF16 && problem.dtype != DType::kBF16) {
     return fmt::format("the wgmma template takes f16 and bf16, not {}", ktune::to_string(problem.dtype));
   }
@@ -76,9 +71,6 @@ std::optional<std::string> WgmmaGemmSpec::rejection(const Problem& problem, cons
   if (pipeline_ == Pipeline::kTma) {
     if (bm == 256)
       return std::string("BLOCK_M=256: the TMA template takes 64 or 128 (plus its producer warpgroup)");
-    if (form->layout != GemmLayout::kNT) {
-      return fmt::format("the TMA template takes \"nt\" layouts only, not {}", problem.layout);
-    }
     if (problem.dim("k") % 8 != 0) {
       return fmt::format("K={} is not a multiple of 8: TMA needs 16-byte rows", problem.dim("k"));
     }
@@ -126,8 +118,7 @@ CompileSpec WgmmaGemmSpec::compile_spec(const Problem& problem, const Config& co
                     cpp_bool(form.layout == GemmLayout::kNT), cpp_bool(form.bias), cpp_bool(form.silu)));
   }
   if (config.at("SPLIT_K") > 1) {
-    c.name_expressions.push_back(form.bias || form.silu ? MmaGemmSpec::finish_name_expression(problem)
-                                                        : reduce_name_expression(problem.dtype));
+    c.name_expressions.push_back(split_k_finish_name_expression(problem));
   }
   // After the target's own --gpu-architecture: NVRTC compiles for the last one given.
   c.options = {"-std=c++17", "--gpu-architecture=sm_90a"};
@@ -136,14 +127,12 @@ CompileSpec WgmmaGemmSpec::compile_spec(const Problem& problem, const Config& co
 
 LaunchPlan WgmmaGemmSpec::launch_plan(const Problem& problem, const Config& config) const {
   const CompileSpec c = compile_spec(problem, config);
-  const GemmForm form = *parse_gemm_form(problem.layout);
   const int64_t m = problem.dim("m");
   const int64_t n = problem.dim("n");
   const int64_t k = problem.dim("k");
   const int64_t split_k = config.at("SPLIT_K");
   LaunchPlan p;
   p.tensors = tensors(problem, split_k);
-  if (form.bias) p.tensors.push_back({"bias", TensorRole::kInput, problem.dtype, n});
   KernelLaunch l;
   l.name_expression = c.name_expressions.front();
   l.dims.grid = {u32(ceil_div(m, config.at("BLOCK_M")) * ceil_div(n, config.at("BLOCK_N"))), 1, u32(split_k)};
@@ -156,7 +145,7 @@ LaunchPlan WgmmaGemmSpec::launch_plan(const Problem& problem, const Config& conf
             tma ? ArgSpec::tensor_map("b", n, k, bn, kBlockK) : ArgSpec::of_tensor("b"),
             ArgSpec::of_tensor("c"),
             split_k > 1 ? ArgSpec::of_tensor("workspace") : ArgSpec::null_pointer(),
-            form.bias ? ArgSpec::of_tensor("bias") : ArgSpec::null_pointer(),
+            bias_arg(problem),
             ArgSpec::i32(static_cast<int32_t>(m)),
             ArgSpec::i32(static_cast<int32_t>(n)),
             ArgSpec::i32(static_cast<int32_t>(k))};
@@ -167,14 +156,9 @@ LaunchPlan WgmmaGemmSpec::launch_plan(const Problem& problem, const Config& conf
     for (ArgSpec& a : row_stride_args(problem)) l.args.push_back(std::move(a));
   }
   p.launches.push_back(l);
-  if (split_k > 1) {
-    p.launches.push_back(form.bias || form.silu ? mma_spec().finish_launch(problem, split_k)
-                                                : reduce_launch(problem, split_k));
-  }
+  if (split_k > 1) p.launches.push_back(split_k_finish_launch(problem, split_k));
   return p;
 }
-
-WorkCounts WgmmaGemmSpec::work(const Problem& problem) const { return mma_spec().work(problem); }
 
 std::vector<AlignmentRule> WgmmaGemmSpec::alignment(const Problem& problem, const Config& config) const {
   if (pipeline_ == Pipeline::kTma) {
@@ -183,12 +167,6 @@ std::vector<AlignmentRule> WgmmaGemmSpec::alignment(const Problem& problem, cons
             {"c", 4, false, "paired 4-byte stores of C when C is 4-byte aligned and ldc is even"}};
   }
   return mma_spec().alignment(problem, config);
-}
-
-ReferenceSpec WgmmaGemmSpec::reference(const Problem& problem) const { return mma_spec().reference(problem); }
-
-HostTensors WgmmaGemmSpec::cpu_reference(const Problem& problem, const HostTensors& inputs) const {
-  return mma_spec().cpu_reference(problem, inputs);
 }
 
 Config WgmmaGemmSpec::default_config(const Problem&) const {

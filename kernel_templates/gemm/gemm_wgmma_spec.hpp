@@ -57,17 +57,11 @@ class WgmmaGemmSpec final : public GemmSpecBase {
   /// (needs the opt-in above 48 KiB); with SPLIT_K > 1 the reduction (or, with an epilogue, the
   /// finishing pass) follows, reading the f32 workspace [SPLIT_K, M, N].
   LaunchPlan launch_plan(const Problem& problem, const Config& config) const override;
-  /// As the mma template's (the GEMM plus the bias read).
-  WorkCounts work(const Problem& problem) const override;
   /// A, B 16-byte aligned with K (and N for an "nn" B) and their row strides multiples of 8 for
   /// the cp.async path, C 4-byte aligned with an even row stride for paired stores; otherwise element
   /// paths. Nothing is required, except by wgmma_tma: A and B (base and row stride) 16-byte
   /// aligned for their tensor maps.
   std::vector<AlignmentRule> alignment(const Problem& problem, const Config& config) const override;
-  /// As the mma template's: the family's reference, or gemm_epilogue_reference.cu with an epilogue.
-  ReferenceSpec reference(const Problem& problem) const override;
-  /// As the mma template's: float64 GEMM, + bias, SiLU.
-  HostTensors cpu_reference(const Problem& problem, const HostTensors& inputs) const override;
   /// 128x128x64, 4 stages, no split, group 8: 129 KiB of shared memory.
   Config default_config(const Problem& problem) const override;
 

@@ -12,7 +12,7 @@
 // strides that are multiples of 16 bytes and 16-byte aligned pointers. Split-K and the epilogue as
 // gemm_wgmma.cu (grid.z slices write f32 partials; bias, SiLU applied in f32); C's rows are ldc
 // elements apart (ldc >= N, a strided view: only its M x N elements are written).
-#include "gemm_mma_epilogue.cuh"
+#include "gemm_epilogue.cuh"
 #include "gemm_splitk_reduce.cuh"
 #include "gemm_wgmma_block.cuh"
 #include "gemm_wgmma_layout.cuh"

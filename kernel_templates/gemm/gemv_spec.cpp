@@ -14,6 +14,7 @@ constexpr int64_t kMaxGemvWarps = 32;      // 1024 threads a block
 constexpr int64_t kStaticSmemLimit = 48 * 1024;
 
 using ops_detail::ceil_div;
+using ops_detail::cpp_bool;
 using ops_detail::u32;
 
 }  // namespace
@@ -31,9 +32,6 @@ int64_t GemvSpec::m_tile(int64_t m) {
 std::optional<std::string> GemvSpec::rejection(const Problem& problem, const Config& config) const {
   if (auto why = problem_rejection(problem)) return why;
   if (auto why = params_rejection(config)) return why;
-  if (*parse_gemm_layout(problem.layout) != GemmLayout::kNT) {
-    return std::string("gemv serves the 'nt' layout only (B as [N,K])");
-  }
   if (problem.dim("m") > kMaxM) return fmt::format("gemv serves m <= {}, not m={}", kMaxM, problem.dim("m"));
   const int64_t bk = config.at("BLOCK_K");
   const int64_t warps = config.at("WARPS");
@@ -54,19 +52,21 @@ std::optional<std::string> GemvSpec::rejection(const Problem& problem, const Con
 }
 
 std::string GemvSpec::canonical_name(const Problem& problem, const Config& config) const {
-  return fmt::format("gemm.{}.nt.gemv.k{}.sk{}.w{}.r{}", ktune::to_string(problem.dtype),
-                     config.at("BLOCK_K"), config.at("SPLIT_K"), config.at("WARPS"),
-                     config.at("ROWS_PER_BLOCK"));
+  return fmt::format("gemm.{}.{}.gemv.k{}.sk{}.w{}.r{}", ktune::to_string(problem.dtype),
+                     parse_gemm_form(problem.layout).value_or(GemmForm{}).text(), config.at("BLOCK_K"),
+                     config.at("SPLIT_K"), config.at("WARPS"), config.at("ROWS_PER_BLOCK"));
 }
 
 CompileSpec GemvSpec::compile_spec(const Problem& problem, const Config& config) const {
   require_accepted(problem, config);
   CompileSpec c;
   c.source_name = std::string(source_name());
-  c.name_expressions.push_back(fmt::format(
-      "ktune_gemv<{},{},{},{},{},{}>", config.at("BLOCK_K"), config.at("SPLIT_K"), config.at("WARPS"),
-      config.at("ROWS_PER_BLOCK"), m_tile(problem.dim("m")), ktune::cuda_type_name(problem.dtype)));
-  if (config.at("SPLIT_K") > 1) c.name_expressions.push_back(reduce_name_expression(problem.dtype));
+  const GemmForm form = *parse_gemm_form(problem.layout);
+  c.name_expressions.push_back(
+      fmt::format("ktune_gemv<{},{},{},{},{},{},{},{}>", config.at("BLOCK_K"), config.at("SPLIT_K"),
+                  config.at("WARPS"), config.at("ROWS_PER_BLOCK"), m_tile(problem.dim("m")),
+                  ktune::cuda_type_name(problem.dtype), cpp_bool(form.bias), cpp_bool(form.silu)));
+  if (config.at("SPLIT_K") > 1) c.name_expressions.push_back(split_k_finish_name_expression(problem));
   c.options = {"-std=c++17"};
   return c;
 }
@@ -87,12 +87,13 @@ LaunchPlan GemvSpec::launch_plan(const Problem& problem, const Config& config) c
             ArgSpec::of_tensor("b"),
             ArgSpec::of_tensor("c"),
             split_k > 1 ? ArgSpec::of_tensor("workspace") : ArgSpec::null_pointer(),
+            bias_arg(problem),
             ArgSpec::i32(static_cast<int32_t>(m)),
             ArgSpec::i32(static_cast<int32_t>(n)),
             ArgSpec::i32(static_cast<int32_t>(k))};
   for (ArgSpec& a : row_stride_args(problem)) l.args.push_back(std::move(a));
   p.launches.push_back(l);
-  if (split_k > 1) p.launches.push_back(reduce_launch(problem, split_k));
+  if (split_k > 1) p.launches.push_back(split_k_finish_launch(problem, split_k));
   return p;
 }
 

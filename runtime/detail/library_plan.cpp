@@ -20,7 +20,7 @@ bool library_config_serves(const PlanKey& key, const ktune::Config& config) {
   if (key.op == OpKind::kFp8Gemm) return p.layout == "nt" && p.dim("n") % 16 == 0 && p.dim("k") % 16 == 0;
   if (key.op != OpKind::kGemm) return false;
   const bool dtype_ok = key.dtype == DType::kBF16 || key.dtype == DType::kF16 || key.dtype == DType::kF32;
-  return dtype_ok && (p.layout == "nt" || p.layout == "nn");
+  return dtype_ok && harness::is_library_gemm_layout(p.layout);
 }
 
 LibraryGemmPlan::LibraryGemmPlan(LibraryHandles& handles, const PlanKey& key, const ktune::Config& config)
@@ -40,7 +40,8 @@ LibraryGemmPlan::LibraryGemmPlan(LibraryHandles& handles, const PlanKey& key, co
     if (why.empty()) workspace_bytes_ = handles_->fp8->workspace_bytes(fp8_problem_, algorithm_);
   } else {
     problem_.dtype = key.dtype;
-    problem_.b_nt = p.layout == "nt";
+    problem_.b_nt = harness::library_layout_nt(p.layout);
+    problem_.bias = harness::library_layout_bias(p.layout);
     problem_.m = p.dim("m");
     problem_.n = p.dim("n");
     problem_.k = p.dim("k");
@@ -62,8 +63,10 @@ bool LibraryGemmPlan::serves_strides(std::span<const double> row_strides) const 
 
 bool LibraryGemmPlan::serves(std::span<const void* const> slots, std::span<const double> row_strides) const {
   if (fp8_) return slots.size() >= 5 && aligned(slots[0]) && aligned(slots[1]) && aligned(slots[4]);
+  // gemm's slots: a, b, c, bias (read with the "+bias" layouts only).
+  const bool bias_ok = !problem_.bias || (slots.size() >= 4 && aligned(slots[3]));
   return slots.size() >= 3 && serves_strides(row_strides) && aligned(slots[0]) && aligned(slots[1]) &&
-         aligned(slots[2]);
+         aligned(slots[2]) && bias_ok;
 }
 
 void LibraryGemmPlan::run(std::span<const void* const> slots, std::span<const double> row_strides,
@@ -79,7 +82,8 @@ void LibraryGemmPlan::run(std::span<const void* const> slots, std::span<const do
   p.lda = static_cast<int64_t>(row_strides[0]);
   p.ldb = static_cast<int64_t>(row_strides[1]);
   p.ldc = static_cast<int64_t>(row_strides[2]);
-  handles_->gemm->run(p, algorithm_, ptr(0), ptr(1), ptr(2), stream, workspace, workspace_size);
+  handles_->gemm->run(p, algorithm_, ptr(0), ptr(1), ptr(2), stream, workspace, workspace_size,
+                      problem_.bias ? ptr(3) : 0);
 }
 
 }  // namespace ktune::runtime::detail

@@ -15,6 +15,7 @@
 #          [--budget-s S] [--out DIR] [--keep-db] [--commit HASH] [--gemm-m LIST] [--fp8-m LIST]
 #          [--ops-filter TEXT]... [--gemm-vs-torch SET[:M,M...][+SET...]] [--gemm-budget N] [--gemm-sweep-s S] [--gemm-dtype bf16|fp8]
 #          [--attn-vs-torch SET] [--attn-batch LIST] [--attn-seq LIST] [--attn-budget N] [--attn-sweep-s S] [--ops-vs-torch]
+#          [--tune-keys FILE] [--keys-budget N] [--keys-sweep-s S]
 #
 #   --suites LIST     gpu test executables, comma-separated short names (smoke, measure, kernels,
 #                     tcgemm, wgmma, gemm_strided, fp8, ops, attn, loop, runtime, bench) or full
@@ -77,6 +78,12 @@
 #                     bench/runtime/ops_vs_torch.py, then each winner against torch eager,
 #                     torch.compile and a plain Triton kernel, all replayed in CUDA graphs with
 #                     rotated inputs: ops-vs-torch.md; the sweep's counters: ops-counters.md
+#   --tune-keys FILE  every key of a key list (`KERNEL SHAPE DTYPE [LAYOUT]` lines, as the runtime's
+#                     record_misses writes them; e.g. scripts/gpu/qwen2.5-0.5b-keys.txt): `ktune tune
+#                     --shapes FILE`, `ktune bench --best` of each key (against cuBLAS where it has a
+#                     baseline), `ktune query` of each key (served from the database), and a second
+#                     tune that must measure nothing: tune-keys.md
+#   --keys-budget N   measurements a key of that sweep (default 8); --keys-sweep-s S its seconds (300)
 #
 # Example (device tool, carry [".devbin"]):
 #   scripts/gpu/verify.sh --suites all --examples --benches gemm,fp8,ops --sweep quick --side-by-side
@@ -88,6 +95,7 @@ SUITES=all GTEST_FILTER="" EXAMPLES=0 SERVICE=0 PYTHON=0 BENCHES=none SWEEP="" S
 DIR=${OUT:-} KEEP_DB=0 COMMIT="" GEMM_M=1,16,128,512,2048,4096 FP8_M=1,16,128,1024,4096
 OPS_FILTERS=() GEMM_VS_TORCH="" GEMM_BUDGET=24 GEMM_SWEEP_S=330 GEMM_DTYPE=bf16
 ATTN_VS_TORCH="" ATTN_BATCH="" ATTN_SEQ="" ATTN_BUDGET=24 ATTN_SWEEP_S=330 OPS_VS_TORCH=0
+TUNE_KEYS="" KEYS_BUDGET=8 KEYS_SWEEP_S=300
 while [ $# -gt 0 ]; do
   case $1 in
     --suites) SUITES=${2:?}; shift 2 ;;
@@ -107,6 +115,9 @@ while [ $# -gt 0 ]; do
     --fp8-m) FP8_M=${2:?}; shift 2 ;;
     --ops-filter) OPS_FILTERS+=(--filter "${2:?}"); shift 2 ;;
     --gemm-vs-torch) GEMM_VS_TORCH=${2:?}; shift 2 ;;
+    --tune-keys) TUNE_KEYS=${2:?}; shift 2 ;;
+    --keys-budget) KEYS_BUDGET=${2:?}; shift 2 ;;
+    --keys-sweep-s) KEYS_SWEEP_S=${2:?}; shift 2 ;;
     --gemm-budget) GEMM_BUDGET=${2:?}; shift 2 ;;
     --gemm-sweep-s) GEMM_SWEEP_S=${2:?}; shift 2 ;;
     --gemm-dtype) GEMM_DTYPE=${2:?}; shift 2 ;;
@@ -401,6 +412,32 @@ if [ -n "$SWEEP" ] && have "sweep:$SWEEP" ktune; then
   # the JSON document went to the log together with stderr; the report is the readable result
   "$BIN/ktune" report --db "$R/sweep/sweep.db" --format md --out "$R/sweep/report.md" > "$R/sweep/report.log" 2>&1
   record "report:$SWEEP" $? 0
+fi
+
+# --- every key of a key list: tuned, benched at its winner, served, and not measured again ----------
+if [ -n "$TUNE_KEYS" ] && have tune-keys ktune; then
+  d=$R/tune-keys; mkdir -p "$d"; cp "$TUNE_KEYS" "$d/keys.txt"
+  run_part tune-keys "$KEYS_SWEEP_S" "$d/tune.log" "$BIN/ktune" tune --shapes "$TUNE_KEYS" \
+    --budget "$KEYS_BUDGET" --db "$d/keys.db" --json
+  i=0
+  while read -r kernel shape dtype layout _; do
+    case $kernel in '' | '#'*) continue ;; esac
+    i=$((i + 1))
+    t=$(budget "bench-best:$i" 60) || break
+    base=()
+    # cuBLAS has a baseline for gemm's plain and +bias forms (it has no SiLU epilogue).
+    if [ "$kernel" = gemm ] && [[ ${layout:-nt} != *silu* ]]; then base=(--baseline cublas); fi
+    timeout -k 5 "$t" "$BIN/ktune" bench --kernel "$kernel" --shape "$shape" --dtype "$dtype" \
+      ${layout:+--layout "$layout"} --best --db "$d/keys.db" "${base[@]}" --json > "$d/bench-$i.json" 2> "$d/bench-$i.err"
+    echo "bench $i rc=$?" >> "$d/bench.log"
+    "$BIN/ktune" query --db "$d/keys.db" --kernel "$kernel" --shape "$shape" --dtype "$dtype" \
+      ${layout:+--layout "$layout"} --json > "$d/query-$i.json" 2> "$d/query-$i.err"
+    echo "query $i rc=$?" >> "$d/bench.log"
+  done < "$TUNE_KEYS"
+  run_part tune-keys-again 120 "$d/again.log" "$BIN/ktune" tune --shapes "$TUNE_KEYS" \
+    --budget "$KEYS_BUDGET" --db "$d/keys.db" --json
+  python3 "$HERE/verify_tables.py" tune-keys "$d" > "$d/summary.md" 2> "$d/table.err"
+  record tune-keys-table $? 0
 fi
 
 # --- ktune serve on the GPU --------------------------------------------------------------------------

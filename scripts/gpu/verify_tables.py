@@ -5,6 +5,7 @@
   verify_tables.py tuning DIR SHAPE DTYPE CONFIGS SPACE   exhaustive sweep, strategies, decode shapes
   verify_tables.py winners DIR                            the winner of each `ktune tune --json` in DIR
   verify_tables.py side-by-side DIR                       ktune vs torch (operators), vs cuBLASLt (GEMMs)
+  verify_tables.py tune-keys DIR                          a key list tuned, benched at --best, served
 """
 import csv
 import glob
@@ -223,11 +224,50 @@ def side_by_side(d):
                 print(f"\n{run}: geomean speed-up at M = {m}: {geo:.3f} ({len(rs)} shapes)")
 
 
+def json_tail(path):
+    """The last JSON document of a log that also holds stderr lines (`ktune tune --json`)."""
+    try:
+        text = open(path).read()
+    except OSError as e:
+        return {"error": str(e)}
+    start = text.rfind("\n{")
+    try:
+        return json.loads(text[start + 1 if start >= 0 else 0:])
+    except ValueError as e:
+        return {"error": str(e)}
+
+
+def tune_keys(d):
+    keys = [l.split() for l in open(os.path.join(d, "keys.txt")) if l.strip() and not l.startswith("#")]
+    first, again = json_tail(os.path.join(d, "tune.log")), json_tail(os.path.join(d, "again.log"))
+    tuned = {(k.get("kernel"), k.get("shape"), k.get("dtype"), k.get("layout")): k for k in first.get("keys", [])}
+    print("| key | winner | kind | bench µs | cuBLAS µs | speed-up | served |")
+    print("|---|---|---|---|---|---|---|")
+    served = 0
+    for i, k in enumerate(keys, 1):
+        b = load(os.path.join(d, f"bench-{i}.json"))
+        q = load(os.path.join(d, f"query-{i}.json"))
+        rows = b.get("results", [])
+        own = next((r for r in rows if r.get("role") == "config"), {})
+        blas = next((r for r in rows if r.get("baseline") == "cublas"), {})
+        ok = "error" not in q and bool(q)
+        served += ok
+        med = stat(own, "median")
+        cub = stat(blas, "median")
+        sp = own.get("speedup") or (cub / med if med == med and cub == cub and med > 0 else NAN)
+        print(f"| {' '.join(k)} | {own.get('name', b.get('error', '-'))} | {b.get('config_kind', '-')} | {med:.2f} "
+              f"| {cub:.2f} | {sp:.2f}x | {'yes' if ok else 'no'} |")
+    measured_again = sum(k.get("measured", 0) for k in again.get("keys", []))
+    print(f"\n{len(tuned)} of {len(keys)} keys in the first tune's summary; {served} served by `ktune query`; "
+          f"the second tune measured {measured_again} candidates.")
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     cmd, args = sys.argv[1], sys.argv[2:]
-    {"protocol": protocol, "tuning": tuning, "winners": winners, "side-by-side": side_by_side}[cmd](*args)
+    {"protocol": protocol, "tuning": tuning, "winners": winners, "side-by-side": side_by_side,
+     "tune-keys": tune_keys}[cmd](*args)
 
 
 if __name__ == "__main__":

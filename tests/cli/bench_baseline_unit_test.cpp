@@ -26,9 +26,9 @@ kt::Problem gemm(int64_t m, int64_t n, int64_t k, ktune::DType dtype, std::strin
   return {{{"m", m}, {"n", n}, {"k", k}}, dtype, std::move(layout)};
 }
 
-TEST(CublasBaseline, OnlyPlainGemmInF16Bf16F32) {
+TEST(CublasBaseline, OnlyGemmInF16Bf16F32PlainOrBiased) {
   for (DType d : {DType::kF16, DType::kBF16, DType::kF32}) {
-    for (const char* layout : {"nt", "nn", ""}) {
+    for (const char* layout : {"nt", "nn", "", "nt+bias", "nn+bias"}) {
       EXPECT_FALSE(tuner::no_cublas_baseline("gemm", gemm(16, 4096, 4096, d, layout)).has_value())
           << ktune::to_string(d) << " " << layout;
     }
@@ -36,9 +36,12 @@ TEST(CublasBaseline, OnlyPlainGemmInF16Bf16F32) {
   const auto fp8 = tuner::no_cublas_baseline("gemm", gemm(16, 64, 64, DType::kFP8E4M3, "nt"));
   ASSERT_TRUE(fp8.has_value());
   EXPECT_NE(fp8->find("fp8e4m3"), std::string::npos) << *fp8;
-  const auto epilogue = tuner::no_cublas_baseline("gemm", gemm(16, 64, 64, DType::kBF16, "nt+bias"));
-  ASSERT_TRUE(epilogue.has_value());
-  EXPECT_NE(epilogue->find("nt+bias"), std::string::npos) << *epilogue;
+  // cuBLASLt has a bias epilogue but no SiLU.
+  for (const char* layout : {"nt+silu", "nn+bias+silu"}) {
+    const auto epilogue = tuner::no_cublas_baseline("gemm", gemm(16, 64, 64, DType::kBF16, layout));
+    ASSERT_TRUE(epilogue.has_value()) << layout;
+    EXPECT_NE(epilogue->find(layout), std::string::npos) << *epilogue;
+  }
   const kt::Problem rms{{{"rows", 16}, {"hidden", 4096}}, DType::kBF16, ""};
   EXPECT_EQ(tuner::no_cublas_baseline("rmsnorm", rms).value_or(""), "no cuBLAS baseline for kernel rmsnorm");
   EXPECT_EQ(tuner::cublas_baseline_name(gemm(1, 2, 3, DType::kF16, "nn")), "cublas.f16.nn");

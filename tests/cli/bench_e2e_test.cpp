@@ -77,7 +77,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{gemm_with({"--config", R"({"template":"tiled","STAGES":1})"}), "STAGES"},
         BadCase{gemm_with({"--config", R"({"template":"tiled"})", "--best"}), "--best"},
         BadCase{gemm_with({"--baseline", "mkl"}), "mkl"},
-        BadCase{gemm_with({"--baseline", "cublas", "--layout", "nt+bias"}), "no cuBLAS baseline"},
+        BadCase{gemm_with({"--baseline", "cublas", "--layout", "nt+bias+silu"}), "no cuBLAS baseline"},
         BadCase{bench({"--kernel", "rmsnorm", "--shape", "rows=16,hidden=4096", "--dtype", "bf16",
                        "--baseline", "cublas"}),
                 "no cuBLAS baseline for kernel rmsnorm"},

@@ -38,18 +38,19 @@ TEST(CandidateBuilder, SplitKPartsHaveTwoLaunchesAndSharedInputs) {
   EXPECT_EQ(parts.buffers[4].dtype, DType::kF32);
 
   ASSERT_EQ(parts.launches.size(), 2u);
-  EXPECT_EQ(parts.launches[0].function, "_Z_lowered_ktune_gemm_tiled<32,64,16,1,2,2,4,__nv_bfloat16,false>");
+  EXPECT_EQ(parts.launches[0].function,
+            "_Z_lowered_ktune_gemm_tiled<32,64,16,1,2,2,4,__nv_bfloat16,false,false,false>");
   EXPECT_EQ(parts.launches[0].cubin, "CUBIN");
   EXPECT_EQ(parts.launches[0].grid, (std::array<uint32_t, 3>{2, 3, 4}));
-  ASSERT_EQ(parts.launches[0].args.size(), 10u);
+  ASSERT_EQ(parts.launches[0].args.size(), 11u);
   EXPECT_EQ(parts.launches[0].args[1].buffer, "b");
   EXPECT_EQ(parts.launches[0].args[3].buffer, "workspace");
-  EXPECT_EQ(parts.launches[0].args[5].i, 93);
+  EXPECT_EQ(parts.launches[0].args[6].i, 93);
   // The row strides reach the worker as contiguous i32s: lda = K, ldb = N ("nn"), ldc = N.
-  EXPECT_EQ(parts.launches[0].args[7].kind, harness::KernelArg::Kind::kI32);
-  EXPECT_EQ(parts.launches[0].args[7].i, 331);
-  EXPECT_EQ(parts.launches[0].args[8].i, 93);
+  EXPECT_EQ(parts.launches[0].args[8].kind, harness::KernelArg::Kind::kI32);
+  EXPECT_EQ(parts.launches[0].args[8].i, 331);
   EXPECT_EQ(parts.launches[0].args[9].i, 93);
+  EXPECT_EQ(parts.launches[0].args[10].i, 93);
   EXPECT_EQ(parts.launches[1].args[4].kind, harness::KernelArg::Kind::kI32);
   EXPECT_EQ(parts.launches[1].args[4].i, 93);
   EXPECT_EQ(parts.reference->cubin, "REFCUBIN");
@@ -80,7 +81,7 @@ TEST(CandidateBuilder, AtomicSplitKZeroesItsWorkspaceInsideTheSequence) {
                                           fake_compile(spec.reference(p).compile, "R"));
   const harness::CandidateRequest r = make_candidate_request(parts);
   ASSERT_EQ(r.launches.size(), 3u);
-  EXPECT_NE(r.launches[0].function.find("ktune_gemm_mma_zero"), std::string::npos) << r.launches[0].function;
+  EXPECT_NE(r.launches[0].function.find("ktune_gemm_zero"), std::string::npos) << r.launches[0].function;
   EXPECT_EQ(r.launches[0].args[0].buffer, "workspace");
   EXPECT_EQ(r.launches[0].args[1].i, 16 * 4096);  // every f32 sum of C zeroed, each call
   EXPECT_EQ(r.main_launch, 1u);                   // resources are the GEMM's, not the zeroing's

@@ -1,7 +1,7 @@
-// gpu: every sampled gemm config (both templates, three dtypes, both layouts) against the GPU
-// reference on random data at odd shapes (M, N, K multiples of no tile; K not divisible by
-// SPLIT_K * BLOCK_K; splits that get no K tile) and round ones; the GPU reference against the CPU
-// float64 reference on small shapes (D4); split-K bit-identical over repeated runs; misaligned
+// gpu: every sampled gemm config (both templates, three dtypes, both layouts, with and without the
+// bias / SiLU epilogue) against the GPU reference on random data at odd shapes (M, N, K multiples of no tile;
+// K not divisible by SPLIT_K * BLOCK_K; splits that get no K tile) and round ones; the GPU reference against
+// the CPU float64 reference on small shapes (D4); split-K bit-identical over repeated runs; misaligned
 // pointers (the scalar paths). Skips with the reason when there is no GPU.
 
 #include <gtest/gtest.h>
@@ -179,6 +179,68 @@ TEST_F(GemmGpu, GemvSampleMatchesReference) {
     for (const auto& s : shapes) {
       auto f = make_fixture(gemm_problem(s[0], s[1], s[2], dtype, "nt"), 29);
       for (const Config& c : configs) expect_matches_reference(*f, spec, c);
+    }
+  }
+}
+
+TEST_F(GemmGpu, EpilogueReferenceMatchesCpuFloat64) {
+  const KernelSpec& spec = find_spec("gemm", "tiled");
+  const int64_t shapes[][3] = {{37, 29, 53}, {1, 65, 130}, {5, 3, 1}};
+  for (DType dtype : gemm_dtypes()) {
+    for (const char* layout : {"nt+bias", "nn+silu", "nt+bias+silu"}) {
+      for (const auto& s : shapes) {
+        const Problem p = gemm_problem(s[0], s[1], s[2], dtype, layout);
+        auto f = make_fixture(p, 1300 + static_cast<uint64_t>(s[2]));
+        const HostTensors cpu = spec.cpu_reference(p, f->host);
+        const harness::ErrorMetrics m = harness::compare(f->c_ref, cpu.at("c"));
+        // Exact products, f32 sums, then f32 expf: 1e-5 is 10x under the f32 tolerance.
+        EXPECT_LT(m.rel_err, 1e-5) << p.shape_text() << " " << ktune::to_string(dtype) << " " << layout;
+        EXPECT_EQ(m.count, static_cast<uint64_t>(s[0] * s[1]));
+      }
+    }
+  }
+}
+
+TEST_F(GemmGpu, TiledEpiloguesMatchReference) {
+  // Every form beyond the plain ones, with and without split-K (the epilogue in the kernel, or in
+  // ktune_gemm_finish after the ordered sum), at an odd and a split-starved shape.
+  const KernelSpec& spec = find_spec("gemm", "tiled");
+  const int64_t shapes[][3] = {{77, 93, 331}, {3, 200, 40}};
+  const auto configs = testing::tiled_samples();
+  const char* layouts[] = {"nt+bias", "nn+bias", "nt+silu", "nn+silu", "nt+bias+silu", "nn+bias+silu"};
+  for (DType dtype : gemm_dtypes()) {
+    for (const char* layout : layouts) {
+      for (const auto& s : shapes) prefetch(spec, gemm_problem(s[0], s[1], s[2], dtype, layout), configs);
+    }
+  }
+  for (DType dtype : gemm_dtypes()) {
+    for (const char* layout : layouts) {
+      for (const auto& s : shapes) {
+        auto f = make_fixture(gemm_problem(s[0], s[1], s[2], dtype, layout), 19);
+        for (const Config& c : configs) expect_matches_reference(*f, spec, c);
+      }
+    }
+  }
+}
+
+TEST_F(GemmGpu, GemvEpiloguesMatchReference) {
+  const KernelSpec& spec = find_spec("gemm", "gemv");
+  // Qwen2.5-0.5B's biased qkv projection at decode (m 1, n 1152, k 896), the vector path with a
+  // partial chunk, the scalar path.
+  const int64_t shapes[][3] = {{1, 1152, 896}, {3, 1001, 1000}, {16, 515, 999}};
+  const auto configs = testing::gemv_samples();
+  const char* layouts[] = {"nt+bias", "nt+silu", "nt+bias+silu"};
+  for (DType dtype : gemm_dtypes()) {
+    for (const char* layout : layouts) {
+      for (const auto& s : shapes) prefetch(spec, gemm_problem(s[0], s[1], s[2], dtype, layout), configs);
+    }
+  }
+  for (DType dtype : gemm_dtypes()) {
+    for (const char* layout : layouts) {
+      for (const auto& s : shapes) {
+        auto f = make_fixture(gemm_problem(s[0], s[1], s[2], dtype, layout), 37);
+        for (const Config& c : configs) expect_matches_reference(*f, spec, c);
+      }
     }
   }
 }

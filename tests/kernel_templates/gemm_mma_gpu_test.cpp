@@ -183,16 +183,19 @@ TEST_F(MmaGpu, CublasLtMatchesReference) {
     GTEST_SKIP() << "no cuBLASLt: " << e.what();
   }
   std::printf("%s\n", blas->version().c_str());
-  const int64_t shapes[][3] = {{77, 93, 336}, {1, 4096, 4096}, {256, 512, 1024}};
+  const int64_t shapes[][3] = {{77, 93, 336}, {1, 4096, 4096}, {256, 512, 1024}, {1, 1152, 896}};
   for (DType dtype : {DType::kBF16, DType::kF16}) {
-    for (const char* layout : {"nt", "nn"}) {
+    // The +bias forms through cuBLASLt's bias epilogue, against the epilogue reference.
+    for (const char* layout : {"nt", "nn", "nt+bias", "nn+bias"}) {
       for (const auto& s : shapes) {
         auto f = make_fixture(gemm_problem(s[0], s[1], s[2], dtype, layout), 61);
         const TensorSpec c{"c", TensorRole::kOutput, dtype, s[0] * s[1]};
         f->tensors.ensure(c);
         f->tensors.poison("c");
-        const harness::CublasGemmProblem p{dtype, std::string(layout) == "nt", s[0], s[1], s[2]};
-        blas->run(p, f->tensors.ptr("a"), f->tensors.ptr("b"), f->tensors.ptr("c"), nullptr);
+        harness::CublasGemmProblem p{dtype, harness::library_layout_nt(layout), s[0], s[1], s[2]};
+        p.bias = harness::library_layout_bias(layout);
+        blas->run(p, f->tensors.ptr("a"), f->tensors.ptr("b"), f->tensors.ptr("c"), nullptr,
+                  p.bias ? f->tensors.ptr("bias") : 0);
         gpu().context->synchronize();
         expect_matches(
             *f, f->tensors.download("c", static_cast<std::size_t>(c.bytes())),

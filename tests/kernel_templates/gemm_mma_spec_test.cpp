@@ -49,10 +49,15 @@ TEST(MmaSpec, ParsesLayoutAndEpilogue) {
   EXPECT_FALSE(parse_gemm_form("nt+silu+bias"));  // one canonical order: names stay unique
   EXPECT_FALSE(parse_gemm_form("tn"));
   EXPECT_FALSE(parse_gemm_form("nt+relu"));
-  // The other gemm templates do not take epilogue problems.
-  const Problem p = gemm_problem(64, 64, 64, DType::kBF16, "nt+bias");
-  EXPECT_TRUE(find_spec("gemm", "tiled").rejection(p, testing::tiled_samples()[0]));
+  // Every gemm template takes the epilogue forms of the layouts it serves: gemv "nt" forms only.
+  const Problem p = gemm_problem(16, 64, 64, DType::kBF16, "nt+bias");
+  EXPECT_FALSE(find_spec("gemm", "tiled").rejection(p, testing::tiled_samples()[0]));
+  EXPECT_FALSE(find_spec("gemm", "gemv").rejection(p, find_spec("gemm", "gemv").default_config(p)));
   EXPECT_FALSE(mma().rejection(p, mma().default_config(p)));
+  const Problem nn = gemm_problem(16, 64, 64, DType::kBF16, "nn+bias");
+  const auto why = find_spec("gemm", "gemv").rejection(nn, find_spec("gemm", "gemv").default_config(nn));
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("nn+bias"), std::string::npos) << *why;
 }
 
 TEST(MmaSpec, SingleLaunchGeometry) {
@@ -89,11 +94,11 @@ TEST(MmaSpec, AtomicSplitKPlanZeroesAndConverts) {
   const Problem p = gemm_problem(5, 300, 1000, DType::kBF16, "nt+bias+silu");
   const LaunchPlan plan = mma().launch_plan(p, mma_config(32, 128, 64, 1, 4, 3, 8, 1, 1));
   ASSERT_EQ(plan.launches.size(), 3u);
-  EXPECT_EQ(plan.launches[0].name_expression, "ktune_gemm_mma_zero<float>");
+  EXPECT_EQ(plan.launches[0].name_expression, "ktune_gemm_zero<float>");
   EXPECT_EQ(plan.launches[0].args[1].integer, 5 * 300);
   EXPECT_EQ(plan.launches[1].name_expression,
             "ktune_gemm_mma<32,128,64,1,4,3,8,true,1,__nv_bfloat16,true,true,true>");
-  EXPECT_EQ(plan.launches[2].name_expression, "ktune_gemm_mma_finish<__nv_bfloat16,true,true>");
+  EXPECT_EQ(plan.launches[2].name_expression, "ktune_gemm_finish<__nv_bfloat16,true,true>");
   EXPECT_EQ(plan.launches[2].args.back().integer, 1);  // one f32 sum to convert
   EXPECT_EQ(plan.tensors[static_cast<std::size_t>(plan.tensor_index("workspace"))].elements, 5 * 300);
   EXPECT_EQ(plan.tensors[static_cast<std::size_t>(plan.tensor_index("bias"))].elements, 300);

@@ -56,7 +56,7 @@ TEST(TiledGemmSpec, SplitKPlan) {
   const CompileSpec cs = spec.compile_spec(p, c);
   EXPECT_EQ(cs.source_name, "gemm_tiled.cu");
   EXPECT_EQ(cs.name_expressions,
-            (std::vector<std::string>{"ktune_gemm_tiled<64,32,32,2,2,3,4,__nv_bfloat16,true>",
+            (std::vector<std::string>{"ktune_gemm_tiled<64,32,32,2,2,3,4,__nv_bfloat16,true,false,false>",
                                       "ktune_gemm_splitk_reduce<__nv_bfloat16>"}));
 
   const LaunchPlan plan = spec.launch_plan(p, c);
@@ -76,17 +76,18 @@ TEST(TiledGemmSpec, SplitKPlan) {
   EXPECT_EQ(main.dims.block, (Dim3{128, 1, 1}));
   // 3 stages * (A 64 x (32+8) + B 32 x (32+8)) bf16 elements * 2 bytes.
   EXPECT_EQ(main.dims.dynamic_smem_bytes, 3u * (64 * 40 + 32 * 40) * 2);
-  ASSERT_EQ(main.args.size(), 10u);
+  ASSERT_EQ(main.args.size(), 11u);
   EXPECT_EQ(main.args[3].tensor, "workspace");
-  EXPECT_EQ(main.args[6].integer, 50);
-  // The row strides, written contiguous ("nt": B's rows are K long).
-  for (std::size_t i = 7; i < 10; ++i) EXPECT_EQ(main.args[i].kind, ArgSpec::Kind::kRowStride) << i;
-  EXPECT_EQ(main.args[7].tensor, "a");
+  EXPECT_EQ(main.args[4].kind, ArgSpec::Kind::kNullPointer);  // no bias
   EXPECT_EQ(main.args[7].integer, 50);
-  EXPECT_EQ(main.args[8].tensor, "b");
+  // The row strides, written contiguous ("nt": B's rows are K long).
+  for (std::size_t i = 8; i < 11; ++i) EXPECT_EQ(main.args[i].kind, ArgSpec::Kind::kRowStride) << i;
+  EXPECT_EQ(main.args[8].tensor, "a");
   EXPECT_EQ(main.args[8].integer, 50);
-  EXPECT_EQ(main.args[9].tensor, "c");
-  EXPECT_EQ(main.args[9].integer, 70);
+  EXPECT_EQ(main.args[9].tensor, "b");
+  EXPECT_EQ(main.args[9].integer, 50);
+  EXPECT_EQ(main.args[10].tensor, "c");
+  EXPECT_EQ(main.args[10].integer, 70);
 
   const KernelLaunch& reduce = plan.launches[1];
   EXPECT_EQ(reduce.name_expression, "ktune_gemm_splitk_reduce<__nv_bfloat16>");
@@ -107,11 +108,57 @@ TEST(TiledGemmSpec, NoSplitHasNoWorkspaceAndNnSharedMemory) {
   const LaunchPlan plan = spec.launch_plan(p, c);
   EXPECT_EQ(plan.tensors.size(), 3u);
   ASSERT_EQ(plan.launches.size(), 1u);
-  EXPECT_EQ(plan.launches[0].name_expression, "ktune_gemm_tiled<32,64,16,2,2,2,1,float,false>");
+  EXPECT_EQ(plan.launches[0].name_expression, "ktune_gemm_tiled<32,64,16,2,2,2,1,float,false,false,false>");
   EXPECT_EQ(plan.launches[0].args[3].kind, ArgSpec::Kind::kNullPointer);
   EXPECT_EQ(plan.launches[0].dims.grid, (Dim3{2, 2, 1}));
   // nn: B tile is BK x (BN + 4): 2 * (32*(16+4) + 16*(64+4)) * 4 bytes.
   EXPECT_EQ(plan.launches[0].dims.dynamic_smem_bytes, 2u * (32 * 20 + 16 * 68) * 4);
+}
+
+TEST(TiledGemmSpec, EpilogueFormsBindTheBiasAndFinishSplitsThroughTheEpilogue) {
+  const TiledGemmSpec spec;
+  const Problem p = gemm_problem(10, 70, 50, DType::kF32, "nn+bias+silu");
+  const Config c = tiled(32, 32, 16, 1, 1, 2, 4);
+  ASSERT_EQ(spec.rejection(p, c), std::nullopt);
+  EXPECT_EQ(spec.canonical_name(p, c), "gemm.f32.nn+bias+silu.32x32x16.w1x1.s2.sk4");
+  const CompileSpec cs = spec.compile_spec(p, c);
+  EXPECT_EQ(cs.name_expressions,
+            (std::vector<std::string>{"ktune_gemm_tiled<32,32,16,1,1,2,4,float,false,true,true>",
+                                      "ktune_gemm_finish<float,true,true>"}));
+  const LaunchPlan plan = spec.launch_plan(p, c);
+  EXPECT_EQ(plan.tensors[static_cast<std::size_t>(plan.tensor_index("bias"))].elements, 70);
+  EXPECT_EQ(plan.launches[0].args[4].tensor, "bias");
+  ASSERT_EQ(plan.launches.size(), 2u);
+  const KernelLaunch& finish = plan.launches[1];
+  EXPECT_EQ(finish.name_expression, "ktune_gemm_finish<float,true,true>");
+  ASSERT_EQ(finish.args.size(), 7u);  // workspace, c, bias, M, N, ldc, splits
+  EXPECT_EQ(finish.args[2].tensor, "bias");
+  EXPECT_EQ(finish.args[6].integer, 4);
+  // The work counts the bias read; the reference is the epilogue reference with the bias bound.
+  EXPECT_DOUBLE_EQ(spec.work(p).min_bytes, (10.0 * 50 + 50 * 70 + 10 * 70 + 70) * 4);
+  const ReferenceSpec ref = spec.reference(p);
+  EXPECT_EQ(ref.compile.source_name, "gemm_epilogue_reference.cu");
+  EXPECT_EQ(ref.plan.launches.at(0).args.at(2).tensor, "bias");
+  // SiLU alone has no bias tensor.
+  const LaunchPlan silu = spec.launch_plan(gemm_problem(10, 70, 50, DType::kBF16, "nt+silu"), c);
+  for (const TensorSpec& t : silu.tensors) EXPECT_NE(t.name, "bias");
+  EXPECT_EQ(silu.launches[0].args[4].kind, ArgSpec::Kind::kNullPointer);
+}
+
+TEST(GemvSpec, EpilogueFormsOfNtOnly) {
+  const GemvSpec spec;
+  const Config c = gemv(256, 1, 4, 2);
+  const Problem p = gemm_problem(1, 1152, 896, DType::kBF16, "nt+bias");
+  ASSERT_EQ(spec.rejection(p, c), std::nullopt);
+  EXPECT_EQ(spec.canonical_name(p, c), "gemm.bf16.nt+bias.gemv.k256.sk1.w4.r2");
+  EXPECT_EQ(spec.compile_spec(p, c).name_expressions,
+            (std::vector<std::string>{"ktune_gemv<256,1,4,2,1,__nv_bfloat16,true,false>"}));
+  const LaunchPlan plan = spec.launch_plan(p, c);
+  ASSERT_EQ(plan.launches.size(), 1u);
+  EXPECT_EQ(plan.launches[0].args[4].tensor, "bias");
+  for (const char* layout : {"nn", "nn+bias", "nn+silu"}) {
+    EXPECT_NE(spec.rejection(gemm_problem(1, 64, 512, DType::kBF16, layout), c), std::nullopt) << layout;
+  }
 }
 
 TEST(TiledGemmSpec, Rejections) {
@@ -179,7 +226,7 @@ TEST(GemvSpec, CanonicalNameAndPlan) {
   EXPECT_EQ(spec.canonical_name(p, c), "gemm.bf16.nt.gemv.k256.sk4.w4.r2");
   ASSERT_EQ(spec.rejection(p, c), std::nullopt);
   const CompileSpec cs = spec.compile_spec(p, c);
-  EXPECT_EQ(cs.name_expressions.front(), "ktune_gemv<256,4,4,2,4,__nv_bfloat16>");  // MT = 4 for m = 3
+  EXPECT_EQ(cs.name_expressions.front(), "ktune_gemv<256,4,4,2,4,__nv_bfloat16,false,false>");  // MT 4: m 3
   const LaunchPlan plan = spec.launch_plan(p, c);
   ASSERT_EQ(plan.launches.size(), 2u);
   EXPECT_EQ(plan.launches[0].dims.grid, (Dim3{501, 4, 1}));  // ceil(1001 / 2), split
@@ -223,13 +270,14 @@ TEST(PackedArgs, SlotsHoldPointersAndScalars) {
       spec.launch_plan(gemm_problem(9, 10, 11, DType::kF32), tiled(32, 32, 16, 1, 1, 2, 2));
   const std::vector<uint64_t> ptrs = {0x1000, 0x2000, 0x3000, 0x4000};
   PackedArgs main(plan, plan.launches[0], ptrs);
-  ASSERT_EQ(main.size(), 10u);
+  ASSERT_EQ(main.size(), 11u);
   EXPECT_EQ(*static_cast<uint64_t*>(main.data()[0]), 0x1000u);
   EXPECT_EQ(*static_cast<uint64_t*>(main.data()[3]), 0x4000u);
-  EXPECT_EQ(*static_cast<int32_t*>(main.data()[4]), 9);
-  EXPECT_EQ(*static_cast<int32_t*>(main.data()[6]), 11);
-  EXPECT_EQ(*static_cast<int32_t*>(main.data()[7]), 11);  // lda
-  EXPECT_EQ(*static_cast<int32_t*>(main.data()[9]), 10);  // ldc
+  EXPECT_EQ(*static_cast<uint64_t*>(main.data()[4]), 0u);  // no bias: a null pointer
+  EXPECT_EQ(*static_cast<int32_t*>(main.data()[5]), 9);
+  EXPECT_EQ(*static_cast<int32_t*>(main.data()[7]), 11);
+  EXPECT_EQ(*static_cast<int32_t*>(main.data()[8]), 11);   // lda
+  EXPECT_EQ(*static_cast<int32_t*>(main.data()[10]), 10);  // ldc
   PackedArgs reduce(plan, plan.launches[1], ptrs);
   EXPECT_EQ(*static_cast<uint64_t*>(reduce.data()[1]), 0x3000u);
   EXPECT_EQ(*static_cast<int32_t*>(reduce.data()[2]), 9);
@@ -247,9 +295,9 @@ TEST(LaunchPlan, SetRowStrideMakesEveryLaunchAddressTheStridedView) {
   plan.set_row_stride("a", 13);
   plan.set_row_stride("b", 10);  // B's own row length ("nn": N): unchanged
   const KernelLaunch& main = plan.launches[0];
-  EXPECT_EQ(main.args[7].integer, 13);
-  EXPECT_EQ(main.args[8].integer, 10);
-  EXPECT_EQ(main.args[9].integer, 24);
+  EXPECT_EQ(main.args[8].integer, 13);
+  EXPECT_EQ(main.args[9].integer, 10);
+  EXPECT_EQ(main.args[10].integer, 24);
   EXPECT_EQ(plan.launches[1].args[4].integer, 24);
   EXPECT_EQ(plan.tensors[static_cast<std::size_t>(plan.tensor_index("a"))].elements, 9 * 13);
   EXPECT_EQ(plan.tensors[static_cast<std::size_t>(plan.tensor_index("b"))].elements, 11 * 10);
@@ -279,7 +327,7 @@ TEST(LaunchPlan, SetRowStrideReachesTensorMaps) {
   EXPECT_EQ(plan.launches[0].args[0].integer, 1560);
   EXPECT_EQ(plan.launches[0].args[1].integer, 0);  // b untouched
   EXPECT_EQ(plan.launches[0].args.back().integer, 900);
-  EXPECT_EQ(plan.launches[1].name_expression.rfind("ktune_gemm_mma_finish", 0), 0u);
+  EXPECT_EQ(plan.launches[1].name_expression.rfind("ktune_gemm_finish", 0), 0u);
   EXPECT_EQ(plan.launches[1].args[5].integer, 900);  // the finishing pass writes C through ldc
   EXPECT_EQ(plan.tensors[static_cast<std::size_t>(plan.tensor_index("a"))].elements, 200 * 1560);
   // TMA wants global strides in multiples of 16 bytes: 1561 bf16 cannot be encoded (refused before

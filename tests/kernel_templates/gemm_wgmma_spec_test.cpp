@@ -117,7 +117,7 @@ TEST(WgmmaSpec, SplitKWritesSlicesThenReducesInOrder) {
   // With an epilogue the finishing pass applies it to the sum.
   const Problem e = gemm_problem(512, 1024, 4096, DType::kF16, "nt+bias+silu");
   const LaunchPlan pe = wgmma().launch_plan(e, wgmma_config(128, 128, 6, 8, 2));
-  EXPECT_EQ(pe.launches.back().name_expression, "ktune_gemm_mma_finish<__half,true,true>");
+  EXPECT_EQ(pe.launches.back().name_expression, "ktune_gemm_finish<__half,true,true>");
   const CompileSpec cs = wgmma().compile_spec(e, wgmma_config(128, 128, 6, 8, 2));
   EXPECT_EQ(cs.name_expressions.size(), 2u);
   EXPECT_EQ(wgmma().canonical_name(p, wgmma_config(128, 128, 6, 8, 4)),

@@ -17,6 +17,7 @@ add_custom_command(
           "-DFILE=${PROJECT_SOURCE_DIR}/kernel_templates/gemm/gemm_wgmma.cu"
           -P ${CMAKE_CURRENT_SOURCE_DIR}/emulation/wgmma_emulate.cmake
   DEPENDS ${PROJECT_SOURCE_DIR}/kernel_templates/gemm/gemm_wgmma.cu ${PROJECT_SOURCE_DIR}/kernel_templates/gemm/gemm_wgmma_block.cuh
+          ${PROJECT_SOURCE_DIR}/kernel_templates/gemm/gemm_epilogue.cuh
           ${CMAKE_CURRENT_SOURCE_DIR}/emulation/wgmma_emulate.cmake
   VERBATIM)
 ktune_add_gtest(NAME ktune_wgmma_emulation_tests LABEL unit

@@ -19,7 +19,9 @@ LibraryGemmCall random_call(std::mt19937_64& rng) {
   LibraryGemmCall c;
   c.fp8 = rng() % 3 == 0;
   c.dtype = c.fp8 ? DType::kFP8E4M3 : rng() % 2 ? DType::kBF16 : DType::kF16;
-  c.layout = c.fp8 || rng() % 2 ? "nt" : "nn";
+  static const char* const kLayouts[] = {"nt", "nn", "nt+bias", "nn+bias"};
+  c.layout = c.fp8 ? "nt" : kLayouts[rng() % 4];
+  if (c.layout.ends_with("+bias")) c.bias = "bias" + std::to_string(rng() % 100);
   if (c.fp8) {
     c.a_scale = "sa" + std::to_string(rng() % 100);
     c.b_scale = "sb" + std::to_string(rng() % 100);
@@ -49,6 +51,7 @@ void expect_same(const LibraryGemmCall& got, const LibraryGemmCall& want) {
   EXPECT_EQ(got.a, want.a);
   EXPECT_EQ(got.b, want.b);
   EXPECT_EQ(got.c, want.c);
+  if (want.layout.ends_with("+bias")) EXPECT_EQ(got.bias, want.bias);
   EXPECT_EQ(got.algorithm, want.algorithm);
 }
 
@@ -104,6 +107,17 @@ TEST(LibraryCall, MalformedCallsNameTheirFault) {
   j = good;
   j["layout"] = "tt";
   EXPECT_NE(error_of(j).find("tt"), std::string::npos);
+  j = good;
+  j["layout"] = "nt+silu";  // cuBLASLt has no SiLU epilogue
+  EXPECT_NE(error_of(j).find("nt+silu"), std::string::npos);
+  LibraryGemmCall biased = random_call(rng);
+  biased.fp8 = false;
+  biased.dtype = DType::kBF16;
+  biased.layout = "nn+bias";
+  j = to_json(biased);
+  EXPECT_TRUE(error_of(j).empty()) << error_of(j);
+  j.erase("bias");
+  EXPECT_NE(error_of(j).find("bias"), std::string::npos) << error_of(j);
   j = good;
   j["m"] = 0;
   EXPECT_NE(error_of(j).find("positive"), std::string::npos);

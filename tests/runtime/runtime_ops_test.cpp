@@ -193,8 +193,8 @@ TEST(RuntimeOpsBinding, EveryOperatorsPlanBindsToItsSlotsAndScalars) {
   EXPECT_EQ(l.slot_align[0], 0);
 }
 
-// A miss's default gemm template: GEMV for decode sizes, tensor cores for f16/bf16 (also every
-// epilogue), SIMT tiled for f32; each of them binds.
+// A miss's default gemm template: GEMV for decode sizes (with or without an epilogue), tensor cores
+// for f16/bf16, SIMT tiled for f32 (epilogues included); each of them binds.
 TEST(RuntimeOpsBinding, GemmDefaultsPreferTheTemplateThatFitsTheProblem) {
   struct Case {
     PlanKey key;
@@ -205,8 +205,11 @@ TEST(RuntimeOpsBinding, GemmDefaultsPreferTheTemplateThatFitsTheProblem) {
       {key(OpKind::kGemm, 0, DType::kBF16, {1, 2048, 1024, 0, 0}), "sm_90", "gemv"},
       {key(OpKind::kGemm, 0, DType::kBF16, {16, 4096, 4096, 0, 0}), "sm_90", "gemv"},
       {key(OpKind::kGemm, 0, DType::kBF16, {17, 4096, 4096, 0, 0}), "sm_90", "mma"},
-      {key(OpKind::kGemm, 1, DType::kF16, {8, 512, 256, 0, 0}), "sm_90", "mma"},   // nn: no gemv
-      {key(OpKind::kGemm, 6, DType::kBF16, {1, 512, 256, 0, 0}), "sm_90", "mma"},  // nt+bias+silu
+      {key(OpKind::kGemm, 1, DType::kF16, {8, 512, 256, 0, 0}), "sm_90", "mma"},     // nn: no gemv
+      {key(OpKind::kGemm, 6, DType::kBF16, {1, 512, 256, 0, 0}), "sm_90", "gemv"},   // nt+bias+silu
+      {key(OpKind::kGemm, 2, DType::kBF16, {1, 1152, 896, 0, 0}), "sm_90", "gemv"},  // nt+bias
+      {key(OpKind::kGemm, 3, DType::kBF16, {1, 512, 256, 0, 0}), "sm_90", "mma"},    // nn+bias: no gemv
+      {key(OpKind::kGemm, 2, DType::kF32, {64, 512, 256, 0, 0}), "sm_90", "tiled"},  // f32 nt+bias
       {key(OpKind::kGemm, 0, DType::kF32, {64, 512, 256, 0, 0}), "sm_90", "tiled"},
   };
   for (const Case& c : cases) {

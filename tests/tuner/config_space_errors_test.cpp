@@ -150,7 +150,8 @@ TEST(ConfigSpaceErrors, ATemplatedKernelTakesItsFactsFromTheSpecs) {
   const auto s = ConfigSpace::parse(gemv_space("", "", kGemvParams), "g.toml");
   EXPECT_EQ(s.dims(), (std::vector<std::string>{"m", "n", "k"}));  // from the specs
   ASSERT_NE(s.templates()[0].spec, nullptr);
-  EXPECT_EQ(s.templates()[0].layouts, (std::vector<std::string>{"nt"}));  // the spec's
+  EXPECT_EQ(s.templates()[0].layouts,
+            (std::vector<std::string>{"nt", "nt+bias", "nt+silu", "nt+bias+silu"}));  // the spec's
   expect_bad_input(
       [] { ConfigSpace::parse(gemv_space("dims = [\"m\", \"k\", \"n\"]\n", "", kGemvParams), "d.toml"); },
       {"d.toml:2:", "dimensions m, n, k"});

@@ -197,7 +197,10 @@ TEST(LibraryCandidates, LeftOutWhereTheLibraryDoesNotServeOrNoneAreAsked) {
   const std::vector<std::pair<std::string, int64_t>> dims{{"m", 64}, {"n", 512}, {"k", 1024}};
   EXPECT_TRUE(library_serves("gemm", Problem{dims, DType::kBF16, "nt"}));
   EXPECT_TRUE(library_serves("gemm", Problem{dims, DType::kF16, "nn"}));
-  EXPECT_FALSE(library_serves("gemm", Problem{dims, DType::kBF16, "nt+bias"})) << "no fused epilogue";
+  EXPECT_TRUE(library_serves("gemm", Problem{dims, DType::kBF16, "nt+bias"})) << "cuBLASLt's bias epilogue";
+  EXPECT_TRUE(library_serves("gemm", Problem{dims, DType::kF32, "nn+bias"}));
+  EXPECT_FALSE(library_serves("gemm", Problem{dims, DType::kBF16, "nt+silu"})) << "no SiLU epilogue";
+  EXPECT_FALSE(library_serves("gemm", Problem{dims, DType::kBF16, "nt+bias+silu"}));
   EXPECT_FALSE(library_serves("gemm", Problem{dims, DType::kFP8E4M3, "nt"}));
   EXPECT_TRUE(library_serves("fp8_gemm", Problem{dims, DType::kFP8E4M3, "nt"}));
   EXPECT_FALSE(library_serves("fp8_gemm", Problem{dims, DType::kFP8E4M3, "nt+rowcol"}));

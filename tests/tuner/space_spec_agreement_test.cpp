@@ -1,8 +1,13 @@
 // The default gemm space keeps only configs the kernel templates' specs accept (their rules filter the
-// points after the space's constraints, so nothing is compiled in vain), under the specs' names.
+// points after the space's constraints, so nothing is compiled in vain), under the specs' names; and
+// every key the runtime can record has configs in its kernel's shipped space.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "core/dtype.hpp"
+#include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "test_util.hpp"
 #include "tuner/config_space.hpp"
@@ -22,7 +27,7 @@ TEST(SpaceSpecAgreement, EveryKeptGemmConfigIsAcceptedByItsSpec) {
   };
   for (const auto& dims : shapes) {
     for (const char* dtype : {"f32", "f16", "bf16"}) {
-      for (const char* layout : {"nt", "nn"}) {
+      for (const char* layout : {"nt", "nn", "nt+bias", "nn+bias+silu"}) {
         ProblemContext ctx;
         ctx.dims = dims;
         ctx.elem_bytes = dtype_bytes(dtype);
@@ -45,6 +50,65 @@ TEST(SpaceSpecAgreement, EveryKeptGemmConfigIsAcceptedByItsSpec) {
     }
   }
   EXPECT_GT(checked, 1000u);
+}
+
+}  // namespace
+}  // namespace ktune::tuner
+
+namespace ktune::tuner {
+namespace {
+
+/// "m=16,n=4096,k=4096" as dims.
+std::vector<std::pair<std::string, int64_t>> dims_of(const std::string& shape) {
+  std::vector<std::pair<std::string, int64_t>> dims;
+  std::size_t at = 0;
+  while (at < shape.size()) {
+    const std::size_t comma = std::min(shape.find(',', at), shape.size());
+    const std::string part = shape.substr(at, comma - at);
+    const std::size_t eq = part.find('=');
+    dims.emplace_back(part.substr(0, eq), std::stoll(part.substr(eq + 1)));
+    at = comma + 1;
+  }
+  return dims;
+}
+
+// Record-then-tune holds for every key: each (kernel, layout, dtype) the runtime accepts (the
+// catalog's, which the runtime's bindings take) has configs in the shipped space, at the kernel's
+// example shape and, for gemm, at the decode and prefill shapes of a model with biased projections
+// (Qwen2.5-0.5B: hidden 896, qkv 1152, MLP 4864, vocab 151936).
+TEST(SpaceSpecAgreement, EveryKeyTheRuntimeAcceptsHasConfigsInTheShippedSpace) {
+  std::size_t keys = 0;
+  for (const auto& kernel : kernel_templates::kernel_catalog()) {
+    if (kernel_templates::specs_of(kernel.name).empty()) continue;  // "copy": the harness's, not an op
+    const auto path = test::source_configs() / "spaces" / (kernel.name + ".toml");
+    ASSERT_TRUE(std::filesystem::exists(path)) << kernel.name << " ships no space";
+    const auto space = ConfigSpace::load(path);
+    std::vector<std::string> shapes = {kernel.example_shape()};
+    if (kernel.name == "gemm") {
+      shapes.insert(shapes.end(), {"m=1,n=1152,k=896", "m=8,n=4864,k=896", "m=128,n=896,k=4864",
+                                   "m=1024,n=151936,k=896", "m=3,n=100,k=77"});
+    }
+    for (const auto& shape : shapes) {
+      for (const auto& dtype : kernel.dtypes) {
+        for (const auto& layout : kernel.layouts) {
+          ProblemContext ctx;
+          ctx.dims = dims_of(shape);
+          ctx.elem_bytes = dtype_bytes(dtype);
+          ctx.dtype = dtype;
+          ctx.layout = layout;
+          try {
+            const auto e = space.enumerate(ctx);
+            EXPECT_FALSE(e.configs.empty()) << kernel.name << " " << shape << " " << dtype << " " << layout;
+          } catch (const std::exception& err) {
+            ADD_FAILURE() << kernel.name << " " << shape << " " << dtype << " '" << layout
+                          << "': " << err.what();
+          }
+          ++keys;
+        }
+      }
+    }
+  }
+  EXPECT_GT(keys, 100u);
 }
 
 }  // namespace

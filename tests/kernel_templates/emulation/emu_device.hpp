@@ -52,6 +52,7 @@ struct bf16e {
 #define __forceinline__ inline
 #define __launch_bounds__(x)
 #define __restrict__
+inline float __expf(float x) { return std::exp(x); }
 namespace ktune_dev {
 template <typename T>
 float to_f32(T v);

@@ -1,7 +1,8 @@
 // The gemm templates' own source, run on the CPU (a std::thread per CUDA thread, a std::barrier per
 // __syncthreads): catches indexing, predication, pipeline and split-K bugs on any machine, before
-// GPU time is spent. Compared with a float64 product of the same inputs; outputs and workspace are
-// poisoned with NaN first, so an element left unwritten fails. f32 and an emulated bf16.
+// GPU time is spent. Compared with a float64 product of the same inputs (plus the bias, through SiLU,
+// for the epilogue forms); outputs and workspace are poisoned with NaN first, so an element left
+// unwritten fails. f32 and an emulated bf16.
 
 #include <gtest/gtest.h>
 
@@ -64,6 +65,11 @@ struct Strides {
   int lda = 0, ldb = 0, ldc = 0;
 };
 
+/// The problem's epilogue: + bias[n], then SiLU.
+struct Epilogue {
+  bool bias = false, silu = false;
+};
+
 /// Byte the padding of C (its columns beyond N when ldc > N) holds: a finite value in f32 and in
 /// bf16, which the kernels must leave as it is.
 constexpr unsigned char kPadByte = 0x5A;
@@ -82,9 +88,11 @@ struct Problem {
   T* b = nullptr;
   T* c = nullptr;
   float* ws = nullptr;
+  std::vector<T> bias;  // N values when the epilogue has a bias
   std::vector<double> expected;
 
-  Problem(int m_, int n_, int k_, bool nt_, int split_k, bool misalign = false, Strides s = {})
+  Problem(int m_, int n_, int k_, bool nt_, int split_k, bool misalign = false, Strides s = {},
+          Epilogue epi = {})
       : m(m_), n(n_), k(k_), nt(nt_) {
     lda = s.lda != 0 ? s.lda : k;
     ldb = s.ldb != 0 ? s.ldb : (nt ? k : n);
@@ -124,7 +132,18 @@ struct Problem {
         expected[std::size_t(i) * n + j] = sum;
       }
     }
+    if (epi.bias) {
+      for (int j = 0; j < n; ++j) bias.push_back(value());
+    }
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      double v = expected[i];
+      if (epi.bias) v += ktune_dev::to_f32(bias[i % std::size_t(n)]);
+      if (epi.silu) v = v / (1.0 + std::exp(-v));
+      expected[i] = v;
+    }
   }
+
+  const T* bias_or_null() const { return bias.empty() ? nullptr : bias.data(); }
 
   /// Every element within f32 accumulation error (f32) or half an output ulp plus that (bf16), and
   /// C's padding untouched.
@@ -151,28 +170,38 @@ struct Problem {
   }
 };
 
-template <int BM, int BN, int BK, int WM, int WN, int S, int SK, class T, bool NT>
-void tiled(int m, int n, int k, bool misalign = false, Strides strides = {}) {
-  Problem<T> p(m, n, k, NT, SK, misalign, strides);
-  launch({cdiv(n, BN), cdiv(m, BM), SK}, {WM * WN * 32, 1, 1}, [&] {
-    ktune_gemm_tiled<BM, BN, BK, WM, WN, S, SK, T, NT>(p.a, p.b, p.c, p.ws, m, n, k, p.lda, p.ldb, p.ldc);
+/// What ends a split-K launch: the ordered reduction, or with an epilogue ktune_gemm_finish.
+template <class T, bool BIAS, bool SILU>
+void finish_splits(Problem<T>& p, int splits) {
+  launch({cdiv((long long)p.m * p.n, 256), 1, 1}, {256, 1, 1}, [&] {
+    if (BIAS || SILU) {
+      ktune_gemm_finish<T, BIAS, SILU>(p.ws, p.c, p.bias_or_null(), p.m, p.n, p.ldc, splits);
+    } else {
+      ktune_gemm_splitk_reduce<T>(p.ws, p.c, p.m, p.n, p.ldc, splits);
+    }
   });
-  if (SK > 1) {
-    launch({cdiv((long long)m * n, 256), 1, 1}, {256, 1, 1},
-           [&] { ktune_gemm_splitk_reduce<T>(p.ws, p.c, m, n, p.ldc, SK); });
-  }
+}
+
+template <int BM, int BN, int BK, int WM, int WN, int S, int SK, class T, bool NT, bool BIAS = false,
+          bool SILU = false>
+void tiled(int m, int n, int k, bool misalign = false, Strides strides = {}) {
+  Problem<T> p(m, n, k, NT, SK, misalign, strides, {BIAS, SILU});
+  launch({cdiv(n, BN), cdiv(m, BM), SK}, {WM * WN * 32, 1, 1}, [&] {
+    ktune_gemm_tiled<BM, BN, BK, WM, WN, S, SK, T, NT, BIAS, SILU>(p.a, p.b, p.c, p.ws, p.bias_or_null(), m,
+                                                                   n, k, p.lda, p.ldb, p.ldc);
+  });
+  if (SK > 1) finish_splits<T, BIAS, SILU>(p, SK);
   p.expect_close(p.label("tiled"));
 }
 
-template <int BK, int SK, int W, int R, int MT, class T>
+template <int BK, int SK, int W, int R, int MT, class T, bool BIAS = false, bool SILU = false>
 void gemv(int m, int n, int k, bool misalign = false, Strides strides = {}) {
-  Problem<T> p(m, n, k, true, SK, misalign, strides);
-  launch({cdiv(n, R), SK, 1}, {W * 32, 1, 1},
-         [&] { ktune_gemv<BK, SK, W, R, MT, T>(p.a, p.b, p.c, p.ws, m, n, k, p.lda, p.ldb, p.ldc); });
-  if (SK > 1) {
-    launch({cdiv((long long)m * n, 256), 1, 1}, {256, 1, 1},
-           [&] { ktune_gemm_splitk_reduce<T>(p.ws, p.c, m, n, p.ldc, SK); });
-  }
+  Problem<T> p(m, n, k, true, SK, misalign, strides, {BIAS, SILU});
+  launch({cdiv(n, R), SK, 1}, {W * 32, 1, 1}, [&] {
+    ktune_gemv<BK, SK, W, R, MT, T, BIAS, SILU>(p.a, p.b, p.c, p.ws, p.bias_or_null(), m, n, k, p.lda, p.ldb,
+                                                p.ldc);
+  });
+  if (SK > 1) finish_splits<T, BIAS, SILU>(p, SK);
   p.expect_close(p.label("gemv"));
 }
 
@@ -190,6 +219,40 @@ TEST(GemmEmulation, ReferenceKernel) {
     launch({cdiv(29, 16), cdiv(37, 16), 1}, {16, 16, 1}, body);
     for (std::size_t i = 0; i < c_ref.size(); ++i) ASSERT_NEAR(c_ref[i], p.expected[i], 1e-4) << i;
   }
+}
+
+TEST(GemmEmulation, EpilogueReferenceKernel) {
+  for (bool nt : {true, false}) {
+    Problem<float> p(19, 37, 45, nt, 1, false, {}, {true, true});
+    std::vector<float> c_ref(19 * 37, NAN);
+    auto body = [&] {
+      if (nt) {
+        ktune_gemm_reference_epilogue<float, true, true, true>(p.a, p.b, p.bias.data(), c_ref.data(), 19, 37,
+                                                               45);
+      } else {
+        ktune_gemm_reference_epilogue<float, false, true, true>(p.a, p.b, p.bias.data(), c_ref.data(), 19, 37,
+                                                                45);
+      }
+    };
+    launch({cdiv(37, 32), cdiv(19, 8), 1}, {32, 8, 1}, body);
+    for (std::size_t i = 0; i < c_ref.size(); ++i) ASSERT_NEAR(c_ref[i], p.expected[i], 1e-4) << i;
+  }
+}
+
+TEST(GemmEmulation, TiledEpiloguesInBothLayoutsWithAndWithoutSplits) {
+  // The epilogue in the kernel (SPLIT_K 1) and in ktune_gemm_finish (split-K), strided C included.
+  tiled<64, 64, 32, 2, 2, 3, 1, float, true, true, false>(33, 70, 96);
+  tiled<64, 64, 32, 2, 2, 3, 1, float, false, false, true>(33, 70, 96);
+  tiled<32, 64, 16, 1, 2, 2, 1, bf16e, true, true, true>(37, 72, 136, false, {.ldc = 80});
+  tiled<32, 64, 16, 1, 2, 2, 4, bf16e, false, true, true>(37, 70, 131, false, {.ldc = 77});
+  tiled<16, 128, 32, 1, 4, 2, 8, float, true, true, false>(3, 200, 40);  // splits without K tiles
+}
+
+TEST(GemmEmulation, GemvEpiloguesWithAndWithoutSplits) {
+  gemv<256, 1, 4, 2, 1, bf16e, true, false>(1, 5, 1024);
+  gemv<256, 1, 4, 2, 4, bf16e, true, true>(3, 7, 1000, false, {.ldc = 9});
+  gemv<256, 4, 4, 2, 4, bf16e, false, true>(3, 3, 999);  // scalar path, split
+  gemv<128, 8, 1, 8, 2, float, true, true>(2, 7, 300);   // rows past N, splits without K
 }
 
 TEST(GemmEmulation, TiledOddShapesBothLayouts) {

@@ -13,7 +13,6 @@ struct int2 {
   int x, y;
 };
 inline float rsqrtf(float v) { return 1.0f / std::sqrt(v); }
-inline float __expf(float v) { return std::exp(v); }
 using std::max;
 inline float __int_as_float(unsigned bits) {
   float f;

@@ -9,7 +9,11 @@ get_filename_component(dir "${FILE}" DIRECTORY)
 file(READ "${dir}/gemm_wgmma_block.cuh" block)
 string(REPLACE "#pragma once" "" block "${block}")
 string(REPLACE "#include \"gemm_wgmma_block.cuh\"" "${block}" text "${text}")
-foreach(include "ktune_device.cuh" "gemm_wgmma_ops.cuh" "gemm_wgmma_layout.cuh" "gemm_mma_epilogue.cuh"
+# So is the epilogue every gemm template shares (the finishing kernels come along, unused).
+file(READ "${dir}/gemm_epilogue.cuh" epilogue)
+string(REPLACE "#pragma once" "" epilogue "${epilogue}")
+string(REPLACE "#include \"gemm_epilogue.cuh\"" "${epilogue}" text "${text}")
+foreach(include "ktune_device.cuh" "gemm_wgmma_ops.cuh" "gemm_wgmma_layout.cuh" "gemm_epilogue.cuh"
                 "gemm_splitk_reduce.cuh")
   string(REPLACE "#include \"${include}\"" "" text "${text}")
 endforeach()
