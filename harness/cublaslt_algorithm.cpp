@@ -1,5 +1,6 @@
 #include "harness/cublaslt_algorithm.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include <fmt/format.h>
@@ -86,7 +87,9 @@ CublasLtAlgorithm read_algorithm(const CublasLtApi& api, const cublasLtMatmulAlg
   a.id = get<int32_t>(api, algo, CUBLASLT_ALGO_CONFIG_ID);
   a.tile = get<uint32_t>(api, algo, CUBLASLT_ALGO_CONFIG_TILE_ID);
   a.stages = get<uint32_t>(api, algo, CUBLASLT_ALGO_CONFIG_STAGES_ID);
-  a.split_k = get<int32_t>(api, algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM);
+  // Algorithms that do not split K may report 0 here (seen for f32 with the bias epilogue on
+  // cuBLASLt 13.1): that is no split, written 1 like every other unsplit algorithm.
+  a.split_k = std::max(get<int32_t>(api, algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM), 1);
   a.reduction = get<uint32_t>(api, algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME);
   a.swizzle = get<uint32_t>(api, algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING);
   a.custom = get<uint32_t>(api, algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION);

@@ -34,7 +34,15 @@ void TuningLoop::measure_library_candidates(KeyRun& run) {
   }
   std::vector<std::pair<Config, std::string>> to_measure;
   for (const Config& config : configs) {
-    const std::string name = library_canonical_name(run.key.kernel, run.problem, config);
+    std::string name;
+    try {
+      name = library_canonical_name(run.key.kernel, run.problem, config);
+    } catch (const Error& e) {  // an algorithm the library describes oddly: left out, not fatal
+      if (deps_.progress != nullptr)
+        deps_.progress->message(
+            fmt::format("a library algorithm for {} left out: {}", run.s.shape, e.what()));
+      continue;
+    }
     run.library_rank.emplace(name, static_cast<int64_t>(run.library_rank.size()));
     ++run.s.library_candidates;
     const auto hit = run.stored.find(name);

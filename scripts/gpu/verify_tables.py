@@ -252,8 +252,8 @@ def tune_keys(d):
         blas = next((r for r in rows if r.get("baseline") == "cublas"), {})
         ok = "error" not in q and bool(q)
         served += ok
-        med = stat(own, "median")
-        cub = stat(blas, "median")
+        med = stat(own, "median_us")
+        cub = stat(blas, "median_us")
         sp = own.get("speedup") or (cub / med if med == med and cub == cub and med > 0 else NAN)
         print(f"| {' '.join(k)} | {own.get('name', b.get('error', '-'))} | {b.get('config_kind', '-')} | {med:.2f} "
               f"| {cub:.2f} | {sp:.2f}x | {'yes' if ok else 'no'} |")

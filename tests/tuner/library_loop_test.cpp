@@ -145,6 +145,37 @@ TEST(LibraryCandidates, AreMeasuredAsVerifiedLibraryCallsStoredAndMayWin) {
   EXPECT_GE(rows, 3u);
 }
 
+TEST(LibraryCandidates, BiasedKeysGetLibraryCallsWithTheBiasAndVerifiedAgainstTheEpilogue) {
+  test::TempDir dir;
+  LibraryAwareMeasurer measurer;
+  FakeAlgorithms algorithms;
+  const KeySummary s = tune(dir / "b.db", key("nt+bias"), options(), measurer, algorithms);
+  ASSERT_TRUE(s.error.empty()) << s.error;
+  EXPECT_EQ(s.library_candidates, 3u);
+  ASSERT_EQ(measurer.library_requests.size(), 3u);
+  for (const harness::CandidateRequest& r : measurer.library_requests) {
+    const harness::LibraryGemmCall call = harness::library_gemm_call_from_json(r.launches[0].library);
+    EXPECT_EQ(call.layout, "nt+bias");
+    const auto bias = std::find_if(r.buffers.begin(), r.buffers.end(),
+                                   [&](const harness::BufferSpec& b) { return b.name == call.bias; });
+    ASSERT_NE(bias, r.buffers.end()) << "the call's bias is one of the request's buffers";
+    EXPECT_EQ(bias->count, 512u);
+    EXPECT_EQ(bias->init, harness::BufferSpec::Init::kFill);
+  }
+}
+
+TEST(LibraryCandidates, AnAlgorithmTheLibraryDescribesBadlyIsLeftOutNotFatal) {
+  test::TempDir dir;
+  LibraryAwareMeasurer measurer;
+  FakeAlgorithms algorithms;
+  algorithms.offered = {algorithm(66, 0), algorithm(31, 4)};  // SPLIT_K 0 cannot be named or run
+  const KeySummary s = tune(dir / "c.db", key(), options(), measurer, algorithms);
+  ASSERT_TRUE(s.error.empty()) << s.error;
+  EXPECT_EQ(s.library_candidates, 1u);
+  EXPECT_EQ(library_names(measurer.measured), 1u);
+  EXPECT_TRUE(s.winner.has_value());
+}
+
 TEST(LibraryCandidates, TiedAlgorithmsGoToTheOneTheHeuristicRanksFirst) {
   test::TempDir dir;
   LibraryAwareMeasurer measurer;  // every library call measures alike: a tie
