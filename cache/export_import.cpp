@@ -1,4 +1,5 @@
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <string_view>
 #include <utility>
@@ -9,6 +10,7 @@
 #include "cache/config_cache.hpp"
 #include "cache/detail/impl.hpp"
 #include "cache/detail/row_importer.hpp"
+#include "core/json_depth.hpp"
 #include "core/json_integer.hpp"
 #include "ktune/error.hpp"
 
@@ -150,7 +152,13 @@ MergeStats ConfigCache::import_json(const std::filesystem::path& in_path) {
   impl_->require_writable("import");
   std::ifstream in(in_path, std::ios::binary);
   if (!in) throw Error(ErrorKind::kNotFound, fmt::format("cannot read the export file {}", in_path.string()));
-  json doc = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Before parsing: a document nested past the bound is refused whole, nothing of it stored.
+  if (!json_depth_ok(text)) {
+    throw Error(ErrorKind::kBadInput, fmt::format("{} nests JSON deeper than {} levels of arrays and objects",
+                                                  in_path.string(), kMaxJsonDepth));
+  }
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
     throw Error(ErrorKind::kBadInput, fmt::format("{} is not a JSON document", in_path.string()));
   }

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_depth.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune {
@@ -79,6 +80,10 @@ Config Config::from_json(const nlohmann::ordered_json& json) { return config_fro
 Config Config::from_json(const nlohmann::json& json) { return config_from_json(json); }
 
 Config Config::from_json_text(std::string_view text) {
+  if (!json_depth_ok(text)) {
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("config JSON nests deeper than {} levels of arrays and objects", kMaxJsonDepth));
+  }
   nlohmann::ordered_json json;
   try {
     json = nlohmann::ordered_json::parse(text);

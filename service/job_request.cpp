@@ -5,20 +5,22 @@
 
 #include <fmt/format.h>
 
+#include "ktune/error.hpp"
 #include "service/api_error.hpp"
 #include "service/query_params.hpp"
+#include "tuner/shape_set.hpp"
 
 namespace ktune::service {
 namespace {
 
-/// A name in configs/: letters, digits, '-', '_', '.', not starting with '.'; no '/'.
-void require_config_name(const std::string& value, const char* field) {
-  static const std::regex kName("[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}");
-  if (!std::regex_match(value, kName) || value.find("..") != std::string::npos)
-    bad_request(
-        fmt::format("field '{}' must be a name from the server's configs (letters, digits, '-', '_', "
-                    "'.'), not a path",
-                    field));
+/// The file of a name in the server's configs/<subdir> (tuner::named_config_file): never a path and
+/// never a file of that name in the server's working directory.
+std::string config_file_of(const std::string& value, const char* field, std::string_view subdir) {
+  try {
+    return tuner::named_config_file(value, subdir).string();
+  } catch (const Error& e) {
+    bad_request(fmt::format("field '{}': {}", field, e.what()));
+  }
 }
 
 std::vector<std::string> string_list(const nlohmann::json& body, const char* field) {
@@ -79,15 +81,13 @@ JobRequest parse_job_request(const nlohmann::json& body, const std::vector<int>&
   s.kernels = string_list(body, "kernel");
   for (auto& k : string_list(body, "kernels")) s.kernels.push_back(std::move(k));
   if (auto preset = string_field(body, "preset")) {
-    require_config_name(*preset, "preset");
-    s.preset = *preset;
+    s.preset = config_file_of(*preset, "preset", "presets");
   }
   if (s.kernels.empty() == s.preset.empty()) bad_request("give either 'kernel' or 'preset' (one of them)");
   s.shapes = string_list(body, "shapes");
   if (auto set = string_field(body, "shape_set")) {
-    require_config_name(*set, "shape_set");
     if (!s.shapes.empty()) bad_request("give 'shapes' or 'shape_set', not both");
-    s.shapes_file = *set;
+    s.shapes_file = config_file_of(*set, "shape_set", "shapes");
   }
   s.dtypes = string_list(body, "dtype");
   for (auto& d : string_list(body, "dtypes")) s.dtypes.push_back(std::move(d));

@@ -81,16 +81,17 @@ void add_job_routes(httplib::Server& server, ServiceContext& ctx) {
             [&ctx](const httplib::Request& req, httplib::Response& res) {
               const auto limit = int_param(req, "limit", 100, 1, 1000);
               send_json(res, {{"jobs", runner(ctx).list(static_cast<size_t>(limit))}});
-            });
-  add_route(server, ctx, Method::kGet, R"(/v1/jobs/(\d{1,18}))", Access::kRead,
+            },
+            {"limit"});
+  add_route(server, ctx, Method::kGet, R"(/v1/jobs/(\d{1,64}))", Access::kRead,
             [&ctx](const httplib::Request& req, httplib::Response& res) {
               send_json(res, runner(ctx).view(job_id(req)));
             });
-  add_route(server, ctx, Method::kDelete, R"(/v1/jobs/(\d{1,18}))", Access::kWrite,
+  add_route(server, ctx, Method::kDelete, R"(/v1/jobs/(\d{1,64}))", Access::kWrite,
             [&ctx](const httplib::Request& req, httplib::Response& res) {
               send_json(res, runner(ctx).cancel(job_id(req)));
             });
-  add_route(server, ctx, Method::kGet, R"(/v1/jobs/(\d{1,18})/events)", Access::kRead,
+  add_route(server, ctx, Method::kGet, R"(/v1/jobs/(\d{1,64})/events)", Access::kRead,
             [&ctx](const httplib::Request& req, httplib::Response& res) {
               stream_events(runner(ctx), job_id(req), res);
             });

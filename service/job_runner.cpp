@@ -80,17 +80,28 @@ void JobRunner::resume_interrupted() {
 }
 
 void JobRunner::ensure_lane(const std::string& lane) {
-  std::lock_guard lock(mu_);
-  if (stopping_) return;
-  if (lanes_.find(lane) == lanes_.end()) lanes_.emplace(lane, std::thread([this, lane] { run_lane(lane); }));
-  wake_.notify_all();
+  std::vector<std::thread> ended;
+  {
+    std::lock_guard lock(mu_);
+    ended.swap(ended_lanes_);
+    if (!stopping_ && lanes_.find(lane) == lanes_.end())
+      lanes_.emplace(lane, std::thread([this, lane] { run_lane(lane); }));
+    wake_.notify_all();
+  }
+  for (std::thread& t : ended) t.join();  // lanes that ran out of jobs: their threads have returned
 }
 
 nlohmann::json JobRunner::submit(const nlohmann::json& body) {
   const JobRequest request = parse_job_request(body, devices_);
-  // Plan now, so a job that cannot run (unknown kernel, shape, dtype, preset) is refused at once.
+  // Plan now, so a job that cannot run (unknown kernel, shape, dtype, preset) is refused at once,
+  // and one whose few bytes expand to more keys than a job may hold is refused before it is stored.
   tuner::TuneOptions options;
-  tuner::plan_session(request.session, options);
+  std::size_t keys = 0;
+  for (const tuner::SessionJob& j : tuner::plan_session(request.session, options)) keys += j.keys.size();
+  if (keys > kMaxJobKeys) {
+    bad_request(fmt::format("the job plans {} keys; a job may plan at most {} (split it into several jobs)",
+                            keys, kMaxJobKeys));
+  }
   {
     std::lock_guard lock(mu_);
     if (stopping_) throw ApiError(503, "unavailable", "the server is stopping");
@@ -178,8 +189,27 @@ void JobRunner::run_lane(const std::string& lane) {
       run_job(*row);
       continue;
     }
+    // Nothing queued: the lane ends, so idle lanes hold no thread. Asking once more under the lock
+    // closes the race with submit(), which stores the job before it calls ensure_lane(): a job
+    // stored before this point is claimed here, one stored after finds the lane gone and starts it.
     std::unique_lock lock(mu_);
-    wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; });
+    if (stopping_) return;
+    try {
+      row = store_.claim_next(lane);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "ktune serve: cannot read the job queue: {}\n", e.what());
+      wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; });
+      continue;
+    }
+    if (row) {
+      lock.unlock();
+      run_job(*row);
+      continue;
+    }
+    const auto self = lanes_.find(lane);
+    ended_lanes_.push_back(std::move(self->second));
+    lanes_.erase(self);
+    return;
   }
 }
 
@@ -308,10 +338,15 @@ void JobRunner::stop() {
     for (auto& [id, live] : live_) live->stop = true;
   }
   wake_.notify_all();
+  // Lanes no longer change once stopping_ is set (a lane only leaves lanes_ when not stopping).
   for (auto& [lane, thread] : lanes_) {
     if (thread.joinable()) thread.join();
   }
   lanes_.clear();
+  for (std::thread& t : ended_lanes_) {
+    if (t.joinable()) t.join();
+  }
+  ended_lanes_.clear();
   if (monitor_.joinable()) monitor_.join();
   events_.shutdown();
   try {

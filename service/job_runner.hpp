@@ -4,8 +4,9 @@
 /// finds it on restart and runs it again through the sweep's resume path (what was committed is
 /// answered from the cache, not measured again). One thread a lane runs that lane's jobs one after
 /// the other: a lane is one GPU ("device:0"), or one compile-only target ("compile:sm_90"), so two
-/// jobs for the same GPU never overlap. A monitor thread publishes progress events and stores the
-/// progress in the job's row.
+/// jobs for the same GPU never overlap. A lane's thread ends when its queue is empty (the next job
+/// of the lane starts it again), so idle lanes cost no thread; a job may plan kMaxJobKeys keys. A monitor
+/// thread publishes progress events and stores the progress in the job's row.
 
 #include <atomic>
 #include <condition_variable>
@@ -27,6 +28,9 @@ namespace ktune::service {
 
 class JobRunner {
  public:
+  /// The most keys one job may plan (a few bytes of shapes times dtypes can name millions).
+  static constexpr std::size_t kMaxJobKeys = 4096;
+
   /// @param writer  the server's one writing handle (jobs record into it)
   /// @param devices GPU ordinals measuring jobs may use (empty: compile-only jobs only)
   JobRunner(const std::filesystem::path& db_path, cache::ConfigCache& writer, std::vector<int> devices);
@@ -73,6 +77,7 @@ class JobRunner {
   std::condition_variable wake_;
   bool stopping_ = false;
   std::map<std::string, std::thread> lanes_;
+  std::vector<std::thread> ended_lanes_;  ///< lanes whose queue ran empty, joined by the next ensure_lane
   std::map<int64_t, std::shared_ptr<Live>> live_;  ///< running jobs
   std::map<std::string, uint64_t> candidates_;     ///< outcome -> evaluations, all jobs of this process
   std::thread monitor_;

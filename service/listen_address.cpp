@@ -1,6 +1,12 @@
 #include "service/listen_address.hpp"
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <charconv>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -8,8 +14,36 @@
 
 namespace ktune::service {
 
+namespace {
+
+bool is_loopback(const sockaddr* addr) {
+  if (addr->sa_family == AF_INET) {
+    const auto* v4 = reinterpret_cast<const sockaddr_in*>(addr);
+    return (ntohl(v4->sin_addr.s_addr) >> 24) == 127;  // 127.0.0.0/8
+  }
+  if (addr->sa_family == AF_INET6) {
+    const in6_addr& a = reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr;
+    if (IN6_IS_ADDR_LOOPBACK(&a)) return true;
+    return IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127;  // ::ffff:127.x.y.z
+  }
+  return false;
+}
+
+}  // namespace
+
 bool ListenAddress::loopback() const {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+  // Decided from the addresses the host resolves to, not from its text: "127.example.com" may be
+  // anywhere, and a name is loopback only when every address it has is.
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || found == nullptr) return false;
+  bool all = true;
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) all = all && is_loopback(a->ai_addr);
+  freeaddrinfo(found);
+  return all;
 }
 
 std::string ListenAddress::text() const {

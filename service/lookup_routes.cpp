@@ -1,6 +1,7 @@
 /// `GET /v1/best` and `POST /v1/best:batch`: the best tuned config for a key, answered with the
 /// document `ktune query --json` prints (docs/service.md "Lookups").
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -112,6 +113,13 @@ KeyRequest key_from_json(const nlohmann::json& j, size_t index) {
     return it->get<std::string>();
   };
   if (!j.is_object()) bad_request(fmt::format("keys[{}] must be an object", index));
+  static const char* const kFields[] = {"gpu", "kernel", "shape", "dtype", "layout", "fallback"};
+  for (const auto& [name, value] : j.items()) {
+    if (std::find(std::begin(kFields), std::end(kFields), name) == std::end(kFields))
+      bad_request(
+          fmt::format("keys[{}] has unknown field '{}' (known: gpu, kernel, shape, dtype, layout, fallback)",
+                      index, name.substr(0, 64)));
+  }
   KeyRequest k;
   k.gpu = field("gpu", false);
   k.kernel = *field("kernel", true);
@@ -131,10 +139,15 @@ void add_lookup_routes(httplib::Server& server, ServiceContext& ctx) {
   add_route(server, ctx, Method::kGet, "/v1/best", Access::kRead,
             [&ctx](const httplib::Request& req, httplib::Response& res) {
               send_json(res, answer(ctx, key_from_params(req)));
-            });
+            },
+            {"gpu", "kernel", "shape", "dtype", "layout", "fallback"});
   add_route(server, ctx, Method::kPost, "/v1/best:batch", Access::kRead,
             [&ctx](const httplib::Request& req, httplib::Response& res) {
               const nlohmann::json body = json_body(req);
+              for (const auto& [name, value] : body.items()) {
+                if (name != "keys")
+                  bad_request(fmt::format("unknown field '{}' (the body holds 'keys')", name));
+              }
               const auto keys = body.find("keys");
               if (keys == body.end() || !keys->is_array())
                 bad_request("field 'keys' must be an array of keys");

@@ -1,11 +1,14 @@
 #include "service/query_params.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "core/json_depth.hpp"
 #include "service/api_error.hpp"
 
 namespace ktune::service {
@@ -60,6 +63,26 @@ std::optional<std::string> find_query_value(const httplib::Request& req, std::st
 
 }  // namespace
 
+void require_known_params(const httplib::Request& req, const std::vector<std::string>& known) {
+  const size_t question = req.target.find('?');
+  if (question == std::string::npos) return;
+  std::string_view query(req.target);
+  query.remove_prefix(question + 1);
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    const std::string name = decode_component(pair.substr(0, pair.find('=')));
+    if (!name.empty() && std::find(known.begin(), known.end(), name) == known.end()) {
+      bad_request(known.empty()
+                      ? fmt::format("unknown parameter '{}' (this route takes none)", name.substr(0, 64))
+                      : fmt::format("unknown parameter '{}' (this route takes: {})", name.substr(0, 64),
+                                    fmt::join(known, ", ")));
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+}
+
 std::optional<std::string> optional_param(const httplib::Request& req, const char* name) {
   auto found = find_query_value(req, name);
   if (!found) return std::nullopt;
@@ -94,6 +117,9 @@ int64_t int_param(const httplib::Request& req, const char* name, int64_t fallbac
 }
 
 nlohmann::json json_body(const httplib::Request& req) {
+  if (!json_depth_ok(req.body))
+    bad_request(
+        fmt::format("the body nests JSON deeper than {} levels of arrays and objects", kMaxJsonDepth));
   nlohmann::json doc = nlohmann::json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) bad_request("the body is not valid JSON");
   if (!doc.is_object()) bad_request("the body must be a JSON object");

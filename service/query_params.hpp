@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -25,6 +26,9 @@ std::optional<std::string> optional_param(const httplib::Request& req, const cha
 bool bool_param(const httplib::Request& req, const char* name, bool fallback);
 /// A whole number in [min, max]; `fallback` when absent; 400 otherwise.
 int64_t int_param(const httplib::Request& req, const char* name, int64_t fallback, int64_t min, int64_t max);
+
+/// 400 naming the first query parameter of the request that is not one of `known` (the route's).
+void require_known_params(const httplib::Request& req, const std::vector<std::string>& known);
 
 /// The body as a JSON object; 400 naming the problem when it is not one.
 nlohmann::json json_body(const httplib::Request& req);

@@ -51,7 +51,8 @@ void add_report_routes(httplib::Server& server, ServiceContext& ctx) {
               reports::make_reporter(format, options)->write(data, out);
               res.status = 200;
               res.set_content(out.str(), content_type(format));
-            });
+            },
+            {"format", "kernel", "gpu", "dtype", "winners"});
 }
 
 }  // namespace ktune::service

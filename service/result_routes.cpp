@@ -136,7 +136,8 @@ void post_results(const ServiceContext& ctx, const httplib::Request& req, httpli
 
 void add_result_routes(httplib::Server& server, ServiceContext& ctx) {
   add_route(server, ctx, Method::kGet, "/v1/results", Access::kRead,
-            [&ctx](const httplib::Request& req, httplib::Response& res) { get_results(ctx, req, res); });
+            [&ctx](const httplib::Request& req, httplib::Response& res) { get_results(ctx, req, res); },
+            {"kernel", "gpu", "dtype", "since", "page", "page_size"});
   add_route(server, ctx, Method::kPost, "/v1/results", Access::kWrite,
             [&ctx](const httplib::Request& req, httplib::Response& res) { post_results(ctx, req, res); });
 }

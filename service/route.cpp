@@ -1,6 +1,7 @@
 #include <httplib.h>
 
 #include "service/auth.hpp"
+#include "service/query_params.hpp"
 #include "service/service_context.hpp"
 
 namespace ktune::service {
@@ -30,13 +31,14 @@ std::string take_route_label() {
 }
 
 void add_route(httplib::Server& server, ServiceContext& ctx, Method method, const std::string& pattern,
-               Access access, RouteHandler handler) {
-  auto wrapped = [&ctx, pattern, access, handler = std::move(handler)](const httplib::Request& req,
-                                                                       httplib::Response& res) {
+               Access access, RouteHandler handler, std::vector<std::string> params) {
+  auto wrapped = [&ctx, pattern, access, handler = std::move(handler), params = std::move(params)](
+                     const httplib::Request& req, httplib::Response& res) {
     current_route = pattern;
     guard(
         [&](const httplib::Request& r, httplib::Response& s) {
           if (access == Access::kWrite) require_write_access(ctx, r);
+          require_known_params(r, params);
           handler(r, s);
         },
         req, res);

@@ -55,8 +55,8 @@ const std::vector<std::regex>& known_paths() {
                                                  std::regex("/v1/results"),
                                                  std::regex("/v1/report"),
                                                  std::regex("/v1/jobs"),
-                                                 std::regex(R"(/v1/jobs/\d+)"),
-                                                 std::regex(R"(/v1/jobs/\d+/events)")};
+                                                 std::regex(R"(/v1/jobs/\d{1,64})"),
+                                                 std::regex(R"(/v1/jobs/\d{1,64}/events)")};
   return kPaths;
 }
 

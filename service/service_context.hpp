@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "service/api_error.hpp"
 #include "service/gpu_gauges.hpp"
@@ -41,9 +42,10 @@ enum class Method { kGet, kPost, kDelete };
 enum class Access { kRead, kWrite };
 
 /// Registers `handler` for `method` on `pattern` (a regex; the pattern is also the metrics label).
-/// kWrite routes answer 405 on a --read-only server and 401 without the right bearer token.
+/// kWrite routes answer 405 on a --read-only server and 401 without the right bearer token; a query
+/// parameter not in `params` (the ones the route reads) is a 400 naming it and the known ones.
 void add_route(httplib::Server& server, ServiceContext& ctx, Method method, const std::string& pattern,
-               Access access, RouteHandler handler);
+               Access access, RouteHandler handler, std::vector<std::string> params = {});
 
 /// The route label of the request this thread is answering ("unmatched" when no route matched);
 /// read and reset by the server's logger.

@@ -76,15 +76,7 @@ std::vector<NamedShape> select(const toml::table& sel, const std::string& file, 
 
 }  // namespace
 
-std::vector<std::string> list_presets() {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(configs_dir() / "presets", ec)) {
-    if (entry.path().extension() == ".toml") out.push_back(entry.path().stem().string());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+std::vector<std::string> list_presets() { return config_names("presets"); }
 
 Preset load_preset(std::string_view name_or_path) {
   const auto path = resolve_config_file(name_or_path, "presets");

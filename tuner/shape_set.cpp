@@ -5,6 +5,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/toml_read.hpp"
 #include "ktune/error.hpp"
@@ -64,6 +65,39 @@ std::filesystem::path resolve_config_file(std::string_view name_or_path, std::st
   if (s.find('/') != std::string::npos || s.ends_with(".toml") || std::filesystem::is_regular_file(s, ec))
     return s;
   return configs_dir() / subdir / (s + ".toml");
+}
+
+std::vector<std::string> config_names(std::string_view subdir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(configs_dir() / subdir, ec)) {
+    if (entry.path().extension() == ".toml") out.push_back(entry.path().stem().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::filesystem::path named_config_file(std::string_view name, std::string_view subdir) {
+  const auto is_name_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
+  };
+  const bool is_name = !name.empty() && name.size() <= 100 && name.front() != '.' &&
+                       std::all_of(name.begin(), name.end(), is_name_char) &&
+                       name.find("..") == std::string_view::npos && !name.ends_with(".toml");
+  if (!is_name) {
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("'{}' is not a name of the configs' {} (letters, digits, '-', '_', '.'; a name, "
+                            "not a path or a file name)",
+                            name, subdir));
+  }
+  const std::filesystem::path file = configs_dir() / subdir / (std::string(name) + ".toml");
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) {
+    throw Error(ErrorKind::kBadInput, fmt::format("no {} named '{}' in the configs (known: {})", subdir, name,
+                                                  fmt::join(config_names(subdir), ", ")));
+  }
+  return file;
 }
 
 ShapeSet load_shape_set(const std::filesystem::path& file) {

@@ -43,6 +43,16 @@ std::filesystem::path configs_dir();
 /// in .toml, or is an existing file), else configs_dir()/<subdir>/<name>.toml.
 std::filesystem::path resolve_config_file(std::string_view name_or_path, std::string_view subdir);
 
+/// The file a *name* in the configs folder stands for, configs_dir()/<subdir>/<name>.toml, and
+/// nothing else: never a path, never a file of that name elsewhere (a service's job names what
+/// its configs hold; only the command line takes paths). Throws ktune::Error(kBadInput) for a
+/// name that is not one (letters, digits, '-', '_', '.'; no "..", no ".toml" ending) or that
+/// names no file there, listing the names that are; the message holds no path.
+std::filesystem::path named_config_file(std::string_view name, std::string_view subdir);
+
+/// The names of the .toml files in configs_dir()/<subdir>, sorted.
+std::vector<std::string> config_names(std::string_view subdir);
+
 /// Reads a shape set. Throws ktune::Error(kBadInput) "FILE:LINE: ..." naming the bad part.
 ShapeSet load_shape_set(const std::filesystem::path& file);
 

@@ -255,8 +255,9 @@ def tune_keys(d):
         med = stat(own, "median_us")
         cub = stat(blas, "median_us")
         sp = own.get("speedup") or (cub / med if med == med and cub == cub and med > 0 else NAN)
-        print(f"| {' '.join(k)} | {own.get('name', b.get('error', '-'))} | {b.get('config_kind', '-')} | {med:.2f} "
-              f"| {cub:.2f} | {sp:.2f}x | {'yes' if ok else 'no'} |")
+        num = lambda v, unit="": "—" if v != v else f"{v:.2f}{unit}"  # NaN: no such row
+        print(f"| {' '.join(k)} | {own.get('name', b.get('error', '-'))} | {b.get('config_kind', '-')} | {num(med)} "
+              f"| {num(cub)} | {num(sp, 'x')} | {'yes' if ok else 'no'} |")
     measured_again = sum(k.get("measured", 0) for k in again.get("keys", []))
     print(f"\n{len(tuned)} of {len(keys)} keys in the first tune's summary; {served} served by `ktune query`; "
           f"the second tune measured {measured_again} candidates.")

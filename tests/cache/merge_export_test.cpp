@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
 #include <set>
 #include <tuple>
@@ -8,6 +9,7 @@
 
 #include "cache/config_cache.hpp"
 #include "cache_test_util.hpp"
+#include "core/json_depth.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::cache {
@@ -122,6 +124,37 @@ TEST(ExportImport, RejectsForeignOrNewerFiles) {
               ErrorKind::kBadInput);
   expect_kind(dir / "missing.json", ErrorKind::kNotFound);
   EXPECT_TRUE(db.gpus().empty());  // nothing half-imported
+}
+
+TEST(ExportImport, RefusesADocumentNestedPastTheBoundAndStoresNothing) {
+  // A real export whose first measurement's config is nested 10,000 (then 100,000) deep: before
+  // the bound the import stored it and `cache verify` then failed; 100,000 crashed the server.
+  Rng r;
+  SCOPED_TRACE(r.seed());
+  TempDir dir;
+  ConfigCache a = ConfigCache::open(dir / "a.db");
+  fill(a, r, 1);
+  a.export_json(dir / "export.json");
+  nlohmann::json doc = nlohmann::json::parse(testing::file_bytes(dir / "export.json"));
+  ConfigCache b = ConfigCache::open(dir / "b.db");
+  for (const int depth : {kMaxJsonDepth + 1, 10'000, 100'000}) {
+    const std::string marker = "\"DEEP\"";
+    doc["measurements"][0]["config"] = "DEEP";
+    std::string text = doc.dump();
+    text.replace(text.find(marker), marker.size(), std::string(depth, '[') + std::string(depth, ']'));
+    std::ofstream(dir / "deep.json", std::ios::trunc) << text;
+    try {
+      b.import_json(dir / "deep.json");
+      ADD_FAILURE() << "depth " << depth << " imported";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kBadInput) << e.what();
+      EXPECT_NE(std::string(e.what()).find("deeper than 64"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(b.gpus().empty()) << "nothing of a refused document is stored";
+  }
+  // The same document within the bound imports, and the database verifies.
+  EXPECT_GT(b.import_json(dir / "export.json").measurements_added, 0);
+  EXPECT_TRUE(b.verify().ok);
 }
 
 TEST(Merge, KeepsEveryRowAndChoosesLowerMedian) {

@@ -59,10 +59,10 @@ class Answer:
 class Server:
     """One `ktune serve` process."""
 
-    def __init__(self, args, env=None):
+    def __init__(self, args, env=None, cwd=None):
         self.args = [KTUNE, "serve", "--listen", "127.0.0.1:0"] + args
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     env=env)
+                                     env=env, cwd=cwd)
         line = self.proc.stdout.readline()
         if "listening on " not in line:
             self.proc.kill()

@@ -184,3 +184,40 @@ def test_sigterm_requeues_the_running_job(tmp_path, token_file):
         assert len(keys) == len(set(keys)) == 40
     finally:
         assert second.stop() == 0
+
+
+def thread_count(pid):
+    with open(f"/proc/{pid}/status", encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("Threads:"):
+                return int(line.split()[1])
+    raise AssertionError("no Threads line")
+
+
+def test_idle_lanes_hold_no_thread(job_server):
+    # 40 jobs on odd arches once took the thread count from 69 to 108, for good: a lane's thread now
+    # ends when its queue runs empty.
+    pid = job_server.proc.pid
+    # The baseline after one job has come and gone (the server's own threads all started by then).
+    first = submit(job_server, dict(SMALL_JOB, budget=1))
+    assert wait_for(job_server, first["id"], lambda v: v["state"] in ("done", "failed"))["state"] == "done"
+    time.sleep(1)
+    before = thread_count(pid)
+    arches = ["sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a", "sm_100"]
+    jobs = [submit(job_server, dict(SMALL_JOB, arch=a, budget=1)) for a in arches]
+    for j in jobs:
+        assert wait_for(job_server, j["id"], lambda v: v["state"] in ("done", "failed"))["state"] == "done"
+    deadline = time.time() + 10
+    while thread_count(pid) > before + 1 and time.time() < deadline:
+        time.sleep(0.1)
+    assert thread_count(pid) <= before + 1, (before, thread_count(pid))
+    # A lane that ended starts again for its next job.
+    again = submit(job_server, dict(SMALL_JOB, arch="sm_80", budget=1))
+    assert wait_for(job_server, again["id"], lambda v: v["state"] in ("done", "failed"))["state"] == "done"
+
+
+def test_a_job_may_plan_at_most_4096_keys(job_server):
+    shapes = [f"rows={r},hidden=4096" for r in range(1, 1500)]
+    big = job_server.post("/v1/jobs", dict(SMALL_JOB, shapes=shapes, dtypes=["f16", "bf16", "f32"]), token=TOKEN)
+    assert big.status == 400 and "at most 4096" in error_of(big)["message"], big.body
+    assert job_server.get("/v1/jobs").json()["jobs"] == []  # nothing stored

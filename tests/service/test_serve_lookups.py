@@ -89,6 +89,23 @@ def test_best_batch_answers_every_key_in_order(server):
     assert server.post("/v1/best:batch", b"{not json").status == 400
 
 
+def test_unknown_parameters_and_fields_are_refused_naming_them(server):
+    f = expected_facts()
+    key = {"gpu": f["gpu"], "kernel": "gemm", "shape": f["exact_shape"], "dtype": "bf16"}
+    a = server.get(best_target(**key) + "&kernel_dir=/etc")
+    assert a.status == 400 and "kernel_dir" in error_of(a)["message"], a.body
+    assert "shape" in error_of(a)["message"]  # the known ones are listed
+    for target in ("/v1/results?colour=red", "/v1/report?format=csv&pages=2", "/v1/jobs?limit=5&x=1",
+                   "/v1/health?verbose=1"):
+        b = server.get(target)
+        assert b.status == 400 and error_of(b)["kind"] == "bad_request", (target, b.body)
+    batch = server.post("/v1/best:batch", {"keys": [dict(key, kernel_dir="/etc")]})
+    assert batch.status == 400 and "kernel_dir" in error_of(batch)["message"], batch.body
+    extra = server.post("/v1/best:batch", {"keys": [key], "priority": "high"})
+    assert extra.status == 400 and "priority" in error_of(extra)["message"], extra.body
+    assert server.post("/v1/best:batch", {"keys": [key]}).status == 200
+
+
 def test_results_are_paged_in_export_fields(server, fixture_db):
     first = server.get("/v1/results?page_size=3")
     assert first.status == 200, first.body
@@ -199,6 +216,10 @@ def test_unknown_route_and_wrong_method(server):
     assert a.status == 404 and error_of(a)["kind"] == "not_found"
     b = server.request("PUT", "/v1/best", body=b"{}")
     assert b.status == 405 and error_of(b)["kind"] == "method_not_allowed"
+    # A job id past int64 names no job (it was a 405).
+    for target in ("/v1/jobs/1234567890123456789", "/v1/jobs/99999999999999999999999", "/v1/jobs/0"):
+        c = server.get(target)
+        assert c.status == 404 and error_of(c)["kind"] == "not_found", (target, c.body)
 
 
 def test_query_server_matches_query_db(server, fixture_db):
