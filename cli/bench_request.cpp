@@ -1,10 +1,27 @@
 #include "cli/bench_request.hpp"
 
+#include <utility>
+
 #include "kernel_templates/candidate_builder.hpp"
 #include "kernel_templates/compile_request.hpp"
 #include "tuner/library_candidates.hpp"
 
 namespace ktune::cli {
+namespace {
+
+/// The device and timing of the call; without verification, no reference and no checks.
+harness::CandidateRequest finished(harness::CandidateRequest r, int device,
+                                   const harness::TimingOptions& timing, bool verify) {
+  r.device = device;
+  r.timing = timing;
+  if (!verify) {
+    r.checks.clear();
+    r.reference.reset();
+  }
+  return r;
+}
+
+}  // namespace
 
 harness::CandidateRequest make_bench_request(const BenchTarget& target, const BenchConfig& config,
                                              const std::string& arch, const harness::TimingOptions& timing,
@@ -22,13 +39,7 @@ harness::CandidateRequest make_bench_request(const BenchTarget& target, const Be
       kt::make_candidate_parts(*config.spec, target.problem, config.config, compiled, reference);
   harness::CandidateRequest r = kt::make_candidate_request(parts);
   r.name = config.name;
-  r.device = device;
-  r.timing = timing;
-  if (!verify) {
-    r.checks.clear();
-    r.reference.reset();
-  }
-  return r;
+  return finished(std::move(r), device, timing, verify);
 }
 
 harness::CandidateRequest make_library_bench_request(const BenchTarget& target,
@@ -43,13 +54,7 @@ harness::CandidateRequest make_library_bench_request(const BenchTarget& target,
       compiler.compile(kt::make_compile_request(spec.reference(target.problem).compile, sources, arch));
   harness::CandidateRequest r =
       tuner::library_candidate_request(kernel, target.problem, algorithm, reference);
-  r.device = device;
-  r.timing = timing;
-  if (!verify) {
-    r.checks.clear();
-    r.reference.reset();
-  }
-  return r;
+  return finished(std::move(r), device, timing, verify);
 }
 
 }  // namespace ktune::cli

@@ -4,6 +4,20 @@ function(ktune_warnings target)
     -Wno-missing-field-initializers)  # GCC 12 flags designated initializers that leave fields at their defaults
 endfunction()
 
+# ktune_unoptimized_test(target): -O0 for a test (or CLI) target when KTUNE_UNOPTIMIZED_TESTS is on
+# (the asan preset); ktune_optimized_test(target) puts the build type's -O1 back for a test target
+# whose own code does the heavy work.
+function(ktune_unoptimized_test target)
+  if(KTUNE_UNOPTIMIZED_TESTS)
+    target_compile_options(${target} PRIVATE -O0)
+  endif()
+endfunction()
+function(ktune_optimized_test target)
+  if(KTUNE_UNOPTIMIZED_TESTS)
+    target_compile_options(${target} PRIVATE -O1)
+  endif()
+endfunction()
+
 # ktune_add_gtest(NAME name LABEL unit|nvrtc|gpu|e2e SOURCES ... LIBS ...)
 # One GoogleTest executable registered with ctest under one label.
 function(ktune_add_gtest)
@@ -17,6 +31,7 @@ function(ktune_add_gtest)
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main)
   ktune_warnings(${T_NAME})
+  ktune_unoptimized_test(${T_NAME})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 600)
   endif()

@@ -3,9 +3,10 @@
 //   ktune tune --kernel gemm --shape m=16,n=4096,k=4096 --dtype bf16     # once, on this GPU
 //   ktune_gemm_example [--db PATH] [M N K]                                # default 16 4096 4096
 //
-// Exit 0: the answer is right; 1: it is not; 3: no GPU. Device memory here comes from ktune's own
-// driver wrapper (ktune links no CUDA library at build time); in your program use cudaMalloc and
-// pass your cudaStream_t: it is a ktune::Stream.
+// Exit 0: the answer is right; 1: it is not; 3: no GPU. Written as a user's program: only the
+// installed header ktune/ktune.hpp and the CUDA runtime (cudaMalloc, cudaMemcpy); a cudaStream_t is
+// a ktune::Stream. It builds against an install (pkg-config ktune, or the build tree's
+// libktune_runtime.so) the same way.
 
 #include <cmath>
 #include <cstdint>
@@ -15,12 +16,13 @@
 #include <string>
 #include <vector>
 
-#include "harness/context.hpp"
-#include "harness/device_buffer.hpp"
-#include "harness/driver_api.hpp"
+#include "cuda_helpers.hpp"
 #include "ktune/ktune.hpp"
 
 namespace {
+
+using example::check;
+using example::DeviceMemory;
 
 uint16_t to_bf16(float f) {
   uint32_t u = 0;
@@ -79,16 +81,16 @@ int main(int argc, char** argv) {
     std::vector<uint16_t> a(static_cast<size_t>(m * k)), b(static_cast<size_t>(n * k));
     for (auto& x : a) x = to_bf16(dist(rng));
     for (auto& x : b) x = to_bf16(dist(rng));
-    auto da = ktune::harness::DeviceBuffer::from_host<uint16_t>(a);
-    auto db = ktune::harness::DeviceBuffer::from_host<uint16_t>(b);
-    ktune::harness::DeviceBuffer dc(static_cast<size_t>(m * n) * 2);
-    dc.fill_u8(0xFF);  // NaN everywhere: an element the kernel skips cannot pass the check
+    const DeviceMemory da = DeviceMemory::of(a), db = DeviceMemory::of(b);
+    const DeviceMemory dc(static_cast<size_t>(m * n) * 2);
+    // NaN everywhere: an element the kernel skips cannot pass the check.
+    check(cudaMemset(dc.get(), 0xFF, static_cast<size_t>(m * n) * 2), "cudaMemset");
 
-    args.a = reinterpret_cast<const void*>(da.get());
-    args.b = reinterpret_cast<const void*>(db.get());
-    args.c = reinterpret_cast<void*>(dc.get());
-    rt.gemm(args, nullptr);
-    const auto c = dc.download_as<uint16_t>(static_cast<size_t>(m * n));  // synchronous: waits for the stream
+    args.a = da.get();
+    args.b = db.get();
+    args.c = dc.get();
+    rt.gemm(args, nullptr);  // the legacy default stream, which cudaMemcpy waits for
+    const auto c = dc.download<uint16_t>(static_cast<size_t>(m * n));
 
     double worst = 0;
     for (int64_t i = 0; i < m; ++i) {

@@ -5,9 +5,9 @@
 //   ktune tune --kernel rmsnorm,swiglu --shape ... --dtype f32   # optional: else the default configs
 //   ktune_ops_example [--db PATH] [TOKENS]                        # default 4 tokens
 //
-// Exit 0: right; 1: wrong; 2: bad input; 3: no GPU. Device memory and the graph come from ktune's
-// driver wrapper here (ktune links no CUDA library at build time); in your program use cudaMalloc,
-// cudaStreamBeginCapture and pass your cudaStream_t: it is a ktune::Stream.
+// Exit 0: right; 1: wrong; 2: bad input; 3: no GPU. Written as a user's program: only the installed
+// header ktune/ktune.hpp and the CUDA runtime (cudaMalloc, cudaStreamBeginCapture, cudaGraphLaunch);
+// a cudaStream_t is a ktune::Stream.
 
 #include <algorithm>
 #include <cmath>
@@ -17,10 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/context.hpp"
-#include "harness/cuda_check.hpp"
-#include "harness/device_buffer.hpp"
-#include "harness/driver_api.hpp"
+#include "cuda_helpers.hpp"
 #include "ktune/ktune.hpp"
 
 namespace {
@@ -58,17 +55,18 @@ int main(int argc, char** argv) {
       tokens = std::stoll(argv[i]);
     }
   }
-  namespace kh = ktune::harness;
+  using example::check;
+  using example::DeviceMemory;
   try {
     ktune::Runtime rt(options);
     const ktune::DType f32 = ktune::DType::kF32;
     // Before capture: look-up, module load, workspace, for exactly these keys.
     const auto x = random_values(tokens * kHidden, 1), res = random_values(tokens * kHidden, 2),
                w = random_values(kHidden, 3), gu = random_values(tokens * 2 * kInter, 4);
-    auto dx = kh::DeviceBuffer::from_host<float>(x), dres = kh::DeviceBuffer::from_host<float>(res),
-         dw = kh::DeviceBuffer::from_host<float>(w), dgu = kh::DeviceBuffer::from_host<float>(gu);
-    kh::DeviceBuffer dy(x.size() * 4), dout(tokens * kInter * 4);
-    auto ptr = [](const kh::DeviceBuffer& b) { return reinterpret_cast<void*>(b.get()); };
+    const DeviceMemory dx = DeviceMemory::of(x), dres = DeviceMemory::of(res), dw = DeviceMemory::of(w),
+                       dgu = DeviceMemory::of(gu);
+    const DeviceMemory dy(x.size() * 4), dout(static_cast<std::size_t>(tokens * kInter) * 4);
+    auto ptr = [](const DeviceMemory& b) { return b.get(); };
     // The residual add fused into the norm, in place (residual_out = residual).
     const ktune::RmsNormArgs norm_args{.x = ptr(dx),
                                        .residual = ptr(dres),
@@ -86,25 +84,24 @@ int main(int argc, char** argv) {
     std::printf("%s: rmsnorm -> %s, swiglu -> %s\n", rt.gpu_name().c_str(), norm.config_name.c_str(),
                 act.config_name.c_str());
 
-    const auto& d = kh::driver();
-    CUstream stream = nullptr;
-    KTUNE_CU_CHECK(d.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    cudaStream_t stream = nullptr;
+    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
     const auto s = reinterpret_cast<ktune::Stream>(stream);
-    KTUNE_CU_CHECK(d.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
     rt.rmsnorm(norm_args, s);
     rt.swiglu(act_args, s);
-    CUgraph graph = nullptr;
-    KTUNE_CU_CHECK(d.cuStreamEndCapture(stream, &graph));
-    CUgraphExec exec = nullptr;
-    KTUNE_CU_CHECK(d.cuGraphInstantiateWithFlags(&exec, graph, 0));
-    KTUNE_CU_CHECK(d.cuGraphLaunch(exec, stream));  // once: the residual is updated in place
-    KTUNE_CU_CHECK(d.cuStreamSynchronize(stream));
-    const auto y = dy.download_as<float>(x.size());
-    const auto new_res = dres.download_as<float>(x.size());
-    const auto out = dout.download_as<float>(static_cast<std::size_t>(tokens * kInter));
-    d.cuGraphExecDestroy(exec);
-    d.cuGraphDestroy(graph);
-    d.cuStreamDestroy(stream);
+    cudaGraph_t graph = nullptr;
+    check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+    cudaGraphExec_t exec = nullptr;
+    check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");  // once: the residual is updated in place
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    const auto y = dy.download<float>(x.size());
+    const auto new_res = dres.download<float>(x.size());
+    const auto out = dout.download<float>(static_cast<std::size_t>(tokens * kInter));
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
 
     std::vector<double> y_ref(x.size()), res_ref(x.size()), out_ref(out.size());
     for (int64_t t = 0; t < tokens; ++t) {

@@ -55,8 +55,7 @@ std::vector<size_t> partition_by_cost(const std::vector<ShardItem>& items, size_
   return out;
 }
 
-ShardSelection select_shard(const std::vector<SessionJob>& jobs, const ShardSpec& spec,
-                            const TuneOptions& options) {
+std::vector<ShardItem> shard_items(const std::vector<SessionJob>& jobs, const TuneOptions& options) {
   std::vector<ShardItem> items;
   for (const SessionJob& job : jobs) {
     for (const TuneKey& key : job.keys) {
@@ -69,6 +68,16 @@ ShardSelection select_shard(const std::vector<SessionJob>& jobs, const ShardSpec
       items.push_back({shard_key_text(key, job.space.dims()), cost});
     }
   }
+  return items;
+}
+
+ShardSelection select_shard(const std::vector<SessionJob>& jobs, const ShardSpec& spec,
+                            const TuneOptions& options) {
+  return select_shard(jobs, shard_items(jobs, options), spec);
+}
+
+ShardSelection select_shard(const std::vector<SessionJob>& jobs, const std::vector<ShardItem>& items,
+                            const ShardSpec& spec) {
   const std::vector<size_t> shard = partition_by_cost(items, spec.count);
 
   ShardSelection out;

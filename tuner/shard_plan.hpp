@@ -55,4 +55,12 @@ struct ShardSelection {
 ShardSelection select_shard(const std::vector<SessionJob>& jobs, const ShardSpec& spec,
                             const TuneOptions& options);
 
+/// The keys of `jobs` in order, each with its estimated cost (enumerating every key's space: the
+/// expensive part of select_shard, so a caller that selects several shards of one session costs
+/// the keys once).
+std::vector<ShardItem> shard_items(const std::vector<SessionJob>& jobs, const TuneOptions& options);
+/// select_shard with the keys already costed (`items` = shard_items(jobs, options)).
+ShardSelection select_shard(const std::vector<SessionJob>& jobs, const std::vector<ShardItem>& items,
+                            const ShardSpec& spec);
+
 }  // namespace ktune::tuner

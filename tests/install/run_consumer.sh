@@ -4,7 +4,7 @@
 # with pip (no network). Every step must pass.
 # usage: run_consumer.sh BUILD_DIR WORK_DIR CONSUMER_SRC PYTHON_SRC PYTHON3 DB EXPECTED VERSION
 set -euo pipefail
-build=$1 work=$2 src=$3 pysrc=$4 py=$5 db=$6 expected=$7 version=$8
+build=$1 work=$2 src=$3 pysrc=$4 py=$5 db=$6 expected=$7 version=$8 examples=$9 cuda_inc=${10} cuda_lib=${11}
 rm -rf "$work"
 mkdir -p "$work"
 prefix=$work/prefix
@@ -58,6 +58,20 @@ int main(void) { printf("%s %s\n", ktune_runtime_version(), KTUNE_VERSION_STRING
 C
 # No LD_LIBRARY_PATH: the run path from ktune.pc finds the installed libraries.
 env -u LD_LIBRARY_PATH "$work/pc_consumer" | grep -q "^$version $version$"
+
+# The examples are users' programs: the installed header, pkg-config and the CUDA runtime only.
+for ex in gemm_example ops_example; do
+  c++ -std=c++20 $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags ktune) -I"$cuda_inc" \
+    "$examples/$ex.cpp" -o "$work/$ex" $(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --libs ktune) \
+    -L"$cuda_lib" -lcudart_static -ldl -lpthread -lrt
+  if command -v nvidia-smi > /dev/null && nvidia-smi > /dev/null 2>&1; then continue; fi  # a GPU: run by the gpu suites
+  set +e
+  said=$(env -u LD_LIBRARY_PATH "$work/$ex" 2>&1)
+  rc=$?
+  set -e
+  [[ $rc == 3 ]] || { echo "$ex without a GPU: exit $rc (expected 3): $said"; exit 1; }
+  grep -qi "gpu\|driver\|device" <<< "$said" || { echo "$ex does not say why: $said"; exit 1; }
+done
 
 # The Python package that `cmake --install` lays out finds the installed libraries by itself (no
 # KTUNE_LIBRARY), run from outside the checkout so that no build tree is near.

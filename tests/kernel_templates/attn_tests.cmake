@@ -28,6 +28,7 @@ target_include_directories(ktune_attn_emulation_tests PRIVATE
 # CUDA-style device code: the host warning set does not apply; its vector-load idioms break strict
 # aliasing (ops_tests.cmake).
 target_compile_options(ktune_attn_emulation_tests PRIVATE -w -fno-strict-aliasing)
+ktune_optimized_test(ktune_attn_emulation_tests)  # the emulated kernels run in this target's own code
 
 ktune_add_gtest(NAME ktune_attn_unit_tests LABEL unit
   SOURCES decode_attention_f64_test.cpp decode_attention_spec_test.cpp

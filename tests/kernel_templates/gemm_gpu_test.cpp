@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <memory>
 
@@ -201,13 +202,11 @@ TEST_F(GemmGpu, EpilogueReferenceMatchesCpuFloat64) {
   }
 }
 
-TEST_F(GemmGpu, TiledEpiloguesMatchReference) {
-  // Every form beyond the plain ones, with and without split-K (the epilogue in the kernel, or in
-  // ktune_gemm_finish after the ordered sum), at an odd and a split-starved shape.
-  const KernelSpec& spec = find_spec("gemm", "tiled");
-  const int64_t shapes[][3] = {{77, 93, 331}, {3, 200, 40}};
-  const auto configs = testing::tiled_samples();
-  const char* layouts[] = {"nt+bias", "nn+bias", "nt+silu", "nn+silu", "nt+bias+silu", "nn+bias+silu"};
+/// Every config of `configs` on every (dtype, layout, shape) against the GPU reference, compiled
+/// first in one batch.
+void expect_configs_match(const KernelSpec& spec, const std::vector<std::array<int64_t, 3>>& shapes,
+                          const std::vector<const char*>& layouts, const std::vector<Config>& configs,
+                          uint64_t seed) {
   for (DType dtype : gemm_dtypes()) {
     for (const char* layout : layouts) {
       for (const auto& s : shapes) prefetch(spec, gemm_problem(s[0], s[1], s[2], dtype, layout), configs);
@@ -216,33 +215,26 @@ TEST_F(GemmGpu, TiledEpiloguesMatchReference) {
   for (DType dtype : gemm_dtypes()) {
     for (const char* layout : layouts) {
       for (const auto& s : shapes) {
-        auto f = make_fixture(gemm_problem(s[0], s[1], s[2], dtype, layout), 19);
+        auto f = make_fixture(gemm_problem(s[0], s[1], s[2], dtype, layout), seed);
         for (const Config& c : configs) expect_matches_reference(*f, spec, c);
       }
     }
   }
 }
 
+TEST_F(GemmGpu, TiledEpiloguesMatchReference) {
+  // Every form beyond the plain ones, with and without split-K (the epilogue in the kernel, or in
+  // ktune_gemm_finish after the ordered sum), at an odd and a split-starved shape.
+  expect_configs_match(find_spec("gemm", "tiled"), {{77, 93, 331}, {3, 200, 40}},
+                       {"nt+bias", "nn+bias", "nt+silu", "nn+silu", "nt+bias+silu", "nn+bias+silu"},
+                       testing::tiled_samples(), 19);
+}
+
 TEST_F(GemmGpu, GemvEpiloguesMatchReference) {
-  const KernelSpec& spec = find_spec("gemm", "gemv");
   // Qwen2.5-0.5B's biased qkv projection at decode (m 1, n 1152, k 896), the vector path with a
   // partial chunk, the scalar path.
-  const int64_t shapes[][3] = {{1, 1152, 896}, {3, 1001, 1000}, {16, 515, 999}};
-  const auto configs = testing::gemv_samples();
-  const char* layouts[] = {"nt+bias", "nt+silu", "nt+bias+silu"};
-  for (DType dtype : gemm_dtypes()) {
-    for (const char* layout : layouts) {
-      for (const auto& s : shapes) prefetch(spec, gemm_problem(s[0], s[1], s[2], dtype, layout), configs);
-    }
-  }
-  for (DType dtype : gemm_dtypes()) {
-    for (const char* layout : layouts) {
-      for (const auto& s : shapes) {
-        auto f = make_fixture(gemm_problem(s[0], s[1], s[2], dtype, layout), 37);
-        for (const Config& c : configs) expect_matches_reference(*f, spec, c);
-      }
-    }
-  }
+  expect_configs_match(find_spec("gemm", "gemv"), {{1, 1152, 896}, {3, 1001, 1000}, {16, 515, 999}},
+                       {"nt+bias", "nt+silu", "nt+bias+silu"}, testing::gemv_samples(), 37);
 }
 
 TEST_F(GemmGpu, MisalignedPointersTakeTheScalarPaths) {

@@ -37,6 +37,7 @@ target_include_directories(ktune_ops_emulation_tests PRIVATE
 # The emulated device code is CUDA-style C++; the project's host warning set does not apply to it.
 # CUDA vector-load idioms break C++ strict aliasing in the CPU emulation (wrong results at -O2 only).
 target_compile_options(ktune_ops_emulation_tests PRIVATE -w -fno-strict-aliasing)
+ktune_optimized_test(ktune_ops_emulation_tests)  # the emulated kernels run in this target's own code
 
 ktune_add_gtest(NAME ktune_ops_nvrtc_tests LABEL nvrtc
   SOURCES ops_nvrtc_test.cpp

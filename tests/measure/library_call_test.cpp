@@ -51,7 +51,9 @@ void expect_same(const LibraryGemmCall& got, const LibraryGemmCall& want) {
   EXPECT_EQ(got.a, want.a);
   EXPECT_EQ(got.b, want.b);
   EXPECT_EQ(got.c, want.c);
-  if (want.layout.ends_with("+bias")) EXPECT_EQ(got.bias, want.bias);
+  if (want.layout.ends_with("+bias")) {
+    EXPECT_EQ(got.bias, want.bias);
+  }
   EXPECT_EQ(got.algorithm, want.algorithm);
 }
 

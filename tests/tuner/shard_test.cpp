@@ -216,13 +216,15 @@ class ShardSession : public ::testing::Test {
 };
 
 TEST_F(ShardSession, ThePresetsShardsCoverItsKeysOnce) {
-  // (Each selection enumerates every key's space: llm-decode, the larger preset, at one count only.)
+  // The keys are costed once a preset (enumerating every key's space is the expensive part); quick's
+  // first shard of each count also through the one-call form, which must select the same.
   for (const auto& [preset, counts] : {std::pair<const char*, std::vector<size_t>>{"llm-decode", {4}},
                                        std::pair<const char*, std::vector<size_t>>{"quick", {1, 3, 7}}}) {
     TuneOptions options;
     SessionRequest request;
     request.preset = preset;
     const auto jobs = plan_session(request, options);
+    const std::vector<ShardItem> items = shard_items(jobs, options);
     std::multiset<std::string> all;
     for (const auto& job : jobs)
       for (const auto& key : job.keys) all.insert(shard_key_text(key, job.space.dims()));
@@ -232,7 +234,12 @@ TEST_F(ShardSession, ThePresetsShardsCoverItsKeysOnce) {
       double cost = 0;
       double cost_total = 0;
       for (size_t i = 0; i < n; ++i) {
-        const ShardSelection sel = select_shard(jobs, {i, n, "test"}, options);
+        const ShardSelection sel = select_shard(jobs, items, {i, n, "test"});
+        if (i == 0 && std::string(preset) == "quick") {
+          const ShardSelection direct = select_shard(jobs, {i, n, "test"}, options);
+          EXPECT_EQ(direct.keys, sel.keys);
+          EXPECT_DOUBLE_EQ(direct.cost, sel.cost);
+        }
         EXPECT_EQ(sel.keys_total, distinct.size());
         size_t keys = 0;
         for (const auto& job : sel.jobs)

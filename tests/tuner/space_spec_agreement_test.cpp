@@ -27,7 +27,7 @@ TEST(SpaceSpecAgreement, EveryKeptGemmConfigIsAcceptedByItsSpec) {
   };
   for (const auto& dims : shapes) {
     for (const char* dtype : {"f32", "f16", "bf16"}) {
-      for (const char* layout : {"nt", "nn", "nt+bias", "nn+bias+silu"}) {
+      for (const char* layout : {"nt", "nn", "nt+bias"}) {
         ProblemContext ctx;
         ctx.dims = dims;
         ctx.elem_bytes = dtype_bytes(dtype);
@@ -74,8 +74,8 @@ std::vector<std::pair<std::string, int64_t>> dims_of(const std::string& shape) {
 
 // Record-then-tune holds for every key: each (kernel, layout, dtype) the runtime accepts (the
 // catalog's, which the runtime's bindings take) has configs in the shipped space, at the kernel's
-// example shape and, for gemm, at the decode and prefill shapes of a model with biased projections
-// (Qwen2.5-0.5B: hidden 896, qkv 1152, MLP 4864, vocab 151936).
+// example shape and, for gemm, at a decode and a prefill shape of a model with biased projections
+// (Qwen2.5-0.5B: hidden 896, fused qkv 1152, MLP 4864) and an odd one.
 TEST(SpaceSpecAgreement, EveryKeyTheRuntimeAcceptsHasConfigsInTheShippedSpace) {
   std::size_t keys = 0;
   for (const auto& kernel : kernel_templates::kernel_catalog()) {
@@ -85,8 +85,7 @@ TEST(SpaceSpecAgreement, EveryKeyTheRuntimeAcceptsHasConfigsInTheShippedSpace) {
     const auto space = ConfigSpace::load(path);
     std::vector<std::string> shapes = {kernel.example_shape()};
     if (kernel.name == "gemm") {
-      shapes.insert(shapes.end(), {"m=1,n=1152,k=896", "m=8,n=4864,k=896", "m=128,n=896,k=4864",
-                                   "m=1024,n=151936,k=896", "m=3,n=100,k=77"});
+      shapes.insert(shapes.end(), {"m=1,n=1152,k=896", "m=128,n=896,k=4864", "m=3,n=100,k=77"});
     }
     for (const auto& shape : shapes) {
       for (const auto& dtype : kernel.dtypes) {
