@@ -1,5 +1,7 @@
 /// The HTML report in a real browser (headless Chromium, no network): no script errors, every
-/// chart drawn, the tables complete, and hostile names never become markup.
+/// chart drawn, the tables complete, hostile names never become markup, and the shipped H200
+/// sample's headline (each winner's speed-up over its cuBLAS baseline and its fraction of the
+/// calibrated ceiling) on screen.
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -8,6 +10,8 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "fixture_db.hpp"
 #include "headless_chromium.hpp"
@@ -103,6 +107,75 @@ TEST_F(HtmlBrowserTest, EveryChartDrawnWithoutErrors) {
     const std::string table =
         testing::between(result_.dom, "id=\"winners-" + std::to_string(k) + "\">", "</table>");
     EXPECT_EQ(testing::count(table, "<tr>"), expected + 1) << data.kernels[k];
+  }
+}
+
+/// The text of each cell of each body row of a table's HTML, tags inside the cells dropped.
+std::vector<std::vector<std::string>> body_rows(const std::string& table) {
+  std::vector<std::vector<std::string>> rows;
+  const std::string body = testing::between(table, "<tbody>", "</tbody>");
+  for (size_t tr = body.find("<tr>"); tr != std::string::npos; tr = body.find("<tr>", tr + 4)) {
+    const std::string row = testing::between(body.substr(tr), "<tr>", "</tr>");
+    std::vector<std::string> cells;
+    for (size_t td = row.find("<td"); td != std::string::npos; td = row.find("<td", td + 3)) {
+      const size_t open_end = row.find('>', td);
+      const std::string raw = row.substr(open_end + 1, row.find("</td>", open_end) - open_end - 1);
+      std::string text;
+      bool in_tag = false;
+      for (const char c : raw) {
+        if (c == '<') in_tag = true;
+        if (!in_tag) text += c;
+        if (c == '>') in_tag = false;
+      }
+      cells.push_back(text);
+    }
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+TEST_F(HtmlBrowserTest, TheShippedSampleShowsEachWinnersSpeedupAndFractionOfTheCeiling) {
+  // The speed-ups expected are computed here from the export itself (baseline median / winner
+  // median of each tuned key), not by the report's code.
+  const char* checkout = std::getenv("KTUNE_SOURCE_DIR");  // set by ctest
+  ASSERT_NE(checkout, nullptr) << "KTUNE_SOURCE_DIR is not set";
+  const auto source = std::filesystem::path(checkout) / "examples" / "h200-quick-sample.json";
+  const nlohmann::json doc = nlohmann::json::parse(std::ifstream(source));
+  std::map<int64_t, const nlohmann::json*> by_id;
+  for (const auto& m : doc.at("measurements")) by_id[m.at("id").get<int64_t>()] = &m;
+  std::map<std::string, double> expected;  // shape -> speed-up
+  for (const auto& b : doc.at("best")) {
+    const nlohmann::json& winner = *by_id.at(b.at("measurement_id").get<int64_t>());
+    for (const auto& m : doc.at("measurements")) {
+      if (m.at("baseline") == "cublas" && m.at("shape") == winner.at("shape"))
+        expected[winner.at("shape").get<std::string>()] =
+            m.at("stats").at("median_us").get<double>() / winner.at("stats").at("median_us").get<double>();
+    }
+  }
+  ASSERT_EQ(expected.size(), doc.at("best").size())
+      << "every tuned key of the sample has its cuBLAS baseline";
+  ASSERT_FALSE(doc.at("gpus").at(0).at("ceilings").empty()) << "the sample's GPU is calibrated";
+
+  cache::ConfigCache db = cache::ConfigCache::open(dir_.path() / "sample.db");
+  db.import_json(source);
+  const ReportData data = load_report_data(db, ReportQuery{});
+  expect_clean_and_drawn(open(data), data);
+  const std::string table = testing::between(result_.dom, "id=\"winners-0\">", "</table>");
+  const auto rows = body_rows(table);
+  ASSERT_EQ(rows.size(), expected.size());
+  for (const auto& cells : rows) {
+    ASSERT_EQ(cells.size(), 15u);
+    const std::string& shape = cells[1];
+    ASSERT_EQ(expected.count(shape), 1u) << shape;
+    EXPECT_EQ(cells[6], "cublas") << shape;
+    ASSERT_FALSE(cells[8].empty()) << shape;
+    EXPECT_EQ(cells[8].substr(cells[8].size() - 2), "×") << cells[8];  // "1.26×"
+    const double speedup = std::stod(cells[8]);
+    EXPECT_NEAR(speedup, expected[shape], 0.006 * expected[shape] + 0.005) << shape << ": " << cells[8];
+    const double pct = std::stod(cells[11]);  // % of roofline: a number in (0, 100]
+    EXPECT_GT(pct, 0) << shape;
+    EXPECT_LE(pct, 100) << shape;
+    EXPECT_FALSE(cells[12].empty() || cells[12] == "–") << shape << ": the bound is named";
   }
 }
 
