@@ -203,49 +203,29 @@ KernelLaunch GemmSpecBase::split_k_finish_launch(const Problem& problem, int64_t
 ReferenceSpec GemmSpecBase::reference(const Problem& problem) const {
   if (auto why = problem_rejection(problem)) throw Error(ErrorKind::kBadInput, *why);
   const GemmForm form = *parse_gemm_form(problem.layout);
-  if (form.has_epilogue()) return epilogue_reference(problem, form);
-  const int64_t m = problem.dim("m");
-  const int64_t n = problem.dim("n");
-  const int64_t k = problem.dim("k");
-  const bool nt = form.layout == GemmLayout::kNT;
-  constexpr int64_t kTile = 16;  // gemm_reference.cu's tile
-  ReferenceSpec r;
-  r.compile.source_name = "gemm_reference.cu";
-  const std::string expr =
-      fmt::format("ktune_gemm_reference<{},{}>", ktune::cuda_type_name(problem.dtype), nt ? "true" : "false");
-  r.compile.name_expressions = {expr};
-  r.plan.tensors = {
-      {"a", TensorRole::kInput, problem.dtype, m * k},
-      {"b", TensorRole::kInput, problem.dtype, k * n},
-      {"c_ref", TensorRole::kOutput, DType::kF32, m * n},
-  };
-  KernelLaunch l;
-  l.name_expression = expr;
-  l.dims.grid = {u32(ceil_div(n, kTile)), u32(ceil_div(m, kTile)), 1};
-  l.dims.block = {u32(kTile), u32(kTile), 1};
-  l.args = {ArgSpec::of_tensor("a"),
-            ArgSpec::of_tensor("b"),
-            ArgSpec::of_tensor("c_ref"),
-            ArgSpec::i32(static_cast<int32_t>(m)),
-            ArgSpec::i32(static_cast<int32_t>(n)),
-            ArgSpec::i32(static_cast<int32_t>(k))};
-  r.plan.launches = {l};
-  r.compare = {{"c", "c_ref"}};
-  return r;
+  const char* const nt = form.layout == GemmLayout::kNT ? "true" : "false";
+  if (!form.has_epilogue()) {
+    // gemm_reference.cu: 16 x 16 threads a block.
+    return one_launch_reference(
+        problem, form, "gemm_reference.cu",
+        fmt::format("ktune_gemm_reference<{},{}>", ktune::cuda_type_name(problem.dtype), nt), 16, 16);
+  }
+  // gemm_epilogue_reference.cu: 32 threads along n (coalesced B reads for "nn") x 8.
+  return one_launch_reference(
+      problem, form, "gemm_epilogue_reference.cu",
+      fmt::format("ktune_gemm_reference_epilogue<{},{},{},{}>", ktune::cuda_type_name(problem.dtype), nt,
+                  form.bias ? "true" : "false", form.silu ? "true" : "false"),
+      32, 8);
 }
 
-ReferenceSpec GemmSpecBase::epilogue_reference(const Problem& problem, const GemmForm& form) const {
-  constexpr int64_t kTileX = 32;  // threads of a block along n (coalesced B reads for "nn")
-  constexpr int64_t kTileY = 8;
+ReferenceSpec GemmSpecBase::one_launch_reference(const Problem& problem, const GemmForm& form,
+                                                 const char* source, const std::string& expr, int64_t tile_x,
+                                                 int64_t tile_y) {
   const int64_t m = problem.dim("m");
   const int64_t n = problem.dim("n");
   const int64_t k = problem.dim("k");
-  const std::string expr =
-      fmt::format("ktune_gemm_reference_epilogue<{},{},{},{}>", ktune::cuda_type_name(problem.dtype),
-                  form.layout == GemmLayout::kNT ? "true" : "false", form.bias ? "true" : "false",
-                  form.silu ? "true" : "false");
   ReferenceSpec r;
-  r.compile.source_name = "gemm_epilogue_reference.cu";
+  r.compile.source_name = source;
   r.compile.name_expressions = {expr};
   r.plan.tensors = {{"a", TensorRole::kInput, problem.dtype, m * k},
                     {"b", TensorRole::kInput, problem.dtype, k * n}};
@@ -253,15 +233,13 @@ ReferenceSpec GemmSpecBase::epilogue_reference(const Problem& problem, const Gem
   r.plan.tensors.push_back({"c_ref", TensorRole::kOutput, DType::kF32, m * n});
   KernelLaunch l;
   l.name_expression = expr;
-  l.dims.grid = {u32(ceil_div(n, kTileX)), u32(ceil_div(m, kTileY)), 1};
-  l.dims.block = {u32(kTileX), u32(kTileY), 1};
-  l.args = {ArgSpec::of_tensor("a"),
-            ArgSpec::of_tensor("b"),
-            bias_arg(problem),
-            ArgSpec::of_tensor("c_ref"),
-            ArgSpec::i32(static_cast<int32_t>(m)),
-            ArgSpec::i32(static_cast<int32_t>(n)),
-            ArgSpec::i32(static_cast<int32_t>(k))};
+  l.dims.grid = {u32(ceil_div(n, tile_x)), u32(ceil_div(m, tile_y)), 1};
+  l.dims.block = {u32(tile_x), u32(tile_y), 1};
+  l.args = {ArgSpec::of_tensor("a"), ArgSpec::of_tensor("b")};
+  if (form.has_epilogue()) l.args.push_back(bias_arg(problem));  // the epilogue reference's bias pointer
+  for (ArgSpec a : {ArgSpec::of_tensor("c_ref"), ArgSpec::i32(static_cast<int32_t>(m)),
+                    ArgSpec::i32(static_cast<int32_t>(n)), ArgSpec::i32(static_cast<int32_t>(k))})
+    l.args.push_back(std::move(a));
   r.plan.launches = {l};
   r.compare = {{"c", "c_ref"}};
   return r;

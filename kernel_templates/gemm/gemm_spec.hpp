@@ -89,8 +89,11 @@ class GemmSpecBase : public KernelSpec {
   void require_accepted(const Problem& problem, const Config& config) const;
 
  private:
-  /// gemm_epilogue_reference.cu for a form with an epilogue.
-  ReferenceSpec epilogue_reference(const Problem& problem, const GemmForm& form) const;
+  /// The one-launch GPU reference of `source`: `expr` over blocks of tile_x (along n) x tile_y
+  /// threads; inputs "a", "b" (and "bias" when the form has one), output "c_ref" (f32) compared
+  /// with "c". The epilogue reference takes the bias pointer after B; the plain one has none.
+  static ReferenceSpec one_launch_reference(const Problem& problem, const GemmForm& form, const char* source,
+                                            const std::string& expr, int64_t tile_x, int64_t tile_y);
 };
 
 /// gemm_tiled.cu. Parameters: BLOCK_M, BLOCK_N, BLOCK_K (the block's tile), WARPS_M x WARPS_N warps,
