@@ -6,7 +6,6 @@
 #include <sys/socket.h>
 
 #include <charconv>
-#include <cstring>
 
 #include <fmt/format.h>
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
@@ -116,9 +117,8 @@ KeyRequest key_from_json(const nlohmann::json& j, size_t index) {
   static const char* const kFields[] = {"gpu", "kernel", "shape", "dtype", "layout", "fallback"};
   for (const auto& [name, value] : j.items()) {
     if (std::find(std::begin(kFields), std::end(kFields), name) == std::end(kFields))
-      bad_request(
-          fmt::format("keys[{}] has unknown field '{}' (known: gpu, kernel, shape, dtype, layout, fallback)",
-                      index, name.substr(0, 64)));
+      bad_request(fmt::format("keys[{}] has unknown field '{}' (known: {})", index, name.substr(0, 64),
+                              fmt::join(kFields, ", ")));
   }
   KeyRequest k;
   k.gpu = field("gpu", false);

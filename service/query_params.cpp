@@ -40,30 +40,11 @@ std::string decode_component(std::string_view text) {
   return out;
 }
 
-/// The first value of `name` in the request's query string. The query is split at the first '='
-/// of each pair, so `shape=m=16,n=4096,k=4096` needs no escaping (cpp-httplib's own parameter map
-/// keeps the text after the last '=').
-std::optional<std::string> find_query_value(const httplib::Request& req, std::string_view name) {
-  const std::string& target = req.target;
-  const size_t question = target.find('?');
-  if (question == std::string::npos) return std::nullopt;
-  std::string_view query(target);
-  query.remove_prefix(question + 1);
-  while (!query.empty()) {
-    const size_t amp = query.find('&');
-    const std::string_view pair = query.substr(0, amp);
-    const size_t eq = pair.find('=');
-    if (decode_component(pair.substr(0, eq)) == name)
-      return eq == std::string_view::npos ? std::string() : decode_component(pair.substr(eq + 1));
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-void require_known_params(const httplib::Request& req, const std::vector<std::string>& known) {
+/// Calls `visit(name, value)` (both decoded) for each pair of the request's query string, in order,
+/// until it returns true. A pair is split at its first '=', so `shape=m=16,n=4096,k=4096` needs no
+/// escaping (cpp-httplib's own parameter map keeps the text after the last '=').
+template <typename Visit>
+void visit_query(const httplib::Request& req, Visit visit) {
   const size_t question = req.target.find('?');
   if (question == std::string::npos) return;
   std::string_view query(req.target);
@@ -71,16 +52,38 @@ void require_known_params(const httplib::Request& req, const std::vector<std::st
   while (!query.empty()) {
     const size_t amp = query.find('&');
     const std::string_view pair = query.substr(0, amp);
-    const std::string name = decode_component(pair.substr(0, pair.find('=')));
+    const size_t eq = pair.find('=');
+    if (visit(decode_component(pair.substr(0, eq)),
+              eq == std::string_view::npos ? std::string() : decode_component(pair.substr(eq + 1))))
+      return;
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+}
+
+/// The first value of `name` in the request's query string.
+std::optional<std::string> find_query_value(const httplib::Request& req, std::string_view name) {
+  std::optional<std::string> found;
+  visit_query(req, [&](const std::string& key, std::string value) {
+    if (key != name) return false;
+    found = std::move(value);
+    return true;
+  });
+  return found;
+}
+
+}  // namespace
+
+void require_known_params(const httplib::Request& req, const std::vector<std::string>& known) {
+  visit_query(req, [&](const std::string& name, const std::string&) {
     if (!name.empty() && std::find(known.begin(), known.end(), name) == known.end()) {
       bad_request(known.empty()
                       ? fmt::format("unknown parameter '{}' (this route takes none)", name.substr(0, 64))
                       : fmt::format("unknown parameter '{}' (this route takes: {})", name.substr(0, 64),
                                     fmt::join(known, ", ")));
     }
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
-  }
+    return false;
+  });
 }
 
 std::optional<std::string> optional_param(const httplib::Request& req, const char* name) {

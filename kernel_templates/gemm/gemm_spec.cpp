@@ -87,11 +87,12 @@ std::optional<std::string> GemmSpecBase::problem_rejection(const Problem& proble
   if (problem.dtype != DType::kF32 && problem.dtype != DType::kF16 && problem.dtype != DType::kBF16) {
     return fmt::format("gemm supports f32, f16, bf16, not {}", ktune::to_string(problem.dtype));
   }
-  if (!parse_gemm_form(problem.layout)) {
+  const std::optional<GemmForm> parsed = parse_gemm_form(problem.layout);
+  if (!parsed) {
     return fmt::format("gemm layout '{}' is not nt or nn with an optional +bias then +silu", problem.layout);
   }
   const std::vector<std::string> served = layouts();
-  const std::string form = parse_gemm_form(problem.layout)->text();
+  const std::string form = parsed->text();
   if (std::find(served.begin(), served.end(), form) == served.end()) {
     return fmt::format("the {} template serves the layouts {}, not '{}'", variant(), fmt::join(served, ", "),
                        problem.layout);

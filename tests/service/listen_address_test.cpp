@@ -14,7 +14,8 @@ TEST(ListenAddress, LoopbackIsDecidedFromTheResolvedAddresses) {
     EXPECT_TRUE((ListenAddress{host, 0}.loopback())) << host;
   }
   // Text that looks like loopback but is not, every address, and a name that does not resolve.
-  for (const char* host : {"0.0.0.0", "::", "8.8.8.8", "::ffff:10.0.0.1", "127.example.invalid", "128.0.0.1"}) {
+  for (const char* host :
+       {"0.0.0.0", "::", "8.8.8.8", "::ffff:10.0.0.1", "127.example.invalid", "128.0.0.1"}) {
     EXPECT_FALSE((ListenAddress{host, 0}.loopback())) << host;
   }
 }
