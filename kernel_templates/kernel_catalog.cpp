@@ -113,7 +113,7 @@ std::string KernelDescriptor::example_shape() const {
   static const std::map<std::string, std::string, std::less<>> kExamples = {
       {"m", "16"},      {"n", "4096"},     {"k", "4096"},     {"rows", "16"},      {"hidden", "4096"},
       {"tokens", "16"}, {"heads_q", "32"}, {"heads_kv", "8"}, {"head_dim", "128"}, {"cols", "32000"},
-      {"i", "14336"},   {"batch", "8"},    {"seq", "4096"},
+      {"i", "14336"},   {"batch", "8"},    {"seq", "4096"},   {"rot_dim", "64"},
   };
   std::string out;
   for (const auto& d : dims) {

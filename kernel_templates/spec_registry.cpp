@@ -16,6 +16,7 @@
 #include "kernel_templates/rmsnorm/rmsnorm_spec.hpp"
 #include "kernel_templates/rmsnorm_rope/rmsnorm_rope_bulk_spec.hpp"
 #include "kernel_templates/rmsnorm_rope/rmsnorm_rope_spec.hpp"
+#include "kernel_templates/rope_append/rope_append_spec.hpp"
 #include "kernel_templates/softmax/softmax_cluster_spec.hpp"
 #include "kernel_templates/softmax/softmax_spec.hpp"
 #include "kernel_templates/swiglu/swiglu_spec.hpp"
@@ -36,6 +37,7 @@ const std::vector<const KernelSpec*>& all_specs() {
   static const RmsNormBulkSpec kRmsNormBulk;
   static const RmsNormRopeSpec kRmsNormRope;
   static const RmsNormRopeBulkSpec kRmsNormRopeBulk;
+  static const RopeAppendSpec kRopeAppend;
   static const SoftmaxSpec kSoftmax;
   static const SoftmaxClusterSpec kSoftmaxCluster;
   static const SwigluSpec kSwiglu;
@@ -54,6 +56,7 @@ const std::vector<const KernelSpec*>& all_specs() {
                                                       &kRmsNormBulk,
                                                       &kRmsNormRope,
                                                       &kRmsNormRopeBulk,
+                                                      &kRopeAppend,
                                                       &kSoftmax,
                                                       &kSoftmaxCluster,
                                                       &kSwiglu,
@@ -72,6 +75,8 @@ std::span<const FamilyInfo> template_families() {
       {"gemm", "C[m,n] = A[m,k] * B[k,n]", "nt"},
       {"rmsnorm", "RMS normalisation of each row", ""},
       {"rmsnorm_rope", "fused RMS normalisation and rotary position embedding of Q and K", "neox"},
+      {"rope_append", "rotary embedding of Q and K (optionally after their RMSNorm) with the KV-cache append",
+       "neox"},
       {"softmax", "softmax of each row", ""},
       {"swiglu", "SwiGLU activation: silu(gate) * up", "fused"},
       {"decode_attention", "single-token attention over a KV cache (decode step)", ""},
@@ -112,7 +117,7 @@ std::vector<std::string> kernel_source_files(std::string_view kernel) {
   }
   // The operators' GPU references: <kernel>_reference.cu.
   if (kernel == "rmsnorm" || kernel == "rmsnorm_rope" || kernel == "softmax" || kernel == "swiglu" ||
-      kernel == "decode_attention") {
+      kernel == "decode_attention" || kernel == "rope_append") {
     out.push_back(std::string(kernel) + "_reference.cu");
   }
   if (kernel == "fp8_gemm") out.emplace_back("fp8_gemm_reference.cu");

@@ -103,6 +103,33 @@ ktune::RmsNormRopeArgs convert(const ktune_rmsnorm_rope_args& a) {
           .dtype = dtype_of(a.dtype)};
 }
 
+ktune::RopeAppendArgs convert(const ktune_rope_append_args& a) {
+  return {.q = a.q,
+          .k = a.k,
+          .v = a.v,
+          .q_weight = a.q_weight,
+          .k_weight = a.k_weight,
+          .cos_sin = a.cos_sin,
+          .positions = a.positions,
+          .block_table = a.block_table,
+          .q_out = a.q_out,
+          .k_cache = a.k_cache,
+          .v_cache = a.v_cache,
+          .tokens = a.tokens,
+          .heads_q = a.heads_q,
+          .heads_kv = a.heads_kv,
+          .head_dim = a.head_dim,
+          .rot_dim = a.rot_dim,
+          .seq_tokens = a.seq_tokens,
+          .cache_rows = a.cache_rows,
+          .max_blocks = a.max_blocks,
+          .num_blocks = a.num_blocks,
+          .max_pos = a.max_pos,
+          .eps = a.eps,
+          .style = enum_of<ktune::RopeStyle>(a.style, 2, "style"),
+          .dtype = dtype_of(a.dtype)};
+}
+
 ktune::SoftmaxArgs convert(const ktune_softmax_args& a) {
   return {.x = a.x,
           .y = a.y,
@@ -267,6 +294,9 @@ void ktune_rmsnorm_args_init(ktune_rmsnorm_args* a) {
 void ktune_rmsnorm_rope_args_init(ktune_rmsnorm_rope_args* a) {
   if (a != nullptr) *a = ktune_rmsnorm_rope_args{.eps = 1e-6f, .dtype = KTUNE_DTYPE_BF16};
 }
+void ktune_rope_append_args_init(ktune_rope_append_args* a) {
+  if (a != nullptr) *a = ktune_rope_append_args{.seq_tokens = 1, .eps = 1e-6f, .dtype = KTUNE_DTYPE_BF16};
+}
 void ktune_softmax_args_init(ktune_softmax_args* a) {
   if (a != nullptr) *a = ktune_softmax_args{.scale = 1.0f, .dtype = KTUNE_DTYPE_BF16};
 }
@@ -323,6 +353,7 @@ void ktune_runtime_destroy(ktune_runtime* rt) {
 KTUNE_DISPATCH_ENTRY_POINTS(gemm)
 KTUNE_DISPATCH_ENTRY_POINTS(rmsnorm)
 KTUNE_DISPATCH_ENTRY_POINTS(rmsnorm_rope)
+KTUNE_DISPATCH_ENTRY_POINTS(rope_append)
 KTUNE_DISPATCH_ENTRY_POINTS(softmax)
 KTUNE_DISPATCH_ENTRY_POINTS(swiglu)
 KTUNE_DISPATCH_ENTRY_POINTS(decode_attention)

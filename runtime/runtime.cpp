@@ -30,9 +30,9 @@ namespace {
 using runtime::detail::OpKind;
 using runtime::detail::PlanKey;
 
-/// Most tensor slots an entry point has (rmsnorm_rope: q, k, two weights, table, positions, q_out,
-/// k_out).
-constexpr std::size_t kMaxSlots = 8;
+/// Most tensor slots an entry point has (rope_append: q, k, v, two weights, table, positions, block
+/// table, q_out, both caches).
+constexpr std::size_t kMaxSlots = 11;
 
 /// gemm's mode: the layout, then the epilogue (OpBinding::modes "nt", "nn", "nt+bias", ...).
 uint8_t gemm_mode(Layout layout, Epilogue epilogue) {

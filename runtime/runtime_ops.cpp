@@ -1,4 +1,4 @@
-/// ktune::Runtime's entry points of the operators besides gemm (rmsnorm, rmsnorm_rope, softmax,
+/// ktune::Runtime's entry points of the operators besides gemm (rmsnorm, rmsnorm_rope, rope_append, softmax,
 /// swiglu, decode_attention, fp8_gemm): each one checks its own arguments (D8) and hands its pointers and
 /// scalars, in its binding's slot order (runtime/detail/op_binding.cpp), to the generic path
 /// Runtime::Impl::run.
@@ -59,6 +59,26 @@ PlanKey rope_key(const RmsNormRopeArgs& a) {
       "rmsnorm_rope",
       {{"tokens", a.tokens}, {"heads_q", a.heads_q}, {"heads_kv", a.heads_kv}, {"head_dim", a.head_dim}});
   return {OpKind::kRmsNormRope, mode_of(a.style), a.dtype, {a.tokens, a.heads_q, a.heads_kv, a.head_dim, 0}};
+}
+
+/// rope_append's mode code: the pairing, then the RMSNorm form and the paged cache
+/// (RopeAppendSpec::layouts order).
+PlanKey rope_append_key(const RopeAppendArgs& a) {
+  const int64_t rot = a.rot_dim != 0 ? a.rot_dim : a.head_dim;
+  check_dims("rope_append", {{"tokens", a.tokens},
+                             {"heads_q", a.heads_q},
+                             {"heads_kv", a.heads_kv},
+                             {"head_dim", a.head_dim},
+                             {"rot_dim", rot}});
+  if ((a.q_weight == nullptr) != (a.k_weight == nullptr))
+    throw Error(ErrorKind::kBadInput,
+                "rope_append: give both q_weight and k_weight (the RMSNorm form) or neither");
+  const bool norm = a.q_weight != nullptr;
+  const bool paged = a.block_table != nullptr;
+  return {OpKind::kRopeAppend,
+          static_cast<uint8_t>(mode_of(a.style) + (norm ? 2 : 0) + (paged ? 4 : 0)),
+          a.dtype,
+          {a.tokens, a.heads_q, a.heads_kv, a.head_dim, rot}};
 }
 
 PlanKey softmax_key(const SoftmaxArgs& a) {
@@ -153,6 +173,44 @@ void Runtime::rmsnorm_rope(const RmsNormRopeArgs& a, Stream stream) {
   check_eps("rmsnorm_rope", a.eps);
   const void* slots[] = {a.q, a.k, a.q_weight, a.k_weight, a.cos_sin, a.positions, a.q_out, a.k_out};
   const double scalars[] = {static_cast<double>(a.max_pos), a.eps};
+  impl_->run(key, slots, scalars, nullptr, 0, stream);
+}
+
+// ---- rope_append
+
+PlanInfo Runtime::prepare(const RopeAppendArgs& args) {
+  return impl_->plan(rope_append_key(args), std::nullopt).info;
+}
+
+void Runtime::rope_append(const RopeAppendArgs& a, Stream stream) {
+  const PlanKey key = rope_append_key(a);
+  const bool paged = a.block_table != nullptr;
+  check_dims("rope_append",
+             {{"seq_tokens", a.seq_tokens}, {"cache_rows", a.cache_rows}, {"max_pos", a.max_pos}});
+  if (paged) check_dims("rope_append", {{"max_blocks", a.max_blocks}, {"num_blocks", a.num_blocks}});
+  const std::size_t e = element_bytes(a.dtype);
+  check_pointers("rope_append", {{"q", a.q, e},
+                                 {"k", a.k, e},
+                                 {"v", a.v, e},
+                                 {"cos_sin", a.cos_sin, kWord},
+                                 {"positions", a.positions, kWord},
+                                 {"q_out", a.q_out, e},
+                                 {"k_cache", a.k_cache, e},
+                                 {"v_cache", a.v_cache, e}});
+  const bool norm = a.q_weight != nullptr;
+  if (norm) {
+    check_pointers("rope_append", {{"q_weight", a.q_weight, e}, {"k_weight", a.k_weight, e}});
+    check_eps("rope_append", a.eps);
+  }
+  if (paged) check_pointers("rope_append", {{"block_table", a.block_table, kWord}});
+  const void* slots[] = {a.q,         a.k,           a.v,     a.q_weight, a.k_weight, a.cos_sin,
+                         a.positions, a.block_table, a.q_out, a.k_cache,  a.v_cache};
+  const double scalars[] = {static_cast<double>(a.seq_tokens),
+                            static_cast<double>(a.cache_rows),
+                            static_cast<double>(paged ? a.max_blocks : 1),
+                            static_cast<double>(paged ? a.num_blocks : 1),
+                            static_cast<double>(a.max_pos),
+                            norm ? a.eps : 1e-6};
   impl_->run(key, slots, scalars, nullptr, 0, stream);
 }
 

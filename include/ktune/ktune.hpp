@@ -7,13 +7,12 @@
 ///     rt.gemm(g, stream);
 ///     rt.rmsnorm({.x = x, .w = w, .y = y, .rows = rows, .hidden = 4096}, stream);
 ///
-/// Every operator (gemm, rmsnorm, rmsnorm_rope, softmax, swiglu, decode_attention, fp8_gemm) takes
-/// one argument struct and goes through one path; a user kernel (docs/byo.md) is launched by name
-/// with launch(). The first call for a key (operator, shape,
-/// dtype, mode) looks it up in the database (once; then in memory), resolves a miss by the
-/// MissPolicy, loads the config's module (from the compile cache, or compiles it with NVRTC) and
-/// allocates the workspace its plan needs. Later calls validate the arguments (D8: dimensions,
-/// dtypes, strides, the alignment the config requires) and launch on the caller's stream: no
+/// Every operator (gemm, rmsnorm, rmsnorm_rope, rope_append, softmax, swiglu, decode_attention, fp8_gemm)
+/// takes one argument struct and goes through one path; a user kernel (docs/byo.md) is launched by name with
+/// launch(). The first call for a key (operator, shape, dtype, mode) looks it up in the database (once; then
+/// in memory), resolves a miss by the MissPolicy, loads the config's module (from the compile cache, or
+/// compiles it with NVRTC) and allocates the workspace its plan needs. Later calls validate the arguments
+/// (D8: dimensions, dtypes, strides, the alignment the config requires) and launch on the caller's stream: no
 /// allocation, no synchronisation, no compilation, so they are safe inside CUDA graph capture once
 /// the key is prepared (prepare()). Every failure is a ktune::Error thrown before anything is
 /// launched.
@@ -176,6 +175,45 @@ struct RmsNormRopeArgs {
   DType dtype = DType::kBF16;
 };
 
+/// The rotary embedding of q and k at positions[token] (int32) with k and v appended to the KV
+/// cache, in one launch (Llama, Qwen2, Mistral); with q_weight and k_weight, a per-head RMSNorm of q
+/// and k first (Qwen3's q_norm / k_norm: give both or neither). q [tokens, heads_q, head_dim] ->
+/// q_out (may be q); k, v [tokens, heads_kv, head_dim] -> k_cache, v_cache at the token's position.
+/// Only the first rot_dim elements of a head rotate (partial rotary; 0 means head_dim). cos_sin
+/// [max_pos, rot_dim] f32 holds cos at [p][j] and sin at [p][rot_dim/2 + j] (any scaling, llama3
+/// or YaRN, is the table's); the table row is the position modulo max_pos (as unsigned).
+/// Token t belongs to sequence t / seq_tokens (decode: 1, a token a sequence; one prompt of n
+/// tokens: n). The cache row of a position is position modulo cache_rows:
+/// - contiguous (block_table null): k_cache and v_cache are [sequences, heads_kv, cache_rows,
+///   head_dim] (decode_attention's [batch, heads_kv, seq_max, head_dim]);
+/// - paged: block_table int32 [sequences, max_blocks] names the block of each cache_rows
+///   (block size) positions (block position / cache_rows modulo max_blocks); the caches are
+///   [num_blocks, heads_kv, cache_rows, head_dim]; a block id outside [0, num_blocks) writes nothing.
+/// head_dim and rot_dim multiples of 16, rot_dim <= head_dim <= 512.
+struct RopeAppendArgs {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  const void* q_weight = nullptr;  ///< with k_weight: the RMSNorm form
+  const void* k_weight = nullptr;
+  const float* cos_sin = nullptr;
+  const int32_t* positions = nullptr;
+  const int32_t* block_table = nullptr;  ///< set: the paged cache
+  void* q_out = nullptr;
+  void* k_cache = nullptr;
+  void* v_cache = nullptr;
+  int64_t tokens = 0, heads_q = 0, heads_kv = 0, head_dim = 0;
+  int64_t rot_dim = 0;     ///< 0: head_dim
+  int64_t seq_tokens = 1;  ///< tokens a sequence
+  int64_t cache_rows = 0;  ///< contiguous: seq_max; paged: the block size
+  int64_t max_blocks = 0;  ///< paged: the block table's columns
+  int64_t num_blocks = 0;  ///< paged: blocks in each cache
+  int64_t max_pos = 0;     ///< rows of cos_sin
+  float eps = 1e-6f;       ///< the RMSNorm form's
+  RopeStyle style = RopeStyle::kNeox;
+  DType dtype = DType::kBF16;
+};
+
 /// y[rows, cols] = softmax(scale * x) per row with `mask`, f32 inside; y must not overlap x.
 /// `lengths` [rows] int32 for kPadding, else ignored.
 struct SoftmaxArgs {
@@ -256,6 +294,7 @@ class Runtime {
   void gemm(const GemmArgs& args, Stream stream);
   void rmsnorm(const RmsNormArgs& args, Stream stream);
   void rmsnorm_rope(const RmsNormRopeArgs& args, Stream stream);
+  void rope_append(const RopeAppendArgs& args, Stream stream);
   void softmax(const SoftmaxArgs& args, Stream stream);
   void swiglu(const SwigluArgs& args, Stream stream);
   void decode_attention(const DecodeAttentionArgs& args, Stream stream);
@@ -267,6 +306,7 @@ class Runtime {
   PlanInfo prepare(const GemmArgs& args);
   PlanInfo prepare(const RmsNormArgs& args);
   PlanInfo prepare(const RmsNormRopeArgs& args);
+  PlanInfo prepare(const RopeAppendArgs& args);
   PlanInfo prepare(const SoftmaxArgs& args);
   PlanInfo prepare(const SwigluArgs& args);
   PlanInfo prepare(const DecodeAttentionArgs& args);

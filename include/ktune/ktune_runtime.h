@@ -137,6 +137,27 @@ typedef struct ktune_rmsnorm_rope_args {
   int dtype;
 } ktune_rmsnorm_rope_args;
 
+/* rope_append (ktune::RopeAppendArgs): q_weight and k_weight both set for the RMSNorm form;
+ * block_table set for the paged cache; rot_dim 0 means head_dim. */
+typedef struct ktune_rope_append_args {
+  const void* q;
+  const void* k;
+  const void* v;
+  const void* q_weight;
+  const void* k_weight;
+  const float* cos_sin;
+  const int32_t* positions;
+  const int32_t* block_table;
+  void* q_out;
+  void* k_cache;
+  void* v_cache;
+  int64_t tokens, heads_q, heads_kv, head_dim, rot_dim;
+  int64_t seq_tokens, cache_rows, max_blocks, num_blocks, max_pos;
+  float eps;
+  int style; /* KTUNE_ROPE_* */
+  int dtype;
+} ktune_rope_append_args;
+
 typedef struct ktune_softmax_args {
   const void* x;
   void* y;
@@ -189,6 +210,8 @@ KTUNE_API void ktune_runtime_options_init(ktune_runtime_options* options);
 KTUNE_API void ktune_gemm_args_init(ktune_gemm_args* args);
 KTUNE_API void ktune_rmsnorm_args_init(ktune_rmsnorm_args* args);
 KTUNE_API void ktune_rmsnorm_rope_args_init(ktune_rmsnorm_rope_args* args);
+/** rope_append: seq_tokens 1 (a token a sequence), eps 1e-6, NeoX, bf16. */
+KTUNE_API void ktune_rope_append_args_init(ktune_rope_append_args* args);
 KTUNE_API void ktune_softmax_args_init(ktune_softmax_args* args);
 KTUNE_API void ktune_swiglu_args_init(ktune_swiglu_args* args);
 KTUNE_API void ktune_decode_attention_args_init(ktune_decode_attention_args* args);
@@ -223,6 +246,9 @@ KTUNE_API int ktune_runtime_prepare_rmsnorm_rope(ktune_runtime* rt, const ktune_
                                                  ktune_plan_info* info);
 KTUNE_API int ktune_runtime_rmsnorm_rope(ktune_runtime* rt, const ktune_rmsnorm_rope_args* args,
                                          void* stream);
+KTUNE_API int ktune_runtime_prepare_rope_append(ktune_runtime* rt, const ktune_rope_append_args* args,
+                                                ktune_plan_info* info);
+KTUNE_API int ktune_runtime_rope_append(ktune_runtime* rt, const ktune_rope_append_args* args, void* stream);
 KTUNE_API int ktune_runtime_prepare_softmax(ktune_runtime* rt, const ktune_softmax_args* args,
                                             ktune_plan_info* info);
 KTUNE_API int ktune_runtime_softmax(ktune_runtime* rt, const ktune_softmax_args* args, void* stream);

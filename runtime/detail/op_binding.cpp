@@ -10,6 +10,7 @@
 #include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/rmsnorm/rmsnorm_spec.hpp"
 #include "kernel_templates/rmsnorm_rope/rmsnorm_rope_spec.hpp"
+#include "kernel_templates/rope_append/rope_append_spec.hpp"
 #include "kernel_templates/softmax/softmax_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
@@ -73,6 +74,23 @@ const OpBinding kBindings[] = {
      {"q", "k", "v", "o", "context_lens"},
      {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kDecodeScaleSentinel, 0}}},
     {OpKind::kFp8Gemm, "fp8_gemm", {}, {}, "mma", {"a", "b", "a_scale", "b_scale", "c"}, {}},
+    // The call's cache geometry (seq_tokens, cache_rows, max_blocks, num_blocks) and max_pos by
+    // their positions in rope_append.cu's signature, eps by value.
+    {OpKind::kRopeAppend,
+     "rope_append",
+     {},
+     {},
+     "headwise",
+     {"q", "k", "v", "q_weight", "k_weight", "cos_sin", "positions", "block_table", "q_out", "k_cache",
+      "v_cache"},
+     {{ScalarBinding::kEveryLaunch, kt::RopeAppendSpec::kArgSeqTokens, SK::kI32, 1, 0},
+      {ScalarBinding::kEveryLaunch, kt::RopeAppendSpec::kArgSeqTokens + 1, SK::kI32, 1, 1},
+      {ScalarBinding::kEveryLaunch, kt::RopeAppendSpec::kArgSeqTokens + 2, SK::kI32, 1, 2},
+      {ScalarBinding::kEveryLaunch, kt::RopeAppendSpec::kArgSeqTokens + 3, SK::kI32,
+       static_cast<double>(kt::RopeAppendSpec::kTunedNumBlocks), 3},
+      {ScalarBinding::kEveryLaunch, kt::RopeAppendSpec::kArgMaxPos, SK::kI32,
+       static_cast<double>(kt::RopeAppendSpec::kMaxPos), 4},
+      {ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kt::RopeAppendSpec::kEps, 5}}},
 };
 
 kt::DecodeAttentionCall decode_call(const PlanKey& key) {

@@ -20,12 +20,21 @@
 
 namespace ktune::runtime::detail {
 
-enum class OpKind : uint8_t { kGemm, kRmsNorm, kRmsNormRope, kSoftmax, kSwiglu, kDecodeAttention, kFp8Gemm };
+enum class OpKind : uint8_t {
+  kGemm,
+  kRmsNorm,
+  kRmsNormRope,
+  kSoftmax,
+  kSwiglu,
+  kDecodeAttention,
+  kFp8Gemm,
+  kRopeAppend
+};
 
 /// Every operator, in a fixed order.
-inline constexpr OpKind kAllOps[] = {OpKind::kGemm,    OpKind::kRmsNorm, OpKind::kRmsNormRope,
-                                     OpKind::kSoftmax, OpKind::kSwiglu,  OpKind::kDecodeAttention,
-                                     OpKind::kFp8Gemm};
+inline constexpr OpKind kAllOps[] = {OpKind::kGemm,    OpKind::kRmsNorm,   OpKind::kRmsNormRope,
+                                     OpKind::kSoftmax, OpKind::kSwiglu,    OpKind::kDecodeAttention,
+                                     OpKind::kFp8Gemm, OpKind::kRopeAppend};
 
 /// Most dimensions an operator has (decode_attention's batch, heads_q, heads_kv, seq, head_dim).
 inline constexpr std::size_t kMaxOpDims = 5;

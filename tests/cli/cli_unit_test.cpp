@@ -30,6 +30,7 @@ TEST(KernelCatalog, HoldsTheKernelsOfIssue2) {
       {"gemm", {{"m", "n", "k"}, {"f32", "f16", "bf16"}}},
       {"rmsnorm", {{"rows", "hidden"}, {"f32", "f16", "bf16"}}},
       {"rmsnorm_rope", {{"tokens", "heads_q", "heads_kv", "head_dim"}, {"f32", "f16", "bf16"}}},
+      {"rope_append", {{"tokens", "heads_q", "heads_kv", "head_dim", "rot_dim"}, {"f32", "f16", "bf16"}}},
       {"softmax", {{"rows", "cols"}, {"f32", "f16", "bf16"}}},
       {"swiglu", {{"m", "i"}, {"f32", "f16", "bf16"}}},
       {"decode_attention", {{"batch", "heads_q", "heads_kv", "seq", "head_dim"}, {"bf16"}}},

@@ -2,7 +2,7 @@
 # this folder's CMakeLists.txt: unit (CPU references, specs, the templates emulated on the CPU),
 # nvrtc (a sample of each space compiles for sm_90), gpu (skips without a device) and the benchmark.
 ktune_add_gtest(NAME ktune_ops_unit_tests LABEL unit
-  SOURCES reference_ops_test.cpp ops_spec_test.cpp
+  SOURCES reference_ops_test.cpp ops_spec_test.cpp rope_append_spec_test.cpp
   LIBS ktune_kernel_templates tomlplusplus::tomlplusplus)
 
 # The default spaces and shape sets against the specs (needs the tuner's space reader).
@@ -18,6 +18,8 @@ set(KTUNE_EMULATED_OPS
   ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm_rope/rope_math.cuh
   ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm_rope/rmsnorm_rope.cu
   ${PROJECT_SOURCE_DIR}/kernel_templates/rmsnorm_rope/rmsnorm_rope_reference.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/rope_append/rope_append.cu
+  ${PROJECT_SOURCE_DIR}/kernel_templates/rope_append/rope_append_reference.cu
   ${PROJECT_SOURCE_DIR}/kernel_templates/softmax/softmax_mask.cuh
   ${PROJECT_SOURCE_DIR}/kernel_templates/softmax/softmax.cu
   ${PROJECT_SOURCE_DIR}/kernel_templates/softmax/softmax_reference.cu

@@ -21,6 +21,7 @@ TEST(TemplateHashes, ArePinned) {
       {"gemm", "1a1e1e700b361f0e"},
       {"rmsnorm", "9097e7cbbf778691"},
       {"rmsnorm_rope", "f5fe3b901475e4d2"},
+      {"rope_append", "c2d0698378b6dfaa"},
       {"softmax", "7c31760d5d795b91"},
       {"swiglu", "246484f740671a38"},
   };

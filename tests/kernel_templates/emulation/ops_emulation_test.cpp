@@ -1,4 +1,4 @@
-// The operator templates' own source (rmsnorm, rmsnorm_rope, softmax, swiglu and their GPU
+// The operator templates' own source (rmsnorm, rmsnorm_rope, rope_append, softmax, swiglu and their GPU
 // references), run on the CPU (a std::thread per CUDA thread, a std::barrier per __syncthreads and
 // per shuffle) and compared with the CPU float64 references of kernel_templates/reference_ops.hpp:
 // catches indexing, predication, tail, mask and reduction bugs on any machine before GPU time is
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernel_templates/reference_ops.hpp"
+#include "kernel_templates/rope_append/rope_append_f64.hpp"
 #include "ops_templates_emulated.hpp"
 
 thread_local uint3e threadIdx;
@@ -244,6 +245,148 @@ TEST(OpsEmulation, RmsNormRopeReferenceKernel) {
     expect_close<float>(std::vector<double>(k_ref.begin(), k_ref.end()),
                         kt::rmsnorm_rope_f64(kv, kwv, table32, pos, tokens, hk, d, max_pos, style, 1e-6f),
                         "k ref");
+  }
+}
+
+// ---- rope_append -------------------------------------------------------------------------------
+
+/// A rope_append call's cache geometry and positions: token t is token t % seq_tokens of sequence
+/// t / seq_tokens at position 5 + t % seq_tokens + sequence (distinct rows within a
+/// sequence while seq_tokens <= the rows a sequence holds, past the 7-row table); paged: 3 blocks a
+/// sequence, the blocks in reverse, token 0's block id out of range (its rows write nothing).
+struct AppendGeometry {
+  kt::KvCacheGeometry cache;
+  std::vector<int32_t> positions;
+  std::vector<int32_t> block_table;
+  std::size_t cache_elements = 0;
+};
+
+AppendGeometry append_geometry(int tokens, int hk, int d, int seq_tokens, int cache_rows, bool paged) {
+  AppendGeometry g;
+  const int sequences = (tokens + seq_tokens - 1) / seq_tokens;
+  g.cache = {seq_tokens, cache_rows, paged, paged ? 3 : 1, paged ? sequences * 3 + 1 : 1};
+  for (int t = 0; t < tokens; ++t) g.positions.push_back(5 + t % seq_tokens + t / seq_tokens);
+  if (paged) {
+    for (int i = 0; i < sequences * 3; ++i) g.block_table.push_back(sequences * 3 - 1 - i);
+    g.block_table[static_cast<std::size_t>((5 / cache_rows) % 3)] = sequences * 3 + 4;  // writes nothing
+  }
+  const int64_t blocks = paged ? g.cache.num_blocks : sequences;
+  g.cache_elements = static_cast<std::size_t>(blocks * hk * cache_rows * d);
+  return g;
+}
+
+/// Close where the reference wrote; NaN (the poison, untouched) exactly where it did not.
+template <class T>
+void expect_cache(const std::vector<double>& got, const std::vector<double>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  std::vector<double> g, w;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i])) {
+      ASSERT_TRUE(std::isnan(got[i])) << what << " element " << i << " was written: " << got[i];
+    } else {
+      g.push_back(got[i]);
+      w.push_back(want[i]);
+    }
+  }
+  ASSERT_FALSE(w.empty()) << what << ": the reference wrote nothing";
+  expect_close<T>(g, w, what);
+}
+
+template <int D, int R, int LANES, int VEC, int HEADS, bool GPTJ, bool NORM, bool PAGED, class T,
+          int ITEMS = 1>
+void rope_append_case(int tokens, int hq, int hk, int seq_tokens, int cache_rows, bool misalign = false) {
+  const int max_pos = 7;
+  const AppendGeometry g = append_geometry(tokens, hk, D, seq_tokens, cache_rows, PAGED);
+  Buf<T> q(std::size_t(tokens) * hq * D, misalign), k(std::size_t(tokens) * hk * D, misalign),
+      v(std::size_t(tokens) * hk * D, misalign), qw(D, misalign), kw(D, misalign),
+      qo(std::size_t(tokens) * hq * D, misalign), kc(g.cache_elements, misalign),
+      vc(g.cache_elements, misalign);
+  const auto qv = q.randomize(41), kv = k.randomize(42), vv = v.randomize(43), qwv = qw.randomize(44),
+             kwv = kw.randomize(45);
+  const auto table = kt::rope_table_f64(max_pos, R, 10000.0);
+  std::vector<float> cs(table.begin(), table.end());
+  std::vector<double> table32(cs.begin(), cs.end());
+  launch({cdiv((long long)tokens * (hq + 2 * hk), HEADS * ITEMS), 1, 1}, {LANES * HEADS, 1, 1}, [&] {
+    ktune_rope_append<D, R, LANES, VEC, HEADS, ITEMS, GPTJ, NORM, PAGED, T>(
+        q.p, k.p, v.p, NORM ? qw.p : nullptr, NORM ? kw.p : nullptr, cs.data(), g.positions.data(),
+        PAGED ? g.block_table.data() : nullptr, qo.p, kc.p, vc.p, tokens, hq, hk, seq_tokens, cache_rows,
+        static_cast<int>(g.cache.max_blocks), static_cast<int>(g.cache.num_blocks), max_pos, 1e-6f);
+  });
+  kt::RopeAppendInputs in;
+  in.q = qv, in.k = kv, in.v = vv;
+  if (NORM) in.q_weight = qwv, in.k_weight = kwv;
+  in.cos_sin = table32, in.positions = g.positions, in.block_table = g.block_table;
+  in.tokens = tokens, in.heads_q = hq, in.heads_kv = hk, in.head_dim = D, in.rot_dim = R;
+  in.style = GPTJ ? kt::RopeStyle::kGptj : kt::RopeStyle::kNeox;
+  std::vector<double> k_want(g.cache_elements, NAN), v_want(g.cache_elements, NAN);
+  const auto q_want = kt::rope_append_f64(in, g.cache, k_want, v_want);
+  const std::string what = std::string("rope_append ") + (GPTJ ? "gptj" : "neox") + (NORM ? "+norm" : "") +
+                           (PAGED ? "+paged" : "") + " d" + std::to_string(D) + " r" + std::to_string(R) +
+                           " lanes " + std::to_string(LANES) + " vec " + std::to_string(VEC) + " items " +
+                           std::to_string(ITEMS) + (misalign ? " misaligned" : "");
+  expect_close<T>(qo.values(), q_want, what + " q");
+  expect_cache<T>(kc.values(), k_want, what + " k cache");
+  expect_cache<T>(vc.values(), v_want, what + " v cache");
+}
+
+TEST(OpsEmulation, RopeAppendContiguous) {
+  // Decode (a token a sequence) and prefill (several tokens a sequence, rows past the end wrap).
+  rope_append_case<64, 64, 4, 2, 16, false, false, false, bf16e>(3, 2, 1, 1, 9);
+  rope_append_case<64, 64, 8, 4, 4, true, false, false, float>(5, 3, 1, 5, 16);
+  rope_append_case<128, 128, 16, 4, 2, false, false, false, bf16e, 2>(4, 2, 2, 2,
+                                                                      3);  // 24 items, blocks of 4
+  // Partial rotary: the tail passes through.
+  rope_append_case<128, 64, 4, 4, 8, false, false, false, bf16e>(3, 2, 1, 3, 4);
+  rope_append_case<128, 64, 4, 4, 8, true, false, false, float, 4>(3, 2, 1, 1, 6);
+  rope_append_case<64, 32, 8, 2, 4, false, false, false, bf16e>(2, 3, 1, 2, 4, /*misalign=*/true);
+}
+
+TEST(OpsEmulation, RopeAppendWithTheQkNorm) {
+  rope_append_case<128, 128, 16, 2, 2, false, true, false, bf16e>(3, 2, 1, 1, 4);
+  rope_append_case<128, 64, 8, 4, 4, true, true, false, float, 2>(3, 3, 2, 3, 5);  // partial + norm
+  rope_append_case<64, 64, 4, 8, 8, false, true, true, bf16e>(4, 2, 1, 2, 2, /*misalign=*/true);
+}
+
+TEST(OpsEmulation, RopeAppendPaged) {
+  // Block size 2 and 4: positions cross blocks; one block id out of range writes nothing.
+  rope_append_case<64, 64, 4, 2, 16, false, false, true, bf16e>(6, 2, 1, 3, 2);
+  rope_append_case<64, 64, 8, 4, 4, true, false, true, float, 2>(4, 2, 2, 4, 4);
+  rope_append_case<128, 64, 4, 4, 8, false, false, true, bf16e, 4>(5, 3, 1, 1, 2);
+}
+
+TEST(OpsEmulation, RopeAppendReferenceKernel) {
+  const int tokens = 4, hq = 2, hk = 1, d = 64, r = 32, max_pos = 5, seq_tokens = 2, rows = 2;
+  for (bool paged : {false, true}) {
+    const AppendGeometry g = append_geometry(tokens, hk, d, seq_tokens, rows, paged);
+    Buf<float> q(tokens * hq * d), k(tokens * hk * d), v(tokens * hk * d), qw(d), kw(d);
+    const auto qv = q.randomize(51), kv = k.randomize(52), vv = v.randomize(53), qwv = qw.randomize(54),
+               kwv = kw.randomize(55);
+    const auto table = kt::rope_table_f64(max_pos, r, 500000.0);
+    std::vector<float> cs(table.begin(), table.end());
+    std::vector<double> table32(cs.begin(), cs.end());
+    std::vector<float> q_ref(qv.size(), NAN), k_ref(g.cache_elements, NAN), v_ref(g.cache_elements, NAN);
+    launch({1, 1, 1}, {128, 1, 1}, [&] {
+      const int mb = static_cast<int>(g.cache.max_blocks), nb = static_cast<int>(g.cache.num_blocks);
+      if (paged) {
+        ktune_rope_append_reference<float, true, true, true>(
+            q.p, k.p, v.p, qw.p, kw.p, cs.data(), g.positions.data(), g.block_table.data(), q_ref.data(),
+            k_ref.data(), v_ref.data(), tokens, hq, hk, d, r, seq_tokens, rows, mb, nb, max_pos, 1e-6f);
+      } else {
+        ktune_rope_append_reference<float, true, true, false>(
+            q.p, k.p, v.p, qw.p, kw.p, cs.data(), g.positions.data(), nullptr, q_ref.data(), k_ref.data(),
+            v_ref.data(), tokens, hq, hk, d, r, seq_tokens, rows, mb, nb, max_pos, 1e-6f);
+      }
+    });
+    kt::RopeAppendInputs in;
+    in.q = qv, in.k = kv, in.v = vv, in.q_weight = qwv, in.k_weight = kwv;
+    in.cos_sin = table32, in.positions = g.positions, in.block_table = g.block_table;
+    in.tokens = tokens, in.heads_q = hq, in.heads_kv = hk, in.head_dim = d, in.rot_dim = r;
+    in.style = kt::RopeStyle::kGptj;
+    std::vector<double> k_want(g.cache_elements, NAN), v_want(g.cache_elements, NAN);
+    const auto q_want = kt::rope_append_f64(in, g.cache, k_want, v_want);
+    expect_close<float>(std::vector<double>(q_ref.begin(), q_ref.end()), q_want, "q ref");
+    expect_cache<float>(std::vector<double>(k_ref.begin(), k_ref.end()), k_want, "k cache ref");
+    expect_cache<float>(std::vector<double>(v_ref.begin(), v_ref.end()), v_want, "v cache ref");
   }
 }
 
