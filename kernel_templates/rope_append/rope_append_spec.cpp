@@ -156,6 +156,12 @@ std::optional<std::string> RopeAppendSpec::rejection(const Problem& problem, con
   }
   if (auto why = vec_rejection(vec, problem.dtype)) return why;
   if (vec < 2) return std::string("VEC must be even (GPT-J pairs lie within one vector)");
+  // A lane group holds its ITEMS heads in registers, packed as T, until it stores them.
+  const int64_t held =
+      items * problem.dim("head_dim") * static_cast<int64_t>(ktune::size_of(problem.dtype)) / lanes;
+  if (held > kMaxHeldBytes) {
+    return fmt::format("ITEMS*head_dim/THREADS holds {} bytes a thread (at most {})", held, kMaxHeldBytes);
+  }
   const int64_t half = problem.dim("rot_dim") / 2;
   const int64_t tail = problem.dim("head_dim") - problem.dim("rot_dim");
   if (half % (lanes * vec) != 0 || tail % (lanes * vec) != 0) {

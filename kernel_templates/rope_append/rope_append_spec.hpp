@@ -18,7 +18,7 @@
 /// Parameters: THREADS (lanes a head: 1..32, a power of two), HEADS (heads a block), VEC (even,
 /// <= 16 bytes), ITEMS (heads a lane group loads at once: 1, 2, 4).
 /// Rules: (rot_dim / 2) and (head_dim - rot_dim) multiples of THREADS * VEC; THREADS * HEADS a
-/// multiple of 32 and <= 1024.
+/// multiple of 32 and <= 1024; ITEMS * head_dim / THREADS elements a thread within kMaxHeldBytes.
 /// Name: `rope_append.<dtype>.<mode with + as _>.t<THREADS>.h<HEADS>.v<VEC>.i<ITEMS>`.
 
 #include "kernel_templates/kernel_spec.hpp"
@@ -33,6 +33,9 @@ class RopeAppendSpec final : public KernelSpec {
   /// Rows of the cos/sin table of the launches the spec builds (dispatch passes the model's).
   static constexpr int64_t kMaxPos = 4096;
   static constexpr int64_t kMaxHeadDim = 512;
+  /// Bytes of its heads a thread may hold in registers (128 registers): the default config holds
+  /// the largest head, 512 f32 values over 4 lanes, within it.
+  static constexpr int64_t kMaxHeldBytes = 512;
   /// The tuned plan's num_blocks: no bound (its block table is a permutation of the tokens'
   /// blocks); a constant, so the runtime finds it in the plan and puts the caller's there.
   static constexpr int64_t kTunedNumBlocks = 2147483647;

@@ -1,5 +1,6 @@
 #include "ops_gpu_support.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -31,10 +32,18 @@ void fill_inputs(const Problem& problem, const std::vector<TensorSpec>& tensors,
       continue;
     }
     // The f32 table and the int32 tensors need their natural alignment (AlignmentRule::required).
-    const bool natural = is_int32_tensor(t.name) || t.name == "cos_sin";
+    const bool natural = is_int32_tensor(t.name) || t.integer.has_value() || t.name == "cos_sin";
     device.ensure(t, natural ? 0 : offset_bytes);
     std::vector<double>& values = host[t.name];
-    if (is_int32_tensor(t.name)) {
+    if (t.integer && t.fill.kind == BufferFill::Kind::kSequence) {  // a block table: the spec's permutation
+      std::vector<int32_t> ints(static_cast<std::size_t>(t.elements));
+      for (std::size_t i = 0; i < ints.size(); ++i) {
+        const int64_t v = t.fill.start + static_cast<int64_t>(i) * t.fill.step;
+        ints[i] = static_cast<int32_t>(t.fill.modulo ? v % *t.fill.modulo : v);
+      }
+      values.assign(ints.begin(), ints.end());
+      device.upload(t.name, int32_bytes(ints));
+    } else if (is_int32_tensor(t.name)) {
       std::vector<int32_t> ints(static_cast<std::size_t>(t.elements));
       for (std::size_t i = 0; i < ints.size(); ++i) {
         if (t.name == "positions") {
@@ -48,7 +57,10 @@ void fill_inputs(const Problem& problem, const std::vector<TensorSpec>& tensors,
       values.assign(ints.begin(), ints.end());
       device.upload(t.name, int32_bytes(ints));
     } else if (t.name == "cos_sin") {
-      const int64_t head_dim = problem.dim("head_dim");
+      // The table's rows are rot_dim wide where the problem has one (rope_append), else head_dim.
+      const bool partial = std::any_of(problem.dims.begin(), problem.dims.end(),
+                                       [](const auto& d) { return d.first == "rot_dim"; });
+      const int64_t head_dim = problem.dim(partial ? "rot_dim" : "head_dim");
       const auto table = rope_table_f64(t.elements / head_dim, head_dim, kRopeTheta);
       std::vector<float> f(table.begin(), table.end());
       values.assign(f.begin(), f.end());

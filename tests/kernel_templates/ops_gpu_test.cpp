@@ -1,6 +1,6 @@
-// gpu: every sampled operator config (rmsnorm rowwise and bulk, rmsnorm_rope, softmax, swiglu; three dtypes;
-// every mode) against the GPU reference on random data at odd sizes (hidden 4095, 37, cols 1000, 262144
-// online) and round ones; each GPU reference against the CPU float64 reference on small shapes
+// gpu: every sampled operator config (rmsnorm rowwise and bulk, rmsnorm_rope, rope_append, softmax, swiglu;
+// three dtypes; every mode) against the GPU reference on random data at odd sizes (hidden 4095, 37, cols
+// 1000, 262144 online) and round ones; each GPU reference against the CPU float64 reference on small shapes
 // (D4); misaligned pointers (the per-element paths); positions as the harness's random bit
 // patterns. Skips with the reason when there is no GPU.
 
@@ -11,6 +11,7 @@
 #include "gpu_plan_runner.hpp"
 #include "harness/context.hpp"
 #include "harness/device_info.hpp"
+#include "kernel_templates/rope_append/rope_append_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 #include "measure/tolerance.hpp"
@@ -167,6 +168,22 @@ TEST_F(OpsGpu, RmsNormRopeSamplesMatchReference) {
                  [](DType) { return testing::rope_samples(); });
 }
 
+// Every mode (pairing, q/k norm, paged), full and partial rotary, Qwen2.5 / Llama / Qwen3 / GLM-4
+// heads, a partial last block.
+TEST_F(OpsGpu, RopeAppendSamplesMatchReference) {
+  const RopeAppendSpec spec;
+  auto shape = [](int64_t t, int64_t hq, int64_t hk, int64_t d, int64_t r) {
+    return std::vector<std::pair<std::string, int64_t>>{
+        {"tokens", t}, {"heads_q", hq}, {"heads_kv", hk}, {"head_dim", d}, {"rot_dim", r}};
+  };
+  const auto problems =
+      with_dtypes_and_modes({shape(1, 14, 2, 64, 64), shape(8, 32, 8, 64, 64), shape(5, 16, 8, 128, 128),
+                             shape(3, 32, 2, 128, 64), shape(130, 5, 1, 256, 128)},
+                            spec.layouts());
+  verify_samples(find_spec("rope_append", "headwise"), problems,
+                 [](DType) { return testing::rope_append_samples(); });
+}
+
 // The bulk variant (sm_90): every head_dim, both pairings, heads that do not fill the lane groups,
 // a partial last block.
 TEST_F(OpsGpu, RmsNormRopeBulkMatchesReference) {
@@ -250,6 +267,11 @@ TEST_F(OpsGpu, GpuReferencesMatchCpuFloat64) {
       cases.push_back(
           {"rmsnorm_rope", {{{"tokens", 3}, {"heads_q", 4}, {"heads_kv", 2}, {"head_dim", 64}}, t, m}});
     }
+    for (const std::string& m : RopeAppendSpec().layouts()) {
+      cases.push_back(
+          {"rope_append",
+           {{{"tokens", 3}, {"heads_q", 4}, {"heads_kv", 2}, {"head_dim", 64}, {"rot_dim", 32}}, t, m}});
+    }
     for (const char* m : {"", "causal", "padding"})
       cases.push_back({"softmax", {{{"rows", 6}, {"cols", 333}}, t, m}});
     for (const char* m : {"fused", "split"}) cases.push_back({"swiglu", {{{"m", 3}, {"i", 257}}, t, m}});
@@ -277,6 +299,10 @@ TEST_F(OpsGpu, MisalignedPointersTakeThePerElementPaths) {
       {"rmsnorm_rope",
        {{{"tokens", 3}, {"heads_q", 8}, {"heads_kv", 2}, {"head_dim", 128}}, DType::kF16, "gptj"}},
       {"softmax", {{{"rows", 9}, {"cols", 2048}}, DType::kBF16, ""}},
+      {"rope_append",
+       {{{"tokens", 3}, {"heads_q", 8}, {"heads_kv", 2}, {"head_dim", 128}, {"rot_dim", 64}},
+        DType::kBF16,
+        "gptj+norm+paged"}},
       {"swiglu", {{{"m", 9}, {"i", 2048}}, DType::kF32, "split"}},
   };
   for (const auto& [kernel, p] : cases) {

@@ -117,6 +117,17 @@ TEST(OpsNvrtc, RmsNormRopeSampleCompiles) {
   compile_all(spec, problem(256, DType::kF32, "gptj"), testing::rope_samples(), 4);
 }
 
+TEST(OpsNvrtc, RopeAppendSampleCompiles) {
+  const KernelSpec& spec = find_spec("rope_append", "headwise");
+  const auto problem = [](int64_t d, int64_t r, DType t, const char* mode) {
+    return Problem{
+        {{"tokens", 7}, {"heads_q", 16}, {"heads_kv", 2}, {"head_dim", d}, {"rot_dim", r}}, t, mode};
+  };
+  compile_all(spec, problem(64, 64, DType::kBF16, "neox"), testing::rope_append_samples(), 5);
+  compile_all(spec, problem(128, 64, DType::kF16, "gptj+norm+paged"), testing::rope_append_samples(), 5);
+  compile_all(spec, problem(128, 128, DType::kF32, "neox+norm"), testing::rope_append_samples(), 5);
+}
+
 TEST(OpsNvrtc, SoftmaxSampleCompiles) {
   const KernelSpec& spec = find_spec("softmax", "rowwise");
   compile_all(spec, {{{"rows", 9}, {"cols", 4096}}, DType::kBF16, ""}, testing::softmax_samples(DType::kBF16),

@@ -59,6 +59,18 @@ inline std::vector<Config> rope_samples() {
   return out;
 }
 
+/// rope_append: THREADS (lanes a head), HEADS, VEC in elements (even), ITEMS; some do not divide
+/// a rotary half of 32 or a tail of 64.
+inline std::vector<Config> rope_append_samples() {
+  const int64_t s[][4] = {{4, 16, 2, 1}, {8, 4, 4, 1},  {4, 8, 8, 2},  {32, 1, 2, 4},
+                          {16, 8, 4, 1}, {2, 16, 8, 1}, {8, 16, 2, 4}, {1, 64, 2, 2}};
+  std::vector<Config> out;
+  for (const auto& c : s) {
+    out.push_back({"headwise", {{"THREADS", c[0]}, {"HEADS", c[1]}, {"VEC", c[2]}, {"ITEMS", c[3]}}});
+  }
+  return out;
+}
+
 /// The bulk variant of rmsnorm_rope: THREADS, STAGES, STEPS (some leave a partial last block).
 inline std::vector<Config> rope_bulk_samples() {
   const int64_t s[][3] = {{256, 3, 4}, {128, 2, 1}, {512, 4, 3}, {32, 8, 2}, {96, 3, 16}, {1024, 2, 5}};

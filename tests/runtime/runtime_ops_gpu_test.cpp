@@ -1,4 +1,5 @@
-// ktune::Runtime's operators on a GPU: rmsnorm (plain and residual), rmsnorm_rope (NeoX, GPT-J),
+// ktune::Runtime's operators on a GPU: rmsnorm (plain and residual), rmsnorm_rope (NeoX, GPT-J), rope_append
+// (contiguous and paged caches),
 // softmax (no mask, causal, padding), swiglu (fused, split) against the float64 CPU references at
 // odd sizes on random non-zero data, each also replayed from a captured CUDA graph; the caller's
 // eps, scale and max_pos differ from the specs' constants, so a runtime that dropped them fails.
@@ -9,6 +10,7 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -23,6 +25,7 @@
 #include "harness/driver_api.hpp"
 #include "kernel_templates/gemm/reference_gemm.hpp"
 #include "kernel_templates/reference_ops.hpp"
+#include "kernel_templates/rope_append/rope_append_f64.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/ktune.hpp"
 #include "tests/runtime/runtime_ops_gpu_util.hpp"
@@ -150,6 +153,142 @@ TEST_F(RuntimeOpsGpu, RmsNormRopeNeoxAndGptjMatchTheReference) {
       }
     }
   }
+}
+
+/// The cache after a rope_append call, read back as doubles.
+std::vector<double> read_cache(const Tensor& cache) {
+  const auto bytes =
+      cache.device.download_as<std::byte>(cache.values.size() * ktune::size_of(hdt(cache.dtype)));
+  return ktune::decode(hdt(cache.dtype), bytes);
+}
+
+// Decode (a token a sequence at scattered positions, past seq_max: a ring) and prefill (one
+// sequence of 20 tokens) into a contiguous cache and a paged one (blocks of 16, a shuffled table,
+// one block id out of range), both pairings, with and without the q/k RMSNorm, full and partial
+// rotary; the caches start random, so rows a call must not touch are checked too.
+TEST_F(RuntimeOpsGpu, RopeAppendContiguousAndPagedMatchTheReference) {
+  struct Case {
+    int64_t tokens, seq_tokens, hq, hk, d, rot;
+    bool norm, paged;
+    RopeStyle style;
+  };
+  const Case cases[] = {
+      {4, 1, 14, 2, 64, 64, false, false, RopeStyle::kNeox},    // Qwen2.5 decode, batch 4
+      {20, 20, 14, 2, 64, 64, false, true, RopeStyle::kNeox},   // prefill into pages
+      {3, 1, 16, 8, 128, 128, true, true, RopeStyle::kNeox},    // Qwen3 decode, paged
+      {20, 20, 4, 2, 128, 64, false, false, RopeStyle::kGptj},  // GLM-4: partial, interleaved
+      {5, 1, 4, 1, 128, 64, true, false, RopeStyle::kGptj},
+  };
+  const int64_t max_pos = 37, seq_max = 50, block = 16, max_blocks = 4;
+  for (const Case& c : cases) {
+    const int64_t sequences = c.tokens / c.seq_tokens;
+    const int64_t num_blocks = c.paged ? sequences * max_blocks + 1 : 0;
+    std::vector<double> table = kt::rope_table_f64(max_pos, c.rot, 10000.0);
+    std::vector<float> table_f(table.size());
+    for (std::size_t i = 0; i < table.size(); ++i) table[i] = table_f[i] = static_cast<float>(table[i]);
+    auto cos_sin = DeviceBuffer::from_host<float>(table_f);
+    std::vector<int32_t> pos(static_cast<std::size_t>(c.tokens));
+    std::mt19937 rng(static_cast<uint32_t>(c.tokens * 31 + c.d));
+    for (int64_t t = 0; t < c.tokens; ++t) {
+      // Prefill: consecutive positions from 3; decode: anywhere (a position per sequence).
+      pos[t] = c.seq_tokens > 1 ? static_cast<int32_t>(3 + t) : static_cast<int32_t>(rng() % 60);
+    }
+    auto positions = DeviceBuffer::from_host<int32_t>(pos);
+    std::vector<int32_t> blocks;
+    if (c.paged) {
+      for (int64_t i = 0; i < sequences * max_blocks; ++i) blocks.push_back(static_cast<int32_t>(i));
+      std::shuffle(blocks.begin(), blocks.end(), rng);
+      blocks[1] = static_cast<int32_t>(num_blocks + 5);  // sequence 0, positions 16..31: write nothing
+    }
+    auto block_table = DeviceBuffer::from_host<int32_t>(blocks.empty() ? std::vector<int32_t>{0} : blocks);
+    const kt::KvCacheGeometry geometry{c.seq_tokens, c.paged ? block : seq_max, c.paged,
+                                       c.paged ? max_blocks : 1, c.paged ? num_blocks : 1};
+    const int64_t cache_elems = (c.paged ? num_blocks : sequences) * c.hk * geometry.cache_rows * c.d;
+    for (DType dt : {DType::kBF16, DType::kF32}) {
+      Tensor q(c.tokens * c.hq * c.d, dt, 11), k(c.tokens * c.hk * c.d, dt, 12),
+          v(c.tokens * c.hk * c.d, dt, 13);
+      Tensor qw(c.d, dt, 14), kw(c.d, dt, 15);
+      const Tensor cache0(cache_elems, dt, 16);
+      kt::RopeAppendInputs in;
+      in.q = q.values, in.k = k.values, in.v = v.values;
+      if (c.norm) in.q_weight = qw.values, in.k_weight = kw.values;
+      in.cos_sin = table, in.positions = pos, in.block_table = blocks;
+      in.tokens = c.tokens, in.heads_q = c.hq, in.heads_kv = c.hk, in.head_dim = c.d, in.rot_dim = c.rot;
+      in.style = c.style == RopeStyle::kGptj ? kt::RopeStyle::kGptj : kt::RopeStyle::kNeox;
+      in.eps = 0.25;
+      std::vector<double> k_ref = cache0.values, v_ref = cache0.values;
+      const auto q_ref = kt::rope_append_f64(in, geometry, k_ref, v_ref);
+      for (bool graph : {false, true}) {
+        Tensor k_cache(cache_elems, dt, 16), v_cache(cache_elems, dt, 16);  // cache0's values
+        Output q_out(c.tokens * c.hq * c.d, dt);
+        const RopeAppendArgs args{
+            .q = q.ptr(),
+            .k = k.ptr(),
+            .v = v.ptr(),
+            .q_weight = c.norm ? qw.ptr() : nullptr,
+            .k_weight = c.norm ? kw.ptr() : nullptr,
+            .cos_sin = reinterpret_cast<const float*>(cos_sin.get()),
+            .positions = reinterpret_cast<const int32_t*>(positions.get()),
+            .block_table = c.paged ? reinterpret_cast<const int32_t*>(block_table.get()) : nullptr,
+            .q_out = q_out.ptr(),
+            .k_cache = k_cache.ptr(),
+            .v_cache = v_cache.ptr(),
+            .tokens = c.tokens,
+            .heads_q = c.hq,
+            .heads_kv = c.hk,
+            .head_dim = c.d,
+            .rot_dim = c.rot == c.d ? 0 : c.rot,
+            .seq_tokens = c.seq_tokens,
+            .cache_rows = geometry.cache_rows,
+            .max_blocks = c.paged ? max_blocks : 0,
+            .num_blocks = num_blocks,
+            .max_pos = max_pos,
+            .eps = 0.25f,
+            .style = c.style,
+            .dtype = dt};
+        if (graph) rt_->prepare(args);
+        run(graph, [&](Stream s) { rt_->rope_append(args, s); });
+        const std::string what = std::string(to_string(dt)) + " tokens=" + std::to_string(c.tokens) +
+                                 " d=" + std::to_string(c.d) + " rot=" + std::to_string(c.rot) +
+                                 (c.norm ? " norm" : "") + (c.paged ? " paged" : "") +
+                                 (graph ? " graph" : "");
+        EXPECT_LE(error(q_out.read(), q_ref), tolerance(dt)) << what;
+        EXPECT_LE(error(read_cache(k_cache), k_ref), tolerance(dt)) << what << " k cache";
+        EXPECT_EQ(read_cache(v_cache), v_ref) << what << " v cache (a copy: exact)";
+      }
+    }
+  }
+  // The D8 refusals of its own arguments.
+  alignas(16) static char buf[256];
+  const RopeAppendArgs ok{.q = buf,
+                          .k = buf,
+                          .v = buf,
+                          .cos_sin = reinterpret_cast<const float*>(buf),
+                          .positions = reinterpret_cast<const int32_t*>(buf),
+                          .q_out = buf,
+                          .k_cache = buf,
+                          .v_cache = buf,
+                          .tokens = 1,
+                          .heads_q = 2,
+                          .heads_kv = 1,
+                          .head_dim = 64,
+                          .cache_rows = 8,
+                          .max_pos = 4};
+  RopeAppendArgs one_weight = ok;
+  one_weight.q_weight = buf;
+  test::expect_bad_input([&] { rt_->rope_append(one_weight, nullptr); }, {"rope_append", "k_weight"});
+  RopeAppendArgs no_rows = ok;
+  no_rows.cache_rows = 0;
+  test::expect_bad_input([&] { rt_->rope_append(no_rows, nullptr); }, {"rope_append", "cache_rows=0"});
+  RopeAppendArgs paged = ok;
+  paged.block_table = reinterpret_cast<const int32_t*>(buf);
+  test::expect_bad_input([&] { rt_->rope_append(paged, nullptr); }, {"rope_append", "max_blocks=0"});
+  RopeAppendArgs odd = ok;
+  odd.rot_dim = 40;
+  test::expect_bad_input([&] { rt_->rope_append(odd, nullptr); }, {"rope_append", "rot_dim"});
+  RopeAppendArgs no_v = ok;
+  no_v.v = nullptr;
+  test::expect_bad_input([&] { rt_->rope_append(no_v, nullptr); }, {"rope_append", "v is null"});
 }
 
 TEST_F(RuntimeOpsGpu, SoftmaxWithEachMaskMatchesTheReference) {

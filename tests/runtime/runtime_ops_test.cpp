@@ -114,6 +114,9 @@ TEST(RuntimeOpsChecks, ModeCodesNameTheCatalogLayouts) {
       {OpKind::kSwiglu, {"fused", "split"}},
       {OpKind::kDecodeAttention, {""}},
       {OpKind::kFp8Gemm, {"nt", "nt+rowcol"}},
+      {OpKind::kRopeAppend,
+       {"neox", "gptj", "neox+norm", "gptj+norm", "neox+paged", "gptj+paged", "neox+norm+paged",
+        "gptj+norm+paged"}},
   };
   for (const auto& [op, modes] : want) {
     EXPECT_EQ(binding_of(op).modes, modes) << binding_of(op).kernel;
@@ -163,6 +166,15 @@ TEST(RuntimeOpsBinding, EveryOperatorsPlanBindsToItsSlotsAndScalars) {
       {key(OpKind::kSoftmax, 2, DType::kF32, {3, 1001, 0, 0, 0}), {"x", "y", "lengths"}, 1},
       {key(OpKind::kSwiglu, 0, DType::kF16, {9, 1377, 0, 0, 0}), {"x", "out"}, 0},
       {key(OpKind::kSwiglu, 1, DType::kF16, {9, 1377, 0, 0, 0}), {"gate", "up", "out"}, 0},
+      // rope_append: the cache geometry and max_pos (5 i32) and eps; the weights in "+norm" modes
+      // (2, 3, 6, 7), the block table in "+paged" ones (4 to 7).
+      {key(OpKind::kRopeAppend, 0, DType::kBF16, {5, 14, 2, 64, 64}),
+       {"q", "k", "v", "cos_sin", "positions", "q_out", "k_cache", "v_cache"},
+       6},
+      {key(OpKind::kRopeAppend, 7, DType::kBF16, {5, 16, 8, 128, 64}),
+       {"q", "k", "v", "q_weight", "k_weight", "cos_sin", "positions", "block_table", "q_out", "k_cache",
+        "v_cache"},
+       6},
   };
   for (const Case& c : cases) {
     const OpBinding& b = binding_of(c.key.op);
