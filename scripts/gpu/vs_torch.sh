@@ -109,3 +109,18 @@ if [ "$OPS_VS_TORCH" = 1 ] && have "ops-vs-torch" ktune; then
   # The copy ceiling in the same call (every variant of the copy kernel, docs/perf/measurement.md).
   run_part "ceilings" 90 "$R/ops/ceilings.log" bash -c "'$BIN/ktune' devices --calibrate --db '$R/ops/sweep.db' --json > '$R/ops/ceilings.json'"
 fi
+
+# --- rope_append tuned at the bench's keys, then against torch eager and torch.compile --------------
+if [ "$ROPE_VS_TORCH" = 1 ] && have "rope-vs-torch" ktune; then
+  mkdir -p "$R/rope"
+  python3 bench/runtime/rope_append_vs_torch.py --print-keys > "$R/rope/keys.txt"
+  run_part "rope-sweep" 240 "$R/rope/tune.log" "$BIN/ktune" tune --shapes "$R/rope/keys.txt" --budget 16 \
+    --db "$R/rope/sweep.db" --json
+  if [ -f "$BIN/lib/libktune_runtime.so" ] && python3 -c 'import torch' 2> /dev/null; then
+    run_part "rope-vs-torch" 300 "$R/rope/vs_torch.log" env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" \
+      python3 bench/runtime/rope_append_vs_torch.py --db "$R/rope/sweep.db" --out "$R/rope-vs-torch.md" \
+      --csv "$R/rope/vs_torch.csv"
+  else
+    say "rope-vs-torch: skipped, needs .devbin/lib/libktune_runtime.so and torch"
+  fi
+fi
