@@ -65,8 +65,16 @@ json roofline_chart(const ReportData& data, const std::string& kernel) {
   }
   if (!any_flops && !any_bytes) return nullptr;  // no work stored for this kernel: throughput unknown
   const std::string mode = any_flops ? "flops" : "bytes";
-  json points = json::array(), winners = json::array(), winner_labels = json::array(),
-       baselines = json::array();
+  // Each point is [x, y, shape]: an index into `shapes`, one label a key (shape, dtype, layout,
+  // GPU), so that 4000 points do not repeat their names.
+  json shapes = json::array(), points = json::array(), winners = json::array(), winner_labels = json::array(),
+       baselines = json::array(), baseline_labels = json::array();
+  std::map<size_t, size_t> shape_of_key;
+  const auto shape_index = [&](const ReportRow& r) {
+    const auto [it, added] = shape_of_key.try_emplace(r.key, shapes.size());
+    if (added) shapes.push_back(key_label(data, data.keys[r.key]));
+    return it->second;
+  };
   const auto xy = [&](const ReportRow& r) -> std::optional<std::pair<double, double>> {
     if (mode == "flops" && r.roofline.tflops && r.work.bytes && *r.work.bytes > 0) {
       return std::pair(*r.work.flops / *r.work.bytes, *r.roofline.tflops);
@@ -80,13 +88,13 @@ json roofline_chart(const ReportData& data, const std::string& kernel) {
     const auto p = xy(r);
     if (!p) continue;
     if (r.winner) {
-      winners.push_back({p->first, p->second});
-      winner_labels.push_back(
-          fmt::format("{} {} {}", r.stored.m.shape, r.stored.m.dtype, r.stored.m.config_name));
+      winners.push_back({p->first, p->second, shape_index(r)});
+      winner_labels.push_back(r.stored.m.config_name);
     } else if (!r.stored.m.baseline.empty()) {
-      baselines.push_back({p->first, p->second});
+      baselines.push_back({p->first, p->second, shape_index(r)});
+      baseline_labels.push_back(r.stored.m.baseline);
     } else if (i % stride == 0) {
-      points.push_back({p->first, p->second});
+      points.push_back({p->first, p->second, shape_index(r)});
     }
   }
   if (points.empty() && winners.empty() && baselines.empty()) return nullptr;
@@ -95,15 +103,20 @@ json roofline_chart(const ReportData& data, const std::string& kernel) {
   for (const ReportRow* r : rows) {
     if (!seen.emplace(r->gpu, r->stored.m.dtype).second) continue;
     const Ceilings c = ceilings_for(data.gpus[r->gpu].ceilings_json, r->stored.m.dtype);
-    if (!c.tflops && !c.gbps) continue;
+    if (!c.gbps && (mode == "bytes" || !c.tflops)) continue;  // GB/s against bytes: bandwidth only
     json entry = {{"label", fmt::format("{} {}", data.gpus[r->gpu].name, r->stored.m.dtype)}};
     entry["tflops"] = c.tflops ? json(*c.tflops) : json();
     entry["gbps"] = c.gbps ? json(*c.gbps) : json();
     ceilings.push_back(entry);
   }
-  return {{"mode", mode},           {"points", points},
-          {"winners", winners},     {"winner_labels", winner_labels},
-          {"baselines", baselines}, {"ceilings", ceilings},
+  return {{"mode", mode},
+          {"shapes", shapes},
+          {"points", points},
+          {"winners", winners},
+          {"winner_labels", winner_labels},
+          {"baselines", baselines},
+          {"baseline_labels", baseline_labels},
+          {"ceilings", ceilings},
           {"sampled_every", stride}};
 }
 

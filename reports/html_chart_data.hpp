@@ -13,8 +13,10 @@ namespace ktune::reports {
 /// {"kernels":[{"name":..,"speedup":{..}|null,"roofline":{..}|null,"heatmap":{..}|null,
 ///  "spread":{..}|null,"outcomes":{..}|null}, ...]} in the order of data.kernels. A chart with
 /// nothing to draw is null (no baseline, no stored work, fewer than two varying parameters, no
-/// timed candidate): the page leaves its panel out. The page script (html_assets.cpp) reads
-/// exactly these fields.
+/// timed candidate): the page leaves its panel out. The page script (assets/report.js) reads
+/// exactly these fields. The roofline's points are [x, y, shape] with `shape` an index into its
+/// "shapes" (one label a key); "winner_labels" and "baseline_labels" name each winner's config
+/// and each baseline; "ceilings" has one entry a (GPU, dtype) with a ceiling the chart can draw.
 nlohmann::json html_chart_data(const ReportData& data);
 
 }  // namespace ktune::reports

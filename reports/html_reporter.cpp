@@ -227,7 +227,9 @@ void write_charts(std::string& out, const nlohmann::json& charts, size_t k) {
   };
   std::vector<Figure> figures;
   figures.push_back({"speedup", "Speed-up over the baseline by shape", "baseline time / winner time"});
-  figures.push_back({"roofline", "Achieved vs ceiling", "every timed config; dashed: the GPU's ceilings"});
+  figures.push_back(
+      {"roofline", "Achieved vs ceiling",
+       "every timed config, winners named; dotted: each baseline to its winner; dashed: the GPU's ceilings"});
   const nlohmann::json& heatmap = kernel["heatmap"];
   figures.push_back({"heatmap", "Time over the config space",
                      heatmap.is_null()

@@ -50,13 +50,61 @@
                  scales: { y: { title: { display: true, text: 'baseline time / winner time' } } } } });
   }
 
+  /// Winners named on the roofline up to this many; past it the names cover the points (a
+  /// 500x300 panel holds about two dozen) and are in the tooltips only.
+  var maxWinnerLabels = 24;
+  var rooflineMarks = {};  // canvas id -> { labels, connectors } drawn, for the self-test
+
+  /// The first of the places around a point (right, left, then above and below them) where a
+  /// w x h label stays in the plot and overlaps none already placed; else the first place.
+  function labelBox(e, w, h, area, placed) {
+    var places = [[8, 0], [-8 - w, 0], [8, -h], [8, h], [-8 - w, -h], [-8 - w, h]].map(function (o) {
+      return { x: e.x + o[0], y: e.y + o[1] - h / 2, w: w, h: h };
+    });
+    var free = function (r) {
+      return r.x >= area.left && r.x + r.w <= area.right && r.y >= area.top && r.y + r.h <= area.bottom &&
+        placed.every(function (q) { return r.x + r.w <= q.x || q.x + q.w <= r.x || r.y + r.h <= q.y || q.y + q.h <= r.y; });
+    };
+    return places.filter(free)[0] || places[0];
+  }
+
+  /// Draws each winner's shape next to it and a dotted line from each baseline to the winner of
+  /// its key (datasets 1 and 2 of the roofline).
+  function marksPlugin(d) {
+    return { id: 'ktuneRooflineMarks', afterDatasetsDraw: function (chart) {
+      var drawn = rooflineMarks[chart.canvas.id] = { labels: 0, connectors: 0 };
+      if (d.winners.length > maxWinnerLabels) return;
+      var ctx = chart.ctx, winners = chart.getDatasetMeta(1).data, baselines = chart.getDatasetMeta(2).data;
+      var winnerOf = {};
+      d.winners.forEach(function (p, i) { winnerOf[p[2]] = winners[i]; });
+      ctx.save();
+      ctx.strokeStyle = '#1d2330'; ctx.lineWidth = 1; ctx.setLineDash([2, 2]);
+      d.baselines.forEach(function (p, i) {
+        var w = winnerOf[p[2]];
+        if (!w) return;
+        ctx.beginPath(); ctx.moveTo(baselines[i].x, baselines[i].y); ctx.lineTo(w.x, w.y); ctx.stroke();
+        drawn.connectors++;
+      });
+      ctx.font = '10px sans-serif'; ctx.textBaseline = 'middle';
+      var placed = [];
+      d.winners.forEach(function (p, i) {
+        var text = d.shapes[p[2]], box = labelBox(winners[i], ctx.measureText(text).width + 4, 13, chart.chartArea, placed);
+        placed.push(box);
+        ctx.fillStyle = 'rgba(255,255,255,0.8)'; ctx.fillRect(box.x, box.y, box.w, box.h);
+        ctx.fillStyle = '#8a3d0c'; ctx.fillText(text, box.x + 2, box.y + box.h / 2);
+        drawn.labels++;
+      });
+      ctx.restore();
+    } };
+  }
+
   function roofline(k, d) {
     var c = canvas(k, 'roofline');
     var flops = d.mode === 'flops';
     var all = d.points.concat(d.winners, d.baselines);
     var xs = all.map(function (p) { return p[0]; });
     var xmin = Math.min.apply(null, xs) / 2, xmax = Math.max.apply(null, xs) * 2;
-    var toXY = function (p) { return { x: p[0], y: p[1] }; };
+    var toXY = function (p) { return { x: p[0], y: p[1], s: p[2] }; };
     var sets = [
       { type: 'scatter', label: 'candidates', data: d.points.map(toXY), backgroundColor: 'rgba(47,111,222,0.35)', pointRadius: 2 },
       { type: 'scatter', label: 'winners', data: d.winners.map(toXY), backgroundColor: '#e0702b', pointRadius: 5 },
@@ -70,18 +118,23 @@
         });
       } else if (flops && ceil.tflops) {
         line = [{ x: xmin, y: ceil.tflops }, { x: xmax, y: ceil.tflops }];
-      } else if (!flops && ceil.gbps) {
+      } else if (flops) {
+        line = [{ x: xmin, y: xmin * ceil.gbps / 1000 }, { x: xmax, y: xmax * ceil.gbps / 1000 }];
+      } else if (ceil.gbps) {
         line = [{ x: xmin, y: ceil.gbps }, { x: xmax, y: ceil.gbps }];
       }
       if (line.length) sets.push({ type: 'line', label: 'ceiling ' + ceil.label, data: line, borderColor: colors[(i + 3) % colors.length],
                                    borderDash: [6, 3], pointRadius: 0, fill: false });
     });
-    make(c, { type: 'scatter', data: { datasets: sets },
+    var names = [null, d.winner_labels, d.baseline_labels];
+    make(c, { type: 'scatter', data: { datasets: sets }, plugins: [marksPlugin(d)],
       options: { scales: { x: logAxis(flops ? 'arithmetic intensity (FLOP/byte)' : 'bytes moved'),
                            y: logAxis(flops ? 'achieved TFLOP/s' : 'achieved GB/s') },
                  plugins: { tooltip: { callbacks: { label: function (t) {
-                   var lbl = t.dataset.label === 'winners' ? d.winner_labels[t.dataIndex] + ': ' : '';
-                   return lbl + t.parsed.y.toPrecision(4) + (flops ? ' TFLOP/s' : ' GB/s'); } } } } } });
+                   var value = t.parsed.y.toPrecision(4) + (flops ? ' TFLOP/s' : ' GB/s');
+                   if (t.raw.s === undefined) return t.dataset.label + ': ' + value;  // a ceiling
+                   var name = names[t.datasetIndex] ? ' \u00b7 ' + names[t.datasetIndex][t.dataIndex] : '';
+                   return d.shapes[t.raw.s] + name + ': ' + value; } } } } } });
   }
 
   /// Viridis-like ramp, t in [0, 1] (0 fastest).
@@ -153,6 +206,15 @@
       var px = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, n = 0;
       for (var i = 3; i < px.length; i += 4) if (px[i] !== 0) n++;
       out.canvases[c.id] = n;
+    });
+    out.rooflines = {};  // per roofline chart: the marks it drew
+    charts.forEach(function (ch) {
+      var id = ch.canvas.id, sets = ch.data.datasets;
+      if (!/-roofline$/.test(id)) return;
+      var marks = rooflineMarks[id] || { labels: 0, connectors: 0 };
+      out.rooflines[id] = { ceilings: sets.filter(function (s) { return s.type === 'line' && s.data.length; }).length,
+                            winners: sets[1].data.length, baselines: sets[2].data.length,
+                            winner_labels: marks.labels, connectors: marks.connectors };
     });
     document.getElementById('ktune-selftest').textContent = JSON.stringify(out);
   }

@@ -1,10 +1,19 @@
 // A chart with nothing to draw has no panel: its entry in the chart data is null and the page has
 // no figure, canvas or placeholder text for it; a kernel with no chart at all has no chart grid.
+// The roofline's points name their key, and its winners and baselines their config or baseline.
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <tuple>
+
 #include "html_page.hpp"
+#include "report_fixture.hpp"
 #include "reports/html_chart_data.hpp"
 #include "reports/report_builder.hpp"
 
@@ -76,6 +85,88 @@ TEST(ChartPanels, AKernelWithNothingTimedHasNoChartGrid) {
   EXPECT_EQ(testing::count(page, "<canvas"), 0u);
   EXPECT_EQ(page.find("class=\"charts\""), std::string::npos);
   EXPECT_NE(page.find("No winner: no config of this kernel ran correctly."), std::string::npos);
+}
+
+size_t kernel_index(const ReportData& data, std::string_view name) {
+  return static_cast<size_t>(std::find(data.kernels.begin(), data.kernels.end(), name) -
+                             data.kernels.begin());
+}
+
+/// (shape label, y, name) of each point of one roofline series; name from `labels` when given.
+using Mark = std::tuple<std::string, double, std::string>;
+std::multiset<Mark> marks(const nlohmann::json& roofline, const char* series, const char* labels) {
+  std::multiset<Mark> out;
+  const nlohmann::json& points = roofline[series];
+  for (size_t i = 0; i < points.size(); ++i) {
+    EXPECT_EQ(points[i].size(), 3u) << series;
+    const auto shape = points[i][2].get<size_t>();
+    EXPECT_LT(shape, roofline["shapes"].size()) << series;
+    if (shape >= roofline["shapes"].size()) continue;
+    out.emplace(roofline["shapes"][shape].get<std::string>(), points[i][1].get<double>(),
+                labels ? roofline[labels].at(i).get<std::string>() : "");
+  }
+  if (labels) EXPECT_EQ(roofline[labels].size(), points.size()) << labels;
+  return out;
+}
+
+TEST(ChartPanels, RooflinePointsNameTheirShapeAndTheCeilingsAreListed) {
+  // Two GPUs: the H200 has ceilings, the L4 none; gemm has cuBLAS and default baselines.
+  const ReportData data = testing::build(testing::make_fixture({.seed = 44, .two_gpus = true}));
+  const nlohmann::json charts = html_chart_data(data);
+  for (const std::string_view kernel : {"gemm", "copy"}) {
+    const nlohmann::json& r = charts["kernels"][kernel_index(data, kernel)]["roofline"];
+    ASSERT_FALSE(r.is_null()) << kernel;
+    const bool flops = kernel == "gemm";
+    EXPECT_EQ(r["mode"], flops ? "flops" : "bytes");
+    // Expected from the rows: the label of each row's key, its throughput, its name.
+    std::multiset<Mark> winners, baselines;
+    std::set<Mark> candidates;  // (label, x, ""): a candidate lies at its key's x
+    for (const ReportRow& row : data.rows) {
+      if (row.stored.kernel.name != kernel || !row.timed_ok()) continue;
+      const std::string label =
+          row.stored.m.shape + " " + row.stored.m.dtype + " @ " + data.gpus[row.gpu].name;
+      const double y = flops ? *row.roofline.tflops : *row.roofline.gbps;
+      const double x = flops ? *row.work.flops / *row.work.bytes : *row.work.bytes;
+      if (row.winner)
+        winners.emplace(label, y, row.stored.m.config_name);
+      else if (!row.stored.m.baseline.empty())
+        baselines.emplace(label, y, row.stored.m.baseline);
+      else
+        candidates.emplace(label, x, "");
+    }
+    ASSERT_EQ(winners.size(), 8u) << kernel;  // 4 shapes on each of 2 GPUs
+    EXPECT_EQ(marks(r, "winners", "winner_labels"), winners) << kernel;
+    EXPECT_EQ(marks(r, "baselines", "baseline_labels"), baselines) << kernel;
+    EXPECT_EQ(baselines.size(), flops ? 16u : 8u) << kernel;  // cublas and default, or default
+    ASSERT_FALSE(r["points"].empty());
+    for (const nlohmann::json& p : r["points"]) {
+      const std::string label = r["shapes"].at(p[2].get<size_t>()).get<std::string>();
+      EXPECT_EQ(candidates.count({label, p[0].get<double>(), ""}), 1u) << kernel << " " << label;
+    }
+    // One ceiling entry: the H200's for the kernel's dtype (the L4 has none).
+    const nlohmann::json h200 = nlohmann::json::parse(data.gpus[0].ceilings_json);
+    const std::string_view dtype = flops ? "bf16" : "f32";
+    const nlohmann::json tflops = flops ? h200["bf16_tflops"] : nlohmann::json();
+    EXPECT_EQ(r["ceilings"], nlohmann::json::array({{{"label", data.gpus[0].name + " " + std::string(dtype)},
+                                                     {"tflops", tflops},
+                                                     {"gbps", h200["copy_gbps"]}}}))
+        << kernel;
+  }
+}
+
+TEST(ChartPanels, RooflineSamplesItsCandidatesAndKeepsEveryWinnerAndBaseline) {
+  // 20 shapes of 300 configs: about 4800 timed candidates of gemm, more than the 4000 a chart draws.
+  const ReportData data =
+      testing::build(testing::make_fixture({.seed = 45, .shapes_per_kernel = 20, .configs_per_shape = 300}));
+  const nlohmann::json r = html_chart_data(data)["kernels"][kernel_index(data, "gemm")]["roofline"];
+  ASSERT_FALSE(r.is_null());
+  EXPECT_EQ(r["sampled_every"], 2);
+  EXPECT_LE(r["points"].size(), 4000u);
+  EXPECT_GE(r["points"].size(), 1500u);
+  EXPECT_EQ(r["winners"].size(), 20u);
+  EXPECT_EQ(r["baselines"].size(), 40u);
+  EXPECT_EQ(r["shapes"].size(), 20u);
+  for (const nlohmann::json& p : r["points"]) EXPECT_LT(p[2].get<size_t>(), 20u);
 }
 
 }  // namespace

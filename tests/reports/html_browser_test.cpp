@@ -87,8 +87,54 @@ class HtmlBrowserTest : public ::testing::Test {
       EXPECT_GE(ink.get<int>(), kMinInkPixels) << id;
     }
     EXPECT_EQ(canvases, expected);
+    // Each roofline names its winners on the canvas (every fixture has fewer than 24 a kernel).
+    for (const std::string& id : canvases) {
+      if (!id.ends_with("-roofline")) continue;
+      ASSERT_TRUE(selftest["rooflines"].contains(id)) << id;
+      const nlohmann::json& marks = selftest["rooflines"][id];
+      EXPECT_EQ(marks["winner_labels"], marks["winners"]) << id;
+    }
     EXPECT_EQ(selftest["charts"].get<size_t>() + heatmaps, expected.size());  // the heat map is drawn by hand
     EXPECT_EQ(testing::count(result_.dom, "fewer than two config parameters vary"), 0u);
+  }
+
+  /// Each drawn roofline of an exported database `doc` (loaded as `data`), against what the export
+  /// holds for its kernel: a dashed line for each (GPU, dtype) with a ceiling, the baselines
+  /// drawn and each joined to its winner, and one label on the canvas for each winner.
+  static void expect_rooflines_marked(const nlohmann::json& selftest, const ReportData& data,
+                                      const nlohmann::json& doc) {
+    std::map<int64_t, std::string> kernel_names;
+    for (const auto& kernel : doc.at("kernels"))
+      kernel_names[kernel.at("id").get<int64_t>()] = kernel.at("name");
+    std::map<int64_t, const nlohmann::json*> gpus;
+    for (const auto& gpu : doc.at("gpus")) gpus[gpu.at("id").get<int64_t>()] = &gpu.at("ceilings");
+    size_t drawn = 0;
+    for (size_t k = 0; k < data.kernels.size(); ++k) {
+      const std::string id = "chart-" + std::to_string(k) + "-roofline";
+      if (!selftest["canvases"].contains(id)) continue;
+      ++drawn;
+      std::set<std::pair<int64_t, std::string>> with_ceilings;  // (GPU, dtype)
+      size_t baselines = 0, winners = 0;
+      for (const auto& m : doc.at("measurements")) {
+        if (kernel_names.at(m.at("kernel_id").get<int64_t>()) != data.kernels[k] || m.at("outcome") != "ok")
+          continue;
+        const nlohmann::json& ceilings = *gpus.at(m.at("gpu_id").get<int64_t>());
+        const auto dtype = m.at("dtype").get<std::string>();
+        if (ceilings.contains(dtype + "_tflops") || ceilings.contains("copy_gbps"))
+          with_ceilings.emplace(m.at("gpu_id").get<int64_t>(), dtype);
+        baselines += m.at("baseline") != "" ? 1 : 0;
+      }
+      for (const auto& b : doc.at("best"))
+        winners += kernel_names.at(b.at("kernel_id").get<int64_t>()) == data.kernels[k] ? 1 : 0;
+      const nlohmann::json& marks = selftest["rooflines"][id];
+      ASSERT_TRUE(marks.is_object()) << id << ": " << selftest["rooflines"].dump();
+      EXPECT_GE(marks["ceilings"].get<size_t>(), with_ceilings.size()) << id;
+      if (baselines > 0) EXPECT_GT(marks["baselines"].get<size_t>(), 0u) << id;
+      EXPECT_EQ(marks["connectors"], marks["baselines"]) << id << ": each baseline joined to its winner";
+      EXPECT_EQ(marks["winners"].get<size_t>(), winners) << id;
+      EXPECT_EQ(marks["winner_labels"].get<size_t>(), winners) << id;
+    }
+    EXPECT_GT(drawn, 0u) << "the sample has a roofline";
   }
 
   std::optional<std::filesystem::path> chromium_;
@@ -159,7 +205,9 @@ TEST_F(HtmlBrowserTest, TheShippedSampleShowsEachWinnersSpeedupAndFractionOfTheC
   cache::ConfigCache db = cache::ConfigCache::open(dir_.path() / "sample.db");
   db.import_json(source);
   const ReportData data = load_report_data(db, ReportQuery{});
-  expect_clean_and_drawn(open(data), data);
+  const nlohmann::json selftest = open(data);
+  expect_clean_and_drawn(selftest, data);
+  expect_rooflines_marked(selftest, data, doc);
   const std::string table = testing::between(result_.dom, "id=\"winners-0\">", "</table>");
   const auto rows = body_rows(table);
   ASSERT_EQ(rows.size(), expected.size());
