@@ -36,6 +36,14 @@ class RmsNormRopeArgs(C.Structure):
                 ("dtype", C.c_int)]
 
 
+class RopeAppendArgs(C.Structure):
+    _fields_ = [("q", _p), ("k", _p), ("v", _p), ("q_weight", _p), ("k_weight", _p), ("cos_sin", _p),
+                ("positions", _p), ("block_table", _p), ("q_out", _p), ("k_cache", _p), ("v_cache", _p),
+                ("tokens", _i64), ("heads_q", _i64), ("heads_kv", _i64), ("head_dim", _i64), ("rot_dim", _i64),
+                ("seq_tokens", _i64), ("cache_rows", _i64), ("max_blocks", _i64), ("num_blocks", _i64),
+                ("max_pos", _i64), ("eps", C.c_float), ("style", C.c_int), ("dtype", C.c_int)]
+
+
 class SoftmaxArgs(C.Structure):
     _fields_ = [("x", _p), ("y", _p), ("lengths", _p), ("rows", _i64), ("cols", _i64), ("scale", C.c_float),
                 ("mask", C.c_int), ("dtype", C.c_int), ("workspace", _p), ("workspace_bytes", C.c_size_t)]
@@ -57,8 +65,9 @@ class Fp8GemmArgs(C.Structure):
 
 
 # Operator name -> its args struct (and the C function suffix).
-OPS = {"gemm": GemmArgs, "rmsnorm": RmsNormArgs, "rmsnorm_rope": RmsNormRopeArgs, "softmax": SoftmaxArgs,
-       "swiglu": SwigluArgs, "decode_attention": DecodeAttentionArgs, "fp8_gemm": Fp8GemmArgs}
+OPS = {"gemm": GemmArgs, "rmsnorm": RmsNormArgs, "rmsnorm_rope": RmsNormRopeArgs, "rope_append": RopeAppendArgs,
+       "softmax": SoftmaxArgs, "swiglu": SwigluArgs, "decode_attention": DecodeAttentionArgs,
+       "fp8_gemm": Fp8GemmArgs}
 
 DTYPES = {"f32": 0, "f16": 1, "bf16": 2, "fp8e4m3": 3}
 MISS = {"nearest": 0, "default": 1, "error": 2}

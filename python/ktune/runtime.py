@@ -9,6 +9,7 @@ launches nothing and returns how the key is served (PlanInfo): call it before CU
 """
 
 import ctypes as C
+import operator
 from dataclasses import dataclass
 
 from . import _abi
@@ -294,6 +295,100 @@ class Runtime:
                              style="neox"):
         return self._rmsnorm_rope(q, k, q_weight, k_weight, cos_sin, positions, q_out, k_out, eps, style, None,
                                   True)
+
+    def _rope_append(self, q, k, v, cos_sin, positions, k_cache, v_cache, q_out, q_weight, k_weight, block_table,
+                     seq_tokens, eps, style, stream, prepare):
+        op = "rope_append"
+        o = _Op(self.device, op)
+        vq = o.tensor(q, "q", 3, "same")
+        tokens, hq, d = vq.shape
+        vk = o.tensor(k, "k", 3, "same")
+        if vk.shape[0] != tokens or vk.shape[2] != d:
+            raise BadInputError(f"{op}: k has shape {list(vk.shape)}; expected [{tokens}, heads_kv, {d}]")
+        hk = vk.shape[1]
+        vv = o.tensor(v, "v", 3, "same")
+        o.shape(vv, "v", vk.shape, op)
+        vqo = vq if q_out is None else o.tensor(q_out, "q_out", 3, "same")
+        o.shape(vqo, "q_out", vq.shape, op)
+        if o.dtype not in ("f32", "f16", "bf16"):
+            raise BadInputError(f"{op}: dtype {o.dtype} is not f32, f16 or bf16")
+        if (q_weight is None) != (k_weight is None):
+            raise BadInputError(f"{op}: give both q_weight and k_weight (the RMSNorm form) or neither")
+        vcs = o.tensor(cos_sin, "cos_sin", 2, "f32")
+        rot = vcs.shape[1]
+        if not 0 < rot <= d or vcs.shape[0] == 0:
+            raise BadInputError(f"{op}: cos_sin has shape {list(vcs.shape)}; expected [max_pos, rot_dim] with "
+                                f"0 < rot_dim <= head_dim {d}")
+        vp = o.tensor(positions, "positions", 1, "i32")
+        o.shape(vp, "positions", (tokens,), op)
+        args = self._args(op)
+        self._rope_append_cache(o, args, k_cache, v_cache, block_table, vk.shape, seq_tokens)
+        if q_weight is not None:
+            vqw = o.tensor(q_weight, "q_weight", 1, "same")
+            vkw = o.tensor(k_weight, "k_weight", 1, "same")
+            o.shape(vqw, "q_weight", (d,), op)
+            o.shape(vkw, "k_weight", (d,), op)
+            args.q_weight, args.k_weight = vqw.ptr, vkw.ptr
+        args.q, args.k, args.v, args.cos_sin, args.positions = vq.ptr, vk.ptr, vv.ptr, vcs.ptr, vp.ptr
+        args.q_out = vqo.ptr
+        args.tokens, args.heads_q, args.heads_kv, args.head_dim, args.rot_dim = tokens, hq, hk, d, rot
+        args.max_pos = vcs.shape[0]
+        args.eps = eps
+        args.style = _choice(_STYLES, style, "style")
+        args.dtype = _abi.DTYPES[o.dtype]
+        return self._call(op, args, stream, prepare)
+
+    @staticmethod
+    def _rope_append_cache(o, args, k_cache, v_cache, block_table, kv_shape, seq_tokens):
+        """The cache geometry of rope_append (contiguous, or paged with block_table) into args."""
+        op = o.op
+        tokens, hk, d = kv_shape
+        try:
+            count = operator.index(seq_tokens)
+        except TypeError:
+            count = 0
+        if count < 1:
+            raise BadInputError(f"{op}: seq_tokens={seq_tokens!r} must be an int >= 1 (the tokens of a sequence)")
+        seq_tokens = count
+        sequences = -(-tokens // seq_tokens)
+        of = f"({tokens} tokens, {seq_tokens} a sequence)"
+        vkc = o.tensor(k_cache, "k_cache", 4, "same")
+        if block_table is None:
+            if vkc.shape[0] < sequences or vkc.shape[1] != hk or vkc.shape[3] != d:
+                raise BadInputError(f"{op}: k_cache has shape {list(vkc.shape)}; expected [sequences >= {sequences}, "
+                                    f"{hk}, seq_max, {d}] {of}")
+        else:
+            vbt = o.tensor(block_table, "block_table", 2, "i32")
+            if vbt.shape[0] < sequences:
+                raise BadInputError(f"{op}: block_table has shape {list(vbt.shape)}; expected [sequences >= "
+                                    f"{sequences}, max_blocks] {of}")
+            if vkc.shape[1] != hk or vkc.shape[3] != d:
+                raise BadInputError(f"{op}: k_cache has shape {list(vkc.shape)}; expected [num_blocks, {hk}, "
+                                    f"block_size, {d}] (the paged cache)")
+            args.block_table, args.max_blocks, args.num_blocks = vbt.ptr, vbt.shape[1], vkc.shape[0]
+        vvc = o.tensor(v_cache, "v_cache", 4, "same")
+        o.shape(vvc, "v_cache", vkc.shape, op)
+        args.k_cache, args.v_cache = vkc.ptr, vvc.ptr
+        args.seq_tokens, args.cache_rows = seq_tokens, vkc.shape[2]
+
+    def rope_append(self, q, k, v, cos_sin, positions, k_cache, v_cache, q_out=None, q_weight=None, k_weight=None,
+                    block_table=None, seq_tokens=1, eps=1e-6, style="neox", stream=None):
+        """The rotary embedding of q [tokens, heads_q, d] into q_out (None: q itself, in place) and
+        of k [tokens, heads_kv, d] into k_cache, with v copied into v_cache, at positions (int32
+        [tokens]) from cos_sin (f32 [max_pos, rot_dim]: cos then sin; rot_dim < d rotates the
+        first rot_dim elements of a head). q_weight and k_weight [d]: a per-head RMSNorm first
+        (Qwen3). Token t is of sequence t // seq_tokens (decode: 1). Caches [sequences, heads_kv,
+        seq_max, d], row position % seq_max; with block_table (int32 [sequences, max_blocks]) the
+        paged caches [num_blocks, heads_kv, block_size, d], block block_table[s, position //
+        block_size % max_blocks] (one outside [0, num_blocks) is not written), row position %
+        block_size."""
+        return self._rope_append(q, k, v, cos_sin, positions, k_cache, v_cache, q_out, q_weight, k_weight,
+                                 block_table, seq_tokens, eps, style, stream, False)
+
+    def prepare_rope_append(self, q, k, v, cos_sin, positions, k_cache, v_cache, q_out=None, q_weight=None,
+                            k_weight=None, block_table=None, seq_tokens=1, eps=1e-6, style="neox"):
+        return self._rope_append(q, k, v, cos_sin, positions, k_cache, v_cache, q_out, q_weight, k_weight,
+                                 block_table, seq_tokens, eps, style, None, True)
 
     def _softmax(self, x, y, scale, mask, lengths, workspace, stream, prepare):
         o = _Op(self.device, "softmax")

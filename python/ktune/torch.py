@@ -3,9 +3,10 @@
     import torch, ktune.torch
     y = torch.ops.ktune.rmsnorm(x, w, 1e-6)        # or ktune.torch.rmsnorm(x, w)
 
-Each op allocates its outputs, launches the tuned kernel on the current CUDA stream of its
-inputs' device and has a fake (meta) implementation, so it runs eagerly, inside
-torch.cuda.graph capture, and under torch.compile(fullgraph=True). The first call of a key
+Each op allocates its outputs (rope_append also writes its k_cache and v_cache in place, which
+it declares as mutated), launches the tuned kernel on the current CUDA stream of its inputs'
+device and has a fake (meta) implementation, so it runs eagerly, inside torch.cuda.graph
+capture, and under torch.compile(fullgraph=True). The first call of a key
 prepares it (look-up, module load, workspace); that cannot happen during graph capture, so run
 each shape once before capturing (what torch.compile's "reduce-overhead" mode and the usual
 warm-up before torch.cuda.graph do). The runtime of a device is created on first use from
@@ -105,6 +106,27 @@ def _(q, k, q_weight, k_weight, cos_sin, positions, eps=1e-6, style="neox"):
     return torch.empty_like(q), torch.empty_like(k)
 
 
+@torch.library.custom_op("ktune::rope_append", mutates_args=("k_cache", "v_cache"))
+def rope_append(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cos_sin: torch.Tensor, positions: torch.Tensor,
+                k_cache: torch.Tensor, v_cache: torch.Tensor, q_weight: Optional[torch.Tensor] = None,
+                k_weight: Optional[torch.Tensor] = None, block_table: Optional[torch.Tensor] = None,
+                seq_tokens: int = 1, eps: float = 1e-6, style: str = "neox") -> torch.Tensor:
+    """Rotated q [tokens, heads_q, d] (a new tensor); k rotated and v copied into k_cache and
+    v_cache in place at positions (contiguous [sequences, heads_kv, seq_max, d], or paged
+    [num_blocks, heads_kv, block_size, d] with block_table). q_weight and k_weight: RMSNorm first."""
+    q_out = torch.empty_like(q)
+    runtime_for(q.device).rope_append(q, k, v, cos_sin, positions, k_cache, v_cache, q_out=q_out, q_weight=q_weight,
+                                      k_weight=k_weight, block_table=block_table, seq_tokens=seq_tokens, eps=eps,
+                                      style=style, stream=_stream(q))
+    return q_out
+
+
+@rope_append.register_fake
+def _(q, k, v, cos_sin, positions, k_cache, v_cache, q_weight=None, k_weight=None, block_table=None, seq_tokens=1,
+      eps=1e-6, style="neox"):
+    return torch.empty_like(q)
+
+
 @torch.library.custom_op("ktune::softmax", mutates_args=())
 def softmax(x: torch.Tensor, scale: float = 1.0, mask: str = "none",
             lengths: Optional[torch.Tensor] = None) -> torch.Tensor:
@@ -161,4 +183,4 @@ def _(a, b, a_scale, b_scale):
 
 
 __all__: List[str] = ["use_runtime", "runtime_for", "gemm", "rmsnorm", "rmsnorm_residual", "rmsnorm_rope",
-                      "softmax", "swiglu", "decode_attention", "fp8_gemm"]
+                      "rope_append", "softmax", "swiglu", "decode_attention", "fp8_gemm"]

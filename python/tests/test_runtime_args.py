@@ -52,6 +52,9 @@ def test_struct_layouts_match_the_library_defaults():
     r = _abi.RmsNormRopeArgs()
     lib.ktune_rmsnorm_rope_args_init(C.byref(r))
     assert r.eps == pytest.approx(1e-6) and r.dtype == 2 and r.style == 0
+    a = _abi.RopeAppendArgs()
+    lib.ktune_rope_append_args_init(C.byref(a))
+    assert a.seq_tokens == 1 and a.eps == pytest.approx(1e-6) and a.dtype == 2 and a.style == 0
     s = _abi.SoftmaxArgs()
     lib.ktune_softmax_args_init(C.byref(s))
     assert s.scale == 1.0 and s.mask == 0 and s.dtype == 2
@@ -61,6 +64,70 @@ def test_struct_layouts_match_the_library_defaults():
     o = _abi.RuntimeOptions()
     lib.ktune_runtime_options_init(C.byref(o))
     assert (o.device, o.on_miss, o.compile_on_miss) == (0, 0, 1)
+
+
+def test_rope_append_args_are_the_c_struct_field_for_field():
+    """The library's init writes the whole C struct over a buffer of sentinel bytes: every field
+    lands where the ctypes struct has it (each reads its default, none the sentinel) and nothing
+    lands past the ctypes struct's end (the C struct is no larger)."""
+    lib = _abi.runtime_lib()
+    size = C.sizeof(_abi.RopeAppendArgs)
+    assert size == 11 * 8 + 10 * 8 + 3 * 4 + 4  # 11 pointers, 10 int64, eps, style, dtype, the tail padding
+    buffer = (C.c_ubyte * (size + 64))(*([0xA5] * (size + 64)))
+    args = _abi.RopeAppendArgs.from_buffer(buffer)
+    lib.ktune_rope_append_args_init(C.byref(args))
+    defaults = {"seq_tokens": 1, "style": 0, "dtype": 2}
+    for name, _ in _abi.RopeAppendArgs._fields_:
+        value = getattr(args, name)
+        if name == "eps":
+            assert value == pytest.approx(1e-6), name
+        else:
+            assert (value or 0) == defaults.get(name, 0), name
+    assert bytes(buffer[size:]) == bytes([0xA5] * 64)
+
+
+def _rope_append_tensors(tokens=8, hq=16, hk=4, d=128, rot=64, cache=(8, 4, 256, 128)):
+    return dict(q=CudaArray((tokens, hq, d), ptr=0x1000), k=CudaArray((tokens, hk, d), ptr=0x2000),
+                v=CudaArray((tokens, hk, d), ptr=0x3000),
+                cos_sin=CudaArray((4096, rot), typestr="<f4", itemsize=4, ptr=0x4000),
+                positions=CudaArray((tokens,), typestr="<i4", itemsize=4, ptr=0x5000),
+                k_cache=CudaArray(cache, ptr=0x6000), v_cache=CudaArray(cache, ptr=0x7000))
+
+
+def test_rope_append_contiguous_decode_fills_the_struct(rt):
+    t = _rope_append_tensors()
+    rt.rope_append(**t, stream=0x55)
+    op, args, stream = rt._lib.calls[-1]
+    assert op == "rope_append" and stream == 0x55
+    assert (args.tokens, args.heads_q, args.heads_kv, args.head_dim, args.rot_dim) == (8, 16, 4, 128, 64)
+    assert (args.seq_tokens, args.cache_rows, args.max_blocks, args.num_blocks, args.max_pos) == (1, 256, 0, 0, 4096)
+    assert (args.q, args.k, args.v, args.cos_sin, args.positions) == (0x1000, 0x2000, 0x3000, 0x4000, 0x5000)
+    assert (args.q_out, args.k_cache, args.v_cache) == (0x1000, 0x6000, 0x7000)  # q_out None: q in place
+    assert not args.q_weight and not args.k_weight and not args.block_table
+    assert args.style == 0 and args.dtype == _abi.DTYPES["f16"]
+
+
+def test_rope_append_paged_prefill_with_the_norm_fills_the_struct(rt):
+    # One prompt of 40 tokens into a paged cache of 64 blocks of 16 rows; the norm; GPT-J pairs.
+    t = _rope_append_tensors(tokens=40, rot=128, cache=(64, 4, 16, 128))
+    table = CudaArray((1, 12), typestr="<i4", itemsize=4, ptr=0x8000)
+    q_out = CudaArray((40, 16, 128), ptr=0x9000)
+    info = rt.prepare_rope_append(**t, q_out=q_out, q_weight=CudaArray((128,), ptr=0xA000),
+                                  k_weight=CudaArray((128,), ptr=0xB000), block_table=table, seq_tokens=40,
+                                  eps=0.25, style="gptj")
+    assert info is not None
+    op, args, _ = rt._lib.calls[-1]
+    assert op == "prepare_rope_append"
+    assert (args.tokens, args.rot_dim, args.seq_tokens, args.cache_rows, args.max_blocks, args.num_blocks) == \
+        (40, 128, 40, 16, 12, 64)
+    assert (args.block_table, args.q_out, args.q_weight, args.k_weight) == (0x8000, 0x9000, 0xA000, 0xB000)
+    assert args.eps == 0.25 and args.style == 1
+
+
+def _bad_rope_append(rt, **changes):
+    t = _rope_append_tensors()
+    t.update(changes)
+    rt.rope_append(**t)
 
 
 def test_gemm_reads_dimensions_strides_and_dtype_from_the_tensors(rt):
@@ -124,6 +191,35 @@ def test_gemm_nn_layout_and_bias_epilogue(rt):
     (lambda rt: rt.swiglu(x=CudaArray((4, 64)), out=CudaArray((4, 31))), "x has shape [4, 64]"),
     (lambda rt: rt.decode_attention(CudaArray((2, 8, 128)), CudaArray((2, 2, 100, 64)), CudaArray((2, 2, 100, 64)),
                                     CudaArray((2, 8, 128))), "k_cache has shape"),
+    (lambda rt: _bad_rope_append(rt, k=CudaArray((8, 4, 64))), "k has shape [8, 4, 64]; expected [8, heads_kv, 128]"),
+    (lambda rt: _bad_rope_append(rt, v=CudaArray((8, 2, 128))), "v has shape [8, 2, 128]; expected [8, 4, 128]"),
+    (lambda rt: _bad_rope_append(rt, q_out=CudaArray((8, 16, 64))), "q_out has shape [8, 16, 64]"),
+    (lambda rt: _bad_rope_append(rt, q_weight=CudaArray((128,))), "give both q_weight and k_weight"),
+    (lambda rt: _bad_rope_append(rt, cos_sin=CudaArray((4096, 256), typestr="<f4", itemsize=4)),
+     "0 < rot_dim <= head_dim 128"),
+    (lambda rt: _bad_rope_append(rt, cos_sin=CudaArray((4096, 64))), "cos_sin is f16; it must be f32"),
+    (lambda rt: _bad_rope_append(rt, positions=CudaArray((7,), typestr="<i4", itemsize=4)),
+     "positions has shape [7]; expected [8]"),
+    (lambda rt: _bad_rope_append(rt, positions=CudaArray((8,), typestr="<f4", itemsize=4)), "positions is f32"),
+    (lambda rt: _bad_rope_append(rt, k_cache=CudaArray((7, 4, 256, 128)), v_cache=CudaArray((7, 4, 256, 128))),
+     "k_cache has shape [7, 4, 256, 128]; expected [sequences >= 8, 4, seq_max, 128] (8 tokens, 1 a sequence)"),
+    (lambda rt: _bad_rope_append(rt, v_cache=CudaArray((8, 4, 255, 128))), "v_cache has shape [8, 4, 255, 128]"),
+    (lambda rt: _bad_rope_append(rt, k_cache=CudaArray((8, 4, 256, 128), strides=(2 ** 18, 2 ** 16, 128, 1))),
+     "k_cache (shape [8, 4, 256, 128], strides"),
+    (lambda rt: _bad_rope_append(rt, seq_tokens=0), "seq_tokens=0 must be an int >= 1"),
+    (lambda rt: _bad_rope_append(rt, seq_tokens=2.5), "seq_tokens=2.5 must be an int >= 1"),
+    (lambda rt: _bad_rope_append(rt, block_table=CudaArray((3, 16), typestr="<i4", itemsize=4), seq_tokens=2),
+     "block_table has shape [3, 16]; expected [sequences >= 4, max_blocks] (8 tokens, 2 a sequence)"),
+    (lambda rt: _bad_rope_append(rt, block_table=CudaArray((8, 16))), "block_table is f16; it must be i32"),
+    (lambda rt: _bad_rope_append(rt, block_table=CudaArray((8, 16), typestr="<i4", itemsize=4),
+                                 k_cache=CudaArray((64, 2, 16, 128)), v_cache=CudaArray((64, 2, 16, 128))),
+     "k_cache has shape [64, 2, 16, 128]; expected [num_blocks, 4, block_size, 128] (the paged cache)"),
+    (lambda rt: _bad_rope_append(rt, style="llama"), "style='llama'"),
+    (lambda rt: _bad_rope_append(rt, **{n: CudaArray(s, typestr="<i4", itemsize=4) for n, s in
+                                        (("q", (8, 16, 128)), ("k", (8, 4, 128)), ("v", (8, 4, 128)))}),
+     "dtype i32 is not f32, f16 or bf16"),
+    (lambda rt: _bad_rope_append(rt, k=CudaArray((8, 4, 128), typestr="<f4", itemsize=4)),
+     "k is f32; the other tensors are f16"),
     (lambda rt: rt.gemm(object(), CudaArray((32, 64)), CudaArray((8, 32))), "not a CUDA tensor"),
     (lambda rt: rt.gemm(CudaArray((8, 64)), CudaArray((32, 64)), CudaArray((8, 32)), stream="s"), "stream"),
 ])

@@ -115,16 +115,18 @@ def _rope_table(max_pos, d, theta=10000.0):
 
 
 def _rope_ref(x, w, table, pos, eps, style):
-    d = x.shape[-1]
-    n = _rms_ref(x, w, eps)
+    """x [tokens, heads, d] normalised per head with w (None: as it is), the first rot_dim =
+    table.shape[1] elements of each head rotated at the table's row pos % max_pos."""
+    n = _rms_ref(x, w, eps) if w is not None else x.double()
+    r = table.shape[1]
     cs = table.double()[pos.long() % table.shape[0]][:, None, :]
-    c, s = cs[..., : d // 2], cs[..., d // 2:]
-    a, b = (n[..., 0::2], n[..., 1::2]) if style == "gptj" else (n[..., : d // 2], n[..., d // 2:])
-    out = torch.empty_like(n)
+    c, s = cs[..., : r // 2], cs[..., r // 2:]
+    a, b = (n[..., 0:r:2], n[..., 1:r:2]) if style == "gptj" else (n[..., : r // 2], n[..., r // 2:r])
+    out = n.clone()
     if style == "gptj":
-        out[..., 0::2], out[..., 1::2] = a * c - b * s, b * c + a * s
+        out[..., 0:r:2], out[..., 1:r:2] = a * c - b * s, b * c + a * s
     else:
-        out[..., : d // 2], out[..., d // 2:] = a * c - b * s, b * c + a * s
+        out[..., : r // 2], out[..., r // 2:r] = a * c - b * s, b * c + a * s
     return out
 
 
@@ -139,6 +141,146 @@ def test_rmsnorm_rope_both_styles():
         qo, ko = ops.rmsnorm_rope(q, k, qw, kw, table, pos, 0.25, style)
         assert _error(qo, _rope_ref(q, qw, table, pos, 0.25, style)) <= 1e-2, style
         assert _error(ko, _rope_ref(k, kw, table, pos, 0.25, style)) <= 1e-2, style
+
+
+def _append_ref(k_rot, v, pos, k_cache, v_cache, seq_tokens, block_table):
+    """The caches after appending token t's k_rot[t] and v[t] at pos[t]: k float64, v in its own
+    dtype (a copy), and the rows written (bool [sequences or blocks, rows])."""
+    k_ref, v_ref = k_cache.double().clone(), v_cache.clone()
+    rows = k_cache.shape[2]
+    written = torch.zeros(k_cache.shape[0], rows, dtype=torch.bool, device="cuda")
+    for t, p in enumerate(pos.tolist()):
+        slot = t // seq_tokens
+        if block_table is not None:
+            slot = int(block_table[slot, (p // rows) % block_table.shape[1]])
+            if not 0 <= slot < k_cache.shape[0]:
+                continue  # a block id outside the cache: nothing written
+        k_ref[slot, :, p % rows] = k_rot[t]
+        v_ref[slot, :, p % rows] = v[t]
+        written[slot, p % rows] = True
+    return k_ref, v_ref, written
+
+
+def _check_append(q_out, k_cache, v_cache, inputs, k_before, v_before, what, tol=1e-2):
+    """q_out and the caches against the float64 reference; rows not appended to are unchanged."""
+    q, k, v, table, pos, qw, kw, block_table, seq_tokens, eps, style = inputs
+    assert _error(q_out, _rope_ref(q, qw, table, pos, eps, style)) <= tol, what
+    k_ref, v_ref, written = _append_ref(_rope_ref(k, kw, table, pos, eps, style), v, pos, k_before, v_before,
+                                        seq_tokens, block_table)
+    got, ref, before = k_cache.transpose(1, 2), k_ref.transpose(1, 2), k_before.transpose(1, 2)  # [S, rows, H, d]
+    assert bool(written.any()), what
+    assert _error(got[written], ref[written]) <= tol, what
+    assert torch.equal(got[~written], before[~written]), f"{what}: k_cache rows not appended to changed"
+    assert torch.equal(v_cache, v_ref), f"{what}: v_cache is not v copied to the appended rows, the rest as it was"
+
+
+def _rope_append_case(ops, positions, seq_tokens, cache_shape, block_table, style, norm, rot, dtype=None, seed=40):
+    """One rope_append call (8 query heads over 2 kv heads of 128) on random inputs and caches
+    (dtype None: bf16)."""
+    dtype = dtype or torch.bfloat16
+    tokens, hq, hk, d = len(positions), 8, 2, 128
+    table = _rope_table(4096, rot)
+    pos = torch.tensor(positions, device="cuda", dtype=torch.int32)
+    q, k, v = (_rand(tokens, h, d, dtype=dtype, seed=seed + i) for i, h in enumerate((hq, hk, hk)))
+    qw, kw = (_rand(d, dtype=dtype, seed=seed + 3), _rand(d, dtype=dtype, seed=seed + 4)) if norm else (None, None)
+    k_cache, v_cache = _rand(*cache_shape, dtype=dtype, seed=seed + 5), _rand(*cache_shape, dtype=dtype, seed=seed + 6)
+    q_in, k_before, v_before = q.clone(), k_cache.clone(), v_cache.clone()
+    q_out = ops.rope_append(q, k, v, table, pos, k_cache, v_cache, qw, kw, block_table, seq_tokens, 0.25, style)
+    what = f"{style} norm={norm} rot_dim={rot} paged={block_table is not None} tokens={tokens} {dtype}"
+    _check_append(q_out, k_cache, v_cache, (q, k, v, table, pos, qw, kw, block_table, seq_tokens, 0.25, style),
+                  k_before, v_before, what, TOL[dtype])
+    assert torch.equal(q, q_in), f"{what}: the op wrote its input q"
+
+
+def _block_table(sequences, max_blocks, num_blocks, seed):
+    """int32 [sequences, max_blocks]: distinct blocks of [0, num_blocks) in a random order."""
+    g = torch.Generator().manual_seed(seed)
+    return torch.randperm(num_blocks, generator=g)[: sequences * max_blocks].view(sequences, max_blocks).to(
+        device="cuda", dtype=torch.int32)
+
+
+def test_rope_append_decode_contiguous_and_paged():
+    """A decode step: 8 sequences of one token each at different positions (130: past the 128
+    rows, the ring's row 2). Paged: blocks of 16, two sequences' blocks outside the cache (-1 and
+    num_blocks), which writes nothing."""
+    ops = _ops()
+    positions = [0, 5, 17, 31, 64, 100, 127, 130]
+    paged_table = _block_table(8, 8, 72, seed=41)
+    paged_table[3, (positions[3] // 16) % 8] = -1
+    paged_table[5, (positions[5] // 16) % 8] = 72
+    for paged in (False, True):
+        for style in ("neox", "gptj"):
+            for norm in (False, True):
+                for rot in (128, 64):
+                    _rope_append_case(ops, positions, 1, (72, 2, 16, 128) if paged else (8, 2, 128, 128),
+                                      paged_table if paged else None, style, norm, rot)
+
+
+def test_rope_append_prefill_contiguous_and_paged():
+    """One prompt chunk of 40 tokens at positions 5..44 (seq_tokens 40): into sequence 0 of a
+    contiguous cache of 2 (sequence 1 untouched), or into blocks 7, 2, 9 of a paged cache of 10
+    blocks of 16 (the others untouched)."""
+    ops = _ops()
+    positions = list(range(5, 45))
+    paged_table = torch.tensor([[7, 2, 9, 4]], device="cuda", dtype=torch.int32)
+    for paged in (False, True):
+        for style in ("neox", "gptj"):
+            for norm in (False, True):
+                for rot in (128, 64):
+                    _rope_append_case(ops, positions, 40, (10, 2, 16, 128) if paged else (2, 2, 64, 128),
+                                      paged_table if paged else None, style, norm, rot)
+    _rope_append_case(ops, positions, 40, (2, 2, 64, 128), None, "neox", True, 64, dtype=torch.float16)
+
+
+def test_rope_append_in_place_through_the_runtime():
+    """Runtime.rope_append without q_out rotates q in place."""
+    _ops()
+    positions, table = torch.tensor([3, 70, 9], device="cuda", dtype=torch.int32), _rope_table(4096, 64)
+    q, k, v = _rand(3, 8, 128, seed=50), _rand(3, 2, 128, seed=51), _rand(3, 2, 128, seed=52)
+    k_cache, v_cache = _rand(3, 2, 96, 128, seed=53), _rand(3, 2, 96, 128, seed=54)
+    q_in, k_before, v_before = q.clone(), k_cache.clone(), v_cache.clone()
+    _runtime.rope_append(q, k, v, table, positions, k_cache, v_cache, style="gptj",
+                         stream=torch.cuda.current_stream().cuda_stream)
+    torch.cuda.synchronize()
+    _check_append(q, k_cache, v_cache, (q_in, k, v, table, positions, None, None, None, 1, 1e-6, "gptj"),
+                  k_before, v_before, "in place")
+
+
+def test_rope_append_graph_replay_with_new_positions_and_torch_compile():
+    """A paged decode step (Qwen3: the norm) captured once and replayed at the next positions with
+    new q, k, v; then the same call under torch.compile(fullgraph=True) against eager."""
+    ops = _ops()
+    b, hq, hk, d = 8, 8, 2, 128
+    table = _rope_table(4096, d)
+    block_table = _block_table(b, 8, 64, seed=60)
+    q, k, v = _rand(b, hq, d, seed=61), _rand(b, hk, d, seed=62), _rand(b, hk, d, seed=63)
+    qw, kw = _rand(d, seed=64), _rand(d, seed=65)
+    k_cache, v_cache = _rand(64, hk, 16, d, seed=66), _rand(64, hk, 16, d, seed=67)
+    pos = torch.tensor([3, 9, 15, 16, 40, 77, 100, 120], device="cuda", dtype=torch.int32)
+
+    def step(*t):
+        return ops.rope_append(*t, qw, kw, block_table, 1, 1e-6, "neox")
+
+    step(q, k, v, table, pos, k_cache, v_cache)  # eager: prepares the key before the capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        q_out = step(q, k, v, table, pos, k_cache, v_cache)
+    for replay in (1, 2):
+        pos += 1  # the next decode step: 16 -> 17 stays in its block, 15 -> 16 moves to the next
+        for i, t in enumerate((q, k, v)):
+            t.copy_(_rand(*t.shape, seed=70 + 3 * replay + i))
+        k_before, v_before = k_cache.clone(), v_cache.clone()
+        graph.replay()
+        torch.cuda.synchronize()
+        _check_append(q_out, k_cache, v_cache, (q, k, v, table, pos, qw, kw, block_table, 1, 1e-6, "neox"),
+                      k_before, v_before, f"replay {replay}")
+
+    k_eager, v_eager, k_compiled, v_compiled = k_cache.clone(), v_cache.clone(), k_cache.clone(), v_cache.clone()
+    want = step(q, k, v, table, pos, k_eager, v_eager)
+    got = torch.compile(step, fullgraph=True)(q, k, v, table, pos, k_compiled, v_compiled)
+    torch.cuda.synchronize()
+    assert torch.equal(got, want) and torch.equal(k_compiled, k_eager) and torch.equal(v_compiled, v_eager)
 
 
 def test_softmax_causal_and_swiglu():
