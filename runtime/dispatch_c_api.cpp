@@ -160,7 +160,11 @@ ktune::DecodeAttentionArgs convert(const ktune_decode_attention_args& a) {
           .head_dim = a.head_dim,
           .scale = a.scale,
           .dtype = dtype_of(a.dtype),
-          .workspace = workspace_of(a.workspace, a.workspace_bytes)};
+          .workspace = workspace_of(a.workspace, a.workspace_bytes),
+          .block_table = a.block_table,
+          .block_size = a.block_size,
+          .max_blocks = a.max_blocks,
+          .num_blocks = a.num_blocks};
 }
 
 ktune::Fp8GemmArgs convert(const ktune_fp8_gemm_args& a) {

@@ -96,7 +96,8 @@ PlanKey swiglu_key(const SwigluArgs& a) {
 }
 
 PlanKey decode_key(const DecodeAttentionArgs& a) {
-  const int64_t seq_max = a.seq_max != 0 ? a.seq_max : a.seq;
+  const bool paged = a.block_table != nullptr;
+  const int64_t seq_max = paged ? a.seq : (a.seq_max != 0 ? a.seq_max : a.seq);  // paged: unused
   check_dims("decode_attention", {{"batch", a.batch},
                                   {"heads_q", a.heads_q},
                                   {"heads_kv", a.heads_kv},
@@ -114,7 +115,7 @@ PlanKey decode_key(const DecodeAttentionArgs& a) {
         fmt::format("decode_attention: heads_q={} is not a multiple of heads_kv={}", a.heads_q, a.heads_kv));
   }
   return {OpKind::kDecodeAttention,
-          0,
+          static_cast<uint8_t>(paged ? 1 : 0),
           a.dtype,
           {a.batch, a.heads_q, a.heads_kv, a.seq, a.head_dim},
           seq_max,
@@ -264,8 +265,24 @@ void Runtime::decode_attention(const DecodeAttentionArgs& a, Stream stream) {
   if (!std::isfinite(a.scale))
     throw Error(ErrorKind::kBadInput, fmt::format("decode_attention: scale={} is not finite", a.scale));
   const double s = a.scale != 0.0f ? a.scale : 1.0 / std::sqrt(static_cast<double>(a.head_dim));
-  const void* slots[] = {a.q, a.k, a.v, a.o, a.context_lens};
-  const double scalars[] = {s};
+  const bool paged = a.block_table != nullptr;
+  if (paged) {
+    check_pointers("decode_attention", {{"block_table", a.block_table, kWord}});
+    check_dims("decode_attention",
+               {{"block_size", a.block_size}, {"max_blocks", a.max_blocks}, {"num_blocks", a.num_blocks}});
+    if (a.block_size % 16 != 0)
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("decode_attention: block_size={} is not a multiple of 16", a.block_size));
+    if (a.max_blocks * a.block_size < a.seq)
+      throw Error(ErrorKind::kBadInput,
+                  fmt::format("decode_attention: max_blocks={} blocks of {} keys do not "
+                              "hold seq={}",
+                              a.max_blocks, a.block_size, a.seq));
+  }
+  const void* slots[] = {a.q, a.k, a.v, a.o, a.context_lens, a.block_table};
+  const double scalars[] = {s, static_cast<double>(paged ? a.block_size : 0),
+                            static_cast<double>(paged ? a.max_blocks : 0),
+                            static_cast<double>(paged ? a.num_blocks : 0)};
   impl_->run(key, slots, scalars, a.workspace.ptr, a.workspace.bytes, stream);
 }
 

@@ -246,6 +246,13 @@ struct SwigluArgs {
 ///
 /// A decode loop uses one plan for every step: key it on the cache (seq = seq_max) and pass the
 /// growing lengths in context_lens, so a graph captured once replays every step.
+///
+/// A paged cache (block_table set, the "paged" mode; the tensor-core templates serve it): k and v
+/// are [num_blocks, heads_kv, block_size, head_dim], block_table int32 [batch, max_blocks] names the
+/// block of each block_size keys of a sequence (key t: row t % block_size of block
+/// block_table[b][t / block_size]); block_size a multiple of 16, max_blocks * block_size >= seq; a
+/// block id outside [0, num_blocks) reads block 0. seq_max is unused; the geometry is given at each
+/// call (one plan serves any block size).
 struct DecodeAttentionArgs {
   const void* q = nullptr;
   const void* k = nullptr;
@@ -258,7 +265,9 @@ struct DecodeAttentionArgs {
   int64_t head_dim = 0;
   float scale = 0.0f;  ///< 0: 1/sqrt(head_dim)
   DType dtype = DType::kBF16;
-  Workspace workspace;  ///< split-KV partials
+  Workspace workspace;                   ///< split-KV partials
+  const int32_t* block_table = nullptr;  ///< set: the paged cache
+  int64_t block_size = 0, max_blocks = 0, num_blocks = 0;
 };
 
 /// C[M,N] (bf16) = A[M,K] · B[N,K]^T (e4m3, B the nn.Linear weight) times the scales (f32, read on

@@ -190,6 +190,8 @@ typedef struct ktune_decode_attention_args {
   int dtype;
   void* workspace;
   size_t workspace_bytes;
+  const int32_t* block_table; /* non-NULL: the paged cache (ktune::DecodeAttentionArgs) */
+  int64_t block_size, max_blocks, num_blocks;
 } ktune_decode_attention_args;
 
 typedef struct ktune_fp8_gemm_args {

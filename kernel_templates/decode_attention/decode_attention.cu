@@ -19,7 +19,9 @@
 // num_splits, 2]; every entry is written (an empty split writes m = -inf, l = 0, acc = 0).
 //
 // K and V rows are read as 16-byte vectors: k and v must be 16-byte aligned (D * sizeof(T) is a
-// multiple of 16). q and o are accessed element by element (any alignment).
+// multiple of 16). q and o are accessed element by element (any alignment). The last four arguments
+// (a paged cache's block table and geometry) are the tensor-core templates'; this template reads a
+// contiguous cache only (its spec refuses the paged mode) and ignores them.
 #include "decode_attention_split.cuh"
 
 
@@ -28,7 +30,7 @@ __global__ void __launch_bounds__(WARPS * 32)
     ktune_decode_attention(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                            T* __restrict__ o, float* __restrict__ workspace,
                            const int* __restrict__ context_lens, int heads_q, int heads_kv, int seq,
-                           int seq_max, int num_splits, float scale) {
+                           int seq_max, int num_splits, float scale, const int* __restrict__, int, int, int) {
   using namespace ktune_ops;
   constexpr int kElems = 16 / static_cast<int>(sizeof(T));
   constexpr int kLanes = D / kElems;

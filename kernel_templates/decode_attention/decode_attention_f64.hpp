@@ -19,6 +19,12 @@ struct DecodeAttentionShape {
   int64_t seq = 0;
   int64_t seq_max = 0;
   int64_t head_dim = 0;
+  /// Paged (block_size > 0): k and v are [num_blocks, heads_kv, block_size, head_dim] and key t of
+  /// sequence b is row t % block_size of block block_table[b * max_blocks + t / block_size] (an id
+  /// outside [0, num_blocks) reads block 0, as the kernels do); seq_max is then unused.
+  int64_t block_size = 0;
+  int64_t max_blocks = 0;
+  int64_t num_blocks = 0;
 };
 
 /// o[b, h] = sum_t softmax_t(scale * q[b, h] . k[b, h / group, t]) v[b, h / group, t] over
@@ -27,6 +33,7 @@ struct DecodeAttentionShape {
 /// heads_kv, seq > seq_max, tensor sizes).
 std::vector<double> decode_attention_f64(std::span<const double> q, std::span<const double> k,
                                          std::span<const double> v, std::span<const int32_t> context_lens,
-                                         const DecodeAttentionShape& shape, double scale);
+                                         const DecodeAttentionShape& shape, double scale,
+                                         std::span<const int32_t> block_table = {});
 
 }  // namespace ktune::kernel_templates

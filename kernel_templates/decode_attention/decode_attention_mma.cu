@@ -22,21 +22,25 @@
 // Shared memory (dynamic): WARPS * STAGES * 2 * KEYS * D * sizeof(T) bytes, 16-byte chunks XOR-
 // swizzled so that cp.async writes and ldmatrix reads are conflict-free.
 //
+// PAGED: the cache is paged (block_table [batch, max_blocks], blocks of block_size keys, a multiple
+// of 16: decode_attention_mma_block.cuh's KvPages); a warp looks a tile's blocks up once per 16 keys.
 // K and V rows are read as 16-byte vectors: k and v 16-byte aligned. q and o element by element.
 #include "decode_attention_mma_block.cuh"
 
-template <int D, int G, int KEYS, int WARPS, int STAGES, typename T>
+template <int D, int G, int KEYS, int WARPS, int STAGES, bool PAGED, typename T>
 __global__ void __launch_bounds__(WARPS * 32)
     ktune_decode_attention_mma(const T* __restrict__ q, const T* __restrict__ k, const T* __restrict__ v,
                                T* __restrict__ o, float* __restrict__ workspace,
                                const int* __restrict__ context_lens, int heads_q, int heads_kv, int seq,
-                               int seq_max, int num_splits, float scale) {
+                               int seq_max, int num_splits, float scale, const int* __restrict__ block_table,
+                               int block_size, int max_blocks, int num_blocks) {
   extern __shared__ __align__(1024) unsigned char smem[];
   const int split = static_cast<int>(blockIdx.x);
   const int h0 = static_cast<int>(blockIdx.y) * G;
   const int b = static_cast<int>(blockIdx.z);
-  ktune_attn::mma_block_partials<D, G, KEYS, WARPS, STAGES, T>(q, k, v, context_lens, heads_q, heads_kv, seq,
-                                                               seq_max, num_splits, scale, split, h0, b, smem);
+  ktune_attn::mma_block_partials<D, G, KEYS, WARPS, STAGES, PAGED, T>(
+      q, k, v, context_lens, heads_q, heads_kv, seq, seq_max, num_splits, scale, split, h0, b,
+      ktune_attn::KvPages{block_table, block_size, max_blocks, num_blocks}, smem);
   const ktune_attn::WarpPartials<D, G, WARPS> red(smem);
   ktune_attn::finish_block<D, G, WARPS>(red.acc, red.m, red.l, o, workspace, b, h0, heads_q, split,
                                         num_splits);

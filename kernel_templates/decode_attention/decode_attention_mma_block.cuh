@@ -33,6 +33,19 @@ __device__ __forceinline__ unsigned transpose_8x8(unsigned x) {
   return y;
 }
 
+/// Where a sequence's keys live. Contiguous (PAGED false): key t of K/V head h of sequence b at
+/// row (b * heads_kv + h) * seq_max + t. Paged: block_table int32 [batch, max_blocks] names the
+/// block of every block_size keys; the caches are [num_blocks, heads_kv, block_size, D] and key t
+/// is row t % block_size of block block_table[b][t / block_size]. block_size is a multiple of 16,
+/// so 16 keys from a multiple of 16 share a block; a block id outside [0, num_blocks) reads block 0
+/// (never outside the cache).
+struct KvPages {
+  const int* table = nullptr;
+  int block_size = 0;
+  int max_blocks = 0;
+  int num_blocks = 0;
+};
+
 /// The warps' partial states in shared memory once their rings are drained: acc [WARPS][G][D], then
 /// m and l [WARPS][G], f32, from the start of the block's dynamic shared memory.
 template <int D, int G, int WARPS>
@@ -50,12 +63,12 @@ struct WarpPartials {
 /// Block (split, h0 / G, b)'s work: its warps' partial states over split `split` of the context,
 /// written to WarpPartials<D, G, WARPS>(smem) (`smem` holds the warps' rings while they run). Ends
 /// after a __syncthreads: every partial is written and visible to the block.
-template <int D, int G, int KEYS, int WARPS, int STAGES, typename T>
+template <int D, int G, int KEYS, int WARPS, int STAGES, bool PAGED, typename T>
 __device__ __forceinline__ void mma_block_partials(const T* __restrict__ q, const T* __restrict__ k,
                                                    const T* __restrict__ v,
                                                    const int* __restrict__ context_lens, int heads_q,
                                                    int heads_kv, int seq, int seq_max, int num_splits,
-                                                   float scale, int split, int h0, int b,
+                                                   float scale, int split, int h0, int b, KvPages pages,
                                                    unsigned char* smem) {
   using namespace ktune_ops;
   using ktune_mma::ldmatrix_x4;
@@ -107,8 +120,6 @@ __device__ __forceinline__ void mma_block_partials(const T* __restrict__ q, cons
     }
   }
   const size_t head_base = (static_cast<size_t>(b) * heads_kv + hkv) * static_cast<size_t>(seq_max) * D;
-  const T* kh = k + head_base;
-  const T* vh = v + head_base;
   unsigned char* ring = smem + warp * STAGES * kStageBytes;
 
   // Byte offset of 16-byte chunk ch of row r of a tile: r * kRowBytes + ch * 16 with chunk bits 0..2
@@ -117,21 +128,34 @@ __device__ __forceinline__ void mma_block_partials(const T* __restrict__ q, cons
   // so the XOR may be applied to the whole shared address, which varies with the stage. Addresses
   // are then formed in the loop rather than kept in registers for every (copy, matrix).
   constexpr int kRowsPerCopy = 32 / kCpr;
+  constexpr int kCopiesPerGroup = 16 / kRowsPerCopy;  // copies of a lane in 16 consecutive keys
   const int copy_row = lane / kCpr;  // row (and chunk) of this lane's first copy of a tile
   const int copy_lin = copy_row * kRowBytes + (lane % kCpr) * 16;
+  // Row of the cache (in elements of D, from k / v) holding key `key` (< end) of this K/V head.
+  auto key_row = [&](int key) -> size_t {
+    if (!PAGED) return head_base / D + static_cast<size_t>(key);
+    unsigned id = static_cast<unsigned>(
+        pages.table[static_cast<size_t>(b) * pages.max_blocks + key / pages.block_size]);
+    if (id >= static_cast<unsigned>(pages.num_blocks)) id = 0u;
+    return (static_cast<size_t>(id) * heads_kv + hkv) * pages.block_size + key % pages.block_size;
+  };
   auto load_tile = [&](int i) {
     const int key0 = begin + (i * WARPS + warp) * KEYS;
     const unsigned sk = smem_u32(ring + (i % STAGES) * kStageBytes);
-    const size_t first = (static_cast<size_t>(key0) + copy_row) * D + (lane % kCpr) * 8;
     const int live_rows = end - key0 - copy_row;  // copies c with c * kRowsPerCopy < this are live
+    size_t group_row[kKeyBlocks];  // the cache row of key key0 + 16 g (a block never splits them)
+#pragma unroll
+    for (int g = 0; g < kKeyBlocks; ++g) group_row[g] = key0 + 16 * g < end ? key_row(key0 + 16 * g) : 0;
 #pragma unroll
     for (int c = 0; c < kCopies; ++c) {
       const bool live = c * kRowsPerCopy < live_rows;
-      const size_t off = live ? first + static_cast<size_t>(c) * kRowsPerCopy * D : 0;
+      const int g = c / kCopiesPerGroup;
+      const size_t row = group_row[g] + static_cast<size_t>(copy_row + c * kRowsPerCopy - 16 * g);
+      const size_t off = live ? row * D + (lane % kCpr) * 8 : 0;
       const unsigned x = static_cast<unsigned>((copy_row + c * kRowsPerCopy) & 7) << 4;
       const unsigned dst = (sk + copy_lin + c * kRowsPerCopy * kRowBytes) ^ x;
-      ktune_attn::cp_async16(dst, kh + off, live ? 16 : 0);
-      ktune_attn::cp_async16(dst + kTileBytes, vh + off, live ? 16 : 0);
+      ktune_attn::cp_async16(dst, k + off, live ? 16 : 0);
+      ktune_attn::cp_async16(dst + kTileBytes, v + off, live ? 16 : 0);
     }
   };
   // ldmatrix row addresses: K (A of S^T) rows 16 kb + (lane / 8 % 2) * 8 + lane % 8, chunk 2 ds +

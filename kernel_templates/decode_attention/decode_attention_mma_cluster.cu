@@ -70,12 +70,14 @@ __device__ __forceinline__ void finish_cluster(unsigned char* smem, T* o, int b,
 
 }  // namespace ktune_attn
 
-template <int D, int G, int KEYS, int WARPS, int STAGES, int CLUSTER, typename T>
+template <int D, int G, int KEYS, int WARPS, int STAGES, int CLUSTER, bool PAGED, typename T>
 __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(WARPS * 32)
     ktune_decode_attention_mma_cluster(const T* __restrict__ q, const T* __restrict__ k,
                                        const T* __restrict__ v, T* __restrict__ o, float* __restrict__,
                                        const int* __restrict__ context_lens, int heads_q, int heads_kv,
-                                       int seq, int seq_max, int, float scale) {
+                                       int seq, int seq_max, int, float scale,
+                                       const int* __restrict__ block_table, int block_size, int max_blocks,
+                                       int num_blocks) {
   static_assert(CLUSTER >= 2 && CLUSTER <= 16, "2 to 16 splits a cluster (past 8: a non-portable size)");
   static_assert(STAGES * KEYS * D * static_cast<int>(sizeof(T)) * 2 * WARPS >=
                     (WARPS + 1) * G * (D + 2) * static_cast<int>(sizeof(float)),
@@ -84,7 +86,8 @@ __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(WARPS * 32)
   const int split = static_cast<int>(blockIdx.x);  // == the cluster rank: cluster (CLUSTER, 1, 1)
   const int h0 = static_cast<int>(blockIdx.y) * G;
   const int b = static_cast<int>(blockIdx.z);
-  ktune_attn::mma_block_partials<D, G, KEYS, WARPS, STAGES, T>(q, k, v, context_lens, heads_q, heads_kv, seq,
-                                                               seq_max, CLUSTER, scale, split, h0, b, smem);
+  ktune_attn::mma_block_partials<D, G, KEYS, WARPS, STAGES, PAGED, T>(
+      q, k, v, context_lens, heads_q, heads_kv, seq, seq_max, CLUSTER, scale, split, h0, b,
+      ktune_attn::KvPages{block_table, block_size, max_blocks, num_blocks}, smem);
   ktune_attn::finish_cluster<D, G, WARPS, CLUSTER, T>(smem, o, b, h0, heads_q, static_cast<unsigned>(split));
 }

@@ -26,9 +26,10 @@ Config DecodeAttentionMmaClusterSpec::default_config(const Problem&) const {
 }
 
 std::string DecodeAttentionMmaClusterSpec::main_kernel(const Problem& problem, const Config& config) const {
-  return fmt::format("ktune_decode_attention_mma_cluster<{},{},{},{},{},{},{}>", problem.dim("head_dim"),
+  return fmt::format("ktune_decode_attention_mma_cluster<{},{},{},{},{},{},{},{}>", problem.dim("head_dim"),
                      heads_per_block(problem), config.at("KEYS"), config.at("WARPS"), config.at("STAGES"),
-                     config.at("SPLIT_K"), ktune::cuda_type_name(problem.dtype));
+                     config.at("SPLIT_K"), paged(problem) ? "true" : "false",
+                     ktune::cuda_type_name(problem.dtype));
 }
 
 }  // namespace ktune::kernel_templates

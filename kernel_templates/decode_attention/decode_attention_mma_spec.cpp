@@ -41,8 +41,9 @@ std::optional<std::string> DecodeAttentionMmaSpec::rejection(const Problem& prob
 }
 
 std::string DecodeAttentionMmaSpec::canonical_name(const Problem& problem, const Config& config) const {
-  return fmt::format("decode_attention.{}.{}.k{}.w{}.s{}.sk{}", ktune::to_string(problem.dtype), variant(),
-                     config.at("KEYS"), config.at("WARPS"), config.at("STAGES"), config.at("SPLIT_K"));
+  return fmt::format("decode_attention.{}{}.{}.k{}.w{}.s{}.sk{}", ktune::to_string(problem.dtype),
+                     paged(problem) ? ".paged" : "", variant(), config.at("KEYS"), config.at("WARPS"),
+                     config.at("STAGES"), config.at("SPLIT_K"));
 }
 
 Config DecodeAttentionMmaSpec::default_config(const Problem& problem) const {
@@ -51,9 +52,9 @@ Config DecodeAttentionMmaSpec::default_config(const Problem& problem) const {
 }
 
 std::string DecodeAttentionMmaSpec::main_kernel(const Problem& problem, const Config& config) const {
-  return fmt::format("ktune_decode_attention_mma<{},{},{},{},{},{}>", problem.dim("head_dim"),
+  return fmt::format("ktune_decode_attention_mma<{},{},{},{},{},{},{}>", problem.dim("head_dim"),
                      heads_per_block(problem), config.at("KEYS"), config.at("WARPS"), config.at("STAGES"),
-                     ktune::cuda_type_name(problem.dtype));
+                     paged(problem) ? "true" : "false", ktune::cuda_type_name(problem.dtype));
 }
 
 LaunchDims DecodeAttentionMmaSpec::main_dims(const Problem& problem, const Config& config) const {

@@ -7,7 +7,7 @@
 /// memory (a ring of K and V tiles a warp).
 /// Parameters: KEYS (keys a warp's tile: 16, 32 or 64), WARPS (1, 2, 4, 8), STAGES (ring depth, 2
 /// to 8), SPLIT_K (1 to 1024). The shared memory must fit 227 KiB.
-/// Name: `decode_attention.bf16.mma.k<KEYS>.w<WARPS>.s<STAGES>.sk<SPLIT_K>`.
+/// Name: `decode_attention.bf16[.paged].mma.k<KEYS>.w<WARPS>.s<STAGES>.sk<SPLIT_K>`.
 
 #include "kernel_templates/decode_attention/decode_attention_spec.hpp"
 
@@ -20,6 +20,8 @@ class DecodeAttentionMmaSpec : public DecodeAttentionSpec {
   static constexpr int64_t kMaxSharedBytes = 227 * 1024;
 
   std::string_view variant() const override { return "mma"; }
+  /// A contiguous cache ("") and a paged one ("paged").
+  std::vector<std::string> layouts() const override { return {"", "paged"}; }
   std::vector<std::string> param_names() const override { return {"KEYS", "WARPS", "STAGES", "SPLIT_K"}; }
   std::string_view source_name() const override { return "decode_attention_mma.cu"; }
   std::optional<std::string> arch_rejection(std::string_view arch) const override;

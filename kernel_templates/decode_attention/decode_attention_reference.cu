@@ -3,7 +3,7 @@
 // its score scale * q . k (f32, natural base) to the f32 scratch `scores` [batch, heads_q, seq],
 // then block-wide max and sum (thread 0 adds the 128 partials in order), then a thread an output
 // element sums exp(score - max) * v over the whole context. Output o_ref f32. Same definitions as
-// decode_attention.cu (context_lens clamped to [0, seq], len 0 gives 0). Checked against the CPU
+// decode_attention.cu (context_lens clamped to [0, seq], len 0 gives 0), contiguous or paged. Checked against the CPU
 // float64 reference in the gpu tests.
 #include "ops_reduce.cuh"
 
@@ -12,7 +12,9 @@ __global__ void __launch_bounds__(128)
     ktune_decode_attention_reference(const T* __restrict__ q, const T* __restrict__ k,
                                      const T* __restrict__ v, float* __restrict__ o_ref,
                                      float* __restrict__ scores, const int* __restrict__ context_lens,
-                                     int heads_q, int heads_kv, int seq, int seq_max, float scale) {
+                                     int heads_q, int heads_kv, int seq, int seq_max, float scale,
+                                     const int* __restrict__ block_table, int block_size, int max_blocks,
+                                     int num_blocks) {
   using ktune_dev::to_f32;
   __shared__ float partial[128];
   __shared__ float total;
@@ -26,11 +28,19 @@ __global__ void __launch_bounds__(128)
   const T* qh = q + row * D;
   const size_t base = (static_cast<size_t>(b) * heads_kv + hk) * static_cast<size_t>(seq_max) * D;
   float* sc = scores + row * static_cast<size_t>(seq);
+  // Element 0 of key t: contiguous, or (block_table given) row t % block_size of its block (an id
+  // outside [0, num_blocks) reads block 0, as the templates do).
+  auto key_at = [&](int t) -> size_t {
+    if (block_table == nullptr) return base + static_cast<size_t>(t) * D;
+    unsigned id = static_cast<unsigned>(block_table[static_cast<size_t>(b) * max_blocks + t / block_size]);
+    if (id >= static_cast<unsigned>(num_blocks)) id = 0u;
+    return ((static_cast<size_t>(id) * heads_kv + hk) * block_size + t % block_size) * D;
+  };
 
   float m = ktune_ops::neg_inf();
   for (int t = tid; t < len; t += 128) {
     float s = 0.0f;
-    for (int d = 0; d < D; ++d) s += to_f32<T>(qh[d]) * to_f32<T>(k[base + static_cast<size_t>(t) * D + d]);
+    for (int d = 0; d < D; ++d) s += to_f32<T>(qh[d]) * to_f32<T>(k[key_at(t) + d]);
     s *= scale;
     sc[t] = s;
     m = fmaxf(m, s);
@@ -59,7 +69,7 @@ __global__ void __launch_bounds__(128)
   for (int d = tid; d < D; d += 128) {
     float a = 0.0f;
     for (int t = 0; t < len; ++t)
-      a += expf(sc[t] - big) * to_f32<T>(v[base + static_cast<size_t>(t) * D + d]);
+      a += expf(sc[t] - big) * to_f32<T>(v[key_at(t) + d]);
     o_ref[row * D + d] = len > 0 ? a / l : 0.0f;
   }
 }

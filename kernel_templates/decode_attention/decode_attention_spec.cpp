@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 #include "kernel_templates/ops_spec_util.hpp"
 #include "ktune/error.hpp"
@@ -28,14 +29,31 @@ std::string combine_expression(const Problem& p) {
                      ktune::cuda_type_name(p.dtype));
 }
 
+/// A step coprime with n, so i * step mod n is a permutation of [0, n).
+int64_t coprime_step(int64_t n) {
+  for (const int64_t step : {7919, 7907, 7901, 7883, 7879}) {
+    if (std::gcd(step, n) == 1) return step;
+  }
+  return 1;
+}
+
 std::vector<TensorSpec> attention_input_tensors(const Problem& p, const DecodeAttentionCall& call) {
   const int64_t rows = p.dim("batch") * p.dim("heads_q");
-  const int64_t kv = p.dim("batch") * p.dim("heads_kv") * seq_max_of(p, call) * p.dim("head_dim");
+  const bool paged = DecodeAttentionSpec::paged(p);
+  const DecodeAttentionCall g = DecodeAttentionSpec::paged_geometry(p, call);
+  const int64_t kv = paged ? g.num_blocks * p.dim("heads_kv") * g.block_size * p.dim("head_dim")
+                           : p.dim("batch") * p.dim("heads_kv") * seq_max_of(p, call) * p.dim("head_dim");
   std::vector<TensorSpec> out = {{"q", TensorRole::kInput, p.dtype, rows * p.dim("head_dim")},
                                  {"k", TensorRole::kInput, p.dtype, kv},
                                  {"v", TensorRole::kInput, p.dtype, kv}};
   // int32 values, declared f32 like softmax's lengths (ktune::DType has no integer type).
   if (call.context_lens) out.push_back({"context_lens", TensorRole::kInput, DType::kF32, p.dim("batch")});
+  if (paged) {  // a permutation of the blocks: every sequence's keys in blocks of its own
+    TensorSpec table{"block_table", TensorRole::kInput, DType::kF32, p.dim("batch") * g.max_blocks};
+    table.integer = IntType::kI32;
+    table.fill = BufferFill::sequence(g.num_blocks / 3, coprime_step(g.num_blocks), g.num_blocks);
+    out.push_back(table);
+  }
   return out;
 }
 
@@ -50,6 +68,13 @@ std::vector<ArgSpec> tail_args(const Problem& p, const DecodeAttentionCall& call
   out.push_back(ArgSpec::i32(static_cast<int32_t>(seq_max_of(p, call))));
   if (splits > 0) out.push_back(ArgSpec::i32(static_cast<int32_t>(splits)));
   out.push_back(ArgSpec::f32(DecodeAttentionSpec::scale(p, call)));
+  // The paged geometry (every kernel takes it; contiguous plans pass a null table and zeros).
+  const bool paged = DecodeAttentionSpec::paged(p);
+  const DecodeAttentionCall g = DecodeAttentionSpec::paged_geometry(p, call);
+  out.push_back(paged ? ArgSpec::of_tensor("block_table") : ArgSpec::null_pointer());
+  for (const int64_t v : {g.block_size, g.max_blocks, g.num_blocks}) {
+    out.push_back(ArgSpec::i32(static_cast<int32_t>(paged ? v : 0)));
+  }
   return out;
 }
 
@@ -74,6 +99,13 @@ int64_t DecodeAttentionSpec::workspace_elements(const Problem& problem, int64_t 
   return problem.dim("batch") * problem.dim("heads_q") * split_k * (problem.dim("head_dim") + 2);
 }
 
+DecodeAttentionCall DecodeAttentionSpec::paged_geometry(const Problem& problem, DecodeAttentionCall call) {
+  if (call.block_size == 0) call.block_size = kTunedBlockSize;
+  if (call.max_blocks == 0) call.max_blocks = ceil_div(problem.dim("seq"), call.block_size);
+  if (call.num_blocks == 0) call.num_blocks = problem.dim("batch") * call.max_blocks;
+  return call;
+}
+
 float DecodeAttentionSpec::scale(const Problem& problem, const DecodeAttentionCall& call) {
   if (call.scale != 0.0f) return call.scale;
   return static_cast<float>(1.0 / std::sqrt(static_cast<double>(problem.dim("head_dim"))));
@@ -84,8 +116,8 @@ std::optional<std::string> DecodeAttentionSpec::problem_rejection(const Problem&
   if (problem.dtype != DType::kBF16) {
     return fmt::format("decode_attention supports bf16 only, not {}", ktune::to_string(problem.dtype));
   }
-  if (!problem.layout.empty()) {
-    return fmt::format("decode_attention has no mode '{}' (only '')", problem.layout);
+  if (!problem.layout.empty() && !paged(problem)) {
+    return fmt::format("decode_attention has no mode '{}' (only '' and 'paged')", problem.layout);
   }
   const int64_t d = problem.dim("head_dim");
   if (d != 64 && d != 128) return fmt::format("decode_attention supports head_dim 64 and 128, not {}", d);
@@ -114,12 +146,29 @@ std::optional<std::string> DecodeAttentionSpec::call_rejection(const Problem& pr
                        call.seq_max);
   }
   if (!std::isfinite(call.scale)) return fmt::format("softmax scale {} is not finite", call.scale);
+  if (paged(problem)) {
+    const DecodeAttentionCall g = paged_geometry(problem, call);
+    if (g.block_size < 16 || g.block_size % 16 != 0 || g.block_size > kMaxDim) {
+      return fmt::format("paged KV cache: block_size={} is not a positive multiple of 16", g.block_size);
+    }
+    if (g.max_blocks < 1 || g.max_blocks > kMaxDim || g.max_blocks * g.block_size < problem.dim("seq")) {
+      return fmt::format("paged KV cache: max_blocks={} blocks of {} keys do not hold seq={}", g.max_blocks,
+                         g.block_size, problem.dim("seq"));
+    }
+    if (g.num_blocks < 1 || g.num_blocks > kMaxDim) {
+      return fmt::format("paged KV cache: num_blocks={} is outside [1, {}]", g.num_blocks, kMaxDim);
+    }
+  }
   return std::nullopt;
 }
 
 std::optional<std::string> DecodeAttentionSpec::rejection(const Problem& problem,
                                                           const Config& config) const {
   if (auto why = problem_rejection(problem)) return why;
+  if (paged(problem)) {
+    return std::string(
+        "the splitkv template reads a contiguous cache (the paged mode is the tensor-core templates')");
+  }
   if (auto why = params_rejection(variant(), config, param_names())) return why;
   const int64_t warps = config.at("WARPS");
   if (warps != 1 && warps != 2 && warps != 4 && warps != 8)
@@ -272,10 +321,19 @@ HostTensors DecodeAttentionSpec::cpu_reference(const Problem& problem, const Hos
   if (call.context_lens) {
     for (double v : input("context_lens")) lens.push_back(static_cast<int32_t>(static_cast<int64_t>(v)));
   }
-  const DecodeAttentionShape shape{problem.dim("batch"), problem.dim("heads_q"),    problem.dim("heads_kv"),
-                                   problem.dim("seq"),   seq_max_of(problem, call), problem.dim("head_dim")};
+  DecodeAttentionShape shape{problem.dim("batch"), problem.dim("heads_q"),    problem.dim("heads_kv"),
+                             problem.dim("seq"),   seq_max_of(problem, call), problem.dim("head_dim")};
+  std::vector<int32_t> table;
+  if (paged(problem)) {
+    const DecodeAttentionCall g = paged_geometry(problem, call);
+    shape.block_size = g.block_size;
+    shape.max_blocks = g.max_blocks;
+    shape.num_blocks = g.num_blocks;
+    for (double v : input("block_table")) table.push_back(static_cast<int32_t>(static_cast<int64_t>(v)));
+  }
   HostTensors out;
-  out["o"] = decode_attention_f64(input("q"), input("k"), input("v"), lens, shape, scale(problem, call));
+  out["o"] =
+      decode_attention_f64(input("q"), input("k"), input("v"), lens, shape, scale(problem, call), table);
   return out;
 }
 

@@ -2,7 +2,9 @@
 /// Host-side spec of `decode_attention` (decode_attention.cu): one query token per sequence over a
 /// bf16 KV cache, grouped-query, split-KV (flash-decoding) with a log-sum-exp combine.
 /// Problem dims (kernel_catalog's canonical order): batch, heads_q, heads_kv, seq (context length),
-/// head_dim (64 or 128); dtype bf16; mode (layout) "" only.
+/// head_dim (64 or 128); dtype bf16; mode (layout) "" (a contiguous cache) or "paged" (the tensor-core
+/// templates: k and v [num_blocks, heads_kv, block_size, head_dim] and an int32 block_table [batch,
+/// max_blocks]; the tuned plans take blocks of 16 keys and a permutation of the blocks).
 /// Tensors: inputs q [batch, heads_q, head_dim], k and v [batch, heads_kv, seq_max, head_dim]
 /// (seq_max = seq in the tuned plans), optionally context_lens [batch] (int32, declared kF32, only in
 /// plans built with DecodeAttentionCall::context_lens); output o [batch, heads_q, head_dim];
@@ -25,10 +27,15 @@ namespace ktune::kernel_templates {
 
 /// A call's KV-cache geometry beyond the tuned shape (dispatch, tests). The KernelSpec overrides use
 /// the default: seq_max = seq, no context_lens, scale 1/sqrt(head_dim).
+/// In the "paged" mode the geometry is the paged cache's; 0 takes the tuned plans' (blocks of
+/// kTunedBlockSize keys, ceil(seq / kTunedBlockSize) a sequence, batch times that many blocks).
 struct DecodeAttentionCall {
   int64_t seq_max = 0;        ///< cache capacity in keys (the K/V head stride); 0 means seq
   bool context_lens = false;  ///< a per-sequence length tensor "context_lens" (int32 [batch])
   float scale = 0.0f;         ///< softmax scale; 0 means 1/sqrt(head_dim)
+  int64_t block_size = 0;     ///< paged: keys a block (a multiple of 16)
+  int64_t max_blocks = 0;     ///< paged: the block table's columns
+  int64_t num_blocks = 0;     ///< paged: blocks in each cache
 };
 
 class DecodeAttentionSpec : public KernelSpec {
@@ -43,6 +50,11 @@ class DecodeAttentionSpec : public KernelSpec {
   /// gridDim.y and .z limit.
   static constexpr int64_t kMaxGridYZ = 65535;
   static constexpr int64_t kMaxSplitK = 1024;
+  /// The paged mode's tuned block size: the smallest a paged call may have (and vLLM's default).
+  static constexpr int64_t kTunedBlockSize = 16;
+  /// Argument positions in the main kernels' signatures of the paged geometry the runtime gives at
+  /// each call (block_size, max_blocks, num_blocks; the block table is at kArgBlockTable).
+  static constexpr std::size_t kArgBlockTable = 12;
 
   std::string_view kernel() const override { return "decode_attention"; }
   std::string_view variant() const override { return "splitkv"; }
@@ -50,6 +62,7 @@ class DecodeAttentionSpec : public KernelSpec {
     return {"batch", "heads_q", "heads_kv", "seq", "head_dim"};
   }
   std::vector<DType> dtypes() const override { return {DType::kBF16}; }
+  /// "" only: this template reads a contiguous cache (the tensor-core ones add "paged").
   std::vector<std::string> layouts() const override { return {""}; }
   std::vector<std::string> param_names() const override { return {"BLOCK_N", "WARPS", "SPLIT_K"}; }
   std::string_view source_name() const override { return "decode_attention.cu"; }
@@ -87,9 +100,13 @@ class DecodeAttentionSpec : public KernelSpec {
   static int64_t workspace_elements(const Problem& problem, int64_t split_k);
   /// The scale a call uses.
   static float scale(const Problem& problem, const DecodeAttentionCall& call);
+  /// The paged geometry a call uses (the tuned plans' where the call gives 0).
+  static DecodeAttentionCall paged_geometry(const Problem& problem, DecodeAttentionCall call);
+  static bool paged(const Problem& problem) { return problem.layout == "paged"; }
 
  protected:
-  /// What every template rejects: dims, dtype, mode, head_dim, the grid's limits.
+  /// What every template rejects: dims, dtype, mode ("" or "paged": the references serve both),
+  /// head_dim, the grid's limits.
   std::optional<std::string> problem_rejection(const Problem& problem) const;
   /// The template's main kernel, e.g. "ktune_decode_attention<128,4,64,8,__nv_bfloat16>".
   virtual std::string main_kernel(const Problem& problem, const Config& config) const;

@@ -56,7 +56,8 @@ class SwigluArgs(C.Structure):
 class DecodeAttentionArgs(C.Structure):
     _fields_ = [("q", _p), ("k", _p), ("v", _p), ("o", _p), ("context_lens", _p), ("batch", _i64),
                 ("heads_q", _i64), ("heads_kv", _i64), ("seq", _i64), ("seq_max", _i64), ("head_dim", _i64),
-                ("scale", C.c_float), ("dtype", C.c_int), ("workspace", _p), ("workspace_bytes", C.c_size_t)]
+                ("scale", C.c_float), ("dtype", C.c_int), ("workspace", _p), ("workspace_bytes", C.c_size_t),
+                ("block_table", _p), ("block_size", _i64), ("max_blocks", _i64), ("num_blocks", _i64)]
 
 
 class Fp8GemmArgs(C.Structure):

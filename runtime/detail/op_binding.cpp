@@ -71,8 +71,16 @@ const OpBinding kBindings[] = {
      {},
      {},
      "splitkv",
-     {"q", "k", "v", "o", "context_lens"},
-     {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kDecodeScaleSentinel, 0}}},
+     {"q", "k", "v", "o", "context_lens", "block_table"},
+     // The scale by value; the paged geometry (block_size, max_blocks, num_blocks) by position, any
+     // value the plan holds there (the tuned plans' geometry depends on seq).
+     {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kDecodeScaleSentinel, 0},
+      {ScalarBinding::kEveryLaunch, kt::DecodeAttentionSpec::kArgBlockTable + 1, SK::kI32,
+       ScalarBinding::kAnyValue, 1},
+      {ScalarBinding::kEveryLaunch, kt::DecodeAttentionSpec::kArgBlockTable + 2, SK::kI32,
+       ScalarBinding::kAnyValue, 2},
+      {ScalarBinding::kEveryLaunch, kt::DecodeAttentionSpec::kArgBlockTable + 3, SK::kI32,
+       ScalarBinding::kAnyValue, 3}}},
     {OpKind::kFp8Gemm, "fp8_gemm", {}, {}, "mma", {"a", "b", "a_scale", "b_scale", "c"}, {}},
     // The call's cache geometry (seq_tokens, cache_rows, max_blocks, num_blocks) and max_pos by
     // their positions in rope_append.cu's signature, eps by value.
@@ -145,7 +153,8 @@ std::string describe(const PlanKey& key) {
   std::string out = fmt::format("{} {} {}{}{}", binding_of(key.op).kernel, p.shape_text(),
                                 to_string(key.dtype), p.layout.empty() ? "" : " ", p.layout);
   if (key.op == OpKind::kDecodeAttention) {
-    out += fmt::format(" seq_max={}{}", key.extra, (key.flags & kContextLens) != 0 ? " context_lens" : "");
+    if (key.mode == 0) out += fmt::format(" seq_max={}", key.extra);
+    if ((key.flags & kContextLens) != 0) out += " context_lens";
   }
   return out;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -24,6 +25,10 @@ std::string slot_list(std::span<const std::string> slots) {
 }
 
 bool holds(const ScalarBinding& b, const kt::ArgSpec& a) {
+  if (std::isnan(b.spec_value)) {  // kAnyValue: the kind only
+    return a.kind ==
+           (b.kind == ScalarBinding::Kind::kF32 ? kt::ArgSpec::Kind::kF32 : kt::ArgSpec::Kind::kI32);
+  }
   if (b.kind == ScalarBinding::Kind::kF32)
     return a.kind == kt::ArgSpec::Kind::kF32 && a.real == static_cast<float>(b.spec_value);
   return a.kind == kt::ArgSpec::Kind::kI32 && static_cast<double>(a.integer) == b.spec_value;

@@ -16,6 +16,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,6 +37,9 @@ namespace ktune::runtime::detail {
 struct ScalarBinding {
   static constexpr std::size_t kEveryLaunch = static_cast<std::size_t>(-1);
   static constexpr std::size_t kByValue = static_cast<std::size_t>(-1);
+  /// spec_value of a positional binding whose argument may hold any value of its kind (a geometry
+  /// the tuned plan derives from the shape); the kind is still checked.
+  static constexpr double kAnyValue = std::numeric_limits<double>::quiet_NaN();
   enum class Kind { kF32, kI32 };
   std::size_t launch = kEveryLaunch;
   std::size_t arg = kByValue;

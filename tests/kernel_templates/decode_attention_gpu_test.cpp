@@ -1,11 +1,13 @@
 // gpu: decode_attention. The GPU reference against the CPU float64 reference on small shapes (D4);
 // every sampled config against the GPU reference at odd sizes (context not a multiple of BLOCK_N
 // nor of SPLIT_K * BLOCK_N, seq 1, batch 3, groups of 1, 4, 7, 8 and 16, head_dim 64 and 128, a 32K
-// context), with a cache larger than the context and with per-sequence lengths (0, 1, clamped).
+// context), with a cache larger than the context and with per-sequence lengths (0, 1, clamped), and
+// over a paged cache (shuffled blocks, an id out of range).
 // Skips with the reason when there is no GPU.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -88,6 +90,19 @@ std::unique_ptr<Fixture> make_fixture(const Problem& p, const DecodeAttentionCal
     f->tensors.ensure(t);
     if (t.role != TensorRole::kInput) {
       f->tensors.poison(t.name);
+    } else if (t.name == "block_table") {
+      // The blocks shuffled (every sequence's blocks its own), the first id out of range (read as
+      // block 0 by the kernels and the references).
+      const DecodeAttentionCall g = DecodeAttentionSpec::paged_geometry(p, call);
+      std::vector<int32_t> ids(static_cast<std::size_t>(g.num_blocks));
+      for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
+      std::shuffle(ids.begin(), ids.end(), rng);
+      ids.resize(static_cast<std::size_t>(t.elements));
+      ids[0] = static_cast<int32_t>(g.num_blocks + 3);
+      std::vector<uint8_t> bytes(ids.size() * 4);
+      std::memcpy(bytes.data(), ids.data(), bytes.size());
+      f->tensors.upload(t.name, bytes);
+      f->host[t.name].assign(ids.begin(), ids.end());
     } else if (t.name == "context_lens") {
       std::vector<uint8_t> bytes(lens.size() * 4);
       std::memcpy(bytes.data(), lens.data(), bytes.size());
@@ -147,11 +162,21 @@ void verify_samples(const std::vector<Case>& cases) {
     int accepted = 0;
     for (const Config& s : testing::decode_attention_all_samples())
       accepted += expect_matches_reference(*f, s) ? 1 : 0;
-    EXPECT_GT(accepted, static_cast<int>(testing::decode_attention_tensor_core_samples().size()))
+    const bool paged = DecodeAttentionSpec::paged(c.problem);  // the tensor-core templates only
+    EXPECT_GE(accepted,
+              static_cast<int>(testing::decode_attention_tensor_core_samples().size()) + (paged ? 0 : 1))
         << c.problem.shape_text() << ": every mma and mma_cluster sample and some splitkv ones";
-    for (const DecodeAttentionSpec* s : {&spec(), &spec(Config{"mma", {}}), &spec(Config{"mma_cluster", {}})})
+    for (const DecodeAttentionSpec* s :
+         {&spec(), &spec(Config{"mma", {}}), &spec(Config{"mma_cluster", {}})}) {
+      if (paged && s == &spec()) continue;
       EXPECT_TRUE(expect_matches_reference(*f, s->default_config(c.problem))) << c.problem.shape_text();
+    }
   }
+}
+
+Problem paged(Problem p) {
+  p.layout = "paged";
+  return p;
 }
 
 TEST_F(AttnGpu, GpuReferenceMatchesCpuFloat64) {
@@ -160,6 +185,8 @@ TEST_F(AttnGpu, GpuReferenceMatchesCpuFloat64) {
       {decode_problem(3, 8, 2, 100, 128), {120, true, 0.0f}, {0, 1, 200}},
       {decode_problem(2, 7, 7, 1, 128), {}, {}},
       {decode_problem(1, 16, 2, 513, 64), {600, false, 0.3f}, {}},
+      {paged(decode_problem(3, 8, 2, 100, 128)), {}, {}},
+      {paged(decode_problem(2, 16, 2, 300, 64)), {0, true, 0.0f, 32, 12, 30}, {300, 77}},
   };
   for (const Case& c : cases) {
     auto f = make_fixture(c.problem, c.call, c.lens, 7);
@@ -191,6 +218,17 @@ TEST_F(AttnGpu, SamplesMatchReferenceWithCacheStrideAndLengths) {
       {decode_problem(3, 32, 8, 1000, 128), {1024, false, 0.0f}, {}},
       {decode_problem(5, 32, 8, 700, 64), {800, true, 0.0f}, {0, 1, 699, 5000, 333}},
       {decode_problem(4, 8, 2, 129, 128), {129, true, 0.2f}, {129, -7, 64, 2}},
+  });
+}
+
+// The paged cache: blocks of 16 (the tuned geometry), 32 and 64 keys, a table with spare columns
+// and spare blocks, contexts that end inside a block, per-sequence lengths; every tensor-core sample.
+TEST_F(AttnGpu, PagedSamplesMatchReference) {
+  verify_samples({
+      {paged(decode_problem(3, 32, 8, 1000, 128)), {}, {}},
+      {paged(decode_problem(3, 32, 8, 1000, 128)), {0, false, 0.0f, 64, 20, 70}, {}},
+      {paged(decode_problem(5, 32, 8, 700, 64)), {0, true, 0.0f, 32, 25, 130}, {0, 1, 699, 5000, 333}},
+      {paged(decode_problem(1, 14, 2, 4097, 64)), {0, false, 0.0f, 16, 260, 300}, {}},
   });
 }
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -56,7 +58,7 @@ TEST(AttnSpec, MmaTemplateNamesLaunchAndRules) {
   EXPECT_EQ(s.canonical_name(llama, c), "decode_attention.bf16.mma.k32.w4.s3.sk16");
   EXPECT_EQ(s.compile_spec(llama, c).source_name, "decode_attention_mma.cu");
   EXPECT_EQ(s.compile_spec(llama, c).name_expressions,
-            (std::vector<std::string>{"ktune_decode_attention_mma<128,4,32,4,3,__nv_bfloat16>",
+            (std::vector<std::string>{"ktune_decode_attention_mma<128,4,32,4,3,false,__nv_bfloat16>",
                                       "ktune_decode_attention_combine<128,__nv_bfloat16>"}));
   const LaunchPlan plan = s.launch_plan(llama, c);
   ASSERT_EQ(plan.launches.size(), 2u);
@@ -87,8 +89,9 @@ TEST(AttnSpec, ClusterTemplateIsOneLaunchWithoutWorkspace) {
   const Config c{"mma_cluster", {{"KEYS", 16}, {"WARPS", 8}, {"STAGES", 3}, {"SPLIT_K", 8}}};
   EXPECT_EQ(s.canonical_name(one, c), "decode_attention.bf16.mma_cluster.k16.w8.s3.sk8");
   EXPECT_EQ(s.compile_spec(one, c).source_name, "decode_attention_mma_cluster.cu");
-  EXPECT_EQ(s.compile_spec(one, c).name_expressions,
-            (std::vector<std::string>{"ktune_decode_attention_mma_cluster<128,4,16,8,3,8,__nv_bfloat16>"}));
+  EXPECT_EQ(
+      s.compile_spec(one, c).name_expressions,
+      (std::vector<std::string>{"ktune_decode_attention_mma_cluster<128,4,16,8,3,8,false,__nv_bfloat16>"}));
   const LaunchPlan plan = s.launch_plan(one, c);
   ASSERT_EQ(plan.launches.size(), 1u);
   for (const TensorSpec& t : plan.tensors) EXPECT_NE(t.role, TensorRole::kWorkspace) << t.name;
@@ -96,8 +99,9 @@ TEST(AttnSpec, ClusterTemplateIsOneLaunchWithoutWorkspace) {
   EXPECT_EQ(plan.launches[0].dims.grid.y, 8u);
   EXPECT_EQ(plan.launches[0].dims.dynamic_smem_bytes, 8u * 3 * 2 * 16 * 128 * 2);
   // q, k, v, o written by the main kernel, no workspace, context_lens, heads_q, heads_kv, seq, seq_max,
-  // num_splits 8, scale.
-  ASSERT_EQ(plan.launches[0].args.size(), 12u);
+  // num_splits 8, scale, then the paged geometry (null table, zeros).
+  ASSERT_EQ(plan.launches[0].args.size(), 16u);
+  EXPECT_EQ(plan.launches[0].args[DecodeAttentionSpec::kArgBlockTable].kind, ArgSpec::Kind::kNullPointer);
   EXPECT_EQ(plan.launches[0].args[3].tensor, "o");
   EXPECT_EQ(plan.launches[0].args[4].kind, ArgSpec::Kind::kNullPointer);
   EXPECT_EQ(plan.launches[0].args[10].integer, 8);
@@ -200,7 +204,7 @@ TEST(AttnSpec, PlanWithoutSplitIsOneLaunch) {
   const KernelLaunch& l = plan.launches[0];
   EXPECT_EQ(l.dims.grid, (Dim3{1, 8, 3}));
   EXPECT_EQ(l.dims.block, (Dim3{128, 1, 1}));
-  ASSERT_EQ(l.args.size(), 12u);
+  ASSERT_EQ(l.args.size(), 16u);
   EXPECT_EQ(l.args[3].tensor, "o");
   EXPECT_EQ(l.args[4].kind, ArgSpec::Kind::kNullPointer);  // no workspace
   EXPECT_EQ(l.args[5].kind, ArgSpec::Kind::kNullPointer);  // uniform context
@@ -256,7 +260,7 @@ TEST(AttnSpec, WorkAlignmentAndReference) {
   EXPECT_EQ(r.plan.launches.at(0).dims.grid, (Dim3{32, 8, 1}));
   EXPECT_EQ(r.plan.tensors.at(static_cast<std::size_t>(r.plan.tensor_index("scores_ref"))).elements,
             8 * 32 * 4096);
-  EXPECT_EQ(r.plan.launches.at(0).args.size(), 11u);
+  EXPECT_EQ(r.plan.launches.at(0).args.size(), 15u);
   EXPECT_EQ(r.plan.launches.at(0).args[5].tensor, "context_lens");
   EXPECT_EQ(r.plan.launches.at(0).args[9].integer, 5000);
 }
@@ -294,6 +298,50 @@ TEST(AttnSpec, DefaultServesEveryProblem) {
   EXPECT_EQ(s.default_config(decode_problem(1, 32, 8, 131072, 128)).at("SPLIT_K"), 33);
   EXPECT_EQ(s.default_config(decode_problem(1, 32, 8, 300, 128)).at("SPLIT_K"), 1);
   EXPECT_EQ(s.default_config(decode_problem(32, 32, 8, 131072, 128)).at("SPLIT_K"), 2);
+}
+
+// The paged mode: the tensor-core templates only; the tuned plan's cache is blocks of 16 keys in a
+// permutation of the blocks; a call's geometry is checked; names and expressions carry it.
+TEST(AttnSpec, PagedModeIsTheTensorCoreTemplatesWithItsGeometry) {
+  const Problem p{{{"batch", 3}, {"heads_q", 32}, {"heads_kv", 8}, {"seq", 1000}, {"head_dim", 128}},
+                  DType::kBF16,
+                  "paged"};
+  const DecodeAttentionMmaSpec mma;
+  const DecodeAttentionSpec& split =
+      dynamic_cast<const DecodeAttentionSpec&>(find_spec("decode_attention", "splitkv"));
+  EXPECT_EQ(mma.layouts(), (std::vector<std::string>{"", "paged"}));
+  EXPECT_NE(split.rejection(p, split.default_config(p)).value_or("").find("contiguous"), std::string::npos);
+  const Config c = mma.default_config(p);
+  ASSERT_EQ(mma.rejection(p, c), std::nullopt);
+  EXPECT_EQ(mma.canonical_name(p, c).rfind("decode_attention.bf16.paged.mma.", 0), 0u)
+      << mma.canonical_name(p, c);
+  EXPECT_EQ(mma.compile_spec(p, c).name_expressions.at(0),
+            "ktune_decode_attention_mma<128,4,16,4,3,true,__nv_bfloat16>");
+  const LaunchPlan plan = mma.launch_plan(p, c);
+  const auto& args = plan.launches[0].args;
+  ASSERT_EQ(args.size(), 16u);
+  EXPECT_EQ(args[DecodeAttentionSpec::kArgBlockTable].tensor, "block_table");
+  EXPECT_EQ(args[DecodeAttentionSpec::kArgBlockTable + 1].integer, 16);
+  EXPECT_EQ(args[DecodeAttentionSpec::kArgBlockTable + 2].integer, 63);      // ceil(1000 / 16)
+  EXPECT_EQ(args[DecodeAttentionSpec::kArgBlockTable + 3].integer, 3 * 63);  // the blocks
+  EXPECT_EQ(plan.tensors[1].elements, 3 * 63 * 8 * 16 * 128);
+  const TensorSpec& table = plan.tensors[static_cast<std::size_t>(plan.tensor_index("block_table"))];
+  ASSERT_EQ(table.elements, 3 * 63);
+  std::set<int64_t> ids;
+  for (int64_t i = 0; i < table.elements; ++i)
+    ids.insert((table.fill.start + i * table.fill.step) % *table.fill.modulo);
+  EXPECT_EQ(ids.size(), 3u * 63);  // a permutation: no two sequences share a block
+  // A call's geometry: block sizes that are multiples of 16 and tables that hold the context.
+  EXPECT_EQ(mma.call_rejection(p, {.block_size = 32, .max_blocks = 32, .num_blocks = 96}), std::nullopt);
+  EXPECT_NE(
+      mma.call_rejection(p, {.block_size = 24, .max_blocks = 64, .num_blocks = 9}).value_or("").find("16"),
+      std::string::npos);
+  EXPECT_NE(mma.call_rejection(p, {.block_size = 16, .max_blocks = 62, .num_blocks = 9})
+                .value_or("")
+                .find("seq=1000"),
+            std::string::npos);
+  const ReferenceSpec r = mma.reference(p);
+  EXPECT_EQ(r.plan.launches.at(0).args.at(11).tensor, "block_table");
 }
 
 }  // namespace

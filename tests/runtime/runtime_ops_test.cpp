@@ -112,7 +112,7 @@ TEST(RuntimeOpsChecks, ModeCodesNameTheCatalogLayouts) {
       {OpKind::kRmsNormRope, {"neox", "gptj"}},
       {OpKind::kSoftmax, {"", "causal", "padding"}},
       {OpKind::kSwiglu, {"fused", "split"}},
-      {OpKind::kDecodeAttention, {""}},
+      {OpKind::kDecodeAttention, {"", "paged"}},
       {OpKind::kFp8Gemm, {"nt", "nt+rowcol"}},
       {OpKind::kRopeAppend,
        {"neox", "gptj", "neox+norm", "gptj+norm", "neox+paged", "gptj+paged", "neox+norm+paged",

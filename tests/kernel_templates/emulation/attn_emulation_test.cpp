@@ -114,9 +114,9 @@ void run_case(const Case& c, int splits) {
 
   std::vector<float> ws(splits > 1 ? rows * splits * (D + 2) : 0, std::nanf(""));
   launch({unsigned(splits), unsigned(c.hq / G), unsigned(c.batch)}, WARPS * 32, [&] {
-    ktune_decode_attention<D, G, BLOCK_N, WARPS, bf16e>(q.p, k.p, v.p, splits > 1 ? nullptr : o.p,
-                                                        splits > 1 ? ws.data() : nullptr, lens_ptr, c.hq,
-                                                        c.hkv, c.seq, c.seq_max, splits, scale);
+    ktune_decode_attention<D, G, BLOCK_N, WARPS, bf16e>(
+        q.p, k.p, v.p, splits > 1 ? nullptr : o.p, splits > 1 ? ws.data() : nullptr, lens_ptr, c.hq, c.hkv,
+        c.seq, c.seq_max, splits, scale, nullptr, 0, 0, 0);
   });
   if (splits > 1) {
     launch({unsigned((rows + 3) / 4), 1, 1}, 128,
@@ -127,9 +127,62 @@ void run_case(const Case& c, int splits) {
   std::vector<float> o_ref(rows * D, std::nanf("")), scores(rows * c.seq, std::nanf(""));
   launch({unsigned(c.hq), unsigned(c.batch), 1}, 128, [&] {
     ktune_decode_attention_reference<D, bf16e>(q.p, k.p, v.p, o_ref.data(), scores.data(), lens_ptr, c.hq,
-                                               c.hkv, c.seq, c.seq_max, scale);
+                                               c.hkv, c.seq, c.seq_max, scale, nullptr, 0, 0, 0);
   });
   expect_close(std::vector<double>(o_ref.begin(), o_ref.end()), want, 2e-5, "reference " + what);
+}
+
+/// The GPU reference over a paged cache (blocks of `block` keys, the blocks of the sequences
+/// shuffled, one spare block, one id out of range that reads block 0) against float64 over the
+/// same pages, and the float64 reference over pages against itself over the equivalent contiguous
+/// cache.
+template <int D>
+void run_paged_reference(int batch, int hq, int hkv, int seq, int block) {
+  const int max_blocks = (seq + block - 1) / block + 1;  // a spare column
+  const int num_blocks = batch * max_blocks + 1;
+  std::vector<int32_t> table(static_cast<std::size_t>(batch * max_blocks));
+  for (std::size_t i = 0; i < table.size(); ++i)
+    table[i] = static_cast<int32_t>((i * 7 + 3) % (num_blocks - 1)) + 1;
+  const std::size_t rows = std::size_t(batch) * hq;
+  const std::size_t kv = std::size_t(num_blocks) * hkv * block * D;
+  Bf16Buf q(rows * D), k(kv), v(kv);
+  const auto qv = q.randomize(21u + seq), kvals = k.randomize(22u), vv = v.randomize(23u);
+  const float scale = 1.0f / std::sqrt(float(D));
+  kt::DecodeAttentionShape paged{batch, hq, hkv, seq, seq, D};
+  paged.block_size = block, paged.max_blocks = max_blocks, paged.num_blocks = num_blocks;
+  const auto want = kt::decode_attention_f64(qv, kvals, vv, {}, paged, scale, table);
+  // The same keys gathered into a contiguous cache [batch, hkv, seq, D].
+  std::vector<double> kc(std::size_t(batch) * hkv * seq * D), vc(kc.size());
+  for (int b = 0; b < batch; ++b)
+    for (int h = 0; h < hkv; ++h)
+      for (int t = 0; t < seq; ++t) {
+        const auto id = static_cast<std::size_t>(table[std::size_t(b * max_blocks + t / block)]);
+        const std::size_t src = ((id * hkv + h) * block + t % block) * D;
+        const std::size_t dst = ((std::size_t(b) * hkv + h) * seq + t) * D;
+        for (int d = 0; d < D; ++d) kc[dst + d] = kvals[src + d], vc[dst + d] = vv[src + d];
+      }
+  expect_close(want, kt::decode_attention_f64(qv, kc, vc, {}, {batch, hq, hkv, seq, seq, D}, scale), 1e-12,
+               "paged f64 vs contiguous f64");
+  std::vector<float> o_ref(rows * D, std::nanf("")), scores(rows * seq, std::nanf(""));
+  launch({unsigned(hq), unsigned(batch), 1}, 128, [&] {
+    ktune_decode_attention_reference<D, bf16e>(q.p, k.p, v.p, o_ref.data(), scores.data(), nullptr, hq, hkv,
+                                               seq, seq, scale, table.data(), block, max_blocks, num_blocks);
+  });
+  expect_close(std::vector<double>(o_ref.begin(), o_ref.end()), want, 2e-5, "paged reference");
+  // An id out of range reads block 0, in both references.
+  table[0] = num_blocks + 9;
+  const auto clamped = kt::decode_attention_f64(qv, kvals, vv, {}, paged, scale, table);
+  launch({unsigned(hq), unsigned(batch), 1}, 128, [&] {
+    ktune_decode_attention_reference<D, bf16e>(q.p, k.p, v.p, o_ref.data(), scores.data(), nullptr, hq, hkv,
+                                               seq, seq, scale, table.data(), block, max_blocks, num_blocks);
+  });
+  expect_close(std::vector<double>(o_ref.begin(), o_ref.end()), clamped, 2e-5,
+               "paged reference, id out of range");
+}
+
+TEST(AttnEmulation, PagedReferenceMatchesTheContiguousCache) {
+  run_paged_reference<64>(2, 4, 2, 37, 16);
+  run_paged_reference<128>(3, 8, 2, 70, 32);
 }
 
 TEST(AttnEmulation, HeadDim64GroupOf2OddContext) {
