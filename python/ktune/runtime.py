@@ -443,15 +443,17 @@ class Runtime:
     def prepare_swiglu(self, x=None, out=None, gate=None, up=None):
         return self._swiglu(x, out, gate, up, None, True)
 
-    def _decode_attention(self, q, k_cache, v_cache, o_, context_lens, seq, scale, workspace, stream, prepare):
+    def _decode_attention(self, q, k_cache, v_cache, o_, context_lens, seq, scale, workspace, block_table, stream,
+                          prepare):
         o = _Op(self.device, "decode_attention")
         vq = o.tensor(q, "q", 3, "same")
         batch, hq, d = vq.shape
         vk = o.tensor(k_cache, "k_cache", 4, "same")
         vv = o.tensor(v_cache, "v_cache", 4, "same")
-        if vk.shape[0] != batch or vk.shape[3] != d:
-            raise BadInputError(f"decode_attention: k_cache has shape {list(vk.shape)}; expected "
-                                f"[{batch}, heads_kv, seq_max, {d}]")
+        paged = block_table is not None
+        if (not paged and vk.shape[0] != batch) or vk.shape[3] != d:
+            expected = "[num_blocks, heads_kv, block_size, " if paged else f"[{batch}, heads_kv, seq_max, "
+            raise BadInputError(f"decode_attention: k_cache has shape {list(vk.shape)}; expected {expected}{d}]")
         o.shape(vv, "v_cache", vk.shape, "decode_attention")
         vo = o.tensor(o_, "o", 3, "same")
         o.shape(vo, "o", vq.shape, "decode_attention")
@@ -461,24 +463,38 @@ class Runtime:
             vl = o.tensor(context_lens, "context_lens", 1, "i32")
             o.shape(vl, "context_lens", (batch,), "decode_attention")
             args.context_lens = vl.ptr
-        seq_max = vk.shape[2]
+        if paged:
+            vbt = o.tensor(block_table, "block_table", 2, "i32")
+            if vbt.shape[0] != batch:
+                raise BadInputError(f"decode_attention: block_table has shape {list(vbt.shape)}; expected "
+                                    f"[{batch}, max_blocks]")
+            args.block_table, args.max_blocks, args.num_blocks = vbt.ptr, vbt.shape[1], vk.shape[0]
+            args.block_size = vk.shape[2]
+            capacity, args.seq_max = vbt.shape[1] * vk.shape[2], 0
+        else:
+            capacity = args.seq_max = vk.shape[2]
         args.batch, args.heads_q, args.heads_kv, args.head_dim = batch, hq, vk.shape[1], d
-        args.seq, args.seq_max = seq_max if seq is None else seq, seq_max
+        args.seq = capacity if seq is None else seq
         args.scale = scale
         args.dtype = _abi.DTYPES[o.dtype]
         self._workspace(args, workspace, "decode_attention")
         return self._call("decode_attention", args, stream, prepare)
 
     def decode_attention(self, q, k_cache, v_cache, o, context_lens=None, seq=None, scale=0.0, workspace=None,
-                         stream=None):
+                         block_table=None, stream=None):
         """o[b, h, :] = attention of q[b, h, :] over k_cache, v_cache [batch, heads_kv, seq_max, d].
         A decode loop passes context_lens (int32 [batch], the growing lengths) and leaves seq None
-        (= seq_max): one plan and one captured graph serve every step."""
-        return self._decode_attention(q, k_cache, v_cache, o, context_lens, seq, scale, workspace, stream, False)
+        (= seq_max): one plan and one captured graph serve every step.
+        Paged: block_table (int32 [batch, max_blocks]) names the block of each block_size keys, and
+        the caches are [num_blocks, heads_kv, block_size, d] (block_size a multiple of 16); seq None
+        is max_blocks * block_size."""
+        return self._decode_attention(q, k_cache, v_cache, o, context_lens, seq, scale, workspace, block_table,
+                                      stream, False)
 
     def prepare_decode_attention(self, q, k_cache, v_cache, o, context_lens=None, seq=None, scale=0.0,
-                                 workspace=None):
-        return self._decode_attention(q, k_cache, v_cache, o, context_lens, seq, scale, workspace, None, True)
+                                 workspace=None, block_table=None):
+        return self._decode_attention(q, k_cache, v_cache, o, context_lens, seq, scale, workspace, block_table,
+                                      None, True)
 
     def _fp8_gemm(self, a, b, a_scale, b_scale, c, workspace, stream, prepare):
         o = _Op(self.device, "fp8_gemm")

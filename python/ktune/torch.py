@@ -155,17 +155,19 @@ def _(x):
 
 @torch.library.custom_op("ktune::decode_attention", mutates_args=())
 def decode_attention(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor,
-                     context_lens: Optional[torch.Tensor] = None, scale: float = 0.0) -> torch.Tensor:
+                     context_lens: Optional[torch.Tensor] = None, scale: float = 0.0,
+                     block_table: Optional[torch.Tensor] = None) -> torch.Tensor:
     """Attention of q [batch, heads_q, d] over k_cache, v_cache [batch, heads_kv, seq_max, d],
-    sequence b over its first context_lens[b] keys (all seq_max without context_lens)."""
+    sequence b over its first context_lens[b] keys (all seq_max without context_lens). With
+    block_table (int32 [batch, max_blocks]) the caches are paged: [num_blocks, heads_kv, block_size, d]."""
     o = torch.empty_like(q)
     runtime_for(q.device).decode_attention(q, k_cache, v_cache, o, context_lens=context_lens, scale=scale,
-                                           stream=_stream(q))
+                                           block_table=block_table, stream=_stream(q))
     return o
 
 
 @decode_attention.register_fake
-def _(q, k_cache, v_cache, context_lens=None, scale=0.0):
+def _(q, k_cache, v_cache, context_lens=None, scale=0.0, block_table=None):
     return torch.empty_like(q)
 
 

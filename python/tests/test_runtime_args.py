@@ -242,6 +242,18 @@ def test_decode_attention_keys_on_the_cache_and_passes_lengths(rt):
     assert args.context_lens == 0x5000
 
 
+def test_paged_decode_attention_passes_the_block_geometry(rt):
+    q, o = CudaArray((2, 8, 64)), CudaArray((2, 8, 64))
+    k, v = CudaArray((37, 2, 32, 64)), CudaArray((37, 2, 32, 64))
+    table = CudaArray((2, 5), typestr="<i4", itemsize=4, ptr=0x7000)
+    rt.prepare_decode_attention(q, k, v, o, block_table=table)
+    _, args, _ = rt._lib.calls[-1]
+    assert (args.block_table, args.block_size, args.max_blocks, args.num_blocks) == (0x7000, 32, 5, 37)
+    assert (args.batch, args.heads_kv, args.seq, args.seq_max) == (2, 2, 5 * 32, 0)
+    with pytest.raises(ktune.BadInputError, match=r"block_table has shape \[3, 5\]"):
+        rt.decode_attention(q, k, v, o, block_table=CudaArray((3, 5), typestr="<i4", itemsize=4))
+
+
 def test_runtime_without_a_gpu_raises_no_device():
     try:
         r = ktune.Runtime()

@@ -320,6 +320,24 @@ def test_decode_attention_with_lengths():
     assert _error(got, _attention_ref(q, k, v, lens.tolist(), 1 / math.sqrt(d))) <= 1e-2
 
 
+def test_paged_decode_attention_equals_the_contiguous_cache():
+    ops = _ops()
+    b, hq, hk, seq_max, d, block = 3, 14, 2, 1040, 64, 16
+    q, k, v = _rand(b, hq, d, seed=23), _rand(b, hk, seq_max, d, seed=24), _rand(b, hk, seq_max, d, seed=25)
+    lens = torch.tensor([1, 600, 1033], device="cuda", dtype=torch.int32)
+    per_seq = seq_max // block
+    # The blocks of all sequences shuffled into one pool; the table says where each went.
+    where = torch.randperm(b * per_seq, generator=torch.Generator().manual_seed(26)).to("cuda")
+    table = where.view(b, per_seq).to(torch.int32)
+    pool_k = torch.empty(b * per_seq, hk, block, d, dtype=k.dtype, device="cuda")
+    pool_v = torch.empty_like(pool_k)
+    pool_k[where] = k.view(b, hk, per_seq, block, d).transpose(1, 2).reshape(b * per_seq, hk, block, d)
+    pool_v[where] = v.view(b, hk, per_seq, block, d).transpose(1, 2).reshape(b * per_seq, hk, block, d)
+    got = ops.decode_attention(q, pool_k, pool_v, lens, 0.0, table)
+    assert _error(got, _attention_ref(q, k, v, lens.tolist(), 1 / math.sqrt(d))) <= 1e-2
+    assert _error(got, ops.decode_attention(q, k, v, lens, 0.0).double()) <= 1e-2
+
+
 def test_fp8_gemm():
     if torch.cuda.get_device_capability() < (8, 9):
         return  # fp8 needs sm_89

@@ -15,6 +15,7 @@
 #          [--budget-s S] [--out DIR] [--keep-db] [--commit HASH] [--gemm-m LIST] [--fp8-m LIST]
 #          [--ops-filter TEXT]... [--gemm-vs-torch SET[:M,M...][+SET...]] [--gemm-budget N] [--gemm-sweep-s S] [--gemm-dtype bf16|fp8]
 #          [--attn-vs-torch SET] [--attn-batch LIST] [--attn-seq LIST] [--attn-budget N] [--attn-sweep-s S] [--ops-vs-torch] [--rope-vs-torch]
+#          [--paged-vs-torch]
 #          [--tune-keys FILE] [--keys-budget N] [--keys-sweep-s S]
 #
 #   --suites LIST     gpu test executables, comma-separated short names (smoke, measure, kernels,
@@ -82,6 +83,11 @@
 #                     decoders' heads, decode and prefill, contiguous and paged caches), then each
 #                     winner against the same math in torch eager and torch.compile, replayed in CUDA
 #                     graphs with rotated inputs: rope-vs-torch.md
+#   --paged-vs-torch  decode_attention tuned at the keys of bench/runtime/paged_attention_vs_torch.py
+#                     (three decoders' heads, batch 1 and 8, 1K and 8K keys, contiguous and paged),
+#                     then ktune paged (blocks of 16 and 64) against ktune contiguous and torch SDPA on
+#                     the contiguous cache, replayed in CUDA graphs with rotated inputs:
+#                     paged-vs-torch.md
 #   --tune-keys FILE  every key of a key list (`KERNEL SHAPE DTYPE [LAYOUT]` lines, as the runtime's
 #                     record_misses writes them; e.g. scripts/gpu/qwen2.5-0.5b-keys.txt): `ktune tune
 #                     --shapes FILE`, `ktune bench --best` of each key (against cuBLAS where it has a
@@ -98,7 +104,7 @@ usage() { sed -n '/^# usage:/,/^# Example/p' "$0" | sed 's/^# \{0,1\}//' | sed '
 SUITES=all GTEST_FILTER="" EXAMPLES=0 SERVICE=0 PYTHON=0 BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
 DIR=${OUT:-} KEEP_DB=0 COMMIT="" GEMM_M=1,16,128,512,2048,4096 FP8_M=1,16,128,1024,4096
 OPS_FILTERS=() GEMM_VS_TORCH="" GEMM_BUDGET=24 GEMM_SWEEP_S=330 GEMM_DTYPE=bf16
-ATTN_VS_TORCH="" ATTN_BATCH="" ATTN_SEQ="" ATTN_BUDGET=24 ATTN_SWEEP_S=330 OPS_VS_TORCH=0 ROPE_VS_TORCH=0
+ATTN_VS_TORCH="" ATTN_BATCH="" ATTN_SEQ="" ATTN_BUDGET=24 ATTN_SWEEP_S=330 OPS_VS_TORCH=0 ROPE_VS_TORCH=0 PAGED_VS_TORCH=0
 TUNE_KEYS="" KEYS_BUDGET=8 KEYS_SWEEP_S=300
 while [ $# -gt 0 ]; do
   case $1 in
@@ -132,6 +138,7 @@ while [ $# -gt 0 ]; do
     --attn-sweep-s) ATTN_SWEEP_S=${2:?}; shift 2 ;;
     --ops-vs-torch) OPS_VS_TORCH=1; shift ;;
     --rope-vs-torch) ROPE_VS_TORCH=1; shift ;;
+    --paged-vs-torch) PAGED_VS_TORCH=1; shift ;;
     -h|--help) usage; exit 0 ;;
     *) echo "verify.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
   esac

@@ -124,3 +124,18 @@ if [ "$ROPE_VS_TORCH" = 1 ] && have "rope-vs-torch" ktune; then
     say "rope-vs-torch: skipped, needs .devbin/lib/libktune_runtime.so and torch"
   fi
 fi
+
+# --- decode attention over a paged cache tuned at the bench's keys, then against contiguous and SDPA
+if [ "$PAGED_VS_TORCH" = 1 ] && have "paged-vs-torch" ktune; then
+  mkdir -p "$R/paged"
+  python3 bench/runtime/paged_attention_vs_torch.py --print-keys > "$R/paged/keys.txt"
+  run_part "paged-sweep" 300 "$R/paged/tune.log" "$BIN/ktune" tune --shapes "$R/paged/keys.txt" --budget 12 \
+    --db "$R/paged/sweep.db" --json
+  if [ -f "$BIN/lib/libktune_runtime.so" ] && python3 -c 'import torch' 2> /dev/null; then
+    run_part "paged-vs-torch" 300 "$R/paged/vs_torch.log" env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" \
+      python3 bench/runtime/paged_attention_vs_torch.py --db "$R/paged/sweep.db" --out "$R/paged-vs-torch.md" \
+      --csv "$R/paged/vs_torch.csv"
+  else
+    say "paged-vs-torch: skipped, needs .devbin/lib/libktune_runtime.so and torch"
+  fi
+fi

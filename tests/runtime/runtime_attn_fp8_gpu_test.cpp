@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <numeric>
+#include <random>
+
 #include "core/dtype.hpp"
 #include "harness/device_buffer.hpp"
 #include "kernel_templates/decode_attention/decode_attention_f64.hpp"
@@ -72,6 +76,75 @@ TEST_F(RuntimeAttnFp8Gpu, DecodeAttentionMatchesTheReference) {
           EXPECT_LE(error(o.read(), ref), tolerance(DType::kBF16))
               << "d=" << d << " lens=" << with_lens << " scale=" << scale << " graph=" << graph << " "
               << info.config_name << " workspace " << info.workspace_bytes;
+        }
+      }
+    }
+  }
+}
+
+// A paged cache: blocks of 16 and 64 keys of every sequence shuffled through one pool (plus a
+// block no table names), against the float64 reference over the cache gathered back from the
+// table here; then the refusals of a bad geometry.
+TEST_F(RuntimeAttnFp8Gpu, PagedDecodeAttentionMatchesTheGatheredCache) {
+  const int64_t batch = 3, hq = 14, hk = 2, seq = 1037;  // Qwen2.5's group of 7
+  auto with = [](auto args, auto change) {
+    change(args);
+    return args;
+  };
+  for (int64_t d : {64, 128}) {
+    for (int64_t block : {16, 64}) {
+      const int64_t max_blocks = (seq + block - 1) / block, num_blocks = batch * max_blocks + 1;
+      Tensor q(batch * hq * d, DType::kBF16, 51), k(num_blocks * hk * block * d, DType::kBF16, 52),
+          v(num_blocks * hk * block * d, DType::kBF16, 53);
+      Output o(batch * hq * d, DType::kBF16);
+      std::vector<int32_t> table(batch * max_blocks);
+      std::iota(table.begin(), table.end(), 1);
+      std::shuffle(table.begin(), table.end(), std::mt19937(54));
+      auto dtable = DeviceBuffer::from_host<int32_t>(table);
+      const int64_t cap = max_blocks * block;
+      std::vector<double> kc(batch * hk * cap * d), vc(kc.size());
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t h = 0; h < hk; ++h)
+          for (int64_t t = 0; t < cap; ++t)
+            for (int64_t i = 0; i < d; ++i) {
+              const int64_t from = ((table[b * max_blocks + t / block] * hk + h) * block + t % block) * d + i;
+              kc[((b * hk + h) * cap + t) * d + i] = k.values[from];
+              vc[((b * hk + h) * cap + t) * d + i] = v.values[from];
+            }
+      const std::vector<int32_t> lens = {1, 600, 1037};
+      auto dlens = DeviceBuffer::from_host<int32_t>(lens);
+      const auto ref = kt::decode_attention_f64(q.values, kc, vc, lens, {batch, hq, hk, seq, cap, d},
+                                                1.0 / std::sqrt(static_cast<double>(d)));
+      for (bool graph : {false, true}) {
+        const DecodeAttentionArgs args{.q = q.ptr(),
+                                       .k = k.ptr(),
+                                       .v = v.ptr(),
+                                       .o = o.ptr(),
+                                       .context_lens = reinterpret_cast<const int32_t*>(dlens.get()),
+                                       .batch = batch,
+                                       .heads_q = hq,
+                                       .heads_kv = hk,
+                                       .seq = seq,
+                                       .head_dim = d,
+                                       .block_table = reinterpret_cast<const int32_t*>(dtable.get()),
+                                       .block_size = block,
+                                       .max_blocks = max_blocks,
+                                       .num_blocks = num_blocks};
+        const PlanInfo info = rt_->prepare(args);
+        o.poison();
+        run(graph, [&](Stream st) { rt_->decode_attention(args, st); });
+        EXPECT_LE(error(o.read(), ref), tolerance(DType::kBF16))
+            << "d=" << d << " block=" << block << " graph=" << graph << " " << info.config_name;
+        if (d == 64 && block == 16 && !graph) {
+          test::expect_bad_input(
+              [&] { rt_->decode_attention(with(args, [](auto& a) { a.block_size = 24; }), nullptr); },
+              {"decode_attention", "block_size=24", "multiple of 16"});
+          test::expect_bad_input(
+              [&] { rt_->decode_attention(with(args, [](auto& a) { a.max_blocks = 2; }), nullptr); },
+              {"decode_attention", "max_blocks=2"});
+          test::expect_bad_input(
+              [&] { rt_->decode_attention(with(args, [](auto& a) { a.num_blocks = 0; }), nullptr); },
+              {"decode_attention", "num_blocks"});
         }
       }
     }
