@@ -51,7 +51,7 @@ def paged_copy(k, v, block, gen):
 
     def pool(x):
         blocks = x.view(batch, hk, per_seq, block, d).transpose(1, 2).reshape(batch * per_seq, hk, block, d)
-        out = torch.empty_like(blocks)
+        out = torch.empty(blocks.shape, dtype=blocks.dtype, device=blocks.device)  # contiguous
         out[where] = blocks
         return out
 
