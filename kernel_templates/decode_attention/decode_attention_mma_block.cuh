@@ -104,6 +104,23 @@ __device__ __forceinline__ void mma_block_partials(const T* __restrict__ q, cons
   const int tiles = (end - begin + KEYS - 1) / KEYS;
   const int my_tiles = warp < tiles ? (tiles - warp + WARPS - 1) / WARPS : 0;
 
+  // Paged: the block ids of this warp's 16-key groups, read 32 at a time: lane j holds the id of
+  // group g of tile t of the current batch of kTilesPerBatch tiles, j = t * kKeyBlocks + g. The
+  // next batch is read when the current one is taken, so only the first read's latency is waited
+  // for (issued here, before q is read); the rest hide behind kTilesPerBatch tiles of work.
+  constexpr int kTilesPerBatch = 32 / kKeyBlocks;
+  auto fetch_batch = [&](int batch) -> unsigned {
+    if (!PAGED) return 0u;
+    const int t = batch * kTilesPerBatch + lane / kKeyBlocks;
+    const int key = begin + (t * WARPS + warp) * KEYS + 16 * (lane % kKeyBlocks);
+    return t < my_tiles && key < end ? static_cast<unsigned>(__ldg(
+                                           pages.table + static_cast<size_t>(b) * pages.max_blocks +
+                                           key / pages.block_size))
+                                     : 0u;
+  };
+  unsigned batch_ids = fetch_batch(0), next_ids = fetch_batch(1);
+  int batch_now = 0;
+
   // q^T as B fragments of each k16 step: b0 = (d pair..pair+1, head quad), b1 = d + 8; heads >= G
   // are zero.
   unsigned qb[kDSteps][2];
@@ -131,35 +148,29 @@ __device__ __forceinline__ void mma_block_partials(const T* __restrict__ q, cons
   constexpr int kCopiesPerGroup = 16 / kRowsPerCopy;  // copies of a lane in 16 consecutive keys
   const int copy_row = lane / kCpr;  // row (and chunk) of this lane's first copy of a tile
   const int copy_lin = copy_row * kRowBytes + (lane % kCpr) * 16;
-  // Paged: the block ids of the 16-key groups of the next tile to load, read one iteration ahead
-  // (fetch_ids), so the table's latency hides behind a tile's math instead of stalling the copies.
-  unsigned ids[kKeyBlocks];
-  auto fetch_ids = [&](int i) {
-    if (!PAGED) return;
-    const int key0 = begin + (i * WARPS + warp) * KEYS;
-#pragma unroll
-    for (int g = 0; g < kKeyBlocks; ++g) {
-      const int key = key0 + 16 * g;
-      ids[g] = i < my_tiles && key < end
-                   ? static_cast<unsigned>(__ldg(pages.table + static_cast<size_t>(b) * pages.max_blocks +
-                                                 key / pages.block_size))
-                   : 0u;
-    }
-  };
-  // Row of the cache (in elements of D, from k / v) holding key `key` (< end) of this K/V head; the
-  // block id of a paged key from ids[g].
-  auto key_row = [&](int key, int g) -> size_t {
+  // Row of the cache (in elements of D, from k / v) holding key `key` (< end) of this K/V head, in
+  // block `id` when paged.
+  auto key_row = [&](int key, unsigned id) -> size_t {
     if (!PAGED) return head_base / D + static_cast<size_t>(key);
-    const unsigned id = ids[g] < static_cast<unsigned>(pages.num_blocks) ? ids[g] : 0u;
+    if (id >= static_cast<unsigned>(pages.num_blocks)) id = 0u;
     return (static_cast<size_t>(id) * heads_kv + hkv) * pages.block_size + key % pages.block_size;
   };
   auto load_tile = [&](int i) {
     const int key0 = begin + (i * WARPS + warp) * KEYS;
     const unsigned sk = smem_u32(ring + (i % STAGES) * kStageBytes);
     const int live_rows = end - key0 - copy_row;  // copies c with c * kRowsPerCopy < this are live
+    if (PAGED && i / kTilesPerBatch != batch_now) {  // warp-uniform: i grows by one a call
+      ++batch_now;
+      batch_ids = next_ids;
+      next_ids = fetch_batch(batch_now + 1);
+    }
     size_t group_row[kKeyBlocks];  // the cache row of key key0 + 16 g (a block never splits them)
 #pragma unroll
-    for (int g = 0; g < kKeyBlocks; ++g) group_row[g] = key0 + 16 * g < end ? key_row(key0 + 16 * g, g) : 0;
+    for (int g = 0; g < kKeyBlocks; ++g) {
+      const unsigned id =
+          PAGED ? __shfl_sync(0xffffffffu, batch_ids, (i % kTilesPerBatch) * kKeyBlocks + g) : 0u;
+      group_row[g] = key0 + 16 * g < end ? key_row(key0 + 16 * g, id) : 0;
+    }
 #pragma unroll
     for (int c = 0; c < kCopies; ++c) {
       const bool live = c * kRowsPerCopy < live_rows;
@@ -189,17 +200,14 @@ __device__ __forceinline__ void mma_block_partials(const T* __restrict__ q, cons
 
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    fetch_ids(s);
     if (s < my_tiles) load_tile(s);
     ktune_dev::cp_async_commit();
   }
-  fetch_ids(STAGES - 1);
   for (int i = 0; i < my_tiles; ++i) {
     ktune_dev::cp_async_wait<STAGES - 2>();
     __syncwarp();  // tile i visible to the whole warp; stage (i - 1) % STAGES free for refilling
     if (i + STAGES - 1 < my_tiles) load_tile(i + STAGES - 1);
     ktune_dev::cp_async_commit();
-    fetch_ids(i + STAGES);  // the table read of the tile after next, in flight during this one's math
     const unsigned sk = smem_u32(ring + (i % STAGES) * kStageBytes);
     const unsigned sv = sk + kTileBytes;
     const int key0 = begin + (i * WARPS + warp) * KEYS;
