@@ -15,7 +15,7 @@
 #          [--budget-s S] [--out DIR] [--keep-db] [--commit HASH] [--gemm-m LIST] [--fp8-m LIST]
 #          [--ops-filter TEXT]... [--gemm-vs-torch SET[:M,M...][+SET...]] [--gemm-budget N] [--gemm-sweep-s S] [--gemm-dtype bf16|fp8]
 #          [--attn-vs-torch SET] [--attn-batch LIST] [--attn-seq LIST] [--attn-budget N] [--attn-sweep-s S] [--ops-vs-torch] [--rope-vs-torch]
-#          [--paged-vs-torch]
+#          [--paged-vs-torch] [--decoder-layers MODEL]
 #          [--tune-keys FILE] [--keys-budget N] [--keys-sweep-s S]
 #
 #   --suites LIST     gpu test executables, comma-separated short names (smoke, measure, kernels,
@@ -93,6 +93,10 @@
 #                     --shapes FILE`, `ktune bench --best` of each key (against cuBLAS where it has a
 #                     baseline), `ktune query` of each key (served from the database), and a second
 #                     tune that must measure nothing: tune-keys.md
+#   --decoder-layers M  examples/python/decoder_layers.py on an empty database (four models' layers
+#                     from ktune's ops against torch; every key recorded), then --tune-keys of model
+#                     M's recorded keys, then the example again for M on the tuned database, which
+#                     must record no key (every key served tuned): layers/
 #   --keys-budget N   measurements a key of that sweep (default 8); --keys-sweep-s S its seconds (300)
 #
 # Example (device tool, carry [".devbin"]):
@@ -105,7 +109,7 @@ SUITES=all GTEST_FILTER="" EXAMPLES=0 SERVICE=0 PYTHON=0 BENCHES=none SWEEP="" S
 DIR=${OUT:-} KEEP_DB=0 COMMIT="" GEMM_M=1,16,128,512,2048,4096 FP8_M=1,16,128,1024,4096
 OPS_FILTERS=() GEMM_VS_TORCH="" GEMM_BUDGET=24 GEMM_SWEEP_S=330 GEMM_DTYPE=bf16
 ATTN_VS_TORCH="" ATTN_BATCH="" ATTN_SEQ="" ATTN_BUDGET=24 ATTN_SWEEP_S=330 OPS_VS_TORCH=0 ROPE_VS_TORCH=0 PAGED_VS_TORCH=0
-TUNE_KEYS="" KEYS_BUDGET=8 KEYS_SWEEP_S=300
+TUNE_KEYS="" KEYS_BUDGET=8 KEYS_SWEEP_S=300 DECODER_LAYERS=""
 while [ $# -gt 0 ]; do
   case $1 in
     --suites) SUITES=${2:?}; shift 2 ;;
@@ -126,6 +130,7 @@ while [ $# -gt 0 ]; do
     --ops-filter) OPS_FILTERS+=(--filter "${2:?}"); shift 2 ;;
     --gemm-vs-torch) GEMM_VS_TORCH=${2:?}; shift 2 ;;
     --tune-keys) TUNE_KEYS=${2:?}; shift 2 ;;
+    --decoder-layers) DECODER_LAYERS=${2:?}; shift 2 ;;
     --keys-budget) KEYS_BUDGET=${2:?}; shift 2 ;;
     --keys-sweep-s) KEYS_SWEEP_S=${2:?}; shift 2 ;;
     --gemm-budget) GEMM_BUDGET=${2:?}; shift 2 ;;
@@ -427,6 +432,22 @@ if [ -n "$SWEEP" ] && have "sweep:$SWEEP" ktune; then
 fi
 
 # --- every key of a key list: tuned, benched at its winner, served, and not measured again ----------
+# --- decoder layers from ktune's ops: record every key, tune one model's, serve them tuned ---------
+layers_example() {  # layers_example PART DB RECORD_DIR [ARGS...]
+  local part=$1 db=$2 dir=$3; shift 3
+  run_part "$part" 240 "$R/layers/$part.log" env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" \
+    python3 examples/python/decoder_layers.py --db "$db" --record "$dir" --json "$R/layers/$part.json" "$@"
+}
+if [ -n "$DECODER_LAYERS" ]; then
+  mkdir -p "$R/layers"
+  layers_example layers-record "$R/layers/empty.db" "$R/layers/recorded"
+  if [ -s "$R/layers/recorded/$DECODER_LAYERS.txt" ]; then
+    TUNE_KEYS=$R/layers/recorded/$DECODER_LAYERS.txt
+  else
+    say "layers: no keys recorded for $DECODER_LAYERS; its tune is skipped"
+  fi
+fi
+
 if [ -n "$TUNE_KEYS" ] && have tune-keys ktune; then
   d=$R/tune-keys; mkdir -p "$d"; cp "$TUNE_KEYS" "$d/keys.txt"
   run_part tune-keys "$KEYS_SWEEP_S" "$d/tune.log" "$BIN/ktune" tune --shapes "$TUNE_KEYS" \
@@ -450,6 +471,12 @@ if [ -n "$TUNE_KEYS" ] && have tune-keys ktune; then
     --budget "$KEYS_BUDGET" --db "$d/keys.db" --json
   python3 "$HERE/verify_tables.py" tune-keys "$d" > "$d/summary.md" 2> "$d/table.err"
   record tune-keys-table $? 0
+  if [ -n "$DECODER_LAYERS" ]; then
+    layers_example layers-tuned "$d/keys.db" "$R/layers/again" --models "$DECODER_LAYERS"
+    missed=$(grep -cv '^#' "$R/layers/again/$DECODER_LAYERS.txt" 2> /dev/null)
+    say "layers: $DECODER_LAYERS on the tuned database recorded ${missed:-no file of} key(s) not served tuned"
+    [ "${missed:-1}" = 0 ]; record layers-all-tuned $? 0
+  fi
 fi
 
 # --- ktune serve on the GPU --------------------------------------------------------------------------

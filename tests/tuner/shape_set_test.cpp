@@ -22,18 +22,19 @@ class ConfigsDir : public ::testing::Test {
 TEST_F(ConfigsDir, ModelShapeSetsHaveTheRightLayers) {
   struct Want {
     const char* file;
-    int64_t hidden, mlp, vocab, kv;
+    int64_t hidden, gate, mlp, vocab, kv;  // gate: n of the gate (or fused gate_up) projection
   };
-  for (const Want& w :
-       {Want{"llama3-8b", 4096, 14336, 128256, 1024}, Want{"qwen3-0.6b", 1024, 3072, 151936, 1024},
-        Want{"qwen2.5-7b", 3584, 18944, 152064, 512}}) {
+  for (const Want& w : {Want{"llama3-8b", 4096, 14336, 14336, 128256, 1024},
+                        Want{"qwen3-0.6b", 1024, 3072, 3072, 151936, 1024},
+                        Want{"qwen2.5-7b", 3584, 18944, 18944, 152064, 512},
+                        Want{"glm4-9b", 4096, 2 * 13696, 13696, 151552, 256}}) {
     const ShapeSet set = load_shape_set(resolve_config_file(w.file, "shapes"));
     EXPECT_EQ(set.kernel, "gemm");
     std::set<std::tuple<int64_t, int64_t, int64_t>> shapes;
     for (const auto& s : set.shapes) shapes.emplace(s.at("m"), s.at("n"), s.at("k"));
     EXPECT_EQ(shapes.size(), set.shapes.size()) << w.file << ": duplicate shapes";
     for (int64_t m : kM) {
-      EXPECT_TRUE(shapes.contains({m, w.mlp, w.hidden})) << w.file << " gate/up m=" << m;
+      EXPECT_TRUE(shapes.contains({m, w.gate, w.hidden})) << w.file << " gate/up m=" << m;
       EXPECT_TRUE(shapes.contains({m, w.hidden, w.mlp})) << w.file << " down m=" << m;
       EXPECT_TRUE(shapes.contains({m, w.vocab, w.hidden})) << w.file << " lm_head m=" << m;
       EXPECT_TRUE(shapes.contains({m, w.kv, w.hidden})) << w.file << " k/v m=" << m;
@@ -44,7 +45,7 @@ TEST_F(ConfigsDir, ModelShapeSetsHaveTheRightLayers) {
 
 TEST_F(ConfigsDir, EveryShapeNormalisesForTheKernelDims) {
   const auto* gemm = kernel_templates::find_kernel("gemm");
-  for (const char* file : {"llama3-8b", "qwen3-0.6b", "qwen2.5-7b"}) {
+  for (const char* file : {"llama3-8b", "qwen3-0.6b", "qwen2.5-7b", "glm4-9b"}) {
     const ShapeSet set = load_shape_set(resolve_config_file(file, "shapes"));
     ASSERT_EQ(set.dims, gemm->dims);
     for (const auto& s : set.shapes) {
