@@ -120,7 +120,9 @@ std::optional<std::string> BufferFill::invalid_reason(uint64_t count, std::optio
                           static_cast<double>(count > 0 ? count - 1 : 0) * static_cast<double>(step);
       if (std::abs(static_cast<double>(start)) >= kSequenceBound || std::abs(last) >= kSequenceBound)
         return fmt::format("start + i x step reaches {} (beyond +-2^62)", last);
-      if (sequence_value(*this, 0) == 0 && (count == 1 || sequence_value(*this, 1) == 0))
+      // Into [0, 1) the only index is 0 (a table of one block): that is the buffer's one legal content.
+      const bool one_index = modulo && *modulo == 1;
+      if (!one_index && sequence_value(*this, 0) == 0 && (count == 1 || sequence_value(*this, 1) == 0))
         return "the sequence can only produce zeros (inputs are never all zeros)";
       if (modulo) return out_of(*integer, static_cast<double>(*modulo - 1));
       if (auto why = out_of(*integer, static_cast<double>(start))) return why;

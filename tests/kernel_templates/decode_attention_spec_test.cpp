@@ -342,6 +342,13 @@ TEST(AttnSpec, PagedModeIsTheTensorCoreTemplatesWithItsGeometry) {
             std::string::npos);
   const ReferenceSpec r = mma.reference(p);
   EXPECT_EQ(r.plan.launches.at(0).args.at(11).tensor, "block_table");
+  // One sequence of at most 16 keys: one block, id 0, and still valid fills to tune with.
+  const Problem one{
+      {{"batch", 1}, {"heads_q", 8}, {"heads_kv", 2}, {"seq", 9}, {"head_dim", 64}}, DType::kBF16, "paged"};
+  for (const auto& t : mma.launch_plan(one, mma.default_config(one)).tensors) {
+    if (t.role == TensorRole::kInput)
+      EXPECT_EQ(t.fill.invalid_reason(static_cast<uint64_t>(t.elements), t.integer), std::nullopt) << t.name;
+  }
 }
 
 }  // namespace

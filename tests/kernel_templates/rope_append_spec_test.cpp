@@ -125,6 +125,20 @@ TEST(RopeAppendSpec, PlanArgumentsAndTheTunedCacheGeometry) {
   EXPECT_GT(s.work(p).flops, s.work(ra(10, 14, 2, 64, 64, "neox+paged")).flops);  // the norm's
 }
 
+// A decode step of one sequence: its paged table holds one block, id 0 (the only index there is),
+// and the fills of every tensor the tuner will make are valid (the H200 found this one refused).
+TEST(RopeAppendSpec, OneTokenPagedPlanHasValidFills) {
+  const RopeAppendSpec s;
+  for (const char* mode : {"neox+paged", "gptj+norm+paged", "neox"}) {
+    const Problem p = ra(1, 14, 2, 64, 64, mode);
+    for (const auto& t : s.launch_plan(p, rc(4, 16, 2)).tensors) {
+      if (t.role != TensorRole::kInput) continue;
+      EXPECT_EQ(t.fill.invalid_reason(static_cast<uint64_t>(t.elements), t.integer), std::nullopt)
+          << mode << " " << t.name;
+    }
+  }
+}
+
 TEST(RopeAppendSpec, CpuReferenceOfTheTunedGeometry) {
   const RopeAppendSpec s;
   const Problem p = ra(2, 1, 1, 32, 16, "neox+paged");

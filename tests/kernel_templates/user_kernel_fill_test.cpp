@@ -174,17 +174,20 @@ TEST(UserKernelFillErrors, ARangeOrPatternOfZerosIsRefused) {
 }
 
 TEST(UserKernelFillErrors, AFillThatDependsOnTheShapeIsCheckedForEachShape) {
-  // ids = 0 + 1 i mod (vocab - 1): for vocab = 2 every id is 0 mod 1 = 0; for vocab = 1 the modulo
-  // is 0.
-  const UserKernelSpec spec(
-      parse(edited("{ min = 0, max = \"vocab - 1\" }", "{ sequence = { modulo = \"vocab - 1\" } }")));
+  // ids = 0 + 2 i mod (vocab - 1): for vocab = 3 every id is 0 mod 2 = 0 (refused); for vocab = 2 the
+  // modulo is 1, whose one index 0 is all a table into one row can hold (accepted); for vocab = 1
+  // the modulo is 0.
+  const UserKernelSpec spec(parse(
+      edited("{ min = 0, max = \"vocab - 1\" }", "{ sequence = { step = 2, modulo = \"vocab - 1\" } }")));
   EXPECT_EQ(spec.rejection({{{"vocab", 100}, {"tokens", 8}, {"hidden", 32}}, DType::kF32, ""}, kConfig),
             std::nullopt);
+  EXPECT_EQ(spec.rejection({{{"vocab", 2}, {"tokens", 8}, {"hidden", 32}}, DType::kF32, ""}, kConfig),
+            std::nullopt);
   const auto zeros =
-      spec.rejection({{{"vocab", 2}, {"tokens", 8}, {"hidden", 32}}, DType::kF32, ""}, kConfig);
+      spec.rejection({{{"vocab", 3}, {"tokens", 8}, {"hidden", 32}}, DType::kF32, ""}, kConfig);
   ASSERT_TRUE(zeros.has_value());
   EXPECT_HAS(*zeros, "dir/gather.toml:33: arg 'ids'.fill: the sequence can only produce zeros");
-  EXPECT_HAS(*zeros, "for vocab=2,tokens=8,hidden=32");
+  EXPECT_HAS(*zeros, "for vocab=3,tokens=8,hidden=32");
   const auto modulo =
       spec.rejection({{{"vocab", 1}, {"tokens", 8}, {"hidden", 32}}, DType::kF32, ""}, kConfig);
   ASSERT_TRUE(modulo.has_value());
