@@ -7,7 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <tuple>
 
@@ -101,6 +104,34 @@ TEST(TuneKeyList, KeysRecordedBySeveralProcessesAreTunedExactly) {
       EXPECT_TRUE(covered.insert(k).second) << std::get<0>(k) << " twice";
   }
   EXPECT_EQ(covered, want);
+}
+
+// Every key that four decoders built from ktune's ops recorded on the H200
+// (examples/python/decoder_layers.py --record: gemm with and without bias, rmsnorm, rope_append
+// with paged caches, paged decode_attention, swiglu) is accepted: each key is tuned, none refused.
+TEST(TuneKeyList, EveryKeyFourDecodersRecordedIsTuned) {
+  const std::filesystem::path dir_of_lists =
+      std::filesystem::path(KTUNE_SOURCE_DIR) / "examples/python/decoder-keys";
+  int lists = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_of_lists)) {
+    ++lists;
+    std::set<Key> want;
+    std::ifstream in(entry.path());
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream words(line);
+      std::string kernel, shape, dtype, layout;
+      words >> kernel >> shape >> dtype >> layout;
+      want.insert({kernel, shape, dtype, layout});
+    }
+    TempDir dir;
+    const std::string db = (dir / "keys.db").string();
+    const auto r = run_ktune(sweep(entry.path().string(), db));
+    ASSERT_EQ(r.exit_code, 0) << entry.path() << "\n" << r.err;
+    EXPECT_EQ(keys_in(db), want) << entry.path();
+    EXPECT_GE(want.size(), 30u) << entry.path();
+  }
+  EXPECT_EQ(lists, 4);
 }
 
 TEST(TuneKeyList, DtypeWithAKeyListExits2) {
