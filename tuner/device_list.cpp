@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -48,6 +49,29 @@ std::vector<int> parse_device_list(std::string_view text, int device_count, int 
   for (int d : ordinals)
     for (int w = 0; w < workers_per_device; ++w) out.push_back(d);
   return out;
+}
+
+harness::DeviceInfo check_one_model(int first, const std::vector<int>& devices,
+                                    const std::function<harness::DeviceInfo(int)>& query) {
+  const harness::DeviceInfo dev = query(first);
+  const std::set<int> distinct(devices.begin(), devices.end());
+  for (int d : distinct) {
+    if (d == first) continue;
+    const harness::DeviceInfo other = query(d);
+    if (other.name != dev.name || other.sm_count != dev.sm_count || other.cc_major != dev.cc_major ||
+        other.cc_minor != dev.cc_minor || other.sm_clock_khz != dev.sm_clock_khz ||
+        other.mem_clock_khz != dev.mem_clock_khz) {
+      throw Error(
+          ErrorKind::kBadInput,
+          fmt::format("--devices: device {} is {} ({} SMs, sm_{}{}, {} / {} MHz) but device {} is {} ({} "
+                      "SMs, sm_{}{}, {} / {} MHz): tune each GPU model in its own `ktune tune --devices "
+                      "...` (the key holds the GPU)",
+                      first, dev.name, dev.sm_count, dev.cc_major, dev.cc_minor, dev.sm_clock_khz / 1000,
+                      dev.mem_clock_khz / 1000, d, other.name, other.sm_count, other.cc_major, other.cc_minor,
+                      other.sm_clock_khz / 1000, other.mem_clock_khz / 1000));
+    }
+  }
+  return dev;
 }
 
 }  // namespace ktune::tuner

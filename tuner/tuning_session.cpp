@@ -22,6 +22,7 @@
 #include "tuner/cublas_baseline_measurer.hpp"
 #include "tuner/cublaslt_algorithm_source.hpp"
 #include "tuner/device_limits.hpp"
+#include "tuner/device_list.hpp"
 #include "tuner/device_pool_measurer.hpp"
 #include "tuner/key_list.hpp"
 #include "tuner/preset.hpp"
@@ -181,17 +182,7 @@ SessionTarget device_target(TuneOptions& options) {
   std::string which = fmt::format("device {}", options.device);
   if (!options.devices.empty()) {
     // Candidates of one key are spread over the listed GPUs: one model, or results would mix.
-    std::set<int> distinct(options.devices.begin(), options.devices.end());
-    for (int d : distinct) {
-      const harness::DeviceInfo other = harness::query_device(d);
-      if (other.name != dev.name || other.sm_count != dev.sm_count || other.cc_major != dev.cc_major ||
-          other.sm_clock_khz != dev.sm_clock_khz || other.mem_clock_khz != dev.mem_clock_khz) {
-        throw Error(ErrorKind::kBadInput, fmt::format("--devices: device {} is {} but device {} is {} (or "
-                                                      "its clocks differ): tune each GPU model in its own "
-                                                      "`ktune tune --devices ...` (the key holds the GPU)",
-                                                      options.device, dev.name, d, other.name));
-      }
-    }
+    check_one_model(options.device, options.devices, [](int d) { return harness::query_device(d); });
     which = fmt::format("{} workers on devices {}", options.devices.size(), fmt::join(options.devices, ","));
   }
   return {{dev.name, dev.cc_major, dev.cc_minor, dev.sm_count, dev.memory_bytes, "{}"},
