@@ -13,7 +13,9 @@ from .errors import (BadInputError, Error, LibraryNotFoundError, NoDeviceError, 
 from .query import query
 from .runtime import PlanInfo, Runtime
 
-__all__ = ["query", "Runtime", "PlanInfo", "Error", "BadInputError", "NotFoundError", "NoDeviceError",
+__version__ = "0.2.0"  # the package's (python/pyproject.toml); version() is the loaded library's
+
+__all__ = ["__version__", "query", "Runtime", "PlanInfo", "Error", "BadInputError", "NotFoundError", "NoDeviceError",
            "RuntimeFailure", "LibraryNotFoundError", "version"]
 
 

@@ -5,6 +5,7 @@ import json
 
 from . import _abi
 from .errors import BadInputError
+from .tensors import dtype_name
 
 
 def _shape_text(shape):
@@ -37,7 +38,7 @@ def query(kernel, shape, dtype, layout=None, gpu=None, db=None, fallback=True):
     try:
         out = C.c_void_p()
         code = lib.ktune_lookup(handle, _text(gpu, "gpu"), _text(kernel, "kernel"),
-                                _shape_text(shape).encode(), _text(dtype, "dtype"), _text(layout, "layout"),
+                                _shape_text(shape).encode(), dtype_name(dtype).encode(), _text(layout, "layout"),
                                 1 if fallback else 0, C.byref(out))
         _abi.check(code, lib, "ktune_last_error")
         try:

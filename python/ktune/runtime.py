@@ -3,7 +3,9 @@
 Every operator takes its tensors (torch tensors, or anything with __cuda_array_interface__ or
 __dlpack__), reads their shapes, strides and dtypes, checks them against each other and raises
 BadInputError (a ValueError) before anything is launched. Outputs are written in place: the
-caller allocates them. `stream` is None (the legacy default stream), an int handle, a
+caller allocates them, or passes None for an output of a call on torch tensors, which then
+allocates it; a launch returns its outputs. `stream` is None (for torch tensors torch's current
+stream of their device, otherwise the legacy default stream), an int handle, a
 torch.cuda.Stream or an object with __cuda_stream__. prepare_<op>(...) takes the same arguments,
 launches nothing and returns how the key is served (PlanInfo): call it before CUDA-graph capture.
 """
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 
 from . import _abi
 from .errors import BadInputError
-from .tensors import ELEMENT_BYTES, stream_handle, view
+from .tensors import ELEMENT_BYTES, dtype_name, stream_handle, view
 
 _EPILOGUES = {None: 0, "none": 0, "bias": 1, "silu": 2, "bias+silu": 3}
 _MASKS = {None: 0, "none": 0, "causal": 1, "padding": 2}
@@ -37,6 +39,17 @@ def _plan_info(raw):
                     raw.tuned_median_us, raw.launches, raw.workspace_bytes)
 
 
+def _torch_current_stream(device):
+    import torch  # a torch tensor was given: torch is imported already
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
+
+
+def _torch_bf16():
+    import torch
+    return torch.bfloat16
+
+
 def _choice(table, value, name):
     if value not in table:
         raise BadInputError(f"{name}={value!r} is not one of {[k for k in table if k is not None]}")
@@ -50,6 +63,8 @@ class _Op:
         self.device = device
         self.op = op
         self.dtype = None
+        self.torch = None  # the first torch tensor of the call: outputs are allocated like it
+        self.result = None  # what a launch returns: the output tensor(s)
 
     def tensor(self, obj, name, ndim, dtype=None, contiguous=True, optional=False):
         if obj is None:
@@ -57,6 +72,8 @@ class _Op:
                 return None
             raise BadInputError(f"{self.op}: {name} is required")
         v = view(obj, f"{self.op}: {name}")
+        if self.torch is None and hasattr(obj, "new_empty") and hasattr(obj, "is_cuda"):
+            self.torch = obj
         if len(v.shape) != ndim:
             raise BadInputError(f"{self.op}: {name} has {len(v.shape)} dimensions {list(v.shape)}; it needs {ndim}")
         if v.device is not None and v.device != self.device:
@@ -87,6 +104,25 @@ class _Op:
                                 "a row stride of at least the row's length is needed")
         return v.strides[0]
 
+    def output(self, obj, name, shape, dtype="same", torch_dtype=None):
+        """The view of output `name` of `shape`; None allocates it (torch tensors: like the call's
+        first tensor, or of torch_dtype) and records it as the call's result."""
+        if obj is None:
+            if self.torch is None:
+                raise BadInputError(f"{self.op}: {name} is required (outputs are allocated only for torch tensors)")
+            kw = {} if torch_dtype is None else {"dtype": torch_dtype()}
+            obj = self.torch.new_empty(tuple(shape), **kw)
+        v = self.tensor(obj, name, len(shape), dtype)
+        self.shape(v, name, shape, self.op)
+        return obj, v
+
+    def stream(self, stream):
+        """The CUstream of a launch: `stream`, or for torch tensors and stream None torch's current
+        stream of their device (the legacy default stream otherwise)."""
+        if stream is None and self.torch is not None:
+            return _torch_current_stream(self.device)
+        return stream_handle(stream)
+
     @staticmethod
     def shape(v, name, expected, op):
         if tuple(v.shape) != tuple(expected):
@@ -103,6 +139,7 @@ class Runtime:
 
     def __init__(self, db=None, device=0, on_miss="nearest", compile_on_miss=True, record_misses=None):
         self._lib = _abi.runtime_lib()
+        self._launchers, self._templates = {}, {}  # op -> its C launch function; op -> default args
         if not isinstance(device, int) or device < 0:
             raise BadInputError(f"device={device!r} must be a CUDA device ordinal (an int >= 0)")
         options = _abi.RuntimeOptions()
@@ -160,18 +197,31 @@ class Runtime:
     def _check(self, code):
         _abi.check(code, self._lib, "ktune_runtime_last_error")
 
-    def _call(self, op, args, stream, prepare):
+    def _call(self, op, args, stream, prepare, call=None):
+        """Prepares (PlanInfo) or launches op; a launch returns the call's outputs (call.result)."""
         if prepare:
             info = _abi.PlanInfo()
             self._check(getattr(self._lib, f"ktune_runtime_prepare_{op}")(self._live(), C.byref(args), C.byref(info)))
             return _plan_info(info)
-        self._check(getattr(self._lib, f"ktune_runtime_{op}")(self._live(), C.byref(args), stream_handle(stream)))
-        return None
+        launch = self._launchers.get(op)
+        if launch is None:
+            launch = self._launchers[op] = getattr(self._lib, f"ktune_runtime_{op}")
+        handle = self._handle
+        if not handle:
+            raise BadInputError("the runtime is closed")
+        code = launch(handle, C.byref(args), call.stream(stream) if call is not None else stream_handle(stream))
+        if code:
+            self._check(code)
+        return None if call is None else call.result
 
     def _args(self, op):
-        args = _abi.OPS[op]()
-        getattr(self._lib, f"ktune_{op}_args_init")(C.byref(args))
-        return args
+        """A fresh args struct of `op` holding the library's defaults (its _init, read once)."""
+        template = self._templates.get(op)
+        if template is None:
+            template = _abi.OPS[op]()
+            getattr(self._lib, f"ktune_{op}_args_init")(C.byref(template))
+            self._templates[op] = template
+        return type(template).from_buffer_copy(template)
 
     @staticmethod
     def _workspace(args, workspace, op):
@@ -190,12 +240,15 @@ class Runtime:
         o = _Op(self.device, "gemm")
         va = o.tensor(a, "a", 2, "same", contiguous=False)
         vb = o.tensor(b, "b", 2, "same", contiguous=False)
-        vc = o.tensor(c, "c", 2, "same", contiguous=False)
         nt = _choice({"nt": True, "nn": False}, layout, "layout")
         m, k = va.shape
         n = vb.shape[0] if nt else vb.shape[1]
         o.shape(vb, "b", (n, k) if nt else (k, n), "gemm")
-        o.shape(vc, "c", (m, n), "gemm")
+        if c is None:
+            o.result, vc = o.output(None, "c", (m, n))
+        else:
+            o.result, vc = c, o.tensor(c, "c", 2, "same", contiguous=False)
+            o.shape(vc, "c", (m, n), "gemm")
         args = self._args("gemm")
         args.a, args.b, args.c = va.ptr, vb.ptr, vc.ptr
         args.m, args.n, args.k = m, n, k
@@ -212,15 +265,15 @@ class Runtime:
         elif bias is not None:
             raise BadInputError("gemm: bias given without a bias epilogue ('bias' or 'bias+silu')")
         self._workspace(args, workspace, "gemm")
-        return self._call("gemm", args, stream, prepare)
+        return self._call("gemm", args, stream, prepare, o)
 
-    def gemm(self, a, b, c, bias=None, layout="nt", epilogue=None, workspace=None, stream=None):
+    def gemm(self, a, b, c=None, bias=None, layout="nt", epilogue=None, workspace=None, stream=None):
         """c[m,n] = epilogue(a[m,k] @ b^T) with b [n,k] ("nt", the nn.Linear weight) or a @ b with b
         [k,n] ("nn"). Rows may be strided (views of a fused projection); epilogue None, "bias",
         "silu" or "bias+silu" (bias [n])."""
         return self._gemm(a, b, c, bias, layout, epilogue, workspace, stream, False)
 
-    def prepare_gemm(self, a, b, c, bias=None, layout="nt", epilogue=None, workspace=None):
+    def prepare_gemm(self, a, b, c=None, bias=None, layout="nt", epilogue=None, workspace=None):
         return self._gemm(a, b, c, bias, layout, epilogue, workspace, None, True)
 
     def _rmsnorm(self, x, w, y, residual, residual_out, eps, stream, prepare):
@@ -229,28 +282,29 @@ class Runtime:
         rows, hidden = vx.shape
         vw = o.tensor(w, "w", 1, "same")
         o.shape(vw, "w", (hidden,), "rmsnorm")
-        vy = o.tensor(y, "y", 2, "same")
-        o.shape(vy, "y", (rows, hidden), "rmsnorm")
+        y, vy = o.output(y, "y", (rows, hidden))
+        o.result = y
         args = self._args("rmsnorm")
         args.x, args.w, args.y = vx.ptr, vw.ptr, vy.ptr
         if residual is not None:
             vr = o.tensor(residual, "residual", 2, "same")
             o.shape(vr, "residual", (rows, hidden), "rmsnorm")
-            vro = o.tensor(residual_out, "residual_out", 2, "same")
-            o.shape(vro, "residual_out", (rows, hidden), "rmsnorm")
+            residual_out, vro = o.output(residual_out, "residual_out", (rows, hidden))
+            o.result = (y, residual_out)
             args.residual, args.residual_out = vr.ptr, vro.ptr
         elif residual_out is not None:
             raise BadInputError("rmsnorm: residual_out given without residual")
         args.rows, args.hidden, args.eps = rows, hidden, eps
         args.dtype = _abi.DTYPES[o.dtype]
-        return self._call("rmsnorm", args, stream, prepare)
+        return self._call("rmsnorm", args, stream, prepare, o)
 
-    def rmsnorm(self, x, w, y, residual=None, residual_out=None, eps=1e-6, stream=None):
+    def rmsnorm(self, x, w, y=None, residual=None, residual_out=None, eps=1e-6, stream=None):
         """y = x / sqrt(mean(x^2) + eps) * w per row of x [rows, hidden]; with residual: s = x +
-        residual goes to residual_out (may be residual) and y = rmsnorm(s) * w."""
+        residual goes to residual_out (may be residual) and y = rmsnorm(s) * w. Returns y, or
+        (y, residual_out) with a residual (allocated when None, for torch tensors)."""
         return self._rmsnorm(x, w, y, residual, residual_out, eps, stream, False)
 
-    def prepare_rmsnorm(self, x, w, y, residual=None, residual_out=None, eps=1e-6):
+    def prepare_rmsnorm(self, x, w, y=None, residual=None, residual_out=None, eps=1e-6):
         return self._rmsnorm(x, w, y, residual, residual_out, eps, None, True)
 
     def _rmsnorm_rope(self, q, k, q_weight, k_weight, cos_sin, positions, q_out, k_out, eps, style, stream,
@@ -271,10 +325,9 @@ class Runtime:
             raise BadInputError(f"rmsnorm_rope: cos_sin has shape {list(vcs.shape)}; expected [max_pos, {d}]")
         vp = o.tensor(positions, "positions", 1, "i32")
         o.shape(vp, "positions", (tokens,), "rmsnorm_rope")
-        vqo = o.tensor(q_out, "q_out", 3, "same")
-        vko = o.tensor(k_out, "k_out", 3, "same")
-        o.shape(vqo, "q_out", vq.shape, "rmsnorm_rope")
-        o.shape(vko, "k_out", vk.shape, "rmsnorm_rope")
+        q_out, vqo = o.output(q_out, "q_out", vq.shape)
+        k_out, vko = o.output(k_out, "k_out", vk.shape)
+        o.result = (q_out, k_out)
         args = self._args("rmsnorm_rope")
         args.q, args.k, args.q_weight, args.k_weight = vq.ptr, vk.ptr, vqw.ptr, vkw.ptr
         args.cos_sin, args.positions, args.q_out, args.k_out = vcs.ptr, vp.ptr, vqo.ptr, vko.ptr
@@ -282,17 +335,18 @@ class Runtime:
         args.eps = eps
         args.style = _choice(_STYLES, style, "style")
         args.dtype = _abi.DTYPES[o.dtype]
-        return self._call("rmsnorm_rope", args, stream, prepare)
+        return self._call("rmsnorm_rope", args, stream, prepare, o)
 
-    def rmsnorm_rope(self, q, k, q_weight, k_weight, cos_sin, positions, q_out, k_out, eps=1e-6, style="neox",
-                     stream=None):
+    def rmsnorm_rope(self, q, k, q_weight, k_weight, cos_sin, positions, q_out=None, k_out=None, eps=1e-6,
+                     style="neox", stream=None):
         """Per-head RMSNorm of q [tokens, heads_q, d] and k [tokens, heads_kv, d] with the rotary
-        embedding at positions (int32 [tokens]) from cos_sin (f32 [max_pos, d]: cos then sin)."""
+        embedding at positions (int32 [tokens]) from cos_sin (f32 [max_pos, d]: cos then sin).
+        Returns (q_out, k_out)."""
         return self._rmsnorm_rope(q, k, q_weight, k_weight, cos_sin, positions, q_out, k_out, eps, style, stream,
                                   False)
 
-    def prepare_rmsnorm_rope(self, q, k, q_weight, k_weight, cos_sin, positions, q_out, k_out, eps=1e-6,
-                             style="neox"):
+    def prepare_rmsnorm_rope(self, q, k, q_weight, k_weight, cos_sin, positions, q_out=None, k_out=None,
+                             eps=1e-6, style="neox"):
         return self._rmsnorm_rope(q, k, q_weight, k_weight, cos_sin, positions, q_out, k_out, eps, style, None,
                                   True)
 
@@ -310,6 +364,7 @@ class Runtime:
         o.shape(vv, "v", vk.shape, op)
         vqo = vq if q_out is None else o.tensor(q_out, "q_out", 3, "same")
         o.shape(vqo, "q_out", vq.shape, op)
+        o.result = q if q_out is None else q_out
         if o.dtype not in ("f32", "f16", "bf16"):
             raise BadInputError(f"{op}: dtype {o.dtype} is not f32, f16 or bf16")
         if (q_weight is None) != (k_weight is None):
@@ -336,7 +391,7 @@ class Runtime:
         args.eps = eps
         args.style = _choice(_STYLES, style, "style")
         args.dtype = _abi.DTYPES[o.dtype]
-        return self._call(op, args, stream, prepare)
+        return self._call(op, args, stream, prepare, o)
 
     @staticmethod
     def _rope_append_cache(o, args, k_cache, v_cache, block_table, kv_shape, seq_tokens):
@@ -393,8 +448,7 @@ class Runtime:
     def _softmax(self, x, y, scale, mask, lengths, workspace, stream, prepare):
         o = _Op(self.device, "softmax")
         vx = o.tensor(x, "x", 2, "same")
-        vy = o.tensor(y, "y", 2, "same")
-        o.shape(vy, "y", vx.shape, "softmax")
+        o.result, vy = o.output(y, "y", vx.shape)
         args = self._args("softmax")
         args.x, args.y = vx.ptr, vy.ptr
         args.rows, args.cols = vx.shape
@@ -406,35 +460,36 @@ class Runtime:
             args.lengths = vl.ptr
         args.dtype = _abi.DTYPES[o.dtype]
         self._workspace(args, workspace, "softmax")
-        return self._call("softmax", args, stream, prepare)
+        return self._call("softmax", args, stream, prepare, o)
 
-    def softmax(self, x, y, scale=1.0, mask=None, lengths=None, workspace=None, stream=None):
+    def softmax(self, x, y=None, scale=1.0, mask=None, lengths=None, workspace=None, stream=None):
         """y = softmax(scale * x) per row; mask None, "causal" or "padding" (lengths int32 [rows])."""
         return self._softmax(x, y, scale, mask, lengths, workspace, stream, False)
 
-    def prepare_softmax(self, x, y, scale=1.0, mask=None, lengths=None, workspace=None):
+    def prepare_softmax(self, x, y=None, scale=1.0, mask=None, lengths=None, workspace=None):
         return self._softmax(x, y, scale, mask, lengths, workspace, None, True)
 
     def _swiglu(self, x, out, gate, up, stream, prepare):
         o = _Op(self.device, "swiglu")
-        vout = o.tensor(out, "out", 2, "same")
-        m, i = vout.shape
         args = self._args("swiglu")
         if x is not None:
             if gate is not None or up is not None:
                 raise BadInputError("swiglu: give x (fused) or gate and up (split), not both")
             vx = o.tensor(x, "x", 2, "same")
-            o.shape(vx, "x", (m, 2 * i), "swiglu")
+            if vx.shape[1] % 2:
+                raise BadInputError(f"swiglu: x has shape {list(vx.shape)}; its columns (gate then up) must be even")
+            m, i = vx.shape[0], vx.shape[1] // 2
             args.x = vx.ptr
         else:
             vg = o.tensor(gate, "gate", 2, "same")
+            m, i = vg.shape
             vu = o.tensor(up, "up", 2, "same")
-            o.shape(vg, "gate", (m, i), "swiglu")
             o.shape(vu, "up", (m, i), "swiglu")
             args.gate, args.up = vg.ptr, vu.ptr
+        o.result, vout = o.output(out, "out", (m, i))
         args.out, args.m, args.i = vout.ptr, m, i
         args.dtype = _abi.DTYPES[o.dtype]
-        return self._call("swiglu", args, stream, prepare)
+        return self._call("swiglu", args, stream, prepare, o)
 
     def swiglu(self, x=None, out=None, gate=None, up=None, stream=None):
         """out[m, i] = silu(gate) * up, from x [m, 2i] (gate then up) or from gate and up [m, i]."""
@@ -455,8 +510,7 @@ class Runtime:
             expected = "[num_blocks, heads_kv, block_size, " if paged else f"[{batch}, heads_kv, seq_max, "
             raise BadInputError(f"decode_attention: k_cache has shape {list(vk.shape)}; expected {expected}{d}]")
         o.shape(vv, "v_cache", vk.shape, "decode_attention")
-        vo = o.tensor(o_, "o", 3, "same")
-        o.shape(vo, "o", vq.shape, "decode_attention")
+        o.result, vo = o.output(o_, "o", vq.shape)
         args = self._args("decode_attention")
         args.q, args.k, args.v, args.o = vq.ptr, vk.ptr, vv.ptr, vo.ptr
         if context_lens is not None:
@@ -478,9 +532,9 @@ class Runtime:
         args.scale = scale
         args.dtype = _abi.DTYPES[o.dtype]
         self._workspace(args, workspace, "decode_attention")
-        return self._call("decode_attention", args, stream, prepare)
+        return self._call("decode_attention", args, stream, prepare, o)
 
-    def decode_attention(self, q, k_cache, v_cache, o, context_lens=None, seq=None, scale=0.0, workspace=None,
+    def decode_attention(self, q, k_cache, v_cache, o=None, context_lens=None, seq=None, scale=0.0, workspace=None,
                          block_table=None, stream=None):
         """o[b, h, :] = attention of q[b, h, :] over k_cache, v_cache [batch, heads_kv, seq_max, d].
         A decode loop passes context_lens (int32 [batch], the growing lengths) and leaves seq None
@@ -491,7 +545,7 @@ class Runtime:
         return self._decode_attention(q, k_cache, v_cache, o, context_lens, seq, scale, workspace, block_table,
                                       stream, False)
 
-    def prepare_decode_attention(self, q, k_cache, v_cache, o, context_lens=None, seq=None, scale=0.0,
+    def prepare_decode_attention(self, q, k_cache, v_cache, o=None, context_lens=None, seq=None, scale=0.0,
                                  workspace=None, block_table=None):
         return self._decode_attention(q, k_cache, v_cache, o, context_lens, seq, scale, workspace, block_table,
                                       None, True)
@@ -506,8 +560,7 @@ class Runtime:
         m, k = va.shape
         n = vb.shape[0]
         o.shape(vb, "b", (n, k), "fp8_gemm")
-        vc = o.tensor(c, "c", 2, "bf16")
-        o.shape(vc, "c", (m, n), "fp8_gemm")
+        o.result, vc = o.output(c, "c", (m, n), "bf16", _torch_bf16)
         vsa = o.tensor(a_scale, "a_scale", 1, "f32")
         vsb = o.tensor(b_scale, "b_scale", 1, "f32")
         rowcol = vsa.shape[0] != 1 or vsb.shape[0] != 1 or (m == 1 and n == 1)
@@ -519,14 +572,14 @@ class Runtime:
         args.m, args.n, args.k = m, n, k
         args.scaling = 1 if rowcol and not (m == 1 and n == 1) else 0
         self._workspace(args, workspace, "fp8_gemm")
-        return self._call("fp8_gemm", args, stream, prepare)
+        return self._call("fp8_gemm", args, stream, prepare, o)
 
-    def fp8_gemm(self, a, b, a_scale, b_scale, c, workspace=None, stream=None):
+    def fp8_gemm(self, a, b, a_scale, b_scale, c=None, workspace=None, stream=None):
         """c[m,n] (bf16) = (a[m,k] @ b[n,k]^T) * scales, a and b e4m3; a_scale, b_scale f32 of one
         value each (per tensor) or [m] and [n] (per row of a, per column of c)."""
         return self._fp8_gemm(a, b, a_scale, b_scale, c, workspace, stream, False)
 
-    def prepare_fp8_gemm(self, a, b, a_scale, b_scale, c, workspace=None):
+    def prepare_fp8_gemm(self, a, b, a_scale, b_scale, c=None, workspace=None):
         return self._fp8_gemm(a, b, a_scale, b_scale, c, workspace, None, True)
 
     # ---- user kernels (docs/byo.md)
@@ -544,7 +597,8 @@ class Runtime:
         ptrs = [b if isinstance(b, int) else view(b, f"{kernel}: buffer {i}").ptr for i, b in enumerate(buffers)]
         array = (C.c_void_p * len(ptrs))(*ptrs)
         self._check(self._lib.ktune_runtime_launch(self._live(), kernel.encode(), self._shape_text(dims).encode(),
-                                                   dtype.encode(), array, len(ptrs), stream_handle(stream)))
+                                                   dtype_name(dtype).encode(), array, len(ptrs),
+                                                   stream_handle(stream)))
 
     def prepare_kernel(self, kernel, dims, dtype):
         """How user kernel `kernel` is served for `dims` and `dtype`: (PlanInfo, verified), verified
@@ -552,6 +606,6 @@ class Runtime:
         info = _abi.PlanInfo()
         verified = C.c_int(1)
         self._check(self._lib.ktune_runtime_prepare_kernel(self._live(), kernel.encode(),
-                                                           self._shape_text(dims).encode(), dtype.encode(),
+                                                           self._shape_text(dims).encode(), dtype_name(dtype).encode(),
                                                            C.byref(info), C.byref(verified)))
         return _plan_info(info), bool(verified.value)

@@ -9,8 +9,6 @@ device ordinal (None when the protocol does not say).
 """
 
 import ctypes as C
-from dataclasses import dataclass
-
 from .errors import BadInputError
 
 # dtype names by framework spelling.
@@ -24,13 +22,20 @@ ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "fp8e4m3": 1, "i32": 4, "u8": 1}
 _KDL_CUDA = 2
 
 
-@dataclass(frozen=True)
 class View:
-    ptr: int
-    shape: tuple
-    strides: tuple  # elements
-    dtype: str
-    device: object  # int ordinal, or None when unknown
+    """ptr, shape, strides (elements), dtype name, device ordinal (None when unknown)."""
+
+    __slots__ = ("ptr", "shape", "strides", "dtype", "device")
+
+    def __init__(self, ptr, shape, strides, dtype, device):
+        self.ptr, self.shape, self.strides, self.dtype, self.device = ptr, shape, strides, dtype, device
+
+    def __eq__(self, other):
+        return isinstance(other, View) and all(getattr(self, f) == getattr(other, f) for f in View.__slots__)
+
+    def __repr__(self):
+        return (f"View(ptr={self.ptr:#x}, shape={self.shape}, strides={self.strides}, dtype={self.dtype!r}, "
+                f"device={self.device!r})")
 
     def is_contiguous(self):
         expect = 1
@@ -69,15 +74,22 @@ _capsule_rename.restype = C.c_int
 _capsule_rename.argtypes = [C.py_object, C.c_char_p]
 
 
+_torch_dtypes = {}  # torch dtype object -> name (filled on first sight of each dtype)
+
+
 def _from_torch(t, name):
-    dtype = _TORCH.get(str(t.dtype))
+    tdt = t.dtype
+    dtype = _torch_dtypes.get(tdt)
     if dtype is None:
-        raise BadInputError(f"{name}: dtype {t.dtype} is not one ktune takes")
+        dtype = _TORCH.get(str(tdt))
+        if dtype is None:
+            raise BadInputError(f"{name}: dtype {tdt} is not one ktune takes")
+        _torch_dtypes[tdt] = dtype
     device = t.device
-    if getattr(device, "type", None) != "cuda":
+    if device.type != "cuda":
         raise BadInputError(f"{name} is on {device}, not on a CUDA device")
-    return View(int(t.data_ptr()), tuple(int(s) for s in t.shape), tuple(int(s) for s in t.stride()), dtype,
-                device.index if device.index is not None else 0)
+    index = device.index
+    return View(t.data_ptr(), tuple(t.shape), tuple(t.stride()), dtype, 0 if index is None else index)
 
 
 def _from_cai(obj, name):
@@ -127,18 +139,52 @@ def _from_dlpack(obj, name):
             managed.deleter(C.pointer(managed))
 
 
+_kinds = {}  # type -> the reader of its objects (the first matching protocol)
+
+
+def _reader(kind):
+    if hasattr(kind, "data_ptr") and hasattr(kind, "stride") and hasattr(kind, "device"):
+        return _from_torch
+    if hasattr(kind, "__cuda_array_interface__"):
+        return _from_cai
+    if hasattr(kind, "__dlpack__"):
+        return _from_dlpack
+    return None
+
+
 def view(obj, name):
     """The View of `obj` (see the module docstring); BadInputError when it is none of those."""
     if obj is None:
         raise BadInputError(f"{name} is None")
-    if hasattr(obj, "data_ptr") and hasattr(obj, "stride") and hasattr(obj, "device"):
-        return _from_torch(obj, name)
-    if hasattr(obj, "__cuda_array_interface__"):
-        return _from_cai(obj, name)
-    if hasattr(obj, "__dlpack__"):
-        return _from_dlpack(obj, name)
-    raise BadInputError(f"{name}: a {type(obj).__name__} is not a CUDA tensor (no __cuda_array_interface__, "
-                        "__dlpack__ or torch.Tensor interface)")
+    kind = type(obj)
+    read = _kinds.get(kind)
+    if read is None:
+        # The protocol of a class is decided once; an instance attribute (a stand-in object whose
+        # __cuda_array_interface__ is set in __init__) is looked for on the object itself.
+        read = _reader(kind) or _reader(obj)
+        if read is None:
+            raise BadInputError(f"{name}: a {kind.__name__} is not a CUDA tensor (no __cuda_array_interface__, "
+                                "__dlpack__ or torch.Tensor interface)")
+        if _reader(kind) is not None:
+            _kinds[kind] = read
+    return read(obj, name)
+
+
+# A dtype as ktune names it, from ktune's names, their long forms and framework dtype objects.
+_DTYPE_ALIASES = {"f32": "f32", "float32": "f32", "float": "f32", "f16": "f16", "float16": "f16", "half": "f16",
+                  "bf16": "bf16", "bfloat16": "bf16", "fp8e4m3": "fp8e4m3", "float8_e4m3fn": "fp8e4m3",
+                  "e4m3": "fp8e4m3", "i32": "i32", "int32": "i32", "u8": "u8", "uint8": "u8"}
+
+
+def dtype_name(dtype):
+    """ktune's name of `dtype`: "bf16", "bfloat16", torch.bfloat16 (or any object whose str() ends
+    in such a name, e.g. numpy's) are all "bf16". BadInputError names the ones accepted."""
+    text = str(dtype)
+    name = _DTYPE_ALIASES.get(text.rsplit(".", 1)[-1].lower())
+    if name is None:
+        raise BadInputError(f"dtype {dtype!r} is not one ktune names (bf16 / bfloat16 / torch.bfloat16, f16, f32, "
+                            "fp8e4m3, i32, u8)")
+    return name
 
 
 def stream_handle(stream):

@@ -40,7 +40,15 @@ def runtime_for(device: torch.device) -> Runtime:
         return rt
 
 
+# The current stream's raw handle: torch's private getter costs a fraction of building a
+# torch.cuda.Stream (current_stream()); the public path is kept for a torch without it.
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
 def _stream(t: torch.Tensor) -> int:
+    if _raw_stream is not None:
+        index = t.device.index
+        return _raw_stream(torch.cuda.current_device() if index is None else index)
     return torch.cuda.current_stream(t.device).cuda_stream
 
 

@@ -15,6 +15,22 @@ def test_exact_key_answers_the_stored_config(db, expected):
     assert got["gpu"] == expected["gpu"]
 
 
+class _TorchLikeDtype:
+    """What str() of torch.bfloat16 gives, without importing torch."""
+
+    def __str__(self):
+        return "torch.bfloat16"
+
+
+def test_a_dtype_is_named_as_ktune_torch_or_in_full(db, expected):
+    want = expected["exact_config"]
+    for dtype in ("bf16", "bfloat16", "BFloat16", _TorchLikeDtype()):
+        assert ktune.query("gemm", expected["exact_shape"], dtype, gpu=expected["gpu"], db=db)["config_name"] == want
+    with pytest.raises(ktune.BadInputError) as e:
+        ktune.query("gemm", expected["exact_shape"], "bfloat17", gpu=expected["gpu"], db=db)
+    assert "bfloat17" in str(e.value) and "bf16" in str(e.value)
+
+
 def test_shape_as_a_dict_and_reordered_dimensions_find_the_same_key(db, expected):
     dims = dict(kv.split("=") for kv in expected["reordered_shape"].split(","))
     assert ktune.query("gemm", dims, "bf16", gpu=expected["gpu"], db=db)["config_name"] == expected["exact_config"]

@@ -35,6 +35,7 @@ class Recorder:
 def rt():
     r = Runtime.__new__(Runtime)
     r._lib = Recorder()
+    r._launchers, r._templates = {}, {}
     r._handle = C.c_void_p(1)
     r.device = 0
     yield r
@@ -188,7 +189,7 @@ def test_gemm_nn_layout_and_bias_epilogue(rt):
     (lambda rt: rt.softmax(CudaArray((4, 64)), CudaArray((4, 64)), mask="padding"), "lengths is required"),
     (lambda rt: rt.softmax(CudaArray((4, 64)), CudaArray((4, 64)), mask="padding",
                            lengths=CudaArray((4,), typestr="<f4", itemsize=4)), "lengths is f32"),
-    (lambda rt: rt.swiglu(x=CudaArray((4, 64)), out=CudaArray((4, 31))), "x has shape [4, 64]"),
+    (lambda rt: rt.swiglu(x=CudaArray((4, 64)), out=CudaArray((4, 31))), "out has shape [4, 31]; expected [4, 32]"),
     (lambda rt: rt.decode_attention(CudaArray((2, 8, 128)), CudaArray((2, 2, 100, 64)), CudaArray((2, 2, 100, 64)),
                                     CudaArray((2, 8, 128))), "k_cache has shape"),
     (lambda rt: _bad_rope_append(rt, k=CudaArray((8, 4, 64))), "k has shape [8, 4, 64]; expected [8, heads_kv, 128]"),
@@ -262,3 +263,59 @@ def test_runtime_without_a_gpu_raises_no_device():
         return
     r.close()
     pytest.skip("a GPU is present here: the gpu tests cover the runtime")
+
+
+class TorchLike:
+    """A stand-in torch.Tensor (no torch here): what the runtime reads, and new_empty."""
+
+    class device:  # noqa: N801 - torch's attribute name
+        type, index = "cuda", 0
+
+    class _Dtype:
+        def __str__(self):
+            return "torch.bfloat16"
+
+    is_cuda = True
+    dtype = _Dtype()
+    made = []
+
+    def __init__(self, shape, ptr=None):
+        self.shape = tuple(shape)
+        self._ptr = ptr if ptr is not None else 0x7E0000000000 + 0x100000 * len(TorchLike.made)
+        TorchLike.made.append(self)
+
+    def data_ptr(self):
+        return self._ptr
+
+    def stride(self):
+        out, acc = [], 1
+        for s in reversed(self.shape):
+            out.append(acc)
+            acc *= s
+        return tuple(reversed(out))
+
+    def new_empty(self, shape, dtype=None):
+        assert dtype is None, "allocated like the first tensor"
+        return TorchLike(shape)
+
+
+def test_outputs_left_out_are_allocated_like_the_first_torch_tensor_and_returned(rt):
+    a, b = TorchLike((5, 64)), TorchLike((96, 64))
+    c = rt.gemm(a, b, stream=0)
+    assert isinstance(c, TorchLike) and c.shape == (5, 96)
+    op, args, _ = rt._lib.calls[-1]
+    assert op == "gemm" and args.c == c.data_ptr() and (args.m, args.n, args.k) == (5, 96, 64)
+    given = TorchLike((5, 96))
+    assert rt.gemm(a, b, given, stream=0) is given
+    x, w = TorchLike((7, 128)), TorchLike((128,))
+    y, r_out = rt.rmsnorm(x, w, residual=TorchLike((7, 128)), stream=0)
+    assert y.shape == r_out.shape == (7, 128) and y is not r_out
+    assert rt.swiglu(x=TorchLike((3, 256)), stream=0).shape == (3, 128)
+    o = rt.decode_attention(TorchLike((2, 8, 64)), TorchLike((2, 2, 100, 64)), TorchLike((2, 2, 100, 64)), stream=0)
+    assert o.shape == (2, 8, 64)
+
+
+def test_an_output_left_out_of_a_call_on_other_tensors_is_a_bad_input(rt):
+    with pytest.raises(ktune.BadInputError, match="c is required .outputs are allocated only for torch tensors"):
+        rt.gemm(CudaArray((5, 64)), CudaArray((96, 64)))
+    assert rt._lib.calls == []

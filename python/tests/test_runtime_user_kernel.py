@@ -37,6 +37,7 @@ class UserKernelRecorder:
 def rt():
     r = Runtime.__new__(Runtime)
     r._lib = UserKernelRecorder()
+    r._launchers, r._templates = {}, {}
     r._handle = C.c_void_p(1)
     r.device = 0
     yield r
