@@ -10,9 +10,16 @@ find_package(muparser REQUIRED)
 pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 
-# `ktune serve` (service/): Debian's cpp-httplib is a compiled library built with OpenSSL, zlib and
-# brotli; its pkg-config file carries the matching CPPHTTPLIB_*_SUPPORT definitions (TLS included).
+# `ktune serve` (service/): the server on libmicrohttpd (an event loop holding thousands of
+# connections, bounded memory each, GnuTLS for --tls-cert); the clients (`cache push`, `query
+# --server`) on Debian's cpp-httplib, a compiled library built with OpenSSL, zlib and brotli whose
+# pkg-config file carries the matching CPPHTTPLIB_*_SUPPORT definitions (TLS included).
 if(KTUNE_WITH_SERVICE)
+  pkg_check_modules(MICROHTTPD IMPORTED_TARGET libmicrohttpd)
+  if(NOT MICROHTTPD_FOUND)
+    message(FATAL_ERROR "KTUNE_WITH_SERVICE=ON but libmicrohttpd was not found (install libmicrohttpd-dev "
+                        "with scripts/install-deps.sh, or configure with -DKTUNE_WITH_SERVICE=OFF)")
+  endif()
   pkg_check_modules(HTTPLIB IMPORTED_TARGET cpp-httplib)
   if(NOT HTTPLIB_FOUND)
     message(FATAL_ERROR "KTUNE_WITH_SERVICE=ON but cpp-httplib was not found (install libcpp-httplib-dev with "

@@ -16,7 +16,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libsqlite3-dev sqlite3 libfmt-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libtomlplusplus-dev libmuparser-dev libxxhash-dev
-  libcpp-httplib-dev openssl libjs-chart.js python3 python3-venv python3-pip binutils
+  libcpp-httplib-dev libmicrohttpd-dev openssl libjs-chart.js python3 python3-venv python3-pip binutils
 )
 for arg in "$@"; do
   case "$arg" in

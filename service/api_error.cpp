@@ -1,6 +1,6 @@
 #include "service/api_error.hpp"
 
-#include <httplib.h>
+#include "service/http_message.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -10,13 +10,13 @@ namespace ktune::service {
 
 void bad_request(const std::string& message) { throw ApiError(400, "bad_request", message); }
 
-void send_json(httplib::Response& res, const nlohmann::json& doc, int status) {
+void send_json(HttpResponse& res, const nlohmann::json& doc, int status) {
   res.status = status;
   res.set_content(doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
                   "application/json");
 }
 
-void send_error(httplib::Response& res, int status, std::string_view kind, std::string_view message) {
+void send_error(HttpResponse& res, int status, std::string_view kind, std::string_view message) {
   send_json(res, {{"error", {{"kind", kind}, {"message", message}}}}, status);
 }
 
@@ -45,7 +45,7 @@ std::string_view kind_for_status(int status) {
   }
 }
 
-void guard(const RouteHandler& handler, const httplib::Request& req, httplib::Response& res) {
+void guard(const RouteHandler& handler, const HttpRequest& req, HttpResponse& res) {
   try {
     handler(req, res);
   } catch (const ApiError& e) {

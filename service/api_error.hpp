@@ -11,10 +11,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-namespace httplib {
-struct Request;
-struct Response;
-}  // namespace httplib
+#include "service/http_message.hpp"
 
 namespace ktune::service {
 
@@ -37,16 +34,16 @@ class ApiError : public std::runtime_error {
 [[noreturn]] void bad_request(const std::string& message);
 
 /// Serialises `doc` (invalid UTF-8 in strings is replaced, never thrown on) and sets it as the body.
-void send_json(httplib::Response& res, const nlohmann::json& doc, int status = 200);
+void send_json(HttpResponse& res, const nlohmann::json& doc, int status = 200);
 /// The error document with `status`.
-void send_error(httplib::Response& res, int status, std::string_view kind, std::string_view message);
+void send_error(HttpResponse& res, int status, std::string_view kind, std::string_view message);
 /// The kind word of a status the server itself produced (404 unknown route, 413 body too large).
 std::string_view kind_for_status(int status);
 
-using RouteHandler = std::function<void(const httplib::Request&, httplib::Response&)>;
+using RouteHandler = std::function<void(const HttpRequest&, HttpResponse&)>;
 /// Runs `handler`, answering any exception it throws with the error document: ApiError with its
 /// status; ktune::Error by kind (bad input 400, not found 404, no device 503, runtime 500); JSON
 /// errors 400; anything else 500.
-void guard(const RouteHandler& handler, const httplib::Request& req, httplib::Response& res);
+void guard(const RouteHandler& handler, const HttpRequest& req, HttpResponse& res);
 
 }  // namespace ktune::service

@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include <httplib.h>
 #include <nlohmann/json.hpp>
+#include "service/http_message.hpp"
 
 #include "cache/config_cache.hpp"
 #include "harness/device_info.hpp"
@@ -44,23 +44,23 @@ nlohmann::json devices_json(const ServiceContext& ctx) {
 
 }  // namespace
 
-void add_info_routes(httplib::Server& server, ServiceContext& ctx) {
+void add_info_routes(Router& server, ServiceContext& ctx) {
   add_route(server, ctx, Method::kGet, "/v1/health", Access::kRead,
-            [&ctx](const httplib::Request&, httplib::Response& res) {
+            [&ctx](const HttpRequest&, HttpResponse& res) {
               send_json(res, {{"status", "ok"},
                               {"read_only", ctx.read_only},
                               {"schema_version", ctx.readers->get().schema_version()}});
             });
   add_route(server, ctx, Method::kGet, "/v1/version", Access::kRead,
-            [](const httplib::Request&, httplib::Response& res) {
+            [](const HttpRequest&, HttpResponse& res) {
               send_json(res, {{"ktune", KTUNE_VERSION_STRING},
                               {"api", kApiVersion},
                               {"schema_version", cache::kSchemaVersion}});
             });
   add_route(server, ctx, Method::kGet, "/v1/devices", Access::kRead,
-            [&ctx](const httplib::Request&, httplib::Response& res) { send_json(res, devices_json(ctx)); });
+            [&ctx](const HttpRequest&, HttpResponse& res) { send_json(res, devices_json(ctx)); });
   add_route(server, ctx, Method::kGet, "/metrics", Access::kRead,
-            [&ctx](const httplib::Request&, httplib::Response& res) {
+            [&ctx](const HttpRequest&, HttpResponse& res) {
               std::string text = ctx.metrics->render();
               text += build_info_text(KTUNE_VERSION_STRING, kApiVersion, cache::kSchemaVersion);
               text += process_metrics_text();

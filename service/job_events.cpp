@@ -18,7 +18,7 @@ void JobEvents::publish(int64_t job, std::string name, std::string data) {
     s.events.push_back({s.next_seq++, std::move(name), std::move(data)});
     if (s.events.size() > kMaxEventsPerJob) s.events.pop_front();
   }
-  changed_.notify_all();
+  notify();
 }
 
 void JobEvents::close(int64_t job) {
@@ -26,7 +26,7 @@ void JobEvents::close(int64_t job) {
     std::lock_guard lock(mu_);
     streams_[job].closed = true;
   }
-  changed_.notify_all();
+  notify();
 }
 
 std::vector<JobEvent> JobEvents::wait(int64_t job, uint64_t& next, std::chrono::milliseconds timeout,
@@ -56,7 +56,22 @@ void JobEvents::shutdown() {
     std::lock_guard lock(mu_);
     shutting_down_ = true;
   }
+  notify();
+}
+
+void JobEvents::set_listener(std::function<void()> listener) {
+  std::lock_guard lock(mu_);
+  listener_ = std::move(listener);
+}
+
+void JobEvents::notify() {
   changed_.notify_all();
+  std::function<void()> listener;
+  {
+    std::lock_guard lock(mu_);
+    listener = listener_;
+  }
+  if (listener) listener();
 }
 
 }  // namespace ktune::service

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <string>
@@ -34,6 +35,9 @@ class JobEvents {
   std::vector<JobEvent> wait(int64_t job, uint64_t& next, std::chrono::milliseconds timeout, bool& closed);
   /// Wakes every reader for good (the server is stopping).
   void shutdown();
+  /// Called (outside the lock) after every publish, close and shutdown: the HTTP daemon's wake-up
+  /// of parked event streams. An empty function clears it.
+  void set_listener(std::function<void()> listener);
 
  private:
   struct Stream {
@@ -45,6 +49,8 @@ class JobEvents {
   std::condition_variable changed_;
   std::map<int64_t, Stream> streams_;
   bool shutting_down_ = false;
+  std::function<void()> listener_;  ///< guarded by mu_; copied out before it is called
+  void notify();
 };
 
 }  // namespace ktune::service

@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <httplib.h>
 #include <nlohmann/json.hpp>
+#include "service/http_message.hpp"
 
 #include "cache/config_cache.hpp"
 #include "core/shape.hpp"
@@ -90,7 +90,7 @@ nlohmann::json answer(const ServiceContext& ctx, const KeyRequest& k) {
   return nlohmann::json::parse(best->to_json());
 }
 
-KeyRequest key_from_params(const httplib::Request& req) {
+KeyRequest key_from_params(const HttpRequest& req) {
   KeyRequest k;
   k.gpu = optional_param(req, "gpu");
   k.kernel = required_param(req, "kernel");
@@ -135,14 +135,14 @@ KeyRequest key_from_json(const nlohmann::json& j, size_t index) {
 
 }  // namespace
 
-void add_lookup_routes(httplib::Server& server, ServiceContext& ctx) {
+void add_lookup_routes(Router& server, ServiceContext& ctx) {
   add_route(server, ctx, Method::kGet, "/v1/best", Access::kRead,
-            [&ctx](const httplib::Request& req, httplib::Response& res) {
+            [&ctx](const HttpRequest& req, HttpResponse& res) {
               send_json(res, answer(ctx, key_from_params(req)));
             },
             {"gpu", "kernel", "shape", "dtype", "layout", "fallback"});
   add_route(server, ctx, Method::kPost, "/v1/best:batch", Access::kRead,
-            [&ctx](const httplib::Request& req, httplib::Response& res) {
+            [&ctx](const HttpRequest& req, HttpResponse& res) {
               const nlohmann::json body = json_body(req);
               for (const auto& [name, value] : body.items()) {
                 if (name != "keys")

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <httplib.h>
 #include <nlohmann/json.hpp>
+#include "service/http_message.hpp"
 
 #include "core/json_depth.hpp"
 #include "service/api_error.hpp"
@@ -15,54 +15,18 @@ namespace ktune::service {
 
 namespace {
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-/// Percent-decodes a query component ('+' is a space); a malformed escape stays as it is.
-std::string decode_component(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '+') {
-      out += ' ';
-    } else if (text[i] == '%' && i + 2 < text.size() && hex_value(text[i + 1]) >= 0 &&
-               hex_value(text[i + 2]) >= 0) {
-      out += static_cast<char>(hex_value(text[i + 1]) * 16 + hex_value(text[i + 2]));
-      i += 2;
-    } else {
-      out += text[i];
-    }
-  }
-  return out;
-}
-
 /// Calls `visit(name, value)` (both decoded) for each pair of the request's query string, in order,
 /// until it returns true. A pair is split at its first '=', so `shape=m=16,n=4096,k=4096` needs no
-/// escaping (cpp-httplib's own parameter map keeps the text after the last '=').
+/// escaping.
 template <typename Visit>
-void visit_query(const httplib::Request& req, Visit visit) {
-  const size_t question = req.target.find('?');
-  if (question == std::string::npos) return;
-  std::string_view query(req.target);
-  query.remove_prefix(question + 1);
-  while (!query.empty()) {
-    const size_t amp = query.find('&');
-    const std::string_view pair = query.substr(0, amp);
-    const size_t eq = pair.find('=');
-    if (visit(decode_component(pair.substr(0, eq)),
-              eq == std::string_view::npos ? std::string() : decode_component(pair.substr(eq + 1))))
-      return;
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
+void visit_query(const HttpRequest& req, Visit visit) {
+  for (const auto& [name, value] : req.query) {
+    if (visit(name, value)) return;
   }
 }
 
 /// The first value of `name` in the request's query string.
-std::optional<std::string> find_query_value(const httplib::Request& req, std::string_view name) {
+std::optional<std::string> find_query_value(const HttpRequest& req, std::string_view name) {
   std::optional<std::string> found;
   visit_query(req, [&](const std::string& key, std::string value) {
     if (key != name) return false;
@@ -74,7 +38,7 @@ std::optional<std::string> find_query_value(const httplib::Request& req, std::st
 
 }  // namespace
 
-void require_known_params(const httplib::Request& req, const std::vector<std::string>& known) {
+void require_known_params(const HttpRequest& req, const std::vector<std::string>& known) {
   visit_query(req, [&](const std::string& name, const std::string&) {
     if (!name.empty() && std::find(known.begin(), known.end(), name) == known.end()) {
       bad_request(known.empty()
@@ -86,7 +50,7 @@ void require_known_params(const httplib::Request& req, const std::vector<std::st
   });
 }
 
-std::optional<std::string> optional_param(const httplib::Request& req, const char* name) {
+std::optional<std::string> optional_param(const HttpRequest& req, const char* name) {
   auto found = find_query_value(req, name);
   if (!found) return std::nullopt;
   std::string value = std::move(*found);
@@ -95,13 +59,13 @@ std::optional<std::string> optional_param(const httplib::Request& req, const cha
   return value;
 }
 
-std::string required_param(const httplib::Request& req, const char* name) {
+std::string required_param(const HttpRequest& req, const char* name) {
   auto value = optional_param(req, name);
   if (!value || value->empty()) bad_request(fmt::format("parameter '{}' is missing", name));
   return *value;
 }
 
-bool bool_param(const httplib::Request& req, const char* name, bool fallback) {
+bool bool_param(const HttpRequest& req, const char* name, bool fallback) {
   const auto value = optional_param(req, name);
   if (!value) return fallback;
   if (*value == "true" || *value == "1") return true;
@@ -109,7 +73,7 @@ bool bool_param(const httplib::Request& req, const char* name, bool fallback) {
   bad_request(fmt::format("parameter '{}' must be true or false", name));
 }
 
-int64_t int_param(const httplib::Request& req, const char* name, int64_t fallback, int64_t min, int64_t max) {
+int64_t int_param(const HttpRequest& req, const char* name, int64_t fallback, int64_t min, int64_t max) {
   const auto value = optional_param(req, name);
   if (!value) return fallback;
   int64_t n = 0;
@@ -119,7 +83,7 @@ int64_t int_param(const httplib::Request& req, const char* name, int64_t fallbac
   return n;
 }
 
-nlohmann::json json_body(const httplib::Request& req) {
+nlohmann::json json_body(const HttpRequest& req) {
   if (!json_depth_ok(req.body))
     bad_request(
         fmt::format("the body nests JSON deeper than {} levels of arrays and objects", kMaxJsonDepth));

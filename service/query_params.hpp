@@ -9,9 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-namespace httplib {
-struct Request;
-}
+#include "service/http_message.hpp"
 
 namespace ktune::service {
 
@@ -19,19 +17,19 @@ namespace ktune::service {
 inline constexpr size_t kMaxParamBytes = 1024;
 
 /// The parameter `name`; 400 when absent or empty.
-std::string required_param(const httplib::Request& req, const char* name);
+std::string required_param(const HttpRequest& req, const char* name);
 /// The parameter `name`, or nullopt when absent.
-std::optional<std::string> optional_param(const httplib::Request& req, const char* name);
+std::optional<std::string> optional_param(const HttpRequest& req, const char* name);
 /// true/false/1/0; `fallback` when absent; 400 otherwise.
-bool bool_param(const httplib::Request& req, const char* name, bool fallback);
+bool bool_param(const HttpRequest& req, const char* name, bool fallback);
 /// A whole number in [min, max]; `fallback` when absent; 400 otherwise.
-int64_t int_param(const httplib::Request& req, const char* name, int64_t fallback, int64_t min, int64_t max);
+int64_t int_param(const HttpRequest& req, const char* name, int64_t fallback, int64_t min, int64_t max);
 
 /// 400 naming the first query parameter of the request that is not one of `known` (the route's).
-void require_known_params(const httplib::Request& req, const std::vector<std::string>& known);
+void require_known_params(const HttpRequest& req, const std::vector<std::string>& known);
 
 /// The body as a JSON object; 400 naming the problem when it is not one.
-nlohmann::json json_body(const httplib::Request& req);
+nlohmann::json json_body(const HttpRequest& req);
 /// `doc[name]` as a string; 400 when it is present but not a string. nullopt when absent or null.
 std::optional<std::string> string_field(const nlohmann::json& doc, const char* name);
 

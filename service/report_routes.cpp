@@ -4,7 +4,7 @@
 #include <sstream>
 #include <string>
 
-#include <httplib.h>
+#include "service/http_message.hpp"
 
 #include "reports/report_loader.hpp"
 #include "reports/reporter.hpp"
@@ -32,9 +32,9 @@ const char* content_type(reports::Format format) {
 
 }  // namespace
 
-void add_report_routes(httplib::Server& server, ServiceContext& ctx) {
+void add_report_routes(Router& server, ServiceContext& ctx) {
   add_route(server, ctx, Method::kGet, "/v1/report", Access::kRead,
-            [&ctx](const httplib::Request& req, httplib::Response& res) {
+            [&ctx](const HttpRequest& req, HttpResponse& res) {
               const std::string name = optional_param(req, "format").value_or("html");
               if (name != "csv" && name != "json" && name != "md" && name != "markdown" && name != "html")
                 bad_request("parameter 'format' must be csv, json, md or html");

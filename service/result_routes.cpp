@@ -6,8 +6,8 @@
 #include <string>
 
 #include <fmt/format.h>
-#include <httplib.h>
 #include <nlohmann/json.hpp>
+#include "service/http_message.hpp"
 
 #include "cache/config_cache.hpp"
 #include "core/outcome.hpp"
@@ -69,7 +69,7 @@ nlohmann::json measurement_json(const cache::StoredMeasurement& s) {
 }
 
 /// An ISO-8601 time or date ("2026-05-01", "2026-05-01T12:00:00Z"): digits and -:T.Z only.
-std::string since_param(const httplib::Request& req) {
+std::string since_param(const HttpRequest& req) {
   const auto since = optional_param(req, "since");
   if (!since) return "";
   if (since->size() < 4 || since->find_first_not_of("0123456789-:T.Z") != std::string::npos)
@@ -77,7 +77,7 @@ std::string since_param(const httplib::Request& req) {
   return *since;
 }
 
-void get_results(const ServiceContext& ctx, const httplib::Request& req, httplib::Response& res) {
+void get_results(const ServiceContext& ctx, const HttpRequest& req, HttpResponse& res) {
   cache::Filter filter;
   filter.kernel = optional_param(req, "kernel").value_or("");
   filter.gpu_name = optional_param(req, "gpu").value_or("");
@@ -101,7 +101,7 @@ void get_results(const ServiceContext& ctx, const httplib::Request& req, httplib
                   {"measurements", std::move(rows)}});
 }
 
-void post_results(const ServiceContext& ctx, const httplib::Request& req, httplib::Response& res) {
+void post_results(const ServiceContext& ctx, const HttpRequest& req, HttpResponse& res) {
   static std::atomic<uint64_t> upload_counter{0};
   // The file name is the server's own; nothing from the request reaches a path.
   const auto path = ctx.scratch_dir / fmt::format("upload-{}.json", upload_counter.fetch_add(1));
@@ -134,12 +134,12 @@ void post_results(const ServiceContext& ctx, const httplib::Request& req, httpli
 
 }  // namespace
 
-void add_result_routes(httplib::Server& server, ServiceContext& ctx) {
+void add_result_routes(Router& server, ServiceContext& ctx) {
   add_route(server, ctx, Method::kGet, "/v1/results", Access::kRead,
-            [&ctx](const httplib::Request& req, httplib::Response& res) { get_results(ctx, req, res); },
+            [&ctx](const HttpRequest& req, HttpResponse& res) { get_results(ctx, req, res); },
             {"kernel", "gpu", "dtype", "since", "page", "page_size"});
   add_route(server, ctx, Method::kPost, "/v1/results", Access::kWrite,
-            [&ctx](const httplib::Request& req, httplib::Response& res) { post_results(ctx, req, res); });
+            [&ctx](const HttpRequest& req, HttpResponse& res) { post_results(ctx, req, res); });
 }
 
 }  // namespace ktune::service

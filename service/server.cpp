@@ -1,25 +1,23 @@
 #include "service/server.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdlib.h>
-#include <sys/socket.h>
+#include <sys/resource.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <fstream>
 #include <memory>
 #include <mutex>
-#include <regex>
+#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
-#include <httplib.h>
 
 #include "cache/config_cache.hpp"
 #include "harness/device_info.hpp"
 #include "ktune/error.hpp"
 #include "service/auth.hpp"
-#include "service/bounded_task_queue.hpp"
+#include "service/http_daemon.hpp"
 #include "service/job_runner.hpp"
 #include "service/listen_address.hpp"
 #include "service/metrics.hpp"
@@ -36,29 +34,9 @@ namespace {
 /// Read-only database handles the request threads share (a lookup holds one for tens of
 /// microseconds; 8 keep 64 connections from queueing on one handle on a 2-core box).
 constexpr size_t kMaxReaders = 8;
-/// Requests one keep-alive connection may make before the server closes it.
-constexpr size_t kKeepAliveMaxRequests = 100000;
-/// Connections the kernel queues before they are accepted. cpp-httplib 0.11 listens with 5: 64
-/// clients connecting at once then saw 1 s SYN retransmits (docs/perf/service.md); 1024 covers
-/// --threads plus the accepted queue many times over (the kernel caps it at net.core.somaxconn).
-constexpr int kListenBacklog = 1024;
-
-/// Every route's path, to tell "wrong method" (405) from "no such route" (404).
-const std::vector<std::regex>& known_paths() {
-  static const std::vector<std::regex> kPaths = {std::regex("/"),
-                                                 std::regex("/metrics"),
-                                                 std::regex("/v1/health"),
-                                                 std::regex("/v1/version"),
-                                                 std::regex("/v1/devices"),
-                                                 std::regex("/v1/best"),
-                                                 std::regex("/v1/best:batch"),
-                                                 std::regex("/v1/results"),
-                                                 std::regex("/v1/report"),
-                                                 std::regex("/v1/jobs"),
-                                                 std::regex(R"(/v1/jobs/\d{1,64})"),
-                                                 std::regex(R"(/v1/jobs/\d{1,64}/events)")};
-  return kPaths;
-}
+/// Connections the server holds open at most, whatever their state (idle, slow, streaming): the
+/// open-file limit is raised toward its hard limit to fit them.
+constexpr size_t kMaxConnections = 4096;
 
 std::vector<int> job_devices(const std::string& text) {
   if (text == "none") return {};
@@ -72,26 +50,25 @@ std::vector<int> job_devices(const std::string& text) {
   return tuner::parse_device_list(text, count);
 }
 
-/// Lengthens the listen queue of the socket cpp-httplib bound to `port`: Linux takes a second
-/// listen() on a listening socket as a new backlog. `candidates` are the sockets cpp-httplib
-/// created while binding (the socket-options hook saw them); those it closed again, and any other
-/// socket that now has the same number, are told apart by asking each whether it is listening on
-/// `port`. False when none is.
-bool raise_listen_backlog(const std::vector<int>& candidates, int port) {
-  for (const int fd : candidates) {
-    int listening = 0;
-    socklen_t length = sizeof listening;
-    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &length) != 0 || listening == 0) continue;
-    sockaddr_storage address{};
-    length = sizeof address;
-    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) continue;
-    int bound = -1;
-    if (address.ss_family == AF_INET) bound = ntohs(reinterpret_cast<const sockaddr_in&>(address).sin_port);
-    if (address.ss_family == AF_INET6)
-      bound = ntohs(reinterpret_cast<const sockaddr_in6&>(address).sin6_port);
-    if (bound == port && ::listen(fd, kListenBacklog) == 0) return true;
+/// The open-file limit raised toward its hard limit (each connection is a descriptor); the
+/// connections the server may then hold, leaving room for the database and the job workers.
+size_t raise_open_file_limit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) != 0) return 256;
+  const rlim_t want = std::min<rlim_t>(r.rlim_max, kMaxConnections + 256);
+  if (r.rlim_cur < want) {
+    r.rlim_cur = want;
+    ::setrlimit(RLIMIT_NOFILE, &r);
+    ::getrlimit(RLIMIT_NOFILE, &r);
   }
-  return false;
+  return r.rlim_cur > 512 ? std::min<size_t>(kMaxConnections, r.rlim_cur - 256) : 256;
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 std::filesystem::path make_scratch_dir() {
@@ -111,9 +88,13 @@ struct Server::State {
   Metrics metrics;
   std::unique_ptr<JobRunner> jobs;
   ServiceContext ctx;
-  std::unique_ptr<httplib::Server> http;
+  Router router;
+  std::unique_ptr<HttpDaemon> http;
   int port = 0;
   std::once_flag stopped;
+  std::mutex run_mu;
+  std::condition_variable run_cv;
+  bool stopping = false;
 
   ~State() {
     std::error_code ec;
@@ -157,108 +138,38 @@ Server::Server(const ServeOptions& o) : state_(std::make_unique<State>()) {
     s.ctx.jobs = s.jobs.get();
   }
 
-  if (o.tls_cert) {
-    auto tls = std::make_unique<httplib::SSLServer>(o.tls_cert->c_str(), o.tls_key->c_str());
-    if (!tls->is_valid()) {
-      throw Error(ErrorKind::kBadInput,
-                  fmt::format("--tls-cert {} / --tls-key {}: not a usable certificate and key",
-                              o.tls_cert->string(), o.tls_key->string()));
-    }
-    s.http = std::move(tls);
-  } else {
-    s.http = std::make_unique<httplib::Server>();
-  }
-  httplib::Server& http = *s.http;
-  const size_t threads = o.threads;
-  const size_t max_queue = o.max_queue;
-  http.new_task_queue = [threads, max_queue] { return new BoundedTaskQueue(threads, max_queue); };
-  auto bound_sockets = std::make_shared<std::vector<int>>();
-  http.set_socket_options([bound_sockets](socket_t sock) {
-    bound_sockets->push_back(sock);
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    // No Nagle delay: an answer's headers and body leave at once (accepted sockets inherit it);
-    // with it, a small answer could wait 40 ms for the client's delayed ACK.
-    ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
-  });
-  http.set_payload_max_length(o.max_body_bytes);
-  http.set_read_timeout(o.read_timeout_s, 0);
-  http.set_write_timeout(o.write_timeout_s, 0);
-  http.set_keep_alive_timeout(5);
-  http.set_keep_alive_max_count(kKeepAliveMaxRequests);
-  http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (!res.body.empty()) return;
-    // An answer cpp-httplib gave before any route ran may leave the request's body unread, which
-    // would then be taken for the next request: end such a connection after the answer.
-    if (req.has_header("Content-Length") || req.has_header("Transfer-Encoding"))
-      res.set_header("Connection", "close");
-    const bool known_method = req.method == "GET" || req.method == "POST" || req.method == "DELETE";
-    if (res.status == 404 || (res.status == 400 && !known_method)) {
-      for (const auto& path : known_paths()) {
-        if (std::regex_match(req.path, path)) {
-          res.status = 405;
-          send_error(res, 405, "method_not_allowed",
-                     fmt::format("{} does not answer {}", req.path, req.method));
-          return;
-        }
-      }
-      send_error(res, 404, "not_found",
-                 fmt::format("no route {} {} (docs/service.md lists them)", req.method, req.path));
-      return;
-    }
-    if (res.status == 413) {
-      // The unread body would be taken for the next request: end the connection after the answer.
-      res.set_header("Connection", "close");
-      send_error(res, 413, "too_large", "the request body is larger than this server's --max-body-bytes");
-      return;
-    }
-    send_error(res, res.status, kind_for_status(res.status),
-               fmt::format("the request could not be answered (HTTP {})", res.status));
-  });
-  // Refuse a body announced as too large before reading it (cpp-httplib would first read and
-  // discard it, holding a thread until the read timeout).
-  const size_t max_body = o.max_body_bytes;
-  http.set_pre_routing_handler([max_body](const httplib::Request& req, httplib::Response& res) {
-    if (!req.has_header("Content-Length")) return httplib::Server::HandlerResponse::Unhandled;
-    const std::string length = req.get_header_value("Content-Length");
-    const bool too_long = length.size() > 19 || length.find_first_not_of("0123456789") != std::string::npos ||
-                          std::stoull(length.empty() ? std::string("0") : length) > max_body;
-    if (!too_long) return httplib::Server::HandlerResponse::Unhandled;
-    res.set_header("Connection", "close");
-    send_error(res, 413, "too_large",
-               length.find_first_not_of("0123456789") != std::string::npos
-                   ? "the Content-Length header is not a number"
-                   : "the request body is larger than this server's --max-body-bytes");
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-    send_error(res, 500, "internal", "the server failed answering this request");
-  });
-  http.set_logger([&s](const httplib::Request&, const httplib::Response& res) {
-    s.metrics.count_request(take_route_label(), res.status);
-  });
-  add_dashboard_routes(http, s.ctx);
-  add_info_routes(http, s.ctx);
-  add_lookup_routes(http, s.ctx);
-  add_result_routes(http, s.ctx);
-  add_report_routes(http, s.ctx);
-  add_job_routes(http, s.ctx);
+  add_dashboard_routes(s.router, s.ctx);
+  add_info_routes(s.router, s.ctx);
+  add_lookup_routes(s.router, s.ctx);
+  add_result_routes(s.router, s.ctx);
+  add_report_routes(s.router, s.ctx);
+  add_job_routes(s.router, s.ctx);
 
-  if (s.address.port == 0) {
-    s.port = http.bind_to_any_port(s.address.host);
-    if (s.port <= 0) throw Error(ErrorKind::kRuntime, fmt::format("cannot listen on {}", s.address.text()));
-  } else {
-    if (!http.bind_to_port(s.address.host, s.address.port))
-      throw Error(
-          ErrorKind::kRuntime,
-          fmt::format("cannot listen on {} (in use, or not an address of this machine)", s.address.text()));
-    s.port = s.address.port;
+  HttpDaemonOptions http;
+  http.host = s.address.host;
+  http.port = s.address.port;
+  http.threads = o.threads;
+  http.max_connections = std::min(raise_open_file_limit(), o.threads + o.max_queue);
+  http.max_body_bytes = o.max_body_bytes;
+  http.idle_timeout_s = std::max(o.read_timeout_s, 1);
+  if (o.tls_cert) {
+    http.tls_cert_pem = read_text(*o.tls_cert);
+    http.tls_key_pem = read_text(*o.tls_key);
   }
-  if (!raise_listen_backlog(*bound_sockets, s.port)) {
-    fmt::print(stderr,
-               "ktune serve: warning: the listen backlog stays at cpp-httplib's 5 (the listening "
-               "socket was not found); many clients connecting at once may wait 1 s\n");
-  }
+  // Before a body is read: a route that changes anything checks the token first (an
+  // unauthenticated upload is refused unread).
+  auto screen = [&s](const HttpRequest& req, HttpResponse& res) {
+    if (!s.router.writes(req.method, req.path)) return false;
+    bool refused = false;
+    guard([&](const HttpRequest& r, HttpResponse&) { require_write_access(s.ctx, r); }, req, res);
+    refused = res.status >= 400;
+    return refused;
+  };
+  s.http = std::make_unique<HttpDaemon>(
+      http, [&s](HttpRequest& req, HttpResponse& res) { return s.router.dispatch(req, res); }, screen,
+      [&s](const std::string& label, int status) { s.metrics.count_request(label, status); });
+  s.port = s.http->port();
+  if (s.jobs) s.jobs->events().set_listener([&s] { s.http->wake_streams(); });
   if (s.jobs) s.jobs->resume_interrupted();
 }
 
@@ -272,14 +183,25 @@ std::string Server::url() const {
   return fmt::format("{}://{}", state_->options.tls_cert ? "https" : "http", a.text());
 }
 
-bool Server::run() { return state_->http->listen_after_bind(); }
+bool Server::run() {
+  State& s = *state_;
+  std::unique_lock lock(s.run_mu);
+  s.run_cv.wait(lock, [&s] { return s.stopping; });
+  return true;
+}
 
 void Server::stop() {
   State& s = *state_;
   std::call_once(s.stopped, [&s] {
-    if (s.jobs) s.jobs->events().shutdown();  // event streams end, so their threads are free
+    if (s.jobs) s.jobs->events().set_listener({});
+    if (s.jobs) s.jobs->events().shutdown();  // event streams end
     if (s.http) s.http->stop();
     if (s.jobs) s.jobs->stop();
+    {
+      std::lock_guard lock(s.run_mu);
+      s.stopping = true;
+    }
+    s.run_cv.notify_all();
   });
 }
 

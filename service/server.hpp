@@ -1,7 +1,8 @@
 #pragma once
 /// `ktune serve`: one process that answers lookups from the database over HTTP and runs tuning jobs
-/// on this host's GPUs (docs/service.md). Server owns the HTTP listener (cpp-httplib, TLS when
-/// given a certificate), the database handles, the metrics and the job runner.
+/// on this host's GPUs (docs/service.md). Server owns the HTTP listener (service/http_daemon.hpp
+/// over libmicrohttpd, TLS when given a certificate), the routes, the database handles, the metrics
+/// and the job runner.
 
 #include <cstddef>
 #include <filesystem>
@@ -19,8 +20,8 @@ struct ServeOptions {
   std::optional<std::filesystem::path> token_file;
   std::string devices = "all";  ///< GPUs jobs measure on: "all", "none" or "0,1"
   bool read_only = false;
-  size_t threads = 64;                       ///< connections served at once
-  size_t max_queue = 256;                    ///< accepted connections waiting for a thread
+  size_t threads = 64;      ///< event-loop threads (each holds any number of connections)
+  size_t max_queue = 4032;  ///< connections held beyond --threads (idle, slow or streaming ones too)
   size_t max_body_bytes = 64 * 1024 * 1024;  ///< a `ktune cache export` of a large sweep fits
   int read_timeout_s = 10;
   int write_timeout_s = 10;

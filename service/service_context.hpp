@@ -11,9 +11,7 @@
 #include "service/api_error.hpp"
 #include "service/gpu_gauges.hpp"
 
-namespace httplib {
-class Server;
-}
+#include "service/http_router.hpp"
 
 namespace ktune::cache {
 class ConfigCache;
@@ -44,11 +42,11 @@ enum class Access { kRead, kWrite };
 /// Registers `handler` for `method` on `pattern` (a regex; the pattern is also the metrics label).
 /// kWrite routes answer 405 on a --read-only server and 401 without the right bearer token; a query
 /// parameter not in `params` (the ones the route reads) is a 400 naming it and the known ones.
-void add_route(httplib::Server& server, ServiceContext& ctx, Method method, const std::string& pattern,
-               Access access, RouteHandler handler, std::vector<std::string> params = {});
+/// 405 on a --read-only server, 401 without the right bearer token (ApiError): what a kWrite route
+/// checks first; the daemon also asks it before reading such a route's body.
+void require_write_access(const ServiceContext& ctx, const HttpRequest& req);
 
-/// The route label of the request this thread is answering ("unmatched" when no route matched);
-/// read and reset by the server's logger.
-std::string take_route_label();
+void add_route(Router& server, ServiceContext& ctx, Method method, const std::string& pattern, Access access,
+               RouteHandler handler, std::vector<std::string> params = {});
 
 }  // namespace ktune::service
