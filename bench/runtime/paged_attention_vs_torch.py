@@ -74,15 +74,10 @@ def main():
     import torch  # noqa: E402
     import torch.nn.functional as F  # noqa: E402
 
-    from side_by_side import geomean, time_graph, write_results  # noqa: E402
-    if not torch.cuda.is_available():
-        print("paged_attention_vs_torch: no CUDA device", file=sys.stderr)
+    from side_by_side import geomean, open_runtime, time_graph, write_results  # noqa: E402
+    rt = open_runtime("paged_attention_vs_torch", ap, args.db)
+    if rt is None:
         return 3
-    if not args.db:
-        ap.error("--db is required")
-    import ktune
-
-    rt = ktune.Runtime(db=args.db, on_miss="default")
     stream_of = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     rows = []

@@ -100,15 +100,10 @@ def main():
     global torch
     import torch  # noqa: E402
 
-    from side_by_side import time_graph, write_results  # noqa: E402
-    if not torch.cuda.is_available():
-        print("rope_append_vs_torch: no CUDA device", file=sys.stderr)
+    from side_by_side import open_runtime, time_graph, write_results  # noqa: E402
+    rt = open_runtime("rope_append_vs_torch", ap, args.db)
+    if rt is None:
         return 3
-    if not args.db:
-        ap.error("--db is required")
-    import ktune
-
-    rt = ktune.Runtime(db=args.db, on_miss="default")
     dt = torch.bfloat16
     stream_of = lambda: torch.cuda.current_stream().cuda_stream  # noqa: E731
     # One compiled graph a case (fixed shapes, as a graph-served model has): 16 cases pass dynamo's

@@ -51,6 +51,18 @@ def time_graph(fn_of_set, sets, target_us=2000.0, replays=5):
     return replay_us(build(n), n)
 
 
+def open_runtime(script, parser, db):
+    """The ktune.Runtime a bench times (misses served by the default config), or None after saying
+    why there is no CUDA device (the caller exits 3); a missing --db is the parser's usage error."""
+    if not torch.cuda.is_available():
+        print(f"{script}: no CUDA device", file=sys.stderr)
+        return None
+    if not db:
+        parser.error("--db is required")
+    import ktune
+    return ktune.Runtime(db=db, on_miss="default")
+
+
 def geomean(xs):
     """Geometric mean of positive numbers; nan for none."""
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")

@@ -29,6 +29,13 @@ using namespace ops_gpu_test;
 namespace kt = kernel_templates;
 using harness::DeviceBuffer;
 
+/// `args` with `change` applied: the call a refusal is checked on.
+template <typename Args, typename Change>
+Args with(Args args, Change change) {
+  change(args);
+  return args;
+}
+
 class RuntimeAttnFp8Gpu : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -87,10 +94,6 @@ TEST_F(RuntimeAttnFp8Gpu, DecodeAttentionMatchesTheReference) {
 // table here; then the refusals of a bad geometry.
 TEST_F(RuntimeAttnFp8Gpu, PagedDecodeAttentionMatchesTheGatheredCache) {
   const int64_t batch = 3, hq = 14, hk = 2, seq = 1037;  // Qwen2.5's group of 7
-  auto with = [](auto args, auto change) {
-    change(args);
-    return args;
-  };
   for (int64_t d : {64, 128}) {
     for (int64_t block : {16, 64}) {
       const int64_t max_blocks = (seq + block - 1) / block, num_blocks = batch * max_blocks + 1;
@@ -256,10 +259,6 @@ TEST_F(RuntimeAttnFp8Gpu, RefusesBadCallsBeforeLaunching) {
                                  .seq_max = 64,
                                  .head_dim = 128,
                                  .dtype = bf};
-  auto with = [](auto args, auto change) {
-    change(args);
-    return args;
-  };
   test::expect_bad_input([&] { rt_->decode_attention(with(attn, [](auto& a) { a.seq = 65; }), nullptr); },
                          {"decode_attention", "seq=65", "seq_max=64"});
   test::expect_bad_input([&] { rt_->decode_attention(with(attn, [](auto& a) { a.heads_kv = 3; }), nullptr); },
