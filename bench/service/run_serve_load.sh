@@ -3,7 +3,8 @@
 # ktune_serve_load closed loop with 1, 16 and 64 keep-alive clients and open loop with 64 clients at
 # each of RATES lookups/s offered (a comma list, default 20000), plus the C ABI for the ratio; then
 # all of it again while a compile-only softmax job (one compile thread, four shapes: minutes of
-# compiling) writes to the same database. Not a kernel the lookups ask for: a job registers its
+# compiling) writes to the same database; then the closed-loop rows again with 500 slow-loris
+# connections (one header byte, then nothing) and 500 event streams of that job held open. Not a kernel the lookups ask for: a job registers its
 # kernel's current template hash, which makes the fixture's results of that kernel stale (404).
 #   bench/service/run_serve_load.sh BUILD_DIR DB GPU_NAME [RATES]
 set -euo pipefail
@@ -31,3 +32,25 @@ sleep 2
 for rate in ${rates//,/ }; do "${load[@]}" --clients 64 --rate "$rate"; done
 # The job must have been writing all along: still running, with evaluations stored as it went.
 curl -s "$url/v1/jobs/$job" | python3 -c "import json,sys; j=json.load(sys.stdin); print('job', j['id'], j['state'], j['progress'].get('evaluations'), '/', j['progress'].get('evaluations_planned'), 'evaluations')"
+echo "== lookups while 500 slow-loris connections and 500 event streams are held open"
+python3 - "$url" "$job" 500 > "$work/hold" <<'PY' &
+import resource, socket, sys, time, urllib.parse
+url, job, n = urllib.parse.urlparse(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 2 * n + 64), hard))
+held = []
+for _ in range(n):
+    c = socket.create_connection((url.hostname, url.port))
+    c.sendall(b"G")
+    held.append(c)
+    c = socket.create_connection((url.hostname, url.port))
+    c.sendall(b"GET /v1/jobs/%d/events HTTP/1.1\r\nHost: x\r\n\r\n" % job)
+    held.append(c)
+print(len(held), flush=True)
+time.sleep(600)
+PY
+hold=$!
+for _ in $(seq 100); do [ -s "$work/hold" ] && break; sleep 0.1; done
+echo "held $(cat "$work/hold") connections"
+"${load[@]}" --clients 1,16,64
+kill "$hold"
