@@ -108,8 +108,9 @@ void add_serve_command(CLI::App& app) {
       ->type_name("all|none|LIST");
   cmd->add_flag("--read-only", a->options.read_only,
                 "Serve lookups and reports only: no job, no import (the database is opened read-only)");
-  cmd->add_option("--threads", a->options.threads,
-                  "Event-loop threads answering requests (each holds any number of connections), e.g. --threads 64")
+  cmd->add_option(
+         "--threads", a->options.threads,
+         "Event-loop threads answering requests (each holds any number of connections), e.g. --threads 64")
       ->capture_default_str()
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--max-body-bytes", a->options.max_body_bytes,

@@ -32,7 +32,6 @@ struct Exchange {
   std::string label = "unmatched";
   int status = 0;
   bool answered = false;  ///< a response is queued (a refusal before the body, or the answer)
-  bool too_large = false;
 };
 
 /// The body of a streamed answer, owned by its MHD response.
@@ -45,22 +44,24 @@ struct Stream {
   bool ended = false;
 };
 
-std::optional<int> content_length(const HttpRequest& req, std::string& why) {
-  if (!req.has_header("Content-Length")) return std::nullopt;
-  std::string first;
+/// The announced body length: nullopt when there is none; `why` says what is wrong with a header
+/// that is not one number (or two that differ).
+std::optional<uint64_t> content_length(const HttpRequest& req, std::string& why) {
+  std::optional<std::string> text;
   for (const auto& [k, v] : req.headers) {
     if (strcasecmp(k.c_str(), "Content-Length") != 0) continue;
-    if (!first.empty() && v != first) {
+    if (text && v != *text) {
       why = "the request has two different Content-Length headers";
-      return -1;
+      return 0;
     }
-    first = v;
+    text = v;
   }
-  if (first.empty() || first.size() > 19 || first.find_first_not_of("0123456789") != std::string::npos) {
+  if (!text) return std::nullopt;
+  if (text->empty() || text->size() > 19 || text->find_first_not_of("0123456789") != std::string::npos) {
     why = "the Content-Length header is not a number";
-    return -1;
+    return 0;
   }
-  return 0;
+  return std::stoull(*text);
 }
 
 }  // namespace
@@ -83,7 +84,8 @@ struct HttpDaemon::Impl {
 
   void answer(MHD_Connection* c, Exchange& x, HttpResponse& res);
   void run_pump();
-  void resume_all();
+  /// Resumes every parked stream (parked_mu held).
+  void resume_parked();
 };
 
 namespace {
@@ -155,7 +157,7 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char*
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_argument, &x->req);
     HttpResponse res;
     std::string why;
-    const std::optional<int> length = content_length(x->req, why);
+    const std::optional<uint64_t> length = content_length(x->req, why);
     const bool has_body = length.has_value() || x->req.has_header("Transfer-Encoding");
     bool refuse = true;
     const bool method_ok =
@@ -165,7 +167,7 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char*
       send_error(res, 400, "bad_request",
                  fmt::format("malformed request line: '{}' is not an HTTP method (they are upper case)",
                              x->req.method));
-    } else if (length && *length < 0) {
+    } else if (!why.empty()) {
       send_error(res, 400, "bad_request", why);
     } else if (x->req.has_header("Transfer-Encoding")) {
       send_error(res, 411, "length_required",
@@ -174,7 +176,7 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char*
                !enc.empty() && enc != "identity") {
       send_error(res, 415, "unsupported_media_type",
                  fmt::format("Content-Encoding '{}': request bodies are read as sent, never decoded", enc));
-    } else if (length && std::stoull(x->req.get_header_value("Content-Length")) > d.options.max_body_bytes) {
+    } else if (length && *length > d.options.max_body_bytes) {
       send_error(res, 413, "too_large", "the request body is larger than this server's --max-body-bytes");
     } else if (!length && x->req.method == "POST") {
       send_error(res, 411, "length_required", "a POST needs a Content-Length header");
@@ -187,29 +189,18 @@ MHD_Result on_request(void* cls, MHD_Connection* c, const char* url, const char*
     }
     return MHD_YES;
   }
-  if (*upload_size > 0) {
-    if (!x->answered) {
-      if (x->req.body.size() + *upload_size > d.options.max_body_bytes) {
-        x->too_large = true;
-      } else {
-        x->req.body.append(upload, *upload_size);
-      }
-    }
+  if (*upload_size > 0) {  // at most the Content-Length, which is within the limit
+    if (!x->answered) x->req.body.append(upload, *upload_size);
     *upload_size = 0;
     return MHD_YES;
   }
   if (x->answered) return MHD_YES;
   HttpResponse res;
-  if (x->too_large) {
-    send_error(res, 413, "too_large", "the request body is larger than this server's --max-body-bytes");
-    res.set_header("Connection", "close");
-  } else {
-    try {
-      x->label = d.handler(x->req, res);
-    } catch (const std::exception&) {
-      res = HttpResponse{};
-      send_error(res, 500, "internal", "the server failed answering this request");
-    }
+  try {
+    x->label = d.handler(x->req, res);
+  } catch (const std::exception&) {
+    res = HttpResponse{};
+    send_error(res, 500, "internal", "the server failed answering this request");
   }
   d.answer(c, *x, res);
   return MHD_YES;
@@ -243,13 +234,9 @@ void HttpDaemon::Impl::answer(MHD_Connection* c, Exchange& x, HttpResponse& res)
   MHD_destroy_response(r);
 }
 
-void HttpDaemon::Impl::resume_all() {
-  std::set<Stream*> wake;
-  {
-    std::lock_guard lock(parked_mu);
-    wake.swap(parked);
-    for (Stream* s : wake) MHD_resume_connection(s->connection);
-  }
+void HttpDaemon::Impl::resume_parked() {
+  for (Stream* s : parked) MHD_resume_connection(s->connection);
+  parked.clear();
 }
 
 void HttpDaemon::Impl::run_pump() {
@@ -257,9 +244,7 @@ void HttpDaemon::Impl::run_pump() {
   while (!stopping.load()) {
     pump_cv.wait_for(lock, kStreamPoll, [&] { return pump_wake || stopping.load(); });
     pump_wake = false;
-    std::set<Stream*> wake;
-    wake.swap(parked);
-    for (Stream* s : wake) MHD_resume_connection(s->connection);
+    resume_parked();
   }
 }
 
@@ -341,13 +326,19 @@ void HttpDaemon::stop() {
     d.pump_cv.notify_one();
     if (d.pump.joinable()) d.pump.join();
     // Parked streams resume, see `stopping` and end; then every connection is closed.
-    d.resume_all();
+    {
+      std::lock_guard lock(d.parked_mu);
+      d.resume_parked();
+    }
     if (d.daemon != nullptr) {
       // No new connection from here; the listening socket is closed only once the threads that
       // may still poll it are gone (libmicrohttpd's rule for MHD_quiesce_daemon).
       const MHD_socket listening = MHD_quiesce_daemon(d.daemon);
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      d.resume_all();
+      {
+        std::lock_guard lock(d.parked_mu);
+        d.resume_parked();
+      }
       MHD_stop_daemon(d.daemon);
       d.daemon = nullptr;
       if (listening != MHD_INVALID_SOCKET) ::close(listening);

@@ -1,5 +1,7 @@
 #include "service/http_router.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "service/api_error.hpp"
@@ -11,17 +13,13 @@ void Router::add(std::string method, std::string pattern, bool writes, HttpHandl
   routes_.push_back({std::move(method), std::move(pattern), std::move(regex), writes, std::move(handler)});
 }
 
-const Router::Route* Router::find(const std::string& method, const std::string& path, std::smatch* m,
-                                  bool* path_known) const {
-  *path_known = false;
+const Router::Route* Router::find(const std::string& method, const std::string& path, std::smatch& m,
+                                  bool& path_known) const {
+  path_known = false;
   for (const Route& r : routes_) {
-    std::smatch local;
-    if (!std::regex_match(path, local, r.regex)) continue;
-    *path_known = true;
-    if (r.method == method) {
-      if (m != nullptr) *m = std::move(local);
-      return &r;
-    }
+    if (!std::regex_match(path, m, r.regex)) continue;
+    path_known = true;
+    if (r.method == method) return &r;
   }
   return nullptr;
 }
@@ -29,7 +27,7 @@ const Router::Route* Router::find(const std::string& method, const std::string& 
 std::string Router::dispatch(HttpRequest& req, HttpResponse& res) const {
   std::smatch m;
   bool path_known = false;
-  const Route* r = find(req.method, req.path, &m, &path_known);
+  const Route* r = find(req.method, req.path, m, path_known);
   if (r == nullptr) {
     if (path_known) {
       send_error(res, 405, "method_not_allowed", fmt::format("{} does not answer {}", req.path, req.method));
@@ -46,9 +44,10 @@ std::string Router::dispatch(HttpRequest& req, HttpResponse& res) const {
 }
 
 bool Router::writes(const std::string& method, const std::string& path) const {
-  bool path_known = false;
-  const Route* r = find(method, path, nullptr, &path_known);
-  return r != nullptr && r->writes;
+  // Before every body: only routes that write and take this method are matched against the path.
+  return std::any_of(routes_.begin(), routes_.end(), [&](const Route& r) {
+    return r.writes && r.method == method && std::regex_match(path, r.regex);
+  });
 }
 
 }  // namespace ktune::service

@@ -33,8 +33,10 @@ class Router {
     bool writes = false;
     HttpHandler handler;
   };
-  const Route* find(const std::string& method, const std::string& path, std::smatch* m,
-                    bool* path_known) const;
+  /// The route of `method path` (its match in `m`); null when none, `path_known` when another
+  /// method's route has the path.
+  const Route* find(const std::string& method, const std::string& path, std::smatch& m,
+                    bool& path_known) const;
   std::vector<Route> routes_;
 };
 

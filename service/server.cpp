@@ -160,10 +160,8 @@ Server::Server(const ServeOptions& o) : state_(std::make_unique<State>()) {
   // unauthenticated upload is refused unread).
   auto screen = [&s](const HttpRequest& req, HttpResponse& res) {
     if (!s.router.writes(req.method, req.path)) return false;
-    bool refused = false;
     guard([&](const HttpRequest& r, HttpResponse&) { require_write_access(s.ctx, r); }, req, res);
-    refused = res.status >= 400;
-    return refused;
+    return res.status >= 400;
   };
   s.http = std::make_unique<HttpDaemon>(
       http, [&s](HttpRequest& req, HttpResponse& res) { return s.router.dispatch(req, res); }, screen,

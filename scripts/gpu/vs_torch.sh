@@ -110,32 +110,27 @@ if [ "$OPS_VS_TORCH" = 1 ] && have "ops-vs-torch" ktune; then
   run_part "ceilings" 90 "$R/ops/ceilings.log" bash -c "'$BIN/ktune' devices --calibrate --db '$R/ops/sweep.db' --json > '$R/ops/ceilings.json'"
 fi
 
-# --- rope_append tuned at the bench's keys, then against torch eager and torch.compile --------------
+# --- the keys a bench names tuned, then the bench against torch on that database ------------------
+# keys_vs_torch NAME SCRIPT BUDGET SWEEP_S: `SCRIPT --print-keys` tuned at BUDGET a key into
+# $R/NAME/sweep.db, then SCRIPT on it: $R/NAME-vs-torch.md (and NAME/vs_torch.csv).
+keys_vs_torch() {
+  local name=$1 script=$2 budget=$3 sweep_s=$4 d=$R/$1
+  mkdir -p "$d"
+  python3 "$script" --print-keys > "$d/keys.txt"
+  run_part "$name-sweep" "$sweep_s" "$d/tune.log" "$BIN/ktune" tune --shapes "$d/keys.txt" --budget "$budget" \
+    --db "$d/sweep.db" --json
+  if [ -f "$BIN/lib/libktune_runtime.so" ] && python3 -c 'import torch' 2> /dev/null; then
+    run_part "$name-vs-torch" 300 "$d/vs_torch.log" env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" \
+      python3 "$script" --db "$d/sweep.db" --out "$R/$name-vs-torch.md" --csv "$d/vs_torch.csv"
+  else
+    say "$name-vs-torch: skipped, needs .devbin/lib/libktune_runtime.so and torch"
+  fi
+}
+# rope_append against torch eager and torch.compile; decode attention over a paged cache against
+# the contiguous one and SDPA.
 if [ "$ROPE_VS_TORCH" = 1 ] && have "rope-vs-torch" ktune; then
-  mkdir -p "$R/rope"
-  python3 bench/runtime/rope_append_vs_torch.py --print-keys > "$R/rope/keys.txt"
-  run_part "rope-sweep" 240 "$R/rope/tune.log" "$BIN/ktune" tune --shapes "$R/rope/keys.txt" --budget 16 \
-    --db "$R/rope/sweep.db" --json
-  if [ -f "$BIN/lib/libktune_runtime.so" ] && python3 -c 'import torch' 2> /dev/null; then
-    run_part "rope-vs-torch" 300 "$R/rope/vs_torch.log" env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" \
-      python3 bench/runtime/rope_append_vs_torch.py --db "$R/rope/sweep.db" --out "$R/rope-vs-torch.md" \
-      --csv "$R/rope/vs_torch.csv"
-  else
-    say "rope-vs-torch: skipped, needs .devbin/lib/libktune_runtime.so and torch"
-  fi
+  keys_vs_torch rope bench/runtime/rope_append_vs_torch.py 16 240
 fi
-
-# --- decode attention over a paged cache tuned at the bench's keys, then against contiguous and SDPA
 if [ "$PAGED_VS_TORCH" = 1 ] && have "paged-vs-torch" ktune; then
-  mkdir -p "$R/paged"
-  python3 bench/runtime/paged_attention_vs_torch.py --print-keys > "$R/paged/keys.txt"
-  run_part "paged-sweep" 300 "$R/paged/tune.log" "$BIN/ktune" tune --shapes "$R/paged/keys.txt" --budget 12 \
-    --db "$R/paged/sweep.db" --json
-  if [ -f "$BIN/lib/libktune_runtime.so" ] && python3 -c 'import torch' 2> /dev/null; then
-    run_part "paged-vs-torch" 300 "$R/paged/vs_torch.log" env KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" \
-      python3 bench/runtime/paged_attention_vs_torch.py --db "$R/paged/sweep.db" --out "$R/paged-vs-torch.md" \
-      --csv "$R/paged/vs_torch.csv"
-  else
-    say "paged-vs-torch: skipped, needs .devbin/lib/libktune_runtime.so and torch"
-  fi
+  keys_vs_torch paged bench/runtime/paged_attention_vs_torch.py 12 300
 fi
