@@ -156,10 +156,19 @@ RuntimePlan* Runtime::Impl::build(const PlanKey& key, std::optional<CUstream> ca
     }
   }
   const kt::Problem p = runtime::detail::make_problem(key);
-  auto [config, info] = fallback ? runtime::detail::default_plan(key, device.arch())
-                                 : runtime::detail::choose_plan(index, options.on_miss, device, key);
-  if (!fallback && info.source != PlanInfo::Source::kTuned && recorder)
-    recorder->record({binding.kernel, p.shape_text(), std::string(to_string(key.dtype)), p.layout});
+  const auto record_miss = [&] {
+    if (recorder) recorder->record({binding.kernel, p.shape_text(), std::string(to_string(key.dtype)), p.layout});
+  };
+  std::pair<ktune::Config, PlanInfo> chosen;
+  try {
+    chosen = fallback ? runtime::detail::default_plan(key, device.arch())
+                      : runtime::detail::choose_plan(index, options.on_miss, device, key);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kNotFound) record_miss();  // MissPolicy::kError: still a key to tune
+    throw;
+  }
+  auto& [config, info] = chosen;
+  if (!fallback && info.source != PlanInfo::Source::kTuned) record_miss();
   auto plan = std::make_unique<RuntimePlan>();
   if (harness::is_cublaslt_config(config)) {
     std::string why;

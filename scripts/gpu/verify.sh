@@ -27,8 +27,14 @@
 #   --service         `ktune serve` on the GPU: tests/service/test_serve_gpu.py (a measuring job over
 #                     HTTP, its events, the report, the winner from /v1/best; needs python3 -m pytest)
 #   --python          the Python package on the GPU: python/tests/test_torch_ops_gpu.py (ktune.torch
-#                     against torch, graph capture, torch.compile) and examples/python/decode_step.py
-#                     (needs .devbin/lib/libktune_runtime.so and libktune.so, torch with CUDA)
+#                     against torch, graph capture, torch.compile), python/tests/test_torch_model_gpu.py
+#                     (ktune.torch.optimize of transformers models against the stock ones) and
+#                     bench/runtime/dispatch_cost.py (the host cost of every op's doors against the
+#                     torch calls it replaces); needs .devbin/lib/libktune_runtime.so, torch with CUDA
+#   --decode-step     examples/python/decode_step.py (a decode step from ktune's ops against torch)
+#   --serve-load      bench/service/run_serve_load.sh on this host's CPUs (ktune serve's lookup rate
+#                     and latency, idle, beside a job, beside 1,000 held connections; needs
+#                     .devbin/ktune_serve_load and .devbin/capi_fixture.db): serve-load.txt
 #   --benches LIST    comma-separated, "all" or "none" (default):
 #                       gemm      ktune_gemm_bench: bf16 GEMM family vs cuBLASLt (docs/perf/gemm.md)
 #                       fp8       ktune_fp8_bench: fp8 GEMM vs cuBLASLt fp8 (docs/perf/gemm.md)
@@ -105,7 +111,7 @@ set -u -o pipefail
 
 usage() { sed -n '/^# usage:/,/^# Example/p' "$0" | sed 's/^# \{0,1\}//' | sed '$d'; }
 
-SUITES=all GTEST_FILTER="" EXAMPLES=0 SERVICE=0 PYTHON=0 BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
+SUITES=all GTEST_FILTER="" EXAMPLES=0 SERVICE=0 PYTHON=0 DECODE_STEP=0 SERVE_LOAD=0 BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
 DIR=${OUT:-} KEEP_DB=0 COMMIT="" GEMM_M=1,16,128,512,2048,4096 FP8_M=1,16,128,1024,4096
 OPS_FILTERS=() GEMM_VS_TORCH="" GEMM_BUDGET=24 GEMM_SWEEP_S=330 GEMM_DTYPE=bf16
 ATTN_VS_TORCH="" ATTN_BATCH="" ATTN_SEQ="" ATTN_BUDGET=24 ATTN_SWEEP_S=330 OPS_VS_TORCH=0 ROPE_VS_TORCH=0 PAGED_VS_TORCH=0
@@ -116,6 +122,8 @@ while [ $# -gt 0 ]; do
     --gtest-filter) GTEST_FILTER=${2:?}; shift 2 ;;
     --examples) EXAMPLES=1; shift ;;
     --service) SERVICE=1; shift ;;
+    --decode-step) DECODE_STEP=1; shift ;;
+    --serve-load) SERVE_LOAD=1; shift ;;
     --python) PYTHON=1; shift ;;
     --benches) BENCHES=${2:?}; shift 2 ;;
     --sweep) SWEEP=${2:?}; shift 2 ;;
@@ -253,10 +261,20 @@ if [ "$PYTHON" = 1 ]; then
   if [ -f "$BIN/lib/libktune_runtime.so" ]; then
     export KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so"
     run_part python-torch-ops 240 "$R/python/torch_ops.log" python3 python/tests/test_torch_ops_gpu.py
+    run_part python-torch-model 240 "$R/python/torch_model.log" python3 python/tests/test_torch_model_gpu.py
+    run_part dispatch-cost 150 "$R/python/dispatch_cost.log" env KTUNE_DB="$R/python/dispatch.db" \
+      python3 bench/runtime/dispatch_cost.py --json "$R/python/dispatch_cost.json"
+  else
+    say "python: skipped, .devbin/lib/libktune_runtime.so is missing"
+    printf 'python\tmissing\t-\t-\t-\t0\n' >> "$R/parts.tsv"
+  fi
+fi
+if [ "$DECODE_STEP" = 1 ]; then
+  mkdir -p "$R/python"
+  if [ -f "$BIN/lib/libktune_runtime.so" ]; then
+    export KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so"
     run_part decode-step 420 "$R/python/decode_step.log" python3 examples/python/decode_step.py \
       --tune "$KTUNE_BIN" --db "$R/python/decode.db" --json "$R/python/decode_step.json"
-    run_part dispatch-cost 120 "$R/python/dispatch_cost.log" env KTUNE_DB="$R/python/decode.db" \
-      python3 bench/runtime/dispatch_cost.py --json "$R/python/dispatch_cost.json"
   else
     say "python: skipped, .devbin/lib/libktune_runtime.so is missing"
     printf 'python\tmissing\t-\t-\t-\t0\n' >> "$R/parts.tsv"
@@ -487,6 +505,17 @@ if [ "$SERVICE" = 1 ] && have service ktune; then
       tests/service/test_serve_gpu.py
   else
     say "service: skipped, python3 has no pytest here"
+  fi
+fi
+
+if [ "$SERVE_LOAD" = 1 ] && have serve-load ktune && have serve-load ktune_serve_load; then
+  if [ -f "$BIN/capi_fixture.db" ]; then  # the script's build-tree layout, over this folder's binaries
+    tree=$(mktemp -d); mkdir -p "$tree/cli" "$tree/bench/service"
+    ln -s "$BIN/ktune" "$tree/cli/ktune"; ln -s "$BIN/ktune_serve_load" "$tree/bench/service/ktune_serve_load"
+    run_part serve-load 200 "$R/serve-load.txt" bench/service/run_serve_load.sh "$tree" "$BIN/capi_fixture.db" \
+      "Test GPU Alpha" 20000,40000
+  else
+    say "serve-load: skipped, $BIN/capi_fixture.db is missing"
   fi
 fi
 

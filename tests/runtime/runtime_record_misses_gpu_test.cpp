@@ -1,7 +1,8 @@
 // ktune::Runtime records the keys it serves without a tuned config (RuntimeOptions::record_misses,
 // Runtime::record_misses, $KTUNE_RECORD_MISSES): three shapes missed through prepare() are named
 // in the file, once each, a key prepared again is not written again, a second Runtime of the
-// process on the same file does not repeat them, and nothing is written for a tuned key. The
+// process on the same file does not repeat them, a key refused by MissPolicy::kError is named too
+// (ktune.torch_model asks that way whether a key is tuned), and nothing is written for a tuned key. The
 // file is a key list `ktune tune --shapes FILE` reads (tuner/key_list.hpp).
 
 #include <gtest/gtest.h>
@@ -86,6 +87,25 @@ TEST(RecordMissesGpu, RecordingStartsAndStopsOnRequest) {
   rt.prepare(RmsNormArgs{.rows = 4, .hidden = 512});
   EXPECT_EQ(key_lines(file), (std::vector<std::string>{"rmsnorm rows=3,hidden=512 bf16"}));
   EXPECT_THROW(rt.record_misses((dir / "no-such-folder" / "x.keys").string()), Error);
+}
+
+TEST(RecordMissesGpu, AKeyRefusedByTheErrorPolicyIsNamed) {
+  KTUNE_SKIP_WITHOUT_GPU();
+  test::TempDir dir;
+  const auto file = dir / "refused.keys";
+  RuntimeOptions o;
+  o.db_path = (dir / "none.db").string();
+  o.on_miss = MissPolicy::kError;
+  o.record_misses = file.string();
+  Runtime rt(o);
+  try {
+    rt.prepare(GemmArgs{.m = 3, .n = 896, .k = 896, .layout = Layout::kNT, .epilogue = Epilogue::kBias});
+    ADD_FAILURE() << "an untuned key was served under MissPolicy::kError";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kNotFound) << e.what();
+  }
+  EXPECT_EQ(key_lines(file), (std::vector<std::string>{"gemm m=3,n=896,k=896 bf16 nt+bias"}));
+  EXPECT_EQ(rt.prepared_plans(), 0u);
 }
 
 }  // namespace

@@ -1,0 +1,368 @@
+"""ktune inside a PyTorch model: `optimize(model)` routes the model's layers to ktune's tuned kernels.
+
+    import ktune.torch as kt
+    handle = kt.optimize(model, record_misses="keys.txt")   # model: a torch.nn.Module, on a GPU
+    model(...)                                             # tuned keys run ktune's kernels
+    handle.undo()                                          # the model as it was
+
+What it swaps, in place (the module keeps its parameters, its state_dict and its place in the
+model; only its class changes, to a subclass whose forward chooses per call):
+  - every torch.nn.Linear: ktune's gemm, with the bias epilogue where the layer has a bias;
+  - the RMSNorm modules of transformers' Llama, Mistral, Qwen2 and Qwen3 (found by class): rmsnorm;
+  - their attention modules: a decode step (one new token a sequence) over transformers' static
+    KV cache (StaticCache) runs the q/k/v projections, RoPE with the cache append (with the q/k
+    RMSNorm for Qwen3) and decode attention from ktune; a prefill, a dynamic cache, a sliding
+    window shorter than the cache, or a batch with padding (an attention_mask with a zero, seen
+    by a check once a forward of the model) runs the original code.
+Each swapped module asks, once per input shape and dtype, whether ktune holds a tuned config for
+that key (a Runtime with on_miss="error": nothing is compiled for a key that is not tuned). A
+tuned key runs ktune's kernel; any other key, an input on another device or dtype, or a call
+whose result autograd must differentiate (grad enabled and an input or parameter requiring it)
+runs the module's original forward, at the cost of a dictionary look-up. Keys that are not tuned
+are appended to record_misses (one `KERNEL SHAPE DTYPE [LAYOUT]` line each) for
+`ktune tune --shapes FILE`; run the model once more on the tuned database and they are served.
+
+Eagerly the modules call ktune.Runtime directly (the cheapest door); under torch.compile they
+call torch.ops.ktune.* (opaque to Inductor, which fuses the glue around them). The decisions are
+made eagerly: a key first met while compiling or while a CUDA graph is captured runs the original
+code (run the model eagerly once first, as warm-up before capture does anyway).
+"""
+
+import threading
+import weakref
+
+import torch
+import torch.nn.functional as F
+
+from . import torch as _ops
+from .errors import BadInputError, NotFoundError
+from .runtime import Runtime
+
+_RMSNORM_CLASSES = ("LlamaRMSNorm", "MistralRMSNorm", "Qwen2RMSNorm", "Qwen3RMSNorm")
+_ATTENTION_CLASSES = ("LlamaAttention", "MistralAttention", "Qwen2Attention", "Qwen3Attention")
+_DTYPES = (torch.bfloat16, torch.float16)
+
+
+def _deciding() -> bool:
+    """Whether a new key may be decided now: not while compiling, not while capturing a graph."""
+    if torch.compiler.is_compiling():
+        return False
+    return not (torch.cuda.is_initialized() and torch.cuda.is_current_stream_capturing())
+
+
+def _grad_needed(*tensors) -> bool:
+    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+
+
+class Optimized:
+    """What optimize() did to a model: `swapped` (module kind -> count), `decisions` (key ->
+    True when ktune serves it), `runtime(device)`; `undo()` restores every module."""
+
+    def __init__(self, model, db, record_misses, runtime, attention, untuned):
+        self._model = weakref.ref(model)
+        self._db, self._record_misses, self._untuned = db, record_misses, untuned
+        self._runtimes = {} if runtime is None else {runtime.device: runtime}
+        self._lock = threading.Lock()
+        self.attention = attention
+        self.decisions = {}
+        self.swapped = {}
+        self._modules = []  # (module, original class)
+        self._hook = None
+        self._tables = {}  # (rotary module id, rows, device) -> cos/sin table f32 [rows, rot]
+        self._step = None  # (position_ids, its version, positions i32 [B], context lengths i32 [B])
+        self.padded = False  # the last eager forward's attention_mask had a zero
+        self.rotary = None  # the model's rotary embedding module (transformers' models have one)
+
+    # ---- set-up
+
+    def _swap(self, module, cls, kind):
+        module.__class__ = _subclass(cls)
+        module._ktune = self
+        module._ktune_keys = {}
+        self._modules.append((module, cls))
+        self.swapped[kind] = self.swapped.get(kind, 0) + 1
+
+    def undo(self):
+        """Restores every swapped module's class and removes what optimize() added."""
+        for module, cls in reversed(self._modules):
+            module.__class__ = cls
+            for name in ("_ktune", "_ktune_keys"):
+                module.__dict__.pop(name, None)
+        self._modules.clear()
+        if self._hook is not None:
+            self._hook.remove()
+            self._hook = None
+        with _ops._lock:
+            for index, rt in self._runtimes.items():
+                if _ops._runtimes.get(index) is rt:
+                    del _ops._runtimes[index]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.undo()
+
+    # ---- serving
+
+    def runtime(self, index: int) -> Runtime:
+        rt = self._runtimes.get(index)
+        if rt is None:
+            with self._lock:
+                rt = self._runtimes.get(index)
+                if rt is None:
+                    on_miss = "error" if self._untuned == "original" else "nearest"
+                    rt = Runtime(db=self._db, device=index, on_miss=on_miss, record_misses=self._record_misses)
+                    self._runtimes[index] = rt
+        if _ops._runtimes.get(index) is not rt:  # torch.ops.ktune (the compiled path) serves from it
+            _ops.use_runtime(rt)
+        return rt
+
+    def decide(self, key, prepare) -> bool:
+        """Whether ktune serves `key`: prepare() succeeds and reports a tuned plan (any plan with
+        untuned="ktune")."""
+        use = self.decisions.get(key)
+        if use is None:
+            try:
+                use = prepare().source == "tuned" or self._untuned == "ktune"
+            except (NotFoundError, BadInputError):  # not tuned (and recorded), or a shape ktune refuses
+                use = False
+            self.decisions[key] = use
+        return use
+
+    def step_positions(self, position_ids):
+        """positions (int32 [B]) and context lengths (int32 [B], position + 1) of a decode step:
+        computed once a step (the same position_ids reach every layer) when eager."""
+        if torch.compiler.is_compiling():
+            pos = position_ids.reshape(-1).to(torch.int32)
+            return pos, pos + 1
+        step = self._step
+        if step is None or step[0] is not position_ids or step[1] != position_ids._version:
+            pos = position_ids.reshape(-1).to(torch.int32)
+            step = self._step = (position_ids, position_ids._version, pos, pos + 1)
+        return step[2], step[3]
+
+    def rope_table(self, rotary, rows, device):
+        """cos then sin (f32 [rows, rot]) of positions 0..rows-1 from the model's rotary module
+        (its scaling and attention factor included), built once."""
+        key = (id(rotary), rows, device)
+        table = self._tables.get(key)
+        if table is None:
+            positions = torch.arange(rows, device=device)[None]
+            cos, sin = rotary(torch.empty(1, device=device, dtype=torch.float32), positions)
+            half = cos.shape[-1] // 2
+            table = torch.cat([cos[0, :, :half], sin[0, :, :half]], dim=1).float().contiguous()
+            self._tables[key] = table
+        return table
+
+
+_SUBCLASSES = {}  # a swapped module's class -> its Ktune subclass
+
+
+def _subclass(cls):
+    sub = _SUBCLASSES.get(cls)
+    if sub is None:
+        forward = _FORWARDS[_kind_of(cls)]
+        sub = _SUBCLASSES[cls] = type(f"Ktune{cls.__name__}", (cls,), {"forward": forward, "_ktune_base": cls})
+    return sub
+
+
+def _kind_of(cls):
+    if cls is torch.nn.Linear:  # not its subclasses (quantized layers keep other weights)
+        return "linear"
+    for c in cls.__mro__:
+        if c.__name__ in _RMSNORM_CLASSES:
+            return "rmsnorm"
+        if c.__name__ in _ATTENTION_CLASSES:
+            return "attention"
+    return None
+
+
+# ---- the forwards of the swapped modules
+
+
+def _linear_forward(self, x):
+    use = self._ktune_keys.get((x.shape, x.dtype))
+    if use is None:
+        use = _decide_linear(self, x) if _deciding() else False
+    if not use or _grad_needed(x, self.weight, self.bias):
+        return self._ktune_base.forward(self, x)
+    opt, k, n = self._ktune, self.in_features, self.out_features
+    a = x.reshape(-1, k)
+    epilogue = "none" if self.bias is None else "bias"
+    if torch.compiler.is_compiling():
+        c = _ops.gemm(a, self.weight, self.bias, "nt", epilogue)
+    else:
+        c = a.new_empty((a.shape[0], n))
+        opt.runtime(x.get_device()).gemm(a, self.weight, c, bias=self.bias, epilogue=epilogue)
+    return c.view(*x.shape[:-1], n)
+
+
+def _decide_linear(self, x):
+    w, b = self.weight, self.bias
+    use = False
+    if (x.is_cuda and x.dtype in _DTYPES and w.dtype == x.dtype and w.device == x.device and x.dim() >= 2
+            and (b is None or b.dtype == x.dtype) and x.shape[-1] == self.in_features and x.numel() > 0):
+        a = x.reshape(-1, self.in_features)
+        epilogue = "none" if b is None else "bias"
+        rt = self._ktune.runtime(x.get_device())
+        key = ("gemm", a.shape[0], self.out_features, self.in_features, x.dtype, epilogue, x.get_device())
+        use = self._ktune.decide(key, lambda: rt.prepare_gemm(a, w, None, bias=b, epilogue=epilogue))
+    self._ktune_keys[(x.shape, x.dtype)] = use
+    return use
+
+
+def _rmsnorm_forward(self, x):
+    use = self._ktune_keys.get((x.shape, x.dtype))
+    if use is None:
+        use = _decide_rmsnorm(self, x) if _deciding() else False
+    if not use or _grad_needed(x, self.weight):
+        return self._ktune_base.forward(self, x)
+    x2 = x.reshape(-1, x.shape[-1])
+    if torch.compiler.is_compiling():
+        y = _ops.rmsnorm(x2, self.weight, self.variance_epsilon)
+    else:
+        y = torch.empty_like(x2)
+        self._ktune.runtime(x.get_device()).rmsnorm(x2, self.weight, y, eps=self.variance_epsilon)
+    return y.view(x.shape)
+
+
+def _decide_rmsnorm(self, x):
+    w = self.weight
+    use = False
+    if (x.is_cuda and x.dtype in _DTYPES and w.dtype == x.dtype and w.device == x.device and x.dim() >= 2
+            and x.is_contiguous() and w.shape == (x.shape[-1],) and x.numel() > 0):
+        x2 = x.reshape(-1, x.shape[-1])
+        rt = self._ktune.runtime(x.get_device())
+        key = ("rmsnorm", x2.shape[0], x2.shape[1], x.dtype, x.get_device())
+        use = self._ktune.decide(key, lambda: rt.prepare_rmsnorm(x2, w, eps=self.variance_epsilon))
+    self._ktune_keys[(x.shape, x.dtype)] = use
+    return use
+
+
+def _attention_forward(self, hidden_states, position_embeddings=None, attention_mask=None, past_key_values=None,
+                       **kwargs):
+    layer = _static_layer(self, hidden_states, past_key_values, kwargs)
+    if layer is None:
+        return self._ktune_base.forward(self, hidden_states, position_embeddings, attention_mask, past_key_values,
+                                        **kwargs)
+    opt = self._ktune
+    batch, rows = hidden_states.shape[0], layer.keys.shape[2]
+    hq, hk, d = self.config.num_attention_heads, self.config.num_key_value_heads, self.head_dim
+    table = opt.rope_table(opt.rotary, rows, hidden_states.device)
+    positions, lens = opt.step_positions(kwargs["position_ids"])
+    q = self.q_proj(hidden_states).view(batch, hq, d)
+    k = self.k_proj(hidden_states).view(batch, hk, d)
+    v = self.v_proj(hidden_states).view(batch, hk, d)
+    qw = self.q_norm.weight if hasattr(self, "q_norm") else None
+    kw = self.k_norm.weight if hasattr(self, "k_norm") else None
+    eps = self.q_norm.variance_epsilon if qw is not None else 1e-6
+    if torch.compiler.is_compiling():
+        q = _ops.rope_append(q, k, v, table, positions, layer.keys, layer.values, qw, kw, None, 1, eps, "neox")
+        o = _ops.decode_attention(q, layer.keys, layer.values, lens, self.scaling, None)
+    else:
+        rt = opt.runtime(hidden_states.get_device())
+        q = rt.rope_append(q, k, v, table, positions, layer.keys, layer.values, q_out=torch.empty_like(q),
+                           q_weight=qw, k_weight=kw, eps=eps)
+        o = rt.decode_attention(q, layer.keys, layer.values, torch.empty_like(q), context_lens=lens,
+                                scale=self.scaling)
+    layer.cumulative_length.add_(1)  # what the cache's own update() counts
+    return self.o_proj(o.view(batch, 1, hq * d)), None
+
+
+def _static_layer(self, x, cache, kwargs):
+    """The static cache layer a decode step of this attention module writes, when ktune serves the
+    step (its keys tuned); None: the original code runs."""
+    opt = self._ktune
+    if (not opt.attention or opt.padded or x.dim() != 3 or x.shape[1] != 1 or cache is None
+            or kwargs.get("position_ids") is None or _grad_needed(x, self.q_proj.weight)):
+        return None
+    layer = getattr(cache, "layers", None)
+    layer = layer[self.layer_idx] if layer is not None and self.layer_idx < len(layer) else None
+    if type(layer).__name__ != "StaticLayer" or not getattr(layer, "is_initialized", False):
+        return None
+    rows = layer.keys.shape[2]
+    key = (x.shape[0], rows, x.dtype)
+    use = self._ktune_keys.get(key)
+    if use is None:
+        use = _decide_attention(self, x, layer) if _deciding() else False
+        self._ktune_keys[key] = use
+    return layer if use else None
+
+
+def _decide_attention(self, x, layer):
+    opt, cfg = self._ktune, self.config
+    window = getattr(self, "sliding_window", getattr(cfg, "sliding_window", None))
+    keys = layer.keys
+    if (not x.is_cuda or x.dtype not in _DTYPES or keys.dtype != x.dtype or not keys.is_contiguous()
+            or not layer.values.is_contiguous() or opt.rotary is None
+            or (window is not None and window < keys.shape[2])):
+        return False
+    batch, hq, hk, d, rows = x.shape[0], cfg.num_attention_heads, cfg.num_key_value_heads, self.head_dim, keys.shape[2]
+    device = x.get_device()
+    rt = opt.runtime(device)
+    table = opt.rope_table(opt.rotary, rows, x.device)
+    if table.shape[1] != d:
+        return False  # a partial rotary dimension: not these classes' layout
+    q = torch.empty(batch, hq, d, dtype=x.dtype, device=x.device)
+    kv = torch.empty(batch, hk, d, dtype=x.dtype, device=x.device)
+    pos = torch.zeros(batch, dtype=torch.int32, device=x.device)
+    qk_norm = hasattr(self, "q_norm")
+    qw = self.q_norm.weight if qk_norm else None
+    kw = self.k_norm.weight if qk_norm else None
+    rope = opt.decide(("rope_append", batch, hq, hk, d, rows, x.dtype, qk_norm, device),
+                      lambda: rt.prepare_rope_append(q, kv, kv, table, pos, keys, layer.values, q_out=q,
+                                                     q_weight=qw, k_weight=kw))
+    attention = opt.decide(("decode_attention", batch, hq, hk, d, rows, x.dtype, device),
+                           lambda: rt.prepare_decode_attention(q, keys, layer.values, q, context_lens=pos + 1,
+                                                               scale=self.scaling))
+    return rope and attention
+
+
+_FORWARDS = {"linear": _linear_forward, "rmsnorm": _rmsnorm_forward, "attention": _attention_forward}
+
+
+def _padding_check(opt):
+    def hook(module, args, kwargs):
+        mask = kwargs.get("attention_mask")
+        if not _deciding():
+            return
+        if mask is None:
+            opt.padded = False
+        elif isinstance(mask, torch.Tensor) and mask.dim() == 2 and not mask.is_floating_point():
+            opt.padded = not bool(mask.all())  # one synchronisation a forward, eagerly only
+        else:
+            opt.padded = True  # a mask it cannot read (4-D, additive): the original attention
+    return hook
+
+
+def optimize(model, db=None, record_misses=None, runtime=None, untuned="original", linear=True, rmsnorm=True,
+             attention=True):
+    """Swaps model's modules for ones that run ktune's tuned kernels (see the module's doc);
+    returns an Optimized handle (undo() restores the model). db: the database (None: $KTUNE_DB,
+    else ~/.cache/ktune/ktune.db); record_misses: a file for every key met that is not tuned;
+    runtime: serve from this ktune.Runtime instead of one opened per device on db; untuned:
+    "original" (a key without a tuned config runs the module's own code) or "ktune" (it runs
+    ktune's nearest tuned or default config: for trying ktune before a sweep, and for tests);
+    linear, rmsnorm, attention: which kinds of module to swap."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"optimize: model must be a torch.nn.Module, not {type(model).__name__}")
+    if runtime is not None and db is not None:
+        raise ValueError("optimize: give db or runtime, not both")
+    if untuned not in ("original", "ktune"):
+        raise ValueError(f"optimize: untuned={untuned!r} is not 'original' or 'ktune'")
+    opt = Optimized(model, db, record_misses, runtime, attention, untuned)
+    rotary = [m for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")]
+    opt.rotary = rotary[0] if len(rotary) == 1 else None  # the one table of the model's positions
+    wanted = {"linear": linear, "rmsnorm": rmsnorm, "attention": attention}
+    for module in list(model.modules()):
+        cls = type(module)
+        kind = _kind_of(cls)
+        if kind is None or not wanted[kind] or hasattr(module, "_ktune") or cls.__name__.startswith("Ktune"):
+            continue
+        if kind == "rmsnorm" and not (hasattr(module, "weight") and hasattr(module, "variance_epsilon")):
+            continue
+        opt._swap(module, cls, kind)
+    if attention:
+        opt._hook = model.register_forward_pre_hook(_padding_check(opt), with_kwargs=True)
+    return opt

@@ -1,0 +1,189 @@
+"""ktune.torch.optimize on a GPU, with transformers models built from small configs (random bf16
+weights; nothing downloads): a prefill and decode steps over a static KV cache through the
+optimized model against the stock model (logits and both caches), eagerly, replayed from a
+torch.cuda.graph capture and under torch.compile; with nothing tuned the optimized model is the
+stock model bit for bit and every key it met is recorded. Skips with the reason without torch,
+transformers or a CUDA device. Runs under pytest, or alone: `python3 test_torch_model_gpu.py`."""
+
+import copy
+import math
+import os
+import pathlib
+import sys
+import tempfile
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+try:
+    import torch
+    import transformers
+    _WHY = None if torch.cuda.is_available() else "torch sees no CUDA device"
+except ImportError as e:
+    torch = transformers = None
+    _WHY = f"{e.name} is not installed"
+
+try:
+    import pytest
+    pytestmark = pytest.mark.skipif(_WHY is not None, reason=_WHY or "")
+except ImportError:
+    pytest = None
+
+PREFILL, STEPS, CACHE, BATCH, TOL = 6, 4, 64, 3, 3e-2
+
+
+def _tiny(arch):
+    """A 2-layer model of arch: hidden 256, 4 query / 2 key-value heads of 64, bf16 on cuda:0."""
+    common = dict(hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, vocab_size=512, max_position_embeddings=512, head_dim=64)
+    config, model = {
+        "qwen2": (transformers.Qwen2Config, transformers.Qwen2ForCausalLM),
+        "llama": (transformers.LlamaConfig, transformers.LlamaForCausalLM),
+        "qwen3": (transformers.Qwen3Config, transformers.Qwen3ForCausalLM),
+    }[arch]
+    torch.manual_seed(0)
+    m = model(config(**common)).to("cuda", torch.bfloat16).eval()
+    with torch.no_grad():  # norms away from 1 so that a missing weight shows
+        for name, p in m.named_parameters():
+            if name.endswith("norm.weight"):
+                p.copy_(1 + 0.2 * torch.randn_like(p.float()))
+    return m
+
+
+def _rel(got, want):
+    got, want = got.double(), want.double()
+    e = ((got - want).norm() / want.norm()).item()
+    return math.inf if math.isnan(e) else e
+
+
+def _decode(model, ids, steps=STEPS):
+    """Prefill ids [B, PREFILL], then `steps` greedy decode steps: (logits of each step, cache)."""
+    cache = transformers.StaticCache(config=model.config, max_cache_len=CACHE)
+    batch = ids.shape[0]
+    out = []
+    with torch.no_grad():
+        logits = model(input_ids=ids, past_key_values=cache,
+                       position_ids=torch.arange(PREFILL, device="cuda")[None].expand(batch, -1)).logits
+        out.append(logits[:, -1])
+        token = logits[:, -1].argmax(-1, keepdim=True)
+        for s in range(steps):
+            pos = torch.full((batch, 1), PREFILL + s, device="cuda")
+            logits = model(input_ids=token, past_key_values=cache, position_ids=pos).logits
+            out.append(logits[:, -1])
+            token = logits[:, -1].argmax(-1, keepdim=True)
+    return out, cache
+
+
+def _ids(seed=1):
+    return torch.randint(0, 512, (BATCH, PREFILL), generator=torch.Generator(device="cuda").manual_seed(seed),
+                         device="cuda")
+
+
+def _db():
+    return os.path.join(tempfile.mkdtemp(), "none.db")
+
+
+def _check_against_stock(arch):
+    import ktune.torch as kt
+    stock = _tiny(arch)
+    model = copy.deepcopy(stock)
+    handle = kt.optimize(model, db=_db(), untuned="ktune")  # every key: ktune's default config
+    want, want_cache = _decode(stock, _ids())
+    got, got_cache = _decode(model, _ids())
+    for step, (g, w) in enumerate(zip(got, want)):
+        assert _rel(g, w) < TOL, f"{arch} step {step}: logits error {_rel(g, w):.3g}"
+    rows = PREFILL + STEPS
+    for layer in range(model.config.num_hidden_layers):
+        for which in ("keys", "values"):
+            g = getattr(got_cache.layers[layer], which)[:, :, :rows]
+            w = getattr(want_cache.layers[layer], which)[:, :, :rows]
+            assert _rel(g, w) < TOL, f"{arch} layer {layer} {which}: error {_rel(g, w):.3g}"
+        assert int(got_cache.layers[layer].cumulative_length) == rows
+    served = {key[0] for key, use in handle.decisions.items() if use}
+    assert served == {"gemm", "rmsnorm", "rope_append", "decode_attention"}, handle.decisions
+    return stock, model, handle
+
+
+def test_qwen2_decode_matches_the_stock_model():
+    _check_against_stock("qwen2")
+
+
+def test_llama_decode_matches_the_stock_model():
+    _check_against_stock("llama")
+
+
+def test_qwen3_decode_with_qk_norm_matches_the_stock_model():
+    _check_against_stock("qwen3")
+
+
+def _state(cache):
+    return [(l.keys.clone(), l.values.clone(), l.cumulative_length.clone()) for l in cache.layers]
+
+
+def _restore(cache, state):
+    for l, (k, v, n) in zip(cache.layers, state):
+        l.keys.copy_(k)
+        l.values.copy_(v)
+        l.cumulative_length.copy_(n)
+
+
+def test_a_decode_step_replays_from_a_cuda_graph_and_compiles():
+    stock, model, handle = _check_against_stock("qwen2")
+    _, cache = _decode(model, _ids(), steps=1)  # warm: every key decided eagerly
+    token = torch.randint(0, 512, (BATCH, 1), device="cuda")
+    pos = torch.full((BATCH, 1), PREFILL + 1, device="cuda")
+    state = _state(cache)
+    with torch.no_grad():
+        want = model(input_ids=token, past_key_values=cache, position_ids=pos).logits.clone()
+        _restore(cache, state)
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):  # the warm-up of the capture stream
+            model(input_ids=token, past_key_values=cache, position_ids=pos)
+        torch.cuda.current_stream().wait_stream(stream)
+        _restore(cache, state)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            captured = model(input_ids=token, past_key_values=cache, position_ids=pos).logits
+        _restore(cache, state)
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(captured, want)
+        assert int(cache.layers[0].cumulative_length) == PREFILL + 2
+        _restore(cache, state)
+        compiled = torch.compile(model)
+        got = compiled(input_ids=token, past_key_values=cache, position_ids=pos).logits
+        assert _rel(got, want) < TOL, f"compiled: logits error {_rel(got, want):.3g}"
+        assert int(cache.layers[0].cumulative_length) == PREFILL + 2
+
+
+def test_nothing_tuned_runs_the_stock_code_and_records_every_key():
+    import ktune.torch as kt
+    stock = _tiny("qwen3")
+    model = copy.deepcopy(stock)
+    misses = os.path.join(tempfile.mkdtemp(), "misses.txt")
+    handle = kt.optimize(model, db=_db(), record_misses=misses)
+    want, _ = _decode(stock, _ids(seed=3))
+    got, _ = _decode(model, _ids(seed=3))
+    assert all(torch.equal(g, w) for g, w in zip(got, want))
+    assert handle.decisions and not any(handle.decisions.values())
+    kernels = {line.split()[0] for line in open(misses) if line.strip() and not line.startswith("#")}
+    assert kernels == {"gemm", "rmsnorm", "rope_append", "decode_attention"}, kernels
+    handle.undo()
+    assert type(model.lm_head) is torch.nn.Linear
+
+
+if __name__ == "__main__":
+    if _WHY is not None:
+        print(f"SKIPPED: {_WHY}")
+        sys.exit(0)
+    failed = 0
+    for name, fn in sorted(globals().items()):
+        if name.startswith("test_") and callable(fn):
+            try:
+                fn()
+                print(f"PASSED {name}")
+            except Exception as e:  # noqa: BLE001 - report and go on
+                failed += 1
+                print(f"FAILED {name}: {type(e).__name__}: {e}")
+    print(f"{failed} failed")
+    sys.exit(1 if failed else 0)
