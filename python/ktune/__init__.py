@@ -5,7 +5,7 @@
     rt = ktune.Runtime()                                    # $KTUNE_DB, cuda:0 (libktune_runtime.so)
     rt.gemm(a, w, out)                                      # torch / CuPy / JAX CUDA tensors
 
-`import ktune` imports no framework; `ktune.torch` registers the operators as PyTorch custom ops.
+`import ktune` imports no framework; `ktune.torch` registers the operators as PyTorch operators and has optimize(model).
 """
 
 from .errors import (BadInputError, Error, LibraryNotFoundError, NoDeviceError, NotFoundError,

@@ -183,10 +183,12 @@ def _kind_of(cls):
 
 def _linear_forward(self, x):
     use = self._ktune_keys.get((x.shape, x.dtype))
+    if use is False:  # the common case of an untuned key first: its cost is this look-up alone
+        return F.linear(x, self.weight, self.bias)
     if use is None:
         use = _decide_linear(self, x) if _deciding() else False
     if not use or _grad_needed(x, self.weight, self.bias):
-        return self._ktune_base.forward(self, x)
+        return F.linear(x, self.weight, self.bias)
     opt, k, n = self._ktune, self.in_features, self.out_features
     a = x.reshape(-1, k)
     epilogue = "none" if self.bias is None else "bias"
@@ -214,6 +216,8 @@ def _decide_linear(self, x):
 
 def _rmsnorm_forward(self, x):
     use = self._ktune_keys.get((x.shape, x.dtype))
+    if use is False:
+        return self._ktune_base.forward(self, x)
     if use is None:
         use = _decide_rmsnorm(self, x) if _deciding() else False
     if not use or _grad_needed(x, self.weight):
@@ -363,6 +367,6 @@ def optimize(model, db=None, record_misses=None, runtime=None, untuned="original
         if kind == "rmsnorm" and not (hasattr(module, "weight") and hasattr(module, "variance_epsilon")):
             continue
         opt._swap(module, cls, kind)
-    if attention:
+    if opt.swapped.get("attention"):
         opt._hook = model.register_forward_pre_hook(_padding_check(opt), with_kwargs=True)
     return opt

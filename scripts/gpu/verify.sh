@@ -32,6 +32,9 @@
 #                     bench/runtime/dispatch_cost.py (the host cost of every op's doors against the
 #                     torch calls it replaces); needs .devbin/lib/libktune_runtime.so, torch with CUDA
 #   --decode-step     examples/python/decode_step.py (a decode step from ktune's ops against torch)
+#   --hf-decode M     examples/python/hf_decode.py --model M (a transformers model through
+#                     ktune.torch.optimize: keys recorded, tuned at --keys-budget, served; stock and
+#                     optimized, eager and compiled in a graph, timed side by side): hf/
 #   --serve-load      bench/service/run_serve_load.sh on this host's CPUs (ktune serve's lookup rate
 #                     and latency, idle, beside a job, beside 1,000 held connections; needs
 #                     .devbin/ktune_serve_load and .devbin/capi_fixture.db): serve-load.txt
@@ -111,7 +114,7 @@ set -u -o pipefail
 
 usage() { sed -n '/^# usage:/,/^# Example/p' "$0" | sed 's/^# \{0,1\}//' | sed '$d'; }
 
-SUITES=all GTEST_FILTER="" EXAMPLES=0 SERVICE=0 PYTHON=0 DECODE_STEP=0 SERVE_LOAD=0 BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
+SUITES=all GTEST_FILTER="" EXAMPLES=0 SERVICE=0 PYTHON=0 DECODE_STEP=0 HF_DECODE="" SERVE_LOAD=0 BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
 DIR=${OUT:-} KEEP_DB=0 COMMIT="" GEMM_M=1,16,128,512,2048,4096 FP8_M=1,16,128,1024,4096
 OPS_FILTERS=() GEMM_VS_TORCH="" GEMM_BUDGET=24 GEMM_SWEEP_S=330 GEMM_DTYPE=bf16
 ATTN_VS_TORCH="" ATTN_BATCH="" ATTN_SEQ="" ATTN_BUDGET=24 ATTN_SWEEP_S=330 OPS_VS_TORCH=0 ROPE_VS_TORCH=0 PAGED_VS_TORCH=0
@@ -123,6 +126,7 @@ while [ $# -gt 0 ]; do
     --examples) EXAMPLES=1; shift ;;
     --service) SERVICE=1; shift ;;
     --decode-step) DECODE_STEP=1; shift ;;
+    --hf-decode) HF_DECODE=${2:?}; shift 2 ;;
     --serve-load) SERVE_LOAD=1; shift ;;
     --python) PYTHON=1; shift ;;
     --benches) BENCHES=${2:?}; shift 2 ;;
@@ -508,6 +512,12 @@ if [ "$SERVICE" = 1 ] && have service ktune; then
   fi
 fi
 
+if [ -n "$HF_DECODE" ] && [ -f "$BIN/lib/libktune_runtime.so" ] && have hf-decode ktune; then
+  mkdir -p "$R/hf"
+  KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" run_part "hf-decode-$HF_DECODE" 560 "$R/hf/$HF_DECODE.md" \
+    python3 examples/python/hf_decode.py --model "$HF_DECODE" --tune "$BIN/ktune" --budget "${KEYS_BUDGET:-8}" \
+    --out "$R/hf/$HF_DECODE"
+fi
 if [ "$SERVE_LOAD" = 1 ] && have serve-load ktune && have serve-load ktune_serve_load; then
   if [ -f "$BIN/capi_fixture.db" ]; then  # the script's build-tree layout, over this folder's binaries
     tree=$(mktemp -d); mkdir -p "$tree/cli" "$tree/bench/service"

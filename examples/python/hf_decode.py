@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""A transformers model decoding through ktune.torch.optimize, end to end: record, tune, serve, time.
+
+The model is a transformers class built from a config with a real model's shapes and random bf16
+weights (nothing downloads): qwen2.5-0.5b (Qwen2ForCausalLM), llama3.2-1b (LlamaForCausalLM,
+llama3 rotary scaling), qwen3-0.6b (Qwen3ForCausalLM). It decodes over transformers' StaticCache
+after a prefill of --context tokens.
+
+1. record: after a prefill, the optimized model (every key untuned) runs decode steps at each
+   batch; every key it meets is written to DIR/keys.txt (record_misses);
+2. tune: `ktune tune --shapes DIR/keys.txt --budget N` into --db (with --tune KTUNE_BIN);
+3. serve and time, batch by batch, each contender one decode step at the position after the
+   prefill, the position advanced between steps, milliseconds a step (CUDA events):
+     stock eager                       the model as transformers runs it
+     stock compiled, graph             torch.compile(mode="max-autotune-no-cudagraphs") of the
+                                       model's forward, one step captured in a CUDA graph, replayed
+     ktune eager                       ktune.torch.optimize(model) on the tuned database
+     ktune compiled, graph             the optimized model compiled and captured the same way
+   Correctness against stock eager at the same steps: the logits' relative error and the share of
+   equal argmax tokens. The HBM floor of a step: the bytes of the weights (the LM head once) and of
+   the KV cache read, at 4.8 TB/s and at this GPU's measured copy rate.
+
+    python3 examples/python/hf_decode.py --model qwen2.5-0.5b [--db PATH] [--tune KTUNE_BIN]
+        [--budget 8] [--batches 1,8] [--context 1024] [--steps 100] [--layers N] [--out DIR]
+--layers keeps the first N layers (a shorter run; the shapes are the model's). Needs torch with
+CUDA, transformers and libktune_runtime.so. Exit 0 when every check passes (logits within 5e-2,
+argmax agreement >= 90 % over the checked steps), 1 when one fails, 3 without a GPU.
+"""
+
+import argparse
+import copy
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "python"))
+
+import torch  # noqa: E402
+
+MODELS = {
+    "qwen2.5-0.5b": ("Qwen2", dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
+                                   num_attention_heads=14, num_key_value_heads=2, vocab_size=151936,
+                                   rope_theta=1e6, tie_word_embeddings=True, max_position_embeddings=32768)),
+    "llama3.2-1b": ("Llama", dict(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16,
+                                  num_attention_heads=32, num_key_value_heads=8, head_dim=64, vocab_size=128256,
+                                  rope_theta=5e5, tie_word_embeddings=True, max_position_embeddings=131072,
+                                  rope_scaling=dict(rope_type="llama3", factor=32.0, low_freq_factor=1.0,
+                                                    high_freq_factor=4.0, original_max_position_embeddings=8192))),
+    "qwen3-0.6b": ("Qwen3", dict(hidden_size=1024, intermediate_size=3072, num_hidden_layers=28,
+                                 num_attention_heads=16, num_key_value_heads=8, head_dim=128, vocab_size=151936,
+                                 rope_theta=1e6, tie_word_embeddings=True, max_position_embeddings=40960)),
+}
+LOGITS_TOLERANCE, ARGMAX_AGREEMENT, CHECK_STEPS = 5e-2, 0.90, 8
+
+
+def build(name, layers):
+    import transformers
+    family, fields = MODELS[name]
+    fields = dict(fields)
+    if layers:
+        fields["num_hidden_layers"] = layers
+    config = getattr(transformers, f"{family}Config")(**fields)
+    torch.manual_seed(0)
+    with torch.device("cuda"):
+        model = getattr(transformers, f"{family}ForCausalLM")(config)
+    return model.to(torch.bfloat16).eval()
+
+
+class Decoder:
+    """A model, its static cache and a decode step at a position that advances between steps."""
+
+    def __init__(self, model, batch, context, steps):
+        import transformers
+        self.model, self.batch, self.context = model, batch, context
+        self.cache = transformers.StaticCache(config=model.config, max_cache_len=context + steps + CHECK_STEPS + 8)
+        g = torch.Generator(device="cuda").manual_seed(batch)
+        prompt = torch.randint(0, model.config.vocab_size, (batch, context), generator=g, device="cuda")
+        with torch.no_grad():
+            model(input_ids=prompt, past_key_values=self.cache,
+                  position_ids=torch.arange(context, device="cuda")[None].expand(batch, -1))
+        self.token = torch.randint(0, model.config.vocab_size, (batch, 1), generator=g, device="cuda")
+        self.pos = torch.full((batch, 1), context, device="cuda")
+        self.forward = model.forward
+        self.logits = None
+
+    def step(self):
+        with torch.no_grad():
+            self.logits = self.forward(input_ids=self.token, past_key_values=self.cache, position_ids=self.pos).logits
+        return self.logits
+
+    def advance(self):
+        self.pos.add_(1)
+
+    def rewind(self):
+        """Back to the position after the prefill (the cache rows past it are rewritten anyway)."""
+        self.pos.fill_(self.context)
+        for layer in self.cache.layers:
+            layer.cumulative_length.fill_(self.context)
+
+    def capture(self):
+        """One step captured in a CUDA graph (after warm-up steps on a side stream)."""
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for _ in range(3):
+                self.step()
+                self.rewind()
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            self.step()
+        self.rewind()
+        return graph
+
+
+def time_ms(run, decoder, steps):
+    for _ in range(3):
+        run()
+        decoder.advance()
+    decoder.rewind()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(steps):
+        run()
+        decoder.advance()
+    end.record()
+    end.synchronize()
+    decoder.rewind()
+    return start.elapsed_time(end) / steps
+
+
+def check_steps(run, decoder):
+    """The logits of CHECK_STEPS steps from the position after the prefill (cloned)."""
+    out = []
+    decoder.rewind()
+    for _ in range(CHECK_STEPS):
+        run()
+        out.append(decoder.logits.float().clone())
+        decoder.advance()
+    decoder.rewind()
+    return out
+
+
+def compare(got, want):
+    err = max(((g - w).norm() / w.norm()).item() for g, w in zip(got, want))
+    same = sum(int((g.argmax(-1) == w.argmax(-1)).sum()) for g, w in zip(got, want))
+    return err, same / sum(w.shape[0] for w in want)
+
+
+def copy_rate_gbs():
+    """The device-to-device copy rate (GB/s, read + write counted) of a 1 GiB buffer."""
+    a = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    b = torch.empty_like(a)
+    for _ in range(3):
+        b.copy_(a)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(10):
+        b.copy_(a)
+    end.record()
+    end.synchronize()
+    return 2 * a.numel() * 10 / (start.elapsed_time(end) * 1e-3) / 1e9
+
+
+def floor_bytes(model, batch, context):
+    c = model.config
+    weights = sum(p.numel() * p.element_size() for p in model.parameters())  # tied: the head once
+    head_dim = getattr(c, "head_dim", None) or c.hidden_size // c.num_attention_heads
+    kv = 2 * c.num_hidden_layers * batch * c.num_key_value_heads * (context + 1) * head_dim * 2
+    return weights + kv
+
+
+def record_and_tune(args, out):
+    import ktune.torch as kt
+    keys = out / "keys.txt"
+    keys.unlink(missing_ok=True)
+    model = build(args.model, args.layers)
+    for batch in args.batches:
+        d = Decoder(model, batch, args.context, 2)  # the prefill: not what is timed, not recorded
+        handle = kt.optimize(model, db=args.db, record_misses=str(keys))
+        d.step()
+        d.advance()
+        d.step()
+        handle.undo()
+    del model
+    lines = [ln for ln in keys.read_text().splitlines() if ln.strip() and not ln.startswith("#")] \
+        if keys.exists() else []
+    print(f"hf_decode: {len(lines)} keys recorded in {keys}", file=sys.stderr)
+    if args.tune and lines:
+        cmd = [args.tune, "tune", "--shapes", str(keys), "--budget", str(args.budget), "--no-counters",
+               "--db", args.db]
+        print("hf_decode: " + " ".join(cmd), file=sys.stderr)
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return len(lines)
+
+
+def run_batch(args, batch, stock, report):
+    import ktune.torch as kt
+    row = dict(model=args.model, batch=batch, context=args.context)
+    d = Decoder(stock, batch, args.context, args.steps)
+    want = check_steps(d.step, d)
+    row["stock_eager_ms"] = time_ms(d.step, d, args.steps)
+    d.forward = torch.compile(stock.forward, mode="max-autotune-no-cudagraphs", fullgraph=True)
+    graph = d.capture()
+    row["stock_compiled_graph_ms"] = time_ms(graph.replay, d, args.steps)
+    del graph, d
+
+    model = copy.deepcopy(stock)
+    handle = kt.optimize(model, db=args.db)
+    d = Decoder(model, batch, args.context, args.steps)
+    got = check_steps(d.step, d)
+    row["ktune_eager_error"], row["ktune_eager_argmax"] = compare(got, want)
+    row["ktune_eager_ms"] = time_ms(d.step, d, args.steps)
+    served = handle.decisions
+    row["keys_served"], row["keys_met"] = sum(served.values()), len(served)
+    d.forward = torch.compile(model.forward, mode="max-autotune-no-cudagraphs", fullgraph=True)
+    graph = d.capture()
+    got = check_steps(graph.replay, d)
+    row["ktune_compiled_error"], row["ktune_compiled_argmax"] = compare(got, want)
+    row["ktune_compiled_graph_ms"] = time_ms(graph.replay, d, args.steps)
+    handle.undo()
+    del graph, d, model
+    row["floor_bytes"] = floor_bytes(stock, batch, args.context)
+    report.append(row)
+    ok = all(row[f"ktune_{v}_error"] <= LOGITS_TOLERANCE and row[f"ktune_{v}_argmax"] >= ARGMAX_AGREEMENT
+             for v in ("eager", "compiled"))
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", choices=sorted(MODELS), required=True)
+    ap.add_argument("--db", help="ktune database (default: a new one in --out)")
+    ap.add_argument("--tune", metavar="KTUNE_BIN", help="tune the recorded keys into --db with this ktune binary")
+    ap.add_argument("--budget", type=int, default=8, help="measurements a key when tuning")
+    ap.add_argument("--batches", default="1,8", help="comma-separated batch sizes")
+    ap.add_argument("--context", type=int, default=1024, help="tokens in the cache before the timed steps")
+    ap.add_argument("--steps", type=int, default=100, help="timed steps a contender")
+    ap.add_argument("--layers", type=int, default=0, help="keep the first N layers (0: the model's)")
+    ap.add_argument("--out", help="folder for keys.txt, the database and report.json (default: a new one)")
+    args = ap.parse_args()
+    args.batches = [int(x) for x in args.batches.split(",")]
+    if not torch.cuda.is_available():
+        print("hf_decode: no CUDA device (torch sees none)", file=sys.stderr)
+        return 3
+    out = pathlib.Path(args.out or tempfile.mkdtemp(prefix="hf_decode."))
+    out.mkdir(parents=True, exist_ok=True)
+    args.db = args.db or str(out / "ktune.db")
+    recorded = record_and_tune(args, out)
+    stock = build(args.model, args.layers)
+    report, ok = [], True
+    for batch in args.batches:
+        ok &= run_batch(args, batch, stock, report)
+    rate = copy_rate_gbs()
+    name = torch.cuda.get_device_name()
+    print(f"{name}, torch {torch.__version__}, {args.model} ({stock.config.num_hidden_layers} layers), bf16, "
+          f"context {args.context}, {recorded} keys recorded; ms a step")
+    print("| batch | stock eager | stock compiled, graph | ktune eager | ktune compiled, graph | vs compiled "
+          "| vs eager | keys served | HBM floor (4.8 TB/s / copy rate) | logits err (eager / compiled) | argmax |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in report:
+        floor_ms, copy_ms = r["floor_bytes"] / 4.8e12 * 1e3, r["floor_bytes"] / (rate * 1e9) * 1e3
+        r["floor_ms"], r["copy_floor_ms"] = floor_ms, copy_ms
+        print(f"| {r['batch']} | {r['stock_eager_ms']:.3f} | {r['stock_compiled_graph_ms']:.3f} | "
+              f"{r['ktune_eager_ms']:.3f} | {r['ktune_compiled_graph_ms']:.3f} | "
+              f"{r['stock_compiled_graph_ms'] / r['ktune_compiled_graph_ms']:.2f}x | "
+              f"{r['stock_eager_ms'] / r['ktune_eager_ms']:.2f}x | {r['keys_served']}/{r['keys_met']} | "
+              f"{floor_ms:.3f} / {copy_ms:.3f} | {r['ktune_eager_error']:.1e} / {r['ktune_compiled_error']:.1e} | "
+              f"{100 * min(r['ktune_eager_argmax'], r['ktune_compiled_argmax']):.0f} % |")
+    (out / "report.json").write_text(json.dumps(dict(gpu=name, copy_rate_gbs=rate, rows=report), indent=1))
+    print("checks:", "passed" if ok else f"FAILED (logits error > {LOGITS_TOLERANCE} or argmax agreement < "
+          f"{100 * ARGMAX_AGREEMENT:.0f} %)")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
