@@ -79,7 +79,8 @@ struct RuntimeOptions {
   bool compile_on_miss = true;
   /// A file to which every key served from a nearest tuned shape or a default config, or refused
   /// by MissPolicy::kError, is appended, once a process, as `KERNEL SHAPE DTYPE [LAYOUT]` lines
-  /// that `ktune tune --shapes FILE` tunes (several processes may share the file). "": $KTUNE_RECORD_MISSES when set, else no record.
+  /// that `ktune tune --shapes FILE` tunes (several processes may share the file). "": $KTUNE_RECORD_MISSES
+  /// when set, else no record.
   std::string record_misses;
   /// Folders of user kernels (NAME.cu beside NAME.toml, docs/byo.md) that launch() serves by name,
   /// besides those of $KTUNE_KERNEL_DIR (':'-separated). A description error throws

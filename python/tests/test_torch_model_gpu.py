@@ -116,14 +116,14 @@ def test_qwen3_decode_with_qk_norm_matches_the_stock_model():
 
 
 def _state(cache):
-    return [(l.keys.clone(), l.values.clone(), l.cumulative_length.clone()) for l in cache.layers]
+    return [(layer.keys.clone(), layer.values.clone(), layer.cumulative_length.clone()) for layer in cache.layers]
 
 
 def _restore(cache, state):
-    for l, (k, v, n) in zip(cache.layers, state):
-        l.keys.copy_(k)
-        l.values.copy_(v)
-        l.cumulative_length.copy_(n)
+    for layer, (k, v, n) in zip(cache.layers, state):
+        layer.keys.copy_(k)
+        layer.values.copy_(v)
+        layer.cumulative_length.copy_(n)
 
 
 def test_a_decode_step_replays_from_a_cuda_graph_and_compiles():
@@ -173,17 +173,5 @@ def test_nothing_tuned_runs_the_stock_code_and_records_every_key():
 
 
 if __name__ == "__main__":
-    if _WHY is not None:
-        print(f"SKIPPED: {_WHY}")
-        sys.exit(0)
-    failed = 0
-    for name, fn in sorted(globals().items()):
-        if name.startswith("test_") and callable(fn):
-            try:
-                fn()
-                print(f"PASSED {name}")
-            except Exception as e:  # noqa: BLE001 - report and go on
-                failed += 1
-                print(f"FAILED {name}: {type(e).__name__}: {e}")
-    print(f"{failed} failed")
-    sys.exit(1 if failed else 0)
+    from standalone import run
+    sys.exit(run(globals(), _WHY))

@@ -372,17 +372,5 @@ def test_graph_capture_and_torch_compile():
 
 
 if __name__ == "__main__":
-    if _WHY is not None:
-        print(f"SKIPPED: {_WHY}")
-        sys.exit(0)
-    failed = 0
-    for name, fn in sorted(globals().items()):
-        if name.startswith("test_") and callable(fn):
-            try:
-                fn()
-                print(f"PASSED {name}")
-            except Exception as e:  # noqa: BLE001 - report and go on
-                failed += 1
-                print(f"FAILED {name}: {type(e).__name__}: {e}")
-    print(f"{failed} failed")
-    sys.exit(1 if failed else 0)
+    from standalone import run
+    sys.exit(run(globals(), _WHY))
