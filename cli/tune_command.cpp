@@ -114,7 +114,7 @@ cache::RunInfo run_info(const TuneArgs& a, const tuner::TuneOptions& options,
   run.ktune_version = KTUNE_VERSION_STRING;
   run.arguments =
       fmt::format("tune kernels={} preset={} strategy={} budget={} compile_only={} retune={}", a.kernels,
-                  a.preset, tuner::to_string(options.strategy), options.budget, a.compile_only, a.retune);
+                  a.preset, options.strategy, options.budget, a.compile_only, a.retune);
   if (shard) run.arguments += " shard=" + shard->text();
   run.driver_version = target.driver_version;
   return run;
@@ -157,7 +157,7 @@ void print_result(const TuneArgs& a, const tuner::SessionResult& result, const t
                        {"gpu", target.gpu.name},
                        {"arch", options.arch},
                        {"compile_only", a.compile_only},
-                       {"strategy", tuner::to_string(options.strategy)},
+                       {"strategy", options.strategy},
                        {"budget", options.budget},
                        {"wall_s", wall_s},
                        {"compile_cache", {{"hits", result.compile_hits}, {"misses", result.compile_misses}}},
@@ -229,7 +229,7 @@ void run_tune(const TuneArgs& a) {
   if (!a.json)
     progress.message(fmt::format("tuning on {}: {} key(s), about {} evaluations, strategy {}",
                                  target.description, tuner::key_count(jobs), total,
-                                 tuner::to_string(options.strategy)));
+                                 options.strategy));
   tuner::SessionHooks hooks;
   hooks.progress = &progress;
   hooks.on_key = [&progress](const tuner::KeySummary& s) { progress.message(tuner::summary_line(s)); };
@@ -279,7 +279,9 @@ void add_tune_command(CLI::App& app) {
   cmd->add_option(
       "--space", a->space,
       "Config space file (default configs/spaces/<kernel>.toml; a --kernel-dir kernel's is its NAME.toml)");
-  cmd->add_option("--strategy", a->strategy, "Search strategy: exhaustive, random, halving or model");
+  std::string strategy_help = "Search strategy (default: the preset's, else model):";
+  for (const auto& e : tuner::strategies()) strategy_help += "\n  " + e.name + ": " + e.help;
+  cmd->add_option("--strategy", a->strategy, strategy_help);
   cmd->add_option("--budget", a->budget, "Measurements per (shape, dtype); 0 = no limit")
       ->check(CLI::Validator(
           [](const std::string& v) {

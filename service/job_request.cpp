@@ -96,7 +96,7 @@ JobRequest parse_job_request(const nlohmann::json& body, const std::vector<int>&
     try {
       s.strategy = tuner::parse_strategy(*strategy);
     } catch (const std::exception&) {
-      bad_request("field 'strategy' must be exhaustive, random, halving or model");
+      bad_request("field 'strategy' must be " + tuner::strategy_names());
     }
   }
   s.budget = integer_field<size_t>(body, "budget", 0, 1'000'000);

@@ -5,7 +5,7 @@
 ///
 ///   {"kernel": "gemm" | ["gemm", ...], "preset": "quick", "shapes": ["m=16,n=4096,k=4096", ...],
 ///    "shape_set": "llama3-8b", "dtype": "bf16" | ["bf16", ...], "layout": "nt",
-///    "strategy": "exhaustive|random|halving|model", "budget": 50, "seed": 1,
+///    "strategy": "<a name of tuner::strategies()>", "budget": 50, "seed": 1,
 ///    "compile_only": true, "arch": "sm_90", "device": 0}
 
 #include <optional>

@@ -51,7 +51,7 @@ struct TuneKey {
 };
 
 struct TuneOptions {
-  StrategyKind strategy = StrategyKind::kModel;
+  std::string strategy = "model";  ///< a name of strategies() (tuner/search/search_strategy.hpp)
   size_t budget = 0;  ///< measurements a key (0 = no limit)
   uint64_t seed = StrategyOptions{}.seed;
   bool retune = false;        ///< measure again what the cache already holds

@@ -37,7 +37,7 @@ struct SessionRequest {
   std::vector<std::string> dtypes;    ///< default: the preset's, else bf16
   std::optional<std::string> layout;  ///< default: the preset's, else each kernel's default
   std::string space;                  ///< a space file; "" = configs/spaces/<kernel>.toml
-  std::optional<StrategyKind> strategy;
+  std::optional<std::string> strategy;  ///< a name of strategies()
   std::optional<size_t> budget;
   std::optional<uint64_t> search_seed;
 };

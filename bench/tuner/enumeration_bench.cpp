@@ -81,7 +81,7 @@ void BM_ModelRound(benchmark::State& state) {
   const auto space = ktune::tuner::ConfigSpace::parse(kSpace, "bench.toml");
   const auto configs = space.enumerate(context()).configs;
   for (auto _ : state) {
-    auto s = ktune::tuner::make_strategy(ktune::tuner::StrategyKind::kModel, configs, {.budget = 64});
+    auto s = ktune::tuner::make_strategy("model", configs, {.budget = 64});
     double t = 1;
     while (!s->done()) {
       for (const auto& c : s->next_batch(8)) s->report(c.config, t += 0.37, c.fidelity);

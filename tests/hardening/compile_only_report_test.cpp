@@ -29,7 +29,7 @@ const char* const kChartJs = "/usr/share/javascript/chart.js/chart.min.js";
 void compile_only_sweep(cache::ConfigCache& db) {
   const auto sources = kernel_templates::SourceLibrary::builtin();
   TuneOptions o;
-  o.strategy = StrategyKind::kRandom;
+  o.strategy = "random";
   o.budget = 24;
   o.compile_threads = 2;
   o.counters = false;

@@ -90,7 +90,7 @@ struct Files {
 
 tuner::TuneOptions sweep_options() {
   tuner::TuneOptions o;
-  o.strategy = tuner::StrategyKind::kExhaustive;
+  o.strategy = "exhaustive";
   o.budget = 200;
   o.compile_threads = 2;
   o.counters = false;

@@ -31,7 +31,7 @@ ArchSweep sweep(const std::filesystem::path& db_path, const std::string& arch, c
   static const auto sources = kernel_templates::SourceLibrary::builtin();
   const ArchLimits limits = arch_limits(arch);
   TuneOptions o;
-  o.strategy = StrategyKind::kExhaustive;
+  o.strategy = "exhaustive";
   o.budget = 0;
   o.compile_only = true;
   o.compile_threads = 2;

@@ -106,7 +106,7 @@ TEST(LibraryGpu, ALoopMeasuresTheLibraryBesideTheTemplates) {
   RunnerMeasurer measurer(0);
   CublasLtAlgorithmSource library(0);
   TuneOptions o;
-  o.strategy = StrategyKind::kRandom;
+  o.strategy = "random";
   o.budget = 8;
   o.arch = dev.arch();
   o.limits = device_limits(dev);

@@ -78,7 +78,7 @@ TuneKey key(std::string layout = "nt") {
 
 TuneOptions options() {
   TuneOptions o;
-  o.strategy = StrategyKind::kExhaustive;
+  o.strategy = "exhaustive";
   o.budget = 6;
   o.compile_threads = 2;
   o.counters = false;

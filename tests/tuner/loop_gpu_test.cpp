@@ -39,7 +39,7 @@ TEST(LoopGpu, EverySampledConfigIsVerifiedAtOddAndRoundShapes) {
   harness::NvrtcCompiler compiler(&store);
   RunnerMeasurer measurer(0);
   TuneOptions o;
-  o.strategy = StrategyKind::kRandom;
+  o.strategy = "random";
   o.budget = 24;
   o.arch = dev.arch();
   o.limits = device_limits(dev);
@@ -147,7 +147,7 @@ TEST(LoopGpu, SplitKConfigsRunThroughTheWorkerAsWholeSequencesAndAreVerified) {
   harness::NvrtcCompiler compiler(&store);
   RunnerMeasurer measurer(0);
   TuneOptions o;
-  o.strategy = StrategyKind::kExhaustive;
+  o.strategy = "exhaustive";
   o.arch = dev.arch();
   o.limits = device_limits(dev);
   o.counters = false;

@@ -25,7 +25,7 @@ TuneKey key() { return {"gemm", NamedShape{"test", {{"m", 16}, {"n", 1024}, {"k"
 
 TuneOptions options() {
   TuneOptions o;
-  o.strategy = StrategyKind::kExhaustive;
+  o.strategy = "exhaustive";
   o.budget = kBudget;
   o.compile_threads = 2;
   o.counters = false;

@@ -100,10 +100,11 @@ RunResult drive(SearchStrategy& s, const Objective& obj, size_t batch, double no
 }
 
 TEST(Strategy, ParseAndNames) {
-  for (auto k :
-       {StrategyKind::kExhaustive, StrategyKind::kRandom, StrategyKind::kHalving, StrategyKind::kModel}) {
-    EXPECT_EQ(parse_strategy(to_string(k)), k);
-    EXPECT_EQ(make_strategy(k, space())->name(), to_string(k));
+  EXPECT_EQ(strategy_names(), "exhaustive, random, halving or model");
+  for (const StrategyEntry& e : strategies()) {
+    EXPECT_EQ(parse_strategy(e.name), e.name);
+    EXPECT_EQ(make_strategy(e.name, space())->name(), e.name);
+    EXPECT_FALSE(e.help.empty()) << e.name;
   }
   try {
     parse_strategy("greedy");
@@ -112,17 +113,17 @@ TEST(Strategy, ParseAndNames) {
     EXPECT_EQ(e.kind(), ErrorKind::kBadInput);
     EXPECT_NE(std::string(e.what()).find("greedy"), std::string::npos);
   }
-  EXPECT_THROW(make_strategy(StrategyKind::kRandom, {}), Error);
+  EXPECT_THROW(make_strategy("random", {}), Error);
   auto twice = space();
   twice.push_back(twice[3]);
-  EXPECT_THROW(make_strategy(StrategyKind::kRandom, twice), Error);
-  auto s = make_strategy(StrategyKind::kExhaustive, space());
+  EXPECT_THROW(make_strategy("random", twice), Error);
+  auto s = make_strategy("exhaustive", space());
   EXPECT_THROW(s->report(Config("t", {{"A", 3}}), 1.0, 1.0), Error);
 }
 
 TEST(Strategy, ExhaustiveMeasuresEverythingOnceInOrderAndFindsTheOptimum) {
   const Objective obj(11);
-  auto s = make_strategy(StrategyKind::kExhaustive, space());
+  auto s = make_strategy("exhaustive", space());
   const auto r = drive(*s, obj, 7);
   const auto all = space();
   ASSERT_EQ(r.history.size(), all.size());
@@ -133,7 +134,7 @@ TEST(Strategy, ExhaustiveMeasuresEverythingOnceInOrderAndFindsTheOptimum) {
 }
 
 TEST(Strategy, ExhaustiveStopsAtBudget) {
-  auto s = make_strategy(StrategyKind::kExhaustive, space(), {.budget = 100});
+  auto s = make_strategy("exhaustive", space(), {.budget = 100});
   const auto r = drive(*s, Objective(3), 16);
   EXPECT_EQ(r.history.size(), 100u);
   EXPECT_TRUE(s->next_batch(4).empty());
@@ -145,7 +146,7 @@ TEST(Strategy, RandomSamplesWithoutReplacementWithinBudget) {
   const int runs = 40;
   for (int seed = 1; seed <= runs; ++seed) {
     const Objective obj(100 + static_cast<uint32_t>(seed));
-    auto s = make_strategy(StrategyKind::kRandom, space(),
+    auto s = make_strategy("random", space(),
                            {.budget = budget, .seed = static_cast<uint64_t>(seed)});
     const auto r = drive(*s, obj, 10);
     ASSERT_EQ(r.history.size(), budget);
@@ -165,7 +166,7 @@ TEST(Strategy, RandomSamplesWithoutReplacementWithinBudget) {
   EXPECT_LE(found, 19u);
   // With the whole space as budget it always finds it.
   const Objective obj(7);
-  auto s = make_strategy(StrategyKind::kRandom, space(), {.seed = 9});
+  auto s = make_strategy("random", space(), {.seed = 9});
   EXPECT_EQ(drive(*s, obj, 13).best->config, obj.optimum());
 }
 
@@ -202,7 +203,7 @@ TEST(Strategy, ModelReachesTheOptimumWithFewerEvaluationsThanExhaustive) {
   for (bool mult : {false, true}) {
     for (uint32_t seed : {1u, 2u, 3u, 4u, 5u, 6u}) {
       const Objective obj(300 + seed, mult);
-      auto s = make_strategy(StrategyKind::kModel, space(), {.budget = 120, .seed = seed});
+      auto s = make_strategy("model", space(), {.budget = 120, .seed = seed});
       const auto r = drive(*s, obj, 8);
       ASSERT_GT(r.evaluations_to_optimum, 0u) << "seed " << seed << (mult ? " multiplicative" : " additive");
       // Exhaustive needs all 1024 to know the optimum and random 512 on average to see it; the
@@ -217,7 +218,7 @@ TEST(Strategy, ModelWithSmallBudgetGetsClose) {
   double total_gap = 0;
   for (uint32_t seed : {1u, 2u, 3u, 4u, 5u, 6u}) {
     const Objective obj(400 + seed);
-    auto s = make_strategy(StrategyKind::kModel, space(), {.budget = 48, .seed = seed});
+    auto s = make_strategy("model", space(), {.budget = 48, .seed = seed});
     const auto r = drive(*s, obj, 8);
     EXPECT_EQ(r.history.size(), 48u);
     total_gap += *r.best->time_us / *obj(obj.optimum()) - 1;
@@ -226,7 +227,7 @@ TEST(Strategy, ModelWithSmallBudgetGetsClose) {
 }
 
 TEST(Strategy, SameSeedSameSequenceDifferentSeedDifferent) {
-  for (auto k : {StrategyKind::kRandom, StrategyKind::kHalving, StrategyKind::kModel}) {
+  for (std::string k : {"random", "halving", "model"}) {
     const Objective obj(17);
     auto run = [&](uint64_t seed) {
       auto s = make_strategy(k, space(), {.budget = 60, .seed = seed});
@@ -234,13 +235,13 @@ TEST(Strategy, SameSeedSameSequenceDifferentSeedDifferent) {
       for (const auto& e : drive(*s, obj, 6).history) seq.push_back(e.config.key());
       return seq;
     };
-    EXPECT_EQ(run(42), run(42)) << to_string(k);
-    EXPECT_NE(run(42), run(43)) << to_string(k);
+    EXPECT_EQ(run(42), run(42)) << k;
+    EXPECT_NE(run(42), run(43)) << k;
   }
 }
 
 TEST(Strategy, ResumeFromCacheMeasuresNothingTwiceAndEndsTheSame) {
-  for (auto k : {StrategyKind::kRandom, StrategyKind::kHalving, StrategyKind::kModel}) {
+  for (std::string k : {"random", "halving", "model"}) {
     const Objective obj(23);
     const StrategyOptions opts{.budget = 80, .seed = 7};
     auto full = make_strategy(k, space(), opts);
@@ -273,18 +274,18 @@ TEST(Strategy, ResumeFromCacheMeasuresNothingTwiceAndEndsTheSame) {
         second->report(c.config, it->second, c.fidelity);
       }
     }
-    EXPECT_EQ(measured + measured_again, uninterrupted.history.size()) << to_string(k);
-    ASSERT_EQ(second->history().size(), uninterrupted.history.size()) << to_string(k);
+    EXPECT_EQ(measured + measured_again, uninterrupted.history.size()) << k;
+    ASSERT_EQ(second->history().size(), uninterrupted.history.size()) << k;
     for (size_t i = 0; i < uninterrupted.history.size(); ++i) {
-      EXPECT_EQ(second->history()[i].config, uninterrupted.history[i].config) << to_string(k) << " at " << i;
+      EXPECT_EQ(second->history()[i].config, uninterrupted.history[i].config) << k << " at " << i;
     }
-    EXPECT_EQ(second->best()->config, uninterrupted.best->config) << to_string(k);
+    EXPECT_EQ(second->best()->config, uninterrupted.best->config) << k;
   }
 }
 
 TEST(Strategy, UnsolicitedReportsAreNotProposedAgain) {
   const Objective obj(31);
-  auto s = make_strategy(StrategyKind::kExhaustive, space(), {.budget = 10});
+  auto s = make_strategy("exhaustive", space(), {.budget = 10});
   const auto all = space();
   s->report(all[0], obj(all[0]), 1.0);
   s->report(all[2], obj(all[2]), 1.0);

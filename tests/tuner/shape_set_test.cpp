@@ -79,7 +79,7 @@ TEST_F(ConfigsDir, PresetsLoadAndSelectWhatTheySay) {
     }
   }
   const Preset quick = load_preset("quick");
-  EXPECT_EQ(quick.strategy, StrategyKind::kModel);
+  EXPECT_EQ(quick.strategy, "model");
   EXPECT_LE(quick.budget * quick.shapes.size(), 200u);  // a small sweep
   std::vector<std::string> canon;
   for (const auto& s : quick.shapes) canon.push_back(s.canonical());

@@ -92,7 +92,7 @@ TEST(SpecWork, TheLoopStoresItWithEveryRowAndTheReportDerivesGbpsFromIt) {
     auto db = cache::ConfigCache::open(dir / "w.db");
     test::FakeMeasurer measurer;
     TuneOptions o;
-    o.strategy = StrategyKind::kExhaustive;
+    o.strategy = "exhaustive";
     o.budget = 12;
     o.compile_threads = 2;
     o.counters = false;

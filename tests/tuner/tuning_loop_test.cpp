@@ -18,6 +18,7 @@
 
 #include "kernel_templates/embedded_sources.hpp"
 #include "tests/tuner/loop_test_util.hpp"
+#include "tuner/search/ordered_search.hpp"
 #include "tuner/shape_set.hpp"
 
 namespace ktune::tuner {
@@ -33,7 +34,7 @@ TuneKey key(int64_t m, int64_t n, int64_t k) {
   return {"gemm", NamedShape{"test", {{"m", m}, {"n", n}, {"k", k}}}, "bf16", "nt"};
 }
 
-TuneOptions options(size_t budget, StrategyKind kind = StrategyKind::kExhaustive) {
+TuneOptions options(size_t budget, std::string kind = "exhaustive") {
   TuneOptions o;
   o.strategy = kind;
   o.budget = budget;
@@ -82,6 +83,37 @@ class ParallelFakeMeasurer : public FakeMeasurer {
   std::size_t parallelism() const override { return 4; }
   std::vector<size_t> batches;
 };
+
+/// A strategy added through the registry only (no list elsewhere names it): the candidates last
+/// to first, the seeds ignored. What it was offered is kept for the test to check against.
+std::vector<Config> g_last_first_offered;
+
+TEST(TuningLoop, AStrategyAddedToTheRegistryDrivesTheLoop) {
+  if (std::none_of(strategies().begin(), strategies().end(),
+                   [](const StrategyEntry& e) { return e.name == "last-first"; })) {
+    register_strategy({"last-first", "the candidates last to first (a test's toy)",
+                       [](std::vector<Config> c, const StrategyOptions& o) -> std::unique_ptr<SearchStrategy> {
+                         std::reverse(c.begin(), c.end());
+                         g_last_first_offered = c;
+                         StrategyOptions no_seeds = o;
+                         no_seeds.seeds.clear();
+                         return std::make_unique<OrderedSearch>(std::move(c), no_seeds, false);
+                       }});
+  }
+  EXPECT_THROW(register_strategy({"last-first", "again", strategies().front().make}), Error);
+  EXPECT_EQ(parse_strategy("last-first"), "last-first");
+  EXPECT_NE(strategy_names().find("last-first"), std::string::npos);
+
+  test::TempDir dir;
+  const Sweep toy = run_sweep(dir / "toy.db", key(16, 4096, 4096), options(3, "last-first"));
+  const Sweep exhaustive = run_sweep(dir / "exhaustive.db", key(16, 4096, 4096), options(3, "exhaustive"));
+  ASSERT_GE(g_last_first_offered.size(), 6u);
+  EXPECT_EQ(toy.summary.evaluations, 3u);
+  ASSERT_EQ(toy.measured.size(), 3u);
+  // The loop measured the toy's proposals: the last candidates of the space, not exhaustive's first.
+  for (const auto& name : toy.measured)
+    EXPECT_EQ(std::count(exhaustive.measured.begin(), exhaustive.measured.end(), name), 0) << name;
+}
 
 TEST(TuningLoop, APoolOfWorkersMeasuresEachCandidateOnceAndNamesTheSameWinner) {
   test::TempDir dir;
@@ -235,7 +267,7 @@ TEST(TuningLoop, KilledSweepResumesWithoutMeasuringTwice) {
   test::TempDir dir;
   const auto db_path = dir / "kill.db";
   const TuneKey k = key(16, 4096, 4096);
-  const TuneOptions o = options(40, StrategyKind::kRandom);
+  const TuneOptions o = options(40, "random");
   constexpr int kKillAt = 9;  // the 10th measurement never returns
 
   const pid_t child = fork();
@@ -287,7 +319,7 @@ TEST(TuningLoop, ExceptionMidSweepLosesNothingAndAFinishedKeyIsNotMeasuredAgain)
   test::TempDir dir;
   const auto db_path = dir / "throw.db";
   const TuneKey k = key(1, 4096, 4096);
-  const TuneOptions o = options(24, StrategyKind::kModel);
+  const TuneOptions o = options(24, "model");
   EXPECT_THROW(run_sweep(db_path, k, o,
                          [](int calls) {
                            if (calls == 5) throw std::runtime_error("worker machine lost");
@@ -316,7 +348,7 @@ TEST(TuningLoop, CompileOnlyRecordsResourcesCompileErrorsAndLimits) {
   test::TempDir dir;
   auto db = cache::ConfigCache::open(dir / "co.db");
   const auto sources = kernel_templates::SourceLibrary::builtin();
-  TuneOptions o = options(60, StrategyKind::kRandom);
+  TuneOptions o = options(60, "random");
   o.compile_only = true;
   // 200 registers a thread: a block of 384 threads or more needs more than 64 Ki registers.
   // Template arguments starting "<128," (BLOCK_M = 128 tiles) fail to compile.

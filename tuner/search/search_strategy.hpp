@@ -3,7 +3,7 @@
 ///
 /// A tuning loop drives a strategy incrementally:
 ///
-///     auto s = make_strategy(StrategyKind::kModel, enumeration.configs, {.budget = 64, .seed = 1});
+///     auto s = make_strategy("model", enumeration.configs, {.budget = 64, .seed = 1});
 ///     while (!s->done()) {
 ///       auto batch = s->next_batch(pool_size);      // may be empty while reports are awaited
 ///       for (auto& c : batch) {                     // compile in parallel, then measure
@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -48,7 +49,7 @@ class SearchStrategy {
  public:
   virtual ~SearchStrategy() = default;
 
-  /// "exhaustive", "random", "halving" or "model".
+  /// Its name in strategies() ("exhaustive", "random", "halving", "model").
   virtual std::string_view name() const = 0;
   /// Up to `max` configs to measure next (max > 0). Empty when done(), or when the strategy waits
   /// for reports of configs it already proposed before it can choose more.
@@ -66,12 +67,6 @@ class SearchStrategy {
   /// Every report, in order.
   virtual const std::vector<Evaluation>& history() const = 0;
 };
-
-enum class StrategyKind { kExhaustive, kRandom, kHalving, kModel };
-
-/// "exhaustive" | "random" | "halving" | "model"; throws ktune::Error(kBadInput) listing them.
-StrategyKind parse_strategy(std::string_view name);
-std::string_view to_string(StrategyKind kind);
 
 struct StrategyOptions {
   /// Most measurements (reports) to spend; 0 = no limit (every candidate, for halving every
@@ -101,9 +96,34 @@ struct StrategyOptions {
   std::vector<Config> seeds = {};
 };
 
-/// A strategy of `kind` over `candidates` (the configs a space kept, in enumeration order).
-/// Throws ktune::Error(kBadInput) when `candidates` is empty or holds a config twice.
-std::unique_ptr<SearchStrategy> make_strategy(StrategyKind kind, std::vector<Config> candidates,
+/// A strategy over `candidates` (the configs a space kept, in enumeration order). Throws
+/// ktune::Error(kBadInput) when `candidates` is empty or holds a config twice.
+using StrategyFactory = std::unique_ptr<SearchStrategy> (*)(std::vector<Config> candidates,
+                                                            const StrategyOptions& options);
+
+/// One search strategy: the name `--strategy`, a preset's `strategy` and a job's "strategy" give,
+/// a line of help, and how it is made.
+struct StrategyEntry {
+  std::string name;
+  std::string help;
+  StrategyFactory make = nullptr;
+};
+
+/// Every strategy, in the order help texts list them: the one table the command line, presets,
+/// the service and the tuning loop read (search_strategy.cpp). A new strategy is its own file plus
+/// a row there (docs/extending.md).
+const std::vector<StrategyEntry>& strategies();
+/// Adds a strategy to the table at run time (a test's toy strategy); throws ktune::Error(kBadInput)
+/// for a name the table holds. Not thread-safe: call before any tuning starts.
+void register_strategy(StrategyEntry entry);
+/// The names, "exhaustive, random, halving or model".
+std::string strategy_names();
+/// `name` when it names a strategy; throws ktune::Error(kBadInput) listing the known ones.
+std::string parse_strategy(std::string_view name);
+
+/// The strategy `name` over `candidates`; throws ktune::Error(kBadInput) for an unknown name, empty
+/// candidates, or a config given twice.
+std::unique_ptr<SearchStrategy> make_strategy(std::string_view name, std::vector<Config> candidates,
                                               const StrategyOptions& options = {});
 
 }  // namespace ktune::tuner
