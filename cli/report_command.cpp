@@ -33,7 +33,7 @@ struct ReportOptions {
 };
 
 void run_report(const ReportOptions& o) {
-  const reports::Format format = reports::parse_format(o.format);
+  const reports::FormatEntry format = reports::find_format(o.format);
   reports::ReporterOptions writer;
   if (const char* chart_js = std::getenv("KTUNE_CHART_JS"); chart_js != nullptr && *chart_js != '\0') {
     writer.chart_js = chart_js;
@@ -54,18 +54,18 @@ void run_report(const ReportOptions& o) {
   query.winners_only = o.winners;
   const reports::ReportData data = reports::load_report_data(db, query);
   if (o.out == "-") {
-    reports::make_reporter(format, writer)->write(data, std::cout);
+    format.make(writer)->write(data, std::cout);
     std::cout.flush();
     if (!std::cout) throw Error(ErrorKind::kRuntime, "cannot write the report to stdout");
   } else {
-    reports::write_report_file(data, format, o.out, writer);
+    reports::write_report_file(data, format.name, o.out, writer);
   }
   size_t winners = 0;
   for (const reports::ReportKey& key : data.keys) winners += key.winner ? 1 : 0;
   if (data.rows.empty()) std::cerr << "note: no measurements match the filter; the report is empty\n";
   std::cerr << fmt::format(
       "wrote {} report to {}: {} measurements, {} winners, {} kernels, {} GPUs, {} runs\n",
-      reports::to_string(format), o.out == "-" ? "stdout" : o.out, data.rows.size(), winners,
+      format.name, o.out == "-" ? "stdout" : o.out, data.rows.size(), winners,
       data.kernels.size(), data.gpus.size(), data.runs.size());
 }
 
@@ -76,12 +76,12 @@ void add_report_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("report", "Write a CSV, JSON, HTML or Markdown report of the database");
   add_kernel_dir_option(*cmd);
   add_db_option(*cmd, opts->db);
-  cmd->add_option("--format", opts->format,
-                  "csv (one row a measurement), json (one document), html (self-contained page with charts) "
-                  "or md (short summary), e.g. --format html")
+  std::string format_help = "Report format, e.g. --format html:";
+  for (const auto& f : reports::formats()) format_help += fmt::format("\n  {}: {}", f.name, f.help);
+  cmd->add_option("--format", opts->format, format_help)
       ->required()
       ->type_name("FORMAT")
-      ->check(CLI::IsMember({"csv", "json", "html", "md", "markdown"}));
+      ->check(CLI::IsMember(reports::format_choices()));
   cmd->add_option("--out", opts->out, "Output file, e.g. --out report.html ('-' for stdout)")
       ->required()
       ->type_name("FILE");

@@ -15,44 +15,77 @@
 
 namespace ktune::reports {
 
-Format parse_format(std::string_view name) {
-  if (name == "csv") return Format::kCsv;
-  if (name == "json") return Format::kJson;
-  if (name == "md" || name == "markdown") return Format::kMarkdown;
-  if (name == "html") return Format::kHtml;
-  throw Error(ErrorKind::kBadInput,
-              fmt::format("unknown report format '{}' (expected csv, json, html or md)", name));
+namespace {
+
+std::vector<FormatEntry>& table() {
+  static std::vector<FormatEntry> t{
+      {"csv", {}, "text/csv; charset=utf-8", "one row a measurement",
+       [](const ReporterOptions&) -> std::unique_ptr<Reporter> { return std::make_unique<CsvReporter>(); }},
+      {"json", {}, "application/json", "one document",
+       [](const ReporterOptions&) -> std::unique_ptr<Reporter> { return std::make_unique<JsonReporter>(); }},
+      {"md", {"markdown"}, "text/markdown; charset=utf-8", "short summary",
+       [](const ReporterOptions&) -> std::unique_ptr<Reporter> { return std::make_unique<MarkdownReporter>(); }},
+      {"html", {}, "text/html; charset=utf-8", "self-contained page with charts",
+       [](const ReporterOptions& o) -> std::unique_ptr<Reporter> {
+         return std::make_unique<HtmlReporter>(o.chart_js);
+       }},
+  };
+  return t;
 }
 
-std::string_view to_string(Format format) {
-  switch (format) {
-    case Format::kCsv:
-      return "csv";
-    case Format::kJson:
-      return "json";
-    case Format::kMarkdown:
-      return "md";
-    case Format::kHtml:
-      return "html";
+const FormatEntry* lookup(std::string_view name) {
+  for (const FormatEntry& e : table()) {
+    if (e.name == name) return &e;
+    for (const std::string& a : e.aliases)
+      if (a == name) return &e;
   }
-  return "?";
+  return nullptr;
 }
 
-std::unique_ptr<Reporter> make_reporter(Format format, const ReporterOptions& options) {
-  switch (format) {
-    case Format::kCsv:
-      return std::make_unique<CsvReporter>();
-    case Format::kJson:
-      return std::make_unique<JsonReporter>();
-    case Format::kMarkdown:
-      return std::make_unique<MarkdownReporter>();
-    case Format::kHtml:
-      return std::make_unique<HtmlReporter>(options.chart_js);
+}  // namespace
+
+const std::vector<FormatEntry>& formats() { return table(); }
+
+void register_format(FormatEntry entry) {
+  if (entry.name.empty() || entry.make == nullptr || entry.media_type.empty())
+    throw Error(ErrorKind::kBadInput, "register_format: a format needs a name, a media type and a writer");
+  if (lookup(entry.name) != nullptr)
+    throw Error(ErrorKind::kBadInput, fmt::format("register_format: '{}' is a format already", entry.name));
+  for (const std::string& a : entry.aliases)
+    if (lookup(a) != nullptr)
+      throw Error(ErrorKind::kBadInput, fmt::format("register_format: '{}' is a format already", a));
+  table().push_back(std::move(entry));
+}
+
+std::string format_names() {
+  const auto& t = table();
+  std::string out;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (i > 0) out += i + 1 == t.size() ? " or " : ", ";
+    out += t[i].name;
   }
-  throw Error(ErrorKind::kBadInput, "unknown report format");
+  return out;
 }
 
-void write_report_file(const ReportData& data, Format format, const std::filesystem::path& path,
+std::vector<std::string> format_choices() {
+  std::vector<std::string> out;
+  for (const FormatEntry& e : table()) {
+    out.push_back(e.name);
+    out.insert(out.end(), e.aliases.begin(), e.aliases.end());
+  }
+  return out;
+}
+
+FormatEntry find_format(std::string_view name) {
+  if (const FormatEntry* e = lookup(name)) return *e;
+  throw Error(ErrorKind::kBadInput, fmt::format("unknown report format '{}' (expected {})", name, format_names()));
+}
+
+std::unique_ptr<Reporter> make_reporter(std::string_view name, const ReporterOptions& options) {
+  return find_format(name).make(options);
+}
+
+void write_report_file(const ReportData& data, std::string_view format, const std::filesystem::path& path,
                        const ReporterOptions& options) {
   if (path.empty())
     throw Error(ErrorKind::kBadInput, "the report's output path is empty (--out FILE, or - for stdout)");
@@ -60,7 +93,7 @@ void write_report_file(const ReportData& data, Format format, const std::filesys
   if (std::filesystem::is_directory(path, status_ec)) {
     throw Error(ErrorKind::kBadInput,
                 fmt::format("'{}' is a folder; the report's output must be a file path, e.g. '{}'",
-                            path.string(), (path / fmt::format("report.{}", to_string(format))).string()));
+                            path.string(), (path / fmt::format("report.{}", find_format(format).name)).string()));
   }
   if (const auto parent = path.parent_path();
       !parent.empty() && !std::filesystem::is_directory(parent, status_ec)) {

@@ -90,39 +90,71 @@ TEST_F(ReportLoaderTest, FiltersSelectKernelGpuDtypeAndRun) {
 TEST_F(ReportLoaderTest, EveryFormatFromTheDatabase) {
   load({.seed = 63, .hostile = true});
   const ReportData data = report();
-  for (const Format format : {Format::kCsv, Format::kJson, Format::kMarkdown, Format::kHtml}) {
-    if (format == Format::kHtml && !std::filesystem::exists(ReporterOptions{}.chart_js)) continue;
-    const std::filesystem::path out = dir_.path() / ("report." + std::string(to_string(format)));
-    write_report_file(data, format, out);
+  for (const FormatEntry& format : formats()) {
+    if (format.name == "html" && !std::filesystem::exists(ReporterOptions{}.chart_js)) continue;
+    const std::filesystem::path out = dir_.path() / ("report." + format.name);
+    write_report_file(data, format.name, out);
     std::ifstream in(out, std::ios::binary);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    ASSERT_FALSE(text.empty()) << to_string(format);
+    ASSERT_FALSE(text.empty()) << format.name;
     EXPECT_FALSE(std::filesystem::exists(out.string() + ".tmp"));
-    if (format == Format::kCsv) {
+    if (format.name == "csv") {
       EXPECT_EQ(testing::parse_csv(text).size(), fixture_.measurements.size() + 1);
-    } else if (format == Format::kJson) {
+    } else if (format.name == "json") {
       EXPECT_EQ(nlohmann::json::parse(text)["measurements"].size(), fixture_.measurements.size());
     }
   }
 }
 
 TEST(ReportFormat, ParsesNamesAndRejectsOthers) {
-  EXPECT_EQ(parse_format("csv"), Format::kCsv);
-  EXPECT_EQ(parse_format("md"), Format::kMarkdown);
-  EXPECT_EQ(parse_format("markdown"), Format::kMarkdown);
-  EXPECT_EQ(parse_format("html"), Format::kHtml);
-  EXPECT_THROW(parse_format("xlsx"), Error);
+  EXPECT_EQ(format_names().rfind("csv, json, md", 0), 0u);  // a toy format may follow html
+  EXPECT_EQ(find_format("csv").name, "csv");
+  EXPECT_EQ(find_format("md").name, "md");
+  EXPECT_EQ(find_format("markdown").name, "md");
+  EXPECT_EQ(find_format("html").media_type, "text/html; charset=utf-8");
+  EXPECT_THROW(find_format("xlsx"), Error);
   try {
-    parse_format("pdf");
+    find_format("pdf");
+    ADD_FAILURE();
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kBadInput);
     EXPECT_NE(std::string(e.what()).find("pdf"), std::string::npos);
   }
 }
 
+/// A format added through the registry only: one line a kernel of the report.
+class KernelListReporter : public Reporter {
+ public:
+  void write(const ReportData& data, std::ostream& out) const override {
+    for (const auto& kernel : data.kernels) out << kernel << "\n";
+  }
+};
+
+TEST_F(ReportLoaderTest, AFormatAddedToTheRegistryIsWrittenLikeTheOthers) {
+  if (formats().back().name != "kernels") {
+    register_format({"kernels", {"kernel-list"}, "text/plain; charset=utf-8", "the kernels, one a line (a test's toy)",
+                     [](const ReporterOptions&) -> std::unique_ptr<Reporter> {
+                       return std::make_unique<KernelListReporter>();
+                     }});
+  }
+  EXPECT_THROW(register_format({"md", {}, "text/plain", "again", formats().front().make}), Error);
+  EXPECT_THROW(register_format({"other", {"markdown"}, "text/plain", "alias taken", formats().front().make}), Error);
+  const auto choices = format_choices();
+  EXPECT_NE(std::find(choices.begin(), choices.end(), "kernel-list"), choices.end());
+  load({.seed = 64});
+  const ReportData data = report();
+  const std::filesystem::path out = dir_.path() / "kernels.txt";
+  write_report_file(data, "kernel-list", out);
+  std::ifstream in(out);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  EXPECT_EQ(lines, std::vector<std::string>(data.kernels.begin(), data.kernels.end()));
+  EXPECT_FALSE(lines.empty());
+}
+
 TEST(ReportFile, UnwritablePathIsARuntimeError) {
   try {
-    write_report_file(ReportData{}, Format::kCsv, "/nonexistent-dir/report.csv");
+    write_report_file(ReportData{}, "csv", "/nonexistent-dir/report.csv");
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kRuntime);
