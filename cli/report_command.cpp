@@ -64,9 +64,9 @@ void run_report(const ReportOptions& o) {
   for (const reports::ReportKey& key : data.keys) winners += key.winner ? 1 : 0;
   if (data.rows.empty()) std::cerr << "note: no measurements match the filter; the report is empty\n";
   std::cerr << fmt::format(
-      "wrote {} report to {}: {} measurements, {} winners, {} kernels, {} GPUs, {} runs\n",
-      format.name, o.out == "-" ? "stdout" : o.out, data.rows.size(), winners,
-      data.kernels.size(), data.gpus.size(), data.runs.size());
+      "wrote {} report to {}: {} measurements, {} winners, {} kernels, {} GPUs, {} runs\n", format.name,
+      o.out == "-" ? "stdout" : o.out, data.rows.size(), winners, data.kernels.size(), data.gpus.size(),
+      data.runs.size());
 }
 
 }  // namespace

@@ -228,8 +228,7 @@ void run_tune(const TuneArgs& a) {
   if (shard.spec) human_out(a.json) << shard.line() << "\n";
   if (!a.json)
     progress.message(fmt::format("tuning on {}: {} key(s), about {} evaluations, strategy {}",
-                                 target.description, tuner::key_count(jobs), total,
-                                 options.strategy));
+                                 target.description, tuner::key_count(jobs), total, options.strategy));
   tuner::SessionHooks hooks;
   hooks.progress = &progress;
   hooks.on_key = [&progress](const tuner::KeySummary& s) { progress.message(tuner::summary_line(s)); };

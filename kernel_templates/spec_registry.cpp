@@ -1,6 +1,7 @@
 #include "kernel_templates/spec_registry.hpp"
 
 #include <algorithm>
+#include <memory>
 
 #include "kernel_templates/decode_attention/decode_attention_mma_cluster_spec.hpp"
 #include "kernel_templates/decode_attention/decode_attention_mma_spec.hpp"
@@ -26,61 +27,65 @@
 namespace ktune::kernel_templates {
 namespace {
 
+/// Every built-in template, once: a new template is its spec's files plus a row here.
+std::vector<std::unique_ptr<const KernelSpec>> make_specs() {
+  std::vector<std::unique_ptr<const KernelSpec>> all;
+  all.push_back(std::make_unique<TiledGemmSpec>());
+  all.push_back(std::make_unique<GemvSpec>());
+  all.push_back(std::make_unique<MmaGemmSpec>());
+  all.push_back(std::make_unique<MmaClusterGemmSpec>());
+  all.push_back(std::make_unique<WgmmaGemmSpec>());
+  all.push_back(std::make_unique<WgmmaGemmSpec>(WgmmaGemmSpec::Pipeline::kTma));
+  all.push_back(std::make_unique<RmsNormSpec>());
+  all.push_back(std::make_unique<RmsNormBulkSpec>());
+  all.push_back(std::make_unique<RmsNormRopeSpec>());
+  all.push_back(std::make_unique<RmsNormRopeBulkSpec>());
+  all.push_back(std::make_unique<RopeAppendSpec>());
+  all.push_back(std::make_unique<SoftmaxSpec>());
+  all.push_back(std::make_unique<SoftmaxClusterSpec>());
+  all.push_back(std::make_unique<SwigluSpec>());
+  all.push_back(std::make_unique<Fp8GemmSpec>());
+  all.push_back(std::make_unique<Fp8GemmWgmmaSpec>());
+  all.push_back(std::make_unique<DecodeAttentionSpec>());
+  all.push_back(std::make_unique<DecodeAttentionMmaSpec>());
+  all.push_back(std::make_unique<DecodeAttentionMmaClusterSpec>());
+  return all;
+}
+
 const std::vector<const KernelSpec*>& all_specs() {
-  static const TiledGemmSpec kTiled;
-  static const GemvSpec kGemv;
-  static const MmaGemmSpec kMma;
-  static const MmaClusterGemmSpec kMmaCluster;
-  static const WgmmaGemmSpec kWgmma;
-  static const WgmmaGemmSpec kWgmmaTma(WgmmaGemmSpec::Pipeline::kTma);
-  static const RmsNormSpec kRmsNorm;
-  static const RmsNormBulkSpec kRmsNormBulk;
-  static const RmsNormRopeSpec kRmsNormRope;
-  static const RmsNormRopeBulkSpec kRmsNormRopeBulk;
-  static const RopeAppendSpec kRopeAppend;
-  static const SoftmaxSpec kSoftmax;
-  static const SoftmaxClusterSpec kSoftmaxCluster;
-  static const SwigluSpec kSwiglu;
-  static const Fp8GemmSpec kFp8Gemm;
-  static const Fp8GemmWgmmaSpec kFp8GemmWgmma;
-  static const DecodeAttentionSpec kDecodeAttention;
-  static const DecodeAttentionMmaSpec kDecodeAttentionMma;
-  static const DecodeAttentionMmaClusterSpec kDecodeAttentionMmaCluster;
-  static const std::vector<const KernelSpec*> kAll = {&kTiled,
-                                                      &kGemv,
-                                                      &kMma,
-                                                      &kMmaCluster,
-                                                      &kWgmma,
-                                                      &kWgmmaTma,
-                                                      &kRmsNorm,
-                                                      &kRmsNormBulk,
-                                                      &kRmsNormRope,
-                                                      &kRmsNormRopeBulk,
-                                                      &kRopeAppend,
-                                                      &kSoftmax,
-                                                      &kSoftmaxCluster,
-                                                      &kSwiglu,
-                                                      &kFp8Gemm,
-                                                      &kFp8GemmWgmma,
-                                                      &kDecodeAttention,
-                                                      &kDecodeAttentionMma,
-                                                      &kDecodeAttentionMmaCluster};
+  static const std::vector<std::unique_ptr<const KernelSpec>> kOwned = make_specs();
+  static const std::vector<const KernelSpec*> kAll = [] {
+    std::vector<const KernelSpec*> out;
+    for (const auto& s : kOwned) out.push_back(s.get());
+    return out;
+  }();
   return kAll;
 }
+
+constexpr std::string_view kGemmReferences[] = {"gemm_reference.cu", "gemm_epilogue_reference.cu"};
+constexpr std::string_view kRmsNormReferences[] = {"rmsnorm_reference.cu"};
+constexpr std::string_view kRmsNormRopeReferences[] = {"rmsnorm_rope_reference.cu"};
+constexpr std::string_view kRopeAppendReferences[] = {"rope_append_reference.cu"};
+constexpr std::string_view kSoftmaxReferences[] = {"softmax_reference.cu"};
+constexpr std::string_view kSwigluReferences[] = {"swiglu_reference.cu"};
+constexpr std::string_view kDecodeAttentionReferences[] = {"decode_attention_reference.cu"};
+constexpr std::string_view kFp8GemmReferences[] = {"fp8_gemm_reference.cu"};
 
 }  // namespace
 
 std::span<const FamilyInfo> template_families() {
   static constexpr FamilyInfo kFamilies[] = {
-      {"gemm", "C[m,n] = A[m,k] * B[k,n]", "nt"},
-      {"rmsnorm", "RMS normalisation of each row", ""},
-      {"rmsnorm_rope", "fused RMS normalisation and rotary position embedding of Q and K", "neox"},
+      {"gemm", "C[m,n] = A[m,k] * B[k,n]", "nt", kGemmReferences},
+      {"rmsnorm", "RMS normalisation of each row", "", kRmsNormReferences},
+      {"rmsnorm_rope", "fused RMS normalisation and rotary position embedding of Q and K", "neox",
+       kRmsNormRopeReferences},
       {"rope_append", "rotary embedding of Q and K (optionally after their RMSNorm) with the KV-cache append",
-       "neox"},
-      {"softmax", "softmax of each row", ""},
-      {"swiglu", "SwiGLU activation: silu(gate) * up", "fused"},
-      {"decode_attention", "single-token attention over a KV cache (decode step)", ""},
-      {"fp8_gemm", "C[m,n] (bf16) = scale * A[m,k] * B[n,k]^T, A and B e4m3", "nt"},
+       "neox", kRopeAppendReferences},
+      {"softmax", "softmax of each row", "", kSoftmaxReferences},
+      {"swiglu", "SwiGLU activation: silu(gate) * up", "fused", kSwigluReferences},
+      {"decode_attention", "single-token attention over a KV cache (decode step)", "",
+       kDecodeAttentionReferences},
+      {"fp8_gemm", "C[m,n] (bf16) = scale * A[m,k] * B[n,k]^T, A and B e4m3", "nt", kFp8GemmReferences},
   };
   return kFamilies;
 }
@@ -111,16 +116,10 @@ std::vector<std::string> kernel_source_files(std::string_view kernel) {
     return {std::string(kernel) + ".cu", std::string(kernel) + ".toml"};
   std::vector<std::string> out;
   for (const KernelSpec* s : specs_of(kernel)) out.emplace_back(s->source_name());
-  if (kernel == "gemm") {
-    out.emplace_back("gemm_reference.cu");
-    out.emplace_back("gemm_epilogue_reference.cu");
+  for (const FamilyInfo& f : template_families()) {
+    if (f.name == kernel)
+      for (std::string_view r : f.references) out.emplace_back(r);
   }
-  // The operators' GPU references: <kernel>_reference.cu.
-  if (kernel == "rmsnorm" || kernel == "rmsnorm_rope" || kernel == "softmax" || kernel == "swiglu" ||
-      kernel == "decode_attention" || kernel == "rope_append") {
-    out.push_back(std::string(kernel) + "_reference.cu");
-  }
-  if (kernel == "fp8_gemm") out.emplace_back("fp8_gemm_reference.cu");
   std::sort(out.begin(), out.end());
   return out;
 }

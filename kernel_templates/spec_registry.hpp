@@ -19,6 +19,9 @@ struct FamilyInfo {
   std::string_view name;            ///< e.g. "gemm"; every spec of the family has it as kernel()
   std::string_view summary;         ///< one line for `--help` and error messages
   std::string_view default_layout;  ///< the layout a request without one means ("" for none)
+  /// The family's GPU reference kernels (embedded sources besides its templates' own), part of
+  /// its template source hash.
+  std::span<const std::string_view> references = {};
 };
 
 /// Every family with templates, in the catalog's order.

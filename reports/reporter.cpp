@@ -19,13 +19,27 @@ namespace {
 
 std::vector<FormatEntry>& table() {
   static std::vector<FormatEntry> t{
-      {"csv", {}, "text/csv; charset=utf-8", "one row a measurement",
+      {"csv",
+       {},
+       "text/csv; charset=utf-8",
+       "one row a measurement",
        [](const ReporterOptions&) -> std::unique_ptr<Reporter> { return std::make_unique<CsvReporter>(); }},
-      {"json", {}, "application/json", "one document",
+      {"json",
+       {},
+       "application/json",
+       "one document",
        [](const ReporterOptions&) -> std::unique_ptr<Reporter> { return std::make_unique<JsonReporter>(); }},
-      {"md", {"markdown"}, "text/markdown; charset=utf-8", "short summary",
-       [](const ReporterOptions&) -> std::unique_ptr<Reporter> { return std::make_unique<MarkdownReporter>(); }},
-      {"html", {}, "text/html; charset=utf-8", "self-contained page with charts",
+      {"md",
+       {"markdown"},
+       "text/markdown; charset=utf-8",
+       "short summary",
+       [](const ReporterOptions&) -> std::unique_ptr<Reporter> {
+         return std::make_unique<MarkdownReporter>();
+       }},
+      {"html",
+       {},
+       "text/html; charset=utf-8",
+       "self-contained page with charts",
        [](const ReporterOptions& o) -> std::unique_ptr<Reporter> {
          return std::make_unique<HtmlReporter>(o.chart_js);
        }},
@@ -78,7 +92,8 @@ std::vector<std::string> format_choices() {
 
 FormatEntry find_format(std::string_view name) {
   if (const FormatEntry* e = lookup(name)) return *e;
-  throw Error(ErrorKind::kBadInput, fmt::format("unknown report format '{}' (expected {})", name, format_names()));
+  throw Error(ErrorKind::kBadInput,
+              fmt::format("unknown report format '{}' (expected {})", name, format_names()));
 }
 
 std::unique_ptr<Reporter> make_reporter(std::string_view name, const ReporterOptions& options) {
@@ -91,9 +106,10 @@ void write_report_file(const ReportData& data, std::string_view format, const st
     throw Error(ErrorKind::kBadInput, "the report's output path is empty (--out FILE, or - for stdout)");
   std::error_code status_ec;
   if (std::filesystem::is_directory(path, status_ec)) {
-    throw Error(ErrorKind::kBadInput,
-                fmt::format("'{}' is a folder; the report's output must be a file path, e.g. '{}'",
-                            path.string(), (path / fmt::format("report.{}", find_format(format).name)).string()));
+    throw Error(
+        ErrorKind::kBadInput,
+        fmt::format("'{}' is a folder; the report's output must be a file path, e.g. '{}'", path.string(),
+                    (path / fmt::format("report.{}", find_format(format).name)).string()));
   }
   if (const auto parent = path.parent_path();
       !parent.empty() && !std::filesystem::is_directory(parent, status_ec)) {

@@ -132,13 +132,17 @@ class KernelListReporter : public Reporter {
 
 TEST_F(ReportLoaderTest, AFormatAddedToTheRegistryIsWrittenLikeTheOthers) {
   if (formats().back().name != "kernels") {
-    register_format({"kernels", {"kernel-list"}, "text/plain; charset=utf-8", "the kernels, one a line (a test's toy)",
+    register_format({"kernels",
+                     {"kernel-list"},
+                     "text/plain; charset=utf-8",
+                     "the kernels, one a line (a test's toy)",
                      [](const ReporterOptions&) -> std::unique_ptr<Reporter> {
                        return std::make_unique<KernelListReporter>();
                      }});
   }
   EXPECT_THROW(register_format({"md", {}, "text/plain", "again", formats().front().make}), Error);
-  EXPECT_THROW(register_format({"other", {"markdown"}, "text/plain", "alias taken", formats().front().make}), Error);
+  EXPECT_THROW(register_format({"other", {"markdown"}, "text/plain", "alias taken", formats().front().make}),
+               Error);
   const auto choices = format_choices();
   EXPECT_NE(std::find(choices.begin(), choices.end(), "kernel-list"), choices.end());
   load({.seed = 64});

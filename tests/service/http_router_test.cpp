@@ -13,7 +13,8 @@
 namespace ktune::service {
 namespace {
 
-HttpRequest request(std::string method, std::string path, std::vector<std::pair<std::string, std::string>> query = {},
+HttpRequest request(std::string method, std::string path,
+                    std::vector<std::pair<std::string, std::string>> query = {},
                     std::vector<std::pair<std::string, std::string>> headers = {}) {
   HttpRequest r;
   r.method = std::move(method);

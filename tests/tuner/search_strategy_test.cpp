@@ -146,8 +146,7 @@ TEST(Strategy, RandomSamplesWithoutReplacementWithinBudget) {
   const int runs = 40;
   for (int seed = 1; seed <= runs; ++seed) {
     const Objective obj(100 + static_cast<uint32_t>(seed));
-    auto s = make_strategy("random", space(),
-                           {.budget = budget, .seed = static_cast<uint64_t>(seed)});
+    auto s = make_strategy("random", space(), {.budget = budget, .seed = static_cast<uint64_t>(seed)});
     const auto r = drive(*s, obj, 10);
     ASSERT_EQ(r.history.size(), budget);
     std::set<std::string> keys;

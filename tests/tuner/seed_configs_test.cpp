@@ -145,8 +145,7 @@ std::vector<Candidate> drive(SearchStrategy& s, size_t batch) {
   return proposed;
 }
 
-const char* const kAllKinds[] = {"exhaustive", "random", "halving",
-                                  "model"};
+const char* const kAllKinds[] = {"exhaustive", "random", "halving", "model"};
 
 TEST(SeedConfigs, EveryStrategyProposesTheSeedsFirst) {
   const Fixture f;
@@ -160,8 +159,7 @@ TEST(SeedConfigs, EveryStrategyProposesTheSeedsFirst) {
       const auto proposed = drive(*s, 3);  // batches smaller than the seed count
       ASSERT_GE(proposed.size(), f.distinct_seeds.size()) << kind;
       for (size_t i = 0; i < f.distinct_seeds.size(); ++i)
-        EXPECT_EQ(proposed[i].config, f.distinct_seeds[i])
-            << kind << " budget " << budget << " #" << i;
+        EXPECT_EQ(proposed[i].config, f.distinct_seeds[i]) << kind << " budget " << budget << " #" << i;
       EXPECT_LE(proposed.size(), budget) << kind;
     }
   }

@@ -91,14 +91,15 @@ std::vector<Config> g_last_first_offered;
 TEST(TuningLoop, AStrategyAddedToTheRegistryDrivesTheLoop) {
   if (std::none_of(strategies().begin(), strategies().end(),
                    [](const StrategyEntry& e) { return e.name == "last-first"; })) {
-    register_strategy({"last-first", "the candidates last to first (a test's toy)",
-                       [](std::vector<Config> c, const StrategyOptions& o) -> std::unique_ptr<SearchStrategy> {
-                         std::reverse(c.begin(), c.end());
-                         g_last_first_offered = c;
-                         StrategyOptions no_seeds = o;
-                         no_seeds.seeds.clear();
-                         return std::make_unique<OrderedSearch>(std::move(c), no_seeds, false);
-                       }});
+    register_strategy(
+        {"last-first", "the candidates last to first (a test's toy)",
+         [](std::vector<Config> c, const StrategyOptions& o) -> std::unique_ptr<SearchStrategy> {
+           std::reverse(c.begin(), c.end());
+           g_last_first_offered = c;
+           StrategyOptions no_seeds = o;
+           no_seeds.seeds.clear();
+           return std::make_unique<OrderedSearch>(std::move(c), no_seeds, false);
+         }});
   }
   EXPECT_THROW(register_strategy({"last-first", "again", strategies().front().make}), Error);
   EXPECT_EQ(parse_strategy("last-first"), "last-first");

@@ -49,7 +49,8 @@ void register_strategy(StrategyEntry entry) {
   if (entry.name.empty() || entry.make == nullptr)
     throw Error(ErrorKind::kBadInput, "register_strategy: a strategy needs a name and a factory");
   if (find(entry.name) != nullptr)
-    throw Error(ErrorKind::kBadInput, fmt::format("register_strategy: '{}' is a strategy already", entry.name));
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("register_strategy: '{}' is a strategy already", entry.name));
   table().push_back(std::move(entry));
 }
 
@@ -65,7 +66,8 @@ std::string strategy_names() {
 
 std::string parse_strategy(std::string_view name) {
   if (find(name) == nullptr)
-    throw Error(ErrorKind::kBadInput, fmt::format("unknown strategy '{}' (known: {})", name, strategy_names()));
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("unknown strategy '{}' (known: {})", name, strategy_names()));
   return std::string(name);
 }
 
@@ -73,7 +75,8 @@ std::unique_ptr<SearchStrategy> make_strategy(std::string_view name, std::vector
                                               const StrategyOptions& options) {
   const StrategyEntry* e = find(name);
   if (e == nullptr)
-    throw Error(ErrorKind::kBadInput, fmt::format("unknown strategy '{}' (known: {})", name, strategy_names()));
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("unknown strategy '{}' (known: {})", name, strategy_names()));
   return e->make(std::move(candidates), options);
 }
 
