@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/name_list.hpp"
 #include "ktune/error.hpp"
 #include "reports/csv_reporter.hpp"
 #include "reports/html_reporter.hpp"
@@ -72,13 +73,9 @@ void register_format(FormatEntry entry) {
 }
 
 std::string format_names() {
-  const auto& t = table();
-  std::string out;
-  for (size_t i = 0; i < t.size(); ++i) {
-    if (i > 0) out += i + 1 == t.size() ? " or " : ", ";
-    out += t[i].name;
-  }
-  return out;
+  std::vector<std::string> names;
+  for (const auto& e : table()) names.push_back(e.name);
+  return name_list(names);
 }
 
 std::vector<std::string> format_choices() {

@@ -31,26 +31,6 @@ void reference_with(const KernelSpec& spec, KernelCache& kernels, GemmFixture& f
 
 }  // namespace
 
-GpuSession& gpu_session(const ArchRejection& arch_rejection) {
-  static GpuSession session = [&] {
-    GpuSession out;
-    try {
-      if (harness::device_count() < 1) throw Error(ErrorKind::kNoDevice, "no CUDA device");
-      out.arch = harness::query_device(0).arch();
-      if (arch_rejection) {
-        if (auto why = arch_rejection(out.arch)) throw Error(ErrorKind::kNoDevice, *why);
-      }
-      out.context = std::make_unique<harness::PrimaryContext>(0);
-      out.kernels = std::make_unique<KernelCache>(out.arch);
-    } catch (const Error& e) {
-      out.context.reset();
-      out.skip_reason = std::string("no usable GPU: ") + e.what();
-    }
-    return out;
-  }();
-  return session;
-}
-
 std::unique_ptr<GemmFixture> make_random_fixture(const KernelSpec& spec, KernelCache& kernels,
                                                  const Problem& problem, uint64_t seed, bool misalign) {
   auto f = std::make_unique<GemmFixture>();

@@ -1,7 +1,7 @@
 #pragma once
-// What the gpu suites of the GEMM-like templates (mma, wgmma, fp8_gemm) share: device 0 opened once
-// per test executable (or the reason it cannot serve), and a fixture holding a problem's inputs on
-// the device with the spec's GPU reference output "c_ref", against which candidates' "c" is checked.
+// What the gpu suites of the GEMM-like templates (mma, wgmma, fp8_gemm) share: a fixture holding a
+// problem's inputs on the device with the spec's GPU reference output "c_ref", against which
+// candidates' "c" is checked (the device itself: gpu_session(), gpu_plan_runner.hpp).
 
 #include <cstdint>
 #include <functional>
@@ -16,21 +16,6 @@
 #include "kernel_templates/kernel_spec.hpp"
 
 namespace ktune::kernel_templates::testing {
-
-/// Device 0 with its context and kernel cache, or `skip_reason` ("no usable GPU: ...") and no context.
-struct GpuSession {
-  std::unique_ptr<harness::PrimaryContext> context;
-  std::unique_ptr<KernelCache> kernels;
-  std::string arch;
-  std::string skip_reason;
-};
-
-/// Why a suite cannot run on an architecture ("sm_90"), or nullopt.
-using ArchRejection = std::function<std::optional<std::string>(const std::string& arch)>;
-
-/// The executable's session, opened on first call; `arch_rejection` (first call only) turns an
-/// unsuitable device into a skip reason.
-GpuSession& gpu_session(const ArchRejection& arch_rejection = {});
 
 /// A problem's device tensors, the host values of its inputs, and the f32 GPU reference output.
 struct GemmFixture {

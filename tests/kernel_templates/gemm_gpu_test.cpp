@@ -27,26 +27,7 @@ using testing::gemm_dtypes;
 using testing::gemm_problem;
 using testing::KernelCache;
 
-struct Gpu {
-  std::unique_ptr<harness::PrimaryContext> context;
-  std::unique_ptr<KernelCache> kernels;
-  std::string skip_reason;
-};
-
-Gpu& gpu() {
-  static Gpu g = [] {
-    Gpu out;
-    try {
-      if (harness::device_count() < 1) throw Error(ErrorKind::kNoDevice, "no CUDA device");
-      out.context = std::make_unique<harness::PrimaryContext>(0);
-      out.kernels = std::make_unique<KernelCache>(harness::query_device(0).arch());
-    } catch (const Error& e) {
-      out.skip_reason = std::string("no usable GPU: ") + e.what();
-    }
-    return out;
-  }();
-  return g;
-}
+testing::GpuSession& gpu() { return testing::gpu_session(); }
 
 class GemmGpu : public ::testing::Test {
  protected:

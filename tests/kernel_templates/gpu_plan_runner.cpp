@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "harness/cuda_check.hpp"
+#include "harness/device_info.hpp"
 #include "harness/driver_api.hpp"
 #include "harness/module.hpp"
 #include "kernel_templates/compile_request.hpp"
@@ -126,6 +127,26 @@ std::vector<uint8_t> random_tensor(DType dtype, int64_t elements, uint64_t seed,
     }
   }
   return bytes;
+}
+
+GpuSession& gpu_session(const ArchRejection& arch_rejection) {
+  static GpuSession session = [&] {
+    GpuSession out;
+    try {
+      if (harness::device_count() < 1) throw Error(ErrorKind::kNoDevice, "no CUDA device");
+      out.arch = harness::query_device(0).arch();
+      if (arch_rejection) {
+        if (auto why = arch_rejection(out.arch)) throw Error(ErrorKind::kNoDevice, *why);
+      }
+      out.context = std::make_unique<harness::PrimaryContext>(0);
+      out.kernels = std::make_unique<KernelCache>(out.arch);
+    } catch (const Error& e) {
+      out.context.reset();
+      out.skip_reason = std::string("no usable GPU: ") + e.what();
+    }
+    return out;
+  }();
+  return session;
 }
 
 }  // namespace ktune::kernel_templates::testing

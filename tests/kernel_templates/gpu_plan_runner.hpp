@@ -5,12 +5,15 @@
 
 #include <cuda.h>
 
+#include <functional>
 #include <future>
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "harness/context.hpp"
 #include "harness/device_buffer.hpp"
 #include "harness/module.hpp"
 #include "harness/nvrtc_compiler.hpp"
@@ -36,6 +39,21 @@ class KernelCache {
   std::map<std::string, std::shared_future<harness::CompileResult>> pending_;
   std::map<std::string, harness::Module> modules_;
 };
+
+/// Device 0 with its context and kernel cache, or `skip_reason` ("no usable GPU: ...") and no context.
+struct GpuSession {
+  std::unique_ptr<harness::PrimaryContext> context;
+  std::unique_ptr<KernelCache> kernels;
+  std::string arch;
+  std::string skip_reason;
+};
+
+/// Why a suite cannot run on an architecture ("sm_90"), or nullopt.
+using ArchRejection = std::function<std::optional<std::string>(const std::string& arch)>;
+
+/// The executable's session, opened on first call; `arch_rejection` (first call only) turns an
+/// unsuitable device into a skip reason.
+GpuSession& gpu_session(const ArchRejection& arch_rejection = {});
 
 /// Device memory of one problem's tensors, by name. A tensor may be placed `offset_bytes` past the
 /// start of its allocation (to misalign it on purpose).

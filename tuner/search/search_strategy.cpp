@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/name_list.hpp"
 #include "ktune/error.hpp"
 #include "tuner/search/halving_search.hpp"
 #include "tuner/search/model_search.hpp"
@@ -55,13 +56,9 @@ void register_strategy(StrategyEntry entry) {
 }
 
 std::string strategy_names() {
-  const auto& t = table();
-  std::string out;
-  for (size_t i = 0; i < t.size(); ++i) {
-    if (i > 0) out += i + 1 == t.size() ? " or " : ", ";
-    out += t[i].name;
-  }
-  return out;
+  std::vector<std::string> names;
+  for (const auto& e : table()) names.push_back(e.name);
+  return name_list(names);
 }
 
 std::string parse_strategy(std::string_view name) {
