@@ -10,6 +10,7 @@
 #include "cache/config_cache.hpp"
 #include "cache/detail/impl.hpp"
 #include "cache/detail/row_importer.hpp"
+#include "cache/measurement_json.hpp"
 #include "core/json_depth.hpp"
 #include "core/json_integer.hpp"
 #include "ktune/error.hpp"
@@ -23,13 +24,6 @@ using nlohmann::json;
 /// docs/export-format.md. Raise on any change a reader must know about; import refuses newer ones.
 constexpr int kExportFormatVersion = 1;
 constexpr const char* kExportFormatName = "ktune-export";
-
-json object_or_text(std::string_view text) {
-  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  return j.is_discarded() ? json(std::string(text)) : j;
-}
-
-json opt(std::optional<double> v) { return v ? json(*v) : json(nullptr); }
 
 /// Writes `name: [rows...]`, one row a line, streaming from `s`.
 template <typename RowFn>
@@ -94,34 +88,13 @@ void ConfigCache::export_json(const std::filesystem::path& out_path) const {
     write_array(out, "measurements", *s, [](const detail::Statement& r) {
       Measurement m;
       detail::read_measurement(r, m);
-      json stats = nullptr;
-      if (m.stats) {
-        stats = {{"median_us", m.stats->median_us}, {"min_us", m.stats->min_us},
-                 {"mean_us", m.stats->mean_us},     {"p90_us", m.stats->p90_us},
-                 {"stdev_us", m.stats->stdev_us},   {"samples", m.stats->samples}};
-      }
-      return json{{"id", r.int64(0)},
-                  {"run_id", r.int64(1)},
-                  {"gpu_id", r.int64(2)},
-                  {"kernel_id", r.int64(3)},
-                  {"shape", m.shape},
-                  {"dtype", m.dtype},
-                  {"layout", m.layout},
-                  {"config_name", m.config_name},
-                  {"config", object_or_text(m.config_json)},
-                  {"outcome", to_string(m.outcome)},
-                  {"reason", m.reason},
-                  {"stats", stats},
-                  {"fidelity", m.fidelity},
-                  {"verified", m.verified},
-                  {"work_flops", opt(m.work.flops)},
-                  {"work_bytes", opt(m.work.bytes)},
-                  {"counters", object_or_text(m.counters_json)},
-                  {"resources", object_or_text(m.resources_json)},
-                  {"baseline", m.baseline},
-                  {"sm_clock_mhz", opt(m.sm_clock_mhz)},
-                  {"temperature_c", opt(m.temperature_c)},
-                  {"measured_at", r.text(22)}};
+      json row = measurement_fields(m);
+      row["id"] = r.int64(0);
+      row["run_id"] = r.int64(1);
+      row["gpu_id"] = r.int64(2);
+      row["kernel_id"] = r.int64(3);
+      row["measured_at"] = r.text(22);
+      return row;
     });
   }
   {

@@ -10,6 +10,7 @@
 #include "service/http_message.hpp"
 
 #include "cache/config_cache.hpp"
+#include "cache/measurement_json.hpp"
 #include "core/outcome.hpp"
 #include "ktune/error.hpp"
 #include "service/query_params.hpp"
@@ -23,49 +24,18 @@ namespace {
 constexpr int64_t kDefaultPageSize = 500;
 constexpr int64_t kMaxPageSize = 5000;
 
-nlohmann::json object_or_text(const std::string& text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  return j.is_discarded() ? nlohmann::json(text) : j;
-}
-
-nlohmann::json optional_number(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json();
-}
-
 /// One measurement with the export format's fields (docs/export-format.md), the ids replaced by
 /// what they name.
 nlohmann::json measurement_json(const cache::StoredMeasurement& s) {
-  const cache::Measurement& m = s.m;
-  nlohmann::json stats = nullptr;
-  if (m.stats) {
-    stats = {{"median_us", m.stats->median_us}, {"min_us", m.stats->min_us},
-             {"mean_us", m.stats->mean_us},     {"p90_us", m.stats->p90_us},
-             {"stdev_us", m.stats->stdev_us},   {"samples", m.stats->samples}};
-  }
-  return {{"id", s.id},
-          {"run_id", s.run_id},
-          {"run_started_at", s.run_started_at},
-          {"gpu", s.gpu.name},
-          {"kernel", s.kernel.name},
-          {"source_hash", s.kernel.source_hash},
-          {"shape", m.shape},
-          {"dtype", m.dtype},
-          {"layout", m.layout},
-          {"config_name", m.config_name},
-          {"config", object_or_text(m.config_json)},
-          {"outcome", to_string(m.outcome)},
-          {"reason", m.reason},
-          {"stats", stats},
-          {"fidelity", m.fidelity},
-          {"verified", m.verified},
-          {"work_flops", optional_number(m.work.flops)},
-          {"work_bytes", optional_number(m.work.bytes)},
-          {"counters", object_or_text(m.counters_json)},
-          {"resources", object_or_text(m.resources_json)},
-          {"baseline", m.baseline},
-          {"sm_clock_mhz", optional_number(m.sm_clock_mhz)},
-          {"temperature_c", optional_number(m.temperature_c)},
-          {"measured_at", s.measured_at}};
+  nlohmann::json row = cache::measurement_fields(s.m);
+  row["id"] = s.id;
+  row["run_id"] = s.run_id;
+  row["run_started_at"] = s.run_started_at;
+  row["gpu"] = s.gpu.name;
+  row["kernel"] = s.kernel.name;
+  row["source_hash"] = s.kernel.source_hash;
+  row["measured_at"] = s.measured_at;
+  return row;
 }
 
 /// An ISO-8601 time or date ("2026-05-01", "2026-05-01T12:00:00Z"): digits and -:T.Z only.

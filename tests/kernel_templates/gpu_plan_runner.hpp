@@ -8,8 +8,8 @@
 #include <functional>
 #include <future>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
