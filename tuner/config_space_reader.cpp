@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/param_values.hpp"
 #include "core/toml_read.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/spec_registry.hpp"
@@ -94,46 +95,8 @@ struct SpaceReader {
   }
 
   std::vector<int64_t> read_values(const std::string& name, const toml::node& node) {
-    const std::string what = fmt::format("parameter '{}'", name);
-    std::vector<int64_t> values;
-    if (const toml::table* t = node.as_table()) {
-      if (t->contains("pow2")) {
-        toml_read::reject_unknown_keys(*t, {"pow2"}, file, what);
-        const auto bounds = toml_read::require_integer_list(*t->get("pow2"), file, what + " pow2");
-        const auto is_pow2 = [](int64_t v) { return v >= 1 && (v & (v - 1)) == 0; };
-        if (bounds.size() != 2 || !is_pow2(bounds[0]) || !is_pow2(bounds[1]) || bounds[0] > bounds[1]) {
-          fail_at(file, line_of(node),
-                  fmt::format("{}: pow2 must be [min, max], powers of two with min <= max", what));
-        }
-        for (int64_t v = bounds[0]; v <= bounds[1]; v *= 2) values.push_back(v);
-      } else {
-        toml_read::reject_unknown_keys(*t, {"start", "stop", "step"}, file, what);
-        if (!t->contains("start") || !t->contains("stop")) {
-          fail_at(file, line_of(node),
-                  fmt::format("{}: a range needs 'start' and 'stop' (and may have 'step')", what));
-        }
-        const int64_t start = toml_read::require_integer(*t->get("start"), file, what + " start");
-        const int64_t stop = toml_read::require_integer(*t->get("stop"), file, what + " stop");
-        const int64_t step =
-            t->contains("step") ? toml_read::require_integer(*t->get("step"), file, what + " step") : 1;
-        if (step <= 0 || start > stop) {
-          fail_at(file, line_of(node),
-                  fmt::format("{}: range needs start <= stop and step > 0 (got {}..{} step {})", what, start,
-                              stop, step));
-        }
-        if (static_cast<uint64_t>((stop - start) / step) >= ConfigSpace::kMaxTemplatePoints) {
-          fail_at(file, line_of(node), fmt::format("{}: range has too many values", what));
-        }
-        for (int64_t v = start; v <= stop; v += step) values.push_back(v);
-      }
-    } else {
-      values = toml_read::require_integer_list(node, file, what);
-    }
-    std::set<int64_t> seen;
-    for (int64_t v : values) {
-      if (!seen.insert(v).second) fail_at(file, line_of(node), fmt::format("{} lists {} twice", what, v));
-    }
-    return values;
+    return toml_read::read_param_values(node, file, fmt::format("parameter '{}'", name),
+                                        ConfigSpace::kMaxTemplatePoints);
   }
 
   std::vector<ExprSpec> read_exprs(const toml::table& tmpl, std::string_view key, std::string_view what,

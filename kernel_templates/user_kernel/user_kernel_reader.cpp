@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/expression_evaluator.hpp"
+#include "core/param_values.hpp"
 #include "core/toml_read.hpp"
 #include "kernel_templates/user_kernel/kernel_source_scan.hpp"
 #include "kernel_templates/user_kernel/user_kernel_description.hpp"
@@ -98,28 +99,11 @@ struct Reader final : FillReaderContext {
     return out;
   }
 
+  /// The shipped spaces' reader of parameter values (core/param_values.hpp), with their limit on a
+  /// range's size (2^24 points).
   std::vector<int64_t> param_values(const std::string& name, const toml::node& node) {
-    const std::string field = fmt::format("template.params.{}", name);
-    std::vector<int64_t> values;
-    if (const toml::table* t = node.as_table()) {
-      if (const toml::node* p = t->get("pow2")) {
-        const auto b = toml_read::require_integer_list(*p, file, field + ".pow2");
-        if (b.size() != 2 || b[0] < 1 || b[0] > b[1]) fail(line_of(node), field, "pow2 must be [min, max]");
-        for (int64_t v = b[0]; v <= b[1]; v *= 2) values.push_back(v);
-      } else if (t->contains("start") && t->contains("stop")) {
-        const int64_t start = toml_read::require_integer(*t->get("start"), file, field + ".start");
-        const int64_t stop = toml_read::require_integer(*t->get("stop"), file, field + ".stop");
-        const int64_t step =
-            t->contains("step") ? toml_read::require_integer(*t->get("step"), file, field + ".step") : 1;
-        if (step <= 0 || start > stop) fail(line_of(node), field, "a range needs start <= stop and step > 0");
-        for (int64_t v = start; v <= stop; v += step) values.push_back(v);
-      } else {
-        fail(line_of(node), field, "must be a list of integers, {pow2 = [min, max]} or {start, stop, step}");
-      }
-    } else {
-      values = toml_read::require_integer_list(node, file, field);
-    }
-    return values;
+    return toml_read::read_param_values(node, file, fmt::format("template.params.{}", name),
+                                        uint64_t{1} << 24);
   }
 
   void read_template(const toml::node& node) {

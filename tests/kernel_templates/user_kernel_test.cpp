@@ -165,6 +165,21 @@ TEST(UserKernelErrors, TemplateParameterCountMustMatchTheKernel) {
   EXPECT_HAS(e, "scale.cu:1: 'scale' has 2 template parameters; the description gives 3");
 }
 
+TEST(UserKernelErrors, ParameterValuesFollowTheSpaceLanguagesRules) {
+  // The shipped spaces' reader (core/param_values.hpp): the same refusals in a description.
+  const auto with_block = [](const std::string& values) {
+    std::string t = toml_with();
+    t.replace(t.find("BLOCK = [64, 128]"), 17, "BLOCK = " + values);
+    return error_of(t);
+  };
+  EXPECT_HAS(with_block("{pow2 = [48, 128]}"),
+             "template.params.BLOCK: pow2 must be [min, max], powers of two");
+  EXPECT_HAS(with_block("[64, 128, 64]"), "template.params.BLOCK lists 64 twice");
+  EXPECT_HAS(with_block("{start = 1, stop = 100000000}"), "template.params.BLOCK: range has too many values");
+  EXPECT_HAS(with_block("{start = 64, stop = 128, stride = 64}"), "unknown key 'stride'");
+  EXPECT_HAS(with_block("{stop = 128}"), "a range needs 'start' and 'stop'");
+}
+
 TEST(UserKernelErrors, MissingKernelAndReferenceFunctionsAreNamed) {
   std::string t = toml_with();
   t.replace(t.find("name = \"scale\""), 14, "name = \"scal\"");
