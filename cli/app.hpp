@@ -1,6 +1,6 @@
 #pragma once
 /// The top-level `ktune` app: its description, `--version`, the examples footer, and the one
-/// place where failures become exit codes (docs/design.md: 0 ok, 1 runtime, 2 bad usage or input,
+/// place where failures become exit codes (docs/cli.md "Conventions": 0 ok, 1 runtime, 2 bad usage or input,
 /// 3 no GPU or driver, 4 not found).
 
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-/// Output conventions shared by every command (docs/design.md): with `--json`, exactly one JSON
+/// Output conventions shared by every command (docs/cli.md "Conventions"): with `--json`, exactly one JSON
 /// document goes to stdout and any human text to stderr; without it, human text goes to stdout.
 
 #include <iosfwd>

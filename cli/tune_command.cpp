@@ -1,4 +1,4 @@
-/// `ktune tune`: the offline sweep (docs/design.md "Command line"). For every (kernel, shape, dtype,
+/// `ktune tune`: the offline sweep (docs/cli.md). For every (kernel, shape, dtype,
 /// layout) the tuning loop (tuner/tuning_loop.hpp) compiles candidates on a thread pool ahead of the
 /// GPU, measures them in the worker, stores every result and names the winner. `--compile-only
 /// --arch sm_XX` needs no GPU: it compiles every candidate and records resources and errors.

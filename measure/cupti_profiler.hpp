@@ -1,6 +1,6 @@
 #pragma once
 /// Hardware counters from the CUDA 13 CUPTI range profiler (kernel replay, auto range), in a pass
-/// of its own, never during timed samples (docs/design.md "Timing protocol"). Call order as seen working
+/// of its own, never during timed samples (docs/measurement.md "Timing protocol"). Call order as seen working
 /// on the H200 (docs/perf/measurement.md). Counters are optional: when CUPTI is missing, the device is
 /// unsupported, or a metric is unknown, the result says unavailable with the reason and the
 /// measurement goes on.

@@ -1,5 +1,5 @@
 #pragma once
-/// The final re-time of the best few candidates before a winner is named (docs/design.md "Timing
+/// The final re-time of the best few candidates before a winner is named (docs/measurement.md "Timing
 /// protocol": no winner's curse from a lucky sample). The candidates are run in `rounds` rounds,
 /// each round every candidate once (forward order, then reversed, alternately, so no candidate
 /// always follows the same neighbour), each run with 1/rounds of the time cap; a candidate's

@@ -1,5 +1,5 @@
 #pragma once
-/// When to stop taking samples of one kernel (docs/design.md "Timing protocol").
+/// When to stop taking samples of one kernel (docs/measurement.md "Timing protocol").
 ///
 /// Converged: at least `min_samples`, the relative standard error of the median (statistics.hpp)
 /// at or under `rse_target`, AND the medians of the first and second half of the stream agree

@@ -1,5 +1,5 @@
 #pragma once
-/// GPU timing with CUDA events (docs/design.md "Timing protocol"). One sample = an event pair around
+/// GPU timing with CUDA events (docs/measurement.md "Timing protocol"). One sample = an event pair around
 /// either one eager launch or one CUDA-graph launch of a batch of N kernel launches (kernels under
 /// ~10 us: an eager launch costs ~4.3 us of host time on the H200, so a lone short kernel would be
 /// timed together with launch gaps; inside a graph the launches are back to back). Per-launch time

@@ -1,5 +1,5 @@
 #pragma once
-/// Every knob of the timing protocol (docs/design.md "Timing protocol", docs/measurement.md) in one
+/// Every knob of the timing protocol (docs/measurement.md "Timing protocol", docs/measurement.md) in one
 /// struct. The defaults are the protocol; `ktune bench` and `ktune tune` expose each field as a flag
 /// and the worker receives the struct with every candidate, so parent and worker never disagree.
 
@@ -30,14 +30,14 @@ std::string_view to_string(FlushMode mode);
 /// Inverse of to_string; throws ktune::Error(kBadInput) naming the value.
 FlushMode flush_mode_from_string(std::string_view name);
 
-/// Defaults for the CUPTI range-profiler metrics (docs/design.md: DRAM bytes read and written, SM
+/// Defaults for the CUPTI range-profiler metrics (docs/measurement.md: DRAM bytes read and written, SM
 /// throughput, achieved occupancy, L2 hit rate, kernel duration).
 std::vector<std::string> default_metrics();
 
 /// The timing protocol's knobs, with their defaults.
 struct TimingOptions {
   // ---- warm-up: both conditions must hold before the first sample ----
-  int warmup_min_launches = 10;  ///< docs/design.md: at least 10 launches
+  int warmup_min_launches = 10;  ///< docs/measurement.md: at least 10 launches
   double warmup_min_ms = 20.0;   ///< ... and at least 20 ms (lets clocks ramp up)
 
   // ---- flushing ----
@@ -62,7 +62,7 @@ struct TimingOptions {
   int graph_batch_max_launches = 1000;
 
   // ---- stopping rule ----
-  /// Stop when the relative standard error of the median is at or below this (docs/design.md: 0.5 %).
+  /// Stop when the relative standard error of the median is at or below this (docs/measurement.md: 0.5 %).
   double rse_target = 0.005;
   /// Never stop on convergence before this many samples (the order-statistics interval needs
   /// ranks on both sides of the median).

@@ -1,5 +1,5 @@
 #pragma once
-/// The worker side of a candidate (docs/design.md D4, D5 and "Timing protocol"): load the cubins of its
+/// The worker side of a candidate (docs/design.md D4, D5, docs/measurement.md "Timing protocol"): load the cubins of its
 /// launch sequence, check launch limits, fill inputs with random data and poison outputs, run the
 /// reference and the whole sequence once, verify, then time with the one timing path
 /// (kernel_timer.hpp: warm-up, CUDA-graph batches of runs below the threshold, buffer rotation or

@@ -1,5 +1,5 @@
 /// `ktune report` end to end: the binary over a fixture database, every format, the filters and
-/// the exit codes docs/design.md promises.
+/// the exit codes docs/cli.md promises.
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
