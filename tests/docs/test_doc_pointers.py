@@ -54,3 +54,11 @@ def test_every_page_section_and_decision_a_source_names_exists():
                     problems.append(f"{where}: docs/design.md states no decision {d}")
     assert seen > 50, f"only {seen} pointers found: the pattern no longer matches the sources"
     assert not problems, "\n".join(problems)
+
+
+def test_every_raw_data_file_is_cited_by_a_record():
+    pages = [p.read_text() for p in (ROOT / "docs").rglob("*.md") if "data" not in p.parts] + \
+        [(ROOT / "README.md").read_text()]
+    uncited = [p.name for p in sorted((ROOT / "docs" / "perf" / "data").iterdir())
+               if not any(p.name in text for text in pages)]
+    assert not uncited, f"raw data no record cites (cite it from its record or remove it): {uncited}"
