@@ -18,7 +18,8 @@ def source_files():
         names = out.stdout.split()
     else:  # not a git checkout (an unpacked tarball): every file
         names = [str(p.relative_to(ROOT)) for p in ROOT.rglob("*") if p.is_file()]
-    return [ROOT / n for n in names if n.endswith(SOURCES) and not n.startswith(("docs/", "build/", ".venv/"))]
+    skip = ("docs/", "build/", ".venv/", "tests/docs/")  # tests/docs: this test's own examples
+    return [ROOT / n for n in names if n.endswith(SOURCES) and not n.startswith(skip)]
 
 
 def headings(page):
