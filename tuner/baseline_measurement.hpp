@@ -1,5 +1,5 @@
 #pragma once
-/// Baselines a tuned kernel is compared with (issue 5): for the gemm family, cuBLASLt on the same
+/// Baselines a tuned kernel is compared with: for the gemm family, cuBLASLt on the same
 /// problem, timed with the same protocol (harness::TimingOptions) in the same run, verified against
 /// the same GPU reference, and stored in the ConfigCache as a measurement whose `baseline` is
 /// "cublas". Baselines never compete for `best` (set_best is only called for candidates, and the

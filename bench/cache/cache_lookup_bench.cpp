@@ -1,4 +1,4 @@
-// Best-config lookup over a database of 100,000 measurements (issue 2's benchmark):
+// Best-config lookup over a database of 100,000 measurements:
 // the first lookup on a fresh handle (SQLite), repeated lookups through SQLite, and repeated
 // lookups through the in-memory BestIndex that the dispatch runtime uses.
 // Figures: docs/perf/cache-lookup.md.

@@ -1,4 +1,4 @@
-/// How long a report over 100,000 measurements takes (issue 7: under 2 seconds, every format).
+/// How long a report over 100,000 measurements takes (the target: under 2 seconds, every format).
 /// The fixture is the tests' random one (tests/reports/report_fixture.hpp), written into a real
 /// ConfigCache once; each benchmark then loads from that database and writes one format to a
 /// file, as `ktune report` does. docs/perf/cache-lookup.md records the figures.
@@ -20,7 +20,7 @@ namespace {
 
 using namespace ktune;
 
-/// The issue's figure: 3 kernels x 160 shapes x 208 configs plus baselines = 100,320 rows.
+/// The size the target is set for: 3 kernels x 160 shapes x 208 configs plus baselines = 100,320 rows.
 constexpr int kShapes = 160;
 constexpr int kConfigs = 208;
 

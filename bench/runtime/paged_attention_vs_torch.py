@@ -11,7 +11,7 @@ through one pool [num_blocks, heads_kv, block, d] with an int32 block table. Thi
   torch:       F.scaled_dot_product_attention(q [batch, heads_q, 1, d], k, v, enable_gqa=True) on the
                contiguous cache, as a model calls it,
 the same way (side_by_side.time_graph), checks every output against SDPA's and writes a Markdown
-table: microseconds, paged / contiguous (the issue's target: at most 1.05 at block >= 16) and
+table: microseconds, paged / contiguous (the target: at most 1.05 at block >= 16) and
 torch / paged (above 1: ktune's paged attention is faster than SDPA on the contiguous cache).
 
     python3 bench/runtime/paged_attention_vs_torch.py --db sweep.db [--out table.md] [--csv t.csv]

@@ -1,4 +1,4 @@
-// The database under the faults of issue 16: an export import, a merge and a sweep's commits meet a
+// The database under faults: an export import, a merge and a sweep's commits meet a
 // full disk, a file that cannot be written, and another writer that holds the lock longer than the
 // busy timeout (10 s). Each fails with a clear error (the CLI exits 1; the API throws
 // ktune::Error(kRuntime)), commits nothing half-way, and leaves a file that passes

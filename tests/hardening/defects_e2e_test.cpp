@@ -1,4 +1,4 @@
-// Bad input found by trying ktune as a new user would (issue 16), end to end through the binary:
+// Bad input found by trying ktune as a new user would, end to end through the binary:
 // each is exit 2 with a message that says what is wrong, never exit 1 with a system error text.
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-# decode_attention's suites (issue 6 item 5), included by this folder's CMakeLists.txt: unit (CPU
+# decode_attention's suites, included by this folder's CMakeLists.txt: unit (CPU
 # reference by hand, spec, default space over the shape sets, the template emulated on the
 # CPU), nvrtc (a sample compiles for sm_80 and sm_90), gpu (skips without a device) and the
 # benchmark ktune_attn_bench.

@@ -1,4 +1,4 @@
-# fp8_gemm's suites (issue 6), included by this folder's CMakeLists.txt: unit (CPU reference, e4m3
+# fp8_gemm's suites, included by this folder's CMakeLists.txt: unit (CPU reference, e4m3
 # decoding, spec, catalog), nvrtc (a sample compiles for sm_90 and sm_89, no spills in the
 # main configs, sm_80 refused) and gpu (skips without a device or below sm_89).
 ktune_add_gtest(NAME ktune_fp8_unit_tests LABEL unit

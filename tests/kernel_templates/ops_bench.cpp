@@ -1,7 +1,7 @@
 // ktune_ops_bench: times a built-in sweep of each memory-bound operator on GPU 0 at the sizes of
-// issue 6 and prints, per (op, size), the best config's median time and its GB/s against the
+// the performance record and prints, per (op, size), the best config's median time and its GB/s against the
 // H200's 4.28 TB/s device-to-device copy ceiling (docs/perf/measurement.md), next to torch's numbers
-// the issue quotes. Runs before the tuning loop exists, so it is written against the harness
+// the record quotes. Runs before the tuning loop exists, so it is written against the harness
 // primitives directly.
 //
 // Protocol per config: verified once against the GPU reference, on the GPU (a wrong config is
@@ -58,7 +58,7 @@ constexpr int kMinSamples = 30;
 struct Size {
   std::string op;
   kt::Problem problem;
-  std::string target;  // what to beat, from issue 6
+  std::string target;  // what to beat, from the performance record (docs/perf/operators.md)
 };
 
 ktune::Config cfg(const char* variant, std::vector<std::pair<const char*, int64_t>> params) {

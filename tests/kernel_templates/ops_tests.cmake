@@ -1,4 +1,4 @@
-# The memory-bound operators' suites (rmsnorm, rmsnorm_rope, softmax, swiglu; issue 6), included by
+# The memory-bound operators' suites (rmsnorm, rmsnorm_rope, softmax, swiglu), included by
 # this folder's CMakeLists.txt: unit (CPU references, specs, the templates emulated on the CPU),
 # nvrtc (a sample of each space compiles for sm_90), gpu (skips without a device) and the benchmark.
 ktune_add_gtest(NAME ktune_ops_unit_tests LABEL unit
