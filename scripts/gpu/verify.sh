@@ -53,7 +53,7 @@
 #                       lookup    ktune_bench_cache and ktune_bench_runtime (docs/perf/cache-lookup.md)
 #                       counters  CUPTI counters of the bench winners (gemm, rmsnorm, rope, softmax)
 #   --sweep PRESET    ktune tune --preset PRESET into a fresh database, then a Markdown report
-#   --side-by-side    ktune's operators next to torch's (ops_torch_baseline.py under tests/, same
+#   --side-by-side    ktune's operators next to torch's (bench/kernels/ops_torch_baseline.py, same
 #                     flush), and the gemm/fp8 benches of this run next to cuBLASLt:
 #                     side-by-side.md (add --benches gemm,fp8 for the cuBLASLt rows)
 #   --repeat N        run each bench (and the side-by-side timings) N times (default 1)
@@ -536,7 +536,7 @@ source "$HERE/vs_torch.sh"
 # --- side by side: torch, cuBLASLt -----------------------------------------------------------------
 if [ "$SIDE" = 1 ]; then
   mkdir -p "$R/side"
-  TORCH_SCRIPT=$(find tests -name ops_torch_baseline.py 2> /dev/null | head -1)
+  TORCH_SCRIPT=bench/kernels/ops_torch_baseline.py
   TORCH_SIZES=(--filter rows=1,hidden=4096 --filter rows=128,hidden=4096 --filter rows=4096,hidden=4096
     --filter rows=16384,hidden=8192 --filter rows=4096,cols=32768 --filter rows=64,cols=262144
     --filter m=128,i=14336 --filter m=16384,i=14336)
@@ -546,8 +546,8 @@ if [ "$SIDE" = 1 ]; then
         run_part "side:ops-$f" 150 "$R/side/ops-$f-$i.txt" "$BIN/ktune_ops_bench" --wide --flush "$(l2_flush "$f")" \
           "${TORCH_SIZES[@]}" --csv "$R/side/ops-$f-$i.csv"
       fi
-      if [ -z "$TORCH_SCRIPT" ]; then
-        say "side:torch-$f: skipped, no ops_torch_baseline.py under tests/"
+      if [ ! -f "$TORCH_SCRIPT" ]; then
+        say "side:torch-$f: skipped, no bench/kernels/ops_torch_baseline.py"
       elif python3 -c 'import torch' 2> /dev/null; then
         run_part "side:torch-$f" 120 "$R/side/torch-$f-$i.txt" python3 "$TORCH_SCRIPT" --flush "$f"
       else

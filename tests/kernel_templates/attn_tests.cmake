@@ -1,7 +1,7 @@
 # decode_attention's suites, included by this folder's CMakeLists.txt: unit (CPU
 # reference by hand, spec, default space over the shape sets, the template emulated on the
-# CPU), nvrtc (a sample compiles for sm_80 and sm_90), gpu (skips without a device) and the
-# benchmark ktune_attn_bench.
+# CPU), nvrtc (a sample compiles for sm_80 and sm_90), gpu (skips without a device); its
+# benchmark, ktune_attn_bench, is in bench/kernels.
 ktune_add_gtest(NAME ktune_attn_nvrtc_tests LABEL nvrtc
   SOURCES decode_attention_nvrtc_test.cpp
   LIBS ktune_kernel_templates ktune_harness)
@@ -44,10 +44,3 @@ target_compile_definitions(ktune_attn_space_tests PRIVATE KTUNE_TEST_SOURCE_DIR=
 ktune_add_gtest(NAME ktune_attn_gpu_tests LABEL gpu
   SOURCES decode_attention_gpu_test.cpp ops_gpu_support.cpp gpu_plan_runner.cpp
   LIBS ktune_kernel_templates ktune_harness ktune_measure_core)
-
-# decode_attention's H200 benchmark (not a test: run by hand on the GPU machine, docs/kernels.md).
-if(KTUNE_BUILD_GPU_PROGRAMS)
-  add_executable(ktune_attn_bench attn_bench.cpp ops_gpu_support.cpp gpu_plan_runner.cpp)
-  target_link_libraries(ktune_attn_bench PRIVATE ktune_kernel_templates ktune_measure ktune_harness ktune_measure_core)
-  ktune_warnings(ktune_attn_bench)
-endif()

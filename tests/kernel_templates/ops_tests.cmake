@@ -1,6 +1,7 @@
 # The memory-bound operators' suites (rmsnorm, rmsnorm_rope, softmax, swiglu), included by
 # this folder's CMakeLists.txt: unit (CPU references, specs, the templates emulated on the CPU),
-# nvrtc (a sample of each space compiles for sm_90), gpu (skips without a device) and the benchmark.
+# nvrtc (a sample of each space compiles for sm_90), gpu (skips without a device); the
+# benchmark, ktune_ops_bench, is in bench/kernels.
 ktune_add_gtest(NAME ktune_ops_unit_tests LABEL unit
   SOURCES reference_ops_test.cpp ops_spec_test.cpp rope_append_spec_test.cpp
   LIBS ktune_kernel_templates tomlplusplus::tomlplusplus)
@@ -49,10 +50,3 @@ ktune_add_gtest(NAME ktune_ops_nvrtc_tests LABEL nvrtc
 ktune_add_gtest(NAME ktune_ops_gpu_tests LABEL gpu
   SOURCES ops_gpu_test.cpp ops_gpu_support.cpp gpu_plan_runner.cpp
   LIBS ktune_kernel_templates ktune_harness ktune_measure_core)
-
-# The operators' H200 benchmark (not a test: run by hand on the GPU machine, docs/kernels.md).
-if(KTUNE_BUILD_GPU_PROGRAMS)
-  add_executable(ktune_ops_bench ops_bench.cpp ops_bench_device.cpp ops_gpu_support.cpp gpu_plan_runner.cpp)
-  target_link_libraries(ktune_ops_bench PRIVATE ktune_kernel_templates ktune_measure ktune_harness ktune_measure_core)
-  ktune_warnings(ktune_ops_bench)
-endif()
