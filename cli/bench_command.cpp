@@ -37,8 +37,8 @@
 #include "measure/candidate_runner.hpp"
 #include "measure/copy_kernel.hpp"
 #include "reports/roofline.hpp"
-#include "tuner/baseline_measurement.hpp"
-#include "tuner/cublas_baseline_measurer.hpp"
+#include "tuner/library/baseline_measurement.hpp"
+#include "tuner/library/cublas_baseline_measurer.hpp"
 
 namespace ktune::cli {
 namespace {

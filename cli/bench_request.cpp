@@ -4,7 +4,7 @@
 
 #include "kernel_templates/candidate_builder.hpp"
 #include "kernel_templates/compile_request.hpp"
-#include "tuner/library_candidates.hpp"
+#include "tuner/library/library_candidates.hpp"
 
 namespace ktune::cli {
 namespace {

@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ktune/error.hpp"
-#include "tuner/spec_work.hpp"
+#include "tuner/space/spec_work.hpp"
 
 namespace ktune::cli {
 

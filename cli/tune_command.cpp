@@ -1,5 +1,5 @@
 /// `ktune tune`: the offline sweep (docs/cli.md). For every (kernel, shape, dtype,
-/// layout) the tuning loop (tuner/tuning_loop.hpp) compiles candidates on a thread pool ahead of the
+/// layout) the tuning loop (tuner/loop/tuning_loop.hpp) compiles candidates on a thread pool ahead of the
 /// GPU, measures them in the worker, stores every result and names the winner. `--compile-only
 /// --arch sm_XX` needs no GPU: it compiles every candidate and records resources and errors.
 
@@ -26,11 +26,11 @@
 #include "cli/timing_flags.hpp"
 #include "harness/device_info.hpp"
 #include "ktune/error.hpp"
-#include "tuner/device_list.hpp"
-#include "tuner/progress.hpp"
-#include "tuner/shard_plan.hpp"
-#include "tuner/shard_spec.hpp"
-#include "tuner/tuning_session.hpp"
+#include "tuner/inputs/device_list.hpp"
+#include "tuner/loop/progress.hpp"
+#include "tuner/inputs/shard_plan.hpp"
+#include "tuner/inputs/shard_spec.hpp"
+#include "tuner/loop/tuning_session.hpp"
 
 namespace ktune::cli {
 namespace {

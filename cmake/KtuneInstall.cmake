@@ -11,7 +11,7 @@ install(TARGETS ktune_runtime ktune_capi EXPORT ktuneTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS ktune RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The config spaces, presets and shape sets: the installed `ktune` reads them from here
-# (tuner/shape_set.cpp, configs_dir()).
+# (tuner/inputs/shape_set.cpp, configs_dir()).
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/ktune/configs)
 # The Python package (pure Python over ctypes) under <prefix>/lib/python3.X/site-packages: with that
 # folder on PYTHONPATH, `import ktune` finds <prefix>/lib's libraries itself (python/ktune/_library.py

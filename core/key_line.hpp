@@ -5,7 +5,7 @@
 /// A missing LAYOUT means the kernel's default (the only layout that can be empty is a default).
 /// Lines that are blank or start with '#' are comments. The dispatch runtime appends the keys it
 /// could not serve from a tuned config in this form (RuntimeOptions::record_misses), and
-/// `ktune tune --shapes FILE` tunes a file of them (tuner/key_list.hpp): one format, defined here.
+/// `ktune tune --shapes FILE` tunes a file of them (tuner/inputs/key_list.hpp): one format, defined here.
 
 #include <optional>
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
 /// The values of one template parameter in the config-space language, read the same way by the
-/// shipped spaces (tuner/config_space_reader.cpp) and by user kernel descriptions
+/// shipped spaces (tuner/space/config_space_reader.cpp) and by user kernel descriptions
 /// (kernel_templates/user_kernel/user_kernel_reader.cpp): a list of integers,
 /// `{pow2 = [min, max]}` (powers of two), or `{start, stop, step}` (step 1 by default).
 

@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "fuzz_contract.hpp"
-#include "tuner/config_space.hpp"
+#include "tuner/space/config_space.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

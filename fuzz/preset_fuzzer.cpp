@@ -3,7 +3,7 @@
 
 #include "fuzz_contract.hpp"
 #include "input_file.hpp"
-#include "tuner/preset.hpp"
+#include "tuner/inputs/preset.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static ktune::fuzz::InputFile file(".toml");

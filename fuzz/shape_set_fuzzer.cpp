@@ -2,7 +2,7 @@
 
 #include "fuzz_contract.hpp"
 #include "input_file.hpp"
-#include "tuner/shape_set.hpp"
+#include "tuner/inputs/shape_set.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static ktune::fuzz::InputFile file(".toml");

@@ -8,7 +8,7 @@
 #include "ktune/error.hpp"
 #include "service/api_error.hpp"
 #include "service/query_params.hpp"
-#include "tuner/shape_set.hpp"
+#include "tuner/inputs/shape_set.hpp"
 
 namespace ktune::service {
 namespace {

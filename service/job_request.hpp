@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tuner/tuning_session.hpp"
+#include "tuner/loop/tuning_session.hpp"
 
 namespace ktune::service {
 

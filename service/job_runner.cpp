@@ -10,8 +10,8 @@
 #include "ktune/error.hpp"
 #include "service/api_error.hpp"
 #include "service/job_request.hpp"
-#include "tuner/progress.hpp"
-#include "tuner/tuning_session.hpp"
+#include "tuner/loop/progress.hpp"
+#include "tuner/loop/tuning_session.hpp"
 
 namespace ktune::service {
 namespace {

@@ -25,8 +25,8 @@
 #include "service/routes.hpp"
 #include "service/service_context.hpp"
 #include "service/tls_files.hpp"
-#include "tuner/device_list.hpp"
-#include "tuner/spec_work.hpp"
+#include "tuner/inputs/device_list.hpp"
+#include "tuner/space/spec_work.hpp"
 
 namespace ktune::service {
 namespace {

@@ -4,7 +4,7 @@
 // templates, so this measures the expressions alone (the specs' rules add their own cost).
 #include <benchmark/benchmark.h>
 
-#include "tuner/config_space.hpp"
+#include "tuner/space/config_space.hpp"
 #include "tuner/search/search_strategy.hpp"
 
 namespace {

@@ -1,6 +1,6 @@
 #pragma once
 /// A gemm or fp8_gemm key whose tuned winner is a cuBLASLt algorithm (a library candidate of the
-/// sweep, tuner/library_candidates.hpp) is served through the dlopen'd cuBLASLt with that
+/// sweep, tuner/library/library_candidates.hpp) is served through the dlopen'd cuBLASLt with that
 /// algorithm: restored and checked once when the plan is built (another library version, or an
 /// algorithm the library refuses here, leaves the key to the default config), then one
 /// cublasLtMatmul per call with the call's pointers (and gemm's row strides). Calls whose operand

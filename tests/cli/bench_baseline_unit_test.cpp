@@ -1,4 +1,4 @@
-// tuner/baseline_measurement without a GPU: which keys have a cuBLAS baseline, and the tuning loop's
+// tuner/library/baseline_measurement without a GPU: which keys have a cuBLAS baseline, and the tuning loop's
 // call record_cublas_baseline with a fake measurer on a real database: the row is stored as a
 // baseline, never becomes the best, is left out of the loop's stored results, and a failure is a
 // stored outcome (but a missing GPU ends the sweep).
@@ -14,8 +14,8 @@
 #include "cache/config_cache.hpp"
 #include "ktune/error.hpp"
 #include "tests/cli/test_db_fixture.hpp"
-#include "tuner/baseline_measurement.hpp"
-#include "tuner/detail/stored_results.hpp"
+#include "tuner/library/baseline_measurement.hpp"
+#include "tuner/loop/detail/stored_results.hpp"
 
 namespace ktune::testing {
 namespace {

@@ -24,7 +24,7 @@
 #include "ktune/error.hpp"
 #include "tests/cli/ktune_runner.hpp"
 #include "tests/cli/test_db_fixture.hpp"
-#include "tuner/cublas_baseline_measurer.hpp"
+#include "tuner/library/cublas_baseline_measurer.hpp"
 
 namespace ktune::testing {
 namespace {

@@ -15,8 +15,8 @@
 #include "reports/report_loader.hpp"
 #include "reports/reporter.hpp"
 #include "tests/tuner/loop_test_util.hpp"
-#include "tuner/shape_set.hpp"
-#include "tuner/tuning_loop.hpp"
+#include "tuner/inputs/shape_set.hpp"
+#include "tuner/loop/tuning_loop.hpp"
 
 namespace ktune::tuner {
 namespace {

@@ -17,8 +17,8 @@
 #include "tests/cli/test_db_fixture.hpp"
 #include "tests/hardening/fault_injection.hpp"
 #include "tests/tuner/loop_test_util.hpp"
-#include "tuner/shape_set.hpp"
-#include "tuner/tuning_loop.hpp"
+#include "tuner/inputs/shape_set.hpp"
+#include "tuner/loop/tuning_loop.hpp"
 
 namespace ktune::hardening {
 namespace {

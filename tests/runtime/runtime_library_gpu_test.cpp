@@ -1,5 +1,5 @@
 // ktune::Runtime serving a key whose tuned winner is a cuBLASLt algorithm (a library candidate of
-// the sweep, tuner/library_candidates.hpp), on a GPU: the plan names the algorithm and runs it
+// the sweep, tuner/library/library_candidates.hpp), on a GPU: the plan names the algorithm and runs it
 // through cuBLASLt, directly and replayed from a CUDA graph, on contiguous and on 16-byte-aligned
 // strided views, matching the float64 product; row strides the algorithm cannot take, and an
 // algorithm stored by another cuBLASLt version, are served by the default config instead, still
@@ -20,8 +20,8 @@
 #include "tests/runtime/runtime_strided_gemm_gpu_util.hpp"
 #include "tests/tuner/gpu_test_util.hpp"
 #include "tests/tuner/loop_test_util.hpp"
-#include "tuner/cublaslt_algorithm_source.hpp"
-#include "tuner/library_candidates.hpp"
+#include "tuner/library/cublaslt_algorithm_source.hpp"
+#include "tuner/library/library_candidates.hpp"
 
 namespace ktune::runtime {
 namespace {

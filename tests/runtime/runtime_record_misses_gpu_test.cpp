@@ -3,7 +3,7 @@
 // in the file, once each, a key prepared again is not written again, a second Runtime of the
 // process on the same file does not repeat them, a key refused by MissPolicy::kError is named too
 // (ktune.torch_model asks that way whether a key is tuned), and nothing is written for a tuned key. The
-// file is a key list `ktune tune --shapes FILE` reads (tuner/key_list.hpp).
+// file is a key list `ktune tune --shapes FILE` reads (tuner/inputs/key_list.hpp).
 
 #include <gtest/gtest.h>
 
@@ -17,7 +17,7 @@
 #include "runtime/miss_recorder.hpp"
 #include "tests/tuner/gpu_test_util.hpp"
 #include "tests/tuner/loop_test_util.hpp"
-#include "tuner/key_list.hpp"
+#include "tuner/inputs/key_list.hpp"
 
 namespace ktune::runtime {
 namespace {

@@ -3,7 +3,7 @@
 
 #include "ktune/error.hpp"
 #include "test_util.hpp"
-#include "tuner/config_space.hpp"
+#include "tuner/space/config_space.hpp"
 
 namespace ktune::tuner {
 namespace {

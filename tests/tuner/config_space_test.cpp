@@ -1,4 +1,4 @@
-#include "tuner/config_space.hpp"
+#include "tuner/space/config_space.hpp"
 
 #include <filesystem>
 #include <fstream>

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ktune/error.hpp"
-#include "tuner/canonical_name.hpp"
+#include "tuner/space/canonical_name.hpp"
 
 namespace ktune::tuner {
 namespace {

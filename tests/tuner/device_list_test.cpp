@@ -1,5 +1,5 @@
 // `ktune tune --devices`: the list of GPUs whose workers measure in parallel.
-#include "tuner/device_list.hpp"
+#include "tuner/inputs/device_list.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Key lists as the session reads them (tuner/key_list.hpp through plan_session): each key keeps its
+// Key lists as the session reads them (tuner/inputs/key_list.hpp through plan_session): each key keeps its
 // own kernel, dtype and layout (absent: the kernel's default), shapes are normalised, repeats are
 // dropped, --kernel and a preset filter, --dtype/--layout are refused, and a bad line is named by
 // FILE:LINE.
@@ -10,8 +10,8 @@
 #include "ktune/error.hpp"
 #include "tests/tuner/loop_test_util.hpp"
 #include "tests/tuner/test_util.hpp"
-#include "tuner/key_list.hpp"
-#include "tuner/tuning_session.hpp"
+#include "tuner/inputs/key_list.hpp"
+#include "tuner/loop/tuning_session.hpp"
 
 namespace ktune::tuner {
 namespace {

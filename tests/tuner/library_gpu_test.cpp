@@ -1,4 +1,4 @@
-// cuBLASLt's algorithms as candidates on a GPU (tuner/library_candidates.hpp): the heuristic offers
+// cuBLASLt's algorithms as candidates on a GPU (tuner/library/library_candidates.hpp): the heuristic offers
 // algorithms for decode and prefill shapes of both layouts, bf16, f16, f32 and fp8; each, as a library call
 // in the real worker, is verified against the gemm reference and timed (ok, with statistics); an algorithm of
 // another library version is refused before it runs; and a tuning loop over a key measures the
@@ -16,12 +16,12 @@
 #include "runtime/cache_compile_store.hpp"
 #include "tests/tuner/gpu_test_util.hpp"
 #include "tests/tuner/loop_test_util.hpp"
-#include "tuner/candidate_measurer.hpp"
-#include "tuner/cublaslt_algorithm_source.hpp"
-#include "tuner/device_limits.hpp"
-#include "tuner/library_candidates.hpp"
-#include "tuner/shape_set.hpp"
-#include "tuner/tuning_loop.hpp"
+#include "tuner/loop/candidate_measurer.hpp"
+#include "tuner/library/cublaslt_algorithm_source.hpp"
+#include "tuner/space/device_limits.hpp"
+#include "tuner/library/library_candidates.hpp"
+#include "tuner/inputs/shape_set.hpp"
+#include "tuner/loop/tuning_loop.hpp"
 
 namespace ktune::tuner {
 namespace {

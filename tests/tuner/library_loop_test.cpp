@@ -1,4 +1,4 @@
-// A vendor library's algorithms as candidates of a key (tuner/library_candidates.hpp), with a fake
+// A vendor library's algorithms as candidates of a key (tuner/library/library_candidates.hpp), with a fake
 // algorithm source and a fake measurer: they are measured after the search as library calls
 // verified against the kernel's reference, stored under names that carry the library version, may
 // win (ties going to the heuristic's first), are answered from the cache on a resumed run, and are
@@ -14,9 +14,9 @@
 #include "kernel_templates/embedded_sources.hpp"
 #include "measure/library_call.hpp"
 #include "tests/tuner/loop_test_util.hpp"
-#include "tuner/library_candidates.hpp"
-#include "tuner/shape_set.hpp"
-#include "tuner/tuning_loop.hpp"
+#include "tuner/library/library_candidates.hpp"
+#include "tuner/inputs/shape_set.hpp"
+#include "tuner/loop/tuning_loop.hpp"
 
 namespace ktune::tuner {
 namespace library_loop_test {  // named: the unity build batches this file with others

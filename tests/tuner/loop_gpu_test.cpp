@@ -15,9 +15,9 @@
 #include "runtime/cache_compile_store.hpp"
 #include "tests/tuner/gpu_test_util.hpp"
 #include "tests/tuner/loop_test_util.hpp"
-#include "tuner/candidate_measurer.hpp"
-#include "tuner/device_limits.hpp"
-#include "tuner/tuning_loop.hpp"
+#include "tuner/loop/candidate_measurer.hpp"
+#include "tuner/space/device_limits.hpp"
+#include "tuner/loop/tuning_loop.hpp"
 
 namespace ktune::tuner {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "kernel_templates/embedded_sources.hpp"
 #include "tests/tuner/loop_test_util.hpp"
-#include "tuner/tuning_loop.hpp"
+#include "tuner/loop/tuning_loop.hpp"
 
 namespace ktune::tuner {
 namespace loop_stop_test {  // named: the unity build batches this file with others

@@ -19,7 +19,7 @@
 #include "harness/nvrtc_compiler.hpp"
 #include "ktune/error.hpp"
 #include "measure/candidate.hpp"
-#include "tuner/candidate_measurer.hpp"
+#include "tuner/loop/candidate_measurer.hpp"
 
 namespace ktune::tuner::test {
 

@@ -1,6 +1,6 @@
 // The progress line: counts, rate, ETA and best; silent when disabled (output piped).
 
-#include "tuner/progress.hpp"
+#include "tuner/loop/progress.hpp"
 
 #include <gtest/gtest.h>
 

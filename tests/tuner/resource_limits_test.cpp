@@ -1,8 +1,8 @@
-#include "tuner/resource_limits.hpp"
+#include "tuner/space/resource_limits.hpp"
 
 #include <gtest/gtest.h>
 
-#include "tuner/device_limits.hpp"
+#include "tuner/space/device_limits.hpp"
 
 namespace ktune::tuner {
 namespace {

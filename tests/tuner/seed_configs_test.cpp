@@ -10,7 +10,7 @@
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 #include "test_util.hpp"
-#include "tuner/config_space.hpp"
+#include "tuner/space/config_space.hpp"
 #include "tuner/search/search_strategy.hpp"
 
 namespace ktune::tuner {

@@ -6,8 +6,8 @@
 
 #include "kernel_templates/embedded_sources.hpp"
 #include "tests/tuner/loop_test_util.hpp"
-#include "tuner/shape_set.hpp"
-#include "tuner/tuning_loop.hpp"
+#include "tuner/inputs/shape_set.hpp"
+#include "tuner/loop/tuning_loop.hpp"
 
 namespace ktune::tuner {
 namespace seed_loop_test {  // named: the unity build batches this file with others

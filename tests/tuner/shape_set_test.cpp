@@ -1,4 +1,4 @@
-#include "tuner/shape_set.hpp"
+#include "tuner/inputs/shape_set.hpp"
 
 #include <set>
 
@@ -7,7 +7,7 @@
 
 #include "kernel_templates/kernel_catalog.hpp"
 #include "test_util.hpp"
-#include "tuner/preset.hpp"
+#include "tuner/inputs/preset.hpp"
 
 namespace ktune::tuner {
 namespace {

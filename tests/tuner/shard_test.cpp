@@ -1,4 +1,4 @@
-// Shards of a sweep (tuner/shard_spec.hpp, tuner/shard_plan.hpp): FNV-1a against its published
+// Shards of a sweep (tuner/inputs/shard_spec.hpp, tuner/inputs/shard_plan.hpp): FNV-1a against its published
 // test vectors; the partition puts every key in exactly one shard for N = 1..16, whatever order the
 // keys come in, within the greedy rule's balance bound, and pinned assignments stay put across
 // builds and machines; `--shard` text and the job-array environments parse or fail naming the bad
@@ -14,9 +14,9 @@
 
 #include "ktune/error.hpp"
 #include "tests/tuner/test_util.hpp"
-#include "tuner/shape_set.hpp"
-#include "tuner/shard_plan.hpp"
-#include "tuner/shard_spec.hpp"
+#include "tuner/inputs/shape_set.hpp"
+#include "tuner/inputs/shard_plan.hpp"
+#include "tuner/inputs/shard_spec.hpp"
 
 namespace ktune::tuner {
 namespace {

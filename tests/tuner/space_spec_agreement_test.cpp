@@ -10,7 +10,7 @@
 #include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "test_util.hpp"
-#include "tuner/config_space.hpp"
+#include "tuner/space/config_space.hpp"
 
 namespace ktune::tuner {
 namespace {

@@ -1,10 +1,10 @@
-// The work stored with measurements comes from the kernel specs (tuner/spec_work.hpp): every
+// The work stored with measurements comes from the kernel specs (tuner/space/spec_work.hpp): every
 // built-in family has it, decode_attention's bytes are K and V read over the whole context for every
 // sequence plus q read and o written; the tuning loop stores it with every row it records; a
 // version-3 database migrated with the spec model gets it; and the report's GB/s of a
 // decode_attention row is those bytes over its median, worked here by hand from the shape.
 
-#include "tuner/spec_work.hpp"
+#include "tuner/space/spec_work.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,8 +14,8 @@
 #include "kernel_templates/spec_registry.hpp"
 #include "reports/report_loader.hpp"
 #include "tests/tuner/loop_test_util.hpp"
-#include "tuner/shape_set.hpp"
-#include "tuner/tuning_loop.hpp"
+#include "tuner/inputs/shape_set.hpp"
+#include "tuner/loop/tuning_loop.hpp"
 
 namespace ktune::tuner {
 namespace {

@@ -3,7 +3,7 @@
 // measures nothing twice and loses nothing; failures are stored with their outcome; compile-only
 // records resources, compile errors and exceeds_limits; the winner follows pick_winner's rule.
 
-#include "tuner/tuning_loop.hpp"
+#include "tuner/loop/tuning_loop.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -19,7 +19,7 @@
 #include "kernel_templates/embedded_sources.hpp"
 #include "tests/tuner/loop_test_util.hpp"
 #include "tuner/search/ordered_search.hpp"
-#include "tuner/shape_set.hpp"
+#include "tuner/inputs/shape_set.hpp"
 
 namespace ktune::tuner {
 namespace {
