@@ -152,6 +152,14 @@ def _reader(kind):
     return None
 
 
+def _reads_torch(kind):
+    """Whether objects of class `kind` are read as torch tensors (data_ptr, shape, stride, dtype)."""
+    read = _kinds.get(kind)
+    if read is None and _reader(kind) is _from_torch:
+        read = _kinds[kind] = _from_torch
+    return read is _from_torch
+
+
 def view(obj, name):
     """The View of `obj` (see the module docstring); BadInputError when it is none of those."""
     if obj is None:

@@ -35,7 +35,7 @@ class Recorder:
 def rt():
     r = Runtime.__new__(Runtime)
     r._lib = Recorder()
-    r._launchers, r._templates = {}, {}
+    r._launchers, r._templates, r._checked = {}, {}, {}
     r._handle = C.c_void_p(1)
     r.device = 0
     yield r
@@ -279,15 +279,23 @@ class TorchLike:
     dtype = _Dtype()
     made = []
 
-    def __init__(self, shape, ptr=None):
+    def __init__(self, shape, ptr=None, strides=None, device=0):
         self.shape = tuple(shape)
         self._ptr = ptr if ptr is not None else 0x7E0000000000 + 0x100000 * len(TorchLike.made)
+        self._strides, self._device = strides, device
+        if device != 0:
+            self.device = type("device", (), {"type": "cuda", "index": device})()
         TorchLike.made.append(self)
 
     def data_ptr(self):
         return self._ptr
 
+    def get_device(self):
+        return self._device
+
     def stride(self):
+        if self._strides is not None:
+            return tuple(self._strides)
         out, acc = [], 1
         for s in reversed(self.shape):
             out.append(acc)
@@ -319,3 +327,39 @@ def test_an_output_left_out_of_a_call_on_other_tensors_is_a_bad_input(rt):
     with pytest.raises(ktune.BadInputError, match="c is required .outputs are allocated only for torch tensors"):
         rt.gemm(CudaArray((5, 64)), CudaArray((96, 64)))
     assert rt._lib.calls == []
+
+
+
+def _fields(struct):
+    return {name: getattr(struct, name) for name, _ in struct._fields_}
+
+
+def test_a_repeated_torch_gemm_reuses_its_checked_struct_with_new_pointers(rt):
+    a, w, c = TorchLike((3, 896), 0x10000), TorchLike((1152, 896), 0x20000), TorchLike((3, 1152), 0x30000)
+    bias = TorchLike((1152,), 0x40000)
+    rt.gemm(a, w, c, bias=bias, epilogue="bias", stream=7)  # checked, kept
+    a2, c2 = TorchLike((3, 896), 0x50000), TorchLike((3, 1152), 0x60000)
+    assert rt.gemm(a2, w, c2, bias=bias, epilogue="bias", stream=7) is c2  # reused
+    (_, first, s1), (_, second, s2) = rt._lib.calls
+    assert (s1, s2) == (7, 7)
+    one, two = _fields(first), _fields(second)
+    assert (two["a"], two["b"], two["c"], two["bias"]) == (0x50000, 0x20000, 0x60000, 0x40000)
+    for name in ("a", "c"):
+        one.pop(name), two.pop(name)
+    assert one == two and (one["m"], one["n"], one["k"], one["epilogue"]) == (3, 1152, 896, 1)
+    assert len(rt._checked) == 1
+
+
+def test_a_torch_gemm_of_another_shape_or_a_bad_one_is_checked_again(rt):
+    w = TorchLike((256, 512), 0x20000)
+    rt.gemm(TorchLike((1, 512), 0x10000), w, TorchLike((1, 256), 0x30000), stream=0)
+    with pytest.raises(ktune.BadInputError, match="c has shape"):
+        rt.gemm(TorchLike((2, 512), 0x10000), w, TorchLike((1, 256), 0x30000), stream=0)
+    with pytest.raises(ktune.BadInputError, match="cuda:1"):
+        rt.gemm(TorchLike((1, 512), 0x10000, device=1), TorchLike((256, 512), 0x20000, device=1),
+                TorchLike((1, 256), 0x30000, device=1), stream=0)
+    rt.gemm(TorchLike((2, 512), 0x10000), w, TorchLike((2, 256), 0x30000), stream=0)
+    strided = TorchLike((2, 512), 0x10000, strides=(1024, 1))  # a column slice: rows strided, checked anew
+    rt.gemm(strided, w, TorchLike((2, 256), 0x30000), stream=0)
+    assert [call[1].lda for call in rt._lib.calls] == [512, 512, 1024]
+    assert len(rt._checked) == 3  # the refused calls were not kept
