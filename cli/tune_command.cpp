@@ -27,9 +27,9 @@
 #include "harness/device_info.hpp"
 #include "ktune/error.hpp"
 #include "tuner/inputs/device_list.hpp"
-#include "tuner/loop/progress.hpp"
 #include "tuner/inputs/shard_plan.hpp"
 #include "tuner/inputs/shard_spec.hpp"
+#include "tuner/loop/progress.hpp"
 #include "tuner/loop/tuning_session.hpp"
 
 namespace ktune::cli {

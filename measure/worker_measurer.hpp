@@ -1,11 +1,11 @@
 #pragma once
-/// The worker side of a candidate (docs/design.md D4, D5, docs/measurement.md "Timing protocol"): load the cubins of its
-/// launch sequence, check launch limits, fill inputs with random data and poison outputs, run the
-/// reference and the whole sequence once, verify, then time with the one timing path
-/// (kernel_timer.hpp: warm-up, CUDA-graph batches of runs below the threshold, buffer rotation or
-/// an L2 flush, stopping rule), read NVML, and optionally run the CUPTI Activity timer and the CUPTI counter
-/// pass (both over whole runs). Runs inside `ktune worker`, never in the tuner's process: a faulting kernel
-/// loses the context, and the worker then exits.
+/// The worker side of a candidate (docs/design.md D4, D5, docs/measurement.md "Timing protocol"): load the
+/// cubins of its launch sequence, check launch limits, fill inputs with random data and poison outputs, run
+/// the reference and the whole sequence once, verify, then time with the one timing path (kernel_timer.hpp:
+/// warm-up, CUDA-graph batches of runs below the threshold, buffer rotation or an L2 flush, stopping rule),
+/// read NVML, and optionally run the CUPTI Activity timer and the CUPTI counter pass (both over whole runs).
+/// Runs inside `ktune worker`, never in the tuner's process: a faulting kernel loses the context, and the
+/// worker then exits.
 
 #include <memory>
 #include <optional>

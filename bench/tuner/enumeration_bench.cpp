@@ -4,8 +4,8 @@
 // templates, so this measures the expressions alone (the specs' rules add their own cost).
 #include <benchmark/benchmark.h>
 
-#include "tuner/space/config_space.hpp"
 #include "tuner/search/search_strategy.hpp"
+#include "tuner/space/config_space.hpp"
 
 namespace {
 

@@ -9,8 +9,8 @@
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 #include "shipped_configs.hpp"
-#include "tuner/space/config_space.hpp"
 #include "tuner/inputs/shape_set.hpp"
+#include "tuner/space/config_space.hpp"
 
 namespace ktune::kernel_templates {
 namespace {

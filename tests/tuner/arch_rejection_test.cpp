@@ -11,8 +11,8 @@
 #include "kernel_templates/gemm/gemm_wgmma_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "tests/tuner/loop_test_util.hpp"
-#include "tuner/space/arch_limits.hpp"
 #include "tuner/loop/tuning_loop.hpp"
+#include "tuner/space/arch_limits.hpp"
 
 namespace ktune::tuner {
 namespace {

@@ -16,12 +16,12 @@
 #include "runtime/cache_compile_store.hpp"
 #include "tests/tuner/gpu_test_util.hpp"
 #include "tests/tuner/loop_test_util.hpp"
-#include "tuner/loop/candidate_measurer.hpp"
-#include "tuner/library/cublaslt_algorithm_source.hpp"
-#include "tuner/space/device_limits.hpp"
-#include "tuner/library/library_candidates.hpp"
 #include "tuner/inputs/shape_set.hpp"
+#include "tuner/library/cublaslt_algorithm_source.hpp"
+#include "tuner/library/library_candidates.hpp"
+#include "tuner/loop/candidate_measurer.hpp"
 #include "tuner/loop/tuning_loop.hpp"
+#include "tuner/space/device_limits.hpp"
 
 namespace ktune::tuner {
 namespace {

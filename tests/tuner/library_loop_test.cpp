@@ -14,8 +14,8 @@
 #include "kernel_templates/embedded_sources.hpp"
 #include "measure/library_call.hpp"
 #include "tests/tuner/loop_test_util.hpp"
-#include "tuner/library/library_candidates.hpp"
 #include "tuner/inputs/shape_set.hpp"
+#include "tuner/library/library_candidates.hpp"
 #include "tuner/loop/tuning_loop.hpp"
 
 namespace ktune::tuner {

@@ -16,8 +16,8 @@
 #include "tests/tuner/gpu_test_util.hpp"
 #include "tests/tuner/loop_test_util.hpp"
 #include "tuner/loop/candidate_measurer.hpp"
-#include "tuner/space/device_limits.hpp"
 #include "tuner/loop/tuning_loop.hpp"
+#include "tuner/space/device_limits.hpp"
 
 namespace ktune::tuner {
 namespace {

@@ -10,8 +10,8 @@
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 #include "test_util.hpp"
-#include "tuner/space/config_space.hpp"
 #include "tuner/search/search_strategy.hpp"
+#include "tuner/space/config_space.hpp"
 
 namespace ktune::tuner {
 namespace seed_configs_test {  // named: the unity build batches this file with others

@@ -18,8 +18,8 @@
 
 #include "kernel_templates/embedded_sources.hpp"
 #include "tests/tuner/loop_test_util.hpp"
-#include "tuner/search/ordered_search.hpp"
 #include "tuner/inputs/shape_set.hpp"
+#include "tuner/search/ordered_search.hpp"
 
 namespace ktune::tuner {
 namespace {

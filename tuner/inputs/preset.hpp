@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "tuner/search/search_strategy.hpp"
 #include "tuner/inputs/shape_set.hpp"
+#include "tuner/search/search_strategy.hpp"
 
 namespace ktune::tuner {
 
@@ -23,8 +23,8 @@ struct Preset {
   std::vector<std::string> dims;    ///< the kernel's dimensions (from the shape sets)
   std::vector<std::string> dtypes;  ///< e.g. {"bf16"}
   std::string layout;               ///< e.g. "nt"; "" when the kernel has none
-  std::string strategy = "model";  ///< a name of strategies() (tuner/search/search_strategy.hpp)
-  size_t budget = 0;  ///< measurements per (shape, dtype); 0 = no limit
+  std::string strategy = "model";   ///< a name of strategies() (tuner/search/search_strategy.hpp)
+  size_t budget = 0;                ///< measurements per (shape, dtype); 0 = no limit
   uint64_t seed = StrategyOptions{}.seed;
   std::vector<NamedShape> shapes;  ///< unique by canonical text, in selection order
 };

@@ -13,8 +13,8 @@
 
 #include "harness/nvrtc_compiler.hpp"
 #include "tuner/library/baseline_measurement.hpp"
-#include "tuner/loop/candidate_measurer.hpp"
 #include "tuner/library/cublaslt_algorithm_source.hpp"
+#include "tuner/loop/candidate_measurer.hpp"
 
 namespace ktune::tuner {
 

@@ -27,11 +27,11 @@
 #include "harness/nvrtc_compiler.hpp"
 #include "kernel_templates/embedded_sources.hpp"
 #include "measure/timing_options.hpp"
+#include "tuner/inputs/shape_set.hpp"
 #include "tuner/loop/candidate_measurer.hpp"
+#include "tuner/search/search_strategy.hpp"
 #include "tuner/space/config_space.hpp"
 #include "tuner/space/resource_limits.hpp"
-#include "tuner/search/search_strategy.hpp"
-#include "tuner/inputs/shape_set.hpp"
 
 namespace ktune::tuner {
 
@@ -52,7 +52,7 @@ struct TuneKey {
 
 struct TuneOptions {
   std::string strategy = "model";  ///< a name of strategies() (tuner/search/search_strategy.hpp)
-  size_t budget = 0;  ///< measurements a key (0 = no limit)
+  size_t budget = 0;               ///< measurements a key (0 = no limit)
   uint64_t seed = StrategyOptions{}.seed;
   bool retune = false;        ///< measure again what the cache already holds
   bool compile_only = false;  ///< compile and record resources; no GPU
@@ -116,10 +116,11 @@ struct KeySummary {
   size_t unmeasurable = 0;    ///< kept by the constraints but left out: more launches than a max_launches set
   size_t seeds = 0;           ///< the space's seeds this key uses (evaluated first)
   size_t seed_rejected = 0;   ///< seeds dropped for this key (constraints, layout, spec, arch)
-  size_t library_candidates = 0;  ///< of `evaluations`, the library algorithms (tuner/library/library_candidates.hpp)
-  size_t evaluations = 0;         ///< results the strategy received
-  size_t measured = 0;            ///< of which measured (or compiled) in this run
-  size_t from_cache = 0;          ///< of which answered from the cache
+  size_t library_candidates =
+      0;  ///< of `evaluations`, the library algorithms (tuner/library/library_candidates.hpp)
+  size_t evaluations = 0;                  ///< results the strategy received
+  size_t measured = 0;                     ///< of which measured (or compiled) in this run
+  size_t from_cache = 0;                   ///< of which answered from the cache
   std::map<std::string, size_t> outcomes;  ///< outcome name -> evaluations with it
   std::optional<std::string> winner;       ///< canonical config name
   std::string winner_config_json;

@@ -6,9 +6,9 @@
 
 #include "harness/cublaslt_algorithm.hpp"
 #include "ktune/error.hpp"
+#include "tuner/library/library_candidates.hpp"
 #include "tuner/loop/detail/key_run.hpp"
 #include "tuner/loop/detail/stored_results.hpp"
-#include "tuner/library/library_candidates.hpp"
 #include "tuner/loop/progress.hpp"
 
 namespace ktune::tuner {

@@ -17,8 +17,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/config_cache.hpp"
-#include "tuner/space/config_space.hpp"
 #include "tuner/loop/tuning_loop.hpp"
+#include "tuner/space/config_space.hpp"
 
 namespace ktune::tuner {
 
@@ -33,10 +33,10 @@ struct SessionRequest {
   /// its keys are the session's, each with its own kernel, dtype and layout; `kernels` or the
   /// preset's kernel only filter them, and `dtypes` / `layout` must be empty).
   std::string shapes_file;
-  std::vector<std::string> shapes;    ///< shape texts, e.g. "m=16,n=4096,k=4096"
-  std::vector<std::string> dtypes;    ///< default: the preset's, else bf16
-  std::optional<std::string> layout;  ///< default: the preset's, else each kernel's default
-  std::string space;                  ///< a space file; "" = configs/spaces/<kernel>.toml
+  std::vector<std::string> shapes;      ///< shape texts, e.g. "m=16,n=4096,k=4096"
+  std::vector<std::string> dtypes;      ///< default: the preset's, else bf16
+  std::optional<std::string> layout;    ///< default: the preset's, else each kernel's default
+  std::string space;                    ///< a space file; "" = configs/spaces/<kernel>.toml
   std::optional<std::string> strategy;  ///< a name of strategies()
   std::optional<size_t> budget;
   std::optional<uint64_t> search_seed;

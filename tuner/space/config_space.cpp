@@ -6,8 +6,8 @@
 
 #include "core/dtype.hpp"
 #include "ktune/error.hpp"
-#include "tuner/space/canonical_name.hpp"
 #include "tuner/loop/detail/template_evaluator.hpp"
+#include "tuner/space/canonical_name.hpp"
 
 namespace ktune::tuner {
 

@@ -10,9 +10,9 @@
 #include "kernel_templates/kernel_catalog.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
+#include "tuner/loop/detail/template_evaluator.hpp"
 #include "tuner/space/canonical_name.hpp"
 #include "tuner/space/config_space.hpp"
-#include "tuner/loop/detail/template_evaluator.hpp"
 
 namespace ktune::tuner {
 

@@ -18,11 +18,11 @@
 
 #include "cache/config_cache.hpp"
 #include "core/config.hpp"
-#include "tuner/space/config_space.hpp"
 #include "tuner/loop/detail/candidate_preparer.hpp"
-#include "tuner/space/resource_limits.hpp"
-#include "tuner/search/search_strategy.hpp"
 #include "tuner/loop/tuning_loop.hpp"
+#include "tuner/search/search_strategy.hpp"
+#include "tuner/space/config_space.hpp"
+#include "tuner/space/resource_limits.hpp"
 
 namespace ktune::tuner {
 namespace detail {
