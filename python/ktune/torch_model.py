@@ -29,7 +29,6 @@ code (run the model eagerly once first, as warm-up before capture does anyway).
 """
 
 import threading
-import weakref
 
 import torch
 import torch.nn.functional as F
@@ -59,7 +58,6 @@ class Optimized:
     True when ktune serves it), `runtime(device)`; `undo()` restores every module."""
 
     def __init__(self, model, db, record_misses, runtime, attention, untuned):
-        self._model = weakref.ref(model)
         self._db, self._record_misses, self._untuned = db, record_misses, untuned
         self._runtimes = {} if runtime is None else {runtime.device: runtime}
         self._lock = threading.Lock()
