@@ -5,7 +5,10 @@ cache (ktune's and torch SDPA's), all replayed in CUDA graphs with rotated input
 For the heads of three decoders (Qwen2.5-0.5B 14/2 of 64, Llama-3.2-1B 32/8 of 64, Qwen3-0.6B 16/8
 of 128) at batch 1 and 8 and contexts of 1K and 8K keys, one bf16 cache of random values is laid out
 twice: contiguous [batch, heads_kv, seq, d], and paged, its blocks of 16 (and 64) keys shuffled
-through one pool [num_blocks, heads_kv, block, d] with an int32 block table. This times
+through one pool [num_blocks, heads_kv, block, d] with an int32 block table. The rotated input sets
+share one block table (each set's pool shuffled the same way), as a served model's layers share the
+step's table: a graph of a decode step reads it cold once, in its first layer, and from L2 after.
+This times
   ktune:       ktune.Runtime.decode_attention on the contiguous cache (the contiguous key's winner),
   ktune paged: the same call with block_table (the paged key's winner; one plan serves any block),
   torch:       F.scaled_dot_product_attention(q [batch, heads_q, 1, d], k, v, enable_gqa=True) on the
@@ -43,11 +46,11 @@ def key_lines(c):
     return [f"decode_attention {shape} bf16", f"decode_attention {shape} bf16 paged"]
 
 
-def paged_copy(k, v, block, gen):
-    """k, v [batch, heads_kv, seq, d] as a pool of shuffled blocks and the table that names them."""
+def paged_copy(k, v, block, where, table):
+    """k, v [batch, heads_kv, seq, d] as a pool of blocks shuffled by `where` (a permutation of the
+    batch * seq / block blocks), and `table` (that permutation as the int32 block table)."""
     batch, hk, seq, d = k.shape
     per_seq = seq // block
-    where = torch.randperm(batch * per_seq, device="cuda", generator=gen)
 
     def pool(x):
         blocks = x.view(batch, hk, per_seq, block, d).transpose(1, 2).reshape(batch * per_seq, hk, block, d)
@@ -55,7 +58,7 @@ def paged_copy(k, v, block, gen):
         out[where] = blocks
         return out
 
-    return pool(k), pool(v), where.view(batch, per_seq).to(torch.int32).contiguous()
+    return pool(k), pool(v), table
 
 
 def main():
@@ -91,9 +94,11 @@ def main():
         kv_bytes = 2 * batch * hk * seq * d * 2
         count = max(1, min(16, math.ceil(2 * l2 / kv_bytes)))
         sets = []
+        shuffles = {b: torch.randperm(batch * seq // b, device="cuda", generator=gen) for b in BLOCKS}
+        tables = {b: w.view(batch, seq // b).to(torch.int32).contiguous() for b, w in shuffles.items()}
         for _ in range(count):
             q, k, v = randn(batch, hq, d), randn(batch, hk, seq, d), randn(batch, hk, seq, d)
-            paged = {b: paged_copy(k, v, b, gen) for b in BLOCKS}
+            paged = {b: paged_copy(k, v, b, shuffles[b], tables[b]) for b in BLOCKS}
             sets.append(dict(q=q, k=k, v=v, paged=paged, o=torch.empty_like(q),
                              po={b: torch.empty_like(q) for b in BLOCKS}))
         s0 = sets[0]
