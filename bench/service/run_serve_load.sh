@@ -7,22 +7,26 @@
 # connections (one header byte, then nothing) and 500 event streams of that job held open. Not a kernel the lookups ask for: a job registers its
 # kernel's current template hash, which makes the fixture's results of that kernel stale (404).
 #   bench/service/run_serve_load.sh BUILD_DIR DB GPU_NAME [RATES]
+# Environment: KTUNE_SERVE_ARGS, more arguments of `ktune serve` (e.g. "--threads 16");
+# KTUNE_SERVE_LOAD_IDLE_ONLY=1, only the idle server's rows.
 set -euo pipefail
 build=${1:?build dir}; db=${2:?database}; gpu=${3:?GPU name}; rates=${4:-20000}
 work=$(mktemp -d); trap 'kill "${pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
 python3 -c "import sqlite3,sys; s=sqlite3.connect(sys.argv[1]); d=sqlite3.connect(sys.argv[2]); s.backup(d)" "$db" "$work/db"
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$work/token"; chmod 600 "$work/token"
-"$build/cli/ktune" serve --listen 127.0.0.1:0 --db "$work/db" --token-file "$work/token" --devices none >"$work/out" 2>"$work/err" &
+"$build/cli/ktune" serve --listen 127.0.0.1:0 --db "$work/db" --token-file "$work/token" --devices none \
+  ${KTUNE_SERVE_ARGS:-} >"$work/out" 2>"$work/err" &
 pid=$!
 for _ in $(seq 50); do grep -q "listening on" "$work/out" && break; sleep 0.1; done
 url=$(sed 's/.*listening on \([^ ]*\).*/\1/' "$work/out")
 keys=(--key gemm m=16,n=4096,k=4096 bf16 nt --key gemm m=512,n=4096,k=4096 bf16 nt
       --key gemm m=16,n=4096,k=4096 bf16 nn --key rmsnorm rows=16,hidden=4096 f16 "")
 load=("$build/bench/service/ktune_serve_load" --url "$url" --gpu "$gpu" --seconds 4 "${keys[@]}")
-echo "== lookups, idle server"
+echo "== lookups, idle server${KTUNE_SERVE_ARGS:+ (serve ${KTUNE_SERVE_ARGS})}"
 "${load[@]}" --clients 1,16,64
 for rate in ${rates//,/ }; do "${load[@]}" --clients 64 --rate "$rate"; done
 "${load[@]}" --db "$work/db" --clients 1 | tail -1
+[ "${KTUNE_SERVE_LOAD_IDLE_ONLY:-0}" = 1 ] && exit 0
 echo "== lookups while a compile-only job writes"
 job=$(curl -s -X POST -H "Authorization: Bearer $(cat "$work/token")" \
   -d '{"kernel":"softmax","shapes":["rows=16,cols=4096","rows=64,cols=4096","rows=16,cols=8192","rows=64,cols=8192"],"dtype":"bf16","compile_only":true,"arch":"sm_90","strategy":"exhaustive"}' \

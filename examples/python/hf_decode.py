@@ -22,6 +22,9 @@ after a prefill of --context tokens.
 
     python3 examples/python/hf_decode.py --model qwen2.5-0.5b [--db PATH] [--tune KTUNE_BIN]
         [--budget 8] [--batches 1,8] [--context 1024] [--steps 100] [--layers N] [--out DIR]
+        [--phase all|tune|time]
+--phase tune stops after step 2 and --phase time starts at step 3 on the tuned --db (one run split
+over two processes, e.g. two device calls).
 --layers keeps the first N layers (a shorter run; the shapes are the model's). Needs torch with
 CUDA, transformers and libktune_runtime.so. Exit 0 when every check passes (logits within 5e-2,
 argmax agreement >= 90 % over the checked steps), 1 when one fails, 3 without a GPU.
@@ -241,6 +244,8 @@ def main():
     ap.add_argument("--steps", type=int, default=100, help="timed steps a contender")
     ap.add_argument("--layers", type=int, default=0, help="keep the first N layers (0: the model's)")
     ap.add_argument("--out", help="folder for keys.txt, the database and report.json (default: a new one)")
+    ap.add_argument("--phase", choices=("all", "tune", "time"), default="all",
+                    help="tune: record and tune only; time: serve and time only, on the tuned --db")
     args = ap.parse_args()
     args.batches = [int(x) for x in args.batches.split(",")]
     if not torch.cuda.is_available():
@@ -249,7 +254,12 @@ def main():
     out = pathlib.Path(args.out or tempfile.mkdtemp(prefix="hf_decode."))
     out.mkdir(parents=True, exist_ok=True)
     args.db = args.db or str(out / "ktune.db")
-    recorded = record_and_tune(args, out)
+    if args.phase == "time" and not pathlib.Path(args.db).exists():
+        print(f"hf_decode: --phase time needs the tuned database; {args.db} does not exist", file=sys.stderr)
+        return 2
+    recorded = record_and_tune(args, out) if args.phase != "time" else None
+    if args.phase == "tune":
+        return 0
     stock = build(args.model, args.layers)
     report, ok = [], True
     for batch in args.batches:
@@ -257,7 +267,7 @@ def main():
     rate = copy_rate_gbs()
     name = torch.cuda.get_device_name()
     print(f"{name}, torch {torch.__version__}, {args.model} ({stock.config.num_hidden_layers} layers), bf16, "
-          f"context {args.context}, {recorded} keys recorded; ms a step")
+          f"context {args.context}, {'?' if recorded is None else recorded} keys recorded; ms a step")
     print("| batch | stock eager | stock compiled, graph | ktune eager | ktune compiled, graph | vs compiled "
           "| vs eager | keys served | HBM floor (4.8 TB/s / copy rate) | logits err (eager / compiled) | argmax |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")

@@ -17,12 +17,17 @@ from dataclasses import dataclass
 from . import _abi
 from .errors import BadInputError
 from ._call import _Op, _choice, _torch_bf16, _torch_current_stream
-from .tensors import ELEMENT_BYTES, _reads_torch, dtype_name, stream_handle, view
+from ._reuse import CheckedCalls
+from .tensors import ELEMENT_BYTES, dtype_name, stream_handle, view
 
 _EPILOGUES = {None: 0, "none": 0, "bias": 1, "silu": 2, "bias+silu": 3}
 _MASKS = {None: 0, "none": 0, "causal": 1, "padding": 2}
 _STYLES = {"neox": 0, "gptj": 1}
 _SCALINGS = {"tensor": 0, "rowcol": 1}
+# The args struct's pointer field of each tensor argument, in the order the operators pass them.
+_RMSNORM_ROPE_FIELDS = ("q", "k", "q_weight", "k_weight", "cos_sin", "positions", "q_out", "k_out")
+_ROPE_APPEND_FIELDS = ("q", "k", "v", "cos_sin", "positions", "k_cache", "v_cache", "q_out", "q_weight", "k_weight",
+                       "block_table")
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,7 @@ class Runtime:
     def __init__(self, db=None, device=0, on_miss="nearest", compile_on_miss=True, record_misses=None):
         self._lib = _abi.runtime_lib()
         self._launchers, self._templates = {}, {}  # op -> its C launch function; op -> default args
-        self._checked = {}  # a torch call's signature -> its checked args struct (gemm)
+        self._checked = CheckedCalls()  # a torch call's signature -> its checked args struct
         if not isinstance(device, int) or device < 0:
             raise BadInputError(f"device={device!r} must be a CUDA device ordinal (an int >= 0)")
         options = _abi.RuntimeOptions()
@@ -109,8 +114,11 @@ class Runtime:
     def _check(self, code):
         _abi.check(code, self._lib, "ktune_runtime_last_error")
 
-    def _call(self, op, args, stream, prepare, call=None):
-        """Prepares (PlanInfo) or launches op; a launch returns the call's outputs (call.result)."""
+    def _call(self, op, args, stream, prepare, call=None, keep=None):
+        """Prepares (PlanInfo) or launches op; a launch returns the call's outputs (call.result). keep:
+        the call's signature, under which its checked struct is kept for the next such call."""
+        if keep is not None:
+            self._checked.keep(keep, args)
         if prepare:
             info = _abi.PlanInfo()
             self._check(getattr(self._lib, f"ktune_runtime_prepare_{op}")(self._live(), C.byref(args), C.byref(info)))
@@ -130,13 +138,18 @@ class Runtime:
         if code:
             self._check(code)
 
-    _CHECKED_LIMIT = 4096  # call signatures kept; past it the table starts again
-
-    def _keep(self, sig, args):
-        """Keeps a checked call's struct (its pointers are replaced on every reuse)."""
-        if len(self._checked) >= self._CHECKED_LIMIT:
-            self._checked.clear()
-        self._checked[sig] = type(args).from_buffer_copy(args)
+    def _reused(self, op, fields, tensors, options, stream):
+        """(signature, launched): a call on torch tensors whose signature was checked before is launched
+        from the kept struct with its new pointers (launched True); otherwise the signature under
+        which the full check keeps it (None when the call cannot be reused)."""
+        sig = self._checked.signature(op, tensors, options)
+        if sig is None:
+            return None, False
+        args = self._checked.struct(sig, fields, tensors)
+        if args is None:
+            return sig, False
+        self._launch(op, args, _torch_current_stream(self.device) if stream is None else stream_handle(stream))
+        return sig, True
 
     def _args(self, op):
         """A fresh args struct of `op` holding the library's defaults (its _init, read once)."""
@@ -189,38 +202,23 @@ class Runtime:
         elif bias is not None:
             raise BadInputError("gemm: bias given without a bias epilogue ('bias' or 'bias+silu')")
         self._workspace(args, workspace, "gemm")
-        if keep is not None:
-            self._keep(keep, args)
-        return self._call("gemm", args, stream, prepare, o)
+        return self._call("gemm", args, stream, prepare, o, keep)
 
     def gemm(self, a, b, c=None, bias=None, layout="nt", epilogue=None, workspace=None, stream=None):
         """c[m,n] = epilogue(a[m,k] @ b^T) with b [n,k] ("nt", the nn.Linear weight) or a @ b with b
         [k,n] ("nn"). Rows may be strided (views of a fused projection); epilogue None, "bias",
         "silu" or "bias+silu" (bias [n])."""
-        kind = type(a)
-        if (c is not None and workspace is None and _reads_torch(kind) and type(b) is kind and type(c) is kind
-                and (bias is None or type(bias) is kind)):
-            # torch tensors: the checked struct of a call with the same shapes, strides, dtypes,
-            # devices and options is reused, only the pointers are new.
-            sig = (a.shape, a.stride(), a.dtype, a.get_device(), b.shape, b.stride(), b.dtype, b.get_device(),
-                   c.shape, c.stride(), c.dtype, c.get_device(),
-                   None if bias is None else (bias.shape, bias.stride(), bias.dtype, bias.get_device()),
-                   layout, epilogue)
-            checked = self._checked.get(sig)
-            if checked is None:
-                return self._gemm(a, b, c, bias, layout, epilogue, None, stream, False, keep=sig)
-            args = type(checked).from_buffer_copy(checked)
-            args.a, args.b, args.c = a.data_ptr(), b.data_ptr(), c.data_ptr()
-            if bias is not None:
-                args.bias = bias.data_ptr()
-            self._launch("gemm", args, _torch_current_stream(self.device) if stream is None else stream_handle(stream))
-            return c
-        return self._gemm(a, b, c, bias, layout, epilogue, workspace, stream, False)
+        sig = None
+        if c is not None and workspace is None:
+            sig, launched = self._reused("gemm", ("a", "b", "c", "bias"), (a, b, c, bias), (layout, epilogue), stream)
+            if launched:
+                return c
+        return self._gemm(a, b, c, bias, layout, epilogue, workspace, stream, False, sig)
 
     def prepare_gemm(self, a, b, c=None, bias=None, layout="nt", epilogue=None, workspace=None):
         return self._gemm(a, b, c, bias, layout, epilogue, workspace, None, True)
 
-    def _rmsnorm(self, x, w, y, residual, residual_out, eps, stream, prepare):
+    def _rmsnorm(self, x, w, y, residual, residual_out, eps, stream, prepare, keep=None):
         o = _Op(self.device, "rmsnorm")
         vx = o.tensor(x, "x", 2, "same")
         rows, hidden = vx.shape
@@ -240,19 +238,25 @@ class Runtime:
             raise BadInputError("rmsnorm: residual_out given without residual")
         args.rows, args.hidden, args.eps = rows, hidden, eps
         args.dtype = _abi.DTYPES[o.dtype]
-        return self._call("rmsnorm", args, stream, prepare, o)
+        return self._call("rmsnorm", args, stream, prepare, o, keep)
 
     def rmsnorm(self, x, w, y=None, residual=None, residual_out=None, eps=1e-6, stream=None):
         """y = x / sqrt(mean(x^2) + eps) * w per row of x [rows, hidden]; with residual: s = x +
         residual goes to residual_out (may be residual) and y = rmsnorm(s) * w. Returns y, or
         (y, residual_out) with a residual (allocated when None, for torch tensors)."""
-        return self._rmsnorm(x, w, y, residual, residual_out, eps, stream, False)
+        sig = None
+        if y is not None and (residual is None or residual_out is not None):
+            sig, launched = self._reused("rmsnorm", ("x", "w", "y", "residual", "residual_out"),
+                                         (x, w, y, residual, residual_out), (eps,), stream)
+            if launched:
+                return y if residual is None else (y, residual_out)
+        return self._rmsnorm(x, w, y, residual, residual_out, eps, stream, False, sig)
 
     def prepare_rmsnorm(self, x, w, y=None, residual=None, residual_out=None, eps=1e-6):
         return self._rmsnorm(x, w, y, residual, residual_out, eps, None, True)
 
     def _rmsnorm_rope(self, q, k, q_weight, k_weight, cos_sin, positions, q_out, k_out, eps, style, stream,
-                      prepare):
+                      prepare, keep=None):
         o = _Op(self.device, "rmsnorm_rope")
         vq = o.tensor(q, "q", 3, "same")
         tokens, hq, d = vq.shape
@@ -279,15 +283,22 @@ class Runtime:
         args.eps = eps
         args.style = _choice(_STYLES, style, "style")
         args.dtype = _abi.DTYPES[o.dtype]
-        return self._call("rmsnorm_rope", args, stream, prepare, o)
+        return self._call("rmsnorm_rope", args, stream, prepare, o, keep)
 
     def rmsnorm_rope(self, q, k, q_weight, k_weight, cos_sin, positions, q_out=None, k_out=None, eps=1e-6,
                      style="neox", stream=None):
         """Per-head RMSNorm of q [tokens, heads_q, d] and k [tokens, heads_kv, d] with the rotary
         embedding at positions (int32 [tokens]) from cos_sin (f32 [max_pos, d]: cos then sin).
         Returns (q_out, k_out)."""
+        sig = None
+        if q_out is not None and k_out is not None:
+            sig, launched = self._reused("rmsnorm_rope", _RMSNORM_ROPE_FIELDS,
+                                         (q, k, q_weight, k_weight, cos_sin, positions, q_out, k_out), (eps, style),
+                                         stream)
+            if launched:
+                return q_out, k_out
         return self._rmsnorm_rope(q, k, q_weight, k_weight, cos_sin, positions, q_out, k_out, eps, style, stream,
-                                  False)
+                                  False, sig)
 
     def prepare_rmsnorm_rope(self, q, k, q_weight, k_weight, cos_sin, positions, q_out=None, k_out=None,
                              eps=1e-6, style="neox"):
@@ -295,7 +306,7 @@ class Runtime:
                                   True)
 
     def _rope_append(self, q, k, v, cos_sin, positions, k_cache, v_cache, q_out, q_weight, k_weight, block_table,
-                     seq_tokens, eps, style, stream, prepare):
+                     seq_tokens, eps, style, stream, prepare, keep=None):
         op = "rope_append"
         o = _Op(self.device, op)
         vq = o.tensor(q, "q", 3, "same")
@@ -335,7 +346,7 @@ class Runtime:
         args.eps = eps
         args.style = _choice(_STYLES, style, "style")
         args.dtype = _abi.DTYPES[o.dtype]
-        return self._call(op, args, stream, prepare, o)
+        return self._call(op, args, stream, prepare, o, keep)
 
     @staticmethod
     def _rope_append_cache(o, args, k_cache, v_cache, block_table, kv_shape, seq_tokens):
@@ -381,15 +392,22 @@ class Runtime:
         paged caches [num_blocks, heads_kv, block_size, d], block block_table[s, position //
         block_size % max_blocks] (one outside [0, num_blocks) is not written), row position %
         block_size."""
+        sig = None
+        if q_out is not None:
+            sig, launched = self._reused("rope_append", _ROPE_APPEND_FIELDS,
+                                         (q, k, v, cos_sin, positions, k_cache, v_cache, q_out, q_weight, k_weight,
+                                          block_table), (seq_tokens, eps, style), stream)
+            if launched:
+                return q_out
         return self._rope_append(q, k, v, cos_sin, positions, k_cache, v_cache, q_out, q_weight, k_weight,
-                                 block_table, seq_tokens, eps, style, stream, False)
+                                 block_table, seq_tokens, eps, style, stream, False, sig)
 
     def prepare_rope_append(self, q, k, v, cos_sin, positions, k_cache, v_cache, q_out=None, q_weight=None,
                             k_weight=None, block_table=None, seq_tokens=1, eps=1e-6, style="neox"):
         return self._rope_append(q, k, v, cos_sin, positions, k_cache, v_cache, q_out, q_weight, k_weight,
                                  block_table, seq_tokens, eps, style, None, True)
 
-    def _softmax(self, x, y, scale, mask, lengths, workspace, stream, prepare):
+    def _softmax(self, x, y, scale, mask, lengths, workspace, stream, prepare, keep=None):
         o = _Op(self.device, "softmax")
         vx = o.tensor(x, "x", 2, "same")
         o.result, vy = o.output(y, "y", vx.shape)
@@ -404,16 +422,21 @@ class Runtime:
             args.lengths = vl.ptr
         args.dtype = _abi.DTYPES[o.dtype]
         self._workspace(args, workspace, "softmax")
-        return self._call("softmax", args, stream, prepare, o)
+        return self._call("softmax", args, stream, prepare, o, keep)
 
     def softmax(self, x, y=None, scale=1.0, mask=None, lengths=None, workspace=None, stream=None):
         """y = softmax(scale * x) per row; mask None, "causal" or "padding" (lengths int32 [rows])."""
-        return self._softmax(x, y, scale, mask, lengths, workspace, stream, False)
+        sig = None
+        if y is not None and workspace is None:
+            sig, launched = self._reused("softmax", ("x", "y", "lengths"), (x, y, lengths), (scale, mask), stream)
+            if launched:
+                return y
+        return self._softmax(x, y, scale, mask, lengths, workspace, stream, False, sig)
 
     def prepare_softmax(self, x, y=None, scale=1.0, mask=None, lengths=None, workspace=None):
         return self._softmax(x, y, scale, mask, lengths, workspace, None, True)
 
-    def _swiglu(self, x, out, gate, up, stream, prepare):
+    def _swiglu(self, x, out, gate, up, stream, prepare, keep=None):
         o = _Op(self.device, "swiglu")
         args = self._args("swiglu")
         if x is not None:
@@ -433,17 +456,22 @@ class Runtime:
         o.result, vout = o.output(out, "out", (m, i))
         args.out, args.m, args.i = vout.ptr, m, i
         args.dtype = _abi.DTYPES[o.dtype]
-        return self._call("swiglu", args, stream, prepare, o)
+        return self._call("swiglu", args, stream, prepare, o, keep)
 
     def swiglu(self, x=None, out=None, gate=None, up=None, stream=None):
         """out[m, i] = silu(gate) * up, from x [m, 2i] (gate then up) or from gate and up [m, i]."""
-        return self._swiglu(x, out, gate, up, stream, False)
+        sig = None
+        if out is not None:
+            sig, launched = self._reused("swiglu", ("x", "out", "gate", "up"), (x, out, gate, up), (), stream)
+            if launched:
+                return out
+        return self._swiglu(x, out, gate, up, stream, False, sig)
 
     def prepare_swiglu(self, x=None, out=None, gate=None, up=None):
         return self._swiglu(x, out, gate, up, None, True)
 
     def _decode_attention(self, q, k_cache, v_cache, o_, context_lens, seq, scale, workspace, block_table, stream,
-                          prepare):
+                          prepare, keep=None):
         o = _Op(self.device, "decode_attention")
         vq = o.tensor(q, "q", 3, "same")
         batch, hq, d = vq.shape
@@ -476,7 +504,7 @@ class Runtime:
         args.scale = scale
         args.dtype = _abi.DTYPES[o.dtype]
         self._workspace(args, workspace, "decode_attention")
-        return self._call("decode_attention", args, stream, prepare, o)
+        return self._call("decode_attention", args, stream, prepare, o, keep)
 
     def decode_attention(self, q, k_cache, v_cache, o=None, context_lens=None, seq=None, scale=0.0, workspace=None,
                          block_table=None, stream=None):
@@ -486,15 +514,21 @@ class Runtime:
         Paged: block_table (int32 [batch, max_blocks]) names the block of each block_size keys, and
         the caches are [num_blocks, heads_kv, block_size, d] (block_size a multiple of 16); seq None
         is max_blocks * block_size."""
+        sig = None
+        if o is not None and workspace is None:
+            sig, launched = self._reused("decode_attention", ("q", "k", "v", "o", "context_lens", "block_table"),
+                                         (q, k_cache, v_cache, o, context_lens, block_table), (seq, scale), stream)
+            if launched:
+                return o
         return self._decode_attention(q, k_cache, v_cache, o, context_lens, seq, scale, workspace, block_table,
-                                      stream, False)
+                                      stream, False, sig)
 
     def prepare_decode_attention(self, q, k_cache, v_cache, o=None, context_lens=None, seq=None, scale=0.0,
                                  workspace=None, block_table=None):
         return self._decode_attention(q, k_cache, v_cache, o, context_lens, seq, scale, workspace, block_table,
                                       None, True)
 
-    def _fp8_gemm(self, a, b, a_scale, b_scale, c, workspace, stream, prepare):
+    def _fp8_gemm(self, a, b, a_scale, b_scale, c, workspace, stream, prepare, keep=None):
         o = _Op(self.device, "fp8_gemm")
         va = o.tensor(a, "a", 2)
         vb = o.tensor(b, "b", 2)
@@ -516,12 +550,18 @@ class Runtime:
         args.m, args.n, args.k = m, n, k
         args.scaling = 1 if rowcol and not (m == 1 and n == 1) else 0
         self._workspace(args, workspace, "fp8_gemm")
-        return self._call("fp8_gemm", args, stream, prepare, o)
+        return self._call("fp8_gemm", args, stream, prepare, o, keep)
 
     def fp8_gemm(self, a, b, a_scale, b_scale, c=None, workspace=None, stream=None):
         """c[m,n] (bf16) = (a[m,k] @ b[n,k]^T) * scales, a and b e4m3; a_scale, b_scale f32 of one
         value each (per tensor) or [m] and [n] (per row of a, per column of c)."""
-        return self._fp8_gemm(a, b, a_scale, b_scale, c, workspace, stream, False)
+        sig = None
+        if c is not None and workspace is None:
+            sig, launched = self._reused("fp8_gemm", ("a", "b", "a_scale", "b_scale", "c"), (a, b, a_scale, b_scale, c),
+                                         (), stream)
+            if launched:
+                return c
+        return self._fp8_gemm(a, b, a_scale, b_scale, c, workspace, stream, False, sig)
 
     def prepare_fp8_gemm(self, a, b, a_scale, b_scale, c=None, workspace=None):
         return self._fp8_gemm(a, b, a_scale, b_scale, c, workspace, None, True)

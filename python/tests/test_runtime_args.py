@@ -8,6 +8,7 @@ import pytest
 import ktune
 from ktune import _abi
 from ktune.runtime import Runtime
+from ktune._reuse import CheckedCalls
 from conftest import CudaArray
 
 
@@ -31,13 +32,18 @@ class Recorder:
         return getattr(self.real, name)
 
 
-@pytest.fixture
-def rt():
+def _recording_runtime():
     r = Runtime.__new__(Runtime)
     r._lib = Recorder()
-    r._launchers, r._templates, r._checked = {}, {}, {}
+    r._launchers, r._templates, r._checked = {}, {}, CheckedCalls()
     r._handle = C.c_void_p(1)
     r.device = 0
+    return r
+
+
+@pytest.fixture
+def rt():
+    r = _recording_runtime()
     yield r
     r._handle = None
 
@@ -363,3 +369,54 @@ def test_a_torch_gemm_of_another_shape_or_a_bad_one_is_checked_again(rt):
     rt.gemm(strided, w, TorchLike((2, 256), 0x30000), stream=0)
     assert [call[1].lda for call in rt._lib.calls] == [512, 512, 1024]
     assert len(rt._checked) == 3  # the refused calls were not kept
+
+
+# Each operator's call on torch tensors, as (method, a function of fresh tensors -> (args, kwargs)):
+# a repeat with new tensors of the same signature is launched from the kept struct.
+_REUSED_CALLS = {
+    "rmsnorm": lambda T: ((T((5, 896)), T((896,)), T((5, 896))), {"eps": 1e-5}),
+    "rmsnorm+residual": lambda T: ((T((5, 896)), T((896,)), T((5, 896))),
+                                   {"residual": T((5, 896)), "residual_out": T((5, 896))}),
+    "softmax": lambda T: ((T((4, 1000)), T((4, 1000))), {"scale": 0.5, "mask": "causal"}),
+    "swiglu": lambda T: ((), {"x": T((3, 512)), "out": T((3, 256))}),
+    "decode_attention": lambda T: ((T((2, 8, 64)), T((2, 2, 100, 64)), T((2, 2, 100, 64)), T((2, 8, 64))),
+                                   {"seq": 64, "scale": 0.125}),
+    "gemm+bias": lambda T: ((T((3, 896)), T((1152, 896)), T((3, 1152))), {"bias": T((1152,)), "epilogue": "bias"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_REUSED_CALLS))
+def test_a_repeated_torch_call_of_every_operator_launches_what_a_full_check_would(rt, name):
+    """The repeat reuses the kept struct (one signature kept), and its struct equals, field for field,
+    the one a runtime that never saw the first call builds by checking the repeat in full."""
+    method = name.split("+")[0]
+    make = _REUSED_CALLS[name]
+    args, kwargs = make(TorchLike)
+    getattr(rt, method)(*args, **kwargs, stream=3)
+    args2, kwargs2 = make(TorchLike)  # new tensors: new pointers, the same signature
+    result = getattr(rt, method)(*args2, **kwargs2, stream=3)
+    assert len(rt._checked) == 1 and len(rt._lib.calls) == 2
+    fresh = _recording_runtime()
+    assert getattr(fresh, method)(*args2, **kwargs2, stream=3) is not None
+    (op, reused, s1), = rt._lib.calls[1:]
+    (op2, checked, s2), = fresh._lib.calls
+    fresh._handle = None
+    assert (op, s1) == (op2, s2) == (method, 3)
+    assert _fields(reused) == _fields(checked)
+    outputs = [t for t in list(args2) + list(kwargs2.values()) if isinstance(t, TorchLike)]
+    pointers = {t.data_ptr() for t in outputs}
+    assert pointers <= set(_fields(reused).values())  # every tensor of the repeat is in its struct
+    assert result is not None
+
+
+def test_a_repeat_with_another_option_or_a_missing_output_is_checked_in_full(rt):
+    x, w = TorchLike((5, 896)), TorchLike((896,))
+    rt.rmsnorm(x, w, TorchLike((5, 896)), eps=1e-5, stream=0)
+    rt.rmsnorm(x, w, TorchLike((5, 896)), eps=1e-6, stream=0)  # another eps: another signature
+    assert len(rt._checked) == 2
+    assert [c[1].eps for c in rt._lib.calls] == [pytest.approx(1e-5), pytest.approx(1e-6)]
+    y = rt.rmsnorm(x, w, eps=1e-5, stream=0)  # no output given: allocated, checked in full, not kept
+    assert isinstance(y, TorchLike) and len(rt._checked) == 2
+    with pytest.raises(ktune.BadInputError, match="y has shape"):
+        rt.rmsnorm(x, w, TorchLike((4, 896)), eps=1e-5, stream=0)
+    assert len(rt._checked) == 2  # refused: not kept

@@ -35,9 +35,15 @@
 #   --hf-decode M     examples/python/hf_decode.py --model M (a transformers model through
 #                     ktune.torch.optimize: keys recorded, tuned at --keys-budget, served; stock and
 #                     optimized, eager and compiled in a graph, timed side by side): hf/
+#   --hf-phase P      all (default); tune: record and tune only, the tuned results exported to
+#                     hf/M/tuned.json; time: serve and time only, from the export --hf-db names
+#                     (one run split over two calls)
+#   --hf-db FILE      the export a --hf-phase time run imports into its database
 #   --serve-load      bench/service/run_serve_load.sh on this host's CPUs (ktune serve's lookup rate
 #                     and latency, idle, beside a job, beside 1,000 held connections; needs
 #                     .devbin/ktune_serve_load and .devbin/capi_fixture.db): serve-load.txt
+#   --serve-threads L (with or without --serve-load) the idle rows for each `ktune serve --threads N` of the comma list L:
+#                     serve-load-threads-N.txt
 #   --benches LIST    comma-separated, "all" or "none" (default):
 #                       gemm      ktune_gemm_bench: bf16 GEMM family vs cuBLASLt (docs/perf/gemm.md)
 #                       fp8       ktune_fp8_bench: fp8 GEMM vs cuBLASLt fp8 (docs/perf/gemm.md)
@@ -114,7 +120,7 @@ set -u -o pipefail
 
 usage() { sed -n '/^# usage:/,/^# Example/p' "$0" | sed 's/^# \{0,1\}//' | sed '$d'; }
 
-SUITES=all GTEST_FILTER="" EXAMPLES=0 SERVICE=0 PYTHON=0 DECODE_STEP=0 HF_DECODE="" SERVE_LOAD=0 BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
+SUITES=all GTEST_FILTER="" EXAMPLES=0 SERVICE=0 PYTHON=0 DECODE_STEP=0 HF_DECODE="" HF_PHASE=all HF_DB="" SERVE_LOAD=0 SERVE_THREADS= BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
 DIR=${OUT:-} KEEP_DB=0 COMMIT="" GEMM_M=1,16,128,512,2048,4096 FP8_M=1,16,128,1024,4096
 OPS_FILTERS=() GEMM_VS_TORCH="" GEMM_BUDGET=24 GEMM_SWEEP_S=330 GEMM_DTYPE=bf16
 ATTN_VS_TORCH="" ATTN_BATCH="" ATTN_SEQ="" ATTN_BUDGET=24 ATTN_SWEEP_S=330 OPS_VS_TORCH=0 ROPE_VS_TORCH=0 PAGED_VS_TORCH=0
@@ -127,6 +133,9 @@ while [ $# -gt 0 ]; do
     --service) SERVICE=1; shift ;;
     --decode-step) DECODE_STEP=1; shift ;;
     --hf-decode) HF_DECODE=${2:?}; shift 2 ;;
+    --hf-phase) HF_PHASE=${2:?}; shift 2 ;;
+    --hf-db) HF_DB=${2:?}; shift 2 ;;
+    --serve-threads) SERVE_THREADS=${2:?}; shift 2 ;;
     --serve-load) SERVE_LOAD=1; shift ;;
     --python) PYTHON=1; shift ;;
     --benches) BENCHES=${2:?}; shift 2 ;;
@@ -513,17 +522,31 @@ if [ "$SERVICE" = 1 ] && have service ktune; then
 fi
 
 if [ -n "$HF_DECODE" ] && [ -f "$BIN/lib/libktune_runtime.so" ] && have hf-decode ktune; then
-  mkdir -p "$R/hf"
-  KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" run_part "hf-decode-$HF_DECODE" 560 "$R/hf/$HF_DECODE.md" \
-    python3 examples/python/hf_decode.py --model "$HF_DECODE" --tune "$BIN/ktune" --budget "${KEYS_BUDGET:-8}" \
-    --out "$R/hf/$HF_DECODE"
+  mkdir -p "$R/hf/$HF_DECODE"
+  hf_args=(--model "$HF_DECODE" --phase "$HF_PHASE" --out "$R/hf/$HF_DECODE" --db "$R/hf/$HF_DECODE/ktune.db")
+  [ "$HF_PHASE" != time ] && hf_args+=(--tune "$BIN/ktune" --budget "${KEYS_BUDGET:-8}")
+  if [ "$HF_PHASE" = time ] && [ -n "$HF_DB" ]; then
+    "$BIN/ktune" cache import "$HF_DB" --db "$R/hf/$HF_DECODE/ktune.db" > "$R/hf/$HF_DECODE/import.log" 2>&1 ||
+      say "hf-decode: importing $HF_DB failed (hf/$HF_DECODE/import.log)"
+  fi
+  KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so" run_part "hf-decode-$HF_DECODE-$HF_PHASE" 560 \
+    "$R/hf/$HF_DECODE.$HF_PHASE.md" python3 examples/python/hf_decode.py "${hf_args[@]}"
+  if [ "$HF_PHASE" = tune ]; then  # the results without their cubins: small enough to carry back
+    "$BIN/ktune" cache export --out "$R/hf/$HF_DECODE/tuned.json" --db "$R/hf/$HF_DECODE/ktune.db" \
+      > /dev/null 2>&1 || say "hf-decode: exporting the tuned database failed"
+  fi
 fi
-if [ "$SERVE_LOAD" = 1 ] && have serve-load ktune && have serve-load ktune_serve_load; then
+if { [ "$SERVE_LOAD" = 1 ] || [ -n "$SERVE_THREADS" ]; } && have serve-load ktune && have serve-load ktune_serve_load; then
   if [ -f "$BIN/capi_fixture.db" ]; then  # the script's build-tree layout, over this folder's binaries
     tree=$(mktemp -d); mkdir -p "$tree/cli" "$tree/bench/service"
     ln -s "$BIN/ktune" "$tree/cli/ktune"; ln -s "$BIN/ktune_serve_load" "$tree/bench/service/ktune_serve_load"
-    run_part serve-load 200 "$R/serve-load.txt" bench/service/run_serve_load.sh "$tree" "$BIN/capi_fixture.db" \
-      "Test GPU Alpha" 20000,40000
+    [ "$SERVE_LOAD" = 1 ] && run_part serve-load 200 "$R/serve-load.txt" bench/service/run_serve_load.sh "$tree" \
+      "$BIN/capi_fixture.db" "Test GPU Alpha" 20000,40000
+    for n in ${SERVE_THREADS//,/ }; do
+      KTUNE_SERVE_ARGS="--threads $n" KTUNE_SERVE_LOAD_IDLE_ONLY=1 run_part "serve-load-threads-$n" 60 \
+        "$R/serve-load-threads-$n.txt" bench/service/run_serve_load.sh "$tree" "$BIN/capi_fixture.db" \
+        "Test GPU Alpha" 20000
+    done
   else
     say "serve-load: skipped, $BIN/capi_fixture.db is missing"
   fi
