@@ -5,7 +5,7 @@ Tuned, verified (against the CUDA reference below) and served by ktune through
 ktune.triton.autotune.
 
     c = matmul(a, b)                                               # row-major CUDA tensors
-    matmul_tiles.tune([{"M": 16, "N": 4096, "K": 4096}])           # tune a key now
+    matmul_tiles.tune([{"m": 16, "n": 4096, "k": 4096}])           # tune a key now
 """
 
 import itertools
@@ -53,13 +53,14 @@ def signature(dtype="bf16"):
     configs=[triton.Config(c, num_warps=w, num_stages=s) for c, w, s in configs()],
     key=["M", "N", "K"],
     dtypes=["bf16", "f16"],
-    args={"a_ptr": kt.input_buffer("M * K"), "b_ptr": kt.input_buffer("K * N"), "c_ptr": kt.output_buffer("M * N"),
-          "M": kt.scalar("M"), "N": kt.scalar("N"), "K": kt.scalar("K"), "stride_am": kt.scalar("K"),
-          "stride_ak": kt.scalar(1), "stride_bk": kt.scalar("N"), "stride_bn": kt.scalar(1),
-          "stride_cm": kt.scalar("N"), "stride_cn": kt.scalar(1)},
-    grid="ceil_div(M, BLOCK_M) * ceil_div(N, BLOCK_N)",
-    reference=kt.CudaReference(REFERENCE, "matmul_reference", grid="ceil_div(M * N, 256)", block=256),
-    work={"bytes": "(M * K + K * N + M * N) * elem_bytes", "flops": "2 * M * N * K"},
+    # The key's dimensions are m, n, k (ktune's shapes are lower case): m=16,n=4096,k=4096.
+    args={"a_ptr": kt.input_buffer("m * k"), "b_ptr": kt.input_buffer("k * n"), "c_ptr": kt.output_buffer("m * n"),
+          "M": kt.scalar("m"), "N": kt.scalar("n"), "K": kt.scalar("k"), "stride_am": kt.scalar("k"),
+          "stride_ak": kt.scalar(1), "stride_bk": kt.scalar("n"), "stride_bn": kt.scalar(1),
+          "stride_cm": kt.scalar("n"), "stride_cn": kt.scalar(1)},
+    grid="ceil_div(m, BLOCK_M) * ceil_div(n, BLOCK_N)",
+    reference=kt.CudaReference(REFERENCE, "matmul_reference", grid="ceil_div(m * n, 256)", block=256),
+    work={"bytes": "(m * k + k * n + m * n) * elem_bytes", "flops": "2 * m * n * k"},
 )
 @triton.jit
 def matmul_tiles(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,

@@ -32,6 +32,12 @@ from .tune import best, shape_text, tune
 ON_MISS = ("default", "tune")
 
 
+def dimension_names(key):
+    """The dimensions of key arguments: their names in lower case, as ktune's shapes write them
+    (matmul's M, N, K are the dimensions m, n, k)."""
+    return [k.lower() for k in key]
+
+
 class Autotuner(KernelInterface):
     """A `@triton.jit` kernel whose config comes from ktune's database (module docstring)."""
 
@@ -48,7 +54,7 @@ class Autotuner(KernelInterface):
         unknown = [k for k in self.keys if k not in self.arg_names]
         if unknown:
             raise BadInputError(f"key names {unknown}, which {description.function} does not take")
-        missing = [d for d in description.dims if d not in self.keys and d not in self.dims]
+        missing = [d for d in description.dims if d not in dimension_names(self.keys) and d not in self.dims]
         if missing:
             raise BadInputError(f"dimension(s) {missing} are neither key arguments nor in dims=")
         buffers = [n for n, a in description.args.items() if a.kind != "scalar" and a.type == "dtype"]
@@ -72,7 +78,7 @@ class Autotuner(KernelInterface):
 
     def key_of(self, nargs):
         """(shape text, dtype) of a call's arguments by name."""
-        values = {k: nargs[k] for k in self.keys}
+        values = {d: nargs[k] for k, d in zip(self.keys, dimension_names(self.keys))}
         for d, f in self.dims.items():
             values[d] = f(nargs)
         dims = {d: int(values[d]) for d in self.description.dims}
@@ -133,11 +139,13 @@ def autotune(configs, key, *, args, grid, dims=None, dims_order=None, dtypes=("b
     """The decorator (module docstring). `configs` and `key` as triton.autotune's; `args`, `grid`,
     `reference`, `work` describe the kernel to ktune's harness (description.py); `dims` computes
     dimensions that are not key arguments from a call's arguments by name (e.g. the row count of a
-    row-wise kernel), and `dims_order` orders the key (default: `key`, then `dims`)."""
+    row-wise kernel), and `dims_order` orders the key (default: `key`, then `dims`). A key argument's
+    dimension is its name in lower case (expressions of a matmul keyed on M, N, K use m, n, k)."""
     if prune_configs_by:
         raise BadInputError("prune_configs_by is not served yet: ktune measures every config (a config "
                             "that fails or exceeds the GPU's limits is stored as such and never wins)")
-    order = list(dims_order) if dims_order else list(key) + [d for d in (dims or {}) if d not in key]
+    key_dims = dimension_names(key)
+    order = list(dims_order) if dims_order else key_dims + [d for d in (dims or {}) if d not in key_dims]
 
     def decorator(fn):
         description = Description(fn, configs, dims=order, args=args, grid=grid, dtypes=dtypes,

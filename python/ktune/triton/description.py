@@ -95,6 +95,10 @@ class Description:
         if not self.configs:
             raise BadInputError("a Triton kernel needs at least one config")
         self.dims = list(dims)
+        bad = [d for d in self.dims if not re.fullmatch(r"[a-z][a-z0-9_]*", d)]
+        if bad:
+            raise BadInputError(f"dimension name(s) {bad}: lower-case letters, digits and '_', as ktune's shapes "
+                                "write them")
         self.args = dict(args)
         self.grid = grid
         self.dtypes = list(dtypes)
