@@ -37,7 +37,8 @@ void validate(const CompileRequest& r) {
     throw Error(ErrorKind::kBadInput,
                 fmt::format("bad architecture \"{}\": expected sm_XX, e.g. sm_90", r.arch));
   }
-  if (r.source.empty()) throw Error(ErrorKind::kBadInput, "compile request with an empty source");
+  if (r.source.empty() && r.prebuilt_cubin.empty())
+    throw Error(ErrorKind::kBadInput, "compile request with an empty source");
 }
 
 /// Destroys the program on every path out of compile().
@@ -74,7 +75,6 @@ CompileStore::~CompileStore() = default;
 NvrtcCompiler::NvrtcCompiler(CompileStore* store) : store_(store) {}
 
 std::string NvrtcCompiler::cache_key(const CompileRequest& request) const {
-  const NvrtcApi& api = nvrtc();
   XXH3_state_t* state = XXH3_createState();
   if (state == nullptr) throw Error(ErrorKind::kRuntime, "XXH3_createState: out of memory");
   XXH3_128bits_reset(state);
@@ -84,6 +84,16 @@ std::string NvrtcCompiler::cache_key(const CompileRequest& request) const {
     XXH3_128bits_update(state, &size, sizeof size);
     XXH3_128bits_update(state, field.data(), field.size());
   };
+  if (!request.prebuilt_cubin.empty()) {
+    feed("prebuilt");
+    feed(request.arch);
+    feed(request.prebuilt_cubin);
+    for (const std::string& e : request.name_expressions) feed(e);
+    const XXH128_hash_t h = XXH3_128bits_digest(state);
+    XXH3_freeState(state);
+    return fmt::format("{:016x}{:016x}", h.high64, h.low64);
+  }
+  const NvrtcApi& api = nvrtc();
   feed(
       fmt::format("ktune-nvrtc-recipe-{} nvrtc-{}.{}", kRecipeVersion, api.version_major, api.version_minor));
   feed(request.arch);
@@ -106,6 +116,14 @@ std::string NvrtcCompiler::cache_key(const CompileRequest& request) const {
 CompileResult NvrtcCompiler::compile(const CompileRequest& request) {
   validate(request);
   const std::string key = cache_key(request);
+  if (!request.prebuilt_cubin.empty()) {
+    CompileResult result;
+    result.cubin = request.prebuilt_cubin;
+    for (const std::string& e : request.name_expressions) result.lowered_names[e] = e;
+    result.log = "prebuilt " + request.program_name;
+    result.cache_key = key;
+    return result;
+  }
   if (store_ != nullptr) {
     if (std::optional<CompileResult> hit = store_->find(key)) {
       hit->from_cache = true;

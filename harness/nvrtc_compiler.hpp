@@ -2,6 +2,9 @@
 /// Compiles CUDA C++ to CUBIN with NVRTC (D1, D3): name expressions select template instantiations,
 /// the ptxas verbose report gives each kernel's registers, shared memory and spills, and an optional
 /// CompileStore (the ConfigCache's compile cache, D6) serves repeated requests without compiling.
+/// A request may also carry a cubin compiled elsewhere (a Triton config, compiled ahead of time):
+/// it is handed back as the result, with no NVRTC and no store, so every consumer of compile
+/// results takes it the same way.
 /// Thread-safe: many threads may call compile() at once (each uses its own nvrtcProgram).
 
 #include <atomic>
@@ -24,6 +27,9 @@ struct CompileRequest {
   std::vector<std::string> options;           ///< extra NVRTC options ("-std=c++17" is the default)
   std::string arch;                           ///< "sm_90"; required
   std::vector<std::pair<std::string, std::string>> headers;  ///< (include name, contents)
+  /// Non-empty: the binary, already compiled; `name_expressions` are its entry names, and the
+  /// source, headers and options are unused.
+  std::string prebuilt_cubin;
 };
 
 struct CompileResult {
@@ -57,7 +63,8 @@ class NvrtcCompiler {
   /// Compiles actually run by this compiler (cache hits not counted).
   int compiles_done() const noexcept { return compiles_done_.load(); }
 
-  /// Hex xxHash3-128 of source, headers, options, name expressions, arch and the NVRTC version.
+  /// Hex xxHash3-128 of source, headers, options, name expressions, arch and the NVRTC version; of a
+  /// prebuilt request, of its cubin, names and arch (no NVRTC needed).
   std::string cache_key(const CompileRequest& request) const;
 
  private:

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <span>
@@ -135,6 +136,9 @@ struct CompileSpec {
   std::string source_name;                    ///< e.g. "gemm_tiled.cu"
   std::vector<std::string> name_expressions;  ///< every function the launches use
   std::vector<std::string> options;           ///< e.g. "--std=c++17"; "-arch=..." is added by the compiler
+  /// Set: the function was compiled ahead of time (a Triton config's cubin, docs/byo.md): this file
+  /// is the compile result, `name_expressions` its entry names, and nothing is compiled.
+  std::filesystem::path prebuilt_cubin;
 };
 
 /// The buffers to allocate and the launches to make, in order, on one stream.

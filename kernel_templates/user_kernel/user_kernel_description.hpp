@@ -5,6 +5,11 @@
 /// holds the description as plain data and its reader; UserKernelSpec (user_kernel_spec.hpp) turns
 /// it into a KernelSpec.
 ///
+/// A description may instead name cubins compiled ahead of time, one per (config, dtype), in a
+/// `[prebuilt]` table (a Triton kernel's configs, which `ktune.triton` compiles and describes): its
+/// candidates are then those cubins, loaded, verified and timed like any other, and NAME.cu is
+/// needed only for a reference kernel.
+///
 /// Every expression (a buffer's element count, a scalar's value, a launch's grid, block and shared
 /// memory, the work model) is a config-space expression (core/expression_evaluator.hpp) over the
 /// problem dimensions, the template parameters and `elem_bytes`. Every error the reader finds is a
@@ -107,6 +112,33 @@ struct UserParam {
   uint32_t line = 0;
 };
 
+/// One cubin compiled ahead of time: the candidate of one config and dtype (`[[prebuilt.cubin]]`).
+/// Its launch takes the description's arguments and then one pointer per `scratch` entry: null for
+/// 0 bytes, else a device buffer of that many bytes per program (Triton 3.6 appends a global and a
+/// profile scratch pointer).
+struct UserCubin {
+  Config config;  ///< the tuned parameters it was compiled for
+  DType dtype = DType::kF32;
+  std::filesystem::path file;  ///< NAME.cubins/FILE, as read
+  std::string entry;           ///< the kernel's entry (symbol) in the cubin
+  uint32_t threads = 0;        ///< threads per block (a Triton config's 32 * num_warps)
+  uint32_t shared_bytes = 0;   ///< dynamic shared memory a launch passes
+  std::vector<uint64_t> scratch;
+  std::string name;  ///< the config's name as its compiler tells it (carries the compiler's version)
+  uint32_t line = 0;
+};
+
+/// Cubins compiled ahead of time instead of NAME.cu's template (`[prebuilt]`).
+struct UserPrebuilt {
+  std::string arch;      ///< the one architecture the cubins run on, e.g. "sm_90"
+  std::string producer;  ///< what made them, e.g. "triton 3.6.0" (part of the kernel's hash)
+  std::vector<UserCubin> cubins;
+  uint32_t line = 0;
+
+  /// The cubin of (config, dtype), or null.
+  const UserCubin* find(const Config& config, DType dtype) const;
+};
+
 /// The whole description of one user kernel.
 struct UserKernelDescription {
   std::string name;  ///< NAME: the kernel's name in the cache, the CLI and the runtime
@@ -124,18 +156,26 @@ struct UserKernelDescription {
   std::vector<UserLaunch> launches;
   UserReference reference;
   UserWork work;
+  /// Set: the candidates are these cubins; cu_text may be empty (no NAME.cu) unless the reference
+  /// is a kernel of it.
+  std::optional<UserPrebuilt> prebuilt;
 
   /// Index of argument `name`, or -1.
   int arg_index(std::string_view arg_name) const;
 };
 
-/// Reads `folder`/NAME.toml and `folder`/NAME.cu and checks everything that can be checked without
-/// a shape: TOML syntax, unknown fields, unknown symbols in expressions, argument and launch
-/// references, and that the `__global__` templates exist in NAME.cu with as many template parameters
-/// as declared. Throws ktune::Error(kBadInput) "FILE:LINE: field: message".
+/// The folder of a prebuilt description's cubins: `folder`/NAME.cubins.
+std::filesystem::path cubin_folder(const std::filesystem::path& folder, const std::string& name);
+
+/// Reads `folder`/NAME.toml and `folder`/NAME.cu (absent: a prebuilt description) and checks everything that
+/// can be checked without a shape: TOML syntax, unknown fields, unknown symbols in expressions, argument and
+/// launch references, and that the `__global__` templates exist in NAME.cu with as many template parameters
+/// as declared; for a prebuilt description, that every cubin file exists. Throws
+/// ktune::Error(kBadInput) "FILE:LINE: field: message".
 UserKernelDescription read_user_kernel(const std::filesystem::path& folder, const std::string& name);
 
-/// The same from texts (tests); the paths stand for the files in messages.
+/// The same from texts (tests); the paths stand for the files in messages (a prebuilt
+/// description's cubin files are looked for beside `toml_path`, in NAME.cubins/).
 UserKernelDescription parse_user_kernel(const std::string& name, const std::string& toml_text,
                                         const std::filesystem::path& toml_path, const std::string& cu_text,
                                         const std::filesystem::path& cu_path);

@@ -18,7 +18,8 @@ using toml_read::line_of;
 
 /// A fill's expression: an expression over the dimensions only (inputs must not depend on the
 /// config, or the reference and the candidates would read different inputs).
-UserExpression fill_expression(FillReaderContext& ctx, const toml::node& node, const std::string& field) {
+UserExpression fill_expression(DescriptionReaderContext& ctx, const toml::node& node,
+                               const std::string& field) {
   UserExpression e = ctx.expression(node, field);
   ExpressionEvaluator dims_only(ctx.dimensions());
   try {
@@ -35,7 +36,7 @@ UserExpression fill_expression(FillReaderContext& ctx, const toml::node& node, c
 
 /// A fill written with numbers only is checked here (zeros only, a value the type cannot hold);
 /// one with expressions is checked for each shape (UserKernelSpec::rejection).
-void check_constant_fill(FillReaderContext& ctx, const UserFill& f, const UserArg& a,
+void check_constant_fill(DescriptionReaderContext& ctx, const UserFill& f, const UserArg& a,
                          const std::string& field) {
   const auto constant = [](const std::optional<UserExpression>& e, double fallback) -> std::optional<double> {
     if (!e) return fallback;
@@ -83,7 +84,7 @@ void check_constant_fill(FillReaderContext& ctx, const UserFill& f, const UserAr
 }  // namespace
 
 /// `fill = { min = A, max = B }`, `{ pattern = [...] }` or `{ sequence = { start, step, modulo } }`.
-UserFill read_user_fill(FillReaderContext& ctx, const toml::node& node, const UserArg& a,
+UserFill read_user_fill(DescriptionReaderContext& ctx, const toml::node& node, const UserArg& a,
                         const std::string& field) {
   UserFill f;
   f.line = line_of(node);

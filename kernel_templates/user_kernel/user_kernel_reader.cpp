@@ -13,6 +13,7 @@
 #include "kernel_templates/user_kernel/kernel_source_scan.hpp"
 #include "kernel_templates/user_kernel/user_kernel_description.hpp"
 #include "kernel_templates/user_kernel/user_kernel_fill_reader.hpp"
+#include "kernel_templates/user_kernel/user_kernel_prebuilt_reader.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {
@@ -38,10 +39,12 @@ std::string read_file(const std::filesystem::path& path) {
   return text.str();
 }
 
-struct Reader final : FillReaderContext {
+struct Reader final : DescriptionReaderContext {
   std::string file;  // the TOML file, as messages name it
   UserKernelDescription d;
   std::optional<ExpressionEvaluator> symbols;  // dims, params, elem_bytes: checks every expression
+  std::filesystem::path folder;                // where the TOML file is (a prebuilt's cubins are beside it)
+  bool prebuilt = false;                       // the description has a [prebuilt] table
 
   [[noreturn]] void fail(uint32_t line, std::string_view field, const std::string& message) override {
     fail_at(file, line, fmt::format("{}: {}", field, message));
@@ -126,6 +129,12 @@ struct Reader final : FillReaderContext {
         fail(line_of(*value), "template.params", "'" + name + "' is not a new identifier");
       d.params.push_back({name, param_values(name, *value), line_of(*value)});
     }
+    if (const toml::node* seeds = t.get("seeds")) {
+      const toml::array* list = seeds->as_array();
+      if (list == nullptr) fail(line_of(*seeds), "template.seeds", "must be an array of { PARAM = value }");
+      for (const toml::node& s : *list) d.seeds.push_back(read_config(s, "template.seeds"));
+    }
+    if (prebuilt) return;  // the candidates are cubins: NAME.cu need not hold the template
     // The template in NAME.cu must take the parameters, then the element type.
     const auto decl = find_kernel_template(d.cu_text, d.function);
     if (!decl) {
@@ -141,14 +150,9 @@ struct Reader final : FillReaderContext {
                        d.cu_path.filename().string(), decl->line, d.function, decl->template_params, expected,
                        d.params.size()));
     }
-    if (const toml::node* seeds = t.get("seeds")) {
-      const toml::array* list = seeds->as_array();
-      if (list == nullptr) fail(line_of(*seeds), "template.seeds", "must be an array of { PARAM = value }");
-      for (const toml::node& s : *list) d.seeds.push_back(read_config(s, "template.seeds"));
-    }
   }
 
-  Config read_config(const toml::node& node, const std::string& field) {
+  Config read_config(const toml::node& node, const std::string& field) override {
     const toml::table* t = node.as_table();
     if (t == nullptr) fail(line_of(node), field, "must be a table { PARAM = value, ... }");
     for (auto&& [key, v] : *t) {
@@ -261,9 +265,18 @@ struct Reader final : FillReaderContext {
       l.function = d.function;
     }
     if (!t.contains("grid")) fail(l.line, field + ".grid", "missing: 1 to 3 expressions");
-    if (!t.contains("block")) fail(l.line, field + ".block", "missing: 1 to 3 expressions");
     l.grid = expressions(*t.get("grid"), field + ".grid");
-    l.block = expressions(*t.get("block"), field + ".block");
+    if (prebuilt && !reference) {
+      // A cubin says its own block and shared memory; it is the only function there is.
+      for (const char* key : {"block", "shared", "function"}) {
+        if (t.contains(key))
+          fail(line_of(*t.get(key)), field + "." + key,
+               "a prebuilt cubin's launch takes its function, block and shared memory from the cubin");
+      }
+    } else {
+      if (!t.contains("block")) fail(l.line, field + ".block", "missing: 1 to 3 expressions");
+      l.block = expressions(*t.get("block"), field + ".block");
+    }
     if (const toml::node* s = t.get("shared")) l.shared = expression(*s, field + ".shared");
     if (const toml::node* a = t.get("args")) {
       if (reference) fail(line_of(*a), field + ".args", "the reference takes every argument");
@@ -274,6 +287,10 @@ struct Reader final : FillReaderContext {
       }
     }
     if (l.function != d.function || reference) {
+      if (d.cu_text.empty())
+        fail(l.line, field + ".function",
+             fmt::format("'{}' would be in {}, which does not exist", l.function,
+                         d.cu_path.filename().string()));
       const auto decl = find_kernel_template(d.cu_text, l.function);
       const int expected = reference ? 1 : static_cast<int>(d.params.size()) + 1;
       if (!decl) {
@@ -301,6 +318,8 @@ struct Reader final : FillReaderContext {
       reject_unknown(*t, {"function", "grid", "block", "shared", "args"}, "a [[launch]]");
       d.launches.push_back(read_launch(*t, fmt::format("launch {}", i + 1), false));
     }
+    if (prebuilt && d.launches.size() != 1)
+      fail(line_of(node), "launch", "a prebuilt cubin is one launch: give exactly one [[launch]]");
   }
 
   void read_reference(const toml::table& root) {
@@ -388,7 +407,7 @@ struct Reader final : FillReaderContext {
   void read(const toml::table& root) {
     toml_read::reject_unknown_keys(root,
                                    {"kernel", "description", "dims", "dtypes", "template", "arg", "launch",
-                                    "reference", "verify", "work"},
+                                    "reference", "verify", "work", "prebuilt"},
                                    file, "a user kernel description");
     if (const toml::node* k = root.get("kernel")) {
       if (k->value<std::string>().value_or("") != d.name)
@@ -410,6 +429,11 @@ struct Reader final : FillReaderContext {
         fail(line_of(*root.get("dtypes")), "dtypes", e.what());
       }
     }
+    prebuilt = root.contains("prebuilt");
+    if (!prebuilt && d.cu_text.empty())
+      fail(1, "prebuilt",
+           fmt::format("{} does not exist (or is empty), and there is no [prebuilt] table of cubins",
+                       d.cu_path.filename().string()));
     if (!root.contains("template")) fail(1, "template", "missing: the [[template]] with its parameters");
     read_template(*root.get("template"));
     std::vector<std::string> slots = d.dims;
@@ -418,12 +442,20 @@ struct Reader final : FillReaderContext {
     symbols.emplace(std::move(slots));
     if (!root.contains("arg")) fail(1, "arg", "missing: the kernel's arguments in order ([[arg]])");
     read_args(*root.get("arg"));
+    if (prebuilt) d.prebuilt = read_prebuilt(*this, d, *root.get("prebuilt"), cubin_folder(folder, d.name));
     if (!root.contains("launch")) fail(1, "launch", "missing: at least one [[launch]] with grid and block");
     read_launches(*root.get("launch"));
     read_reference(root);
     if (const toml::node* w = root.get("work")) read_work(*w);
     for (std::size_t i = 0; i < d.seeds.size(); ++i) check_point(d.seeds[i], "template.seeds");
     if (d.reference.kind == UserReference::Kind::kConfig) check_point(d.reference.config, "reference.config");
+    if (d.prebuilt) {
+      for (const UserCubin& c : d.prebuilt->cubins) check_point(c.config, "prebuilt.cubin");
+      if (d.reference.kind == UserReference::Kind::kConfig &&
+          std::none_of(d.prebuilt->cubins.begin(), d.prebuilt->cubins.end(),
+                       [&](const UserCubin& c) { return c.config == d.reference.config; }))
+        fail(d.reference.line, "reference.config", "no [[prebuilt.cubin]] has this config");
+    }
   }
 
   /// A config's values must be among its parameters' values.
@@ -437,6 +469,17 @@ struct Reader final : FillReaderContext {
 };
 
 }  // namespace
+
+const UserCubin* UserPrebuilt::find(const Config& config, DType dtype) const {
+  for (const UserCubin& c : cubins) {
+    if (c.dtype == dtype && c.config == config) return &c;
+  }
+  return nullptr;
+}
+
+std::filesystem::path cubin_folder(const std::filesystem::path& folder, const std::string& name) {
+  return folder / (name + ".cubins");
+}
 
 int UserKernelDescription::arg_index(std::string_view arg_name) const {
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -455,6 +498,7 @@ UserKernelDescription parse_user_kernel(const std::string& name, const std::stri
   r.d.cu_path = cu_path;
   r.d.toml_text = toml_text;
   r.d.cu_text = cu_text;
+  r.folder = toml_path.parent_path();
   if (!is_identifier(name))
     throw Error(ErrorKind::kBadInput,
                 fmt::format("{}: the kernel name '{}' is not an identifier", r.file, name));
@@ -465,7 +509,10 @@ UserKernelDescription parse_user_kernel(const std::string& name, const std::stri
 UserKernelDescription read_user_kernel(const std::filesystem::path& folder, const std::string& name) {
   const auto toml_path = folder / (name + ".toml");
   const auto cu_path = folder / (name + ".cu");
-  return parse_user_kernel(name, read_file(toml_path), toml_path, read_file(cu_path), cu_path);
+  std::error_code ec;
+  // A prebuilt description may have no NAME.cu; the reader says so when it needs one.
+  const std::string cu_text = std::filesystem::exists(cu_path, ec) ? read_file(cu_path) : std::string();
+  return parse_user_kernel(name, read_file(toml_path), toml_path, cu_text, cu_path);
 }
 
 }  // namespace ktune::kernel_templates

@@ -94,6 +94,9 @@ std::optional<std::string> UserKernelSpec::rejection(const Problem& problem, con
       return fmt::format("{} = {} is not one of the parameter's values", p.name, *v);
   }
   if (config.params.size() != d_.params.size()) return "config has parameters the template lacks";
+  const UserCubin* cubin = cubin_of(config, problem.dtype);
+  if (d_.prebuilt && cubin == nullptr)
+    return fmt::format("no prebuilt cubin of this config for {}", to_string(problem.dtype));
   try {
     std::lock_guard lock(mu_);
     bind(problem, &config);
@@ -124,6 +127,7 @@ std::optional<std::string> UserKernelSpec::rejection(const Problem& problem, con
           if (dims == &l.block) threads *= v;
         }
       }
+      if (cubin != nullptr) threads = cubin->threads;
       if (threads > kMaxThreadsPerBlock)
         return fmt::format("{}:{}: a block of {} threads (more than {})", d_.toml_path.string(), l.line,
                            threads, kMaxThreadsPerBlock);
@@ -140,8 +144,28 @@ std::optional<std::string> UserKernelSpec::rejection(const Problem& problem, con
   return std::nullopt;
 }
 
+std::optional<std::string> UserKernelSpec::arch_rejection(std::string_view arch) const {
+  if (!d_.prebuilt) return std::nullopt;
+  // sm_90 and sm_90a are one device: compare the numbers.
+  const auto digits = [](std::string_view a) {
+    std::string out;
+    for (char c : a) {
+      if (c >= '0' && c <= '9') out += c;
+    }
+    return out;
+  };
+  if (digits(arch) == digits(d_.prebuilt->arch)) return std::nullopt;
+  return fmt::format("the prebuilt cubins of {} run on {} only, not {}", d_.name, d_.prebuilt->arch, arch);
+}
+
+const UserCubin* UserKernelSpec::cubin_of(const Config& config, DType dtype) const {
+  return d_.prebuilt ? d_.prebuilt->find(config, dtype) : nullptr;
+}
+
 std::string UserKernelSpec::canonical_name(const Problem& problem, const Config& config) const {
   std::string out = fmt::format("{}.{}", d_.name, to_string(problem.dtype));
+  if (const UserCubin* cubin = cubin_of(config, problem.dtype); cubin != nullptr && !cubin->name.empty())
+    return out + "." + cubin->name;
   for (const auto& [name, value] : config.params) out += fmt::format(".{}{}", lower(name), value);
   return out;
 }
@@ -158,6 +182,12 @@ std::string UserKernelSpec::name_expression(const std::string& function, const C
 CompileSpec UserKernelSpec::compile_spec(const Problem& problem, const Config& config) const {
   if (auto why = rejection(problem, config)) throw Error(ErrorKind::kBadInput, *why);
   CompileSpec spec;
+  if (const UserCubin* cubin = cubin_of(config, problem.dtype)) {
+    spec.source_name = cubin->file.filename().string();
+    spec.name_expressions = {cubin->entry};
+    spec.prebuilt_cubin = cubin->file;
+    return spec;
+  }
   spec.source_name = source_name_;
   for (const auto& l : d_.launches) {
     auto expr = name_expression(l.function, &config, problem.dtype);
@@ -224,9 +254,9 @@ BufferFill UserKernelSpec::fill_of(const UserArg& a) const {
 }
 
 KernelLaunch UserKernelSpec::make_launch(const UserLaunch& l, const Config* config, DType dtype,
-                                         bool reference) const {
+                                         bool reference, const UserCubin* cubin) const {
   KernelLaunch k;
-  k.name_expression = name_expression(l.function, config, dtype);
+  k.name_expression = cubin != nullptr ? cubin->entry : name_expression(l.function, config, dtype);
   const auto dim3 = [&](const std::vector<UserExpression>& es) {
     Dim3 d;
     uint32_t* parts[] = {&d.x, &d.y, &d.z};
@@ -234,8 +264,10 @@ KernelLaunch UserKernelSpec::make_launch(const UserLaunch& l, const Config* conf
     return d;
   };
   k.dims.grid = dim3(l.grid);
-  k.dims.block = dim3(l.block);
-  k.dims.dynamic_smem_bytes = l.shared ? static_cast<uint32_t>(eval_int(*l.shared)) : 0;
+  k.dims.block = cubin != nullptr ? Dim3{cubin->threads, 1, 1} : dim3(l.block);
+  k.dims.dynamic_smem_bytes = cubin != nullptr ? cubin->shared_bytes
+                              : l.shared       ? static_cast<uint32_t>(eval_int(*l.shared))
+                                               : 0;
   std::vector<const UserArg*> args;
   if (l.args.empty()) {
     for (const auto& a : d_.args) args.push_back(&a);
@@ -266,13 +298,34 @@ KernelLaunch UserKernelSpec::make_launch(const UserLaunch& l, const Config* conf
   return k;
 }
 
+void UserKernelSpec::add_launches(LaunchPlan& plan, const Config& config, DType dtype, bool reference) const {
+  const UserCubin* cubin = cubin_of(config, dtype);
+  for (const auto& l : d_.launches) plan.launches.push_back(make_launch(l, &config, dtype, reference, cubin));
+  if (cubin == nullptr) return;
+  KernelLaunch& k = plan.launches.back();
+  const int64_t programs = int64_t{k.dims.grid.x} * k.dims.grid.y * k.dims.grid.z;
+  for (std::size_t i = 0; i < cubin->scratch.size(); ++i) {
+    if (cubin->scratch[i] == 0) {
+      k.args.push_back(ArgSpec::null_pointer());
+      continue;
+    }
+    TensorSpec t;
+    t.name = fmt::format("scratch.{}{}", i, reference ? "_ref" : "");
+    t.role = TensorRole::kWorkspace;
+    t.integer = IntType::kU8;
+    t.elements = static_cast<int64_t>(cubin->scratch[i]) * programs;
+    k.args.push_back(ArgSpec::of_tensor(t.name));
+    plan.tensors.push_back(std::move(t));
+  }
+}
+
 LaunchPlan UserKernelSpec::launch_plan(const Problem& problem, const Config& config) const {
   if (auto why = rejection(problem, config)) throw Error(ErrorKind::kBadInput, *why);
   std::lock_guard lock(mu_);
   bind(problem, &config);
   LaunchPlan plan;
   plan.tensors = tensors(problem, false);
-  for (const auto& l : d_.launches) plan.launches.push_back(make_launch(l, &config, problem.dtype, false));
+  add_launches(plan, config, problem.dtype, false);
   return plan;
 }
 
@@ -299,7 +352,7 @@ ReferenceSpec UserKernelSpec::reference(const Problem& problem) const {
       std::lock_guard lock(mu_);
       bind(problem, &c);
       ref.plan.tensors = tensors(problem, true);
-      for (const auto& l : d_.launches) ref.plan.launches.push_back(make_launch(l, &c, problem.dtype, true));
+      add_launches(ref.plan, c, problem.dtype, true);
       break;
     }
     case UserReference::Kind::kKernel: {

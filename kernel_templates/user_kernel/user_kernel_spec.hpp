@@ -7,6 +7,11 @@
 ///
 /// Reference outputs are buffers named `<output>_ref` of the output's type; the reference kernel is
 /// called with the candidate's argument list, each output replaced by its `_ref` twin.
+///
+/// A prebuilt description's candidates are its cubins (one per config and dtype): compile_spec
+/// names the cubin file instead of a source, the launch takes the cubin's entry, threads and shared
+/// memory, and the scratch pointers it appends are null or buffers `scratch.I` of their bytes per
+/// program. Configs without a cubin are rejected, and so is every arch but the cubins' own.
 
 #include <map>
 #include <mutex>
@@ -37,6 +42,8 @@ class UserKernelSpec final : public KernelSpec {
   std::string_view source_name() const override { return source_name_; }
 
   std::optional<std::string> rejection(const Problem& problem, const Config& config) const override;
+  /// A prebuilt description runs on its cubins' architecture only.
+  std::optional<std::string> arch_rejection(std::string_view arch) const override;
   std::string canonical_name(const Problem& problem, const Config& config) const override;
   CompileSpec compile_spec(const Problem& problem, const Config& config) const override;
   LaunchPlan launch_plan(const Problem& problem, const Config& config) const override;
@@ -56,7 +63,14 @@ class UserKernelSpec final : public KernelSpec {
   /// An input's fill with its expressions evaluated for the bound problem; callers hold mu_.
   BufferFill fill_of(const UserArg& a) const;
   std::string name_expression(const std::string& function, const Config* config, DType dtype) const;
-  KernelLaunch make_launch(const UserLaunch& l, const Config* config, DType dtype, bool reference) const;
+  /// `cubin` set: the launch of that prebuilt cubin (its entry, threads and shared memory).
+  KernelLaunch make_launch(const UserLaunch& l, const Config* config, DType dtype, bool reference,
+                           const UserCubin* cubin = nullptr) const;
+  /// The prebuilt cubin of (config, dtype), or null (not prebuilt, or no such cubin).
+  const UserCubin* cubin_of(const Config& config, DType dtype) const;
+  /// The launches of `config` (the description's, or its cubin's) into `plan`, with the scratch
+  /// buffers a cubin's appended pointers need; callers hold mu_ with the config bound.
+  void add_launches(LaunchPlan& plan, const Config& config, DType dtype, bool reference) const;
   std::vector<TensorSpec> tensors(const Problem& problem, bool reference) const;
 
   UserKernelDescription d_;

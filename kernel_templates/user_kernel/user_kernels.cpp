@@ -63,7 +63,10 @@ std::vector<std::string> load_kernel_folder(const std::filesystem::path& folder)
   for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
     const auto& p = entry.path();
     if (!entry.is_regular_file() || p.extension() != ".toml") continue;
-    if (!std::filesystem::exists(folder / (p.stem().string() + ".cu"))) continue;
+    const std::string stem = p.stem().string();
+    if (!std::filesystem::exists(folder / (stem + ".cu")) &&
+        !std::filesystem::is_directory(cubin_folder(folder, stem)))
+      continue;
     names.push_back(p.stem().string());
   }
   if (ec)
@@ -71,8 +74,10 @@ std::vector<std::string> load_kernel_folder(const std::filesystem::path& folder)
   if (names.empty()) {
     throw Error(
         ErrorKind::kBadInput,
-        fmt::format("kernel folder '{}' holds no kernel: a kernel is NAME.cu beside NAME.toml (docs/byo.md)",
-                    folder.string()));
+        fmt::format(
+            "kernel folder '{}' holds no kernel: a kernel is NAME.toml beside NAME.cu or beside a folder "
+            "NAME.cubins of prebuilt cubins (docs/byo.md)",
+            folder.string()));
   }
   std::sort(names.begin(), names.end());
   for (const auto& name : names) register_user_kernel(read_user_kernel(folder, name));

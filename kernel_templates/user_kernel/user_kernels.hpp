@@ -14,9 +14,9 @@
 
 namespace ktune::kernel_templates {
 
-/// Loads every kernel of `folder`: each NAME.toml beside a NAME.cu. Returns their names. Throws
-/// ktune::Error(kBadInput) for a folder that is not a directory, one with no kernel, a description
-/// error ("FILE:LINE: field: message"), or a name that a built-in kernel already has. Loading the
+/// Loads every kernel of `folder`: each NAME.toml beside a NAME.cu or a NAME.cubins folder. Returns their
+/// names. Throws ktune::Error(kBadInput) for a folder that is not a directory, one with no kernel, a
+/// description error ("FILE:LINE: field: message"), or a name that a built-in kernel already has. Loading the
 /// same kernel again replaces it (an edited file).
 std::vector<std::string> load_kernel_folder(const std::filesystem::path& folder);
 

@@ -18,13 +18,14 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples" 
 import matmul  # noqa: E402
 import rmsnorm  # noqa: E402
 
-EXAMPLES = [(rmsnorm.rmsnorm_rows, rmsnorm.signature(), rmsnorm.configs(4096)),
-            (matmul.matmul_tiles, matmul.signature(), matmul.configs())]
+# The examples' kernels are ktune.triton.autotune kernels; .fn is the @triton.jit function.
+EXAMPLES = [(rmsnorm.rmsnorm_rows.fn, rmsnorm.signature(), rmsnorm.configs(4096)),
+            (matmul.matmul_tiles.fn, matmul.signature(), matmul.configs())]
 
 
 @pytest.mark.parametrize("fn, signature, configs", EXAMPLES, ids=["rmsnorm", "matmul"])
 def test_every_example_config_compiles_for_sm90_without_a_gpu(fn, signature, configs):
-    assert len(configs) == (24 if fn is matmul.matmul_tiles else 5)
+    assert len(configs) == (24 if fn is matmul.matmul_tiles.fn else 5)
     own_args = [n for n, t in signature.items() if t != "constexpr"]
     names = set()
     for constexprs, warps, stages in configs:
@@ -43,18 +44,18 @@ def test_every_example_config_compiles_for_sm90_without_a_gpu(fn, signature, con
 def test_bad_requests_are_bad_input():
     sig, (constexprs, warps, stages) = rmsnorm.signature(), rmsnorm.configs(1024)[0]
     with pytest.raises(BadInputError, match="sm_XY"):
-        kt.compile_config(rmsnorm.rmsnorm_rows, sig, constexprs, warps, stages, arch="hopper")
+        kt.compile_config(rmsnorm.rmsnorm_rows.fn, sig, constexprs, warps, stages, arch="hopper")
     with pytest.raises(BadInputError, match="takes"):
-        kt.compile_config(rmsnorm.rmsnorm_rows, {**sig, "extra": "i32"}, constexprs, warps, stages)
+        kt.compile_config(rmsnorm.rmsnorm_rows.fn, {**sig, "extra": "i32"}, constexprs, warps, stages)
     with pytest.raises(BadInputError, match="BLOCK"):
-        kt.compile_config(rmsnorm.rmsnorm_rows, sig, {}, warps, stages)
+        kt.compile_config(rmsnorm.rmsnorm_rows.fn, sig, {}, warps, stages)
 
 
 def test_the_key_names_the_importable_function_its_source_and_the_key_values():
-    key = kt.kernel_key(matmul.matmul_tiles, {"M": 16, "N": 4096, "K": 4096}, "bf16")
+    key = kt.kernel_key(matmul.matmul_tiles.fn, {"M": 16, "N": 4096, "K": 4096}, "bf16")
     assert key == {"kernel": "triton:matmul:matmul_tiles", "source_hash": key["source_hash"],
                    "shape": "M=16,N=4096,K=4096", "dtype": "bf16"}
     assert len(key["source_hash"]) == 16
-    assert kt.kernel_key(rmsnorm.rmsnorm_rows, {"n_cols": 4096}, "bf16")["source_hash"] != key["source_hash"]
+    assert kt.kernel_key(rmsnorm.rmsnorm_rows.fn, {"n_cols": 4096}, "bf16")["source_hash"] != key["source_hash"]
     with pytest.raises(BadInputError, match="triton.jit"):
         kt.kernel_key(len, {"n": 1}, "bf16")

@@ -15,7 +15,7 @@
 #          [--budget-s S] [--out DIR] [--keep-db] [--commit HASH] [--gemm-m LIST] [--fp8-m LIST]
 #          [--ops-filter TEXT]... [--gemm-vs-torch SET[:M,M...][+SET...]] [--gemm-budget N] [--gemm-sweep-s S] [--gemm-dtype bf16|fp8]
 #          [--attn-vs-torch SET] [--attn-batch LIST] [--attn-seq LIST] [--attn-budget N] [--attn-sweep-s S] [--ops-vs-torch] [--rope-vs-torch]
-#          [--paged-vs-torch] [--decoder-layers MODEL]
+#          [--paged-vs-torch] [--decoder-layers MODEL] [--triton]
 #          [--tune-keys FILE] [--keys-budget N] [--keys-sweep-s S]
 #
 #   --suites LIST     gpu test executables, comma-separated short names (smoke, measure, kernels,
@@ -31,6 +31,12 @@
 #                     (ktune.torch.optimize of transformers models against the stock ones) and
 #                     bench/runtime/dispatch_cost.py (the host cost of every op's doors against the
 #                     torch calls it replaces); needs .devbin/lib/libktune_runtime.so, torch with CUDA
+#   --triton          Triton kernels through ktune: python/tests/test_triton_gpu.py (the examples/triton
+#                     RMSNorm and matmul tuned by ktune's worker, verified, served back through
+#                     ktune.triton.autotune and compared with torch; a planted wrong and a planted
+#                     crashing config never win; a second process launches the stored winner with
+#                     nothing tuned; a recorded miss tuned by `python -m ktune.triton tune`); needs
+#                     .devbin/ktune, .devbin/lib/libktune.so, torch and triton 3.6: triton/
 #   --decode-step     examples/python/decode_step.py (a decode step from ktune's ops against torch)
 #   --hf-decode M     examples/python/hf_decode.py --model M (a transformers model through
 #                     ktune.torch.optimize: keys recorded, tuned at --keys-budget, served; stock and
@@ -120,7 +126,7 @@ set -u -o pipefail
 
 usage() { sed -n '/^# usage:/,/^# Example/p' "$0" | sed 's/^# \{0,1\}//' | sed '$d'; }
 
-SUITES=all GTEST_FILTER="" EXAMPLES=0 SERVICE=0 PYTHON=0 DECODE_STEP=0 HF_DECODE="" HF_PHASE=all HF_DB="" SERVE_LOAD=0 SERVE_THREADS= BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
+SUITES=all GTEST_FILTER="" EXAMPLES=0 SERVICE=0 PYTHON=0 TRITON=0 DECODE_STEP=0 HF_DECODE="" HF_PHASE=all HF_DB="" SERVE_LOAD=0 SERVE_THREADS= BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
 DIR=${OUT:-} KEEP_DB=0 COMMIT="" GEMM_M=1,16,128,512,2048,4096 FP8_M=1,16,128,1024,4096
 OPS_FILTERS=() GEMM_VS_TORCH="" GEMM_BUDGET=24 GEMM_SWEEP_S=330 GEMM_DTYPE=bf16
 ATTN_VS_TORCH="" ATTN_BATCH="" ATTN_SEQ="" ATTN_BUDGET=24 ATTN_SWEEP_S=330 OPS_VS_TORCH=0 ROPE_VS_TORCH=0 PAGED_VS_TORCH=0
@@ -138,6 +144,7 @@ while [ $# -gt 0 ]; do
     --serve-threads) SERVE_THREADS=${2:?}; shift 2 ;;
     --serve-load) SERVE_LOAD=1; shift ;;
     --python) PYTHON=1; shift ;;
+    --triton) TRITON=1; shift ;;
     --benches) BENCHES=${2:?}; shift 2 ;;
     --sweep) SWEEP=${2:?}; shift 2 ;;
     --side-by-side) SIDE=1; shift ;;
@@ -280,6 +287,16 @@ if [ "$PYTHON" = 1 ]; then
   else
     say "python: skipped, .devbin/lib/libktune_runtime.so is missing"
     printf 'python\tmissing\t-\t-\t-\t0\n' >> "$R/parts.tsv"
+  fi
+fi
+if [ "$TRITON" = 1 ]; then
+  mkdir -p "$R/triton"
+  if [ -f "$BIN/lib/libktune.so" ] && have triton ktune; then
+    export KTUNE_LIBRARY="$BIN/lib/libktune.so"
+    run_part triton 420 "$R/triton/triton_gpu.log" python3 python/tests/test_triton_gpu.py
+  elif [ ! -f "$BIN/lib/libktune.so" ]; then
+    say "triton: skipped, .devbin/lib/libktune.so is missing"
+    printf 'triton\tmissing\t-\t-\t-\t0\n' >> "$R/parts.tsv"
   fi
 fi
 if [ "$DECODE_STEP" = 1 ]; then

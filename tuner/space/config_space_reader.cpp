@@ -269,7 +269,8 @@ namespace {
 /// template. The keys only the description has are set aside; `kernel` is the file's name.
 toml::table as_space(toml::table root, const std::filesystem::path& path) {
   if (!root.contains("arg") && !root.contains("launch")) return root;
-  for (const char* key : {"dtypes", "arg", "launch", "reference", "verify", "work"}) root.erase(key);
+  for (const char* key : {"dtypes", "arg", "launch", "reference", "verify", "work", "prebuilt"})
+    root.erase(key);
   if (!root.contains("kernel")) root.insert("kernel", path.stem().string());
   return root;
 }

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, Mapping, Optional, Sequence
 
-from .errors import BadInputError
+from ..errors import BadInputError
 
 _ARCH = re.compile(r"^sm_(\d+)a?$")
 

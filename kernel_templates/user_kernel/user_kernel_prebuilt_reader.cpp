@@ -1,0 +1,122 @@
+// Reading a user kernel description's `[prebuilt]` table: cubins compiled ahead of time (a Triton
+// kernel's configs) that stand for the candidates NVRTC would otherwise compile from NAME.cu.
+#include "kernel_templates/user_kernel/user_kernel_prebuilt_reader.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "core/toml_read.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::kernel_templates {
+namespace {
+
+using toml_read::line_of;
+
+/// Most threads a block may have, and most dynamic shared memory a block may ask for on any GPU so
+/// far (227 KiB on sm_90 and sm_100); the device's own limit is checked at launch.
+constexpr int64_t kMaxThreads = 1024;
+constexpr int64_t kMaxSharedBytes = 232448;
+/// Two scratch pointers are what Triton 3.6 appends; a few more leave room for a later version.
+constexpr std::size_t kMaxScratch = 4;
+
+int64_t integer_in(DescriptionReaderContext& ctx, const toml::table& t, std::string_view key, int64_t lo,
+                   int64_t hi, const std::string& field, std::optional<int64_t> fallback = std::nullopt) {
+  const toml::node* n = t.get(key);
+  if (n == nullptr) {
+    if (fallback) return *fallback;
+    ctx.fail(line_of(t), field + "." + std::string(key), "missing");
+  }
+  const auto v = n->value<int64_t>();
+  if (!n->is_integer() || !v || *v < lo || *v > hi)
+    ctx.fail(line_of(*n), field + "." + std::string(key),
+             fmt::format("must be an integer in [{}, {}]", lo, hi));
+  return *v;
+}
+
+std::string string_in(DescriptionReaderContext& ctx, const toml::table& t, std::string_view key,
+                      const std::string& field) {
+  const toml::node* n = t.get(key);
+  if (n == nullptr) ctx.fail(line_of(t), field + "." + std::string(key), "missing");
+  if (!n->is_string()) ctx.fail(line_of(*n), field + "." + std::string(key), "must be a string");
+  return n->value<std::string>().value();
+}
+
+UserCubin read_cubin(DescriptionReaderContext& ctx, const UserKernelDescription& d, const toml::table& t,
+                     const std::string& field, const std::filesystem::path& cubins) {
+  ctx.reject_unknown(t, {"config", "dtype", "file", "entry", "threads", "shared", "scratch", "name"}, field);
+  UserCubin c;
+  c.line = line_of(t);
+  if (!t.contains("config")) ctx.fail(c.line, field + ".config", "missing: the config it was compiled for");
+  c.config = ctx.read_config(*t.get("config"), field + ".config");
+  const std::string dtype = string_in(ctx, t, "dtype", field);
+  try {
+    c.dtype = dtype_from_string(dtype);
+  } catch (const Error& e) {
+    ctx.fail(line_of(*t.get("dtype")), field + ".dtype", e.what());
+  }
+  if (std::find(d.dtypes.begin(), d.dtypes.end(), c.dtype) == d.dtypes.end())
+    ctx.fail(line_of(*t.get("dtype")), field + ".dtype", fmt::format("{} is not in dtypes", dtype));
+  const std::string name = string_in(ctx, t, "file", field);
+  if (name.empty() || name.find('/') != std::string::npos || name.front() == '.')
+    ctx.fail(line_of(*t.get("file")), field + ".file",
+             "must be a file name in " + cubins.filename().string());
+  c.file = cubins / name;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(c.file, ec))
+    ctx.fail(line_of(*t.get("file")), field + ".file", fmt::format("'{}' does not exist", c.file.string()));
+  c.entry = string_in(ctx, t, "entry", field);
+  static const std::regex kSymbol("[A-Za-z_][A-Za-z0-9_$]*");
+  if (!std::regex_match(c.entry, kSymbol))
+    ctx.fail(line_of(*t.get("entry")), field + ".entry", "'" + c.entry + "' is not a kernel's symbol");
+  c.threads = static_cast<uint32_t>(integer_in(ctx, t, "threads", 1, kMaxThreads, field));
+  c.shared_bytes = static_cast<uint32_t>(integer_in(ctx, t, "shared", 0, kMaxSharedBytes, field, 0));
+  if (const toml::node* s = t.get("scratch")) {
+    const toml::array* list = s->as_array();
+    if (list == nullptr || list->size() > kMaxScratch)
+      ctx.fail(line_of(*s), field + ".scratch",
+               fmt::format("must list at most {} per-program byte counts", kMaxScratch));
+    for (const toml::node& n : *list) {
+      const auto v = n.value<int64_t>();
+      if (!n.is_integer() || !v || *v < 0) ctx.fail(line_of(n), field + ".scratch", "a byte count is >= 0");
+      c.scratch.push_back(static_cast<uint64_t>(*v));
+    }
+  }
+  c.name = t.contains("name") ? string_in(ctx, t, "name", field) : "";
+  return c;
+}
+
+}  // namespace
+
+UserPrebuilt read_prebuilt(DescriptionReaderContext& ctx, const UserKernelDescription& d,
+                           const toml::node& node, const std::filesystem::path& cubins) {
+  const toml::table* t = node.as_table();
+  if (t == nullptr) ctx.fail(line_of(node), "prebuilt", "must be a table with arch and [[prebuilt.cubin]]");
+  ctx.reject_unknown(*t, {"arch", "producer", "cubin"}, "[prebuilt]");
+  UserPrebuilt p;
+  p.line = line_of(*t);
+  p.arch = string_in(ctx, *t, "arch", "prebuilt");
+  static const std::regex kArch("sm_[0-9]+[af]?");
+  if (!std::regex_match(p.arch, kArch))
+    ctx.fail(line_of(*t->get("arch")), "prebuilt.arch", "'" + p.arch + "' is not an sm_XY architecture");
+  if (const toml::node* producer = t->get("producer"))
+    p.producer = producer->value<std::string>().value_or("");
+  const toml::array* list = t->get("cubin") != nullptr ? t->get("cubin")->as_array() : nullptr;
+  if (list == nullptr || list->empty())
+    ctx.fail(p.line, "prebuilt.cubin", "missing: one [[prebuilt.cubin]] per config and dtype");
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const toml::table* c = list->get(i)->as_table();
+    const std::string field = fmt::format("prebuilt.cubin {}", i + 1);
+    if (c == nullptr) ctx.fail(line_of(*list->get(i)), field, "must be a table ([[prebuilt.cubin]])");
+    UserCubin cubin = read_cubin(ctx, d, *c, field, cubins);
+    if (p.find(cubin.config, cubin.dtype) != nullptr)
+      ctx.fail(cubin.line, field, "a second cubin of the same config and dtype");
+    p.cubins.push_back(std::move(cubin));
+  }
+  return p;
+}
+
+}  // namespace ktune::kernel_templates

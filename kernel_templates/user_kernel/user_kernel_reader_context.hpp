@@ -1,0 +1,34 @@
+#pragma once
+/// What the readers of a description's parts (a fill, the prebuilt cubins) need from the reader of
+/// the whole description (user_kernel_reader.cpp): its failure reporting, its expression checks,
+/// its dimensions and its reader of a config.
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "kernel_templates/user_kernel/user_kernel_description.hpp"
+
+namespace ktune::kernel_templates {
+
+class DescriptionReaderContext {
+ public:
+  virtual ~DescriptionReaderContext() = default;
+  /// Throws ktune::Error(kBadInput) naming the file, `line` and `field`.
+  [[noreturn]] virtual void fail(uint32_t line, std::string_view field, const std::string& message) = 0;
+  /// An expression field (a string or a number), checked against every symbol of the description.
+  virtual UserExpression expression(const toml::node& node, const std::string& field) = 0;
+  /// The description's dimensions, the only symbols a fill may use.
+  virtual const std::vector<std::string>& dimensions() const = 0;
+  /// Fails on a key of `t` not in `allowed`.
+  virtual void reject_unknown(const toml::table& t, std::initializer_list<std::string_view> allowed,
+                              std::string_view what) = 0;
+  /// A config `{ PARAM = value, ... }` of the tuned template: every parameter, nothing else.
+  virtual Config read_config(const toml::node& node, const std::string& field) = 0;
+};
+
+}  // namespace ktune::kernel_templates

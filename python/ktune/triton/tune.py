@@ -1,0 +1,66 @@
+"""Tuning a described Triton kernel (description.py) through ktune: its folder is written (each config
+compiled ahead of time, in parallel) and `ktune tune` measures it in the worker like any candidate:
+verified against the reference, timed by the one timing path, crash-isolated, stored in the
+database. `best` reads a winner back through the look-up ABI (ktune.query)."""
+
+import json
+import os
+import pathlib
+import subprocess
+
+from .._executable import ktune_executable
+from ..errors import BadInputError, NotFoundError, RuntimeFailure
+from ..query import query
+from .description import Description
+
+
+def cache_root():
+    """Where description folders are kept: $KTUNE_TRITON_DIR, else $XDG_CACHE_HOME/ktune/triton
+    (~/.cache/ktune/triton)."""
+    env = os.environ.get("KTUNE_TRITON_DIR")
+    if env:
+        return pathlib.Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return pathlib.Path(base) / "ktune" / "triton"
+
+
+def shape_text(description: Description, values):
+    """`values` (a dict of every dimension) as ktune's shape text, in the description's order."""
+    missing = [d for d in description.dims if d not in values]
+    if missing:
+        raise BadInputError(f"{description.name}: no value for dimension(s) {missing}")
+    return ",".join(f"{d}={int(values[d])}" for d in description.dims)
+
+
+def tune(description: Description, shapes, dtype="bf16", db=None, arch="sm_90", compile_only=False,
+         extra_args=(), root=None):
+    """Tunes `description` for each shape (dicts of the dimensions, or shape texts) and dtype with
+    `ktune tune`, and returns its JSON document. `compile_only`: compile every candidate for `arch`
+    and store them as skipped (no GPU needed). RuntimeFailure with ktune's message when it fails."""
+    folder = description.write(root or cache_root(), arch=arch)
+    cmd = [ktune_executable(), "tune", "--kernel-dir", str(folder), "--kernel", description.name,
+           "--dtype", dtype, "--json"]
+    for s in shapes:
+        cmd += ["--shape", s if isinstance(s, str) else shape_text(description, s)]
+    if db is not None:
+        cmd += ["--db", str(db)]
+    if compile_only:
+        cmd += ["--compile-only", "--arch", arch]
+    cmd += list(extra_args)
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeFailure(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()[-2000:]}")
+    return json.loads(done.stdout)
+
+
+def best(description: Description, shape, dtype="bf16", db=None, gpu=None):
+    """The triton.Config that won `shape` (a dict or shape text), and the winner's document
+    (`ktune query --json`'s); (None, None) when nothing is tuned for it, or the winner is none of
+    the description's configs (a changed config list)."""
+    text = shape if isinstance(shape, str) else shape_text(description, shape)
+    try:
+        doc = query(description.name, text, dtype, gpu=gpu, db=None if db is None else str(db), fallback=False)
+    except NotFoundError:
+        return None, None
+    config = description.config_of(doc.get("config", {}).get("params", {}))
+    return (config, doc) if config is not None else (None, None)

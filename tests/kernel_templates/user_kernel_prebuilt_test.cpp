@@ -1,0 +1,233 @@
+// Prebuilt user kernels (docs/byo.md, "Prebuilt cubins"): a description whose candidates are cubins
+// compiled ahead of time (a Triton kernel's configs). Its launch takes each cubin's entry, threads
+// and shared memory and appends the cubin's scratch pointers (null, or a buffer of bytes x programs);
+// configs without a cubin and other architectures are refused; the compile request carries the file's
+// bytes and the compiler hands them back untouched; mistakes name the file, line and field.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "harness/nvrtc_compiler.hpp"
+#include "kernel_templates/compile_request.hpp"
+#include "kernel_templates/embedded_sources.hpp"
+#include "kernel_templates/user_kernel/user_kernel_spec.hpp"
+#include "ktune/error.hpp"
+
+namespace ktune::kernel_templates {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Two configs of a row kernel, the second with a global scratch of 64 bytes a program.
+constexpr const char* kToml = R"(description = "rows"
+dims = ["rows", "cols"]
+dtypes = ["bf16", "f16"]
+
+[[template]]
+name = "rows_kernel"
+seeds = [{ BLOCK = 1024, num_warps = 4 }]
+[template.params]
+BLOCK = [1024]
+num_warps = [4, 8, 16]
+
+[[arg]]
+name = "x"
+kind = "input"
+elements = "rows * cols"
+
+[[arg]]
+name = "y"
+kind = "output"
+elements = "rows * cols"
+
+[[arg]]
+name = "cols"
+kind = "scalar"
+value = "cols"
+
+[[launch]]
+grid = "rows"
+
+[reference]
+config = { BLOCK = 1024, num_warps = 4 }
+
+[prebuilt]
+arch = "sm_90"
+producer = "triton 3.6.0"
+
+[[prebuilt.cubin]]
+config = { BLOCK = 1024, num_warps = 4 }
+dtype = "bf16"
+file = "a.cubin"
+entry = "rows_kernel"
+threads = 128
+shared = 0
+scratch = [0, 0]
+name = "triton.3.6.0.BLOCK=1024.w4.s1"
+
+[[prebuilt.cubin]]
+config = { BLOCK = 1024, num_warps = 8 }
+dtype = "bf16"
+file = "b.cubin"
+entry = "rows_kernel"
+threads = 256
+shared = 70000
+scratch = [64, 0]
+name = "triton.3.6.0.BLOCK=1024.w8.s1"
+)";
+
+class Prebuilt : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("ktune_prebuilt_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "rows.cubins");
+    write(dir_ / "rows.cubins" / "a.cubin",
+          "\x7f"
+          "ELF-a");
+    write(dir_ / "rows.cubins" / "b.cubin",
+          "\x7f"
+          "ELF-b");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static void write(const fs::path& p, const std::string& text) {
+    std::ofstream(p, std::ios::binary) << text;
+  }
+  UserKernelDescription parse(const std::string& toml) const {
+    return parse_user_kernel("rows", toml, dir_ / "rows.toml", "", dir_ / "rows.cu");
+  }
+  /// The error message of parsing `toml`, or "" when it parses.
+  std::string error_of(const std::string& toml) const {
+    try {
+      parse(toml);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+  static std::string replaced(std::string s, const std::string& from, const std::string& to) {
+    const auto at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return s.replace(at, from.size(), to);
+  }
+
+  fs::path dir_;
+};
+
+const Problem kProblem{{{"rows", 6}, {"cols", 1000}}, DType::kBF16, ""};
+const Config kSmall("rows_kernel", {{"BLOCK", 1024}, {"num_warps", 4}});
+const Config kBig("rows_kernel", {{"BLOCK", 1024}, {"num_warps", 8}});
+
+TEST_F(Prebuilt, EachConfigLaunchesItsCubinWithItsGeometryAndScratch) {
+  const UserKernelSpec spec(parse(kToml));
+  ASSERT_TRUE(spec.description().prebuilt.has_value());
+  EXPECT_EQ(spec.description().prebuilt->producer, "triton 3.6.0");
+  ASSERT_EQ(spec.rejection(kProblem, kBig), std::nullopt);
+  EXPECT_EQ(spec.canonical_name(kProblem, kBig), "rows.bf16.triton.3.6.0.BLOCK=1024.w8.s1");
+
+  const CompileSpec cs = spec.compile_spec(kProblem, kBig);
+  EXPECT_EQ(cs.prebuilt_cubin, dir_ / "rows.cubins" / "b.cubin");
+  EXPECT_EQ(cs.name_expressions, (std::vector<std::string>{"rows_kernel"}));
+
+  const LaunchPlan plan = spec.launch_plan(kProblem, kBig);
+  ASSERT_EQ(plan.launches.size(), 1u);
+  const KernelLaunch& l = plan.launches[0];
+  EXPECT_EQ(l.name_expression, "rows_kernel");
+  EXPECT_EQ(l.dims.grid, (Dim3{6, 1, 1}));
+  EXPECT_EQ(l.dims.block, (Dim3{256, 1, 1}));
+  EXPECT_EQ(l.dims.dynamic_smem_bytes, 70000u);
+  // x, y, cols, then the global scratch (a buffer) and the profile scratch (0 bytes: null).
+  ASSERT_EQ(l.args.size(), 5u);
+  EXPECT_EQ(l.args[2].integer, 1000);
+  EXPECT_EQ(l.args[3].kind, ArgSpec::Kind::kTensor);
+  EXPECT_EQ(l.args[4].kind, ArgSpec::Kind::kNullPointer);
+  const TensorSpec& scratch = plan.tensors.at(static_cast<std::size_t>(plan.tensor_index(l.args[3].tensor)));
+  EXPECT_EQ(scratch.role, TensorRole::kWorkspace);
+  EXPECT_EQ(scratch.bytes(), 64 * 6);  // 64 bytes a program, one program a row
+
+  const LaunchPlan small = spec.launch_plan(kProblem, kSmall);
+  EXPECT_EQ(small.launches[0].dims.block, (Dim3{128, 1, 1}));
+  EXPECT_EQ(small.launches[0].args[3].kind, ArgSpec::Kind::kNullPointer);
+  EXPECT_EQ(small.tensors.size(), 2u);
+}
+
+TEST_F(Prebuilt, ConfigsWithoutACubinAndOtherArchitecturesAreRefused) {
+  const UserKernelSpec spec(parse(kToml));
+  const auto missing = spec.rejection(kProblem, Config("rows_kernel", {{"BLOCK", 1024}, {"num_warps", 16}}));
+  ASSERT_TRUE(missing.has_value());
+  EXPECT_NE(missing->find("no prebuilt cubin"), std::string::npos) << *missing;
+  // f16 is a dtype of the kernel, but no cubin was built for it.
+  EXPECT_TRUE(spec.rejection(Problem{kProblem.dims, DType::kF16, ""}, kSmall).has_value());
+  EXPECT_EQ(spec.arch_rejection("sm_90"), std::nullopt);
+  EXPECT_EQ(spec.arch_rejection("sm_90a"), std::nullopt);
+  const auto other = spec.arch_rejection("sm_80");
+  ASSERT_TRUE(other.has_value());
+  EXPECT_NE(other->find("sm_90 only"), std::string::npos) << *other;
+}
+
+TEST_F(Prebuilt, AReferenceConfigRunsItsOwnCubinIntoTheTwinBuffers) {
+  const UserKernelSpec spec(parse(kToml));
+  const ReferenceSpec ref = spec.reference(kProblem);
+  EXPECT_EQ(ref.compile.prebuilt_cubin, dir_ / "rows.cubins" / "a.cubin");
+  ASSERT_EQ(ref.plan.launches.size(), 1u);
+  EXPECT_EQ(ref.plan.launches[0].args[1].tensor, "y_ref");
+  EXPECT_EQ(ref.plan.launches[0].dims.block, (Dim3{128, 1, 1}));
+  EXPECT_EQ(ref.compare, (std::vector<std::pair<std::string, std::string>>{{"y", "y_ref"}}));
+}
+
+TEST_F(Prebuilt, TheRequestCarriesTheCubinAndTheCompilerHandsItBack) {
+  const UserKernelSpec spec(parse(kToml));
+  const harness::CompileRequest r =
+      make_compile_request(spec.compile_spec(kProblem, kBig), SourceLibrary::builtin(), "sm_90");
+  EXPECT_EQ(r.prebuilt_cubin,
+            "\x7f"
+            "ELF-b");
+  harness::NvrtcCompiler compiler;
+  const harness::CompileResult out = compiler.compile(r);
+  EXPECT_EQ(out.cubin,
+            "\x7f"
+            "ELF-b");
+  EXPECT_EQ(out.lowered_names.at("rows_kernel"), "rows_kernel");
+  EXPECT_EQ(compiler.compiles_done(), 0);
+  EXPECT_FALSE(out.cache_key.empty());
+  harness::CompileRequest other = r;
+  other.prebuilt_cubin =
+      "\x7f"
+      "ELF-a";
+  EXPECT_NE(compiler.cache_key(other), out.cache_key);
+}
+
+TEST_F(Prebuilt, MistakesNameTheFileLineAndField) {
+  const auto expect = [&](const std::string& toml, const std::string& needle) {
+    const std::string e = error_of(toml);
+    EXPECT_NE(e.find(needle), std::string::npos) << "expected '" << needle << "' in: " << e;
+    EXPECT_NE(e.find("rows.toml:"), std::string::npos) << e;
+  };
+  expect(replaced(kToml, "file = \"b.cubin\"", "file = \"c.cubin\""), "c.cubin' does not exist");
+  expect(replaced(kToml, "file = \"b.cubin\"", "file = \"../b.cubin\""), "prebuilt.cubin 2.file");
+  expect(replaced(kToml, "grid = \"rows\"", "grid = \"rows\"\nblock = 128"), "launch 1.block");
+  expect(replaced(kToml, "num_warps = 8 }\ndtype", "num_warps = 4 }\ndtype"), "a second cubin");
+  expect(replaced(kToml, "num_warps = 8 }\ndtype", "num_warps = 32 }\ndtype"), "num_warps = 32");
+  expect(replaced(kToml, "dtype = \"bf16\"\nfile = \"b", "dtype = \"f32\"\nfile = \"b"),
+         "f32 is not in dtypes");
+  expect(replaced(kToml, "threads = 256", "threads = 2048"), "prebuilt.cubin 2.threads");
+  expect(replaced(kToml, "arch = \"sm_90\"", "arch = \"hopper\""), "prebuilt.arch");
+  expect(replaced(kToml, "config = { BLOCK = 1024, num_warps = 4 }\n\n[prebuilt]",
+                  "config = { BLOCK = 1024, num_warps = 16 }\n\n[prebuilt]"),
+         "no [[prebuilt.cubin]] has this config");
+  expect(replaced(kToml, "config = { BLOCK = 1024, num_warps = 4 }\n\n[prebuilt]",
+                  "function = \"rows_reference\"\ngrid = \"rows\"\nblock = 256\n\n[prebuilt]"),
+         "rows.cu, which does not exist");
+  // Without [prebuilt], the missing NAME.cu is the error.
+  const std::string without_prebuilt(kToml);
+  expect(without_prebuilt.substr(0, without_prebuilt.find("[prebuilt]")), "rows.cu does not exist");
+}
+
+}  // namespace
+}  // namespace ktune::kernel_templates
