@@ -264,6 +264,9 @@ def main():
     report, ok = [], True
     for batch in args.batches:
         ok &= run_batch(args, batch, stock, report)
+        # each batch's row as soon as it is measured: a run stopped by its time limit keeps them
+        print("hf_decode: " + json.dumps(report[-1]), file=sys.stderr, flush=True)
+        (out / "report.json").write_text(json.dumps(dict(rows=report), indent=1))
     rate = copy_rate_gbs()
     name = torch.cuda.get_device_name()
     print(f"{name}, torch {torch.__version__}, {args.model} ({stock.config.num_hidden_layers} layers), bf16, "

@@ -45,6 +45,7 @@
 #                     hf/M/tuned.json; time: serve and time only, from the export --hf-db names
 #                     (one run split over two calls)
 #   --hf-db FILE      the export a --hf-phase time run imports into its database
+#   --hf-batches L    the batch sizes of --hf-decode (default 1,8)
 #   --serve-load      bench/service/run_serve_load.sh on this host's CPUs (ktune serve's lookup rate
 #                     and latency, idle, beside a job, beside 1,000 held connections; needs
 #                     .devbin/ktune_serve_load and .devbin/capi_fixture.db): serve-load.txt
@@ -126,7 +127,7 @@ set -u -o pipefail
 
 usage() { sed -n '/^# usage:/,/^# Example/p' "$0" | sed 's/^# \{0,1\}//' | sed '$d'; }
 
-SUITES=all GTEST_FILTER="" EXAMPLES=0 SERVICE=0 PYTHON=0 TRITON=0 DECODE_STEP=0 HF_DECODE="" HF_PHASE=all HF_DB="" SERVE_LOAD=0 SERVE_THREADS= BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
+SUITES=all GTEST_FILTER="" EXAMPLES=0 SERVICE=0 PYTHON=0 TRITON=0 DECODE_STEP=0 HF_DECODE="" HF_PHASE=all HF_DB="" HF_BATCHES=1,8 SERVE_LOAD=0 SERVE_THREADS= BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
 DIR=${OUT:-} KEEP_DB=0 COMMIT="" GEMM_M=1,16,128,512,2048,4096 FP8_M=1,16,128,1024,4096
 OPS_FILTERS=() GEMM_VS_TORCH="" GEMM_BUDGET=24 GEMM_SWEEP_S=330 GEMM_DTYPE=bf16
 ATTN_VS_TORCH="" ATTN_BATCH="" ATTN_SEQ="" ATTN_BUDGET=24 ATTN_SWEEP_S=330 OPS_VS_TORCH=0 ROPE_VS_TORCH=0 PAGED_VS_TORCH=0
@@ -141,6 +142,7 @@ while [ $# -gt 0 ]; do
     --hf-decode) HF_DECODE=${2:?}; shift 2 ;;
     --hf-phase) HF_PHASE=${2:?}; shift 2 ;;
     --hf-db) HF_DB=${2:?}; shift 2 ;;
+    --hf-batches) HF_BATCHES=${2:?}; shift 2 ;;
     --serve-threads) SERVE_THREADS=${2:?}; shift 2 ;;
     --serve-load) SERVE_LOAD=1; shift ;;
     --python) PYTHON=1; shift ;;
@@ -540,7 +542,7 @@ fi
 
 if [ -n "$HF_DECODE" ] && [ -f "$BIN/lib/libktune_runtime.so" ] && have hf-decode ktune; then
   mkdir -p "$R/hf/$HF_DECODE"
-  hf_args=(--model "$HF_DECODE" --phase "$HF_PHASE" --out "$R/hf/$HF_DECODE" --db "$R/hf/$HF_DECODE/ktune.db")
+  hf_args=(--model "$HF_DECODE" --phase "$HF_PHASE" --batches "$HF_BATCHES" --out "$R/hf/$HF_DECODE" --db "$R/hf/$HF_DECODE/ktune.db")
   [ "$HF_PHASE" != time ] && hf_args+=(--tune "$BIN/ktune" --budget "${KEYS_BUDGET:-8}")
   if [ "$HF_PHASE" = time ] && [ -n "$HF_DB" ]; then
     "$BIN/ktune" cache import "$HF_DB" --db "$R/hf/$HF_DECODE/ktune.db" > "$R/hf/$HF_DECODE/import.log" 2>&1 ||
