@@ -64,11 +64,11 @@ struct BenchArgs {
 /// What is timed in the worker: a ready request, or a result already decided (a compile error).
 struct Planned {
   BenchRow row;
-  std::optional<harness::CandidateRequest> request;
+  std::optional<measure::CandidateRequest> request;
 };
 
 Planned plan_template(const BenchTarget& target, const BenchConfig& config, const std::string& arch,
-                      const harness::TimingOptions& timing, int device, bool verify,
+                      const measure::TimingOptions& timing, int device, bool verify,
                       harness::NvrtcCompiler& compiler, const kt::SourceLibrary& sources) {
   Planned p;
   p.row.result.name = config.name;
@@ -83,10 +83,10 @@ Planned plan_template(const BenchTarget& target, const BenchConfig& config, cons
   return p;
 }
 
-Planned plan_copy(const BenchTarget& target, const harness::CopyConfig& config, const std::string& arch,
-                  const harness::TimingOptions& timing, int device, bool verify) {
+Planned plan_copy(const BenchTarget& target, const measure::CopyConfig& config, const std::string& arch,
+                  const measure::TimingOptions& timing, int device, bool verify) {
   Planned p;
-  harness::CandidateRequest r = harness::make_copy_request(
+  measure::CandidateRequest r = measure::make_copy_request(
       static_cast<uint64_t>(target.problem.dim("n")), target.problem.dtype, config, arch, timing, device);
   if (!verify) r.checks.clear();
   p.row.result.name = r.name;
@@ -94,9 +94,9 @@ Planned plan_copy(const BenchTarget& target, const harness::CopyConfig& config, 
   return p;
 }
 
-harness::CopyConfig parse_copy_config(const std::string& text) {
+measure::CopyConfig parse_copy_config(const std::string& text) {
   try {
-    return harness::CopyConfig::from_json(nlohmann::json::parse(text));
+    return measure::CopyConfig::from_json(nlohmann::json::parse(text));
   } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorKind::kBadInput, fmt::format("--config is not JSON ({}): {}", text, e.what()));
   }
@@ -152,7 +152,7 @@ void print(const BenchArgs& a, const BenchContext& context, const std::vector<Be
 void run_bench(BenchArgs& a) {
   if (a.json) a.format = "json";
   if (a.best && a.config) throw Error(ErrorKind::kBadInput, "--config and --best exclude each other");
-  const harness::TimingOptions timing = finish_timing_options(a.timing);
+  const measure::TimingOptions timing = finish_timing_options(a.timing);
   const BenchTarget target = parse_bench_target(a.kernel, a.shape, a.dtype, a.layout);
   const bool copy = target.kernel->name == "copy";
   const bool verify = !a.no_verify;
@@ -169,9 +169,9 @@ void run_bench(BenchArgs& a) {
   std::optional<BenchConfig> config;
   std::optional<ktune::Config> library;  // --best, when a library algorithm won the key
   std::optional<BenchConfig> default_config;
-  harness::CopyConfig copy_config;
+  measure::CopyConfig copy_config;
   if (copy) {
-    harness::check_copy_size(static_cast<uint64_t>(target.problem.dim("n")), target.problem.dtype);
+    measure::check_copy_size(static_cast<uint64_t>(target.problem.dim("n")), target.problem.dtype);
     if (a.config) copy_config = parse_copy_config(*a.config);
   } else {
     if (!a.best) config = a.config ? parse_bench_config(target, *a.config) : default_bench_config(target);
@@ -186,7 +186,7 @@ void run_bench(BenchArgs& a) {
   context.layout = target.problem.layout;
   context.config_source = a.best ? "--best" : a.config ? "--config" : "default";
   context.device = harness::to_json(dev);
-  context.timing = harness::to_json(timing);
+  context.timing = measure::to_json(timing);
   if (a.best) {
     const auto path = db_path(a.db);
     const auto db = open_existing(path);  // missing: exit 4
@@ -204,7 +204,7 @@ void run_bench(BenchArgs& a) {
     context.best = nlohmann::json::parse(best->to_json());
     const auto stored = nlohmann::json::parse(best->config_json);
     if (copy) {
-      copy_config = harness::CopyConfig::from_json(stored);
+      copy_config = measure::CopyConfig::from_json(stored);
     } else if (const ktune::Config winner = ktune::Config::from_json(stored);
                harness::is_cublaslt_config(winner)) {
       library = winner;
@@ -251,10 +251,10 @@ void run_bench(BenchArgs& a) {
   planned.front().row.role = "config";
 
   std::vector<BenchRow> rows;
-  harness::RunnerOptions ro;
-  ro.worker_command = harness::default_worker_command();
+  measure::RunnerOptions ro;
+  ro.worker_command = measure::default_worker_command();
   ro.worker_command.insert(ro.worker_command.end(), {"--device", std::to_string(a.device)});
-  harness::CandidateRunner runner(ro);
+  measure::CandidateRunner runner(ro);
   uint64_t id = 0;
   for (Planned& p : planned) {
     if (p.request) {

@@ -10,8 +10,8 @@ namespace ktune::cli {
 namespace {
 
 /// The device and timing of the call; without verification, no reference and no checks.
-harness::CandidateRequest finished(harness::CandidateRequest r, int device,
-                                   const harness::TimingOptions& timing, bool verify) {
+measure::CandidateRequest finished(measure::CandidateRequest r, int device,
+                                   const measure::TimingOptions& timing, bool verify) {
   r.device = device;
   r.timing = timing;
   if (!verify) {
@@ -23,8 +23,8 @@ harness::CandidateRequest finished(harness::CandidateRequest r, int device,
 
 }  // namespace
 
-harness::CandidateRequest make_bench_request(const BenchTarget& target, const BenchConfig& config,
-                                             const std::string& arch, const harness::TimingOptions& timing,
+measure::CandidateRequest make_bench_request(const BenchTarget& target, const BenchConfig& config,
+                                             const std::string& arch, const measure::TimingOptions& timing,
                                              int device, bool verify, harness::NvrtcCompiler& compiler,
                                              const kernel_templates::SourceLibrary& sources) {
   namespace kt = kernel_templates;
@@ -37,14 +37,14 @@ harness::CandidateRequest make_bench_request(const BenchTarget& target, const Be
                               : harness::CompileResult{};
   const kt::CandidateParts parts =
       kt::make_candidate_parts(*config.spec, target.problem, config.config, compiled, reference);
-  harness::CandidateRequest r = kt::make_candidate_request(parts);
+  measure::CandidateRequest r = kt::make_candidate_request(parts);
   r.name = config.name;
   return finished(std::move(r), device, timing, verify);
 }
 
-harness::CandidateRequest make_library_bench_request(const BenchTarget& target,
+measure::CandidateRequest make_library_bench_request(const BenchTarget& target,
                                                      const ktune::Config& algorithm, const std::string& arch,
-                                                     const harness::TimingOptions& timing, int device,
+                                                     const measure::TimingOptions& timing, int device,
                                                      bool verify, harness::NvrtcCompiler& compiler,
                                                      const kernel_templates::SourceLibrary& sources) {
   namespace kt = kernel_templates;
@@ -52,7 +52,7 @@ harness::CandidateRequest make_library_bench_request(const BenchTarget& target,
   const kt::KernelSpec& spec = tuner::library_reference_spec(kernel, target.problem);
   const harness::CompileResult reference =
       compiler.compile(kt::make_compile_request(spec.reference(target.problem).compile, sources, arch));
-  harness::CandidateRequest r =
+  measure::CandidateRequest r =
       tuner::library_candidate_request(kernel, target.problem, algorithm, reference);
   return finished(std::move(r), device, timing, verify);
 }

@@ -16,17 +16,17 @@ namespace ktune::cli {
 /// The request for `config` on `target`, compiled for `arch` (e.g. "sm_90"). Throws what the
 /// compiler throws: ktune::Error(kRuntime, NVRTC_ERROR_COMPILATION, detail = the log) for a config
 /// that does not compile, kNoDevice when NVRTC cannot be opened; kBadInput for a rejected config.
-harness::CandidateRequest make_bench_request(const BenchTarget& target, const BenchConfig& config,
-                                             const std::string& arch, const harness::TimingOptions& timing,
+measure::CandidateRequest make_bench_request(const BenchTarget& target, const BenchConfig& config,
+                                             const std::string& arch, const measure::TimingOptions& timing,
                                              int device, bool verify, harness::NvrtcCompiler& compiler,
                                              const kernel_templates::SourceLibrary& sources);
 
 /// The request for a library algorithm (a cuBLASLt config, e.g. the cached winner of a key the
 /// library won): the same timing path as a template's, verified against the kernel's GPU reference
 /// (compiled for `arch`) as the tuning loop verifies it.
-harness::CandidateRequest make_library_bench_request(const BenchTarget& target,
+measure::CandidateRequest make_library_bench_request(const BenchTarget& target,
                                                      const ktune::Config& algorithm, const std::string& arch,
-                                                     const harness::TimingOptions& timing, int device,
+                                                     const measure::TimingOptions& timing, int device,
                                                      bool verify, harness::NvrtcCompiler& compiler,
                                                      const kernel_templates::SourceLibrary& sources);
 

@@ -48,12 +48,12 @@ void print_bench_table(std::ostream& out, const BenchContext& c, const std::vect
   out << fmt::format("{:<52} {:<9} {:>10} {:>10} {:>10} {:>7} {:>8} {:>8} {:>6} {:>8}\n", "config", "outcome",
                      "median us", "min us", "p90 us", "samples", "TFLOP/s", "GB/s", "% ceil", "speed-up");
   for (const BenchRow& r : rows) {
-    const harness::CandidateResult& x = r.result;
+    const measure::CandidateResult& x = r.result;
     if (!x.stats) {
       out << fmt::format("{:<52} {:<9} {}\n", row_name(r), ktune::to_string(x.outcome), x.reason);
       continue;
     }
-    const harness::SampleStats& s = *x.stats;
+    const measure::SampleStats& s = *x.stats;
     out << fmt::format("{:<52} {:<9} {:>10.3f} {:>10.3f} {:>10.3f} {:>7} {:>8} {:>8} {:>6} {:>8}\n",
                        row_name(r), ktune::to_string(x.outcome), s.median, s.min, s.p90, s.samples,
                        cell(positive(x.tflops), "{:.2f}"), cell(positive(x.gbps), "{:.1f}"),
@@ -91,7 +91,7 @@ nlohmann::json bench_json(const BenchContext& c, const std::vector<BenchRow>& ro
                      {"best", c.best},
                      {"results", nlohmann::json::array()}};
   for (const BenchRow& r : rows) {
-    nlohmann::json j = harness::to_json(r.result);
+    nlohmann::json j = measure::to_json(r.result);
     j["role"] = r.role;
     j["baseline"] = r.baseline;
     j["pct_of_ceiling"] = r.pct_of_ceiling ? nlohmann::json(*r.pct_of_ceiling) : nlohmann::json();

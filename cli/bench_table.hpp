@@ -19,7 +19,7 @@ namespace ktune::cli {
 struct BenchRow {
   std::string role;      ///< "config" (what was asked for) or "baseline"
   std::string baseline;  ///< for a baseline: "default" or "cublas"; "" for the config
-  harness::CandidateResult result;
+  measure::CandidateResult result;
   std::optional<double> pct_of_ceiling;  ///< 100 * roofline time / median, when the ceilings are known
   std::optional<double> speedup;         ///< baseline median / this median, when both were timed
 };
@@ -40,7 +40,7 @@ struct BenchContext {
   std::string config_kind = "template";
   nlohmann::json config = nlohmann::json::object();
   nlohmann::json device = nlohmann::json::object();  ///< harness::to_json(DeviceInfo)
-  nlohmann::json timing = nlohmann::json::object();  ///< harness::to_json(TimingOptions)
+  nlohmann::json timing = nlohmann::json::object();  ///< measure::to_json(TimingOptions)
   nlohmann::json ceilings;                           ///< the GPU's calibrated ceilings, null when unknown
   nlohmann::json best;                               ///< --best: the cached winner's row, null otherwise
 };
@@ -50,7 +50,7 @@ struct BenchContext {
 void print_bench_table(std::ostream& out, const BenchContext& context, const std::vector<BenchRow>& rows);
 
 /// {"kernel","shape","dtype","layout","config_source","config_kind","config","device","timing","ceilings","best",
-///  "results":[ harness::to_json(result) + {"role","baseline","pct_of_ceiling","speedup"} ]}.
+///  "results":[ measure::to_json(result) + {"role","baseline","pct_of_ceiling","speedup"} ]}.
 nlohmann::json bench_json(const BenchContext& context, const std::vector<BenchRow>& rows);
 
 /// Google Benchmark's JSON: one benchmark per timed row, named kernel/shape/dtype[/layout]/name,

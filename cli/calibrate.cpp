@@ -15,11 +15,11 @@ nlohmann::json calibrate_device(int ordinal, const std::string& db_flag) {
   const harness::DeviceInfo dev = harness::query_device(ordinal);
   std::cerr << fmt::format("calibrating GPU {} ({}): copy bandwidth, cuBLASLt bf16/f16 GEMM...\n", ordinal,
                            dev.name);
-  harness::RunnerOptions ro;
-  ro.worker_command = harness::default_worker_command();
+  measure::RunnerOptions ro;
+  ro.worker_command = measure::default_worker_command();
   ro.worker_command.insert(ro.worker_command.end(), {"--device", std::to_string(ordinal)});
-  harness::CandidateRunner runner(ro);
-  nlohmann::json ceilings = harness::measure_ceilings(ordinal, runner);
+  measure::CandidateRunner runner(ro);
+  nlohmann::json ceilings = measure::measure_ceilings(ordinal, runner);
   runner.shutdown();
 
   cache::GpuInfo gpu;

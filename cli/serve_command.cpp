@@ -51,7 +51,7 @@ service::GpuSensorSource nvml_sensors() {
     } catch (const std::exception&) {
       return {};
     }
-    const harness::NvmlReading r = harness::nvml_read(bus_id);
+    const measure::NvmlReading r = measure::nvml_read(bus_id);
     return {r.sm_clock_mhz, r.temperature_c};
   };
 }

@@ -4,7 +4,7 @@
 /// stderr); the work polls the flag, finishes what is running, commits, and the command exits 128 +
 /// the signal (130 for SIGINT, 143 for SIGTERM), as shells and schedulers expect. The same signal
 /// again takes its default action at once, and the worker dies with its parent
-/// (harness::WorkerProcess). Both signals are blocked in the thread that makes the StopSignals and
+/// (measure::WorkerProcess). Both signals are blocked in the thread that makes the StopSignals and
 /// so in every thread it starts afterwards (make it first), and a thread of its own takes them with
 /// sigtimedwait: no signal handler runs, so none a library installs meanwhile can take over (NVRTC
 /// sets one while it compiles that exits with status 4). A one-shot handler stays installed for

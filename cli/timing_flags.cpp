@@ -5,7 +5,7 @@
 namespace ktune::cli {
 
 void add_timing_flags(CLI::App& cmd, TimingFlags& f) {
-  harness::TimingOptions& o = f.options;
+  measure::TimingOptions& o = f.options;
   const char* g = "Timing protocol";
   cmd.add_option("--warmup-launches", o.warmup_min_launches, "Warm-up: at least this many launches")
       ->capture_default_str()
@@ -67,9 +67,9 @@ void add_timing_flags(CLI::App& cmd, TimingFlags& f) {
   cmd.add_option("--seed", o.seed, "Seed of the random inputs")->capture_default_str()->group(g);
 }
 
-harness::TimingOptions finish_timing_options(const TimingFlags& f) {
-  harness::TimingOptions o = f.options;
-  o.flush = harness::flush_mode_from_string(f.flush);
+measure::TimingOptions finish_timing_options(const TimingFlags& f) {
+  measure::TimingOptions o = f.options;
+  o.flush = measure::flush_mode_from_string(f.flush);
   if (!f.metrics.empty()) {
     o.metrics.clear();
     std::size_t p = 0;

@@ -21,7 +21,7 @@ void add_worker_command(CLI::App& app) {
   cmd->group("");  // hidden from --help: only ktune itself starts it
   cmd->add_option("--fd", args->fd, "Protocol file descriptor (a socket the parent passes)")->required();
   cmd->add_option("--device", args->device, "CUDA device ordinal")->capture_default_str();
-  cmd->callback([args] { std::exit(harness::run_worker(args->fd, args->device)); });
+  cmd->callback([args] { std::exit(measure::run_worker(args->fd, args->device)); });
 }
 
 }  // namespace ktune::cli

@@ -1,6 +1,6 @@
 /// Fuzz target: a config as JSON, the readers of it: Config::from_json_text (the cache's
 /// config_json; a parsed config must survive its own text), and, for a document that parses (the
-/// CLI's `--config` parses it first), Config::from_json and harness::CopyConfig::from_json (the
+/// CLI's `--config` parses it first), Config::from_json and measure::CopyConfig::from_json (the
 /// built-in copy kernel's).
 
 #include <nlohmann/json.hpp>
@@ -26,6 +26,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ktune::fuzz::require("config_json", ktune::Config::from_json(config.to_json()) == config,
                          "Config does not survive to_json()");
   });
-  ktune::fuzz::expect_contract("config_json", [&] { (void)ktune::harness::CopyConfig::from_json(json); });
+  ktune::fuzz::expect_contract("config_json", [&] { (void)ktune::measure::CopyConfig::from_json(json); });
   return 0;
 }

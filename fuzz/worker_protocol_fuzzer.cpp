@@ -1,4 +1,4 @@
-/// Fuzz target: the worker protocol's decoder (harness::FrameDecoder) and the message bodies the
+/// Fuzz target: the worker protocol's decoder (measure::FrameDecoder) and the message bodies the
 /// parent and the worker decode (candidate requests with their attachment, candidate results).
 /// The input is fed in two parts (split at its first byte's value) to exercise partial frames.
 /// Framing errors are ktune::Error(kRuntime, api_code KTUNE_PROTOCOL_ERROR), documented so: the
@@ -13,14 +13,14 @@
 
 namespace {
 
-void decode_body(const ktune::harness::Message& m) {
-  using ktune::harness::MessageType;
+void decode_body(const ktune::measure::Message& m) {
+  using ktune::measure::MessageType;
   switch (m.type) {
     case MessageType::kMeasure:
-      (void)ktune::harness::candidate_request_from_json(m.body, &m.attachment);
+      (void)ktune::measure::candidate_request_from_json(m.body, &m.attachment);
       break;
     case MessageType::kResult:
-      (void)ktune::harness::candidate_result_from_json(m.body);
+      (void)ktune::measure::candidate_result_from_json(m.body);
       break;
     case MessageType::kHello:
     case MessageType::kShutdown:
@@ -36,12 +36,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ktune::fuzz::expect_contract(
       "worker_protocol",
       [&] {
-        ktune::harness::FrameDecoder decoder;
+        ktune::measure::FrameDecoder decoder;
         decoder.feed(bytes.substr(0, split));
         while (auto m = decoder.next()) decode_body(*m);
         decoder.feed(bytes.substr(split));
         while (auto m = decoder.next()) decode_body(*m);
       },
-      [](const ktune::Error& e) { return e.api_code() == ktune::harness::kProtocolErrorCode; });
+      [](const ktune::Error& e) { return e.api_code() == ktune::measure::kProtocolErrorCode; });
   return 0;
 }

@@ -8,7 +8,7 @@
 namespace ktune::kernel_templates {
 namespace {
 
-harness::KernelArg to_kernel_arg(const ArgSpec& a, const LaunchPlan& plan) {
+measure::KernelArg to_kernel_arg(const ArgSpec& a, const LaunchPlan& plan) {
   switch (a.kind) {
     case ArgSpec::Kind::kTensorMap:
       // The measurement path carries contiguous maps only (the tuner measures contiguous tensors).
@@ -17,44 +17,44 @@ harness::KernelArg to_kernel_arg(const ArgSpec& a, const LaunchPlan& plan) {
                     "candidate '" + a.tensor + "': a strided tensor map cannot be measured (row stride " +
                         std::to_string(a.integer) + ", cols " + std::to_string(a.map[1]) + ")");
       }
-      return harness::KernelArg::tensor_map(
+      return measure::KernelArg::tensor_map(
           a.tensor, plan.tensors.at(static_cast<std::size_t>(plan.tensor_index(a.tensor))).dtype, a.map[0],
           a.map[1], a.map[2], a.map[3]);
     case ArgSpec::Kind::kTensor:
-      return harness::KernelArg::buf(a.tensor);
+      return measure::KernelArg::buf(a.tensor);
     case ArgSpec::Kind::kNullPointer:
-      return harness::KernelArg::u64(0);
+      return measure::KernelArg::u64(0);
     case ArgSpec::Kind::kI32:
     case ArgSpec::Kind::kRowStride:
-      return harness::KernelArg::i32(static_cast<int32_t>(a.integer));
+      return measure::KernelArg::i32(static_cast<int32_t>(a.integer));
     case ArgSpec::Kind::kI64:
-      return harness::KernelArg::i64(a.integer);
+      return measure::KernelArg::i64(a.integer);
     case ArgSpec::Kind::kF32:
-      return harness::KernelArg::f32(a.real);
+      return measure::KernelArg::f32(a.real);
   }
   throw Error(ErrorKind::kBadInput, "unknown ArgSpec kind");
 }
 
-void add_buffers(std::vector<harness::BufferSpec>& out, const std::vector<TensorSpec>& tensors) {
+void add_buffers(std::vector<measure::BufferSpec>& out, const std::vector<TensorSpec>& tensors) {
   for (const TensorSpec& t : tensors) {
     const bool known = std::any_of(out.begin(), out.end(), [&](const auto& b) { return b.name == t.name; });
     if (known) continue;
     const auto init =
-        t.role == TensorRole::kInput ? harness::BufferSpec::Init::kFill : harness::BufferSpec::Init::kPoison;
-    harness::BufferSpec b{t.name, t.dtype, static_cast<uint64_t>(t.elements), init, t.fill, t.integer};
+        t.role == TensorRole::kInput ? measure::BufferSpec::Init::kFill : measure::BufferSpec::Init::kPoison;
+    measure::BufferSpec b{t.name, t.dtype, static_cast<uint64_t>(t.elements), init, t.fill, t.integer};
     out.push_back(std::move(b));
   }
 }
 
 }  // namespace
 
-harness::LaunchSpec to_launch_spec(const LaunchPlan& plan, const KernelLaunch& launch,
+measure::LaunchSpec to_launch_spec(const LaunchPlan& plan, const KernelLaunch& launch,
                                    const harness::CompileResult& compiled) {
   const auto lowered = compiled.lowered_names.find(launch.name_expression);
   if (lowered == compiled.lowered_names.end()) {
     throw Error(ErrorKind::kBadInput, "compile result has no function for '" + launch.name_expression + "'");
   }
-  harness::LaunchSpec l;
+  measure::LaunchSpec l;
   l.cubin = compiled.cubin;
   l.function = lowered->second;
   l.grid = {launch.dims.grid.x, launch.dims.grid.y, launch.dims.grid.z};
@@ -89,7 +89,7 @@ CandidateParts make_candidate_parts(const KernelSpec& spec, const Problem& probl
   if (spec.verifies())
     parts.reference = to_launch_spec(ref.plan, ref.plan.launches.front(), reference_compiled);
   for (const auto& [out, expected] : ref.compare) {
-    harness::OutputCheck check{out, expected};
+    measure::OutputCheck check{out, expected};
     if (const auto rel = ref.rel_tolerance.find(out); rel != ref.rel_tolerance.end())
       check.rel_l2 = rel->second;
     if (const auto abs = ref.abs_tolerance.find(out); abs != ref.abs_tolerance.end()) check.abs = abs->second;
@@ -101,13 +101,13 @@ CandidateParts make_candidate_parts(const KernelSpec& spec, const Problem& probl
   return parts;
 }
 
-harness::CandidateRequest make_candidate_request(const CandidateParts& parts) {
+measure::CandidateRequest make_candidate_request(const CandidateParts& parts) {
   if (parts.launches.empty() || parts.main_launch >= parts.launches.size()) {
     throw Error(ErrorKind::kBadInput, "candidate '" + parts.name + "' has no launch " +
                                           std::to_string(parts.main_launch) + " (it has " +
                                           std::to_string(parts.launches.size()) + ")");
   }
-  harness::CandidateRequest r;
+  measure::CandidateRequest r;
   r.name = parts.name;
   r.buffers = parts.buffers;
   r.launches = parts.launches;

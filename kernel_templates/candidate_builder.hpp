@@ -21,19 +21,19 @@ namespace ktune::kernel_templates {
 /// two: the GEMM and the reduction; they must be timed together).
 struct CandidateParts {
   std::string name;                           ///< canonical config name
-  std::vector<harness::BufferSpec> buffers;   ///< the plan's and the reference's tensors, by name
-  std::vector<harness::LaunchSpec> launches;  ///< the candidate, in order
+  std::vector<measure::BufferSpec> buffers;   ///< the plan's and the reference's tensors, by name
+  std::vector<measure::LaunchSpec> launches;  ///< the candidate, in order
   uint32_t main_launch = 0;                   ///< the launch of the config's main kernel (the GEMM)
   /// The GPU reference (one launch); absent for a spec that does not verify (KernelSpec::verifies).
-  std::optional<harness::LaunchSpec> reference;
-  std::vector<harness::OutputCheck> checks;  ///< candidate output vs reference output; none when unverified
+  std::optional<measure::LaunchSpec> reference;
+  std::vector<measure::OutputCheck> checks;  ///< candidate output vs reference output; none when unverified
   double flops = 0;
   double min_bytes = 0;
 };
 
 /// One launch of `plan` as the harness's LaunchSpec, with the function's lowered name from
 /// `compiled`. Throws ktune::Error(kBadInput) when `compiled` lacks the name expression.
-harness::LaunchSpec to_launch_spec(const LaunchPlan& plan, const KernelLaunch& launch,
+measure::LaunchSpec to_launch_spec(const LaunchPlan& plan, const KernelLaunch& launch,
                                    const harness::CompileResult& compiled);
 
 /// The parts of (spec, problem, config). `compiled` is the result of compile_spec(problem, config),
@@ -43,8 +43,8 @@ CandidateParts make_candidate_parts(const KernelSpec& spec, const Problem& probl
                                     const harness::CompileResult& compiled,
                                     const harness::CompileResult& reference_compiled);
 
-/// The parts as a harness::CandidateRequest with every launch of the sequence (timing options and
+/// The parts as a measure::CandidateRequest with every launch of the sequence (timing options and
 /// device left at their defaults). Throws ktune::Error(kBadInput) for parts without launches.
-harness::CandidateRequest make_candidate_request(const CandidateParts& parts);
+measure::CandidateRequest make_candidate_request(const CandidateParts& parts);
 
 }  // namespace ktune::kernel_templates

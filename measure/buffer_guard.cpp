@@ -8,23 +8,23 @@
 #include "harness/driver_api.hpp"
 #include "measure/candidate_launch.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 void write_guards(const BufferSet& set, CUstream stream) {
   for (const auto& [name, buf] : set.buffers) {
-    KTUNE_CU_CHECK(driver().cuMemsetD8Async(buf.get(), kGuardByte, kGuardBytes, stream));
-    KTUNE_CU_CHECK(
-        driver().cuMemsetD8Async(buf.get() + buf.size() - kGuardBytes, kGuardByte, kGuardBytes, stream));
+    KTUNE_CU_CHECK(harness::driver().cuMemsetD8Async(buf.get(), kGuardByte, kGuardBytes, stream));
+    KTUNE_CU_CHECK(harness::driver().cuMemsetD8Async(buf.get() + buf.size() - kGuardBytes, kGuardByte,
+                                                     kGuardBytes, stream));
   }
 }
 
 std::optional<std::string> check_guards(const BufferSet& set, CUstream stream) {
-  KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream));
+  KTUNE_CU_CHECK(harness::driver().cuStreamSynchronize(stream));
   std::vector<uint8_t> host(kGuardBytes);
   for (const auto& [name, buf] : set.buffers) {
     for (const bool after : {true, false}) {
       const CUdeviceptr at = after ? buf.get() + buf.size() - kGuardBytes : buf.get();
-      KTUNE_CU_CHECK(driver().cuMemcpyDtoH(host.data(), at, kGuardBytes));
+      KTUNE_CU_CHECK(harness::driver().cuMemcpyDtoH(host.data(), at, kGuardBytes));
       int changed = 0;
       for (uint8_t b : host) changed += b != kGuardByte ? 1 : 0;
       if (changed > 0) {
@@ -36,4 +36,4 @@ std::optional<std::string> check_guards(const BufferSet& set, CUstream stream) {
   return std::nullopt;
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 struct BufferSet;
 
@@ -25,4 +25,4 @@ void write_guards(const BufferSet& set, CUstream stream);
 /// "a write past the end of buffer 'y' (12 of 256 guard bytes changed)", or nullopt.
 std::optional<std::string> check_guards(const BufferSet& set, CUstream stream);
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -10,7 +10,7 @@
 #include "core/json_integer.hpp"
 #include "ktune/error.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 using nlohmann::json;
 
@@ -412,4 +412,4 @@ CandidateResult candidate_result_from_json(const json& j) {
   });
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

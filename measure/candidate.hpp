@@ -25,7 +25,7 @@
 #include "measure/statistics.hpp"
 #include "measure/timing_options.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 /// A device buffer the worker allocates for a candidate.
 struct BufferSpec {
@@ -169,4 +169,4 @@ CandidateRequest candidate_request_from_json(const nlohmann::json& j, const std:
 CandidateResult candidate_result_from_json(const nlohmann::json& j);
 TimingOptions timing_options_from_json(const nlohmann::json& j);
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

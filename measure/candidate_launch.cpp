@@ -11,13 +11,13 @@
 #include "ktune/error.hpp"
 #include "measure/buffer_guard.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 namespace {
 
 int func_attr(CUfunction f, CUfunction_attribute a) {
   int v = 0;
-  KTUNE_CU_CHECK(driver().cuFuncGetAttribute(&v, a, f));
+  KTUNE_CU_CHECK(harness::driver().cuFuncGetAttribute(&v, a, f));
   return v;
 }
 }  // namespace
@@ -33,7 +33,7 @@ BufferSet allocate_buffers(const std::vector<BufferSpec>& specs) {
   BufferSet set;
   for (const BufferSpec& s : specs) {
     if (s.count == 0) throw Error(ErrorKind::kBadInput, fmt::format("buffer '{}' has no elements", s.name));
-    if (!set.buffers.emplace(s.name, DeviceBuffer(s.bytes() + 2 * kGuardBytes)).second) {
+    if (!set.buffers.emplace(s.name, harness::DeviceBuffer(s.bytes() + 2 * kGuardBytes)).second) {
       throw Error(ErrorKind::kBadInput, fmt::format("buffer '{}' is declared twice", s.name));
     }
   }
@@ -43,18 +43,19 @@ BufferSet allocate_buffers(const std::vector<BufferSpec>& specs) {
 BufferSet clone_buffers(const BufferSet& from, CUstream stream) {
   BufferSet set;
   for (const auto& [name, buf] : from.buffers) {
-    DeviceBuffer copy(buf.size());
-    KTUNE_CU_CHECK(driver().cuMemcpyDtoDAsync(copy.get(), buf.get(), buf.size(), stream));
+    harness::DeviceBuffer copy(buf.size());
+    KTUNE_CU_CHECK(harness::driver().cuMemcpyDtoDAsync(copy.get(), buf.get(), buf.size(), stream));
     set.buffers.emplace(name, std::move(copy));
   }
   return set;
 }
 
-LoadedKernel::LoadedKernel(const LaunchSpec& spec, const DeviceInfo& device)
-    : LoadedKernel(spec, std::make_shared<const Module>(Module::load(spec.cubin)), device) {}
+LoadedKernel::LoadedKernel(const LaunchSpec& spec, const harness::DeviceInfo& device)
+    : LoadedKernel(spec, std::make_shared<const harness::Module>(harness::Module::load(spec.cubin)), device) {
+}
 
-LoadedKernel::LoadedKernel(const LaunchSpec& spec, std::shared_ptr<const Module> module,
-                           const DeviceInfo& device)
+LoadedKernel::LoadedKernel(const LaunchSpec& spec, std::shared_ptr<const harness::Module> module,
+                           const harness::DeviceInfo& device)
     : spec_(spec), module_(std::move(module)) {
   spec_.cubin.clear();  // the module holds the code; a copy of a few MiB per launch is not needed
   function_ = module_->function(spec_.function);
@@ -85,9 +86,9 @@ LoadedKernel::LoadedKernel(const LaunchSpec& spec, std::shared_ptr<const Module>
                              device.smem_per_block_optin);
     return;
   }
-  prepare_function(function_, spec_.shared_bytes);
+  harness::prepare_function(function_, spec_.shared_bytes);
   int blocks_per_sm = 0;
-  KTUNE_CU_CHECK(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+  KTUNE_CU_CHECK(harness::driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(
       &blocks_per_sm, function_, static_cast<int>(threads), spec_.shared_bytes));
   resources_["blocks_per_sm"] = blocks_per_sm;
   if (blocks_per_sm == 0) violation_ = "occupancy is zero: one block does not fit on an SM";
@@ -129,7 +130,7 @@ void LoadedKernel::bind(const std::vector<const BufferSet*>& sets) {
           put(a.f);
           break;
         case KernelArg::Kind::kTensorMap: {
-          put(encode_tensor_map(tensor_map_2d(a.map_dtype, a.map), set->at(a.buffer)));
+          put(harness::encode_tensor_map(harness::tensor_map_2d(a.map_dtype, a.map), set->at(a.buffer)));
           break;
         }
       }
@@ -143,9 +144,9 @@ void LoadedKernel::bind(const std::vector<const BufferSet*>& sets) {
 
 void LoadedKernel::launch(std::size_t set, CUstream stream) {
   Packed& p = packed_.at(set);
-  KTUNE_CU_CHECK(driver().cuLaunchKernel(function_, spec_.grid[0], spec_.grid[1], spec_.grid[2],
-                                         spec_.block[0], spec_.block[1], spec_.block[2], spec_.shared_bytes,
-                                         stream, p.pointers.empty() ? nullptr : p.pointers.data(), nullptr));
+  KTUNE_CU_CHECK(harness::driver().cuLaunchKernel(
+      function_, spec_.grid[0], spec_.grid[1], spec_.grid[2], spec_.block[0], spec_.block[1], spec_.block[2],
+      spec_.shared_bytes, stream, p.pointers.empty() ? nullptr : p.pointers.data(), nullptr));
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -19,12 +19,12 @@
 #include "harness/module.hpp"
 #include "measure/candidate.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 /// One copy of every buffer a candidate names. Each allocation holds the buffer between two guard
 /// regions (buffer_guard.hpp); at() is the buffer's own start.
 struct BufferSet {
-  std::map<std::string, DeviceBuffer> buffers;
+  std::map<std::string, harness::DeviceBuffer> buffers;
   CUdeviceptr at(const std::string& name) const;  ///< throws Error(kBadInput) for an unknown name
 };
 
@@ -37,9 +37,10 @@ BufferSet clone_buffers(const BufferSet& from, CUstream stream);
 class LoadedKernel {
  public:
   /// Loads `spec.cubin`, finds `spec.function`, opts in to > 48 KiB dynamic shared memory.
-  LoadedKernel(const LaunchSpec& spec, const DeviceInfo& device);
+  LoadedKernel(const LaunchSpec& spec, const harness::DeviceInfo& device);
   /// The same with `spec.cubin` already loaded as `module` (shared by the launches of a sequence).
-  LoadedKernel(const LaunchSpec& spec, std::shared_ptr<const Module> module, const DeviceInfo& device);
+  LoadedKernel(const LaunchSpec& spec, std::shared_ptr<const harness::Module> module,
+               const harness::DeviceInfo& device);
 
   /// "" when the launch fits the device and the kernel; else why it exceeds the limits.
   std::string limit_violation() const { return violation_; }
@@ -64,11 +65,11 @@ class LoadedKernel {
     std::vector<void*> pointers;
   };
   LaunchSpec spec_;
-  std::shared_ptr<const Module> module_;
+  std::shared_ptr<const harness::Module> module_;
   CUfunction function_ = nullptr;
   std::string violation_;
   nlohmann::json resources_ = nlohmann::json::object();
   std::vector<Packed> packed_;
 };
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -11,7 +11,7 @@
 #include "ktune/error.hpp"
 #include "measure/steady_clock.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 namespace {
 std::string tail_note(const std::string& tail) {
@@ -203,4 +203,4 @@ CandidateResult CandidateRunner::run(const CandidateRequest& request) {
   return finish(std::move(r));
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -20,7 +20,7 @@
 #include "measure/candidate.hpp"
 #include "measure/worker_process.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 struct RunnerOptions {
   /// The worker's command line, without "--fd N". Default: default_worker_command().
@@ -76,4 +76,4 @@ class CandidateRunner {
   int workers_started_ = 0;
 };
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -7,10 +7,10 @@
 #include "harness/module.hpp"
 #include "ktune/error.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 LoadedSequence::LoadedSequence(const std::vector<LaunchSpec>& launches, std::size_t main_launch,
-                               const DeviceInfo& device)
+                               const harness::DeviceInfo& device)
     : main_(main_launch) {
   if (launches.empty()) throw Error(ErrorKind::kBadInput, "a candidate needs at least one launch");
   if (main_launch >= launches.size()) {
@@ -26,15 +26,15 @@ LoadedSequence::LoadedSequence(const std::vector<LaunchSpec>& launches, std::siz
     return;
   }
   // One module per distinct cubin: the launches of a split-K plan come from one compile.
-  std::vector<std::pair<const std::string*, std::shared_ptr<const Module>>> modules;
+  std::vector<std::pair<const std::string*, std::shared_ptr<const harness::Module>>> modules;
   kernels_.reserve(launches.size());
   for (const LaunchSpec& l : launches) {
-    std::shared_ptr<const Module> module;
+    std::shared_ptr<const harness::Module> module;
     for (const auto& [cubin, loaded] : modules) {
       if (*cubin == l.cubin) module = loaded;
     }
     if (!module) {
-      module = std::make_shared<const Module>(Module::load(l.cubin));
+      module = std::make_shared<const harness::Module>(harness::Module::load(l.cubin));
       modules.emplace_back(&l.cubin, module);
     }
     kernels_.emplace_back(l, std::move(module), device);
@@ -84,4 +84,4 @@ void LoadedSequence::launch(std::size_t set, CUstream stream) {
   for (LoadedKernel& k : kernels_) k.launch(set, stream);
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

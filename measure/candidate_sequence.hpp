@@ -20,14 +20,15 @@
 #include "measure/candidate_launch.hpp"
 #include "measure/library_launch.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 class LoadedSequence {
  public:
   /// Loads every launch of `launches` (not empty); `main_launch` names the one whose resources are
   /// reported at the top level. Throws ktune::Error(kBadInput) for an empty sequence or an index
   /// outside it, and what LoadedKernel throws.
-  LoadedSequence(const std::vector<LaunchSpec>& launches, std::size_t main_launch, const DeviceInfo& device);
+  LoadedSequence(const std::vector<LaunchSpec>& launches, std::size_t main_launch,
+                 const harness::DeviceInfo& device);
 
   /// "" when every launch fits the device; else the first violation, naming the launch when the
   /// sequence has more than one.
@@ -52,4 +53,4 @@ class LoadedSequence {
   std::size_t main_ = 0;
 };
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

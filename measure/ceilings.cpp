@@ -16,7 +16,7 @@
 #include "measure/random_fill.hpp"
 #include "measure/statistics.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 namespace {
 // cuBLASLt picks faster algorithms with a workspace; 64 MiB covers every heuristic choice seen.
@@ -34,67 +34,67 @@ struct Handle {
 
 double cublas_gemm_tflops(int ordinal, DType dtype, int n, int warmup, int samples) {
   std::string why;
-  const CublasLtApi* api = cublaslt_or_null(&why);
+  const harness::CublasLtApi* api = harness::cublaslt_or_null(&why);
   if (!api) throw Error(ErrorKind::kNoDevice, why);
   if (dtype != DType::kBF16 && dtype != DType::kF16) {
     throw Error(ErrorKind::kBadInput, fmt::format("GEMM ceiling for {} is not measured", to_string(dtype)));
   }
   const cudaDataType_t type = dtype == DType::kBF16 ? CUDA_R_16BF : CUDA_R_16F;
-  PrimaryContext context(ordinal);
-  const DeviceInfo dev = query_device(ordinal);
+  harness::PrimaryContext context(ordinal);
+  const harness::DeviceInfo dev = harness::query_device(ordinal);
   CUstream stream = nullptr;
-  KTUNE_CU_CHECK(driver().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-  Handle<CUstream, CUresult (*)(CUstream)> stream_guard{stream, driver().cuStreamDestroy};
+  KTUNE_CU_CHECK(harness::driver().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  Handle<CUstream, CUresult (*)(CUstream)> stream_guard{stream, harness::driver().cuStreamDestroy};
 
   const auto count = static_cast<uint64_t>(n) * static_cast<uint64_t>(n);
-  DeviceBuffer a(count * size_of(dtype)), b(count * size_of(dtype)), c(count * size_of(dtype));
-  DeviceBuffer workspace(kWorkspaceBytes);
+  harness::DeviceBuffer a(count * size_of(dtype)), b(count * size_of(dtype)), c(count * size_of(dtype));
+  harness::DeviceBuffer workspace(kWorkspaceBytes);
   const UtilityKernels kernels(dev.arch());
   random_fill(kernels, a.get(), dtype, count, 1, 1.0f, stream);
   random_fill(kernels, b.get(), dtype, count, 2, 1.0f, stream);
 
   Handle<cublasLtHandle_t, decltype(api->cublasLtDestroy)> h{nullptr, api->cublasLtDestroy};
-  check_cublas(*api, api->cublasLtCreate(&h.h), "cublasLtCreate");
+  harness::check_cublas(*api, api->cublasLtCreate(&h.h), "cublasLtCreate");
   Handle<cublasLtMatmulDesc_t, decltype(api->cublasLtMatmulDescDestroy)> desc{nullptr,
                                                                               api->cublasLtMatmulDescDestroy};
-  check_cublas(*api, api->cublasLtMatmulDescCreate(&desc.h, CUBLAS_COMPUTE_32F, CUDA_R_32F),
-               "cublasLtMatmulDescCreate");
+  harness::check_cublas(*api, api->cublasLtMatmulDescCreate(&desc.h, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+                        "cublasLtMatmulDescCreate");
   using Layout = Handle<cublasLtMatrixLayout_t, decltype(api->cublasLtMatrixLayoutDestroy)>;
   Layout la{nullptr, api->cublasLtMatrixLayoutDestroy}, lb{nullptr, api->cublasLtMatrixLayoutDestroy},
       lc{nullptr, api->cublasLtMatrixLayoutDestroy};
   const auto un = static_cast<uint64_t>(n);
-  check_cublas(*api, api->cublasLtMatrixLayoutCreate(&la.h, type, un, un, n),
-               "cublasLtMatrixLayoutCreate(A)");
-  check_cublas(*api, api->cublasLtMatrixLayoutCreate(&lb.h, type, un, un, n),
-               "cublasLtMatrixLayoutCreate(B)");
-  check_cublas(*api, api->cublasLtMatrixLayoutCreate(&lc.h, type, un, un, n),
-               "cublasLtMatrixLayoutCreate(C)");
+  harness::check_cublas(*api, api->cublasLtMatrixLayoutCreate(&la.h, type, un, un, n),
+                        "cublasLtMatrixLayoutCreate(A)");
+  harness::check_cublas(*api, api->cublasLtMatrixLayoutCreate(&lb.h, type, un, un, n),
+                        "cublasLtMatrixLayoutCreate(B)");
+  harness::check_cublas(*api, api->cublasLtMatrixLayoutCreate(&lc.h, type, un, un, n),
+                        "cublasLtMatrixLayoutCreate(C)");
   Handle<cublasLtMatmulPreference_t, decltype(api->cublasLtMatmulPreferenceDestroy)> pref{
       nullptr, api->cublasLtMatmulPreferenceDestroy};
-  check_cublas(*api, api->cublasLtMatmulPreferenceCreate(&pref.h), "cublasLtMatmulPreferenceCreate");
+  harness::check_cublas(*api, api->cublasLtMatmulPreferenceCreate(&pref.h), "cublasLtMatmulPreferenceCreate");
   const uint64_t ws = kWorkspaceBytes;
-  check_cublas(*api,
-               api->cublasLtMatmulPreferenceSetAttribute(pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                         &ws, sizeof ws),
-               "cublasLtMatmulPreferenceSetAttribute");
+  harness::check_cublas(*api,
+                        api->cublasLtMatmulPreferenceSetAttribute(
+                            pref.h, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
+                        "cublasLtMatmulPreferenceSetAttribute");
   cublasLtMatmulHeuristicResult_t heuristic{};
   int returned = 0;
-  check_cublas(*api,
-               api->cublasLtMatmulAlgoGetHeuristic(h.h, desc.h, la.h, lb.h, lc.h, lc.h, pref.h, 1, &heuristic,
-                                                   &returned),
-               "cublasLtMatmulAlgoGetHeuristic");
+  harness::check_cublas(*api,
+                        api->cublasLtMatmulAlgoGetHeuristic(h.h, desc.h, la.h, lb.h, lc.h, lc.h, pref.h, 1,
+                                                            &heuristic, &returned),
+                        "cublasLtMatmulAlgoGetHeuristic");
   if (returned == 0) throw Error(ErrorKind::kRuntime, "cuBLASLt found no algorithm for the GEMM");
 
   const float alpha = 1.0f, beta = 0.0f;
   const CUdeviceptr pa = a.get(), pb = b.get(), pc = c.get();
   auto gemm = [&] {
-    check_cublas(*api,
-                 api->cublasLtMatmul(h.h, desc.h, &alpha, reinterpret_cast<const void*>(pa), la.h,
-                                     reinterpret_cast<const void*>(pb), lb.h, &beta,
-                                     reinterpret_cast<void*>(pc), lc.h, reinterpret_cast<void*>(pc), lc.h,
-                                     &heuristic.algo, reinterpret_cast<void*>(workspace.get()),
-                                     kWorkspaceBytes, reinterpret_cast<cudaStream_t>(stream)),
-                 "cublasLtMatmul");
+    harness::check_cublas(*api,
+                          api->cublasLtMatmul(h.h, desc.h, &alpha, reinterpret_cast<const void*>(pa), la.h,
+                                              reinterpret_cast<const void*>(pb), lb.h, &beta,
+                                              reinterpret_cast<void*>(pc), lc.h, reinterpret_cast<void*>(pc),
+                                              lc.h, &heuristic.algo, reinterpret_cast<void*>(workspace.get()),
+                                              kWorkspaceBytes, reinterpret_cast<cudaStream_t>(stream)),
+                          "cublasLtMatmul");
   };
   // The one timing path (kernel_timer.hpp), hot: a compute ceiling, the same operands every launch.
   TimingOptions t;
@@ -112,7 +112,7 @@ double cublas_gemm_tflops(int ordinal, DType dtype, int n, int warmup, int sampl
 nlohmann::json measure_ceilings(int ordinal, CandidateRunner& runner, const CeilingOptions& options) {
   nlohmann::json out = nlohmann::json::object();
   nlohmann::json unavailable = nlohmann::json::object();
-  const DeviceInfo dev = query_device(ordinal);
+  const harness::DeviceInfo dev = harness::query_device(ordinal);
 
   // The copy ceiling: the fastest of the copy kernel's variants (loads in flight a thread, the
   // evict-first hint, one pass or a grid of four blocks an SM looping over the data).
@@ -155,4 +155,4 @@ nlohmann::json measure_ceilings(int ordinal, CandidateRunner& runner, const Ceil
   return out;
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -9,7 +9,7 @@
 
 #include "measure/candidate_runner.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 struct CeilingOptions {
   /// Bytes per copy buffer: 2 GiB is far past any L2 (the H200's 60 MiB) so DRAM is what is timed.
@@ -31,4 +31,4 @@ nlohmann::json measure_ceilings(int ordinal, CandidateRunner& runner, const Ceil
 /// accumulation) on device `ordinal`, timed in this process. Throws ktune::Error with the reason.
 double cublas_gemm_tflops(int ordinal, DType dtype, int n, int warmup, int samples);
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

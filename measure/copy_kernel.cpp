@@ -7,7 +7,7 @@
 #include "harness/nvrtc_compiler.hpp"
 #include "ktune/error.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 namespace {
 const char* kSource = R"CUDA(
@@ -124,13 +124,13 @@ CandidateRequest make_copy_request(uint64_t n, DType dtype, const CopyConfig& co
                                    const TimingOptions& timing, int device) {
   check_copy_size(n, dtype);
   const uint64_t bytes = n * size_of(dtype);
-  CompileRequest creq;
+  harness::CompileRequest creq;
   creq.source = copy_kernel_source();
   creq.program_name = "ktune_copy.cu";
   creq.name_expressions = {copy_name_expression(config)};
   creq.arch = arch;
-  NvrtcCompiler compiler;
-  const CompileResult compiled = compiler.compile(creq);
+  harness::NvrtcCompiler compiler;
+  const harness::CompileResult compiled = compiler.compile(creq);
 
   const uint64_t vectors = bytes / 16;
   const uint64_t per_block = static_cast<uint64_t>(config.block) * static_cast<uint64_t>(config.unroll);
@@ -155,4 +155,4 @@ CandidateRequest make_copy_request(uint64_t n, DType dtype, const CopyConfig& co
   return r;
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -11,7 +11,7 @@
 
 #include "measure/candidate.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 /// Parameters of the copy kernel.
 struct CopyConfig {
@@ -44,4 +44,4 @@ void check_copy_size(uint64_t n, DType dtype);
 CandidateRequest make_copy_request(uint64_t n, DType dtype, const CopyConfig& config, const std::string& arch,
                                    const TimingOptions& timing, int device = 0);
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

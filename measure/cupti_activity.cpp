@@ -9,7 +9,7 @@
 #include "harness/cuda_check.hpp"
 #include "harness/cupti_api.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 namespace {
 struct Record {
@@ -19,7 +19,7 @@ struct Record {
 };
 std::mutex g_mutex;
 std::vector<Record> g_records;
-const CuptiApi* g_api = nullptr;
+const harness::CuptiApi* g_api = nullptr;
 
 constexpr std::size_t kBufferBytes = 8U << 20;  // 8 MiB: ~50k kernel records per buffer
 
@@ -45,7 +45,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 }  // namespace
 
 std::unique_ptr<ActivityTimer> ActivityTimer::start(std::string* why) {
-  const CuptiApi* api = cupti_or_null(why);
+  const harness::CuptiApi* api = harness::cupti_or_null(why);
   if (!api) return nullptr;
   static std::once_flag registered;
   static CUptiResult register_result = CUPTI_SUCCESS;
@@ -113,4 +113,4 @@ std::vector<double> ActivityTimer::stop(const std::vector<std::string>& function
   return us;
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 class ActivityTimer {
  public:
@@ -32,4 +32,4 @@ class ActivityTimer {
   bool enabled_ = false;
 };
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

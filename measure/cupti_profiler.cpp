@@ -9,7 +9,7 @@
 #include "ktune/error.hpp"
 #include "measure/steady_clock.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 namespace {
 /// A CUPTI parameter struct, zeroed, with its structSize set.
@@ -33,7 +33,8 @@ constexpr size_t kMaxRanges = 8;
 /// reverse order by the destructor, whatever happened. Every CUPTI failure throws Unavailable.
 class CounterPass {
  public:
-  CounterPass(const CuptiApi& api, CUcontext ctx, int ordinal, const std::vector<std::string>& metrics)
+  CounterPass(const harness::CuptiApi& api, CUcontext ctx, int ordinal,
+              const std::vector<std::string>& metrics)
       : api_(api), ctx_(ctx), ordinal_(ordinal), metrics_(metrics) {
     for (const std::string& m : metrics_) names_.push_back(m.c_str());
   }
@@ -62,7 +63,7 @@ class CounterPass {
   void check(CUptiResult r, const char* call) const;
   std::vector<std::vector<double>> evaluate_ranges();
 
-  const CuptiApi& api_;
+  const harness::CuptiApi& api_;
   CUcontext ctx_;
   int ordinal_;
   const std::vector<std::string>& metrics_;
@@ -285,7 +286,7 @@ nlohmann::json CounterPass::values() {
 nlohmann::json profile_counters(CUcontext ctx, int ordinal, const std::vector<std::string>& metrics,
                                 const std::function<void()>& launch_once) {
   std::string why;
-  const CuptiApi* api = cupti_or_null(&why);
+  const harness::CuptiApi* api = harness::cupti_or_null(&why);
   if (!api) return {{"available", false}, {"reason", why}};
   if (metrics.empty()) return {{"available", false}, {"reason", "no metrics requested"}};
   const double t0 = now_ms();
@@ -309,4 +310,4 @@ nlohmann::json profile_counters(CUcontext ctx, int ordinal, const std::vector<st
   }
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 /// Profiles what `launch_once` enqueues (one run of a candidate's launch sequence, then it must
 /// synchronise) on device `ordinal` with context `ctx`. Over the kernels of the run, ".sum" metrics
@@ -24,4 +24,4 @@ namespace ktune::harness {
 nlohmann::json profile_counters(CUcontext ctx, int ordinal, const std::vector<std::string>& metrics,
                                 const std::function<void()>& launch_once);
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -3,7 +3,7 @@
 #include "measure/cupti_activity.hpp"
 #include "measure/cupti_profiler.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 namespace {
 constexpr const char* kWhy = "ktune was built with KTUNE_WITH_CUPTI=OFF";
@@ -22,4 +22,4 @@ nlohmann::json profile_counters(CUcontext, int, const std::vector<std::string>&,
   return {{"available", false}, {"reason", kWhy}};
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

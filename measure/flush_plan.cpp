@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-namespace ktune::harness {
+namespace ktune::measure {
 namespace {
 
 /// Rotation's extra sets may take at most this share of the free memory.
@@ -39,4 +39,4 @@ FlushPlan plan_flush(const TimingOptions& options, int64_t l2_bytes, uint64_t se
   return plan;
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

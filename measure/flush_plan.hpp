@@ -8,7 +8,7 @@
 
 #include "measure/timing_options.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 /// How the samples of one measurement keep L2 from serving the previous sample's data.
 struct FlushPlan {
@@ -25,4 +25,4 @@ struct FlushPlan {
 /// unless the extra sets would take more than 80 % of the free memory.
 FlushPlan plan_flush(const TimingOptions& options, int64_t l2_bytes, uint64_t set_bytes, uint64_t free_bytes);
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

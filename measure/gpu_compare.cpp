@@ -7,7 +7,7 @@
 #include "harness/device_buffer.hpp"
 #include "harness/driver_api.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, CUdeviceptr ref, DType dtype,
                          uint64_t count, CUstream stream) {
@@ -22,15 +22,15 @@ ErrorMetrics run_compare(CUfunction function, CUdeviceptr out, CUdeviceptr ref, 
   // 1024 blocks: enough to fill the GPU, few enough partials to merge on the host in microseconds.
   const auto blocks =
       static_cast<unsigned>(std::clamp<uint64_t>((count + kCompareBlock - 1) / kCompareBlock, 1, 1024));
-  DeviceBuffer sums(sizeof(double) * 4 * blocks);
-  DeviceBuffer counts(sizeof(unsigned long long) * 2 * blocks);
+  harness::DeviceBuffer sums(sizeof(double) * 4 * blocks);
+  harness::DeviceBuffer counts(sizeof(unsigned long long) * 2 * blocks);
   unsigned long long n = count;
   CUdeviceptr s = sums.get();
   CUdeviceptr c = counts.get();
   void* args[] = {&out, &ref, &n, &s, &c};
-  KTUNE_CU_CHECK(
-      driver().cuLaunchKernel(function, blocks, 1, 1, kCompareBlock, 1, 1, 0, stream, args, nullptr));
-  KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream));
+  KTUNE_CU_CHECK(harness::driver().cuLaunchKernel(function, blocks, 1, 1, kCompareBlock, 1, 1, 0, stream,
+                                                  args, nullptr));
+  KTUNE_CU_CHECK(harness::driver().cuStreamSynchronize(stream));
   const auto hs = sums.download_as<double>(4 * blocks);
   const auto hc = counts.download_as<unsigned long long>(2 * blocks);
   ErrorSums total;
@@ -60,4 +60,4 @@ ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, CUdevic
   return run_compare(kernels.compare(type), out, ref, count, stream);
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

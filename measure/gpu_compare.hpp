@@ -10,7 +10,7 @@
 #include "measure/utility_kernels.hpp"
 #include "measure/verification.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 /// Compares `count` elements of `dtype` at `out` and `ref`; synchronises `stream`.
 ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, CUdeviceptr ref, DType dtype,
@@ -23,4 +23,4 @@ ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, DType d
 ErrorMetrics gpu_compare(const UtilityKernels& kernels, CUdeviceptr out, CUdeviceptr ref, IntType type,
                          uint64_t count, CUstream stream);
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

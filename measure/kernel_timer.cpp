@@ -10,10 +10,10 @@
 #include "measure/steady_clock.hpp"
 #include "measure/timer.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 uint64_t free_device_bytes() {
   std::size_t free = 0, total = 0;
-  KTUNE_CU_CHECK(driver().cuMemGetInfo(&free, &total));
+  KTUNE_CU_CHECK(harness::driver().cuMemGetInfo(&free, &total));
   return free;
 }
 
@@ -58,7 +58,7 @@ TimingResult KernelTimer::time(const std::function<void(std::size_t)>& launch) {
     batch =
         std::make_unique<GraphBatch>(stream_, n, [&](int i) { launch(static_cast<std::size_t>(i) % sets); });
     batch->launch();  // the graph's own first run is not a sample
-    KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
+    KTUNE_CU_CHECK(harness::driver().cuStreamSynchronize(stream_));
   }
   out.launches_per_sample = batch ? batch->launches() : 1;
 
@@ -81,4 +81,4 @@ TimingResult KernelTimer::time(const std::function<void(std::size_t)>& launch) {
   return out;
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

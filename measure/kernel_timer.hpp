@@ -22,7 +22,7 @@
 #include "measure/stopping_rule.hpp"
 #include "measure/timing_options.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 class L2Flusher;
 class UtilityKernels;
@@ -67,4 +67,4 @@ class KernelTimer {
   std::size_t next_set_ = 0;
 };
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -8,7 +8,7 @@
 #include "harness/module.hpp"
 #include "measure/utility_kernels.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 namespace {
 std::size_t flush_bytes(int64_t l2_bytes, double factor) {
@@ -21,21 +21,21 @@ std::size_t flush_bytes(int64_t l2_bytes, double factor) {
 L2Flusher::L2Flusher(int64_t l2_bytes, double factor, const UtilityKernels* clean_reader)
     : written_(flush_bytes(l2_bytes, factor)), reader_(clean_reader) {
   if (reader_ == nullptr) return;
-  read_ = DeviceBuffer(flush_bytes(l2_bytes, factor));
+  read_ = harness::DeviceBuffer(flush_bytes(l2_bytes, factor));
   read_.fill_u8(0x5A);  // equal words: the read kernel never writes its sink
-  sink_ = DeviceBuffer(16);
-  KTUNE_CU_CHECK(driver().cuCtxSynchronize());  // fill_u8 ran on the legacy default stream
+  sink_ = harness::DeviceBuffer(16);
+  KTUNE_CU_CHECK(harness::driver().cuCtxSynchronize());  // fill_u8 ran on the legacy default stream
 }
 
 void L2Flusher::flush(CUstream stream) {
   ++value_;
-  KTUNE_CU_CHECK(driver().cuMemsetD32Async(written_.get(), value_, written_.size() / 4, stream));
+  KTUNE_CU_CHECK(harness::driver().cuMemsetD32Async(written_.get(), value_, written_.size() / 4, stream));
   if (reader_ == nullptr) return;
   CUdeviceptr p = read_.get();
   unsigned long long n = read_.size() / 16;
   CUdeviceptr sink = sink_.get();
   void* args[] = {&p, &n, &sink};
-  launch(reader_->read_all(), {kReadAllBlocks, 1, 1}, {kReadAllBlock, 1, 1}, 0, stream, args);
+  harness::launch(reader_->read_all(), {kReadAllBlocks, 1, 1}, {kReadAllBlock, 1, 1}, 0, stream, args);
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

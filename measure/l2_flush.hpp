@@ -11,7 +11,7 @@
 
 #include "harness/device_buffer.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 class UtilityKernels;
 
@@ -27,11 +27,11 @@ class L2Flusher {
   bool clean() const { return reader_ != nullptr; }
 
  private:
-  DeviceBuffer written_;
-  DeviceBuffer read_;
-  DeviceBuffer sink_;
+  harness::DeviceBuffer written_;
+  harness::DeviceBuffer read_;
+  harness::DeviceBuffer sink_;
   const UtilityKernels* reader_ = nullptr;
   uint32_t value_ = 0;
 };
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -5,7 +5,7 @@
 #include "core/json_integer.hpp"
 #include "ktune/error.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 namespace {
 constexpr const char* kGemmCall = "cublaslt_gemm";
@@ -27,7 +27,7 @@ nlohmann::json to_json(const LibraryGemmCall& call) {
     j["a_scale"] = call.a_scale;
     j["b_scale"] = call.b_scale;
   }
-  if (library_layout_bias(call.layout)) j["bias"] = call.bias;
+  if (harness::library_layout_bias(call.layout)) j["bias"] = call.bias;
   return j;
 }
 
@@ -43,7 +43,7 @@ LibraryGemmCall library_gemm_call_from_json(const nlohmann::json& j) {
     c.fp8 = call == kFp8GemmCall;
     c.dtype = dtype_from_string(j.at("dtype").get<std::string>());
     c.layout = j.at("layout").get<std::string>();
-    if (!is_library_gemm_layout(c.layout))
+    if (!harness::is_library_gemm_layout(c.layout))
       throw Error(ErrorKind::kBadInput,
                   fmt::format("library gemm layout '{}' is not nt, nn, nt+bias or nn+bias", c.layout));
     c.m = json_integer<int64_t>(j.at("m"), "m");
@@ -55,7 +55,7 @@ LibraryGemmCall library_gemm_call_from_json(const nlohmann::json& j) {
     c.a = j.at("a").get<std::string>();
     c.b = j.at("b").get<std::string>();
     c.c = j.at("c").get<std::string>();
-    if (library_layout_bias(c.layout)) c.bias = j.at("bias").get<std::string>();
+    if (harness::library_layout_bias(c.layout)) c.bias = j.at("bias").get<std::string>();
     if (c.fp8) {
       c.a_scale = j.at("a_scale").get<std::string>();
       c.b_scale = j.at("b_scale").get<std::string>();
@@ -75,4 +75,4 @@ LaunchSpec library_launch(const LibraryGemmCall& call) {
   return l;
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -15,7 +15,7 @@
 #include "harness/cublaslt_layout.hpp"
 #include "measure/candidate.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 /// C[M,N] = A[M,K] * B (row-major; "nt": B is [N,K], "nn": B is [K,N]) by cuBLASLt with `algorithm`
 /// (a config of variant "cublaslt": harness/cublaslt_algorithm.hpp), on the request's buffers
@@ -49,4 +49,4 @@ LibraryGemmCall library_gemm_call_from_json(const nlohmann::json& j);
 /// in `library`.
 LaunchSpec library_launch(const LibraryGemmCall& call);
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -4,27 +4,27 @@
 
 #include "ktune/error.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 LoadedLibraryCall::LoadedLibraryCall(const LaunchSpec& spec)
     : call_(library_gemm_call_from_json(spec.library)), function_(spec.function) {
-  algorithm_ = CublasLtAlgorithm::from_config(call_.algorithm);
+  algorithm_ = harness::CublasLtAlgorithm::from_config(call_.algorithm);
   if (call_.fp8) {
     fp8_problem_.m = call_.m;
     fp8_problem_.n = call_.n;
     fp8_problem_.k = call_.k;
-    fp8_gemm_ = std::make_unique<CublasLtFp8Gemm>();
+    fp8_gemm_ = std::make_unique<harness::CublasLtFp8Gemm>();
     violation_ = fp8_gemm_->rejection(fp8_problem_, algorithm_);
     resources_ = {{"library", fp8_gemm_->version()}, {"algorithm", algorithm_.name_suffix()}};
     return;
   }
   problem_.dtype = call_.dtype;
-  problem_.b_nt = library_layout_nt(call_.layout);
-  problem_.bias = library_layout_bias(call_.layout);
+  problem_.b_nt = harness::library_layout_nt(call_.layout);
+  problem_.bias = harness::library_layout_bias(call_.layout);
   problem_.m = call_.m;
   problem_.n = call_.n;
   problem_.k = call_.k;
-  gemm_ = std::make_unique<CublasLtGemm>();
+  gemm_ = std::make_unique<harness::CublasLtGemm>();
   violation_ = gemm_->rejection(problem_, algorithm_);
   resources_ = {{"library", gemm_->version()}, {"algorithm", algorithm_.name_suffix()}};
 }
@@ -51,4 +51,4 @@ void LoadedLibraryCall::launch(std::size_t set, CUstream stream) {
   gemm_->run(problem_, algorithm_, b.a, b.b, b.c, stream, 0, 0, b.bias);
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -19,7 +19,7 @@
 #include "measure/candidate_launch.hpp"
 #include "measure/library_call.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 class LoadedLibraryCall {
  public:
@@ -49,15 +49,15 @@ class LoadedLibraryCall {
     CUdeviceptr bias = 0;
   };
   LibraryGemmCall call_;
-  CublasGemmProblem problem_;
-  CublasFp8Problem fp8_problem_;
-  CublasLtAlgorithm algorithm_;
-  std::unique_ptr<CublasLtGemm> gemm_;         ///< bf16/f16/f32 calls
-  std::unique_ptr<CublasLtFp8Gemm> fp8_gemm_;  ///< fp8 calls
+  harness::CublasGemmProblem problem_;
+  harness::CublasFp8Problem fp8_problem_;
+  harness::CublasLtAlgorithm algorithm_;
+  std::unique_ptr<harness::CublasLtGemm> gemm_;         ///< bf16/f16/f32 calls
+  std::unique_ptr<harness::CublasLtFp8Gemm> fp8_gemm_;  ///< fp8 calls
   std::string function_;
   std::string violation_;
   nlohmann::json resources_ = nlohmann::json::object();
   std::vector<Bound> bound_;
 };
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

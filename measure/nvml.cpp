@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 namespace {
 // The few NVML declarations used, from nvml.h (not shipped with the toolkit headers).
@@ -90,4 +90,4 @@ NvmlReading nvml_read(const std::string& pci_bus_id) noexcept {
   return out;
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

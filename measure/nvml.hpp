@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 struct NvmlReading {
   std::optional<double> sm_clock_mhz;   ///< current SM clock
@@ -18,4 +18,4 @@ struct NvmlReading {
 /// orders devices differently from CUDA, the bus id names the same card in both). Never throws.
 NvmlReading nvml_read(const std::string& pci_bus_id) noexcept;
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

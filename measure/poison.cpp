@@ -3,10 +3,10 @@
 #include "harness/cuda_check.hpp"
 #include "harness/driver_api.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 void poison(CUdeviceptr ptr, uint64_t bytes, CUstream stream, uint8_t byte) {
-  KTUNE_CU_CHECK(driver().cuMemsetD8Async(ptr, byte, bytes, stream));
+  KTUNE_CU_CHECK(harness::driver().cuMemsetD8Async(ptr, byte, bytes, stream));
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

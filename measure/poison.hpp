@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 inline constexpr uint8_t kPoisonByte = 0xFF;
 /// An integer reference output's poison: integers have no NaN, so the reference side gets another
@@ -17,4 +17,4 @@ inline constexpr uint8_t kIntegerReferencePoisonByte = 0xFE;
 /// Poisons `bytes` at `ptr` on `stream` (asynchronous).
 void poison(CUdeviceptr ptr, uint64_t bytes, CUstream stream, uint8_t byte = kPoisonByte);
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

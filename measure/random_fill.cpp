@@ -6,7 +6,7 @@
 #include "harness/driver_api.hpp"
 #include "ktune/error.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 namespace {
 
@@ -32,8 +32,8 @@ void random_fill(const UtilityKernels& kernels, CUdeviceptr ptr, DType dtype, ui
   unsigned long long n = count;
   unsigned long long s = seed;
   void* args[] = {&ptr, &n, &s, &scale};
-  KTUNE_CU_CHECK(
-      driver().cuLaunchKernel(kernels.fill(dtype), blocks, 1, 1, kBlock, 1, 1, 0, stream, args, nullptr));
+  KTUNE_CU_CHECK(harness::driver().cuLaunchKernel(kernels.fill(dtype), blocks, 1, 1, kBlock, 1, 1, 0, stream,
+                                                  args, nullptr));
 }
 
 void fill_buffer(const UtilityKernels& kernels, CUdeviceptr ptr, DType dtype, std::optional<IntType> integer,
@@ -85,8 +85,8 @@ void fill_buffer(const UtilityKernels& kernels, CUdeviceptr ptr, DType dtype, st
     case BufferFill::Kind::kRandom:
       break;
   }
-  KTUNE_CU_CHECK(
-      driver().cuLaunchKernel(function, blocks_for(count), 1, 1, kBlock, 1, 1, 0, stream, args, nullptr));
+  KTUNE_CU_CHECK(harness::driver().cuLaunchKernel(function, blocks_for(count), 1, 1, kBlock, 1, 1, 0, stream,
+                                                  args, nullptr));
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -14,7 +14,7 @@
 
 #include "measure/utility_kernels.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 /// Fills `count` elements of `dtype` at `ptr` on `stream` (asynchronous).
 void random_fill(const UtilityKernels& kernels, CUdeviceptr ptr, DType dtype, uint64_t count, uint64_t seed,
@@ -26,4 +26,4 @@ void random_fill(const UtilityKernels& kernels, CUdeviceptr ptr, DType dtype, ui
 void fill_buffer(const UtilityKernels& kernels, CUdeviceptr ptr, DType dtype, std::optional<IntType> integer,
                  uint64_t count, const BufferFill& fill, uint64_t seed, CUstream stream);
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 std::vector<CandidateResult> retime_interleaved(CandidateRunner& runner,
                                                 std::vector<CandidateRequest> candidates, int rounds) {
@@ -45,4 +45,4 @@ std::vector<CandidateResult> retime_interleaved(CandidateRunner& runner,
   return out;
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

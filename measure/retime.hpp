@@ -10,11 +10,11 @@
 
 #include "measure/candidate_runner.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 /// Returns one result per candidate, in the order given. A candidate that fails in any round keeps
 /// that failure (outcome and reason) and is not run again.
 std::vector<CandidateResult> retime_interleaved(CandidateRunner& runner,
                                                 std::vector<CandidateRequest> candidates, int rounds = 4);
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

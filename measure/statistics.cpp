@@ -7,7 +7,7 @@
 
 #include "ktune/error.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 namespace {
 constexpr double kZ95 = 1.959963984540054;  // two-sided 95 % normal quantile
@@ -55,4 +55,4 @@ SampleStats summarize(std::span<const double> samples) {
   return s;
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

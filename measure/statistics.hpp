@@ -15,7 +15,7 @@
 #include <span>
 #include <vector>
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 /// Summary of a sample (same unit as the input, microseconds throughout ktune).
 struct SampleStats {
@@ -39,4 +39,4 @@ double rse_of_median_sorted(std::span<const double> sorted);
 /// Every statistic of `samples` (any order). Throws ktune::Error(kBadInput) on an empty sample.
 SampleStats summarize(std::span<const double> samples);
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -4,11 +4,11 @@
 
 #include <chrono>
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 inline double now_ms() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

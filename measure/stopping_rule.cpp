@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 std::string_view to_string(StopReason reason) {
   switch (reason) {
@@ -57,4 +57,4 @@ StopReason StoppingRule::check(double elapsed_ms) const {
   return StopReason::kContinue;
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -13,7 +13,7 @@
 #include "measure/statistics.hpp"
 #include "measure/timing_options.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 /// Why sampling stopped (or that it goes on).
 enum class StopReason { kContinue, kConverged, kSampleCap, kTimeCap };
@@ -53,4 +53,4 @@ class StoppingRule {
   std::vector<double> sorted_;
 };
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

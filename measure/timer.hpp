@@ -9,7 +9,7 @@
 
 #include <functional>
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 /// An event pair on one stream.
 class EventTimer {
@@ -48,4 +48,4 @@ class GraphBatch {
   CUgraphExec exec_ = nullptr;
 };
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

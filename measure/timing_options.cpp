@@ -4,7 +4,7 @@
 
 #include "ktune/error.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 std::string_view to_string(FlushMode mode) {
   switch (mode) {
@@ -61,4 +61,4 @@ void TimingOptions::validate() const {
   if (counters && metrics.empty()) bad("metrics", "[]", "at least one metric when counters are on");
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

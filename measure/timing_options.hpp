@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 /// How consecutive samples are kept from reading each other's data out of L2.
 enum class FlushMode {
@@ -91,4 +91,4 @@ struct TimingOptions {
   void validate() const;
 };
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

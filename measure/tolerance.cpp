@@ -2,7 +2,7 @@
 
 #include <array>
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 namespace {
 // u = unit roundoff of the output type (2^-(mantissa bits + 1)). Outputs are rounded once to the
@@ -69,4 +69,4 @@ const Tolerance& tolerance_for(DType dtype) {
   return kTable[0];  // unreachable: the table has one row per DType (a unit test checks it)
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -7,7 +7,7 @@
 
 #include "core/dtype.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 /// How far an output may be from its reference.
 struct Tolerance {
@@ -31,4 +31,4 @@ std::span<const Tolerance> tolerance_table();
 /// The row for `dtype`.
 const Tolerance& tolerance_for(DType dtype);
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

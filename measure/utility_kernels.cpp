@@ -5,7 +5,7 @@
 #include "harness/nvrtc_compiler.hpp"
 #include "ktune/error.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 namespace {
 constexpr DType kAll[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kFP8E4M3, DType::kFP8E5M2};
@@ -297,7 +297,7 @@ std::string compare_name_expression(DType dtype, DType ref_dtype) {
 std::string compare_name_expression(DType dtype) { return compare_name_expression(dtype, dtype); }
 
 UtilityKernels::UtilityKernels(const std::string& arch) {
-  CompileRequest req;
+  harness::CompileRequest req;
   req.source = utility_kernels_source();
   req.program_name = "ktune_utility_kernels.cu";
   req.arch = arch;
@@ -316,9 +316,9 @@ UtilityKernels::UtilityKernels(const std::string& arch) {
     req.name_expressions.push_back(compare_name_expression(t));
   }
   req.name_expressions.push_back("ktune_read_all");
-  NvrtcCompiler compiler;
-  const CompileResult res = compiler.compile(req);
-  module_ = Module::load(res.cubin);
+  harness::NvrtcCompiler compiler;
+  const harness::CompileResult res = compiler.compile(req);
+  module_ = harness::Module::load(res.cubin);
   read_all_ = module_.function(res.lowered_names.at("ktune_read_all"));
   const auto function = [&](const std::string& expression) {
     return module_.function(res.lowered_names.at(expression));
@@ -367,4 +367,4 @@ CUfunction UtilityKernels::compare(DType dtype, DType ref_dtype) const {
   return f;
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -14,7 +14,7 @@
 #include "core/int_type.hpp"
 #include "harness/module.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 /// The CUDA source (exposed for the `nvrtc` test that compiles it without a GPU).
 const std::string& utility_kernels_source();
@@ -59,7 +59,7 @@ class UtilityKernels {
   CUfunction read_all() const { return read_all_; }
 
  private:
-  Module module_;
+  harness::Module module_;
   CUfunction read_all_ = nullptr;
   CUfunction fills_[5][4] = {};      ///< [dtype][BufferFill::Kind]
   CUfunction int_fills_[3][4] = {};  ///< [IntType][BufferFill::Kind]
@@ -67,4 +67,4 @@ class UtilityKernels {
   CUfunction compare_[5][5] = {};  ///< [output dtype][reference dtype]
 };
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -8,7 +8,7 @@
 
 #include "ktune/error.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 void ErrorSums::add(double out, double ref) {
   ++count;
@@ -137,4 +137,4 @@ Verdict judge_absolute(const ErrorMetrics& m, double bound, std::string_view typ
   return v;
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -12,7 +12,7 @@
 
 #include "measure/tolerance.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 /// Partial sums of a comparison; merge() is associative, so the order of blocks does not matter
 /// beyond double rounding.
@@ -70,4 +70,4 @@ Verdict judge(const ErrorMetrics& metrics, DType dtype, double rel_l2, std::opti
 /// compared by default). `type` names the output type in the reason.
 Verdict judge_absolute(const ErrorMetrics& metrics, double bound, std::string_view type);
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

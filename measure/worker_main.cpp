@@ -9,7 +9,7 @@
 #include "measure/worker_measurer.hpp"
 #include "measure/worker_protocol.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 int run_worker(int fd, int ordinal) {
   std::unique_ptr<WorkerMeasurer> measurer;
@@ -17,7 +17,7 @@ int run_worker(int fd, int ordinal) {
   try {
     measurer = std::make_unique<WorkerMeasurer>(ordinal);
     hello["ok"] = true;
-    hello["device"] = to_json(measurer->device());
+    hello["device"] = harness::to_json(measurer->device());
   } catch (const Error& e) {
     hello["ok"] = false;
     hello["error"] = e.what();
@@ -52,4 +52,4 @@ int run_worker(int fd, int ordinal) {
   }
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -4,7 +4,7 @@
 /// end of the stream. After a candidate that lost the CUDA context it answers (with
 /// "worker_ok": false) and exits, so the parent starts a fresh worker.
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 /// Exit status after a lost context (distinct from crashes, which end by signal).
 inline constexpr int kWorkerContextLostExit = 3;
@@ -12,4 +12,4 @@ inline constexpr int kWorkerContextLostExit = 3;
 /// Runs the worker loop on device `ordinal`; returns the process exit status.
 int run_worker(int fd, int ordinal);
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -20,7 +20,7 @@
 #include "measure/poison.hpp"
 #include "measure/random_fill.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 namespace {
 double median_of(std::vector<double> v) { return summarize(v).median; }
@@ -49,12 +49,12 @@ struct WorkerMeasurer::Timed {
   std::unique_ptr<KernelTimer> timer;
 };
 
-WorkerMeasurer::WorkerMeasurer(int ordinal) : device_(query_device(ordinal)), context_(ordinal) {
-  KTUNE_CU_CHECK(driver().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
+WorkerMeasurer::WorkerMeasurer(int ordinal) : device_(harness::query_device(ordinal)), context_(ordinal) {
+  KTUNE_CU_CHECK(harness::driver().cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING));
 }
 
 WorkerMeasurer::~WorkerMeasurer() {
-  if (stream_) driver().cuStreamDestroy(stream_);
+  if (stream_) harness::driver().cuStreamDestroy(stream_);
 }
 
 const UtilityKernels& WorkerMeasurer::utility() {
@@ -94,11 +94,11 @@ CandidateResult WorkerMeasurer::measure(const CandidateRequest& req, bool* conte
       phase = "reference";
       reference->bind({&sets[0]});
       reference->launch(0, stream_);
-      KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
+      KTUNE_CU_CHECK(harness::driver().cuStreamSynchronize(stream_));
     }
     phase = "first run";
     sequence.launch(0, stream_);
-    KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
+    KTUNE_CU_CHECK(harness::driver().cuStreamSynchronize(stream_));
     phase = "guards";
     if (auto why = check_guards(sets[0], stream_)) {
       res.outcome = Outcome::kIncorrect;
@@ -250,7 +250,7 @@ void WorkerMeasurer::activity_pass(Timed& run, CandidateResult& res) {
       run.timer->flush();
       run.sequence.launch(static_cast<std::size_t>(i) % run.sets.size(), stream_);
     }
-    KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
+    KTUNE_CU_CHECK(harness::driver().cuStreamSynchronize(stream_));
     const std::size_t per_run = run.sequence.size();
     const auto us = activity->stop(run.sequence.functions(), kActivityLaunches * per_run);
     // Records in start order; the launches of one run are consecutive (one stream).
@@ -272,10 +272,10 @@ void WorkerMeasurer::activity_pass(Timed& run, CandidateResult& res) {
 
 void WorkerMeasurer::counter_pass(Timed& run, CandidateResult& res) {
   run.timer->flush();
-  KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
+  KTUNE_CU_CHECK(harness::driver().cuStreamSynchronize(stream_));
   nlohmann::json c = profile_counters(context_.get(), device_.ordinal, run.req.timing.metrics, [&] {
     run.sequence.launch(0, stream_);
-    KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream_));
+    KTUNE_CU_CHECK(harness::driver().cuStreamSynchronize(stream_));
   });
   for (auto& [k, v] : c.items()) res.counters[k] = v;
 }
@@ -286,12 +286,13 @@ void WorkerMeasurer::classify_failure(const Error& e, const std::string& phase, 
   res.samples_us.clear();
   // A sticky error (illegal address, launch failure, ...) leaves the context unusable: every later
   // call fails the same way. cuCtxSynchronize tells the two kinds apart without a list of codes.
-  const CUresult health = driver_table_or_null() ? driver().cuCtxSynchronize() : CUDA_ERROR_NOT_INITIALIZED;
+  const CUresult health =
+      harness::driver_table_or_null() ? harness::driver().cuCtxSynchronize() : CUDA_ERROR_NOT_INITIALIZED;
   const std::string what = fmt::format("{}: {}", phase, e.what());
   if (health != CUDA_SUCCESS) {
     *context_ok = false;
     res.outcome = Outcome::kCrashed;
-    res.reason = fmt::format("{} (context lost: {})", what, cu_error_name(health));
+    res.reason = fmt::format("{} (context lost: {})", what, harness::cu_error_name(health));
   } else if (e.api_code() == "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES") {
     res.outcome = Outcome::kExceedsLimits;
     res.reason = what;
@@ -301,4 +302,4 @@ void WorkerMeasurer::classify_failure(const Error& e, const std::string& phase, 
   }
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -19,7 +19,7 @@
 #include "measure/candidate.hpp"
 #include "measure/utility_kernels.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 class LoadedSequence;
 struct BufferSet;
@@ -40,7 +40,7 @@ class WorkerMeasurer {
   /// address, launch failure, ...) lost the context: the worker must then exit.
   CandidateResult measure(const CandidateRequest& request, bool* context_ok);
 
-  const DeviceInfo& device() const { return device_; }
+  const harness::DeviceInfo& device() const { return device_; }
 
  private:
   struct Timed;  // the loaded sequence and its buffer sets, flush and batch while it is timed
@@ -67,10 +67,10 @@ class WorkerMeasurer {
   /// The outcome of a failure in `phase`: crashed (context lost), exceeds_limits or launch_error.
   void classify_failure(const Error& e, const std::string& phase, CandidateResult& res, bool* context_ok);
 
-  DeviceInfo device_;
-  PrimaryContext context_;
+  harness::DeviceInfo device_;
+  harness::PrimaryContext context_;
   CUstream stream_ = nullptr;
   std::unique_ptr<UtilityKernels> utility_;
 };
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

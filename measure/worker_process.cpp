@@ -20,7 +20,7 @@
 
 extern char** environ;
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 namespace {
 void close_fd(int& fd) noexcept {
@@ -241,4 +241,4 @@ std::string WorkerProcess::exit_description() const {
   return fmt::format("ended with wait status {}", st);
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -20,7 +20,7 @@
 
 #include "measure/worker_protocol.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 class WorkerProcess {
  public:
@@ -74,4 +74,4 @@ class WorkerProcess {
   std::string stderr_tail_;
 };
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -10,7 +10,7 @@
 
 #include "ktune/error.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 namespace {
 constexpr char kMagic[4] = {'K', 'T', 'W', 'P'};
@@ -156,4 +156,4 @@ std::optional<Message> read_message(int fd, FrameDecoder& decoder) {
   }
 }
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -27,7 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ktune::harness {
+namespace ktune::measure {
 
 /// 2: a candidate is a sequence of launches ("launches", "main_launch"), no longer one "kernel".
 inline constexpr uint16_t kProtocolVersion = 2;
@@ -74,4 +74,4 @@ void write_message(int fd, const Message& message);
 /// before any byte of a frame; throws on a protocol error or a stream cut inside a frame.
 std::optional<Message> read_message(int fd, FrameDecoder& decoder);
 
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -130,10 +130,10 @@ int main(int argc, char** argv) {
     CUstream stream = nullptr;
     KTUNE_CU_CHECK(drv.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
     // The one timing path with an L2 flush before every sample (one buffer set).
-    ktune::harness::TimingOptions timing;
-    timing.flush = ktune::harness::FlushMode::kL2;
+    ktune::measure::TimingOptions timing;
+    timing.flush = ktune::measure::FlushMode::kL2;
     timing.min_samples = kMinSamples;
-    ktune::harness::FlushPlan flush_plan;
+    ktune::measure::FlushPlan flush_plan;
     flush_plan.mode = timing.flush;
     const kt::DecodeAttentionSpec spec;
     std::printf("device: %s, %d SMs, L2 %lld MiB; ceiling %.0f GB/s (D2D copy)\n", info.name.c_str(),
@@ -187,8 +187,8 @@ int main(int argc, char** argv) {
         kt::testing::run_plan(kernels, compile, plan, tensors);
         const auto got = kt::testing::download_values(
             tensors, plan.tensors[static_cast<std::size_t>(plan.tensor_index("o"))]);
-        const auto v = ktune::harness::judge(ktune::harness::compare(got, want),
-                                             ktune::harness::tolerance_for(DType::kBF16));
+        const auto v = ktune::measure::judge(ktune::measure::compare(got, want),
+                                             ktune::measure::tolerance_for(DType::kBF16));
         if (!v.ok) {
           std::printf("  INCORRECT %s @ %s: %s\n", name.c_str(), p.shape_text().c_str(), v.reason.c_str());
           continue;
@@ -209,8 +209,8 @@ int main(int argc, char** argv) {
                                    r.args[i]->data());
           }
         };
-        ktune::harness::KernelTimer timer(timing, flush_plan, info.l2_bytes, stream);
-        const ktune::harness::TimingResult timed = timer.time([&](std::size_t) { enqueue(); });
+        ktune::measure::KernelTimer timer(timing, flush_plan, info.l2_bytes, stream);
+        const ktune::measure::TimingResult timed = timer.time([&](std::size_t) { enqueue(); });
         const double us = timed.stats.median;
         const int batch = timed.launches_per_sample;
         if (name == default_name) default_us = us;

@@ -42,6 +42,7 @@
 
 namespace kt = ktune::kernel_templates;
 namespace h = ktune::harness;
+namespace m = ktune::measure;
 
 namespace {
 
@@ -79,9 +80,9 @@ kt::Problem problem_of(const Shape& s, const std::string& layout) {
 
 /// Median microseconds of one call of `enqueue(set)`.
 /// One timing by ktune's one timing path (measure/kernel_timer.hpp): median microseconds of a launch.
-double time_launches(const std::function<void(int set)>& enqueue, const h::FlushPlan& plan, int64_t l2_bytes,
-                     CUstream stream, const h::TimingOptions& timing) {
-  h::KernelTimer timer(timing, plan, l2_bytes, stream);
+double time_launches(const std::function<void(int set)>& enqueue, const m::FlushPlan& plan, int64_t l2_bytes,
+                     CUstream stream, const m::TimingOptions& timing) {
+  m::KernelTimer timer(timing, plan, l2_bytes, stream);
   return timer.time([&](std::size_t set) { enqueue(static_cast<int>(set)); }).stats.median;
 }
 
@@ -178,9 +179,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s (%s), %zu shapes\n", info.name.c_str(), arch.c_str(), shapes.size());
     CUstream stream = nullptr;
     KTUNE_CU_CHECK(h::driver().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    h::TimingOptions timing;  // the protocol's defaults: rotated inputs, graph batches below 1 ms
+    m::TimingOptions timing;  // the protocol's defaults: rotated inputs, graph batches below 1 ms
     timing.min_samples = samples;
-    h::UtilityKernels util(arch);
+    m::UtilityKernels util(arch);
     std::unique_ptr<h::CublasLtFp8Gemm> blas;
     const bool per_tensor = layout == "nt";
     if (per_tensor) {
@@ -221,15 +222,15 @@ int main(int argc, char** argv) {
       const kt::WorkCounts work = spec.work(p);
       const kt::ReferenceSpec ref = spec.reference(p);
       const int64_t set_bytes = s.m * s.k + s.n * s.k;
-      const h::FlushPlan flush_plan =
-          h::plan_flush(timing, info.l2_bytes, static_cast<uint64_t>(set_bytes), h::free_device_bytes());
+      const m::FlushPlan flush_plan =
+          m::plan_flush(timing, info.l2_bytes, static_cast<uint64_t>(set_bytes), m::free_device_bytes());
       const int sets = flush_plan.sets;
       std::map<std::string, std::vector<h::DeviceBuffer>> inputs;  // by tensor name, one per set
       for (const auto& t : ref.plan.tensors) {
         if (t.role != kt::TensorRole::kInput) continue;
         for (int i = 0; i < sets; ++i) {
           inputs[t.name].emplace_back(static_cast<std::size_t>(t.bytes()));
-          h::random_fill(util, inputs[t.name].back().get(), t.dtype, static_cast<uint64_t>(t.elements),
+          m::random_fill(util, inputs[t.name].back().get(), t.dtype, static_cast<uint64_t>(t.elements),
                          static_cast<uint64_t>(7 * i) + inputs.size(), 1.0f, stream);
         }
       }
@@ -278,10 +279,10 @@ int main(int argc, char** argv) {
           blas->run(bp, at("a"), at("b"), at("a_scale"), at("b_scale"), c.get(), stream);
         };
         run(0);
-        const h::ErrorMetrics err =
-            h::gpu_compare(util, c.get(), ktune::DType::kBF16, c_ref.get(), ktune::DType::kF32,
+        const m::ErrorMetrics err =
+            m::gpu_compare(util, c.get(), ktune::DType::kBF16, c_ref.get(), ktune::DType::kF32,
                            static_cast<uint64_t>(s.m * s.n), stream);
-        const bool ok = h::judge(err, h::tolerance_for(ktune::DType::kBF16)).ok;
+        const bool ok = m::judge(err, m::tolerance_for(ktune::DType::kBF16)).ok;
         blas_us = time_launches(run, flush_plan, info.l2_bytes, stream, timing);
         row("cublaslt", blas->algorithm(bp), blas_us, 0, 0, ok);
         if (!ok) std::fprintf(stderr, "%s: cuBLASLt output differs from the reference\n", s.label.c_str());
@@ -319,10 +320,10 @@ int main(int argc, char** argv) {
             }
           };
           enqueue(0);
-          const h::ErrorMetrics err =
-              h::gpu_compare(util, c.get(), ktune::DType::kBF16, c_ref.get(), ktune::DType::kF32,
+          const m::ErrorMetrics err =
+              m::gpu_compare(util, c.get(), ktune::DType::kBF16, c_ref.get(), ktune::DType::kF32,
                              static_cast<uint64_t>(s.m * s.n), stream);
-          const bool ok = h::judge(err, h::tolerance_for(ktune::DType::kBF16)).ok;
+          const bool ok = m::judge(err, m::tolerance_for(ktune::DType::kBF16)).ok;
           const double us = time_launches(enqueue, flush_plan, info.l2_bytes, stream, timing);
           const auto found = resources.find(plan.launches.front().name_expression);
           const h::KernelResources res = found != resources.end() ? found->second : h::KernelResources{};

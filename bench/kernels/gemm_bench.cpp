@@ -41,6 +41,7 @@
 
 namespace kt = ktune::kernel_templates;
 namespace h = ktune::harness;
+namespace m = ktune::measure;
 
 namespace {
 
@@ -90,9 +91,9 @@ std::string spec_key(const kt::CompileSpec& c) {
 }
 
 /// One timing by ktune's one timing path (measure/kernel_timer.hpp): median microseconds of a launch.
-double time_launches(const std::function<void(int set)>& enqueue, const h::FlushPlan& plan, int64_t l2_bytes,
-                     CUstream stream, const h::TimingOptions& timing) {
-  h::KernelTimer timer(timing, plan, l2_bytes, stream);
+double time_launches(const std::function<void(int set)>& enqueue, const m::FlushPlan& plan, int64_t l2_bytes,
+                     CUstream stream, const m::TimingOptions& timing) {
+  m::KernelTimer timer(timing, plan, l2_bytes, stream);
   return timer.time([&](std::size_t set) { enqueue(static_cast<int>(set)); }).stats.median;
 }
 
@@ -174,9 +175,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s (%s), %zu shapes\n", info.name.c_str(), arch.c_str(), shapes.size());
     CUstream stream = nullptr;
     KTUNE_CU_CHECK(h::driver().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    h::TimingOptions timing;  // the protocol's defaults: rotated inputs, graph batches below 1 ms
+    m::TimingOptions timing;  // the protocol's defaults: rotated inputs, graph batches below 1 ms
     timing.min_samples = samples;
-    h::UtilityKernels util(arch);
+    m::UtilityKernels util(arch);
     h::CublasLtGemm blas;
     std::fprintf(stderr, "%s\n", blas.version().c_str());
     const kt::KernelSpec& family = kt::find_spec("gemm", "mma");  // work counts: the same for every variant
@@ -227,16 +228,16 @@ int main(int argc, char** argv) {
       const kt::WorkCounts work = family.work(p);
       const std::size_t esize = ktune::size_of(*dtype);
       const int64_t set_bytes = (s.m * s.k + s.k * s.n) * static_cast<int64_t>(esize);
-      const h::FlushPlan flush_plan =
-          h::plan_flush(timing, info.l2_bytes, static_cast<uint64_t>(set_bytes), h::free_device_bytes());
+      const m::FlushPlan flush_plan =
+          m::plan_flush(timing, info.l2_bytes, static_cast<uint64_t>(set_bytes), m::free_device_bytes());
       const int sets = flush_plan.sets;
       std::vector<h::DeviceBuffer> a, b;
       for (int i = 0; i < sets; ++i) {
         a.emplace_back(static_cast<std::size_t>(s.m * s.k) * esize);
         b.emplace_back(static_cast<std::size_t>(s.k * s.n) * esize);
-        h::random_fill(util, a.back().get(), *dtype, static_cast<uint64_t>(s.m * s.k), 1 + 2 * i, 1.0f,
+        m::random_fill(util, a.back().get(), *dtype, static_cast<uint64_t>(s.m * s.k), 1 + 2 * i, 1.0f,
                        stream);
-        h::random_fill(util, b.back().get(), *dtype, static_cast<uint64_t>(s.k * s.n), 2 + 2 * i, 1.0f,
+        m::random_fill(util, b.back().get(), *dtype, static_cast<uint64_t>(s.k * s.n), 2 + 2 * i, 1.0f,
                        stream);
       }
       h::DeviceBuffer c_blas(static_cast<std::size_t>(s.m * s.n) * esize);
@@ -308,9 +309,9 @@ int main(int argc, char** argv) {
             }
           };
           enqueue(0);
-          const h::ErrorMetrics err =
-              h::gpu_compare(util, c.get(), c_blas.get(), *dtype, static_cast<uint64_t>(s.m * s.n), stream);
-          const bool ok = h::judge(err, h::tolerance_for(*dtype)).ok;
+          const m::ErrorMetrics err =
+              m::gpu_compare(util, c.get(), c_blas.get(), *dtype, static_cast<uint64_t>(s.m * s.n), stream);
+          const bool ok = m::judge(err, m::tolerance_for(*dtype)).ok;
           const double us = time_launches(enqueue, flush_plan, info.l2_bytes, stream, timing);
           // Resources of the main (GEMM) launch: the second one after the atomic split-K's zeroing; absent
           // when ptxas reported none for it.

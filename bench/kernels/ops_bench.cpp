@@ -225,7 +225,7 @@ struct Options {
   std::vector<std::string> filters;
   bool wide = false;
   std::size_t max_configs = 0;  // 0: all
-  ktune::harness::FlushMode flush = ktune::harness::FlushMode::kL2Clean;
+  ktune::measure::FlushMode flush = ktune::measure::FlushMode::kL2Clean;
   bool verbose = false;
 };
 
@@ -268,8 +268,8 @@ Options parse_options(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--configs") == 0 && has_value) {
       o.max_configs = static_cast<std::size_t>(std::max(0L, std::strtol(argv[++i], nullptr, 10)));
     } else if (std::strcmp(argv[i], "--flush") == 0 && has_value) {
-      o.flush = ktune::harness::flush_mode_from_string(argv[++i]);
-      if (o.flush == ktune::harness::FlushMode::kRotate)
+      o.flush = ktune::measure::flush_mode_from_string(argv[++i]);
+      if (o.flush == ktune::measure::FlushMode::kRotate)
         throw ktune::Error(ktune::ErrorKind::kBadInput, "--flush rotate: this bench keeps one buffer set");
     } else if (std::strcmp(argv[i], "--verbose") == 0) {
       o.verbose = true;
@@ -292,16 +292,16 @@ int main(int argc, char** argv) {
     ktune::harness::PrimaryContext context(0);
     const auto info = ktune::harness::query_device(0);
     kt::testing::KernelCache kernels(info.arch());
-    const ktune::harness::UtilityKernels utility(info.arch());
+    const ktune::measure::UtilityKernels utility(info.arch());
     auto& drv = ktune::harness::driver();
     CUstream stream = nullptr;
     KTUNE_CU_CHECK(drv.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    ktune::harness::TimingOptions timing;
+    ktune::measure::TimingOptions timing;
     timing.flush = opt.flush;
     timing.min_samples = kMinSamples;
-    ktune::harness::FlushPlan flush_plan;
+    ktune::measure::FlushPlan flush_plan;
     flush_plan.mode = opt.flush;
-    const std::string flush_name(ktune::harness::to_string(opt.flush));
+    const std::string flush_name(ktune::measure::to_string(opt.flush));
     std::printf("device: %s, L2 %lld MiB; ceiling %.0f GB/s (D2D copy); L2 flush: %s\n", info.name.c_str(),
                 static_cast<long long>(info.l2_bytes >> 20), kCopyCeilingGBs, flush_name.c_str());
 
@@ -369,8 +369,8 @@ int main(int argc, char** argv) {
           }
         }
         if (!ok) continue;
-        ktune::harness::KernelTimer timer(timing, flush_plan, info.l2_bytes, stream, &utility);
-        const ktune::harness::TimingResult timed = timer.time([&](std::size_t) { r.enqueue(stream); });
+        ktune::measure::KernelTimer timer(timing, flush_plan, info.l2_bytes, stream, &utility);
+        const ktune::measure::TimingResult timed = timer.time([&](std::size_t) { r.enqueue(stream); });
         const double us = timed.stats.median;
         const int batch = timed.launches_per_sample;
         if (best_name.empty() || us < best_us) {

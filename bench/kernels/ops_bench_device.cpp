@@ -37,7 +37,7 @@ ReadyPlan prepare_plan(KernelCache& kernels, const CompileSpec& compile, const L
 }
 
 void fill_inputs_on_device(const Problem& problem, const std::vector<TensorSpec>& tensors,
-                           DeviceTensors& device, const harness::UtilityKernels& utility, uint64_t seed,
+                           DeviceTensors& device, const measure::UtilityKernels& utility, uint64_t seed,
                            CUstream stream) {
   std::vector<TensorSpec> special;
   for (const TensorSpec& t : tensors) {
@@ -49,7 +49,7 @@ void fill_inputs_on_device(const Problem& problem, const std::vector<TensorSpec>
     if (t.role != TensorRole::kInput) {
       device.poison(t.name);
     } else {
-      harness::random_fill(utility, device.ptr(t.name), t.dtype, static_cast<uint64_t>(t.elements), seed++,
+      measure::random_fill(utility, device.ptr(t.name), t.dtype, static_cast<uint64_t>(t.elements), seed++,
                            1.0f, stream);
     }
   }
@@ -59,14 +59,14 @@ void fill_inputs_on_device(const Problem& problem, const std::vector<TensorSpec>
   KTUNE_CU_CHECK(harness::driver().cuCtxSynchronize());
 }
 
-harness::Verdict verify_on_device(const DeviceTensors& device, const LaunchPlan& plan, const std::string& out,
+measure::Verdict verify_on_device(const DeviceTensors& device, const LaunchPlan& plan, const std::string& out,
                                   const LaunchPlan& ref_plan, const std::string& ref, DType dtype,
-                                  const harness::UtilityKernels& utility, CUstream stream) {
+                                  const measure::UtilityKernels& utility, CUstream stream) {
   const TensorSpec& o = plan.tensors[static_cast<std::size_t>(plan.tensor_index(out))];
   const TensorSpec& r = ref_plan.tensors[static_cast<std::size_t>(ref_plan.tensor_index(ref))];
-  const harness::ErrorMetrics m = harness::gpu_compare(utility, device.ptr(out), o.dtype, device.ptr(ref),
+  const measure::ErrorMetrics m = measure::gpu_compare(utility, device.ptr(out), o.dtype, device.ptr(ref),
                                                        r.dtype, static_cast<uint64_t>(o.elements), stream);
-  return harness::judge(m, harness::tolerance_for(dtype));
+  return measure::judge(m, measure::tolerance_for(dtype));
 }
 
 }  // namespace ktune::kernel_templates::testing

@@ -5,7 +5,7 @@
 //   (no host copy: a 16384 x 14336 bf16 input is 470 MB) and the small special tensors (int32
 //   positions / lengths, the rotary table) with the gpu suite's fill_inputs.
 // - prepare_plan / ReadyPlan run a plan of any number of launches on the timing stream.
-// - verify_on_device compares an output with its reference on the GPU (harness::gpu_compare).
+// - verify_on_device compares an output with its reference on the GPU (measure::gpu_compare).
 
 #include <cuda.h>
 
@@ -38,13 +38,13 @@ ReadyPlan prepare_plan(KernelCache& kernels, const CompileSpec& compile, const L
 /// Allocates every tensor of `tensors`, fills the inputs (random values, seed-dependent) and poisons
 /// the others; synchronises the context.
 void fill_inputs_on_device(const Problem& problem, const std::vector<TensorSpec>& tensors,
-                           DeviceTensors& device, const harness::UtilityKernels& utility, uint64_t seed,
+                           DeviceTensors& device, const measure::UtilityKernels& utility, uint64_t seed,
                            CUstream stream);
 
 /// Output `out` of `plan` against reference output `ref` of `ref_plan` (f32), on the GPU; judged
 /// at the problem dtype's tolerance.
-harness::Verdict verify_on_device(const DeviceTensors& device, const LaunchPlan& plan, const std::string& out,
+measure::Verdict verify_on_device(const DeviceTensors& device, const LaunchPlan& plan, const std::string& out,
                                   const LaunchPlan& ref_plan, const std::string& ref, DType dtype,
-                                  const harness::UtilityKernels& utility, CUstream stream);
+                                  const measure::UtilityKernels& utility, CUstream stream);
 
 }  // namespace ktune::kernel_templates::testing

@@ -9,7 +9,7 @@
 #include "measure/stopping_rule.hpp"
 #include "measure/worker_protocol.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 namespace {
 
 CandidateRequest request_with_cubin(std::size_t cubin_bytes) {
@@ -62,6 +62,6 @@ void BM_StoppingRule1000(benchmark::State& state) {
 BENCHMARK(BM_StoppingRule1000);
 
 }  // namespace
-}  // namespace ktune::harness
+}  // namespace ktune::measure
 
 BENCHMARK_MAIN();

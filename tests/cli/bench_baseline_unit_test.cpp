@@ -52,16 +52,16 @@ TEST(CublasBaseline, OnlyGemmInF16Bf16F32PlainOrBiased) {
 class FakeMeasurer final : public tuner::BaselineMeasurer {
  public:
   explicit FakeMeasurer(uint32_t seed) : rng_(seed) {}
-  harness::CandidateResult measure_cublas(const kt::Problem& problem, const harness::TimingOptions& timing,
+  measure::CandidateResult measure_cublas(const kt::Problem& problem, const measure::TimingOptions& timing,
                                           bool verify) override {
     ++calls;
     last_verify = verify;
     last_seed = timing.seed;
     if (throw_kind) throw Error(*throw_kind, "fake failure");
-    harness::CandidateResult r;
+    measure::CandidateResult r;
     r.name = tuner::cublas_baseline_name(problem);
     r.outcome = ktune::Outcome::kOk;
-    harness::SampleStats s;
+    measure::SampleStats s;
     s.median = std::uniform_real_distribution<double>(3, 300)(rng_);
     s.min = s.median * 0.97;
     s.mean = s.median * 1.01;
@@ -101,7 +101,7 @@ TEST_F(RecordBaseline, StoresACublasRowThatIsNeverTheBest) {
   const uint32_t seed = std::random_device{}();
   SCOPED_TRACE("seed " + std::to_string(seed));
   FakeMeasurer fake(seed);
-  harness::TimingOptions timing;
+  measure::TimingOptions timing;
   timing.seed = seed;
   const kt::Problem p = gemm(16, 4096, 4096, ktune::DType::kBF16, "nt");
   const auto recorded = tuner::record_cublas_baseline(*db_, run_, gpu_, kernel_, "gemm", p, timing, fake);

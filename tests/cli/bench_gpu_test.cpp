@@ -146,8 +146,8 @@ TEST(BenchGpu, CublasMeasurerFollowsTheProtocol) {
            {ktune::DType::kBF16, "nt", 1}, {ktune::DType::kF16, "nn", 77}, {ktune::DType::kF32, "nt", 256}}) {
     const kt::Problem p{{{"m", m}, {"n", 1024}, {"k", 768}}, dtype, layout};
     SCOPED_TRACE(p.shape_text() + " " + std::string(ktune::to_string(dtype)) + " " + layout);
-    for (const harness::FlushMode flush : {harness::FlushMode::kL2, harness::FlushMode::kRotate}) {
-      harness::TimingOptions t;
+    for (const measure::FlushMode flush : {measure::FlushMode::kL2, measure::FlushMode::kRotate}) {
+      measure::TimingOptions t;
       t.flush = flush;
       t.max_time_ms = 200;
       const auto r = blas.measure_cublas(p, t, true);
@@ -156,7 +156,7 @@ TEST(BenchGpu, CublasMeasurerFollowsTheProtocol) {
       EXPECT_GT(r.stats->median, 0);
       EXPECT_GE(r.rel_err, 0);
       EXPECT_LE(r.rel_err, 0.05);
-      EXPECT_EQ(r.flush, std::string(harness::to_string(flush)));
+      EXPECT_EQ(r.flush, std::string(measure::to_string(flush)));
       // Batching depends on the measured time (no speed is asserted): at least one launch a sample.
       EXPECT_GE(r.launches_per_sample, 1) << r.stats->median << " us";
       EXPECT_FALSE(r.resources.value("algorithm", std::string()).empty());

@@ -18,7 +18,7 @@
 namespace ktune::testing {
 namespace {
 
-bool has_buffer(const harness::CandidateRequest& r, const std::string& name) {
+bool has_buffer(const measure::CandidateRequest& r, const std::string& name) {
   return std::any_of(r.buffers.begin(), r.buffers.end(), [&](const auto& b) { return b.name == name; });
 }
 
@@ -35,7 +35,7 @@ class BenchRequest : public ::testing::Test {
     if (!skip_reason_.empty()) GTEST_SKIP() << "needs NVRTC: " << skip_reason_;
   }
   /// The request, or nullopt (with nvrtc_missing_ set) when NVRTC cannot be opened.
-  std::optional<harness::CandidateRequest> build(const cli::BenchTarget& t, const cli::BenchConfig& c,
+  std::optional<measure::CandidateRequest> build(const cli::BenchTarget& t, const cli::BenchConfig& c,
                                                  bool verify) {
     try {
       return cli::make_bench_request(t, c, "sm_90", timing_, 0, verify, *compiler_, sources_);
@@ -49,7 +49,7 @@ class BenchRequest : public ::testing::Test {
   static inline std::unique_ptr<harness::NvrtcCompiler> compiler_;
   static inline std::string skip_reason_;
   kernel_templates::SourceLibrary sources_ = kernel_templates::SourceLibrary::builtin();
-  harness::TimingOptions timing_;
+  measure::TimingOptions timing_;
 };
 
 TEST_F(BenchRequest, DefaultConfigOfEveryKernelIsOneVerifiedRequest) {
@@ -67,7 +67,7 @@ TEST_F(BenchRequest, DefaultConfigOfEveryKernelIsOneVerifiedRequest) {
     const auto c = cli::default_bench_config(t);
     const auto built = build(t, c, true);
     if (!built) GTEST_SKIP() << "needs NVRTC: " << nvrtc_missing_;
-    const harness::CandidateRequest& r = *built;
+    const measure::CandidateRequest& r = *built;
     EXPECT_EQ(r.name, c.name);
     ASSERT_FALSE(r.launches.empty());
     for (const auto& l : r.launches) {
@@ -96,7 +96,7 @@ TEST_F(BenchRequest, TensorCoreSplitKIsOneSequenceOfLaunches) {
   const auto c = cli::parse_bench_config(t, R"({"template":"mma","SPLIT_K":4,"SPLIT_K_MODE":0})");
   const auto built = build(t, c, true);
   if (!built) GTEST_SKIP() << "needs NVRTC: " << nvrtc_missing_;
-  const harness::CandidateRequest& r = *built;
+  const measure::CandidateRequest& r = *built;
   EXPECT_GE(r.launches.size(), 2u) << "the GEMM and the reduction";
   EXPECT_TRUE(has_buffer(r, "workspace"));
   EXPECT_NE(r.name.find("sk4"), std::string::npos) << r.name;

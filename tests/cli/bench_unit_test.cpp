@@ -140,11 +140,11 @@ TEST(BenchConfig, DefaultServesEveryKernelWithTemplates) {
       "tiled");
 }
 
-harness::CandidateResult timed(const std::string& name, double median_us, std::mt19937& rng) {
-  harness::CandidateResult r;
+measure::CandidateResult timed(const std::string& name, double median_us, std::mt19937& rng) {
+  measure::CandidateResult r;
   r.name = name;
   r.outcome = ktune::Outcome::kOk;
-  harness::SampleStats s;
+  measure::SampleStats s;
   s.median = median_us;
   s.min = median_us * std::uniform_real_distribution<double>(0.9, 0.99)(rng);
   s.p90 = median_us * std::uniform_real_distribution<double>(1.01, 1.1)(rng);

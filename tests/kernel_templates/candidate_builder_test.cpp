@@ -31,9 +31,9 @@ TEST(CandidateBuilder, SplitKPartsHaveTwoLaunchesAndSharedInputs) {
   std::vector<std::string> names;
   for (const auto& b : parts.buffers) names.push_back(b.name);
   EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "c", "workspace", "c_ref"}));
-  EXPECT_EQ(parts.buffers[0].init, harness::BufferSpec::Init::kFill);
+  EXPECT_EQ(parts.buffers[0].init, measure::BufferSpec::Init::kFill);
   EXPECT_EQ(parts.buffers[0].count, 77u * 331u);
-  EXPECT_EQ(parts.buffers[2].init, harness::BufferSpec::Init::kPoison);
+  EXPECT_EQ(parts.buffers[2].init, measure::BufferSpec::Init::kPoison);
   EXPECT_EQ(parts.buffers[3].dtype, DType::kF32);
   EXPECT_EQ(parts.buffers[4].dtype, DType::kF32);
 
@@ -47,11 +47,11 @@ TEST(CandidateBuilder, SplitKPartsHaveTwoLaunchesAndSharedInputs) {
   EXPECT_EQ(parts.launches[0].args[3].buffer, "workspace");
   EXPECT_EQ(parts.launches[0].args[6].i, 93);
   // The row strides reach the worker as contiguous i32s: lda = K, ldb = N ("nn"), ldc = N.
-  EXPECT_EQ(parts.launches[0].args[8].kind, harness::KernelArg::Kind::kI32);
+  EXPECT_EQ(parts.launches[0].args[8].kind, measure::KernelArg::Kind::kI32);
   EXPECT_EQ(parts.launches[0].args[8].i, 331);
   EXPECT_EQ(parts.launches[0].args[9].i, 93);
   EXPECT_EQ(parts.launches[0].args[10].i, 93);
-  EXPECT_EQ(parts.launches[1].args[4].kind, harness::KernelArg::Kind::kI32);
+  EXPECT_EQ(parts.launches[1].args[4].kind, measure::KernelArg::Kind::kI32);
   EXPECT_EQ(parts.launches[1].args[4].i, 93);
   EXPECT_EQ(parts.reference->cubin, "REFCUBIN");
   ASSERT_EQ(parts.checks.size(), 1u);
@@ -60,7 +60,7 @@ TEST(CandidateBuilder, SplitKPartsHaveTwoLaunchesAndSharedInputs) {
   EXPECT_EQ(parts.flops, 2.0 * 77 * 93 * 331);
   EXPECT_EQ(parts.main_launch, 0u);
   // The request carries the whole sequence: the GEMM, then the reduction, from one cubin.
-  const harness::CandidateRequest r = make_candidate_request(parts);
+  const measure::CandidateRequest r = make_candidate_request(parts);
   ASSERT_EQ(r.launches.size(), 2u);
   EXPECT_EQ(r.main_launch, 0u);
   EXPECT_EQ(r.launches[1].function, "_Z_lowered_ktune_gemm_splitk_reduce<__nv_bfloat16>");
@@ -79,7 +79,7 @@ TEST(CandidateBuilder, AtomicSplitKZeroesItsWorkspaceInsideTheSequence) {
   ASSERT_FALSE(spec.rejection(p, c).has_value()) << *spec.rejection(p, c);
   const auto parts = make_candidate_parts(spec, p, c, fake_compile(spec.compile_spec(p, c), "MMA"),
                                           fake_compile(spec.reference(p).compile, "R"));
-  const harness::CandidateRequest r = make_candidate_request(parts);
+  const measure::CandidateRequest r = make_candidate_request(parts);
   ASSERT_EQ(r.launches.size(), 3u);
   EXPECT_NE(r.launches[0].function.find("ktune_gemm_zero"), std::string::npos) << r.launches[0].function;
   EXPECT_EQ(r.launches[0].args[0].buffer, "workspace");
@@ -101,11 +101,11 @@ TEST(CandidateBuilder, SingleLaunchRequest) {
   const Config c = testing::gemv_samples()[0];  // no split
   const auto parts = make_candidate_parts(spec, p, c, fake_compile(spec.compile_spec(p, c), "X"),
                                           fake_compile(spec.reference(p).compile, "R"));
-  const harness::CandidateRequest r = make_candidate_request(parts);
+  const measure::CandidateRequest r = make_candidate_request(parts);
   EXPECT_EQ(r.name, "gemm.f16.nt.gemv.k256.sk1.w4.r2");
   EXPECT_EQ(r.buffers.size(), 4u);  // a, b, c, c_ref
   ASSERT_EQ(r.launches.size(), 1u);
-  EXPECT_EQ(r.launches[0].args[3].kind, harness::KernelArg::Kind::kU64);  // null workspace
+  EXPECT_EQ(r.launches[0].args[3].kind, measure::KernelArg::Kind::kU64);  // null workspace
   EXPECT_EQ(r.launches[0].args[3].i, 0);
   ASSERT_TRUE(r.reference.has_value());
   EXPECT_EQ(r.bytes_moved, (2.0 * 4096 + 4096.0 * 4096 + 2 * 4096) * 2);

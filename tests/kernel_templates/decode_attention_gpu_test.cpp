@@ -115,8 +115,8 @@ bool expect_matches_reference(Fixture& f, const Config& config) {
     testing::run_plan(*gpu().kernels, compile, plan, f.tensors);
     const auto got =
         testing::download_values(f.tensors, plan.tensors[static_cast<std::size_t>(plan.tensor_index("o"))]);
-    const harness::Verdict v =
-        harness::judge(harness::compare(got, f.ref), harness::tolerance_for(DType::kBF16));
+    const measure::Verdict v =
+        measure::judge(measure::compare(got, f.ref), measure::tolerance_for(DType::kBF16));
     EXPECT_TRUE(v.ok) << label << ": " << v.reason;
   } catch (const Error& e) {
     ADD_FAILURE() << label << ": " << e.what() << "\n" << e.detail();
@@ -172,7 +172,7 @@ TEST_F(AttnGpu, GpuReferenceMatchesCpuFloat64) {
   for (const Case& c : cases) {
     auto f = make_fixture(c.problem, c.call, c.lens, 7);
     const HostTensors cpu = spec().cpu_reference(c.problem, f->host, c.call);
-    const harness::ErrorMetrics m = harness::compare(f->ref, cpu.at("o"));
+    const measure::ErrorMetrics m = measure::compare(f->ref, cpu.at("o"));
     // f32 arithmetic on values of 8 significant bits over at most ~600 keys: within a few 1e-7 of
     // float64; 1e-5 is 10x under the f32 tolerance.
     EXPECT_LT(m.rel_err, 1e-5) << c.problem.shape_text();

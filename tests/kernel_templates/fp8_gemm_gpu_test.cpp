@@ -104,8 +104,8 @@ std::vector<uint8_t> run_candidate(Fixture& f, const Config& config) {
 
 void expect_matches(Fixture& f, const std::vector<uint8_t>& bytes, const std::string& label) {
   const auto out = ktune::decode(DType::kBF16, std::as_bytes(std::span(bytes)));
-  const harness::Verdict v =
-      harness::judge(harness::compare(out, f.c_ref), harness::tolerance_for(DType::kBF16));
+  const measure::Verdict v =
+      measure::judge(measure::compare(out, f.c_ref), measure::tolerance_for(DType::kBF16));
   EXPECT_TRUE(v.ok) << label << ": " << v.reason;
 }
 
@@ -178,7 +178,7 @@ TEST_F(Fp8Gpu, ReferenceMatchesCpuFloat64) {
       const Problem p = fp8_problem(s[0], s[1], s[2], layout);
       auto f = make_fixture(p, 700 + static_cast<uint64_t>(s[2]));
       const HostTensors cpu = fp8().cpu_reference(p, f->host);
-      const harness::ErrorMetrics m = harness::compare(f->c_ref, cpu.at("c"));
+      const measure::ErrorMetrics m = measure::compare(f->c_ref, cpu.at("c"));
       // Products of e4m3 values are exact in f32; f32 accumulation of up to 1040 of them and two
       // scale roundings: 1e-5 is 10x under the f32 tolerance.
       EXPECT_LT(m.rel_err, 1e-5) << p.shape_text() << " " << layout;

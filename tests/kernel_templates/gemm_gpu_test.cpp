@@ -92,8 +92,8 @@ void expect_matches_reference(Fixture& f, const KernelSpec& spec, const Config& 
   try {
     const auto bytes = run_candidate(f, spec, config);
     const auto out = ktune::decode(f.problem.dtype, std::as_bytes(std::span(bytes)));
-    const harness::Verdict v =
-        harness::judge(harness::compare(out, f.c_ref), harness::tolerance_for(f.problem.dtype));
+    const measure::Verdict v =
+        measure::judge(measure::compare(out, f.c_ref), measure::tolerance_for(f.problem.dtype));
     EXPECT_TRUE(v.ok) << label << ": " << v.reason;
   } catch (const Error& e) {
     ADD_FAILURE() << label << ": " << e.what() << "\n" << e.detail();
@@ -116,7 +116,7 @@ TEST_F(GemmGpu, GpuReferenceMatchesCpuFloat64) {
         const Problem p = gemm_problem(s[0], s[1], s[2], dtype, layout);
         auto f = make_fixture(p, 1000 + static_cast<uint64_t>(s[2]));
         const HostTensors cpu = spec.cpu_reference(p, f->host);
-        const harness::ErrorMetrics m = harness::compare(f->c_ref, cpu.at("c"));
+        const measure::ErrorMetrics m = measure::compare(f->c_ref, cpu.at("c"));
         // Products of 8-bit-significand values are exact in f32 and sums below 2^8 need at most 24
         // bits, so f32 accumulation is nearly exact here; 1e-5 is 10x under the f32 tolerance.
         EXPECT_LT(m.rel_err, 1e-5) << p.shape_text() << " " << layout;
@@ -174,7 +174,7 @@ TEST_F(GemmGpu, EpilogueReferenceMatchesCpuFloat64) {
         const Problem p = gemm_problem(s[0], s[1], s[2], dtype, layout);
         auto f = make_fixture(p, 1300 + static_cast<uint64_t>(s[2]));
         const HostTensors cpu = spec.cpu_reference(p, f->host);
-        const harness::ErrorMetrics m = harness::compare(f->c_ref, cpu.at("c"));
+        const measure::ErrorMetrics m = measure::compare(f->c_ref, cpu.at("c"));
         // Exact products, f32 sums, then f32 expf: 1e-5 is 10x under the f32 tolerance.
         EXPECT_LT(m.rel_err, 1e-5) << p.shape_text() << " " << ktune::to_string(dtype) << " " << layout;
         EXPECT_EQ(m.count, static_cast<uint64_t>(s[0] * s[1]));

@@ -64,8 +64,8 @@ std::vector<uint8_t> run_candidate(Fixture& f, const Config& config) {
 
 void expect_matches(Fixture& f, const std::vector<uint8_t>& bytes, const std::string& label) {
   const auto out = ktune::decode(f.problem.dtype, std::as_bytes(std::span(bytes)));
-  const harness::Verdict v =
-      harness::judge(harness::compare(out, f.c_ref), harness::tolerance_for(f.problem.dtype));
+  const measure::Verdict v =
+      measure::judge(measure::compare(out, f.c_ref), measure::tolerance_for(f.problem.dtype));
   EXPECT_TRUE(v.ok) << label << ": " << v.reason;
 }
 
@@ -121,7 +121,7 @@ TEST_F(MmaGpu, EpilogueReferenceMatchesCpuFloat64) {
       const Problem p = gemm_problem(s[0], s[1], s[2], DType::kBF16, layout);
       auto f = make_fixture(p, 700 + static_cast<uint64_t>(s[2]));
       const HostTensors cpu = mma().cpu_reference(p, f->host);
-      const harness::ErrorMetrics m = harness::compare(f->c_ref, cpu.at("c"));
+      const measure::ErrorMetrics m = measure::compare(f->c_ref, cpu.at("c"));
       // f32 accumulation of exactly representable products, then f32 expf: 1e-5 is 10x under the
       // f32 tolerance.
       EXPECT_LT(m.rel_err, 1e-5) << p.shape_text() << " " << layout;

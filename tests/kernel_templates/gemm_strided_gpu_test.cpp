@@ -173,8 +173,8 @@ void expect_strided_matches(const KernelSpec& spec, const Inputs& in, const Conf
                              << " elements of C's padding (columns >= n=" << row << "), first at "
                              << first_pad_write;
     const auto out = ktune::decode(p.dtype, std::as_bytes(std::span(logical)));
-    const harness::Verdict v =
-        harness::judge(harness::compare(out, in.expected), harness::tolerance_for(p.dtype));
+    const measure::Verdict v =
+        measure::judge(measure::compare(out, in.expected), measure::tolerance_for(p.dtype));
     if (!v.ok) {
       std::size_t worst = 0;
       double worst_err = -1;

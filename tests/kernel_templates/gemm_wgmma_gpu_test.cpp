@@ -68,8 +68,8 @@ void expect_config_matches(Fixture& f, const Config& config) {
   try {
     const auto bytes = run_candidate(f, config);
     const auto out = ktune::decode(f.problem.dtype, std::as_bytes(std::span(bytes)));
-    const harness::Verdict v =
-        harness::judge(harness::compare(out, f.c_ref), harness::tolerance_for(f.problem.dtype));
+    const measure::Verdict v =
+        measure::judge(measure::compare(out, f.c_ref), measure::tolerance_for(f.problem.dtype));
     EXPECT_TRUE(v.ok) << label << ": " << v.reason;
   } catch (const Error& e) {
     ADD_FAILURE() << label << ": " << e.what() << "\n" << e.detail();
@@ -166,8 +166,8 @@ TEST_F(WgmmaGpu, TmaVariantMatchesReference) {
           try {
             const auto bytes = testing::run_candidate(tma, *gpu().kernels, *f, c);
             const auto out = ktune::decode(p.dtype, std::as_bytes(std::span(bytes)));
-            const harness::Verdict v =
-                harness::judge(harness::compare(out, f->c_ref), harness::tolerance_for(p.dtype));
+            const measure::Verdict v =
+                measure::judge(measure::compare(out, f->c_ref), measure::tolerance_for(p.dtype));
             EXPECT_TRUE(v.ok) << label << ": " << v.reason;
           } catch (const Error& e) {
             ADD_FAILURE() << label << ": " << e.what() << "\n" << e.detail();

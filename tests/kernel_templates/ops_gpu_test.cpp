@@ -73,8 +73,8 @@ bool expect_matches_reference(Fixture& f, const KernelSpec& spec, const Config& 
     for (const auto& [out, want] : f.ref) {
       const auto& t = plan.tensors[static_cast<std::size_t>(plan.tensor_index(out))];
       const auto got = testing::download_values(f.tensors, t);
-      const harness::Verdict v =
-          harness::judge(harness::compare(got, want), harness::tolerance_for(f.problem.dtype));
+      const measure::Verdict v =
+          measure::judge(measure::compare(got, want), measure::tolerance_for(f.problem.dtype));
       EXPECT_TRUE(v.ok) << label << " output " << out << ": " << v.reason;
     }
   } catch (const Error& e) {
@@ -262,7 +262,7 @@ TEST_F(OpsGpu, GpuReferencesMatchCpuFloat64) {
     auto f = make_fixture(spec, c.problem, 7);
     const HostTensors cpu = spec.cpu_reference(c.problem, f->host);
     for (const auto& [name, gpu_values] : f->ref) {
-      const harness::ErrorMetrics m = harness::compare(gpu_values, cpu.at(name));
+      const measure::ErrorMetrics m = measure::compare(gpu_values, cpu.at(name));
       // f32 arithmetic on values of 8 significant bits: the GPU reference is within a few f32
       // roundings of float64; 1e-5 is 10x under the f32 tolerance.
       EXPECT_LT(m.rel_err, 1e-5) << c.kernel << " " << c.problem.layout << " " << name;

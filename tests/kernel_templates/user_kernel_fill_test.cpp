@@ -108,16 +108,16 @@ TEST(UserKernelFills, FillsTypesAndBoundsReachTheWorkersRequest) {
   const Problem p{{{"vocab", 50}, {"tokens", 8}, {"hidden", 32}}, DType::kF32, ""};
   const CandidateParts parts = make_candidate_parts(
       spec, p, kConfig, fake_compile(spec.compile_spec(p, kConfig)), fake_compile(spec.reference(p).compile));
-  const harness::CandidateRequest back =
-      harness::candidate_request_from_json(harness::to_json(make_candidate_request(parts)));
+  const measure::CandidateRequest back =
+      measure::candidate_request_from_json(measure::to_json(make_candidate_request(parts)));
   ASSERT_EQ(back.buffers.size(), 4u);  // table, ids, y, y_ref
   EXPECT_EQ(back.buffers[1].name, "ids");
   EXPECT_EQ(back.buffers[1].integer, IntType::kI32);
   EXPECT_EQ(back.buffers[1].fill.kind, BufferFill::Kind::kRange);
   EXPECT_EQ(back.buffers[1].fill.max, 49);
-  EXPECT_EQ(back.buffers[1].init, harness::BufferSpec::Init::kFill);
+  EXPECT_EQ(back.buffers[1].init, measure::BufferSpec::Init::kFill);
   EXPECT_EQ(back.buffers[3].name, "y_ref");
-  EXPECT_EQ(back.buffers[3].init, harness::BufferSpec::Init::kPoison);
+  EXPECT_EQ(back.buffers[3].init, measure::BufferSpec::Init::kPoison);
   ASSERT_EQ(back.checks.size(), 1u);
   EXPECT_EQ(back.checks[0].abs, 0.0);
   EXPECT_EQ(back.checks[0].rel_l2, 0.0);

@@ -92,10 +92,10 @@ TEST(UserKernelPlan, VerifyFalseMakesACandidateWithoutReferenceOrChecks) {
   EXPECT_TRUE(parts.checks.empty());
   ASSERT_EQ(parts.launches.size(), 2u);
   ASSERT_EQ(parts.buffers.size(), 3u);
-  EXPECT_EQ(parts.buffers[0].init, harness::BufferSpec::Init::kFill);
-  EXPECT_EQ(parts.buffers[1].init, harness::BufferSpec::Init::kPoison);
-  EXPECT_EQ(parts.buffers[2].init, harness::BufferSpec::Init::kPoison);
-  const harness::CandidateRequest r = make_candidate_request(parts);
+  EXPECT_EQ(parts.buffers[0].init, measure::BufferSpec::Init::kFill);
+  EXPECT_EQ(parts.buffers[1].init, measure::BufferSpec::Init::kPoison);
+  EXPECT_EQ(parts.buffers[2].init, measure::BufferSpec::Init::kPoison);
+  const measure::CandidateRequest r = make_candidate_request(parts);
   EXPECT_FALSE(r.reference.has_value());
 }
 

@@ -229,8 +229,8 @@ TEST(UserKernelErrors, APerOutputToleranceReachesTheWorkersCheck) {
   ASSERT_EQ(parts.checks.size(), 1u);
   EXPECT_DOUBLE_EQ(parts.checks[0].rel_l2, 2e-3);
   // The bound travels to the worker with the request.
-  const harness::CandidateRequest back =
-      harness::candidate_request_from_json(harness::to_json(make_candidate_request(parts)));
+  const measure::CandidateRequest back =
+      measure::candidate_request_from_json(measure::to_json(make_candidate_request(parts)));
   EXPECT_DOUBLE_EQ(back.checks.at(0).rel_l2, 2e-3);
   // Only an output may have one, and it is a relative error in (0, 1].
   EXPECT_HAS(error_of(toml_with() + "tolerance = { x = 1e-3 }\n"), "'x' is not an output argument");

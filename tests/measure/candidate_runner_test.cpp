@@ -9,7 +9,7 @@
 
 #include "ktune/error.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 namespace {
 
 RunnerOptions fake_options() {
@@ -169,4 +169,4 @@ TEST(CandidateRunner, MissingWorkerExecutableIsAClearError) {
 }
 
 }  // namespace
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -8,7 +8,7 @@
 
 #include "ktune/error.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 namespace {
 
 TEST(DType, NamesRoundTripAndSizes) {
@@ -57,4 +57,4 @@ TEST(DType, DecodeBuffer) {
 }
 
 }  // namespace
-}  // namespace ktune::harness
+}  // namespace ktune::measure

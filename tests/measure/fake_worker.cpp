@@ -19,7 +19,7 @@
 #include "measure/statistics.hpp"
 #include "measure/worker_protocol.hpp"
 
-using namespace ktune::harness;
+using namespace ktune::measure;
 using ktune::Outcome;
 
 // Under ASan (the asan preset) the sanitizer's SEGV handler would catch the deliberate SIGSEGV below

@@ -24,7 +24,7 @@
 #include "measure/random_fill.hpp"
 #include "measure/utility_kernels.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 namespace fill_gpu_test {  // named: the unity build batches this file with others
 
 #define SKIP_WITHOUT_GPU()                                        \
@@ -34,17 +34,17 @@ namespace fill_gpu_test {  // named: the unity build batches this file with othe
   } while (0)
 
 struct Device {
-  PrimaryContext context{0};
-  UtilityKernels kernels{query_device(0).arch()};
+  harness::PrimaryContext context{0};
+  UtilityKernels kernels{harness::query_device(0).arch()};
 };
 
 /// Fills a fresh buffer of `count` elements and downloads its bytes.
 template <typename T>
 std::vector<T> filled(const Device& d, DType dtype, std::optional<IntType> integer, uint64_t count,
                       const BufferFill& fill, uint64_t seed) {
-  DeviceBuffer b(count * sizeof(T));
+  harness::DeviceBuffer b(count * sizeof(T));
   fill_buffer(d.kernels, b.get(), dtype, integer, count, fill, seed, nullptr);
-  KTUNE_CU_CHECK(driver().cuStreamSynchronize(nullptr));
+  KTUNE_CU_CHECK(harness::driver().cuStreamSynchronize(nullptr));
   return b.download_as<T>(count);
 }
 
@@ -110,15 +110,15 @@ TEST(FillGpu, IntegerOutputsCompareExactly) {
   std::vector<int64_t> ref(n);
   for (uint64_t i = 0; i < n; ++i) ref[i] = static_cast<int64_t>(i * 2654435761ULL % 100000) - 50000;
   std::vector<int64_t> out = ref;
-  DeviceBuffer dr = DeviceBuffer::from_host(std::span<const int64_t>(ref));
-  DeviceBuffer same = DeviceBuffer::from_host(std::span<const int64_t>(out));
+  harness::DeviceBuffer dr = harness::DeviceBuffer::from_host(std::span<const int64_t>(ref));
+  harness::DeviceBuffer same = harness::DeviceBuffer::from_host(std::span<const int64_t>(out));
   EXPECT_EQ(gpu_compare(d.kernels, same.get(), dr.get(), IntType::kI64, n, nullptr).max_abs_err, 0);
   out[n - 1] += 1;  // one element, the last one
-  DeviceBuffer off = DeviceBuffer::from_host(std::span<const int64_t>(out));
+  harness::DeviceBuffer off = harness::DeviceBuffer::from_host(std::span<const int64_t>(out));
   const ErrorMetrics m = gpu_compare(d.kernels, off.get(), dr.get(), IntType::kI64, n, nullptr);
   EXPECT_EQ(m.max_abs_err, 1);
   EXPECT_EQ(m.count, n);
 }
 
 }  // namespace fill_gpu_test
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -6,7 +6,7 @@
 
 #include "ktune/error.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 namespace {
 
 constexpr int64_t kL2 = 60LL << 20;  // an H200's 60 MiB
@@ -56,4 +56,4 @@ TEST(FlushPlan, OtherModesUseOneSet) {
 }
 
 }  // namespace
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -6,16 +6,16 @@
 #include "harness/device_info.hpp"
 #include "ktune/error.hpp"
 
-namespace ktune::harness::test {
+namespace ktune::measure::test {
 
 /// "" when a GPU is usable, else why not.
 inline std::string no_gpu_reason() {
   try {
-    if (device_count() > 0) return "";
+    if (harness::device_count() > 0) return "";
     return "the driver reports no CUDA device";
   } catch (const Error& e) {
     return e.what();
   }
 }
 
-}  // namespace ktune::harness::test
+}  // namespace ktune::measure::test

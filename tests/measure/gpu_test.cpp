@@ -21,7 +21,7 @@
 #include "measure/ceilings.hpp"
 #include "measure/copy_kernel.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 namespace {
 
 std::string ktune_bin() {
@@ -53,19 +53,19 @@ TimingOptions quick_timing() {
   return t;
 }
 
-std::string arch() { return query_device(0).arch(); }
+std::string arch() { return harness::query_device(0).arch(); }
 
 /// A copy request whose kernel is replaced by `name` from `source` (same signature as ktune_copy).
 CandidateRequest planted(const std::string& name, const std::string& source, uint64_t n,
                          const TimingOptions& t) {
   CandidateRequest r = make_copy_request(n, DType::kF32, CopyConfig{}, arch(), t);
-  CompileRequest c;
+  harness::CompileRequest c;
   c.source = source;
   c.program_name = name + ".cu";
   c.name_expressions = {name};
   c.arch = arch();
-  NvrtcCompiler compiler;
-  const CompileResult res = compiler.compile(c);
+  harness::NvrtcCompiler compiler;
+  const harness::CompileResult res = compiler.compile(c);
   r.launches.at(0).cubin = res.cubin;
   r.launches.at(0).function = res.lowered_names.at(name);
   r.name = name;
@@ -258,13 +258,13 @@ __global__ void copy_upper(const uint4* src, uint4* dst, unsigned long long n) {
 /// A copy of `n` f32 as the sequence of `names` (each a kHalves kernel), all from one cubin.
 CandidateRequest halves(const std::vector<std::string>& names, uint64_t n, const TimingOptions& t) {
   CandidateRequest r = make_copy_request(n, DType::kF32, CopyConfig{}, arch(), t);
-  CompileRequest c;
+  harness::CompileRequest c;
   c.source = kHalves;
   c.program_name = "halves.cu";
   c.name_expressions = {"copy_lower", "copy_upper"};
   c.arch = arch();
-  NvrtcCompiler compiler;
-  const CompileResult res = compiler.compile(c);
+  harness::NvrtcCompiler compiler;
+  const harness::CompileResult res = compiler.compile(c);
   const LaunchSpec whole = r.launches.at(0);
   r.launches.clear();
   for (const std::string& name : names) {
@@ -348,4 +348,4 @@ TEST(MeasureGpu, CeilingsAreMeasuredWithCopyAndCublasLt) {
 }
 
 }  // namespace
-}  // namespace ktune::harness
+}  // namespace ktune::measure

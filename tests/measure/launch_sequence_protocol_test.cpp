@@ -9,7 +9,7 @@
 #include "measure/candidate.hpp"
 #include "measure/worker_protocol.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 namespace {
 
 struct Rng {
@@ -169,4 +169,4 @@ TEST(LaunchSequenceProtocol, AFrameOfTheSingleKernelProtocolIsRefused) {
 }
 
 }  // namespace
-}  // namespace ktune::harness
+}  // namespace ktune::measure

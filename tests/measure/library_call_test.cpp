@@ -10,7 +10,7 @@
 #include "ktune/error.hpp"
 #include "measure/worker_protocol.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 namespace {
 
 LibraryGemmCall random_call(std::mt19937_64& rng) {
@@ -144,4 +144,4 @@ TEST(LibraryCall, MalformedCallsNameTheirFault) {
 }
 
 }  // namespace
-}  // namespace ktune::harness
+}  // namespace ktune::measure

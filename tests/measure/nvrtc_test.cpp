@@ -7,20 +7,20 @@
 #include "measure/copy_kernel.hpp"
 #include "measure/utility_kernels.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 namespace {
 
 TEST(MeasureNvrtc, UtilityKernelsCompileForEveryDtype) {
   for (const char* arch : {"sm_80", "sm_90"}) {
-    CompileRequest req;
+    harness::CompileRequest req;
     req.source = utility_kernels_source();
     req.arch = arch;
     for (DType d : {DType::kF32, DType::kF16, DType::kBF16, DType::kFP8E4M3, DType::kFP8E5M2}) {
       req.name_expressions.push_back(fill_name_expression(d));
       req.name_expressions.push_back(compare_name_expression(d));
     }
-    NvrtcCompiler compiler;
-    const CompileResult res = compiler.compile(req);
+    harness::NvrtcCompiler compiler;
+    const harness::CompileResult res = compiler.compile(req);
     EXPECT_GT(res.cubin.size(), 1000U) << arch;
     EXPECT_EQ(res.lowered_names.size(), 10U);
     for (const auto& [expr, lowered] : res.lowered_names) EXPECT_FALSE(lowered.empty()) << expr;
@@ -28,7 +28,7 @@ TEST(MeasureNvrtc, UtilityKernelsCompileForEveryDtype) {
 }
 
 TEST(MeasureNvrtc, UserKernelFillsAndIntegerComparesCompile) {
-  CompileRequest req;
+  harness::CompileRequest req;
   req.source = utility_kernels_source();
   req.arch = "sm_90";
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16, DType::kFP8E4M3, DType::kFP8E5M2}) {
@@ -40,8 +40,8 @@ TEST(MeasureNvrtc, UserKernelFillsAndIntegerComparesCompile) {
       req.name_expressions.push_back(fill_name_expression(t, kind));
     req.name_expressions.push_back(compare_name_expression(t));
   }
-  NvrtcCompiler compiler;
-  const CompileResult res = compiler.compile(req);
+  harness::NvrtcCompiler compiler;
+  const harness::CompileResult res = compiler.compile(req);
   EXPECT_EQ(res.lowered_names.size(), 22U);
   for (const auto& [expr, lowered] : res.lowered_names) EXPECT_FALSE(lowered.empty()) << expr;
   EXPECT_EQ(fill_name_expression(IntType::kI64, BufferFill::Kind::kSequence),
@@ -52,7 +52,7 @@ TEST(MeasureNvrtc, UserKernelFillsAndIntegerComparesCompile) {
 }
 
 TEST(MeasureNvrtc, CopyKernelCompilesForEveryUnrollWithAndWithoutStreaming) {
-  CompileRequest req;
+  harness::CompileRequest req;
   req.source = copy_kernel_source();
   req.arch = "sm_90";
   for (int u : {1, 2, 4, 8}) {
@@ -64,8 +64,8 @@ TEST(MeasureNvrtc, CopyKernelCompilesForEveryUnrollWithAndWithoutStreaming) {
     }
   }
   EXPECT_EQ(req.name_expressions[1], "ktune_copy<1,true>");
-  NvrtcCompiler compiler;
-  const CompileResult res = compiler.compile(req);
+  harness::NvrtcCompiler compiler;
+  const harness::CompileResult res = compiler.compile(req);
   ASSERT_EQ(res.lowered_names.size(), 8U);
   // No spills: the copy keeps UNROLL uint4 in registers.
   for (const auto& [lowered, r] : res.resources) EXPECT_EQ(r.spill_store_bytes, 0) << lowered;
@@ -90,4 +90,4 @@ TEST(MeasureNvrtc, CopyRequestChecksAlignmentAndConfig) {
 }
 
 }  // namespace
-}  // namespace ktune::harness
+}  // namespace ktune::measure

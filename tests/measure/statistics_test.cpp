@@ -7,7 +7,7 @@
 
 #include "ktune/error.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 namespace {
 
 TEST(Statistics, HandWorkedFiveSamples) {
@@ -68,4 +68,4 @@ TEST(Statistics, PercentileEndpoints) {
 }
 
 }  // namespace
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -9,7 +9,7 @@
 
 #include "ktune/error.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 namespace {
 
 struct RunOutcome {
@@ -144,4 +144,4 @@ TEST(TimingOptions, ValidateRejectsOutOfRange) {
 }
 
 }  // namespace
-}  // namespace ktune::harness
+}  // namespace ktune::measure

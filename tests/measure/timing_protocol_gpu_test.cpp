@@ -27,7 +27,7 @@
 #include "measure/kernel_timer.hpp"
 #include "measure/timer.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 namespace {
 
 const char* const kSource = R"(
@@ -54,24 +54,24 @@ struct Protocol : ::testing::Test {
   void SetUp() override {
     const std::string why = no_gpu_reason();
     if (!why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
-    context = std::make_unique<PrimaryContext>(0);
-    device = query_device(0);
-    KTUNE_CU_CHECK(driver().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
-    CompileRequest req;
+    context = std::make_unique<harness::PrimaryContext>(0);
+    device = harness::query_device(0);
+    KTUNE_CU_CHECK(harness::driver().cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+    harness::CompileRequest req;
     req.source = kSource;
     req.program_name = "protocol.cu";
     req.name_expressions = {"protocol_copy", "protocol_fma"};
     req.arch = device.arch();
-    NvrtcCompiler compiler;
-    const CompileResult res = compiler.compile(req);
-    module = Module::load(res.cubin);
+    harness::NvrtcCompiler compiler;
+    const harness::CompileResult res = compiler.compile(req);
+    module = harness::Module::load(res.cubin);
     copy = module.function(res.lowered_names.at("protocol_copy"));
     fma = module.function(res.lowered_names.at("protocol_fma"));
     copy_name = res.lowered_names.at("protocol_copy");
     fma_name = res.lowered_names.at("protocol_fma");
   }
   void TearDown() override {
-    if (stream != nullptr) driver().cuStreamDestroy(stream);
+    if (stream != nullptr) harness::driver().cuStreamDestroy(stream);
   }
 
   /// Times `launch(set)` with the default protocol, then replays the same batch (same launch count,
@@ -87,7 +87,7 @@ struct Protocol : ::testing::Test {
     const auto sets = static_cast<std::size_t>(plan.sets);
     GraphBatch batch(stream, n, [&](int i) { launch(static_cast<std::size_t>(i) % sets); });
     batch.launch();
-    KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream));
+    KTUNE_CU_CHECK(harness::driver().cuStreamSynchronize(stream));
     std::string why;
     auto activity = ActivityTimer::start(&why);
     if (!activity) {
@@ -96,7 +96,7 @@ struct Protocol : ::testing::Test {
     }
     constexpr int kBatches = 10;
     for (int b = 0; b < kBatches; ++b) batch.launch();
-    KTUNE_CU_CHECK(driver().cuStreamSynchronize(stream));
+    KTUNE_CU_CHECK(harness::driver().cuStreamSynchronize(stream));
     const std::vector<double> us = activity->stop(function, static_cast<std::size_t>(kBatches * n));
     EXPECT_EQ(us.size(), static_cast<std::size_t>(kBatches * n));
     double sum = 0;
@@ -107,13 +107,13 @@ struct Protocol : ::testing::Test {
   /// A copy of `bytes` (a multiple of 16) rotated over the sets the default protocol plans.
   std::pair<double, double> copy_clocks(uint64_t bytes, int* batch) {
     const FlushPlan plan = plan_flush(TimingOptions{}, device.l2_bytes, 2 * bytes, free_device_bytes());
-    std::vector<DeviceBuffer> src, dst;
+    std::vector<harness::DeviceBuffer> src, dst;
     for (int s = 0; s < plan.sets; ++s) {
       src.emplace_back(bytes);
       dst.emplace_back(bytes);
       src.back().fill_u8(static_cast<unsigned char>(s + 1));
     }
-    KTUNE_CU_CHECK(driver().cuCtxSynchronize());
+    KTUNE_CU_CHECK(harness::driver().cuCtxSynchronize());
     unsigned long long n = bytes / 16;
     const unsigned blocks = static_cast<unsigned>(std::min<unsigned long long>((n + 255) / 256, 132 * 16));
     return both_clocks(
@@ -121,15 +121,15 @@ struct Protocol : ::testing::Test {
         [&](std::size_t s) {
           CUdeviceptr a = src[s].get(), b = dst[s].get();
           void* args[] = {&a, &b, &n};
-          launch(copy, {blocks, 1, 1}, {256, 1, 1}, 0, stream, args);
+          harness::launch(copy, {blocks, 1, 1}, {256, 1, 1}, 0, stream, args);
         },
         copy_name, batch);
   }
 
-  std::unique_ptr<PrimaryContext> context;
-  DeviceInfo device;
+  std::unique_ptr<harness::PrimaryContext> context;
+  harness::DeviceInfo device;
   CUstream stream = nullptr;
-  Module module;
+  harness::Module module;
   CUfunction copy = nullptr, fma = nullptr;
   std::string copy_name, fma_name;
 };
@@ -153,7 +153,7 @@ TEST_F(Protocol, MemoryBoundCopyAgreesWithActivityWithin2Percent) {
 }
 
 TEST_F(Protocol, ComputeBoundFmaAgreesWithActivityWithin2Percent) {
-  DeviceBuffer out(static_cast<std::size_t>(device.sm_count) * 8 * 256 * sizeof(float));
+  harness::DeviceBuffer out(static_cast<std::size_t>(device.sm_count) * 8 * 256 * sizeof(float));
   int iters = 4096;
   const unsigned blocks = static_cast<unsigned>(device.sm_count * 8);
   int batch = 0;
@@ -164,7 +164,7 @@ TEST_F(Protocol, ComputeBoundFmaAgreesWithActivityWithin2Percent) {
       [&](std::size_t) {
         CUdeviceptr o = out.get();
         void* args[] = {&o, &iters};
-        launch(fma, {blocks, 1, 1}, {256, 1, 1}, 0, stream, args);
+        harness::launch(fma, {blocks, 1, 1}, {256, 1, 1}, 0, stream, args);
       },
       fma_name, &batch);
   report("fma_8x4096", event_us, activity_us, batch);
@@ -184,4 +184,4 @@ TEST_F(Protocol, LaunchBoundCopyGapIsReported) {
 }
 
 }  // namespace
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -11,7 +11,7 @@
 
 #include "ktune/error.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 namespace {
 
 TEST(Verification, HandWorkedRelativeAndMaxAbsError) {
@@ -255,4 +255,4 @@ TEST(ToleranceTable, CoarserTypesAreLooser) {
 }
 
 }  // namespace
-}  // namespace ktune::harness
+}  // namespace ktune::measure

@@ -18,7 +18,7 @@
 
 #include "measure/candidate_runner.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -152,4 +152,4 @@ TEST(WorkerLifetime, WithoutAStopAHangStillEndsAtItsTimeout) {
 }
 
 }  // namespace
-}  // namespace ktune::harness
+}  // namespace ktune::measure

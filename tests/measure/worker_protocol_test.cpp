@@ -6,7 +6,7 @@
 #include "ktune/error.hpp"
 #include "measure/candidate.hpp"
 
-namespace ktune::harness {
+namespace ktune::measure {
 namespace {
 
 std::string protocol_error_of(std::string bytes) {
@@ -185,4 +185,4 @@ TEST(WorkerProtocol, MalformedRequestBodyIsBadInput) {
 }
 
 }  // namespace
-}  // namespace ktune::harness
+}  // namespace ktune::measure

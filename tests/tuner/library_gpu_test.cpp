@@ -42,8 +42,8 @@ harness::CompileResult compile_reference(const kt::Problem& p) {
   return compiler.compile(kt::make_compile_request(cs, sources, dev.arch()));
 }
 
-harness::TimingOptions short_timing() {
-  harness::TimingOptions t;
+measure::TimingOptions short_timing() {
+  measure::TimingOptions t;
   t.max_time_ms = 20;
   t.warmup_min_ms = 2;
   return t;
@@ -64,9 +64,9 @@ TEST(LibraryGpu, EveryOfferedAlgorithmIsVerifiedAndTimedInTheWorker) {
     ASSERT_FALSE(configs.empty()) << "cuBLASLt offered no algorithm";
     const harness::CompileResult reference = compile_reference(p);
     for (const Config& c : configs) {
-      harness::CandidateRequest r = library_candidate_request(kernel_of(p), p, c, reference);
+      measure::CandidateRequest r = library_candidate_request(kernel_of(p), p, c, reference);
       r.timing = short_timing();
-      const harness::CandidateResult res = measurer.measure(r);
+      const measure::CandidateResult res = measurer.measure(r);
       EXPECT_EQ(res.outcome, Outcome::kOk) << r.name << ": " << res.reason;
       if (res.outcome != Outcome::kOk) continue;
       EXPECT_TRUE(res.stats.has_value()) << r.name;
@@ -87,9 +87,9 @@ TEST(LibraryGpu, AnAlgorithmOfAnotherLibraryVersionIsRefusedNotRun) {
   ASSERT_FALSE(configs.empty());
   Config stale = configs.front();
   stale.set("VERSION", stale.at("VERSION") - 1);
-  harness::CandidateRequest r = library_candidate_request("gemm", p, stale, compile_reference(p));
+  measure::CandidateRequest r = library_candidate_request("gemm", p, stale, compile_reference(p));
   r.timing = short_timing();
-  const harness::CandidateResult res = measurer.measure(r);
+  const measure::CandidateResult res = measurer.measure(r);
   EXPECT_EQ(res.outcome, Outcome::kExceedsLimits) << res.reason;
   EXPECT_NE(res.reason.find("offered by cuBLASLt"), std::string::npos) << res.reason;
 }

@@ -53,19 +53,19 @@ class FakeAlgorithms : public LibraryAlgorithms {
 class LibraryAwareMeasurer : public test::FakeMeasurer {
  public:
   double library_us = 1.0;
-  std::vector<harness::CandidateRequest> library_requests;
+  std::vector<measure::CandidateRequest> library_requests;
 
-  harness::CandidateResult measure(const harness::CandidateRequest& request) override {
-    harness::CandidateResult r = FakeMeasurer::measure(request);
+  measure::CandidateResult measure(const measure::CandidateRequest& request) override {
+    measure::CandidateResult r = FakeMeasurer::measure(request);
     if (!request.launches.empty() && !request.launches[0].library.is_null()) {
       library_requests.push_back(request);
       if (r.stats) r.stats->median = library_us;
     }
     return r;
   }
-  std::vector<harness::CandidateResult> retime(std::vector<harness::CandidateRequest> requests,
+  std::vector<measure::CandidateResult> retime(std::vector<measure::CandidateRequest> requests,
                                                int rounds) override {
-    std::vector<harness::CandidateResult> out = FakeMeasurer::retime(requests, rounds);
+    std::vector<measure::CandidateResult> out = FakeMeasurer::retime(requests, rounds);
     for (size_t i = 0; i < out.size(); ++i)
       if (!requests[i].launches[0].library.is_null() && out[i].stats) out[i].stats->median = library_us;
     return out;
@@ -111,9 +111,9 @@ TEST(LibraryCandidates, AreMeasuredAsVerifiedLibraryCallsStoredAndMayWin) {
   EXPECT_EQ(s.library_candidates, 3u);
   EXPECT_EQ(library_names(measurer.measured), 3u);
   ASSERT_EQ(measurer.library_requests.size(), 3u);
-  for (const harness::CandidateRequest& r : measurer.library_requests) {
+  for (const measure::CandidateRequest& r : measurer.library_requests) {
     ASSERT_EQ(r.launches.size(), 1u);
-    const harness::LibraryGemmCall call = harness::library_gemm_call_from_json(r.launches[0].library);
+    const measure::LibraryGemmCall call = measure::library_gemm_call_from_json(r.launches[0].library);
     EXPECT_EQ(call.m, 64);
     EXPECT_EQ(call.n, 512);
     EXPECT_EQ(call.k, 1024);
@@ -153,14 +153,14 @@ TEST(LibraryCandidates, BiasedKeysGetLibraryCallsWithTheBiasAndVerifiedAgainstTh
   ASSERT_TRUE(s.error.empty()) << s.error;
   EXPECT_EQ(s.library_candidates, 3u);
   ASSERT_EQ(measurer.library_requests.size(), 3u);
-  for (const harness::CandidateRequest& r : measurer.library_requests) {
-    const harness::LibraryGemmCall call = harness::library_gemm_call_from_json(r.launches[0].library);
+  for (const measure::CandidateRequest& r : measurer.library_requests) {
+    const measure::LibraryGemmCall call = measure::library_gemm_call_from_json(r.launches[0].library);
     EXPECT_EQ(call.layout, "nt+bias");
     const auto bias = std::find_if(r.buffers.begin(), r.buffers.end(),
-                                   [&](const harness::BufferSpec& b) { return b.name == call.bias; });
+                                   [&](const measure::BufferSpec& b) { return b.name == call.bias; });
     ASSERT_NE(bias, r.buffers.end()) << "the call's bias is one of the request's buffers";
     EXPECT_EQ(bias->count, 512u);
-    EXPECT_EQ(bias->init, harness::BufferSpec::Init::kFill);
+    EXPECT_EQ(bias->init, measure::BufferSpec::Init::kFill);
   }
 }
 

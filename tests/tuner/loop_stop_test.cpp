@@ -33,7 +33,7 @@ TuneOptions options() {
 }
 
 /// The fake measurer, but a stop request set during measure() call `interrupt_at` comes back
-/// interrupted (as harness::CandidateRunner returns a candidate cut short after its grace).
+/// interrupted (as measure::CandidateRunner returns a candidate cut short after its grace).
 class StoppingMeasurer : public test::FakeMeasurer {
  public:
   std::atomic<bool>* stop = nullptr;
@@ -41,9 +41,9 @@ class StoppingMeasurer : public test::FakeMeasurer {
   bool interrupt = false;       ///< that call is cut short
   bool stop_in_retime = false;  ///< the stop arrives during the re-time, which is cut short
 
-  harness::CandidateResult measure(const harness::CandidateRequest& request) override {
+  measure::CandidateResult measure(const measure::CandidateRequest& request) override {
     const int n = calls();
-    harness::CandidateResult r = FakeMeasurer::measure(request);
+    measure::CandidateResult r = FakeMeasurer::measure(request);
     if (n == stop_at) {
       stop->store(true);
       if (interrupt) {
@@ -55,7 +55,7 @@ class StoppingMeasurer : public test::FakeMeasurer {
     }
     return r;
   }
-  std::vector<harness::CandidateResult> retime(std::vector<harness::CandidateRequest> requests,
+  std::vector<measure::CandidateResult> retime(std::vector<measure::CandidateRequest> requests,
                                                int rounds) override {
     auto out = FakeMeasurer::retime(std::move(requests), rounds);
     if (stop_in_retime) {

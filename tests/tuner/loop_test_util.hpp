@@ -68,7 +68,7 @@ class FakeMeasurer : public CandidateMeasurer {
   /// Called before each measure() with the number of calls so far (0-based): lets a test die there.
   std::function<void(int)> before_measure;
 
-  harness::CandidateResult measure(const harness::CandidateRequest& request) override {
+  measure::CandidateResult measure(const measure::CandidateRequest& request) override {
     std::lock_guard lock(mutex_);
     if (before_measure) before_measure(calls_);
     ++calls_;
@@ -76,10 +76,10 @@ class FakeMeasurer : public CandidateMeasurer {
     launches_of[request.name] = request.launches.size();
     return result(request, 1.0);
   }
-  std::vector<harness::CandidateResult> retime(std::vector<harness::CandidateRequest> requests,
+  std::vector<measure::CandidateResult> retime(std::vector<measure::CandidateRequest> requests,
                                                int) override {
     std::lock_guard lock(mutex_);
-    std::vector<harness::CandidateResult> out;
+    std::vector<measure::CandidateResult> out;
     for (const auto& r : requests) {
       retimed.push_back(r.name);
       out.push_back(result(r, 1.001));  // a re-time sees every candidate 0.1 % slower, alike
@@ -93,8 +93,8 @@ class FakeMeasurer : public CandidateMeasurer {
   std::map<std::string, size_t> launches_of;  ///< launches of each measured request, by name
 
  private:
-  static harness::CandidateResult result(const harness::CandidateRequest& request, double factor) {
-    harness::CandidateResult r;
+  static measure::CandidateResult result(const measure::CandidateRequest& request, double factor) {
+    measure::CandidateResult r;
     r.id = request.id;
     r.name = request.name;
     if (fake_incorrect(request.name)) {
@@ -103,7 +103,7 @@ class FakeMeasurer : public CandidateMeasurer {
       return r;
     }
     r.outcome = ktune::Outcome::kOk;
-    harness::SampleStats s;
+    measure::SampleStats s;
     s.median = fake_time_us(request.name) * factor;
     s.min = s.median * 0.99;
     s.mean = s.median;

@@ -70,10 +70,10 @@ Sweep run_sweep(const std::filesystem::path& db_path, const TuneKey& k, const Tu
 /// several GPUs finishes them in any order).
 class ParallelFakeMeasurer : public FakeMeasurer {
  public:
-  std::vector<harness::CandidateResult> measure_many(
-      std::vector<harness::CandidateRequest> requests) override {
+  std::vector<measure::CandidateResult> measure_many(
+      std::vector<measure::CandidateRequest> requests) override {
     batches.push_back(requests.size());
-    std::vector<harness::CandidateResult> out(requests.size());
+    std::vector<measure::CandidateResult> out(requests.size());
     std::vector<std::thread> threads;
     for (size_t i = requests.size(); i-- > 0;)
       threads.emplace_back([&, i] { out[i] = measure(requests[i]); });

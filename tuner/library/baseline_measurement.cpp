@@ -45,7 +45,7 @@ std::string cublas_baseline_name(const kernel_templates::Problem& problem) {
 }
 
 cache::Measurement to_baseline_measurement(const kernel_templates::Problem& problem,
-                                           const harness::CandidateResult& result) {
+                                           const measure::CandidateResult& result) {
   cache::Measurement m;
   m.shape = problem.shape_text();
   m.dtype = std::string(ktune::to_string(problem.dtype));
@@ -67,10 +67,10 @@ cache::Measurement to_baseline_measurement(const kernel_templates::Problem& prob
 std::optional<RecordedBaseline> record_cublas_baseline(cache::ConfigCache& db, int64_t run_id, int64_t gpu_id,
                                                        int64_t kernel_id, std::string_view kernel,
                                                        const kernel_templates::Problem& problem,
-                                                       const harness::TimingOptions& timing,
+                                                       const measure::TimingOptions& timing,
                                                        BaselineMeasurer& measurer) {
   if (no_cublas_baseline(kernel, problem)) return std::nullopt;
-  harness::CandidateResult result;
+  measure::CandidateResult result;
   try {
     result = measurer.measure_cublas(problem, timing, true);
   } catch (const Error& e) {

@@ -1,6 +1,6 @@
 #pragma once
 /// Baselines a tuned kernel is compared with: for the gemm family, cuBLASLt on the same
-/// problem, timed with the same protocol (harness::TimingOptions) in the same run, verified against
+/// problem, timed with the same protocol (measure::TimingOptions) in the same run, verified against
 /// the same GPU reference, and stored in the ConfigCache as a measurement whose `baseline` is
 /// "cublas". Baselines never compete for `best` (set_best is only called for candidates, and the
 /// tuning loop's stored results leave them out); reports divide the baseline's median by the
@@ -41,15 +41,15 @@ class BaselineMeasurer {
   /// the gemm GPU reference unless `verify` is false. Always returns a result (a failure is an
   /// outcome with its reason), named cublas_baseline_name(problem); throws ktune::Error(kNoDevice)
   /// only when no GPU or no cuBLASLt can be used at all.
-  virtual harness::CandidateResult measure_cublas(const kernel_templates::Problem& problem,
-                                                  const harness::TimingOptions& timing, bool verify) = 0;
+  virtual measure::CandidateResult measure_cublas(const kernel_templates::Problem& problem,
+                                                  const measure::TimingOptions& timing, bool verify) = 0;
 };
 
 /// `result` as the cache row of a cuBLAS baseline for `problem` (shape = problem.shape_text(),
 /// dtype, layout, config_name = cublas_baseline_name, baseline "cublas", config_json with the
 /// library and algorithm the result's resources name).
 cache::Measurement to_baseline_measurement(const kernel_templates::Problem& problem,
-                                           const harness::CandidateResult& result);
+                                           const measure::CandidateResult& result);
 
 /// A baseline as recorded: its row id and the row.
 struct RecordedBaseline {
@@ -65,7 +65,7 @@ struct RecordedBaseline {
 std::optional<RecordedBaseline> record_cublas_baseline(cache::ConfigCache& db, int64_t run_id, int64_t gpu_id,
                                                        int64_t kernel_id, std::string_view kernel,
                                                        const kernel_templates::Problem& problem,
-                                                       const harness::TimingOptions& timing,
+                                                       const measure::TimingOptions& timing,
                                                        BaselineMeasurer& measurer);
 
 }  // namespace ktune::tuner

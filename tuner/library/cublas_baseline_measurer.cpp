@@ -30,12 +30,12 @@ const harness::CompileResult& CublasBaselineMeasurer::reference(const kt::Proble
       .first->second;
 }
 
-harness::CandidateResult CublasBaselineMeasurer::measure_cublas(const kt::Problem& given,
-                                                                const harness::TimingOptions& t,
+measure::CandidateResult CublasBaselineMeasurer::measure_cublas(const kt::Problem& given,
+                                                                const measure::TimingOptions& t,
                                                                 bool verify) {
-  harness::CandidateResult res;
+  measure::CandidateResult res;
   res.name = cublas_baseline_name(given);
-  res.flush = std::string(harness::to_string(t.flush));
+  res.flush = std::string(measure::to_string(t.flush));
   if (auto why = no_cublas_baseline("gemm", given)) {
     res.outcome = Outcome::kSkipped;
     res.reason = *why;
@@ -52,7 +52,7 @@ harness::CandidateResult CublasBaselineMeasurer::measure_cublas(const kt::Proble
                              to_string(problem.dtype), problem.layout);
     return res;
   }
-  harness::CandidateRequest request =
+  measure::CandidateRequest request =
       library_candidate_request("gemm", problem, best.front(), reference(problem));
   request.name = res.name;
   request.device = device_;
@@ -69,7 +69,7 @@ harness::CandidateResult CublasBaselineMeasurer::measure_cublas(const kt::Proble
     own_ = std::make_unique<RunnerMeasurer>(device_);
     measurer_ = own_.get();
   }
-  harness::CandidateResult out = measurer_->measure(request);
+  measure::CandidateResult out = measurer_->measure(request);
   out.name = res.name;
   out.counters = {{"available", false}, {"reason", "not measured for the cuBLAS baseline"}};
   return out;

@@ -29,8 +29,8 @@ class CublasBaselineMeasurer final : public BaselineMeasurer {
 
   /// See BaselineMeasurer::measure_cublas. Throws ktune::Error(kNoDevice) without a GPU, a driver
   /// or libcublasLt; every later failure is the result's outcome (launch_error, incorrect, ...).
-  harness::CandidateResult measure_cublas(const kernel_templates::Problem& problem,
-                                          const harness::TimingOptions& timing, bool verify) override;
+  measure::CandidateResult measure_cublas(const kernel_templates::Problem& problem,
+                                          const measure::TimingOptions& timing, bool verify) override;
 
  private:
   /// The gemm reference's compile for `problem` (one per dtype and layout).

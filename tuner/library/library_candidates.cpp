@@ -41,7 +41,7 @@ const kt::KernelSpec& library_reference_spec(std::string_view kernel, const kt::
                           problem.shape_text(), to_string(problem.dtype), problem.layout));
 }
 
-harness::CandidateRequest library_candidate_request(std::string_view kernel, const kt::Problem& problem,
+measure::CandidateRequest library_candidate_request(std::string_view kernel, const kt::Problem& problem,
                                                     const Config& config,
                                                     const harness::CompileResult& reference_compiled) {
   if (!library_serves(kernel, problem)) {
@@ -51,7 +51,7 @@ harness::CandidateRequest library_candidate_request(std::string_view kernel, con
   }
   const kt::KernelSpec& spec = library_reference_spec(kernel, problem);
   const kt::ReferenceSpec ref = spec.reference(problem);
-  harness::LibraryGemmCall call;
+  measure::LibraryGemmCall call;
   call.fp8 = kernel == "fp8_gemm";
   call.dtype = problem.dtype;
   call.layout = problem.layout;
@@ -60,24 +60,24 @@ harness::CandidateRequest library_candidate_request(std::string_view kernel, con
   call.k = problem.dim("k");
   call.algorithm = config;
 
-  harness::CandidateRequest r;
+  measure::CandidateRequest r;
   r.name = library_canonical_name(kernel, problem, config);
   for (const kt::TensorSpec& t : ref.plan.tensors) {
-    harness::BufferSpec b;
+    measure::BufferSpec b;
     b.name = t.name;
     b.dtype = t.dtype;
     b.count = static_cast<uint64_t>(t.elements);
-    b.init = t.role == kt::TensorRole::kInput ? harness::BufferSpec::Init::kFill
-                                              : harness::BufferSpec::Init::kPoison;
+    b.init = t.role == kt::TensorRole::kInput ? measure::BufferSpec::Init::kFill
+                                              : measure::BufferSpec::Init::kPoison;
     r.buffers.push_back(std::move(b));
   }
-  harness::BufferSpec c;
+  measure::BufferSpec c;
   c.name = call.c;
   c.dtype = call.fp8 ? DType::kBF16 : problem.dtype;  // fp8_gemm writes bf16
   c.count = static_cast<uint64_t>(call.m * call.n);
-  c.init = harness::BufferSpec::Init::kPoison;
+  c.init = measure::BufferSpec::Init::kPoison;
   r.buffers.push_back(std::move(c));
-  r.launches = {harness::library_launch(call)};
+  r.launches = {measure::library_launch(call)};
   r.reference = kt::to_launch_spec(ref.plan, ref.plan.launches.at(0), reference_compiled);
   for (const auto& [out, expected] : ref.compare) r.checks.push_back({out, expected});
   const kt::WorkCounts w = spec.work(problem);

@@ -33,7 +33,7 @@ std::string library_canonical_name(std::string_view kernel, const kernel_templat
 /// The candidate of library config `config` for the key: the library call on buffers a, b, c, the
 /// kernel's GPU reference (compiled: `reference_compiled`), the check of c against it, the key's
 /// FLOPs and bytes. Throws ktune::Error(kBadInput) for a key the library does not serve.
-harness::CandidateRequest library_candidate_request(std::string_view kernel,
+measure::CandidateRequest library_candidate_request(std::string_view kernel,
                                                     const kernel_templates::Problem& problem,
                                                     const Config& config,
                                                     const harness::CompileResult& reference_compiled);

@@ -1,7 +1,7 @@
 #pragma once
 /// What the tuning loop asks of the GPU side: measure one candidate, and re-time the best few
 /// interleaved before a winner is named. The real one goes through the measurement harness's
-/// worker process (harness::CandidateRunner, D5); tests inject a fake so the loop runs without a
+/// worker process (measure::CandidateRunner, D5); tests inject a fake so the loop runs without a
 /// GPU.
 
 #include <atomic>
@@ -18,30 +18,30 @@ class CandidateMeasurer {
   virtual ~CandidateMeasurer() = default;
   /// One candidate; always returns a result (failures are outcomes). May throw ktune::Error
   /// (kNoDevice) when no worker can start at all.
-  virtual harness::CandidateResult measure(const harness::CandidateRequest& request) = 0;
+  virtual measure::CandidateResult measure(const measure::CandidateRequest& request) = 0;
   /// Several candidates, in any order or at once; one result per request, in the order given. The
   /// default measures them one after the other.
-  virtual std::vector<harness::CandidateResult> measure_many(std::vector<harness::CandidateRequest> requests);
+  virtual std::vector<measure::CandidateResult> measure_many(std::vector<measure::CandidateRequest> requests);
   /// How many candidates measure_many runs at once (the tuning loop gathers that many): 1 here.
   virtual std::size_t parallelism() const { return 1; }
   /// The candidates re-timed interleaved; one result per candidate, in the order given.
-  virtual std::vector<harness::CandidateResult> retime(std::vector<harness::CandidateRequest> requests,
+  virtual std::vector<measure::CandidateResult> retime(std::vector<measure::CandidateRequest> requests,
                                                        int rounds) = 0;
 };
 
-/// The measurer over worker processes: `ktune worker --device N` (harness::default_worker_command).
+/// The measurer over worker processes: `ktune worker --device N` (measure::default_worker_command).
 class RunnerMeasurer final : public CandidateMeasurer {
  public:
-  /// @param stop a stop request passed to the runner (harness::RunnerOptions::stop); may be null
+  /// @param stop a stop request passed to the runner (measure::RunnerOptions::stop); may be null
   explicit RunnerMeasurer(int device, const std::atomic<bool>* stop = nullptr);
   ~RunnerMeasurer() override;
-  harness::CandidateResult measure(const harness::CandidateRequest& request) override;
-  std::vector<harness::CandidateResult> retime(std::vector<harness::CandidateRequest> requests,
+  measure::CandidateResult measure(const measure::CandidateRequest& request) override;
+  std::vector<measure::CandidateResult> retime(std::vector<measure::CandidateRequest> requests,
                                                int rounds) override;
-  harness::CandidateRunner& runner() { return *runner_; }
+  measure::CandidateRunner& runner() { return *runner_; }
 
  private:
-  std::unique_ptr<harness::CandidateRunner> runner_;
+  std::unique_ptr<measure::CandidateRunner> runner_;
 };
 
 }  // namespace ktune::tuner

@@ -23,15 +23,15 @@ void DevicePoolMeasurer::show(std::size_t worker, bool busy) {
 
 DevicePoolMeasurer::~DevicePoolMeasurer() = default;
 
-harness::CandidateResult DevicePoolMeasurer::measure(const harness::CandidateRequest& request) {
-  harness::CandidateRequest r = request;
+measure::CandidateResult DevicePoolMeasurer::measure(const measure::CandidateRequest& request) {
+  measure::CandidateRequest r = request;
   r.device = devices_.front();
   return workers_.front()->measure(r);
 }
 
-std::vector<harness::CandidateResult> DevicePoolMeasurer::measure_many(
-    std::vector<harness::CandidateRequest> requests) {
-  std::vector<harness::CandidateResult> out(requests.size());
+std::vector<measure::CandidateResult> DevicePoolMeasurer::measure_many(
+    std::vector<measure::CandidateRequest> requests) {
+  std::vector<measure::CandidateResult> out(requests.size());
   std::atomic<std::size_t> next{0};
   std::vector<std::exception_ptr> failures(workers_.size());
   const auto work = [&](std::size_t w) {
@@ -57,8 +57,8 @@ std::vector<harness::CandidateResult> DevicePoolMeasurer::measure_many(
   return out;
 }
 
-std::vector<harness::CandidateResult> DevicePoolMeasurer::retime(
-    std::vector<harness::CandidateRequest> requests, int rounds) {
+std::vector<measure::CandidateResult> DevicePoolMeasurer::retime(
+    std::vector<measure::CandidateRequest> requests, int rounds) {
   for (auto& r : requests) r.device = devices_.front();
   return workers_.front()->retime(std::move(requests), rounds);
 }

@@ -22,12 +22,12 @@ class DevicePoolMeasurer final : public CandidateMeasurer {
   DevicePoolMeasurer(std::vector<int> devices, const std::atomic<bool>* stop, Progress* progress = nullptr);
   ~DevicePoolMeasurer() override;
   /// On the first device.
-  harness::CandidateResult measure(const harness::CandidateRequest& request) override;
+  measure::CandidateResult measure(const measure::CandidateRequest& request) override;
   /// One thread a worker, each measuring the next request not taken yet on its own device.
-  std::vector<harness::CandidateResult> measure_many(
-      std::vector<harness::CandidateRequest> requests) override;
+  std::vector<measure::CandidateResult> measure_many(
+      std::vector<measure::CandidateRequest> requests) override;
   /// On the first device.
-  std::vector<harness::CandidateResult> retime(std::vector<harness::CandidateRequest> requests,
+  std::vector<measure::CandidateResult> retime(std::vector<measure::CandidateRequest> requests,
                                                int rounds) override;
   std::size_t parallelism() const override { return workers_.size(); }
 

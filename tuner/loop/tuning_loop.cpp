@@ -37,7 +37,7 @@ using detail::resources_from_json;
 using detail::seconds_since;
 using detail::top_contenders;
 
-/// Rounds of the interleaved re-time (harness::retime_interleaved's default: forward and reversed
+/// Rounds of the interleaved re-time (measure::retime_interleaved's default: forward and reversed
 /// twice, so no candidate always follows the same neighbour).
 constexpr int kRetimeRounds = 4;
 
@@ -287,17 +287,17 @@ void TuningLoop::measure_and_record(KeyRun& run) {
   // Every candidate still to measure, in one call: a pool of workers (--devices) measures them at
   // once, a single worker one after the other.
   std::vector<size_t> to_measure;
-  std::vector<harness::CandidateRequest> requests;
+  std::vector<measure::CandidateRequest> requests;
   if (!stopping()) {  // when stopping, nothing is measured: a later run proposes it again
     for (size_t i = 0; i < done.size(); ++i) {
       if (done[i].second.decided) continue;
-      harness::CandidateRequest& request = *done[i].second.request;
+      measure::CandidateRequest& request = *done[i].second.request;
       request.id = next_request_id();
       to_measure.push_back(i);
       requests.push_back(request);
     }
   }
-  std::vector<harness::CandidateResult> results;
+  std::vector<measure::CandidateResult> results;
   if (!requests.empty()) {
     const auto t = Clock::now();
     results = deps_.measurer->measure_many(std::move(requests));
@@ -312,7 +312,7 @@ void TuningLoop::measure_and_record(KeyRun& run) {
       rows.push_back(*prepared.decided);
     } else {
       if (next_result >= to_measure.size() || to_measure[next_result] != i) continue;  // not measured
-      const harness::CandidateResult& r = results.at(next_result++);
+      const measure::CandidateResult& r = results.at(next_result++);
       if (r.interrupted) continue;  // cut short by the stop: says nothing about the config
       rows.push_back(detail::to_measurement(*run.ctx, item.candidate.config, item.name, prepared, r));
     }
@@ -364,7 +364,7 @@ std::vector<cache::Measurement> TuningLoop::retime(KeyRun& run) {
       return detail::prepare_candidate(*ctx, config, name, 1.0);
     }));
   }
-  std::vector<harness::CandidateRequest> requests;
+  std::vector<measure::CandidateRequest> requests;
   std::vector<size_t> top_index;
   for (size_t i = 0; i < futures.size(); ++i) {
     Prepared p = futures[i].get();
@@ -377,9 +377,9 @@ std::vector<cache::Measurement> TuningLoop::retime(KeyRun& run) {
   std::vector<cache::Measurement> rows;
   if (requests.empty()) return rows;
   const auto t = Clock::now();
-  const std::vector<harness::CandidateResult> retimed = deps_.measurer->retime(requests, kRetimeRounds);
+  const std::vector<measure::CandidateResult> retimed = deps_.measurer->retime(requests, kRetimeRounds);
   const bool interrupted = std::any_of(retimed.begin(), retimed.end(),
-                                       [](const harness::CandidateResult& r) { return r.interrupted; });
+                                       [](const measure::CandidateResult& r) { return r.interrupted; });
   if (interrupted) return rows;  // a stop cut the re-time short: name no winner from part of it
   for (size_t i = 0; i < retimed.size() && i < requests.size(); ++i) {
     const Known& k = *top[top_index[i]].second;
@@ -392,12 +392,12 @@ std::vector<cache::Measurement> TuningLoop::retime(KeyRun& run) {
   return rows;
 }
 
-void TuningLoop::count(harness::CandidateRequest request, cache::Measurement& row) {
+void TuningLoop::count(measure::CandidateRequest request, cache::Measurement& row) {
   // A separate profiling pass (never the timed runs): the fewest samples the protocol allows.
   request.timing.counters = true;
   request.timing.max_samples = request.timing.min_samples;
   request.timing.max_time_ms = std::min(request.timing.max_time_ms, 100.0);
-  const harness::CandidateResult counted = deps_.measurer->measure(request);
+  const measure::CandidateResult counted = deps_.measurer->measure(request);
   if (counted.counters.is_object() && !counted.counters.empty()) row.counters_json = counted.counters.dump();
 }
 

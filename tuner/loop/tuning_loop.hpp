@@ -58,7 +58,7 @@ struct TuneOptions {
   bool compile_only = false;  ///< compile and record resources; no GPU
   std::string arch = "sm_90";
   DeviceLimits limits;  ///< enumeration constraints and exceeds_limits
-  harness::TimingOptions timing;
+  measure::TimingOptions timing;
   int device = 0;
   /// Workers measuring candidates in parallel, one per entry (`ktune tune --devices`): identical
   /// GPUs. Empty: `device` alone. The first entry is `device`, which re-times the contenders and
@@ -193,7 +193,7 @@ class TuningLoop {
   /// run.top re-timed interleaved (with counters when asked), as rows for the cache.
   std::vector<cache::Measurement> retime(KeyRun& run);
   /// The CUPTI counter pass of one re-timed contender into its row.
-  void count(harness::CandidateRequest request, cache::Measurement& row);
+  void count(measure::CandidateRequest request, cache::Measurement& row);
 
   cache::ConfigCache& db_;
   cache::GpuInfo gpu_;

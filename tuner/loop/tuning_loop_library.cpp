@@ -59,7 +59,7 @@ void TuningLoop::measure_library_candidates(KeyRun& run) {
   if (to_measure.empty()) return;
 
   std::vector<detail::Prepared> prepared;
-  std::vector<harness::CandidateRequest> requests;
+  std::vector<measure::CandidateRequest> requests;
   for (const auto& [config, name] : to_measure) {
     detail::Prepared p = detail::prepare_candidate(*run.ctx, config, name, fidelity);
     p.request->id = detail::next_request_id();
@@ -67,7 +67,7 @@ void TuningLoop::measure_library_candidates(KeyRun& run) {
     prepared.push_back(std::move(p));
   }
   const auto t = detail::Clock::now();
-  const std::vector<harness::CandidateResult> results = deps_.measurer->measure_many(std::move(requests));
+  const std::vector<measure::CandidateResult> results = deps_.measurer->measure_many(std::move(requests));
   run.s.measure_s += detail::seconds_since(t);
   std::vector<cache::Measurement> rows;
   std::vector<size_t> kept;

@@ -77,7 +77,7 @@ struct SessionHooks {
   Progress* progress = nullptr;                   ///< the loop's progress display
   std::function<void(const KeySummary&)> on_key;  ///< after each key
   /// Set (by a signal handler): nothing new is proposed, the running candidate finishes (or is
-  /// cut short after harness::RunnerOptions::stop_grace_ms), what is done is stored, and the
+  /// cut short after measure::RunnerOptions::stop_grace_ms), what is done is stored, and the
   /// session returns with `stopped` (the loop's LoopDeps::stop).
   const std::atomic<bool>* stop = nullptr;
 };

@@ -116,8 +116,8 @@ cache::Measurement base_measurement(const KeyContext& ctx, const Config& config,
   return m;
 }
 
-harness::TimingOptions scaled_timing(const harness::TimingOptions& timing, double fidelity) {
-  harness::TimingOptions t = timing;
+measure::TimingOptions scaled_timing(const measure::TimingOptions& timing, double fidelity) {
+  measure::TimingOptions t = timing;
   if (fidelity >= 1.0) return t;
   t.max_time_ms = std::max(1.0, timing.max_time_ms * fidelity);
   t.max_samples = std::max(timing.min_samples, static_cast<int>(std::lround(timing.max_samples * fidelity)));
@@ -133,7 +133,7 @@ Prepared prepare_candidate(const KeyContext& ctx, const Config& config, const st
     const harness::CompileResult reference =
         ctx.reference_for(library_reference_spec(ctx.kernel, ctx.problem));
     Prepared p;
-    harness::CandidateRequest r = library_candidate_request(ctx.kernel, ctx.problem, config, reference);
+    measure::CandidateRequest r = library_candidate_request(ctx.kernel, ctx.problem, config, reference);
     r.name = name;
     r.device = ctx.device;
     r.timing = scaled_timing(ctx.timing, fidelity);
@@ -178,7 +178,7 @@ Prepared prepare_candidate(const KeyContext& ctx, const Config& config, const st
   const kt::CandidateParts parts = kt::make_candidate_parts(spec, ctx.problem, config, compiled, reference);
   // Every launch of the plan (split-K: the GEMM, its reduction, the atomic variant's zeroing) is
   // verified and timed as one sequence.
-  harness::CandidateRequest r = kt::make_candidate_request(parts);
+  measure::CandidateRequest r = kt::make_candidate_request(parts);
   r.name = name;
   r.device = ctx.device;
   r.timing = scaled_timing(ctx.timing, fidelity);
@@ -186,11 +186,11 @@ Prepared prepare_candidate(const KeyContext& ctx, const Config& config, const st
   return p;
 }
 
-void record_result(cache::Measurement& m, const harness::CandidateResult& result, std::string_view who) {
+void record_result(cache::Measurement& m, const measure::CandidateResult& result, std::string_view who) {
   m.outcome = result.outcome;
   m.reason = result.reason;
   if (result.stats) {
-    const harness::SampleStats& s = *result.stats;
+    const measure::SampleStats& s = *result.stats;
     m.stats = cache::Stats{s.median, s.min, s.mean, s.p90, s.stdev, static_cast<int64_t>(s.samples)};
   }
   if (m.outcome == Outcome::kOk && !m.stats) {
@@ -203,7 +203,7 @@ void record_result(cache::Measurement& m, const harness::CandidateResult& result
 }
 
 cache::Measurement to_measurement(const KeyContext& ctx, const Config& config, const std::string& name,
-                                  const Prepared& prepared, const harness::CandidateResult& result) {
+                                  const Prepared& prepared, const measure::CandidateResult& result) {
   cache::Measurement m = base_measurement(ctx, config, name);
   record_result(m, result, "the worker");
   nlohmann::json res = nlohmann::json::parse(prepared.resources_json);

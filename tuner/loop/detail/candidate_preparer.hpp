@@ -37,7 +37,7 @@ struct KeyContext {
   std::string arch;
   bool compile_only = false;
   int device = 0;
-  harness::TimingOptions timing;
+  measure::TimingOptions timing;
   const kernel_templates::SourceLibrary* sources = nullptr;
   std::function<harness::CompileResult(const harness::CompileRequest&)> compile;
 
@@ -53,7 +53,7 @@ struct KeyContext {
 /// A candidate after the compile stage.
 struct Prepared {
   std::optional<cache::Measurement> decided;         ///< outcome known without the GPU
-  std::optional<harness::CandidateRequest> request;  ///< else: what the worker measures
+  std::optional<measure::CandidateRequest> request;  ///< else: what the worker measures
   std::string resources_json = "{}";                 ///< registers, shared memory, spills, launches
   Resources resources;                               ///< of the main launch (pick_winner's tie rule)
 };
@@ -65,7 +65,7 @@ Prepared prepare_candidate(const KeyContext& ctx, const Config& config, const st
 
 /// The timing options at `fidelity` (a multiplier on the sample cap and the time cap; at least
 /// the protocol's minimum number of samples).
-harness::TimingOptions scaled_timing(const harness::TimingOptions& timing, double fidelity);
+measure::TimingOptions scaled_timing(const measure::TimingOptions& timing, double fidelity);
 
 /// A measurement row of `name` for the key, without outcome-specific fields.
 cache::Measurement base_measurement(const KeyContext& ctx, const Config& config, const std::string& name);
@@ -74,9 +74,9 @@ cache::Measurement base_measurement(const KeyContext& ctx, const Config& config,
 /// worker's).
 /// A measured result's outcome, reason, statistics, counters, clock and temperature into `m`; an
 /// ok without statistics becomes a launch error that says `who` reported it.
-void record_result(cache::Measurement& m, const harness::CandidateResult& result, std::string_view who);
+void record_result(cache::Measurement& m, const measure::CandidateResult& result, std::string_view who);
 
 cache::Measurement to_measurement(const KeyContext& ctx, const Config& config, const std::string& name,
-                                  const Prepared& prepared, const harness::CandidateResult& result);
+                                  const Prepared& prepared, const measure::CandidateResult& result);
 
 }  // namespace ktune::tuner::detail
