@@ -1,9 +1,15 @@
 #include "service/http_daemon.hpp"
 
+#include <fcntl.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
 #include <netdb.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <atomic>
@@ -64,6 +70,22 @@ std::optional<uint64_t> content_length(const HttpRequest& req, std::string& why)
   return std::stoull(*text);
 }
 
+/// A listening socket on `address` (SO_REUSEADDR, a backlog of 1,024, non-blocking).
+int listen_on(const sockaddr_storage& address, const std::string& host, int port) {
+  const int fd = ::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0)
+    throw Error(ErrorKind::kRuntime, fmt::format("cannot listen on {}:{}: {}", host, port, std::strerror(errno)));
+  const int on = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+  const socklen_t len = address.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), len) != 0 || ::listen(fd, 1024) != 0) {
+    ::close(fd);
+    throw Error(ErrorKind::kRuntime,
+                fmt::format("cannot listen on {}:{} (in use, or not an address of this machine)", host, port));
+  }
+  return fd;
+}
+
 }  // namespace
 
 struct HttpDaemon::Impl {
@@ -73,6 +95,9 @@ struct HttpDaemon::Impl {
   Completed completed;
   MHD_Daemon* daemon = nullptr;
   int port = 0;
+  int listen_fd = -1;
+  int accept_wake_fd = -1;  ///< an eventfd: written once to end the acceptor
+  std::thread acceptor;
 
   std::mutex parked_mu;
   std::set<Stream*> parked;  ///< suspended stream connections, resumed by the pump
@@ -84,6 +109,10 @@ struct HttpDaemon::Impl {
 
   void answer(MHD_Connection* c, Exchange& x, HttpResponse& res);
   void run_pump();
+  /// Accepts connections and hands each to libmicrohttpd, which gives it to the pool thread its
+  /// descriptor names (descriptor modulo pool size): consecutive connections land on different
+  /// threads, where libmicrohttpd's own accept lets one thread take a burst of them.
+  void run_acceptor();
   /// Resumes every parked stream (parked_mu held).
   void resume_parked();
 };
@@ -248,6 +277,28 @@ void HttpDaemon::Impl::run_pump() {
   }
 }
 
+void HttpDaemon::Impl::run_acceptor() {
+  pollfd fds[2] = {{listen_fd, POLLIN, 0}, {accept_wake_fd, POLLIN, 0}};
+  while (true) {
+    if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
+    if (fds[1].revents != 0) break;
+    if (fds[0].revents == 0) continue;
+    while (true) {  // every connection waiting, then back to poll
+      sockaddr_storage peer{};
+      socklen_t peer_len = sizeof peer;
+      const int fd =
+          ::accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &peer_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));  // out of descriptors: wait for closes
+        break;
+      }
+      // Refused (the connection limit, or no memory): libmicrohttpd closes the socket.
+      MHD_add_connection(daemon, fd, reinterpret_cast<sockaddr*>(&peer), peer_len);
+    }
+  }
+}
+
 HttpDaemon::HttpDaemon(const HttpDaemonOptions& o, Handler handler, Screen screen, Completed completed)
     : impl_(std::make_unique<Impl>()) {
   Impl& d = *impl_;
@@ -269,16 +320,22 @@ HttpDaemon::HttpDaemon(const HttpDaemonOptions& o, Handler handler, Screen scree
   const bool ipv6 = found->ai_family == AF_INET6;
   ::freeaddrinfo(found);
 
-  unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
+  d.listen_fd = listen_on(address, o.host, o.port);
+  sockaddr_storage bound{};
+  socklen_t bound_len = sizeof bound;
+  ::getsockname(d.listen_fd, reinterpret_cast<sockaddr*>(&bound), &bound_len);
+  d.port = ntohs(ipv6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                      : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+
+  unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC |
+                   MHD_ALLOW_SUSPEND_RESUME;
   if (ipv6) flags |= MHD_USE_IPv6;
   if (o.tls_cert_pem) flags |= MHD_USE_TLS;
   std::vector<MHD_OptionItem> options = {
-      {MHD_OPTION_SOCK_ADDR, 0, &address},
       {MHD_OPTION_THREAD_POOL_SIZE, static_cast<intptr_t>(std::max<size_t>(1, o.threads)), nullptr},
       {MHD_OPTION_CONNECTION_LIMIT, static_cast<intptr_t>(o.max_connections), nullptr},
       {MHD_OPTION_CONNECTION_MEMORY_LIMIT, static_cast<intptr_t>(o.connection_memory), nullptr},
       {MHD_OPTION_CONNECTION_TIMEOUT, o.idle_timeout_s, nullptr},
-      {MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024, nullptr},
       {MHD_OPTION_STRICT_FOR_CLIENT, 1, nullptr},
       {MHD_OPTION_UNESCAPE_CALLBACK, reinterpret_cast<intptr_t>(&keep_escapes), nullptr},
       {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&on_completed), &d},
@@ -291,15 +348,14 @@ HttpDaemon::HttpDaemon(const HttpDaemonOptions& o, Handler handler, Screen scree
   d.daemon = MHD_start_daemon(flags, 0, nullptr, nullptr, &on_request, &d, MHD_OPTION_ARRAY, options.data(),
                               MHD_OPTION_END);
   if (d.daemon == nullptr) {
+    ::close(d.listen_fd);
+    d.listen_fd = -1;
     if (o.tls_cert_pem)
-      throw Error(ErrorKind::kBadInput,
-                  "the TLS certificate and key could not be used (or the port is taken)");
-    throw Error(
-        ErrorKind::kRuntime,
-        fmt::format("cannot listen on {}:{} (in use, or not an address of this machine)", o.host, o.port));
+      throw Error(ErrorKind::kBadInput, "the TLS certificate and key could not be used");
+    throw Error(ErrorKind::kRuntime, "the HTTP event-loop threads could not be started");
   }
-  const MHD_DaemonInfo* info = MHD_get_daemon_info(d.daemon, MHD_DAEMON_INFO_BIND_PORT);
-  d.port = info != nullptr ? info->port : o.port;
+  d.accept_wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  d.acceptor = std::thread([&d] { d.run_acceptor(); });
   d.pump = std::thread([&d] { d.run_pump(); });
 }
 
@@ -330,18 +386,22 @@ void HttpDaemon::stop() {
       std::lock_guard lock(d.parked_mu);
       d.resume_parked();
     }
+    // No new connection from here: the acceptor ends, then the listening socket is closed.
+    if (d.acceptor.joinable()) {
+      const uint64_t one = 1;
+      [[maybe_unused]] const ssize_t n = ::write(d.accept_wake_fd, &one, sizeof one);
+      d.acceptor.join();
+    }
+    if (d.accept_wake_fd >= 0) ::close(d.accept_wake_fd);
+    if (d.listen_fd >= 0) ::close(d.listen_fd);
+    d.accept_wake_fd = d.listen_fd = -1;
     if (d.daemon != nullptr) {
-      // No new connection from here; the listening socket is closed only once the threads that
-      // may still poll it are gone (libmicrohttpd's rule for MHD_quiesce_daemon).
-      const MHD_socket listening = MHD_quiesce_daemon(d.daemon);
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
       {
         std::lock_guard lock(d.parked_mu);
         d.resume_parked();
       }
       MHD_stop_daemon(d.daemon);
       d.daemon = nullptr;
-      if (listening != MHD_INVALID_SOCKET) ::close(listening);
     }
   });
 }

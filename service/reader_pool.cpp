@@ -1,7 +1,6 @@
 #include "service/reader_pool.hpp"
 
-#include <functional>
-#include <thread>
+#include <atomic>
 
 namespace ktune::service {
 
@@ -14,8 +13,10 @@ ReaderPool::ReaderPool(const std::filesystem::path& path, size_t handles) {
 }
 
 const cache::ConfigCache& ReaderPool::get() const {
-  const size_t slot = std::hash<std::thread::id>{}(std::this_thread::get_id()) % handles_.size();
-  return *handles_[slot];
+  // Threads take handles round robin on their first lookup, so they spread evenly.
+  static std::atomic<size_t> next{0};
+  thread_local const size_t slot = next.fetch_add(1, std::memory_order_relaxed);
+  return *handles_[slot % handles_.size()];
 }
 
 }  // namespace ktune::service

@@ -198,6 +198,11 @@ std::string immutable_uri(const std::filesystem::path& path) {
 }  // namespace
 
 Database::Database(const std::filesystem::path& path, Open mode) {
+  // Memory statistics put one process-wide mutex on every SQLite allocation, which the lookup
+  // threads of `ktune serve` would queue on; ktune never reads them. Only possible before SQLite
+  // starts (a host program that started it already keeps its setting: the call then fails harmlessly).
+  static const int no_memstatus = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+  (void)no_memstatus;
   int flags = SQLITE_OPEN_NOMUTEX;  // ConfigCache serializes every call itself
   std::string name = path.string();
   switch (mode) {
