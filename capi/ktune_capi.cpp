@@ -88,7 +88,7 @@ int ktune_lookup(ktune_db* db, const char* gpu, const char* kernel, const char* 
     if (json_out == nullptr) return fail(KTUNE_ERR_BAD_INPUT, "ktune_lookup: json_out is NULL");
 
     const auto* desc = ktune::kernel_templates::find_kernel(kernel);
-    desc->require_dtype(dtype);
+    desc->parse_dtype(dtype);
     const std::string chosen_layout = layout != nullptr ? std::string(layout) : desc->default_layout;
     desc->require_layout(chosen_layout);
     const std::string canonical = ktune::Shape::parse(shape).normalized(desc->dims).canonical();

@@ -61,7 +61,7 @@ nlohmann::json answer(const ServiceContext& ctx, const KeyRequest& k) {
   const auto started = std::chrono::steady_clock::now();
   const auto* desc = checked("kernel", [&] { return kernel_templates::find_kernel(k.kernel); });
   checked("dtype", [&] {
-    desc->require_dtype(k.dtype);
+    desc->parse_dtype(k.dtype);
     return 0;
   });
   const std::string layout = k.layout.value_or(desc->default_layout);

@@ -58,7 +58,7 @@ TEST(BenchTarget, BadPartsAreNamed) {
   // A catalog kernel without templates (when the catalog still has one) is refused by name.
   for (const auto& k : kernel_templates::kernel_catalog()) {
     if (k.name == "copy" || !kernel_templates::specs_of(k.name).empty()) continue;
-    expect_bad_input([&] { cli::parse_bench_target(k.name, k.example_shape(), k.dtypes.front(), ""); },
+    expect_bad_input([&] { cli::parse_bench_target(k.name, k.example_shape(), to_string(k.dtypes.front()), ""); },
                      "no templates");
   }
 }

@@ -88,7 +88,8 @@ TEST(SpaceSpecAgreement, EveryKeyTheRuntimeAcceptsHasConfigsInTheShippedSpace) {
       shapes.insert(shapes.end(), {"m=1,n=1152,k=896", "m=128,n=896,k=4864", "m=3,n=100,k=77"});
     }
     for (const auto& shape : shapes) {
-      for (const auto& dtype : kernel.dtypes) {
+      for (const DType d : kernel.dtypes) {
+        const char* dtype = to_string(d);
         for (const auto& layout : kernel.layouts) {
           ProblemContext ctx;
           ctx.dims = dims_of(shape);

@@ -81,7 +81,7 @@ std::vector<SessionJob> plan_key_list(const SessionRequest& r, const std::filesy
     try {
       const auto* desc = kernel_templates::find_kernel(k.kernel);
       if (!kernels.empty() && std::find(kernels.begin(), kernels.end(), k.kernel) == kernels.end()) continue;
-      desc->require_dtype(k.dtype);
+      desc->parse_dtype(k.dtype);
       const std::string layout = k.layout.value_or(desc->default_layout);
       desc->require_layout(layout);
       if (kernel_templates::specs_of(k.kernel).empty())
@@ -140,7 +140,7 @@ std::vector<SessionJob> plan_session(const SessionRequest& r, TuneOptions& optio
   std::vector<SessionJob> jobs;
   for (const std::string& kernel : kernels) {
     const auto* desc = kernel_templates::find_kernel(kernel);
-    for (const auto& d : dtypes) desc->require_dtype(d);
+    for (const auto& d : dtypes) desc->parse_dtype(d);
     const std::string key_layout = layout.value_or(desc->default_layout);
     desc->require_layout(key_layout);
     if (kernel_templates::specs_of(kernel).empty())
