@@ -99,7 +99,7 @@ void run_query(const QueryOptions& o) {
   }
 #endif
   const auto* desc = kernel_templates::find_kernel(o.kernel);
-  desc->parse_dtype(o.dtype);
+  const DType dtype = desc->parse_dtype(o.dtype);
   const std::string layout = resolve_layout(*desc, o.layout);
   const std::string shape = ktune::Shape::parse(o.shape).normalized(desc->dims).canonical();
 
@@ -110,14 +110,14 @@ void run_query(const QueryOptions& o) {
   lookup.gpu_name = choose_gpu(db, o.gpu, o.device);
   lookup.kernel = desc->name;
   lookup.shape = shape;
-  lookup.dtype = o.dtype;
+  lookup.dtype = dtype;
   lookup.layout = layout;
   auto best = db.best(lookup, !o.no_fallback);
   if (!best) {
     throw Error(
         ErrorKind::kNotFound,
         fmt::format("no tuned config for kernel {}, shape {}, dtype {}, layout '{}' on GPU '{}' in {}{}",
-                    desc->name, shape, o.dtype, layout, lookup.gpu_name, path.string(),
+                    desc->name, shape, to_string(dtype), layout, lookup.gpu_name, path.string(),
                     o.no_fallback ? " (--no-fallback: nearest tuned shapes not considered)" : ""));
   }
 

@@ -24,6 +24,11 @@ DType dtype_from_string(std::string_view name) {
               fmt::format("unknown dtype '{}' (known: {})", name, dtype_names(kDTypes)));
 }
 
+std::optional<DType> dtype_filter_from_string(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  return dtype_from_string(text);
+}
+
 std::string dtype_names(std::span<const DType> dtypes, std::string_view separator) {
   std::string out;
   for (DType d : dtypes) {

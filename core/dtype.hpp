@@ -23,6 +23,9 @@ std::optional<DType> find_dtype(std::string_view name) noexcept;
 /// Inverse of to_string; throws ktune::Error(kBadInput) naming the value and the known ones. Text
 /// becomes a DType here where it enters (a file, a flag, a request), once.
 DType dtype_from_string(std::string_view name);
+/// A filter's dtype (a listing's or report's `--dtype`, `?dtype=`): nullopt, every dtype, for "";
+/// else dtype_from_string(text).
+std::optional<DType> dtype_filter_from_string(std::string_view text);
 /// The names of `dtypes` joined by `separator` ("f32, f16, bf16"), for messages and help text.
 std::string dtype_names(std::span<const DType> dtypes, std::string_view separator = ", ");
 /// Bytes per element.

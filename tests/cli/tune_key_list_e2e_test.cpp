@@ -30,7 +30,7 @@ std::set<Key> keys_in(const std::string& db_path) {
   std::set<Key> keys;
   auto db = cache::ConfigCache::open(db_path, cache::ConfigCache::Mode::kReadOnly);
   db.for_each_measurement({}, [&](const cache::StoredMeasurement& m) {
-    keys.insert({m.kernel.name, m.m.shape, m.m.dtype, m.m.layout});
+    keys.insert({m.kernel.name, m.m.shape, to_string(m.m.dtype), m.m.layout});
   });
   return keys;
 }

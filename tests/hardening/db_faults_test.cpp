@@ -40,8 +40,8 @@ void make_source(const fs::path& path, int rows) {
   std::vector<cache::Measurement> batch;
   for (int i = 0; i < rows; ++i) {
     const std::string shape = fmt::format("m={},n=4096,k=4096", 1 + i % 16);
-    batch.push_back(i % 5 == 0 ? cache::testing::random_failure(rng, shape, "bf16")
-                               : cache::testing::random_measurement(rng, shape, "bf16"));
+    batch.push_back(i % 5 == 0 ? cache::testing::random_failure(rng, shape, DType::kBF16)
+                               : cache::testing::random_measurement(rng, shape, DType::kBF16));
   }
   db.record(run, gpu, kernel, batch);
 }

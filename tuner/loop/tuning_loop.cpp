@@ -122,7 +122,8 @@ bool TuningLoop::start_key(KeyRun& run) {
   run.source_hash = deps_.sources->hash(kernel_templates::kernel_source_files(key.kernel));
   run.kernel_id = db_.upsert_kernel({key.kernel, run.source_hash});
   if (!options_.retune)
-    run.stored = detail::load_stored_results(db_, gpu_id_, run.kernel_id, s.shape, key.dtype, key.layout);
+    run.stored =
+        detail::load_stored_results(db_, gpu_id_, run.kernel_id, s.shape, run.problem.dtype, key.layout);
   run.ctx = key_context(run);
   StrategyOptions so;
   so.budget = options_.budget;
@@ -171,7 +172,6 @@ std::optional<Enumeration> TuningLoop::enumerate_key(KeyRun& run, const NamedSha
 std::shared_ptr<KeyContext> TuningLoop::key_context(const KeyRun& run) const {
   auto ctx = std::make_shared<KeyContext>();
   ctx->kernel = run.key.kernel;
-  ctx->dtype = run.key.dtype;
   ctx->layout = run.key.layout;
   ctx->shape = run.s.shape;
   ctx->problem = run.problem;
@@ -344,8 +344,8 @@ bool TuningLoop::keep_stored_winner(KeyRun& run) {
   }
   if (run.new_successes > 0 || options_.retune) return false;
   // Everything came from the cache: the stored winner stands.
-  const cache::Lookup lookup{gpu_.name,     run.key.kernel,  s.shape,
-                             run.key.dtype, run.source_hash, run.key.layout};
+  const cache::Lookup lookup{gpu_.name,         run.key.kernel,  s.shape,
+                             run.problem.dtype, run.source_hash, run.key.layout};
   const auto best = db_.best(lookup, false);
   if (!best) return false;
   s.winner = best->config_name;
