@@ -90,7 +90,7 @@ RuntimePlan* Runtime::Impl::build_user_plan(const std::string& key_text, const k
     info.verified = best->verified;
   } else {
     info.verified = spec.verifies();
-    if (recorder) recorder->record({kernel, p.shape_text(), std::string(to_string(p.dtype)), ""});
+    if (recorder) recorder->record({kernel, p.shape_text(), p.dtype, ""});
   }
   if (auto why = spec.rejection(p, config))
     throw Error(ErrorKind::kBadInput, fmt::format("{}: {}", kernel, *why));

@@ -98,7 +98,7 @@ tuner::TuneOptions sweep_options() {
 }
 
 const tuner::TuneKey kSweepKey{"gemm", tuner::NamedShape{"fault", {{"m", 64}, {"n", 1024}, {"k", 2048}}},
-                               "bf16", "nt"};
+                               DType::kBF16, "nt"};
 
 /// Runs the sweep on `db`; `before_measure` as FakeMeasurer's. Returns the configs measured.
 std::vector<std::string> sweep(cache::ConfigCache& db, std::function<void(int)> before_measure = {},

@@ -103,7 +103,7 @@ TEST(SpecWork, TheLoopStoresItWithEveryRowAndTheReportDerivesGbpsFromIt) {
         {"decode_attention",
          NamedShape{"test",
                     {{"batch", 4}, {"heads_q", 32}, {"heads_kv", 8}, {"seq", 2048}, {"head_dim", 128}}},
-         "bf16", ""});
+         DType::kBF16, ""});
     ASSERT_TRUE(s.winner.has_value()) << s.error;
   }
   const auto db = cache::ConfigCache::open(dir / "w.db", cache::ConfigCache::Mode::kReadOnly);

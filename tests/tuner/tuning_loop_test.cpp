@@ -31,7 +31,7 @@ const cache::GpuInfo kGpu{"Fake GPU", 9, 0, 132, int64_t{141} << 30, "{}"};
 ConfigSpace gemm_space() { return ConfigSpace::load(configs_dir() / "spaces" / "gemm.toml"); }
 
 TuneKey key(int64_t m, int64_t n, int64_t k) {
-  return {"gemm", NamedShape{"test", {{"m", m}, {"n", n}, {"k", k}}}, "bf16", "nt"};
+  return {"gemm", NamedShape{"test", {{"m", m}, {"n", n}, {"k", k}}}, DType::kBF16, "nt"};
 }
 
 TuneOptions options(size_t budget, std::string kind = "exhaustive") {
