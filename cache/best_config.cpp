@@ -14,7 +14,7 @@ std::string BestConfig::to_json() const {
       {"source_hash", kernel.source_hash},
       {"shape", shape},
       {"tuned_shape", tuned_shape},
-      {"dtype", dtype},
+      {"dtype", to_string(dtype)},
       {"layout", layout},
       {"config_name", config_name},
       {"config", config},
@@ -40,7 +40,7 @@ BestConfig read_best(const Statement& s) {
   b.kernel.source_hash = s.text(2);
   b.shape = s.text(3);
   b.tuned_shape = b.shape;
-  b.dtype = s.text(4);
+  b.dtype = s.dtype(4);
   b.config_name = s.text(5);
   b.config_json = s.text(6);
   b.stats.median_us = s.real(7);

@@ -66,7 +66,7 @@ BestIndex BestIndex::load(const ConfigCache& cache, std::string_view gpu_name,
       it = wanted_hash.emplace(b.kernel.name, std::move(hash)).first;
     }
     if (it->second != b.kernel.source_hash) continue;
-    std::string key = b.kernel.name + kSep + b.shape + kSep + b.dtype + kSep + b.layout;
+    std::string key = b.kernel.name + kSep + b.shape + kSep + to_string(b.dtype) + kSep + b.layout;
     const auto existing = idx.index_.find(key);
     if (existing != idx.index_.end()) {
       // Two GPU rows of one name (e.g. memory sizes differ): keep the faster answer.
@@ -86,14 +86,14 @@ BestIndex BestIndex::load(const ConfigCache& cache, std::string_view gpu_name,
   return idx;
 }
 
-const BestConfig* BestIndex::find(std::string_view kernel, std::string_view shape, std::string_view dtype,
+const BestConfig* BestIndex::find(std::string_view kernel, std::string_view shape, DType dtype,
                                   std::string_view layout) const noexcept {
-  const auto it = index_.find(KeyView{kernel, shape, dtype, layout});
+  const auto it = index_.find(KeyView{kernel, shape, to_string(dtype), layout});
   return it == index_.end() ? nullptr : &entries_[it->second].config;
 }
 
-std::optional<BestConfig> BestIndex::find_or_nearest(std::string_view kernel, const Shape& shape,
-                                                     std::string_view dtype, std::string_view layout) const {
+std::optional<BestConfig> BestIndex::find_or_nearest(std::string_view kernel, const Shape& shape, DType dtype,
+                                                     std::string_view layout) const {
   const std::string canonical = shape.canonical();
   if (const BestConfig* exact = find(kernel, canonical, dtype, layout)) return *exact;
   const Entry* chosen = nullptr;

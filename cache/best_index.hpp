@@ -32,20 +32,20 @@ class BestIndex {
   /// The best config tuned for exactly this key, or nullptr. Never allocates; the pointer stays
   /// valid as long as this index.
   /// `layout` is matched exactly: "" for a kernel without layouts.
-  const BestConfig* find(std::string_view kernel, std::string_view shape, std::string_view dtype,
+  const BestConfig* find(std::string_view kernel, std::string_view shape, DType dtype,
                          std::string_view layout) const noexcept;
 
   /// find(), else the nearest tuned shape of the same kernel, dtype and layout (Shape::distance;
   /// ties go to the shape text that sorts first), returned with fallback = true and shape = the one
   /// asked.
-  std::optional<BestConfig> find_or_nearest(std::string_view kernel, const Shape& shape,
-                                            std::string_view dtype, std::string_view layout) const;
+  std::optional<BestConfig> find_or_nearest(std::string_view kernel, const Shape& shape, DType dtype,
+                                            std::string_view layout) const;
 
   std::size_t size() const { return entries_.size(); }
   const std::string& gpu_name() const { return gpu_name_; }
 
  private:
-  /// A borrowed key; the stored key is the four parts joined by kSep.
+  /// A borrowed key (the dtype as its name); the stored key is the four parts joined by kSep.
   struct KeyView {
     std::string_view kernel, shape, dtype, layout;
   };

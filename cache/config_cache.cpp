@@ -5,6 +5,7 @@
 #include "cache/detail/impl.hpp"
 #include "cache/detail/lookup_statements.hpp"
 #include "cache/detail/schema.hpp"
+#include "core/dtype.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::cache {
@@ -203,10 +204,11 @@ std::vector<int64_t> ConfigCache::record(int64_t run_id, int64_t gpu_id, int64_t
                                          const std::vector<Measurement>& measurements) {
   impl_->require_writable("record");
   for (const Measurement& m : measurements) {
-    if (m.shape.empty() || m.dtype.empty() || m.config_name.empty()) {
+    // A DType outside the enum (a cast integer) has no name to store: "?".
+    if (m.shape.empty() || !find_dtype(to_string(m.dtype)) || m.config_name.empty()) {
       throw Error(ErrorKind::kBadInput,
                   fmt::format("measurement needs a shape, dtype and config name (got '{}', '{}', '{}')",
-                              m.shape, m.dtype, m.config_name));
+                              m.shape, to_string(m.dtype), m.config_name));
     }
     detail::require_json_object(m.config_json, "Measurement::config_json");
     detail::require_json_object(m.counters_json, "Measurement::counters_json");

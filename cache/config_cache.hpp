@@ -3,6 +3,8 @@
 /// measurement of every run, the winner per key (GPU, kernel, shape, dtype, layout), the GPUs with their
 /// measured ceilings, and the compile cache. WAL mode, a busy timeout, one transaction a write,
 /// schema version with forward migrations. docs/schema.md documents it as a stable interface.
+/// A dtype is a DType everywhere in this API and its name (to_string) in the database; a stored
+/// name this build does not know is refused when read (ktune::Error(kBadInput) naming it).
 
 #include <cstdint>
 #include <filesystem>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "core/outcome.hpp"
+#include "ktune/dtype.hpp"
 
 namespace ktune::cache {
 
@@ -70,23 +73,24 @@ struct Work {
   bool operator==(const Work&) const = default;
 };
 
-/// What a WorkModel is asked: a key's kernel name, canonical shape text, dtype name and layout.
+/// What a WorkModel is asked: a key's kernel name, canonical shape text, dtype and layout.
 struct WorkKey {
   std::string_view kernel;
   std::string_view shape;
-  std::string_view dtype;
+  DType dtype = DType::kF32;
   std::string_view layout;
 };
 
 /// Answers the work of a key from the kernels this process knows (tuner::spec_work_model). The
 /// cache calls it where a measurement arrives without work: the migration of older rows to schema 4
-/// and the import of an older export. Empty fields where the kernel is unknown.
+/// and the import of an older export. Empty fields where the kernel is unknown. A stored row whose
+/// dtype this build does not know is not asked about: its work stays unknown.
 using WorkModel = std::function<Work(const WorkKey&)>;
 
 /// One measured (or failed) config for one shape, dtype and layout.
 struct Measurement {
-  std::string shape;  ///< canonical shape text
-  std::string dtype;  ///< "f32", "f16", "bf16", "fp8e4m3", ...
+  std::string shape;          ///< canonical shape text
+  DType dtype = DType::kF32;  ///< stored as its name: "f32", "f16", "bf16", "fp8e4m3", ...
   /// The kernel's layout/mode text, part of the key: "nt", "nn", "nt+bias+silu" for gemm; "" for a
   /// kernel that has none.
   std::string layout;
@@ -128,7 +132,7 @@ struct Lookup {
   std::string gpu_name;  ///< matched exactly against GpuInfo::name
   std::string kernel;
   std::string shape;  ///< canonical
-  std::string dtype;
+  DType dtype = DType::kF32;
   std::optional<std::string> source_hash;  ///< when absent, the kernel's most recent hash
   std::string layout;                      ///< part of the key, matched exactly ("" = none)
 };
@@ -139,7 +143,7 @@ struct BestConfig {
   KernelInfo kernel;
   std::string shape;        ///< the shape asked for
   std::string tuned_shape;  ///< the shape the answer was tuned for (differs when fallback)
-  std::string dtype;
+  DType dtype = DType::kF32;
   std::string layout;  ///< "" for a kernel without layouts
   std::string config_name;
   std::string config_json;
@@ -152,11 +156,11 @@ struct BestConfig {
   std::string to_json() const;
 };
 
-/// Filter for listings and reports; empty fields match everything.
+/// Filter for listings and reports; empty (or absent) fields match everything.
 struct Filter {
   std::string gpu_name;
   std::string kernel;
-  std::string dtype;
+  std::optional<DType> dtype;
   std::optional<int64_t> run_id;
   std::optional<std::string> layout;  ///< absent: every layout; "" matches only rows without one
 };
@@ -267,17 +271,17 @@ class ConfigCache {
   void for_each_measurement(const Filter& filter,
                             const std::function<void(const StoredMeasurement&)>& fn) const;
   /// Whether a measurement exists for (gpu, kernel, shape, dtype, layout, config_name).
-  bool has_measurement(int64_t gpu_id, int64_t kernel_id, std::string_view shape, std::string_view dtype,
+  bool has_measurement(int64_t gpu_id, int64_t kernel_id, std::string_view shape, DType dtype,
                        std::string_view layout, std::string_view config_name) const;
   /// has_measurement() for layout "" (a kernel without layouts).
-  bool has_measurement(int64_t gpu_id, int64_t kernel_id, std::string_view shape, std::string_view dtype,
+  bool has_measurement(int64_t gpu_id, int64_t kernel_id, std::string_view shape, DType dtype,
                        std::string_view config_name) const {
     return has_measurement(gpu_id, kernel_id, shape, dtype, std::string_view(), config_name);
   }
   /// Resume support: for each config name measured for the key (baselines included), its latest
   /// measurement (greatest measured_at, then greatest id), ordered by config name. One indexed query.
   std::vector<StoredResult> results_for(int64_t gpu_id, int64_t kernel_id, std::string_view shape,
-                                        std::string_view dtype, std::string_view layout) const;
+                                        DType dtype, std::string_view layout) const;
   std::vector<GpuInfo> gpus() const;
   /// The distinct GPU names, sorted: what a lookup's `gpu` names. gpus() may hold several rows of
   /// one name (one a compute capability, SM count and memory size seen under it).

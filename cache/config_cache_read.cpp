@@ -34,6 +34,11 @@ void bind_layout(detail::Statement& s, int index, const std::optional<std::strin
   }
 }
 
+/// A filter's dtype as its SQL parameter: "" matches every dtype.
+std::string_view dtype_filter_text(const std::optional<DType>& dtype) {
+  return dtype ? to_string(*dtype) : "";
+}
+
 }  // namespace
 
 // best() runs several single-table statements inside one read transaction rather than one join:
@@ -136,7 +141,10 @@ std::vector<BestConfig> ConfigCache::list_best(const Filter& filter) const {
       " AND (?4 IS NULL OR m.run_id = ?4) AND (?5 IS NULL OR b.layout = ?5)"
       " ORDER BY g.name, k.name, k.source_hash, b.dtype, b.layout, b.shape",
       detail::kBestColumns, detail::kBestJoins));
-  s->bind(1, filter.gpu_name).bind(2, filter.kernel).bind(3, filter.dtype).bind(4, filter.run_id);
+  s->bind(1, filter.gpu_name)
+      .bind(2, filter.kernel)
+      .bind(3, dtype_filter_text(filter.dtype))
+      .bind(4, filter.run_id);
   bind_layout(*s, 5, filter.layout);
   std::vector<BestConfig> out;
   while (s->step()) out.push_back(detail::read_best(*s));
@@ -154,7 +162,10 @@ void ConfigCache::for_each_measurement(const Filter& filter,
       " WHERE (?1 = '' OR g.name = ?1) AND (?2 = '' OR k.name = ?2) AND (?3 = '' OR m.dtype = ?3)"
       " AND (?4 IS NULL OR m.run_id = ?4) AND (?5 IS NULL OR m.layout = ?5) ORDER BY m.id",
       detail::kMeasurementColumns));
-  s->bind(1, filter.gpu_name).bind(2, filter.kernel).bind(3, filter.dtype).bind(4, filter.run_id);
+  s->bind(1, filter.gpu_name)
+      .bind(2, filter.kernel)
+      .bind(3, dtype_filter_text(filter.dtype))
+      .bind(4, filter.run_id);
   bind_layout(*s, 5, filter.layout);
   constexpr int c = detail::kMeasurementColumnCount;
   StoredMeasurement row;
@@ -175,9 +186,8 @@ void ConfigCache::for_each_measurement(const Filter& filter,
   }
 }
 
-bool ConfigCache::has_measurement(int64_t gpu_id, int64_t kernel_id, std::string_view shape,
-                                  std::string_view dtype, std::string_view layout,
-                                  std::string_view config_name) const {
+bool ConfigCache::has_measurement(int64_t gpu_id, int64_t kernel_id, std::string_view shape, DType dtype,
+                                  std::string_view layout, std::string_view config_name) const {
   std::lock_guard lock(impl_->mu);
   StatementLease s = impl_->db.cached(
       "SELECT 1 FROM measurements WHERE gpu_id = ?1 AND kernel_id = ?2 AND shape = ?3 AND dtype = ?4"
@@ -198,7 +208,7 @@ bool StoredResult::answers(double requested_fidelity) const {
 }
 
 std::vector<StoredResult> ConfigCache::results_for(int64_t gpu_id, int64_t kernel_id, std::string_view shape,
-                                                   std::string_view dtype, std::string_view layout) const {
+                                                   DType dtype, std::string_view layout) const {
   std::lock_guard lock(impl_->mu);
   // The key's rows come from the measurements_key index; a key holds at most a few thousand rows.
   StatementLease s = impl_->db.cached(

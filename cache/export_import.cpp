@@ -11,6 +11,7 @@
 #include "cache/detail/impl.hpp"
 #include "cache/detail/row_importer.hpp"
 #include "cache/measurement_json.hpp"
+#include "core/dtype.hpp"
 #include "core/json_depth.hpp"
 #include "core/json_integer.hpp"
 #include "ktune/error.hpp"
@@ -184,7 +185,7 @@ MergeStats ConfigCache::import_json(const std::filesystem::path& in_path) {
       row.kernel_id = json_integer<int64_t>(j.at("kernel_id"), "kernel_id");
       Measurement& m = row.m;
       m.shape = j.at("shape").get<std::string>();
-      m.dtype = j.at("dtype").get<std::string>();
+      m.dtype = dtype_from_string(j.at("dtype").get<std::string>());
       m.layout = j.value("layout", "");
       m.config_name = j.at("config_name").get<std::string>();
       m.config_json = text_of(j.value("config", json::object()));
@@ -214,8 +215,8 @@ MergeStats ConfigCache::import_json(const std::filesystem::path& in_path) {
     for (const json& b : doc.at("best")) {
       importer.add_best({json_integer<int64_t>(b.at("gpu_id"), "gpu_id"),
                          json_integer<int64_t>(b.at("kernel_id"), "kernel_id"),
-                         b.at("shape").get<std::string>(), b.at("dtype").get<std::string>(),
-                         b.value("layout", ""),
+                         b.at("shape").get<std::string>(),
+                         dtype_from_string(b.at("dtype").get<std::string>()), b.value("layout", ""),
                          json_integer<int64_t>(b.at("measurement_id"), "measurement_id")});
     }
   } catch (const json::exception& e) {

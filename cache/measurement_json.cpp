@@ -25,7 +25,7 @@ nlohmann::json measurement_fields(const Measurement& m) {
              {"stdev_us", m.stats->stdev_us},   {"samples", m.stats->samples}};
   }
   return {{"shape", m.shape},
-          {"dtype", m.dtype},
+          {"dtype", to_string(m.dtype)},
           {"layout", m.layout},
           {"config_name", m.config_name},
           {"config", object_or_text(m.config_json)},

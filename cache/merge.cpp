@@ -60,7 +60,7 @@ MergeStats ConfigCache::merge(const std::filesystem::path& other) {
   {
     StatementLease s = in.cached("SELECT gpu_id, kernel_id, shape, dtype, layout, measurement_id FROM best");
     while (s->step()) {
-      importer.add_best({s->int64(0), s->int64(1), s->text(2), s->text(3), s->text(4), s->int64(5)});
+      importer.add_best({s->int64(0), s->int64(1), s->text(2), s->dtype(3), s->text(4), s->int64(5)});
     }
   }
   tx.commit();

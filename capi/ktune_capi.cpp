@@ -88,16 +88,15 @@ int ktune_lookup(ktune_db* db, const char* gpu, const char* kernel, const char* 
     if (json_out == nullptr) return fail(KTUNE_ERR_BAD_INPUT, "ktune_lookup: json_out is NULL");
 
     const auto* desc = ktune::kernel_templates::find_kernel(kernel);
-    desc->require_dtype(dtype);
+    ktune::cache::Lookup lookup;
+    lookup.dtype = desc->parse_dtype(dtype);
     const std::string chosen_layout = layout != nullptr ? std::string(layout) : desc->default_layout;
     desc->require_layout(chosen_layout);
     const std::string canonical = ktune::Shape::parse(shape).normalized(desc->dims).canonical();
 
-    ktune::cache::Lookup lookup;
     lookup.gpu_name = resolve_gpu(db->cache, gpu);
     lookup.kernel = desc->name;
     lookup.shape = canonical;
-    lookup.dtype = dtype;
     lookup.layout = chosen_layout;
     auto best = db->cache.best(lookup, allow_fallback != 0);
     if (!best) {
@@ -111,8 +110,8 @@ int ktune_lookup(ktune_db* db, const char* gpu, const char* kernel, const char* 
         if (!holds.empty()) holds += "'";
       }
       return fail(KTUNE_ERR_NOT_FOUND, "no tuned config for kernel " + desc->name + ", shape " + canonical +
-                                           ", dtype " + dtype + ", layout '" + chosen_layout + "' on GPU '" +
-                                           lookup.gpu_name + "'" +
+                                           ", dtype " + to_string(lookup.dtype) + ", layout '" +
+                                           chosen_layout + "' on GPU '" + lookup.gpu_name + "'" +
                                            (allow_fallback != 0 ? "" : " (fallback disabled)") + holds);
     }
     // Re-serialised here so the ABI's JSON is compact and always carries these keys.

@@ -120,8 +120,7 @@ nlohmann::json stored_ceilings(const std::string& db_flag, const harness::Device
   return nullptr;
 }
 
-void add_percent_of_ceiling(std::vector<BenchRow>& rows, const nlohmann::json& ceilings,
-                            const std::string& dtype) {
+void add_percent_of_ceiling(std::vector<BenchRow>& rows, const nlohmann::json& ceilings, DType dtype) {
   if (ceilings.is_null()) return;
   const reports::Ceilings c = reports::ceilings_for(ceilings.dump(), dtype);
   for (BenchRow& r : rows) {
@@ -182,7 +181,7 @@ void run_bench(BenchArgs& a) {
   BenchContext context;
   context.kernel = target.kernel->name;
   context.shape = target.shape;
-  context.dtype = a.dtype;
+  context.dtype = target.problem.dtype;
   context.layout = target.problem.layout;
   context.config_source = a.best ? "--best" : a.config ? "--config" : "default";
   context.device = harness::to_json(dev);
@@ -190,16 +189,17 @@ void run_bench(BenchArgs& a) {
   if (a.best) {
     const auto path = db_path(a.db);
     const auto db = open_existing(path);  // missing: exit 4
-    const cache::Lookup lookup{dev.name, target.kernel->name, target.shape,
-                               a.dtype,  std::nullopt,        target.problem.layout};
+    const cache::Lookup lookup{dev.name,     target.kernel->name,  target.shape, target.problem.dtype,
+                               std::nullopt, target.problem.layout};
     const auto best = db.best(lookup, false);
     if (!best) {
       throw Error(
           ErrorKind::kNotFound,
           fmt::format("no tuned config for {} {} {} layout '{}' on {} in {}; run `ktune tune --kernel {} "
                       "--shape {} --dtype {}` first",
-                      target.kernel->name, target.shape, a.dtype, target.problem.layout, dev.name,
-                      path.string(), target.kernel->name, target.shape, a.dtype));
+                      target.kernel->name, target.shape, to_string(target.problem.dtype),
+                      target.problem.layout, dev.name, path.string(), target.kernel->name, target.shape,
+                      to_string(target.problem.dtype)));
     }
     context.best = nlohmann::json::parse(best->to_json());
     const auto stored = nlohmann::json::parse(best->config_json);
@@ -274,7 +274,7 @@ void run_bench(BenchArgs& a) {
   }
 
   compute_speedups(rows);
-  add_percent_of_ceiling(rows, context.ceilings, a.dtype);
+  add_percent_of_ceiling(rows, context.ceilings, target.problem.dtype);
   print(a, context, rows);
   for (const BenchRow& r : rows) {
     if (r.result.outcome != ktune::Outcome::kOk) {

@@ -40,7 +40,7 @@ void compute_speedups(std::vector<BenchRow>& rows) {
 
 void print_bench_table(std::ostream& out, const BenchContext& c, const std::vector<BenchRow>& rows) {
   out << fmt::format("{} ({}), {} {} {}{}{}, config from {}{}\n", c.device.value("name", std::string("?")),
-                     c.device.value("arch", std::string("?")), c.kernel, c.shape, c.dtype,
+                     c.device.value("arch", std::string("?")), c.kernel, c.shape, to_string(c.dtype),
                      c.layout.empty() ? "" : " ", c.layout, c.config_source,
                      c.config_kind == "template" ? "" : " (a " + c.config_kind + " algorithm)");
   if (c.ceilings.is_null())
@@ -80,7 +80,7 @@ void print_bench_table(std::ostream& out, const BenchContext& c, const std::vect
 nlohmann::json bench_json(const BenchContext& c, const std::vector<BenchRow>& rows) {
   nlohmann::json doc{{"kernel", c.kernel},
                      {"shape", c.shape},
-                     {"dtype", c.dtype},
+                     {"dtype", to_string(c.dtype)},
                      {"layout", c.layout},
                      {"config_source", c.config_source},
                      {"config_kind", c.config_kind},
@@ -117,7 +117,7 @@ nlohmann::json bench_gbench_json(const BenchContext& c, const std::vector<BenchR
   doc["benchmarks"] = nlohmann::json::array();
   for (const BenchRow& r : rows) {
     if (!r.result.stats) continue;  // compare.py has no place for a failed run; --json keeps it
-    const std::string name = fmt::format("{}/{}/{}{}{}/{}", c.kernel, c.shape, c.dtype,
+    const std::string name = fmt::format("{}/{}/{}{}{}/{}", c.kernel, c.shape, to_string(c.dtype),
                                          c.layout.empty() ? "" : "/", c.layout, r.result.name);
     nlohmann::json b{{"name", name},
                      {"run_name", name},

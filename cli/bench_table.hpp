@@ -32,7 +32,7 @@ void compute_speedups(std::vector<BenchRow>& rows);
 struct BenchContext {
   std::string kernel;
   std::string shape;
-  std::string dtype;
+  DType dtype = DType::kF32;
   std::string layout;
   std::string config_source;  ///< "--config", "--best" or "default"
   /// What the config is: "template" (a kernel template's config) or "cublaslt" (a cuBLASLt

@@ -37,8 +37,8 @@ BenchTarget parse_bench_target(std::string_view kernel, std::string_view shape, 
                 fmt::format("kernel {} has no templates to bench yet (kernels with templates: {})",
                             t.kernel->name, with));
   }
-  if (!copy) t.kernel->require_dtype(dtype);  // copy also takes the fp8 dtypes the harness knows
-  t.problem.dtype = ktune::dtype_from_string(dtype);
+  // copy also takes the fp8 dtypes the harness knows
+  t.problem.dtype = copy ? ktune::dtype_from_string(dtype) : t.kernel->parse_dtype(dtype);
   t.problem.layout = layout.empty() ? t.kernel->default_layout : std::string(layout);
   t.kernel->require_layout(t.problem.layout);
   const ktune::Shape parsed = ktune::Shape::parse(shape).normalized(t.kernel->dims);

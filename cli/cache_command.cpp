@@ -20,6 +20,7 @@
 #endif
 #include "cli/db_option.hpp"
 #include "cli/output.hpp"
+#include "core/dtype.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "ktune/error.hpp"
 
@@ -31,6 +32,7 @@ struct CacheOptions {
   std::string db;
   bool json = false;
   cache::Filter filter;
+  std::string dtype;  ///< `list --dtype`, read into filter.dtype when the command runs
   std::string out;
   std::string in;
   std::vector<std::string> sources;
@@ -50,7 +52,9 @@ std::string stats_text(const cache::MergeStats& s) {
 void run_list(const CacheOptions& o) {
   const auto path = db_path(o.db);
   auto db = open_existing(path);
-  const auto rows = db.list_best(o.filter);
+  cache::Filter filter = o.filter;
+  filter.dtype = dtype_filter_from_string(o.dtype);
+  const auto rows = db.list_best(filter);
   if (o.json) {
     nlohmann::json best = nlohmann::json::array();
     for (const auto& b : rows) best.push_back(nlohmann::json::parse(b.to_json()));
@@ -62,8 +66,8 @@ void run_list(const CacheOptions& o) {
   std::cout << fmt::format("{:<24} {:<16} {:<8} {:<36} {:>12}  {}\n", "GPU", "KERNEL", "DTYPE", "SHAPE",
                            "MEDIAN_US", "CONFIG");
   for (const auto& b : rows) {
-    std::cout << fmt::format("{:<24} {:<16} {:<8} {:<36} {:>12.3f}  {}\n", b.gpu_name, b.kernel.name, b.dtype,
-                             b.tuned_shape, b.stats.median_us, b.config_name);
+    std::cout << fmt::format("{:<24} {:<16} {:<8} {:<36} {:>12.3f}  {}\n", b.gpu_name, b.kernel.name,
+                             to_string(b.dtype), b.tuned_shape, b.stats.median_us, b.config_name);
   }
 }
 
@@ -267,7 +271,7 @@ void add_cache_command(CLI::App& app) {
       ->type_name("NAME");
   list->add_option("--gpu", opts->filter.gpu_name, "Only this GPU model, e.g. --gpu \"NVIDIA H200\"")
       ->type_name("NAME");
-  list->add_option("--dtype", opts->filter.dtype, "Only this dtype, e.g. --dtype bf16")->type_name("DTYPE");
+  list->add_option("--dtype", opts->dtype, "Only this dtype, e.g. --dtype bf16")->type_name("DTYPE");
   list->callback([opts] { run_list(*opts); });
 
   auto* exp = add_leaf(*cache_cmd, opts, "export",

@@ -16,6 +16,7 @@
 #include "cli/kernel_dir_option.hpp"
 #include "cli/layout_option.hpp"
 #include "cli/output.hpp"
+#include "core/dtype.hpp"
 #include "core/shape.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
 #include "ktune/error.hpp"
@@ -98,7 +99,7 @@ void run_query(const QueryOptions& o) {
   }
 #endif
   const auto* desc = kernel_templates::find_kernel(o.kernel);
-  desc->require_dtype(o.dtype);
+  const DType dtype = desc->parse_dtype(o.dtype);
   const std::string layout = resolve_layout(*desc, o.layout);
   const std::string shape = ktune::Shape::parse(o.shape).normalized(desc->dims).canonical();
 
@@ -109,14 +110,14 @@ void run_query(const QueryOptions& o) {
   lookup.gpu_name = choose_gpu(db, o.gpu, o.device);
   lookup.kernel = desc->name;
   lookup.shape = shape;
-  lookup.dtype = o.dtype;
+  lookup.dtype = dtype;
   lookup.layout = layout;
   auto best = db.best(lookup, !o.no_fallback);
   if (!best) {
     throw Error(
         ErrorKind::kNotFound,
         fmt::format("no tuned config for kernel {}, shape {}, dtype {}, layout '{}' on GPU '{}' in {}{}",
-                    desc->name, shape, o.dtype, layout, lookup.gpu_name, path.string(),
+                    desc->name, shape, to_string(dtype), layout, lookup.gpu_name, path.string(),
                     o.no_fallback ? " (--no-fallback: nearest tuned shapes not considered)" : ""));
   }
 
@@ -176,7 +177,7 @@ void add_query_command(CLI::App& app) {
   std::string kernels;
   for (const auto& k : kernel_templates::kernel_catalog()) {
     kernels += fmt::format("  {:<17} {:<52} {:<15} layout {}\n", k.name, k.example_shape(),
-                           fmt::join(k.dtypes, ","), k.default_layout.empty() ? "\"\"" : k.default_layout);
+                           dtype_names(k.dtypes, ","), k.default_layout.empty() ? "\"\"" : k.default_layout);
   }
   cmd->footer(
       "Examples:\n"

@@ -14,6 +14,7 @@
 #include "cli/db_option.hpp"
 #include "cli/gpu_choice.hpp"
 #include "cli/kernel_dir_option.hpp"
+#include "core/dtype.hpp"
 #include "ktune/error.hpp"
 #include "reports/report_loader.hpp"
 #include "reports/reporter.hpp"
@@ -49,7 +50,7 @@ void run_report(const ReportOptions& o) {
                 fmt::format("--kernel {}: the database {} holds no such kernel; it holds {}", o.kernel,
                             db.path().string(), quoted_list(kernels)));
   }
-  query.filter.dtype = o.dtype;
+  query.filter.dtype = dtype_filter_from_string(o.dtype);
   query.filter.run_id = o.run;
   query.winners_only = o.winners;
   const reports::ReportData data = reports::load_report_data(db, query);

@@ -11,12 +11,31 @@
 
 namespace ktune {
 
-DType dtype_from_string(std::string_view name) {
-  for (DType d : {DType::kF32, DType::kF16, DType::kBF16, DType::kFP8E4M3, DType::kFP8E5M2}) {
+std::optional<DType> find_dtype(std::string_view name) noexcept {
+  for (DType d : kDTypes) {
     if (name == to_string(d)) return d;
   }
+  return std::nullopt;
+}
+
+DType dtype_from_string(std::string_view name) {
+  if (const auto d = find_dtype(name)) return *d;
   throw Error(ErrorKind::kBadInput,
-              fmt::format("unknown dtype '{}' (known: f32, f16, bf16, fp8e4m3, fp8e5m2)", name));
+              fmt::format("unknown dtype '{}' (known: {})", name, dtype_names(kDTypes)));
+}
+
+std::optional<DType> dtype_filter_from_string(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  return dtype_from_string(text);
+}
+
+std::string dtype_names(std::span<const DType> dtypes, std::string_view separator) {
+  std::string out;
+  for (DType d : dtypes) {
+    if (!out.empty()) out += separator;
+    out += to_string(d);
+  }
+  return out;
 }
 
 std::size_t size_of(DType dtype) {

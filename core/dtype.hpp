@@ -5,7 +5,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -13,8 +15,19 @@
 
 namespace ktune {
 
-/// Inverse of to_string; throws ktune::Error(kBadInput) naming the value and the known ones.
+/// Every DType, in enum order (the order messages list them in).
+inline constexpr DType kDTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kFP8E4M3, DType::kFP8E5M2};
+
+/// Inverse of to_string: the DType named `name`, nullopt for any other text.
+std::optional<DType> find_dtype(std::string_view name) noexcept;
+/// Inverse of to_string; throws ktune::Error(kBadInput) naming the value and the known ones. Text
+/// becomes a DType here where it enters (a file, a flag, a request), once.
 DType dtype_from_string(std::string_view name);
+/// A filter's dtype (a listing's or report's `--dtype`, `?dtype=`): nullopt, every dtype, for "";
+/// else dtype_from_string(text).
+std::optional<DType> dtype_filter_from_string(std::string_view text);
+/// The names of `dtypes` joined by `separator` ("f32, f16, bf16"), for messages and help text.
+std::string dtype_names(std::span<const DType> dtypes, std::string_view separator = ", ");
 /// Bytes per element.
 std::size_t size_of(DType dtype);
 /// The CUDA C++ type name used in NVRTC sources ("float", "__half", "__nv_bfloat16", ...).

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/dtype.hpp"
 #include "core/shape.hpp"
 #include "ktune/error.hpp"
 
@@ -60,9 +61,8 @@ void check_field(std::string_view what, const std::string& value, bool may_be_em
 std::string format_key_line(const KeyLine& key) {
   check_field("kernel", key.kernel, false);
   check_field("shape", key.shape, false);
-  check_field("dtype", key.dtype, false);
   if (key.layout) check_field("layout", *key.layout, true);
-  std::string line = fmt::format("{} {} {}", key.kernel, key.shape, key.dtype);
+  std::string line = fmt::format("{} {} {}", key.kernel, key.shape, to_string(key.dtype));
   if (key.layout && !key.layout->empty()) line += " " + *key.layout;
   return line;
 }
@@ -81,7 +81,7 @@ std::optional<KeyLine> parse_key_line(std::string_view line) {
                             "got {} field(s): '{}'",
                             f.size(), fmt::join(f, " ")));
   }
-  KeyLine key{std::string(f[0]), Shape::parse(f[1]).canonical(), std::string(f[2]), std::nullopt};
+  KeyLine key{std::string(f[0]), Shape::parse(f[1]).canonical(), dtype_from_string(f[2]), std::nullopt};
   if (f.size() == 4) key.layout = std::string(f[3]);
   return key;
 }

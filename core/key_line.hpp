@@ -11,19 +11,21 @@
 #include <string>
 #include <string_view>
 
+#include "ktune/dtype.hpp"
+
 namespace ktune {
 
 struct KeyLine {
   std::string kernel;
   std::string shape;  ///< as written (`m=16,n=4096,k=4096`)
-  std::string dtype;
+  DType dtype = DType::kF32;
   std::optional<std::string> layout;  ///< absent: the kernel's default
 
   bool operator==(const KeyLine&) const = default;
 };
 
-/// The line of `key` (no newline). Throws ktune::Error(kBadInput) when a field is empty (the
-/// layout may be) or holds white space or '#'.
+/// The line of `key` (no newline), the dtype by its name. Throws ktune::Error(kBadInput) when a
+/// field is empty (the layout may be) or holds white space or '#'.
 std::string format_key_line(const KeyLine& key);
 
 /// Whether `line` is a key line (not a comment): three or four fields, the second a shape
@@ -31,7 +33,7 @@ std::string format_key_line(const KeyLine& key);
 bool is_key_line(std::string_view line);
 
 /// The key of `line`; nullopt for a blank or comment line. Throws ktune::Error(kBadInput) naming
-/// what is wrong (the field count, a shape that does not parse).
+/// what is wrong (the field count, a shape that does not parse, a dtype no DType is named).
 std::optional<KeyLine> parse_key_line(std::string_view line);
 
 }  // namespace ktune

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "core/dtype.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "kernel_templates/user_kernel/user_kernels.hpp"
 #include "ktune/error.hpp"
@@ -30,7 +31,7 @@ KernelDescriptor describe(const FamilyInfo& family) {
                              std::string(spec->variant()) + "')");
     }
     for (DType t : spec->dtypes()) {
-      if (!d.supports(to_string(t))) d.dtypes.emplace_back(to_string(t));
+      if (!d.supports(t)) d.dtypes.push_back(t);
     }
     for (const auto& l : spec->layouts()) {
       if (!d.supports_layout(l)) d.layouts.push_back(l);
@@ -44,8 +45,12 @@ const std::vector<KernelDescriptor>& builtin_table() {
     std::vector<KernelDescriptor> out;
     for (const FamilyInfo& family : template_families()) out.push_back(describe(family));
     // The bandwidth ceiling the reports measure kernels against: a measurement, not a template.
-    out.push_back(
-        {"copy", {"n"}, {"f32", "f16", "bf16"}, "device-to-device copy (bandwidth ceiling)", "", {""}});
+    out.push_back({"copy",
+                   {"n"},
+                   {DType::kF32, DType::kF16, DType::kBF16},
+                   "device-to-device copy (bandwidth ceiling)",
+                   "",
+                   {""}});
     return out;
   }();
   return kTable;
@@ -66,7 +71,7 @@ const std::vector<KernelDescriptor>& table() {
       KernelDescriptor d{std::string(user->kernel()),     user->dims(), {},
                          user->description().description, "",           {""}};
       if (d.summary.empty()) d.summary = "user kernel from " + user->description().toml_path.string();
-      for (DType t : user->dtypes()) d.dtypes.emplace_back(to_string(t));
+      d.dtypes = user->dtypes();
       table.push_back(std::move(d));
     }
   }
@@ -84,16 +89,20 @@ std::string join(const std::vector<std::string>& parts) {
 
 }  // namespace
 
-bool KernelDescriptor::supports(std::string_view dtype) const {
+bool KernelDescriptor::supports(DType dtype) const {
   return std::find(dtypes.begin(), dtypes.end(), dtype) != dtypes.end();
 }
 
-void KernelDescriptor::require_dtype(std::string_view dtype) const {
-  if (!supports(dtype)) {
-    throw Error(ErrorKind::kBadInput, "kernel '" + name + "' does not support dtype '" + std::string(dtype) +
-                                          "' (supported: " + join(dtypes) + ")");
+DType KernelDescriptor::parse_dtype(std::string_view text) const {
+  const std::optional<DType> dtype = find_dtype(text);
+  if (!dtype || !supports(*dtype)) {
+    throw Error(ErrorKind::kBadInput, "kernel '" + name + "' does not support dtype '" + std::string(text) +
+                                          "' (supported: " + dtype_names(dtypes) + ")");
   }
+  return *dtype;
 }
+
+void KernelDescriptor::require_dtype(DType dtype) const { parse_dtype(to_string(dtype)); }
 
 bool KernelDescriptor::supports_layout(std::string_view layout) const {
   return std::find(layouts.begin(), layouts.end(), layout) != layouts.end();

@@ -12,14 +12,16 @@
 #include <string_view>
 #include <vector>
 
+#include "ktune/dtype.hpp"
+
 namespace ktune::kernel_templates {
 
 /// One known kernel.
 struct KernelDescriptor {
-  std::string name;                 ///< e.g. "gemm"
-  std::vector<std::string> dims;    ///< dimension names in canonical order, e.g. {"m","n","k"}
-  std::vector<std::string> dtypes;  ///< supported dtypes, e.g. {"f32","f16","bf16"}
-  std::string summary;              ///< one line for `--help` and error messages
+  std::string name;               ///< e.g. "gemm"
+  std::vector<std::string> dims;  ///< dimension names in canonical order, e.g. {"m","n","k"}
+  std::vector<DType> dtypes;      ///< supported dtypes, e.g. {kF32, kF16, kBF16}
+  std::string summary;            ///< one line for `--help` and error messages
   /// The layout (or mode) a request without one means; part of the cache key. "" for a kernel
   /// without layouts.
   std::string default_layout;
@@ -27,9 +29,13 @@ struct KernelDescriptor {
   std::vector<std::string> layouts;
 
   /// Whether `dtype` is one of `dtypes`.
-  bool supports(std::string_view dtype) const;
+  bool supports(DType dtype) const;
+  /// The dtype named `text` (a request's text: a flag, a query parameter, the C ABI's argument)
+  /// when this kernel supports it. Throws ktune::Error(kBadInput) naming the value and the
+  /// supported ones otherwise, an unknown name included.
+  DType parse_dtype(std::string_view text) const;
   /// Throws ktune::Error(kBadInput) naming the dtype and the supported ones when unsupported.
-  void require_dtype(std::string_view dtype) const;
+  void require_dtype(DType dtype) const;
   /// Whether `layout` is one of `layouts`.
   bool supports_layout(std::string_view layout) const;
   /// Throws ktune::Error(kBadInput) naming the layout and the accepted ones when not accepted.

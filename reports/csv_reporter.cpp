@@ -118,7 +118,7 @@ void CsvReporter::write(const ReportData& data, std::ostream& out) const {
       }
       buf += ',';
     }
-    cell(s.m.dtype);
+    cell(to_string(s.m.dtype));
     cell(outcome_name(s.m.outcome));
     cell(s.m.reason);
     cell(s.m.baseline);

@@ -21,7 +21,7 @@ constexpr size_t kMaxChartKeys = 200;
 constexpr size_t kMaxHeatmapValues = 40;
 
 std::string key_label(const ReportData& data, const ReportKey& key) {
-  std::string label = fmt::format("{} {}", key.shape, key.dtype);
+  std::string label = fmt::format("{} {}", key.shape, to_string(key.dtype));
   if (!key.layout.empty()) label += " " + key.layout;
   if (data.gpus.size() > 1) label += " @ " + data.gpus[key.gpu].name;
   return label;
@@ -99,12 +99,12 @@ json roofline_chart(const ReportData& data, const std::string& kernel) {
   }
   if (points.empty() && winners.empty() && baselines.empty()) return nullptr;
   json ceilings = json::array();
-  std::set<std::pair<size_t, std::string>> seen;
+  std::set<std::pair<size_t, DType>> seen;
   for (const ReportRow* r : rows) {
     if (!seen.emplace(r->gpu, r->stored.m.dtype).second) continue;
     const Ceilings c = ceilings_for(data.gpus[r->gpu].ceilings_json, r->stored.m.dtype);
     if (!c.gbps && (mode == "bytes" || !c.tflops)) continue;  // GB/s against bytes: bandwidth only
-    json entry = {{"label", fmt::format("{} {}", data.gpus[r->gpu].name, r->stored.m.dtype)}};
+    json entry = {{"label", fmt::format("{} {}", data.gpus[r->gpu].name, to_string(r->stored.m.dtype))}};
     entry["tflops"] = c.tflops ? json(*c.tflops) : json();
     entry["gbps"] = c.gbps ? json(*c.gbps) : json();
     ceilings.push_back(entry);

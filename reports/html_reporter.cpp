@@ -81,10 +81,10 @@ void write_header(std::string& out, const ReportData& data) {
                                data.kernels.size()));
   if (!data.db_path.empty()) append_html(out, " · database " + data.db_path);
   const cache::Filter& f = data.filter;
-  if (!f.gpu_name.empty() || !f.kernel.empty() || !f.dtype.empty() || f.run_id) {
+  if (!f.gpu_name.empty() || !f.kernel.empty() || f.dtype || f.run_id) {
     append_html(
         out, fmt::format(" · filter: gpu={} kernel={} dtype={} run={}", f.gpu_name.empty() ? "*" : f.gpu_name,
-                         f.kernel.empty() ? "*" : f.kernel, f.dtype.empty() ? "*" : f.dtype,
+                         f.kernel.empty() ? "*" : f.kernel, f.dtype ? to_string(*f.dtype) : "*",
                          f.run_id ? std::to_string(*f.run_id) : "*"));
   }
   out += "</p>\n<h3>GPUs</h3><div class=\"table-wrap\"><table id=\"gpus\">";
@@ -143,7 +143,7 @@ void write_winners(std::string& out, const ReportData& data, const std::string& 
     out += "<tr>";
     cell(out, data.gpus[key.gpu].name);
     code_cell(out, key.shape);
-    cell(out, key.dtype);
+    cell(out, to_string(key.dtype));
     cell(out, key.layout.empty() ? "–" : key.layout);
     code_cell(out, w.stored.m.verified ? w.stored.m.config_name : w.stored.m.config_name + " (unverified)");
     num_cell(out, human(w.median_us(), 4));
@@ -199,7 +199,7 @@ void write_counters(std::string& out, const ReportData& data, const std::string&
     out += "<tr>";
     if (many_gpus) cell(out, data.gpus[key.gpu].name);
     code_cell(out, key.shape);
-    cell(out, key.dtype);
+    cell(out, to_string(key.dtype));
     cell(out, key.layout.empty() ? "–" : key.layout);
     for (const std::string& value : row.cells) num_cell(out, value.empty() ? "–" : value);
     if (notes) cell(out, row.note);
@@ -265,7 +265,7 @@ void write_resources(std::string& out, const ReportData& data, const std::string
     const ReportKey& key = data.keys[row.key];
     out += "<tr>";
     code_cell(out, key.shape);
-    cell(out, key.dtype);
+    cell(out, to_string(key.dtype));
     cell(out, key.layout.empty() ? "–" : key.layout);
     code_cell(out, row.stored.m.config_name);
     num_cell(out, std::to_string(res.registers));

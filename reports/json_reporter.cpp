@@ -113,7 +113,7 @@ void append_row(std::string& out, const ReportData& data, const ReportRow& row) 
   o.string("shape", s.m.shape);
   o.key("dims");
   append_dims(out, row);
-  o.string("dtype", s.m.dtype);
+  o.string("dtype", to_string(s.m.dtype));
   o.string("layout", s.m.layout);
   o.string("outcome", outcome_name(s.m.outcome));
   o.string("reason", s.m.reason);
@@ -150,7 +150,7 @@ void append_header(std::string& out, const ReportData& data, ObjectWriter& doc) 
     ObjectWriter f(out);
     f.string("gpu", data.filter.gpu_name);
     f.string("kernel", data.filter.kernel);
-    f.string("dtype", data.filter.dtype);
+    f.string("dtype", data.filter.dtype ? to_string(*data.filter.dtype) : "");
     if (data.filter.run_id) {
       f.integer("run_id", *data.filter.run_id);
     } else {
@@ -220,7 +220,7 @@ void append_winners(std::string& out, const ReportData& data) {
     o.string("kernel", key.kernel);
     o.string("kernel_hash", key.source_hash);
     o.string("shape", key.shape);
-    o.string("dtype", key.dtype);
+    o.string("dtype", to_string(key.dtype));
     o.string("layout", key.layout);
     o.integer("measurement_id", w.stored.id);
     o.string("config_name", w.stored.m.config_name);

@@ -60,7 +60,8 @@ void write_counters(std::string& out, const ReportData& data, const std::string&
     const CounterTable::Row& row = table.rows[r];
     const ReportKey& key = data.keys[row.key];
     if (many_gpus) fmt::format_to(std::back_inserter(out), "| {} ", markdown_cell(data.gpus[key.gpu].name));
-    fmt::format_to(std::back_inserter(out), "| {} | {} | {} |", code(key.shape), markdown_cell(key.dtype),
+    fmt::format_to(std::back_inserter(out), "| {} | {} | {} |", code(key.shape),
+                   markdown_cell(to_string(key.dtype)),
                    key.layout.empty() ? std::string("–") : code(key.layout));
     for (const std::string& cell : row.cells)
       fmt::format_to(std::back_inserter(out), " {} |", cell.empty() ? std::string("–") : markdown_cell(cell));
@@ -99,7 +100,7 @@ void write_resources(std::string& out, const ReportData& data, const std::string
     const ReportRow& row = data.rows[i];
     const ReportKey& key = data.keys[row.key];
     fmt::format_to(std::back_inserter(out), "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                   code(key.shape), markdown_cell(key.dtype),
+                   code(key.shape), markdown_cell(to_string(key.dtype)),
                    key.layout.empty() ? std::string("–") : code(key.layout), code(row.stored.m.config_name),
                    res.registers, bytes_text(res.shared_bytes), bytes_text(res.spill_bytes),
                    res.threads_per_block, occupancy_text(res));
@@ -139,7 +140,7 @@ void write_kernel(std::string& out, const ReportData& data, const std::string& k
     if (many_gpus) fmt::format_to(std::back_inserter(out), "| {} ", markdown_cell(data.gpus[key.gpu].name));
     fmt::format_to(
         std::back_inserter(out), "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", code(key.shape),
-        markdown_cell(key.dtype), key.layout.empty() ? std::string("–") : code(key.layout),
+        markdown_cell(to_string(key.dtype)), key.layout.empty() ? std::string("–") : code(key.layout),
         code(w.stored.m.config_name) + (w.stored.m.verified ? "" : " **unverified**"), human(w.median_us()),
         b ? fmt::format("{} {}", markdown_cell(b->stored.m.baseline), human(b->median_us())) : "–",
         w.speedup ? human(w.speedup) + "×" : "–", human(w.roofline.tflops), human(w.roofline.gbps),

@@ -99,8 +99,8 @@ int baseline_rank(const std::string& name) {
 
 void sanitize(cache::StoredMeasurement& s) {
   for (std::string* text :
-       {&s.gpu.name, &s.kernel.name, &s.kernel.source_hash, &s.m.shape, &s.m.dtype, &s.m.layout,
-        &s.m.config_name, &s.m.reason, &s.m.baseline, &s.run_started_at, &s.measured_at}) {
+       {&s.gpu.name, &s.kernel.name, &s.kernel.source_hash, &s.m.shape, &s.m.layout, &s.m.config_name,
+        &s.m.reason, &s.m.baseline, &s.run_started_at, &s.measured_at}) {
     sanitize_utf8_in_place(*text);
   }
 }
@@ -151,7 +151,7 @@ void ReportBuilder::add(const cache::StoredMeasurement& measurement) {
   row.gpu = gpu_index(s.gpu);
 
   const std::string key_text = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", row.gpu, s.kernel.name,
-                                           s.kernel.source_hash, s.m.shape, s.m.dtype, s.m.layout);
+                                           s.kernel.source_hash, s.m.shape, to_string(s.m.dtype), s.m.layout);
   const auto [it, inserted] = key_index_.try_emplace(key_text, data_.keys.size());
   if (inserted) {
     ReportKey& key = data_.keys.emplace_back();
@@ -211,7 +211,7 @@ void ReportBuilder::choose_winner(ReportKey& key) {
 }
 
 ReportData ReportBuilder::finish() {
-  std::map<std::pair<size_t, std::string>, Ceilings> ceilings;  // (gpu, dtype)
+  std::map<std::pair<size_t, DType>, Ceilings> ceilings;  // (gpu, dtype)
   std::set<std::string> params, dims, counters, kernels;
   std::map<int64_t, std::string> run_starts;
   const std::vector<NamedValue>* last_params = nullptr;

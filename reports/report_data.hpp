@@ -55,7 +55,7 @@ struct ReportKey {
   std::string kernel;
   std::string source_hash;
   std::string shape;
-  std::string dtype;
+  DType dtype = DType::kF32;
   std::string layout;            ///< the kernel's layout or mode ("nt", "nn+bias", "causal"; "" for none)
   std::optional<size_t> winner;  ///< row index of the winner
   /// Row index of the baseline the speed-up is over: by name (cublas, cublaslt, default, others),

@@ -7,8 +7,6 @@
 namespace ktune::reports {
 namespace {
 
-bool is_fp8(std::string_view dtype) { return dtype.starts_with("fp8"); }
-
 std::optional<double> number(const nlohmann::json& object, const std::string& key) {
   const auto it = object.find(key);
   if (it == object.end() || !it->is_number()) return std::nullopt;
@@ -19,14 +17,14 @@ std::optional<double> number(const nlohmann::json& object, const std::string& ke
 
 }  // namespace
 
-Ceilings ceilings_for(std::string_view ceilings_json, std::string_view dtype) {
+Ceilings ceilings_for(std::string_view ceilings_json, DType dtype) {
   Ceilings ceilings;
   const nlohmann::json object = nlohmann::json::parse(ceilings_json, nullptr, /*allow_exceptions=*/false);
   if (!object.is_object()) return ceilings;
-  const std::string d(dtype);
-  ceilings.tflops = number(object, d + "_tflops");
-  if (!ceilings.tflops && is_fp8(dtype)) ceilings.tflops = number(object, "fp8_tflops");
-  if (!ceilings.tflops && dtype == "f32") ceilings.tflops = number(object, "fp32_tflops");
+  ceilings.tflops = number(object, std::string(to_string(dtype)) + "_tflops");
+  const bool fp8 = dtype == DType::kFP8E4M3 || dtype == DType::kFP8E5M2;
+  if (!ceilings.tflops && fp8) ceilings.tflops = number(object, "fp8_tflops");
+  if (!ceilings.tflops && dtype == DType::kF32) ceilings.tflops = number(object, "fp32_tflops");
   ceilings.gbps = number(object, "copy_gbps");
   if (!ceilings.gbps) ceilings.gbps = number(object, "dram_gbps");
   return ceilings;

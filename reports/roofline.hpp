@@ -19,10 +19,10 @@ struct Ceilings {
   std::optional<double> gbps;    ///< peak DRAM bandwidth (a measured copy)
 };
 
-/// Reads the ceilings for `dtype` from a ceilings JSON object: "<dtype>_tflops" (fp8 dtypes also
-/// "fp8_tflops"; f32 also "fp32_tflops") and "copy_gbps" (else "dram_gbps"). Malformed JSON or
+/// Reads the ceilings for `dtype` from a ceilings JSON object: "<dtype name>_tflops" (fp8 dtypes
+/// also "fp8_tflops"; f32 also "fp32_tflops") and "copy_gbps" (else "dram_gbps"). Malformed JSON or
 /// non-numeric values give empty fields, never an error: a report still shows the times.
-Ceilings ceilings_for(std::string_view ceilings_json, std::string_view dtype);
+Ceilings ceilings_for(std::string_view ceilings_json, DType dtype);
 
 /// What limits a measurement, and how close it came.
 struct Roofline {

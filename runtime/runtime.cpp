@@ -157,8 +157,7 @@ RuntimePlan* Runtime::Impl::build(const PlanKey& key, std::optional<CUstream> ca
   }
   const kt::Problem p = runtime::detail::make_problem(key);
   const auto record_miss = [&] {
-    if (recorder)
-      recorder->record({binding.kernel, p.shape_text(), std::string(to_string(key.dtype)), p.layout});
+    if (recorder) recorder->record({binding.kernel, p.shape_text(), key.dtype, p.layout});
   };
   std::pair<ktune::Config, PlanInfo> chosen;
   try {

@@ -82,7 +82,7 @@ RuntimePlan* Runtime::Impl::build_user_plan(const std::string& key_text, const k
   const std::string kernel(spec.kernel());
   PlanInfo info;
   Config config = spec.default_config(p);
-  if (const cache::BestConfig* best = index.find(kernel, p.shape_text(), to_string(p.dtype), "")) {
+  if (const cache::BestConfig* best = index.find(kernel, p.shape_text(), p.dtype, "")) {
     config = Config::from_json_text(best->config_json);
     info.source = PlanInfo::Source::kTuned;
     info.tuned_shape = best->tuned_shape;
@@ -90,7 +90,7 @@ RuntimePlan* Runtime::Impl::build_user_plan(const std::string& key_text, const k
     info.verified = best->verified;
   } else {
     info.verified = spec.verifies();
-    if (recorder) recorder->record({kernel, p.shape_text(), std::string(to_string(p.dtype)), ""});
+    if (recorder) recorder->record({kernel, p.shape_text(), p.dtype, ""});
   }
   if (auto why = spec.rejection(p, config))
     throw Error(ErrorKind::kBadInput, fmt::format("{}: {}", kernel, *why));

@@ -258,7 +258,7 @@ void JobRunner::run_job(const cache::JobRow& row) {
         if (s.winner) {
           live->winners.push_back({{"kernel", s.kernel},
                                    {"shape", s.shape},
-                                   {"dtype", s.dtype},
+                                   {"dtype", to_string(s.dtype)},
                                    {"layout", s.layout},
                                    {"config_name", *s.winner},
                                    {"median_us", s.winner_median_us}});

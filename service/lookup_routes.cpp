@@ -60,10 +60,7 @@ std::string default_gpu(const cache::ConfigCache& db) {
 nlohmann::json answer(const ServiceContext& ctx, const KeyRequest& k) {
   const auto started = std::chrono::steady_clock::now();
   const auto* desc = checked("kernel", [&] { return kernel_templates::find_kernel(k.kernel); });
-  checked("dtype", [&] {
-    desc->require_dtype(k.dtype);
-    return 0;
-  });
+  const DType dtype = checked("dtype", [&] { return desc->parse_dtype(k.dtype); });
   const std::string layout = k.layout.value_or(desc->default_layout);
   checked("layout", [&] {
     desc->require_layout(layout);
@@ -76,7 +73,7 @@ nlohmann::json answer(const ServiceContext& ctx, const KeyRequest& k) {
   lookup.gpu_name = k.gpu && !k.gpu->empty() ? *k.gpu : default_gpu(db);
   lookup.kernel = desc->name;
   lookup.shape = shape;
-  lookup.dtype = k.dtype;
+  lookup.dtype = dtype;
   lookup.layout = layout;
   const auto best = db.best(lookup, k.fallback);
   ctx.metrics->observe_lookup(
@@ -84,7 +81,7 @@ nlohmann::json answer(const ServiceContext& ctx, const KeyRequest& k) {
   if (!best) {
     throw ApiError(404, "not_found",
                    fmt::format("no tuned config for kernel {}, shape {}, dtype {}, layout '{}' on GPU '{}'{}",
-                               desc->name, shape, k.dtype, layout, lookup.gpu_name,
+                               desc->name, shape, to_string(dtype), layout, lookup.gpu_name,
                                k.fallback ? "" : " (fallback=false: nearest tuned shapes not considered)"));
   }
   return nlohmann::json::parse(best->to_json());

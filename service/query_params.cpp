@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 #include "service/http_message.hpp"
 
+#include "core/dtype.hpp"
 #include "core/json_depth.hpp"
+#include "ktune/error.hpp"
 #include "service/api_error.hpp"
 
 namespace ktune::service {
@@ -37,6 +39,15 @@ std::optional<std::string> find_query_value(const HttpRequest& req, std::string_
 }
 
 }  // namespace
+
+std::optional<DType> dtype_filter_param(const HttpRequest& req, const char* name) {
+  const std::string text = optional_param(req, name).value_or("");
+  try {
+    return dtype_filter_from_string(text);
+  } catch (const Error& e) {
+    bad_request(fmt::format("parameter '{}': {}", name, e.what()));
+  }
+}
 
 void require_known_params(const HttpRequest& req, const std::vector<std::string>& known) {
   visit_query(req, [&](const std::string& name, const std::string&) {

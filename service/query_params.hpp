@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "ktune/dtype.hpp"
 #include "service/http_message.hpp"
 
 namespace ktune::service {
@@ -24,6 +25,10 @@ std::optional<std::string> optional_param(const HttpRequest& req, const char* na
 bool bool_param(const HttpRequest& req, const char* name, bool fallback);
 /// A whole number in [min, max]; `fallback` when absent; 400 otherwise.
 int64_t int_param(const HttpRequest& req, const char* name, int64_t fallback, int64_t min, int64_t max);
+
+/// A filter's dtype (core/dtype.hpp dtype_filter_from_string): nullopt when absent or empty; 400
+/// naming the parameter, the value and the known dtypes otherwise.
+std::optional<DType> dtype_filter_param(const HttpRequest& req, const char* name);
 
 /// 400 naming the first query parameter of the request that is not one of `known` (the route's).
 void require_known_params(const HttpRequest& req, const std::vector<std::string>& known);

@@ -27,7 +27,7 @@ void add_report_routes(Router& server, ServiceContext& ctx) {
               reports::ReportQuery query;
               query.filter.kernel = optional_param(req, "kernel").value_or("");
               query.filter.gpu_name = optional_param(req, "gpu").value_or("");
-              query.filter.dtype = optional_param(req, "dtype").value_or("");
+              query.filter.dtype = dtype_filter_param(req, "dtype");
               query.winners_only = bool_param(req, "winners", false);
               reports::ReporterOptions options;
               if (!ctx.chart_js.empty()) options.chart_js = ctx.chart_js;

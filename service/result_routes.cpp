@@ -51,7 +51,7 @@ void get_results(const ServiceContext& ctx, const HttpRequest& req, HttpResponse
   cache::Filter filter;
   filter.kernel = optional_param(req, "kernel").value_or("");
   filter.gpu_name = optional_param(req, "gpu").value_or("");
-  filter.dtype = optional_param(req, "dtype").value_or("");
+  filter.dtype = dtype_filter_param(req, "dtype");
   const std::string since = since_param(req);
   const int64_t page = int_param(req, "page", 1, 1, 1'000'000'000);
   const int64_t page_size = int_param(req, "page_size", kDefaultPageSize, 1, kMaxPageSize);

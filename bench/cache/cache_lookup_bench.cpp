@@ -28,11 +28,12 @@ namespace fs = std::filesystem;
 constexpr int kKernels = 10;
 constexpr int kShapes = 50;
 constexpr int kConfigs = 100;
-const char* const kDtypes[] = {"bf16", "f16"};
+const ktune::DType kDtypes[] = {ktune::DType::kBF16, ktune::DType::kF16};
 const char* const kGpu = "NVIDIA H200";
 
 struct Key {
-  std::string kernel, shape, dtype;
+  std::string kernel, shape;
+  ktune::DType dtype;
 };
 
 struct Data {
@@ -71,7 +72,7 @@ const Data& data() {
       const std::string kernel = fmt::format("kernel_{}", k);
       const std::string hash = fmt::format("{:016x}", g());
       const int64_t kid = build ? db->upsert_kernel({kernel, hash}) : 0;
-      for (const char* dtype : kDtypes) {
+      for (const ktune::DType dtype : kDtypes) {
         for (int s = 0; s < kShapes; ++s) {
           const std::string shape = fmt::format("m={},n={},k={}", 16 * (s + 1), 4096, 1024 << (s % 4));
           std::vector<Measurement> ms(kConfigs);
@@ -80,7 +81,7 @@ const Data& data() {
             Measurement& m = ms[static_cast<size_t>(c)];
             m.shape = shape;
             m.dtype = dtype;
-            m.config_name = fmt::format("{}.{}.cfg{}", kernel, dtype, c);
+            m.config_name = fmt::format("{}.{}.cfg{}", kernel, to_string(dtype), c);
             m.config_json =
                 fmt::format(R"({{"bm":{},"bn":{},"stages":{}}})", 16 << (c % 4), 16 << (c / 4 % 4), c % 5);
             const double med = us(g);

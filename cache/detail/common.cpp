@@ -55,7 +55,7 @@ void require_work(const Work& work, std::string_view config_name) {
 
 void read_measurement(const Statement& s, Measurement& m) {
   m.shape = s.text(4);
-  m.dtype = s.text(5);
+  m.dtype = s.dtype(5);
   m.layout = s.text(6);
   m.config_name = s.text(7);
   m.config_json = s.text(8);

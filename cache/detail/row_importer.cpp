@@ -130,15 +130,15 @@ void RowImporter::add_best(const SourceBest& row) {
       throw Error(ErrorKind::kBadInput,
                   fmt::format("import: best row for {} {} names measurement {} which is not "
                               "an 'ok' timed measurement",
-                              row.shape, row.dtype, row.measurement_id));
+                              row.shape, to_string(row.dtype), row.measurement_id));
     }
     if (q->int64(3) != gpu || q->int64(4) != kernel || q->text_view(5) != row.shape ||
-        q->text_view(6) != row.dtype || q->text_view(7) != row.layout) {
+        q->text_view(6) != to_string(row.dtype) || q->text_view(7) != row.layout) {
       throw Error(ErrorKind::kBadInput,
                   fmt::format("import: best row ({}, {}, layout '{}') names measurement {} of another key "
                               "({}, {}, layout '{}')",
-                              row.shape, row.dtype, row.layout, row.measurement_id, q->text_view(5),
-                              q->text_view(6), q->text_view(7)));
+                              row.shape, to_string(row.dtype), row.layout, row.measurement_id,
+                              q->text_view(5), q->text_view(6), q->text_view(7)));
     }
     cand_median = q->real(1);
     cand_name = q->text(2);

@@ -39,7 +39,7 @@ struct SourceBest {
   int64_t gpu_id = 0;
   int64_t kernel_id = 0;
   std::string shape;
-  std::string dtype;
+  DType dtype = DType::kF32;
   std::string layout;
   int64_t measurement_id = 0;
 };

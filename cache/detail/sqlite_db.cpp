@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/dtype.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::cache::detail {
@@ -159,6 +160,15 @@ std::string_view Statement::text_view(int col) const {
 }
 
 std::string Statement::text(int col) const { return std::string(text_view(col)); }
+
+DType Statement::dtype(int col) const {
+  const std::string_view name = text_view(col);
+  if (const auto dtype = find_dtype(name)) return *dtype;
+  throw Error(ErrorKind::kBadInput,
+              fmt::format("the database holds dtype '{}', which this build does not know "
+                          "(known: {})",
+                          name, dtype_names(kDTypes)));
+}
 
 std::string Statement::blob(int col) const {
   const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "ktune/dtype.hpp"
+
 struct sqlite3;
 struct sqlite3_stmt;
 
@@ -46,6 +48,8 @@ class Statement {
   Statement& bind(int index, const std::string& text) { return bind(index, std::string_view(text)); }
   Statement& bind(int index, std::optional<double> value);
   Statement& bind(int index, std::optional<int64_t> value);
+  /// A dtype is stored as its name (to_string): the one place the cache turns one into text.
+  Statement& bind(int index, DType dtype) { return bind(index, std::string_view(to_string(dtype))); }
   Statement& bind_blob(int index, std::string_view bytes);
   Statement& bind_null(int index);
 
@@ -65,6 +69,8 @@ class Statement {
   bool is_null(int col) const;
   std::optional<double> opt_real(int col) const;
   std::optional<int64_t> opt_int64(int col) const;
+  /// The dtype a column names; throws ktune::Error(kBadInput) naming a name this build does not know.
+  DType dtype(int col) const;
 
   const std::string& sql() const { return sql_; }
 

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/dtype.hpp"
+
 namespace ktune::cache::detail {
 namespace {
 
@@ -44,7 +46,9 @@ void fill_missing_work(Database& db, const WorkModel& work_model) {
       "= ?3)"
       " AND shape = ?4 AND dtype = ?5 AND layout = ?6");
   for (const Key& k : keys) {
-    const Work w = ask(work_model, {k.kernel, k.shape, k.dtype, k.layout});
+    const std::optional<DType> dtype = find_dtype(k.dtype);
+    if (!dtype) continue;  // a dtype this build does not know: its work stays unknown
+    const Work w = ask(work_model, {k.kernel, k.shape, *dtype, k.layout});
     if (!w.flops && !w.bytes) continue;
     update->reset();
     update->bind(1, w.flops).bind(2, w.bytes).bind(3, k.kernel).bind(4, k.shape).bind(5, k.dtype);

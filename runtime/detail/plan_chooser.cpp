@@ -48,10 +48,10 @@ std::pair<ktune::Config, PlanInfo> choose_plan(const cache::BestIndex& index, Mi
   const std::string shape = p.shape_text();
   const char* dtype = to_string(key.dtype);
   std::optional<cache::BestConfig> best;
-  if (const cache::BestConfig* exact = index.find(b.kernel, shape, dtype, p.layout)) {
+  if (const cache::BestConfig* exact = index.find(b.kernel, shape, key.dtype, p.layout)) {
     best = *exact;
   } else if (policy == MissPolicy::kNearest) {
-    best = index.find_or_nearest(b.kernel, ktune::Shape::parse(shape), dtype, p.layout);
+    best = index.find_or_nearest(b.kernel, ktune::Shape::parse(shape), key.dtype, p.layout);
   } else if (policy == MissPolicy::kError) {
     throw Error(ErrorKind::kNotFound,
                 fmt::format("no tuned {} config for {} {}{}{} on {}: run `ktune tune --kernel {} --shape {} "

@@ -35,7 +35,7 @@ void make_db(const fs::path& path, Rng& r, int rows) {
   const int64_t run = db.begin_run(testing::random_run(r));
   std::vector<Measurement> ms;
   for (int i = 0; i < rows; ++i)
-    ms.push_back(testing::random_measurement(r, testing::random_shape(r), "bf16"));
+    ms.push_back(testing::random_measurement(r, testing::random_shape(r), DType::kBF16));
   db.record(run, gpu, kernel, ms);
 }
 

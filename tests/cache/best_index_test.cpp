@@ -22,14 +22,14 @@ TEST(BestIndex, MatchesSqliteLookupsForEveryKey) {
   const int64_t og = db.upsert_gpu(other_gpu);
   const int64_t run = db.begin_run(testing::random_run(r));
   std::vector<KernelInfo> kernels;
-  std::vector<std::tuple<std::string, std::string, std::string, std::string>> keys;
+  std::vector<std::tuple<std::string, std::string, DType, std::string>> keys;
   const std::vector<std::string> layouts = {"", "nt", "nn", "nt+bias+silu"};
   for (int k = 0; k < 3; ++k) {
     kernels.push_back(testing::random_kernel(r));
     const int64_t kid = db.upsert_kernel(kernels.back());
     for (int s = 0; s < 15; ++s) {
       const std::string shape = testing::random_shape(r);
-      const std::string dtype = r.coin() ? "bf16" : "f16";
+      const DType dtype = r.coin() ? DType::kBF16 : DType::kF16;
       const std::string layout = layouts[static_cast<size_t>(r.uniform(0, 3))];
       std::vector<Measurement> ms = {testing::random_measurement(r, shape, dtype),
                                      testing::random_measurement(r, shape, dtype)};
@@ -43,7 +43,7 @@ TEST(BestIndex, MatchesSqliteLookupsForEveryKey) {
   const std::string stale_hash = r.hex(16);
   const int64_t stale = db.upsert_kernel({kernels[0].name, stale_hash});
   const std::string stale_shape = testing::random_shape(r);
-  db.set_best(db.record(run, g, stale, {testing::random_measurement(r, stale_shape, "bf16")})[0]);
+  db.set_best(db.record(run, g, stale, {testing::random_measurement(r, stale_shape, DType::kBF16)})[0]);
   db.upsert_kernel(kernels[0]);  // re-registered: kernel 0's original hash is the current one again
 
   const BestIndex idx = BestIndex::load(db, gpu.name);
@@ -62,13 +62,13 @@ TEST(BestIndex, MatchesSqliteLookupsForEveryKey) {
   }
   EXPECT_EQ(idx.size(), found);
   EXPECT_GT(found, 0u);
-  EXPECT_EQ(idx.find(kernels[0].name, stale_shape, "bf16", ""), nullptr);
+  EXPECT_EQ(idx.find(kernels[0].name, stale_shape, DType::kBF16, ""), nullptr);
   EXPECT_EQ(idx.find(kernels[0].name + "x", std::get<1>(keys[0]), std::get<2>(keys[0]), std::get<3>(keys[0])),
             nullptr);
 
   // With the stale hash named explicitly, its row is the one served.
   const BestIndex old = BestIndex::load(db, gpu.name, {{kernels[0].name, stale_hash}});
-  const BestConfig* stale_best = old.find(kernels[0].name, stale_shape, "bf16", "");
+  const BestConfig* stale_best = old.find(kernels[0].name, stale_shape, DType::kBF16, "");
   ASSERT_NE(stale_best, nullptr);
   EXPECT_EQ(stale_best->kernel.source_hash, stale_hash);
   EXPECT_EQ(old.find(std::get<0>(keys[0]), std::get<1>(keys[0]), std::get<2>(keys[0]), std::get<3>(keys[0])),
@@ -77,7 +77,7 @@ TEST(BestIndex, MatchesSqliteLookupsForEveryKey) {
   // Fallback agrees with ConfigCache::best's.
   for (int q = 0; q < 20; ++q) {
     const auto& k = kernels[static_cast<size_t>(r.uniform(0, 2))];
-    const std::string dtype = r.coin() ? "bf16" : "f16";
+    const DType dtype = r.coin() ? DType::kBF16 : DType::kF16;
     const std::string layout = layouts[static_cast<size_t>(r.uniform(0, 3))];
     const Shape asked = Shape::parse(testing::random_shape(r));
     const auto want = db.best({gpu.name, k.name, asked.canonical(), dtype, std::nullopt, layout}, true);

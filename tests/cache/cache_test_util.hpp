@@ -91,14 +91,14 @@ inline std::string random_shape(Rng& r) {
 }
 
 /// A timed, ok measurement with random statistics (never zero).
-inline Measurement random_measurement(Rng& r, const std::string& shape, const std::string& dtype) {
+inline Measurement random_measurement(Rng& r, const std::string& shape, DType dtype) {
   Measurement m;
   m.shape = shape;
   m.dtype = dtype;
   const int64_t bm = 16 << r.uniform(0, 4);
   const int64_t bn = 16 << r.uniform(0, 4);
   const int64_t stages = r.uniform(2, 5);
-  m.config_name = fmt::format("gemm.{}.{}x{}.s{}.{}", dtype, bm, bn, stages, r.word(4));
+  m.config_name = fmt::format("gemm.{}.{}x{}.s{}.{}", to_string(dtype), bm, bn, stages, r.word(4));
   m.config_json = fmt::format(R"({{"bm":{},"bn":{},"stages":{}}})", bm, bn, stages);
   const double median = r.real(1.5, 900.0);
   m.stats = Stats{median,
@@ -116,7 +116,7 @@ inline Measurement random_measurement(Rng& r, const std::string& shape, const st
 }
 
 /// A failed measurement with a random outcome other than ok.
-inline Measurement random_failure(Rng& r, const std::string& shape, const std::string& dtype) {
+inline Measurement random_failure(Rng& r, const std::string& shape, DType dtype) {
   Measurement m = random_measurement(r, shape, dtype);
   m.outcome = static_cast<Outcome>(r.uniform(1, 7));
   m.reason = "failed: " + r.word(12);

@@ -73,7 +73,7 @@ TEST(Concurrency, TwoWritersAndAReaderLoseNothing) {
       for (int b = 0; b < kBatches; ++b) {
         std::vector<Measurement> ms;
         for (int i = 0; i < kPerBatch; ++i) {
-          Measurement m = testing::random_measurement(wr, testing::random_shape(wr), "bf16");
+          Measurement m = testing::random_measurement(wr, testing::random_shape(wr), DType::kBF16);
           m.config_name = fmt::format("w{}.b{}.i{}.{}", which, b, i, seed);
           ms.push_back(m);
         }
@@ -140,7 +140,7 @@ TEST(Concurrency, WriterKilledInsideATransactionLosesNoCommit) {
     for (int b = 0; b < committed_batches; ++b) {
       std::vector<Measurement> ms;
       for (int i = 0; i < 20; ++i) {
-        Measurement m = testing::random_measurement(cr, testing::random_shape(cr), "f16");
+        Measurement m = testing::random_measurement(cr, testing::random_shape(cr), DType::kF16);
         m.config_name = fmt::format("committed.{}.{}", b, i);
         ms.push_back(m);
       }

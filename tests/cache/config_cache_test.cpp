@@ -75,8 +75,8 @@ TEST(ConfigCache, RecordKeepsEveryFieldAndBestPicksTheNamedWinner) {
   SCOPED_TRACE(f.r.seed());
   std::vector<Measurement> ms;
   const std::string shape = testing::random_shape(f.r);
-  for (int i = 0; i < 30; ++i) ms.push_back(testing::random_measurement(f.r, shape, "bf16"));
-  for (int i = 0; i < 5; ++i) ms.push_back(testing::random_failure(f.r, shape, "bf16"));
+  for (int i = 0; i < 30; ++i) ms.push_back(testing::random_measurement(f.r, shape, DType::kBF16));
+  for (int i = 0; i < 5; ++i) ms.push_back(testing::random_failure(f.r, shape, DType::kBF16));
   const auto ids = f.db.record(f.run_id, f.gpu_id, f.kernel_id, ms);
   ASSERT_EQ(ids.size(), ms.size());
 
@@ -112,9 +112,9 @@ TEST(ConfigCache, RecordKeepsEveryFieldAndBestPicksTheNamedWinner) {
   for (size_t i = 0; i < 30; ++i) {
     if (ms[i].stats->median_us < ms[win].stats->median_us) win = i;
   }
-  EXPECT_FALSE(f.db.best({f.gpu.name, f.kernel.name, shape, "bf16", std::nullopt, ""}).has_value());
+  EXPECT_FALSE(f.db.best({f.gpu.name, f.kernel.name, shape, DType::kBF16, std::nullopt, ""}).has_value());
   f.db.set_best(ids[win]);
-  const auto best = f.db.best({f.gpu.name, f.kernel.name, shape, "bf16", std::nullopt, ""});
+  const auto best = f.db.best({f.gpu.name, f.kernel.name, shape, DType::kBF16, std::nullopt, ""});
   ASSERT_TRUE(best.has_value());
   EXPECT_FALSE(best->fallback);
   EXPECT_EQ(best->config_name, ms[win].config_name);
@@ -128,11 +128,13 @@ TEST(ConfigCache, RecordKeepsEveryFieldAndBestPicksTheNamedWinner) {
   EXPECT_EQ(j.at("config"), nlohmann::json::parse(ms[win].config_json));
 
   // Other dtype, GPU or kernel: no answer.
-  EXPECT_FALSE(f.db.best({f.gpu.name, f.kernel.name, shape, "f16", std::nullopt, ""}).has_value());
-  EXPECT_FALSE(f.db.best({"other", f.kernel.name, shape, "bf16", std::nullopt, ""}).has_value());
-  EXPECT_FALSE(f.db.best({f.gpu.name, "other", shape, "bf16", std::nullopt, ""}).has_value());
-  EXPECT_FALSE(f.db.best({f.gpu.name, f.kernel.name, shape, "bf16", std::string("feed"), ""}).has_value());
-  EXPECT_TRUE(f.db.best({f.gpu.name, f.kernel.name, shape, "bf16", f.kernel.source_hash, ""}).has_value());
+  EXPECT_FALSE(f.db.best({f.gpu.name, f.kernel.name, shape, DType::kF16, std::nullopt, ""}).has_value());
+  EXPECT_FALSE(f.db.best({"other", f.kernel.name, shape, DType::kBF16, std::nullopt, ""}).has_value());
+  EXPECT_FALSE(f.db.best({f.gpu.name, "other", shape, DType::kBF16, std::nullopt, ""}).has_value());
+  EXPECT_FALSE(
+      f.db.best({f.gpu.name, f.kernel.name, shape, DType::kBF16, std::string("feed"), ""}).has_value());
+  EXPECT_TRUE(
+      f.db.best({f.gpu.name, f.kernel.name, shape, DType::kBF16, f.kernel.source_hash, ""}).has_value());
 
   // A failed measurement may not win; an unknown id is not found.
   try {
@@ -147,8 +149,8 @@ TEST(ConfigCache, RecordKeepsEveryFieldAndBestPicksTheNamedWinner) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
   }
-  EXPECT_TRUE(f.db.has_measurement(f.gpu_id, f.kernel_id, shape, "bf16", ms[7].config_name));
-  EXPECT_FALSE(f.db.has_measurement(f.gpu_id, f.kernel_id, shape, "f16", ms[7].config_name));
+  EXPECT_TRUE(f.db.has_measurement(f.gpu_id, f.kernel_id, shape, DType::kBF16, ms[7].config_name));
+  EXPECT_FALSE(f.db.has_measurement(f.gpu_id, f.kernel_id, shape, DType::kF16, ms[7].config_name));
   EXPECT_TRUE(f.db.verify().ok);
 }
 
@@ -160,7 +162,7 @@ TEST(ConfigCache, FallbackPicksNearestTunedShapeAndSaysSo) {
   for (int i = 0; i < 12; ++i) {
     const std::string shape = testing::random_shape(f.r);
     const auto ids =
-        f.db.record(f.run_id, f.gpu_id, f.kernel_id, {testing::random_measurement(f.r, shape, "f16")});
+        f.db.record(f.run_id, f.gpu_id, f.kernel_id, {testing::random_measurement(f.r, shape, DType::kF16)});
     f.db.set_best(ids[0]);
     shapes.push_back(shape);
     std::vector<StoredMeasurement> rows;
@@ -188,7 +190,7 @@ TEST(ConfigCache, FallbackPicksNearestTunedShapeAndSaysSo) {
         want = s;
       }
     }
-    const auto got = f.db.best({f.gpu.name, f.kernel.name, asked, "f16", std::nullopt, ""});
+    const auto got = f.db.best({f.gpu.name, f.kernel.name, asked, DType::kF16, std::nullopt, ""});
     ASSERT_TRUE(got.has_value());
     if (std::find(shapes.begin(), shapes.end(), asked) != shapes.end()) continue;
     EXPECT_TRUE(got->fallback);
@@ -196,10 +198,11 @@ TEST(ConfigCache, FallbackPicksNearestTunedShapeAndSaysSo) {
     EXPECT_EQ(got->tuned_shape, want);
     EXPECT_EQ(got->config_name, winner[want]);
     EXPECT_EQ(nlohmann::json::parse(got->to_json()).at("fallback"), true);
-    EXPECT_FALSE(f.db.best({f.gpu.name, f.kernel.name, asked, "f16", std::nullopt, ""}, false).has_value());
+    EXPECT_FALSE(
+        f.db.best({f.gpu.name, f.kernel.name, asked, DType::kF16, std::nullopt, ""}, false).has_value());
   }
   // Another dtype has nothing to fall back on.
-  EXPECT_FALSE(f.db.best({f.gpu.name, f.kernel.name, shapes[0], "bf16", std::nullopt, ""}).has_value());
+  EXPECT_FALSE(f.db.best({f.gpu.name, f.kernel.name, shapes[0], DType::kBF16, std::nullopt, ""}).has_value());
 }
 
 TEST(ConfigCache, LookupWithoutHashUsesMostRecentRegistration) {
@@ -208,17 +211,17 @@ TEST(ConfigCache, LookupWithoutHashUsesMostRecentRegistration) {
   const int64_t newer_id = f.db.upsert_kernel(newer);
   const std::string shape = testing::random_shape(f.r);
   const auto old_ids =
-      f.db.record(f.run_id, f.gpu_id, f.kernel_id, {testing::random_measurement(f.r, shape, "f32")});
+      f.db.record(f.run_id, f.gpu_id, f.kernel_id, {testing::random_measurement(f.r, shape, DType::kF32)});
   const auto new_ids =
-      f.db.record(f.run_id, f.gpu_id, newer_id, {testing::random_measurement(f.r, shape, "f32")});
+      f.db.record(f.run_id, f.gpu_id, newer_id, {testing::random_measurement(f.r, shape, DType::kF32)});
   f.db.set_best(old_ids[0]);
   f.db.set_best(new_ids[0]);
   EXPECT_EQ(f.db.current_source_hash(f.kernel.name), newer.source_hash);
-  auto got = f.db.best({f.gpu.name, f.kernel.name, shape, "f32", std::nullopt, ""});
+  auto got = f.db.best({f.gpu.name, f.kernel.name, shape, DType::kF32, std::nullopt, ""});
   ASSERT_TRUE(got);
   EXPECT_EQ(got->measurement_id, new_ids[0]);
   EXPECT_EQ(got->kernel.source_hash, newer.source_hash);
-  got = f.db.best({f.gpu.name, f.kernel.name, shape, "f32", f.kernel.source_hash, ""});
+  got = f.db.best({f.gpu.name, f.kernel.name, shape, DType::kF32, f.kernel.source_hash, ""});
   ASSERT_TRUE(got);
   EXPECT_EQ(got->measurement_id, old_ids[0]);
   EXPECT_EQ(f.db.list_best().size(), 2u);
@@ -231,25 +234,27 @@ TEST(ConfigCache, ListBestFilters) {
   int per_gpu[2] = {0, 0};
   for (int i = 0; i < 20; ++i) {
     const bool second = f.r.coin();
-    const std::string dtype = f.r.coin() ? "bf16" : "f16";
+    const DType dtype = f.r.coin() ? DType::kBF16 : DType::kF16;
     const auto ids = f.db.record(f.run_id, second ? gpu2_id : f.gpu_id, f.kernel_id,
                                  {testing::random_measurement(f.r, testing::random_shape(f.r), dtype)});
     f.db.set_best(ids[0]);
     ++per_gpu[second];
   }
   EXPECT_EQ(f.db.list_best().size(), 20u);
-  EXPECT_EQ(f.db.list_best({f.gpu.name, "", "", std::nullopt, std::nullopt}).size(), size_t(per_gpu[0]));
-  EXPECT_EQ(f.db.list_best({gpu2.name, "", "", std::nullopt, std::nullopt}).size(), size_t(per_gpu[1]));
-  for (const auto& b : f.db.list_best({"", "", "bf16", std::nullopt, std::nullopt}))
-    EXPECT_EQ(b.dtype, "bf16");
-  EXPECT_EQ(f.db.list_best({"", "nope", "", std::nullopt, std::nullopt}).size(), 0u);
-  EXPECT_EQ(f.db.list_best({"", "", "", f.run_id, std::nullopt}).size(), 20u);
-  EXPECT_EQ(f.db.list_best({"", "", "", f.run_id + 1, std::nullopt}).size(), 0u);
+  EXPECT_EQ(f.db.list_best({f.gpu.name, "", std::nullopt, std::nullopt, std::nullopt}).size(),
+            size_t(per_gpu[0]));
+  EXPECT_EQ(f.db.list_best({gpu2.name, "", std::nullopt, std::nullopt, std::nullopt}).size(),
+            size_t(per_gpu[1]));
+  for (const auto& b : f.db.list_best({"", "", DType::kBF16, std::nullopt, std::nullopt}))
+    EXPECT_EQ(b.dtype, DType::kBF16);
+  EXPECT_EQ(f.db.list_best({"", "nope", std::nullopt, std::nullopt, std::nullopt}).size(), 0u);
+  EXPECT_EQ(f.db.list_best({"", "", std::nullopt, f.run_id, std::nullopt}).size(), 20u);
+  EXPECT_EQ(f.db.list_best({"", "", std::nullopt, f.run_id + 1, std::nullopt}).size(), 0u);
 }
 
 TEST(ConfigCache, RejectsBadRowsWithBadInput) {
   Fixture f;
-  Measurement m = testing::random_measurement(f.r, testing::random_shape(f.r), "bf16");
+  Measurement m = testing::random_measurement(f.r, testing::random_shape(f.r), DType::kBF16);
   m.config_json = "not json";
   try {
     f.db.record(f.run_id, f.gpu_id, f.kernel_id, {m});
@@ -257,7 +262,7 @@ TEST(ConfigCache, RejectsBadRowsWithBadInput) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kBadInput);
   }
-  m = testing::random_measurement(f.r, testing::random_shape(f.r), "bf16");
+  m = testing::random_measurement(f.r, testing::random_shape(f.r), DType::kBF16);
   try {
     f.db.record(f.run_id + 77, f.gpu_id, f.kernel_id, {m});  // no such run: foreign key
     ADD_FAILURE();
@@ -309,7 +314,7 @@ TEST(ConfigCache, PruneRemovesStaleKernelsOnly) {
   for (const int64_t kid : {f.kernel_id, current_id, other_id}) {
     std::vector<Measurement> ms;
     const int n = static_cast<int>(f.r.uniform(3, 20));
-    for (int i = 0; i < n; ++i) ms.push_back(testing::random_measurement(f.r, shape, "bf16"));
+    for (int i = 0; i < n; ++i) ms.push_back(testing::random_measurement(f.r, shape, DType::kBF16));
     const auto ids = f.db.record(f.run_id, f.gpu_id, kid, ms);
     f.db.set_best(ids[0]);
     count[kid] = n;

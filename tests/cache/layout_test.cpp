@@ -32,7 +32,7 @@ struct Fixture {
 
   /// Records `n` random ok measurements of (shape, dtype, layout) and names the fastest the winner;
   /// returns the winner's config name.
-  std::string tune(const std::string& shape, const std::string& dtype, const std::string& layout, int n) {
+  std::string tune(const std::string& shape, DType dtype, const std::string& layout, int n) {
     std::vector<Measurement> ms;
     for (int i = 0; i < n; ++i) {
       ms.push_back(testing::random_measurement(r, shape, dtype));
@@ -46,7 +46,7 @@ struct Fixture {
     db.set_best(ids[win]);
     return ms[win].config_name;
   }
-  Lookup lookup(const std::string& shape, const std::string& dtype, const std::string& layout) const {
+  Lookup lookup(const std::string& shape, DType dtype, const std::string& layout) const {
     return Lookup{gpu.name, kernel.name, shape, dtype, std::nullopt, layout};
   }
 };
@@ -55,12 +55,12 @@ TEST(Layout, TwoLayoutsOfOneShapeKeepSeparateWinners) {
   Fixture f;
   SCOPED_TRACE(f.r.seed());
   const std::string shape = testing::random_shape(f.r);
-  const std::string nt = f.tune(shape, "bf16", "nt", static_cast<int>(f.r.uniform(3, 12)));
-  const std::string nn = f.tune(shape, "bf16", "nn", static_cast<int>(f.r.uniform(3, 12)));
+  const std::string nt = f.tune(shape, DType::kBF16, "nt", static_cast<int>(f.r.uniform(3, 12)));
+  const std::string nn = f.tune(shape, DType::kBF16, "nn", static_cast<int>(f.r.uniform(3, 12)));
   ASSERT_NE(nt, nn);
 
-  const auto got_nt = f.db.best(f.lookup(shape, "bf16", "nt"), false);
-  const auto got_nn = f.db.best(f.lookup(shape, "bf16", "nn"), false);
+  const auto got_nt = f.db.best(f.lookup(shape, DType::kBF16, "nt"), false);
+  const auto got_nn = f.db.best(f.lookup(shape, DType::kBF16, "nn"), false);
   ASSERT_TRUE(got_nt && got_nn);
   EXPECT_EQ(got_nt->config_name, nt);
   EXPECT_EQ(got_nt->layout, "nt");
@@ -68,13 +68,13 @@ TEST(Layout, TwoLayoutsOfOneShapeKeepSeparateWinners) {
   EXPECT_EQ(got_nn->layout, "nn");
   EXPECT_EQ(nlohmann::json::parse(got_nn->to_json()).at("layout"), "nn");
   // Neither answers a layout that was never tuned, nor "" (with or without fallback).
-  EXPECT_FALSE(f.db.best(f.lookup(shape, "bf16", ""), true));
-  EXPECT_FALSE(f.db.best(f.lookup(shape, "bf16", "nt+bias"), true));
+  EXPECT_FALSE(f.db.best(f.lookup(shape, DType::kBF16, ""), true));
+  EXPECT_FALSE(f.db.best(f.lookup(shape, DType::kBF16, "nt+bias"), true));
 
   // Naming a winner of one layout leaves the other's alone.
-  const std::string nt2 = f.tune(shape, "bf16", "nt", 1);
-  EXPECT_EQ(f.db.best(f.lookup(shape, "bf16", "nt"), false)->config_name, nt2);
-  EXPECT_EQ(f.db.best(f.lookup(shape, "bf16", "nn"), false)->config_name, nn);
+  const std::string nt2 = f.tune(shape, DType::kBF16, "nt", 1);
+  EXPECT_EQ(f.db.best(f.lookup(shape, DType::kBF16, "nt"), false)->config_name, nt2);
+  EXPECT_EQ(f.db.best(f.lookup(shape, DType::kBF16, "nn"), false)->config_name, nn);
 
   const auto all = f.db.list_best();
   ASSERT_EQ(all.size(), 2u);
@@ -94,17 +94,17 @@ TEST(Layout, TwoLayoutsOfOneShapeKeepSeparateWinners) {
   });
   EXPECT_GE(nn_rows, 3);
 
-  EXPECT_TRUE(f.db.has_measurement(f.gpu_id, f.kernel_id, shape, "bf16", "nn", nn));
-  EXPECT_FALSE(f.db.has_measurement(f.gpu_id, f.kernel_id, shape, "bf16", "nt", nn));
-  EXPECT_FALSE(f.db.has_measurement(f.gpu_id, f.kernel_id, shape, "bf16", nn));  // layout ""
+  EXPECT_TRUE(f.db.has_measurement(f.gpu_id, f.kernel_id, shape, DType::kBF16, "nn", nn));
+  EXPECT_FALSE(f.db.has_measurement(f.gpu_id, f.kernel_id, shape, DType::kBF16, "nt", nn));
+  EXPECT_FALSE(f.db.has_measurement(f.gpu_id, f.kernel_id, shape, DType::kBF16, nn));  // layout ""
 
   const BestIndex idx = BestIndex::load(f.db, f.gpu.name);
   EXPECT_EQ(idx.size(), 2u);
-  ASSERT_NE(idx.find(f.kernel.name, shape, "bf16", "nt"), nullptr);
-  EXPECT_EQ(idx.find(f.kernel.name, shape, "bf16", "nt")->config_name, nt2);
-  ASSERT_NE(idx.find(f.kernel.name, shape, "bf16", "nn"), nullptr);
-  EXPECT_EQ(idx.find(f.kernel.name, shape, "bf16", "nn")->config_name, nn);
-  EXPECT_EQ(idx.find(f.kernel.name, shape, "bf16", ""), nullptr);
+  ASSERT_NE(idx.find(f.kernel.name, shape, DType::kBF16, "nt"), nullptr);
+  EXPECT_EQ(idx.find(f.kernel.name, shape, DType::kBF16, "nt")->config_name, nt2);
+  ASSERT_NE(idx.find(f.kernel.name, shape, DType::kBF16, "nn"), nullptr);
+  EXPECT_EQ(idx.find(f.kernel.name, shape, DType::kBF16, "nn")->config_name, nn);
+  EXPECT_EQ(idx.find(f.kernel.name, shape, DType::kBF16, ""), nullptr);
   EXPECT_TRUE(f.db.verify().ok);
 }
 
@@ -115,37 +115,37 @@ TEST(Layout, FallbackStaysWithinTheLayout) {
   std::vector<std::string> nt_shapes;
   for (int i = 0; i < 10; ++i) {
     nt_shapes.push_back(testing::random_shape(f.r));
-    f.tune(nt_shapes.back(), "f16", "nt", 2);
+    f.tune(nt_shapes.back(), DType::kF16, "nt", 2);
   }
   const std::string nn_shape = testing::random_shape(f.r);
-  const std::string nn_winner = f.tune(nn_shape, "f16", "nn", 3);
+  const std::string nn_winner = f.tune(nn_shape, DType::kF16, "nn", 3);
   const BestIndex idx = BestIndex::load(f.db, f.gpu.name);
 
   for (int q = 0; q < 20; ++q) {
     const std::string asked = q == 0 ? nt_shapes[0] : testing::random_shape(f.r);
     if (asked == nn_shape) continue;
-    const auto got = f.db.best(f.lookup(asked, "f16", "nn"), true);
+    const auto got = f.db.best(f.lookup(asked, DType::kF16, "nn"), true);
     ASSERT_TRUE(got) << asked;
     EXPECT_TRUE(got->fallback);
     EXPECT_EQ(got->tuned_shape, nn_shape);
     EXPECT_EQ(got->config_name, nn_winner);
     EXPECT_EQ(got->layout, "nn");
-    const auto from_index = idx.find_or_nearest(f.kernel.name, Shape::parse(asked), "f16", "nn");
+    const auto from_index = idx.find_or_nearest(f.kernel.name, Shape::parse(asked), DType::kF16, "nn");
     ASSERT_TRUE(from_index);
     EXPECT_EQ(from_index->tuned_shape, nn_shape);
     EXPECT_EQ(from_index->layout, "nn");
 
     // The "nt" fallback never names the "nn" shape, which may be the nearest of all.
-    const auto nt = f.db.best(f.lookup(asked, "f16", "nt"), true);
+    const auto nt = f.db.best(f.lookup(asked, DType::kF16, "nt"), true);
     ASSERT_TRUE(nt);
     EXPECT_NE(nt->tuned_shape, nn_shape);
     EXPECT_EQ(nt->layout, "nt");
-    const auto nt_index = idx.find_or_nearest(f.kernel.name, Shape::parse(asked), "f16", "nt");
+    const auto nt_index = idx.find_or_nearest(f.kernel.name, Shape::parse(asked), DType::kF16, "nt");
     ASSERT_TRUE(nt_index);
     EXPECT_EQ(nt_index->tuned_shape, nt->tuned_shape);
   }
-  EXPECT_FALSE(f.db.best(f.lookup(nn_shape, "f16", "tn"), true));
-  EXPECT_FALSE(idx.find_or_nearest(f.kernel.name, Shape::parse(nn_shape), "f16", "tn"));
+  EXPECT_FALSE(f.db.best(f.lookup(nn_shape, DType::kF16, "tn"), true));
+  EXPECT_FALSE(idx.find_or_nearest(f.kernel.name, Shape::parse(nn_shape), DType::kF16, "tn"));
 }
 
 /// An export document with one GPU, kernel and run and the given measurements.
@@ -247,7 +247,7 @@ TEST(Layout, ImportRefusesABestRowOfAnotherLayout) {
   doc["best"][0]["layout"] = "nt";
   std::ofstream(dir / "in.json") << doc.dump();
   EXPECT_EQ(db.import_json(dir / "in.json").best_updated, 1);
-  const Lookup l{"NVIDIA T", "gemm", "m=16,n=4096,k=4096", "bf16", std::nullopt, "nt"};
+  const Lookup l{"NVIDIA T", "gemm", "m=16,n=4096,k=4096", DType::kBF16, std::nullopt, "nt"};
   ASSERT_TRUE(db.best(l, false));
   EXPECT_EQ(db.best(l, false)->stats.median_us, 12.5);
 }

@@ -19,9 +19,9 @@ using testing::Rng;
 using testing::TempDir;
 
 /// Everything that identifies a stored measurement and its content, independent of row ids.
-using RowKey = std::tuple<std::string, std::string, std::string, std::string, std::string, std::string,
-                          std::string, std::string, std::optional<double>, std::string, std::string,
-                          std::string, std::string, double>;
+using RowKey = std::tuple<std::string, std::string, std::string, std::string, DType, std::string, std::string,
+                          std::string, std::optional<double>, std::string, std::string, std::string,
+                          std::string, double>;
 
 std::multiset<RowKey> all_rows(const ConfigCache& db) {
   std::multiset<RowKey> rows;
@@ -37,8 +37,8 @@ std::multiset<RowKey> all_rows(const ConfigCache& db) {
 std::map<std::string, std::string> best_map(const ConfigCache& db) {
   std::map<std::string, std::string> out;
   for (const auto& b : db.list_best()) {
-    out[b.gpu_name + "|" + b.kernel.name + "|" + b.kernel.source_hash + "|" + b.shape + "|" + b.dtype + "|" +
-        b.layout] = b.config_name;
+    out[b.gpu_name + "|" + b.kernel.name + "|" + b.kernel.source_hash + "|" + b.shape + "|" +
+        to_string(b.dtype) + "|" + b.layout] = b.config_name;
   }
   return out;
 }
@@ -55,8 +55,8 @@ void fill(ConfigCache& db, Rng& r, int runs) {
       for (int s = 0; s < 4; ++s) {
         const std::string shape = testing::random_shape(r);
         std::vector<Measurement> ms;
-        for (int i = 0; i < 6; ++i) ms.push_back(testing::random_measurement(r, shape, "bf16"));
-        ms.push_back(testing::random_failure(r, shape, "bf16"));
+        for (int i = 0; i < 6; ++i) ms.push_back(testing::random_measurement(r, shape, DType::kBF16));
+        ms.push_back(testing::random_failure(r, shape, DType::kBF16));
         const std::string layout = kLayouts[static_cast<size_t>(r.uniform(0, 3))];
         for (Measurement& m : ms) {
           m.layout = layout;
@@ -169,8 +169,8 @@ TEST(Merge, KeepsEveryRowAndChoosesLowerMedian) {
   const GpuInfo gpu = testing::random_gpu(r);
   const KernelInfo kernel = testing::random_kernel(r);
   const std::string shape = testing::random_shape(r);
-  Measurement slow = testing::random_measurement(r, shape, "f16");
-  Measurement fast = testing::random_measurement(r, shape, "f16");
+  Measurement slow = testing::random_measurement(r, shape, DType::kF16);
+  Measurement fast = testing::random_measurement(r, shape, DType::kF16);
   slow.stats->median_us = fast.stats->median_us * r.real(1.1, 3.0);
   for (auto* side : {&a, &b}) {
     const auto ids = side->record(side->begin_run(testing::random_run(r)), side->upsert_gpu(gpu),
@@ -189,7 +189,7 @@ TEST(Merge, KeepsEveryRowAndChoosesLowerMedian) {
   EXPECT_EQ(st.measurements_skipped, 0);
   EXPECT_EQ(all_rows(a), want);
   EXPECT_EQ(best_map(a), want_best);
-  const auto got = a.best({gpu.name, kernel.name, shape, "f16", std::nullopt, ""}, false);
+  const auto got = a.best({gpu.name, kernel.name, shape, DType::kF16, std::nullopt, ""}, false);
   ASSERT_TRUE(got);
   EXPECT_EQ(got->config_name, fast.config_name);
   EXPECT_EQ(a.gpus().size(), 3u);  // two from fill(), the shared one once
@@ -204,7 +204,7 @@ TEST(Merge, KeepsEveryRowAndChoosesLowerMedian) {
 
   // The slower side merged into the faster one keeps the faster winner.
   b.merge(dir / "a.db");
-  EXPECT_EQ(b.best({gpu.name, kernel.name, shape, "f16", std::nullopt, ""}, false)->config_name,
+  EXPECT_EQ(b.best({gpu.name, kernel.name, shape, DType::kF16, std::nullopt, ""}, false)->config_name,
             fast.config_name);
 }
 

@@ -30,10 +30,10 @@ TEST(Fidelity, StoredAndReadBackAndValidated) {
   const int64_t run = db.begin_run(testing::random_run(r));
   std::vector<Measurement> ms;
   for (int i = 0; i < 20; ++i) {
-    ms.push_back(testing::random_measurement(r, testing::random_shape(r), "bf16"));
+    ms.push_back(testing::random_measurement(r, testing::random_shape(r), DType::kBF16));
     if (r.coin()) ms.back().fidelity = r.real(0.01, 0.99);
   }
-  Measurement defaulted = testing::random_measurement(r, testing::random_shape(r), "f16");
+  Measurement defaulted = testing::random_measurement(r, testing::random_shape(r), DType::kF16);
   EXPECT_EQ(defaulted.fidelity, 1.0);
   ms.push_back(defaulted);
   db.record(run, gpu, kernel, ms);
@@ -43,7 +43,7 @@ TEST(Fidelity, StoredAndReadBackAndValidated) {
   for (size_t i = 0; i < ms.size(); ++i) EXPECT_EQ(back[i], ms[i].fidelity) << i;
 
   for (const double bad : {0.0, -r.real(0.1, 2), std::nan(""), std::numeric_limits<double>::infinity()}) {
-    Measurement m = testing::random_measurement(r, testing::random_shape(r), "bf16");
+    Measurement m = testing::random_measurement(r, testing::random_shape(r), DType::kBF16);
     m.fidelity = bad;
     try {
       db.record(run, gpu, kernel, {m});
@@ -79,8 +79,8 @@ TEST(ResultsFor, LatestPerConfigWithFidelity) {
     const double fidelity = std::ldexp(1.0, run_no - 3);  // 1/8, 1/4, 1/2, 1
     for (const std::string& name : names) {
       if (!r.coin()) continue;
-      Measurement m = r.uniform(0, 4) == 0 ? testing::random_failure(r, shape, "bf16")
-                                           : testing::random_measurement(r, shape, "bf16");
+      Measurement m = r.uniform(0, 4) == 0 ? testing::random_failure(r, shape, DType::kBF16)
+                                           : testing::random_measurement(r, shape, DType::kBF16);
       m.config_name = name;
       m.layout = layout;
       m.fidelity = fidelity;
@@ -92,7 +92,7 @@ TEST(ResultsFor, LatestPerConfigWithFidelity) {
           elsewhere.layout = "nn";
           break;
         case 1:
-          elsewhere.dtype = "f16";
+          elsewhere.dtype = DType::kF16;
           break;
         case 2:
           elsewhere.shape = testing::random_shape(r);
@@ -115,7 +115,7 @@ TEST(ResultsFor, LatestPerConfigWithFidelity) {
   }
   ASSERT_FALSE(want.empty());
 
-  const std::vector<StoredResult> got = db.results_for(gpu, kernel, shape, "bf16", layout);
+  const std::vector<StoredResult> got = db.results_for(gpu, kernel, shape, DType::kBF16, layout);
   ASSERT_EQ(got.size(), want.size());
   auto w = want.begin();
   for (const StoredResult& s : got) {  // ordered by config name, as std::map is
@@ -134,8 +134,8 @@ TEST(ResultsFor, LatestPerConfigWithFidelity) {
     }
     ++w;
   }
-  EXPECT_TRUE(db.results_for(gpu, kernel, shape, "bf16", "").empty());
-  EXPECT_TRUE(db.results_for(gpu, kernel + 1000, shape, "bf16", layout).empty());
+  EXPECT_TRUE(db.results_for(gpu, kernel, shape, DType::kBF16, "").empty());
+  EXPECT_TRUE(db.results_for(gpu, kernel + 1000, shape, DType::kBF16, layout).empty());
 }
 
 TEST(ResultsFor, LatestMeansMeasuredLastNotImportedLast) {
@@ -184,7 +184,7 @@ TEST(ResultsFor, LatestMeansMeasuredLastNotImportedLast) {
   const int64_t gpu = db.upsert_gpu({"G", 9, 0, 132, 1 << 30, "{}"});  // same key: the imported row
   const int64_t kernel = db.upsert_kernel({"gemm", "ff"});
   ASSERT_EQ(db.gpus().size(), 1u);
-  const auto got = db.results_for(gpu, kernel, "m=8,n=8,k=8", "f16", "nn");
+  const auto got = db.results_for(gpu, kernel, "m=8,n=8,k=8", DType::kF16, "nn");
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].outcome, Outcome::kIncorrect);
   EXPECT_EQ(got[0].fidelity, 1.0);

@@ -33,7 +33,7 @@ struct GemmModel {
 
   WorkModel model() {
     return [this](const WorkKey& k) {
-      ++asked[std::string(k.kernel) + "|" + std::string(k.shape) + "|" + std::string(k.dtype) + "|" +
+      ++asked[std::string(k.kernel) + "|" + std::string(k.shape) + "|" + to_string(k.dtype) + "|" +
               std::string(k.layout)];
       if (k.kernel != "gemm") return Work{};
       long m = 0, n = 0, kk = 0;
@@ -58,7 +58,7 @@ TEST(StoredWork, TravelsThroughRecordExportImportAndMerge) {
   const int64_t kernel = db.upsert_kernel({"decode_attention", r.hex(16)});
   const int64_t run = db.begin_run(testing::random_run(r));
   Measurement both =
-      testing::random_measurement(r, "batch=8,heads_q=32,heads_kv=8,seq=4096,head_dim=128", "bf16");
+      testing::random_measurement(r, "batch=8,heads_q=32,heads_kv=8,seq=4096,head_dim=128", DType::kBF16);
   both.config_name = "both";
   both.work = Work{4.0 * 8 * 32 * 4096 * 128, 2.0 * 2 * 8 * 8 * 4096 * 128 + 2.0 * 2 * 8 * 32 * 128};
   Measurement bytes_only = both;
@@ -108,7 +108,7 @@ TEST(StoredWork, RecordRefusesWorkThatIsNotPositiveAndFinite) {
   for (const Work bad : {Work{0.0, std::nullopt}, Work{std::nullopt, -5.0},
                          Work{std::numeric_limits<double>::quiet_NaN(), 1.0},
                          Work{1.0, std::numeric_limits<double>::infinity()}}) {
-    Measurement m = testing::random_measurement(r, "n=4", "f32");
+    Measurement m = testing::random_measurement(r, "n=4", DType::kF32);
     m.work = bad;
     try {
       db.record(run, gpu, kernel, {m});
@@ -207,6 +207,31 @@ TEST(StoredWork, AModelThatThrowsLeavesTheRowUnknownAndTheMigrationDone) {
   EXPECT_EQ(work_by_config(db).at("gemm.a"), Work{});
 }
 
+TEST(StoredWork, ARowOfADtypeThisBuildDoesNotKnowMigratesUnaskedAndIsRefusedWhenRead) {
+  TempDir dir;
+  const auto path = dir / "v3.db";
+  write_version3_database(path);
+  {
+    detail::Database raw(path, detail::Database::Open::kReadWrite);
+    raw.exec(
+        "INSERT INTO measurements (run_id, gpu_id, kernel_id, shape, dtype, layout, config_name, outcome,"
+        " median_us, min_us, mean_us, p90_us, stdev_us, samples, resources_json, measured_at)"
+        " VALUES (1, 1, 1, 'm=8,n=8,k=8', 'int3', 'nt', 'gemm.d', 'ok', 10, 9, 10, 11, 0.1, 20, '{}',"
+        " '2026-01-01T00:00:02.000Z')");
+  }
+  GemmModel model;
+  ConfigCache db = ConfigCache::open(path, ConfigCache::Mode::kReadWrite, model.model());
+  EXPECT_EQ(db.schema_version(), 4);
+  EXPECT_EQ(model.asked.size(), 3u) << "the model is not asked about a dtype this build cannot name";
+  try {
+    work_by_config(db);
+    FAIL() << "a row of an unknown dtype was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kBadInput);
+    EXPECT_NE(std::string(e.what()).find("'int3'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(StoredWork, AnOlderExportImportsWithTheWorkTheModelGives) {
   Rng r;
   TempDir dir;
@@ -216,7 +241,7 @@ TEST(StoredWork, AnOlderExportImportsWithTheWorkTheModelGives) {
     const int64_t gemm = db.upsert_kernel({"gemm", r.hex(16)});
     const int64_t other = db.upsert_kernel({"softmax", r.hex(16)});
     const int64_t run = db.begin_run(testing::random_run(r));
-    Measurement m = testing::random_measurement(r, "m=8,n=256,k=128", "bf16");
+    Measurement m = testing::random_measurement(r, "m=8,n=256,k=128", DType::kBF16);
     m.config_name = "gemm.old";
     db.record(run, gpu, gemm, {m});
     m.shape = "rows=4,cols=4096";

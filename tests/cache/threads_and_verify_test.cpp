@@ -38,8 +38,8 @@ TEST(Threads, OneHandleSharedByThreads) {
           const auto got = db.find_compiled(key);
           if (!got || got->key != key) ++failures;
           const std::string shape = testing::random_shape(tr);
-          db.set_best(db.record(run, g, k, {testing::random_measurement(tr, shape, "bf16")})[0]);
-          if (!db.best({gpu.name, kernel.name, shape, "bf16", std::nullopt, ""}, false)) ++failures;
+          db.set_best(db.record(run, g, k, {testing::random_measurement(tr, shape, DType::kBF16)})[0]);
+          if (!db.best({gpu.name, kernel.name, shape, DType::kBF16, std::nullopt, ""}, false)) ++failures;
         }
       } catch (const std::exception& e) {
         ADD_FAILURE() << e.what();
@@ -67,7 +67,8 @@ TEST(Verify, ReportsABestRowThatNamesAFailedMeasurement) {
     const int64_t run = db.begin_run(testing::random_run(r));
     const std::string shape = testing::random_shape(r);
     const auto ids = db.record(
-        run, g, k, {testing::random_measurement(r, shape, "f16"), testing::random_failure(r, shape, "f16")});
+        run, g, k,
+        {testing::random_measurement(r, shape, DType::kF16), testing::random_failure(r, shape, DType::kF16)});
     db.set_best(ids[0]);
     failed_id = ids[1];
     EXPECT_TRUE(db.verify().ok);
@@ -96,7 +97,8 @@ TEST(Verify, ReportsJsonColumnsThatAreNotObjects) {
     const int64_t k = db.upsert_kernel(testing::random_kernel(r));
     const int64_t run = db.begin_run(testing::random_run(r));
     std::vector<Measurement> ms;
-    for (int i = 0; i < 6; ++i) ms.push_back(testing::random_measurement(r, testing::random_shape(r), "f32"));
+    for (int i = 0; i < 6; ++i)
+      ms.push_back(testing::random_measurement(r, testing::random_shape(r), DType::kF32));
     ids = db.record(run, g, k, ms);
     EXPECT_TRUE(db.verify().ok);
   }

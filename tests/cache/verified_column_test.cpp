@@ -26,7 +26,7 @@ Stored fill(ConfigCache& db, Rng& r) {
   const int64_t gpu = db.upsert_gpu(testing::random_gpu(r));
   const int64_t kernel = db.upsert_kernel({"scale", r.hex(16)});
   const int64_t run = db.begin_run(testing::random_run(r));
-  Measurement a = testing::random_measurement(r, "n=4096", "f32");
+  Measurement a = testing::random_measurement(r, "n=4096", DType::kF32);
   a.outcome = Outcome::kOk;
   a.stats = Stats{12.5, 12.0, 12.6, 13.0, 0.2, 40};
   Measurement b = a;
@@ -56,7 +56,7 @@ TEST(VerifiedColumn, UnverifiedResultsReadBackUnverifiedEverywhere) {
   Lookup lookup;
   lookup.gpu_name = db.list_best({}).front().gpu_name;
   lookup.kernel = "scale";
-  lookup.dtype = "f32";
+  lookup.dtype = DType::kF32;
   lookup.shape = "n=8192";
   const auto best = db.best(lookup, false);
   ASSERT_TRUE(best.has_value());

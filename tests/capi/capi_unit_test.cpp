@@ -134,7 +134,7 @@ TEST_F(CapiTest, NullGpuMeansTheDatabasesOnlyGpu) {
     const auto run = cache.begin_run({});
     cache::Measurement m;
     m.shape = "m=32,n=2048,k=2048";
-    m.dtype = "bf16";
+    m.dtype = DType::kBF16;
     m.layout = "nt";
     m.config_name = config;
     const double med = 1.0 + static_cast<double>(gen() % 1000);

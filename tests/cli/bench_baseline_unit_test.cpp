@@ -121,7 +121,7 @@ TEST_F(RecordBaseline, StoresACublasRowThatIsNeverTheBest) {
     EXPECT_EQ(s.m.baseline, "cublas");
     EXPECT_EQ(s.m.config_name, "cublas.bf16.nt");
     EXPECT_EQ(s.m.shape, "m=16,n=4096,k=4096");
-    EXPECT_EQ(s.m.dtype, "bf16");
+    EXPECT_EQ(s.m.dtype, DType::kBF16);
     EXPECT_EQ(s.m.layout, "nt");
     EXPECT_EQ(s.m.outcome, ktune::Outcome::kOk);
     ASSERT_TRUE(s.m.stats.has_value());
@@ -131,12 +131,14 @@ TEST_F(RecordBaseline, StoresACublasRowThatIsNeverTheBest) {
     EXPECT_EQ(s.m.sm_clock_mhz.value_or(0), 1980);
   });
   EXPECT_EQ(rows, 1);
-  EXPECT_FALSE(db_->best({"Test GPU Bench", "gemm", "m=16,n=4096,k=4096", "bf16", std::nullopt, "nt"}, false))
+  EXPECT_FALSE(
+      db_->best({"Test GPU Bench", "gemm", "m=16,n=4096,k=4096", DType::kBF16, std::nullopt, "nt"}, false))
       << "a baseline is never named the best";
   EXPECT_TRUE(
-      tuner::detail::load_stored_results(*db_, gpu_, kernel_, "m=16,n=4096,k=4096", "bf16", "nt").empty())
+      tuner::detail::load_stored_results(*db_, gpu_, kernel_, "m=16,n=4096,k=4096", DType::kBF16, "nt")
+          .empty())
       << "the loop's resume must not treat the baseline as a candidate";
-  EXPECT_EQ(db_->results_for(gpu_, kernel_, "m=16,n=4096,k=4096", "bf16", "nt").size(), 1u);
+  EXPECT_EQ(db_->results_for(gpu_, kernel_, "m=16,n=4096,k=4096", DType::kBF16, "nt").size(), 1u);
 }
 
 TEST_F(RecordBaseline, KeysWithoutABaselineMeasureNothing) {

@@ -183,7 +183,7 @@ TEST(BenchGpu, BestTimesTheCachedWinnerAndExits4WithoutOne) {
     const int64_t run = db.begin_run({});
     cache::Measurement m;
     m.shape = p.shape_text();
-    m.dtype = "bf16";
+    m.dtype = DType::kBF16;
     m.layout = "nt";
     m.config_name = name;
     m.config_json = c.to_json().dump();

@@ -58,8 +58,9 @@ TEST(BenchTarget, BadPartsAreNamed) {
   // A catalog kernel without templates (when the catalog still has one) is refused by name.
   for (const auto& k : kernel_templates::kernel_catalog()) {
     if (k.name == "copy" || !kernel_templates::specs_of(k.name).empty()) continue;
-    expect_bad_input([&] { cli::parse_bench_target(k.name, k.example_shape(), k.dtypes.front(), ""); },
-                     "no templates");
+    expect_bad_input(
+        [&] { cli::parse_bench_target(k.name, k.example_shape(), to_string(k.dtypes.front()), ""); },
+        "no templates");
   }
 }
 
@@ -189,7 +190,7 @@ cli::BenchContext sample_context() {
   cli::BenchContext c;
   c.kernel = "gemm";
   c.shape = "m=128,n=256,k=512";
-  c.dtype = "bf16";
+  c.dtype = DType::kBF16;
   c.layout = "nt";
   c.config_source = "default";
   c.device = {{"name", "Test GPU"}, {"arch", "sm_90"}};

@@ -65,6 +65,13 @@ TEST_F(CacheCommandTest, ListShowsEveryWinner) {
   const auto j = nlohmann::json::parse(filtered.out);
   ASSERT_EQ(j.at("best").size(), 1u);
   EXPECT_EQ(j.at("best")[0].at("kernel"), "rmsnorm");
+
+  const auto f16 = run_ktune({"cache", "list", "--db", db_.path.string(), "--dtype", "f16", "--json"});
+  ASSERT_EQ(f16.exit_code, 0) << f16.err;
+  ASSERT_EQ(nlohmann::json::parse(f16.out).at("best").size(), 1u);
+  const auto bad = run_ktune({"cache", "list", "--db", db_.path.string(), "--dtype", "f64"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("unknown dtype 'f64'"), std::string::npos) << bad.err;
 }
 
 TEST_F(CacheCommandTest, ExportThenImportKeepsEveryWinner) {

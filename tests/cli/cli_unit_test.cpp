@@ -44,7 +44,9 @@ TEST(KernelCatalog, HoldsTheKernelsOfIssue2) {
     ASSERT_NE(k, nullptr);
     EXPECT_EQ(k->name, name);
     EXPECT_EQ(k->dims, dims_dtypes.first);
-    EXPECT_EQ(k->dtypes, dims_dtypes.second);
+    std::vector<std::string> dtypes;
+    for (const DType d : k->dtypes) dtypes.emplace_back(to_string(d));
+    EXPECT_EQ(dtypes, dims_dtypes.second);
     EXPECT_TRUE(kt::is_known_kernel(name));
     EXPECT_FALSE(k->summary.empty());
     // The help text's example is a valid shape already in canonical order.
@@ -68,16 +70,20 @@ TEST(KernelCatalog, UnknownKernelIsBadInputListingTheKnownOnes) {
 
 TEST(KernelCatalog, UnsupportedDtypeIsBadInputNamingTheSupportedOnes) {
   const auto* k = kt::find_kernel("decode_attention");
-  EXPECT_TRUE(k->supports("bf16"));
-  EXPECT_FALSE(k->supports("f16"));
-  EXPECT_NO_THROW(k->require_dtype("bf16"));
-  try {
-    k->require_dtype("f16");
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kBadInput);
-    EXPECT_NE(std::string(e.what()).find("'f16'"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("bf16"), std::string::npos) << e.what();
+  EXPECT_TRUE(k->supports(ktune::DType::kBF16));
+  EXPECT_FALSE(k->supports(ktune::DType::kF16));
+  EXPECT_EQ(k->parse_dtype("bf16"), ktune::DType::kBF16);
+  EXPECT_NO_THROW(k->require_dtype(ktune::DType::kBF16));
+  EXPECT_THROW(k->require_dtype(ktune::DType::kF16), Error);
+  for (const char* bad : {"f16", "f64"}) {
+    try {
+      k->parse_dtype(bad);
+      FAIL() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kBadInput);
+      EXPECT_NE(std::string(e.what()).find(std::string("'") + bad + "'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("(supported: bf16)"), std::string::npos) << e.what();
+    }
   }
 }
 

@@ -59,7 +59,7 @@ TEST(SlurmScript, ArrayTasksThenTheMergeHoldEveryKeyOnce) {
   std::multiset<std::string> keys;
   auto db = cache::ConfigCache::open(dir / "sweep" / "ktune.db", cache::ConfigCache::Mode::kReadOnly);
   db.for_each_measurement(
-      {}, [&](const cache::StoredMeasurement& m) { keys.insert(m.m.shape + " " + m.m.dtype); });
+      {}, [&](const cache::StoredMeasurement& m) { keys.insert(m.m.shape + " " + to_string(m.m.dtype)); });
   EXPECT_EQ(keys.size(), 6u);
   EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()).size(), 6u) << "each key once";
 

@@ -17,7 +17,7 @@ struct Key {
   std::string gpu;
   std::string kernel;
   std::string shape;
-  std::string dtype;
+  DType dtype;
   std::string layout;
 };
 
@@ -58,11 +58,11 @@ TestDb make_test_db(const std::filesystem::path& path, uint32_t seed, const std:
   const std::string beta = "Test GPU Beta" + gpu_suffix;
   out.gpus = {alpha, beta};
   const std::vector<Key> keys = {
-      {alpha, "gemm", "m=16,n=4096,k=4096", "bf16", "nt"},
-      {alpha, "gemm", "m=16,n=4096,k=4096", "bf16", "nn"},
-      {alpha, "gemm", "m=512,n=4096,k=4096", "bf16", "nt"},
-      {alpha, "rmsnorm", "rows=16,hidden=4096", "f16", ""},
-      {beta, "gemm", "m=64,n=1024,k=1024", "bf16", "nt"},
+      {alpha, "gemm", "m=16,n=4096,k=4096", DType::kBF16, "nt"},
+      {alpha, "gemm", "m=16,n=4096,k=4096", DType::kBF16, "nn"},
+      {alpha, "gemm", "m=512,n=4096,k=4096", DType::kBF16, "nt"},
+      {alpha, "rmsnorm", "rows=16,hidden=4096", DType::kF16, ""},
+      {beta, "gemm", "m=64,n=1024,k=1024", DType::kBF16, "nt"},
   };
 
   cache::RunInfo run;
@@ -89,8 +89,8 @@ TestDb make_test_db(const std::filesystem::path& path, uint32_t seed, const std:
       m.dtype = key.dtype;
       m.layout = key.layout;
       m.config_name =
-          fmt::format("{}.{}{}.t{}.s{}", key.kernel, key.dtype, key.layout.empty() ? "" : "." + key.layout,
-                      tiles[static_cast<size_t>(i)], i + 2);
+          fmt::format("{}.{}{}.t{}.s{}", key.kernel, to_string(key.dtype),
+                      key.layout.empty() ? "" : "." + key.layout, tiles[static_cast<size_t>(i)], i + 2);
       m.config_json = fmt::format(R"({{"tile":{},"stages":{}}})", tiles[static_cast<size_t>(i)], i + 2);
       const double med = median(gen);
       m.stats = cache::Stats{med, med * 0.97, med * 1.01, med * 1.05, med * 0.02, 50 + i};
@@ -108,7 +108,7 @@ TestDb make_test_db(const std::filesystem::path& path, uint32_t seed, const std:
       if (ms[i].stats->median_us < ms[win].stats->median_us) win = i;
     }
     db.set_best(ids[win]);
-    out.best.push_back({key.gpu, key.kernel, key.shape, key.dtype, key.layout, ms[win].config_name,
+    out.best.push_back({key.gpu, key.kernel, key.shape, to_string(key.dtype), key.layout, ms[win].config_name,
                         ms[win].stats->median_us});
   }
   return out;

@@ -30,7 +30,7 @@ std::set<Key> keys_in(const std::string& db_path) {
   std::set<Key> keys;
   auto db = cache::ConfigCache::open(db_path, cache::ConfigCache::Mode::kReadOnly);
   db.for_each_measurement({}, [&](const cache::StoredMeasurement& m) {
-    keys.insert({m.kernel.name, m.m.shape, m.m.dtype, m.m.layout});
+    keys.insert({m.kernel.name, m.m.shape, to_string(m.m.dtype), m.m.layout});
   });
   return keys;
 }
@@ -59,9 +59,12 @@ TEST(TuneKeyList, KeysRecordedBySeveralProcessesAreTunedExactly) {
   const auto file = dir / "misses.keys";
   // Three "serving" processes, each missing some keys; two keys are missed by all of them.
   const std::vector<std::vector<KeyLine>> missed{
-      {{"gemm", "m=24,n=4096,k=4096", "bf16", "nt"}, {"rmsnorm", "rows=7,hidden=4095", "f16", ""}},
-      {{"gemm", "m=24,n=4096,k=4096", "bf16", "nt"}, {"softmax", "rows=4,cols=1000", "f32", "causal"}},
-      {{"rmsnorm", "rows=7,hidden=4095", "f16", ""}, {"rmsnorm", "rows=3,hidden=1024", "bf16", "residual"}},
+      {{"gemm", "m=24,n=4096,k=4096", DType::kBF16, "nt"},
+       {"rmsnorm", "rows=7,hidden=4095", DType::kF16, ""}},
+      {{"gemm", "m=24,n=4096,k=4096", DType::kBF16, "nt"},
+       {"softmax", "rows=4,cols=1000", DType::kF32, "causal"}},
+      {{"rmsnorm", "rows=7,hidden=4095", DType::kF16, ""},
+       {"rmsnorm", "rows=3,hidden=1024", DType::kBF16, "residual"}},
   };
   std::vector<pid_t> children;
   for (const auto& keys : missed) {
@@ -137,7 +140,7 @@ TEST(TuneKeyList, EveryKeyFourDecodersRecordedIsTuned) {
 TEST(TuneKeyList, DtypeWithAKeyListExits2) {
   TempDir dir;
   const auto file = dir / "one.keys";
-  runtime::MissRecorder(file).record({"rmsnorm", "rows=7,hidden=4095", "f16", ""});
+  runtime::MissRecorder(file).record({"rmsnorm", "rows=7,hidden=4095", DType::kF16, ""});
   auto args = sweep(file.string(), (dir / "x.db").string());
   args.insert(args.end(), {"--dtype", "bf16"});
   const auto r = run_ktune(args);

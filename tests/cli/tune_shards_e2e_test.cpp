@@ -41,7 +41,7 @@ std::multiset<Row> rows_of(const std::string& db_path) {
   std::multiset<Row> rows;
   auto db = cache::ConfigCache::open(db_path, cache::ConfigCache::Mode::kReadOnly);
   db.for_each_measurement({}, [&](const cache::StoredMeasurement& m) {
-    rows.insert({m.gpu.name, m.kernel.name, m.m.shape, m.m.dtype, m.m.layout, m.m.config_name});
+    rows.insert({m.gpu.name, m.kernel.name, m.m.shape, to_string(m.m.dtype), m.m.layout, m.m.config_name});
   });
   return rows;
 }

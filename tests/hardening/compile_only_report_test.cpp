@@ -38,7 +38,7 @@ void compile_only_sweep(cache::ConfigCache& db) {
   TuningLoop loop(db, kGpu, cache::RunInfo{}, o, deps);
   const KeySummary s =
       loop.tune(ConfigSpace::load(configs_dir() / "spaces" / "gemm.toml"),
-                {"gemm", NamedShape{"test", {{"m", 48}, {"n", 2048}, {"k", 1536}}}, "bf16", "nt"});
+                {"gemm", NamedShape{"test", {{"m", 48}, {"n", 2048}, {"k", 1536}}}, DType::kBF16, "nt"});
   ASSERT_TRUE(s.error.empty()) << s.error;
   ASSERT_FALSE(s.winner.has_value());
 }

@@ -40,8 +40,8 @@ void make_source(const fs::path& path, int rows) {
   std::vector<cache::Measurement> batch;
   for (int i = 0; i < rows; ++i) {
     const std::string shape = fmt::format("m={},n=4096,k=4096", 1 + i % 16);
-    batch.push_back(i % 5 == 0 ? cache::testing::random_failure(rng, shape, "bf16")
-                               : cache::testing::random_measurement(rng, shape, "bf16"));
+    batch.push_back(i % 5 == 0 ? cache::testing::random_failure(rng, shape, DType::kBF16)
+                               : cache::testing::random_measurement(rng, shape, DType::kBF16));
   }
   db.record(run, gpu, kernel, batch);
 }
@@ -98,7 +98,7 @@ tuner::TuneOptions sweep_options() {
 }
 
 const tuner::TuneKey kSweepKey{"gemm", tuner::NamedShape{"fault", {{"m", 64}, {"n", 1024}, {"k", 2048}}},
-                               "bf16", "nt"};
+                               DType::kBF16, "nt"};
 
 /// Runs the sweep on `db`; `before_measure` as FakeMeasurer's. Returns the configs measured.
 std::vector<std::string> sweep(cache::ConfigCache& db, std::function<void(int)> before_measure = {},

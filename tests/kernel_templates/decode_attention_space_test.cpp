@@ -33,7 +33,7 @@ TEST(AttnSpace, SpaceAgreesWithSpecOverTheShapeSet) {
     tuner::ProblemContext ctx;
     ctx.dims = shape.dims;
     ctx.elem_bytes = 2;
-    ctx.dtype = "bf16";
+    ctx.dtype = DType::kBF16;
     ctx.layout = "";
     const Problem problem{shape.dims, DType::kBF16, ""};
     const auto e = space.enumerate(ctx);
@@ -45,9 +45,9 @@ TEST(AttnSpace, SpaceAgreesWithSpecOverTheShapeSet) {
       const KernelSpec& spec = find_spec("decode_attention", c.variant);
       mma += c.variant == "mma" ? 1 : 0;
       const auto why = spec.rejection(problem, c);
-      EXPECT_FALSE(why.has_value()) << space.canonical_name(c, "bf16", "") << " " << shape.label << ": "
+      EXPECT_FALSE(why.has_value()) << space.canonical_name(c, DType::kBF16, "") << " " << shape.label << ": "
                                     << why.value_or("");
-      EXPECT_EQ(spec.canonical_name(problem, c), space.canonical_name(c, "bf16", ""));
+      EXPECT_EQ(spec.canonical_name(problem, c), space.canonical_name(c, DType::kBF16, ""));
       (c.at("SPLIT_K") == 1 ? unsplit : split) = true;
       ++checked;
     }
@@ -62,7 +62,7 @@ TEST(AttnSpace, SpaceAgreesWithSpecOverTheShapeSet) {
   tuner::ProblemContext odd;
   odd.dims = {{"batch", 1}, {"heads_q", 32}, {"heads_kv", 8}, {"seq", 4096}, {"head_dim", 96}};
   odd.elem_bytes = 2;
-  odd.dtype = "bf16";
+  odd.dtype = DType::kBF16;
   try {
     space.enumerate(odd);
     ADD_FAILURE() << "head_dim 96 kept configs";

@@ -30,8 +30,8 @@ TEST(Fp8Space, SpaceAgreesWithSpecOverLlamaShapes) {
     for (const char* mode : {"nt", "nt+rowcol"}) {
       tuner::ProblemContext ctx;
       ctx.dims = shape.dims;
-      ctx.elem_bytes = tuner::dtype_bytes("fp8e4m3");
-      ctx.dtype = "fp8e4m3";
+      ctx.elem_bytes = static_cast<int64_t>(size_of(DType::kFP8E4M3));
+      ctx.dtype = DType::kFP8E4M3;
       ctx.layout = mode;
       const Problem problem{shape.dims, DType::kFP8E4M3, mode};
       const auto e = space.enumerate(ctx);
@@ -39,9 +39,9 @@ TEST(Fp8Space, SpaceAgreesWithSpecOverLlamaShapes) {
       for (const auto& c : e.configs) {
         const KernelSpec& variant = find_spec("fp8_gemm", c.variant);
         const auto why = variant.rejection(problem, c);
-        EXPECT_FALSE(why.has_value())
-            << space.canonical_name(c, "fp8e4m3", mode) << " " << shape.label << ": " << why.value_or("");
-        EXPECT_EQ(variant.canonical_name(problem, c), space.canonical_name(c, "fp8e4m3", mode));
+        EXPECT_FALSE(why.has_value()) << space.canonical_name(c, DType::kFP8E4M3, mode) << " " << shape.label
+                                      << ": " << why.value_or("");
+        EXPECT_EQ(variant.canonical_name(problem, c), space.canonical_name(c, DType::kFP8E4M3, mode));
         ++checked;
       }
       EXPECT_EQ(spec.rejection(problem, spec.default_config(problem)), std::nullopt) << shape.label;
@@ -51,7 +51,7 @@ TEST(Fp8Space, SpaceAgreesWithSpecOverLlamaShapes) {
   tuner::ProblemContext odd;
   odd.dims = {{"m", 16}, {"n", 4096}, {"k", 4100}};
   odd.elem_bytes = 1;
-  odd.dtype = "fp8e4m3";
+  odd.dtype = DType::kFP8E4M3;
   odd.layout = "nt";
   try {
     space.enumerate(odd);

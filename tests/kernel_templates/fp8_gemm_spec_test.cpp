@@ -244,7 +244,7 @@ TEST(Fp8Spec, ReferenceWorkAndAlignment) {
 
 TEST(Fp8Registry, CatalogAndHash) {
   const KernelDescriptor* k = find_kernel("fp8_gemm");
-  EXPECT_EQ(k->dtypes, (std::vector<std::string>{"fp8e4m3"}));
+  EXPECT_EQ(k->dtypes, (std::vector<DType>{DType::kFP8E4M3}));
   EXPECT_EQ(k->layouts, (std::vector<std::string>{"nt", "nt+rowcol"}));
   EXPECT_EQ(k->default_layout, "nt");
   EXPECT_EQ(specs_of("fp8_gemm").size(), 2u);

@@ -26,13 +26,14 @@ TEST(KernelCatalog, EveryFamilyIsDescribedByItsTemplates) {
     const KernelDescriptor* d = find_kernel(family.name);
     const auto specs = specs_of(family.name);
     ASSERT_FALSE(specs.empty());
-    std::set<std::string> dtypes, layouts;
+    std::set<DType> dtypes;
+    std::set<std::string> layouts;
     for (const KernelSpec* s : specs) {
       EXPECT_EQ(s->dims(), d->dims) << s->variant();
-      for (DType t : s->dtypes()) dtypes.insert(to_string(t));
+      for (DType t : s->dtypes()) dtypes.insert(t);
       for (const auto& l : s->layouts()) layouts.insert(l);
     }
-    EXPECT_EQ(std::set<std::string>(d->dtypes.begin(), d->dtypes.end()), dtypes);
+    EXPECT_EQ(std::set<DType>(d->dtypes.begin(), d->dtypes.end()), dtypes);
     EXPECT_EQ(std::set<std::string>(d->layouts.begin(), d->layouts.end()), layouts);
     EXPECT_EQ(d->layouts.size(), layouts.size()) << "a layout listed twice";
     ASSERT_FALSE(d->layouts.empty());

@@ -26,14 +26,14 @@ void check_space(const std::string& kernel, const std::vector<std::string>& mode
   std::size_t checked = 0;
   for (std::size_t s = 0; s < shapes.shapes.size(); s += every_nth) {
     const auto& shape = shapes.shapes[s];
-    for (const char* dtype : {"f32", "f16", "bf16"}) {
+    for (const DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
       for (const auto& mode : modes) {
         tuner::ProblemContext ctx;
         ctx.dims = shape.dims;
-        ctx.elem_bytes = tuner::dtype_bytes(dtype);
+        ctx.elem_bytes = static_cast<int64_t>(size_of(dtype));
         ctx.dtype = dtype;
         ctx.layout = mode;
-        const Problem problem{shape.dims, ktune::dtype_from_string(dtype), mode};
+        const Problem problem{shape.dims, dtype, mode};
         const auto e = space.enumerate(ctx);
         EXPECT_FALSE(e.configs.empty()) << shape.label;
         for (const auto& c : e.configs) {
@@ -47,7 +47,7 @@ void check_space(const std::string& kernel, const std::vector<std::string>& mode
         for (const KernelSpec* spec : specs_of(kernel)) {
           if (spec->variant() != space.templates().front().name) continue;  // the family's first serves all
           EXPECT_EQ(spec->rejection(problem, spec->default_config(problem)), std::nullopt)
-              << kernel << " default @ " << shape.label << " " << dtype;
+              << kernel << " default @ " << shape.label << " " << to_string(dtype);
         }
       }
     }

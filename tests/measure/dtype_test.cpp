@@ -12,13 +12,24 @@ namespace ktune::measure {
 namespace {
 
 TEST(DType, NamesRoundTripAndSizes) {
-  for (DType d : {DType::kF32, DType::kF16, DType::kBF16, DType::kFP8E4M3, DType::kFP8E5M2}) {
+  for (DType d : kDTypes) {
     EXPECT_EQ(dtype_from_string(to_string(d)), d);
+    EXPECT_EQ(find_dtype(to_string(d)), d);
   }
   EXPECT_EQ(size_of(DType::kF32), 4U);
   EXPECT_EQ(size_of(DType::kBF16), 2U);
   EXPECT_EQ(size_of(DType::kFP8E4M3), 1U);
-  EXPECT_THROW(dtype_from_string("f64"), Error);
+  EXPECT_EQ(find_dtype("f64"), std::nullopt);
+  EXPECT_EQ(find_dtype(""), std::nullopt);
+  try {
+    dtype_from_string("f64");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kBadInput);
+    EXPECT_STREQ(e.what(), "unknown dtype 'f64' (known: f32, f16, bf16, fp8e4m3, fp8e5m2)");
+  }
+  EXPECT_EQ(dtype_names(kDTypes), "f32, f16, bf16, fp8e4m3, fp8e5m2");
+  EXPECT_EQ(dtype_names(std::vector{DType::kF16, DType::kBF16}, ","), "f16,bf16");
 }
 
 TEST(DType, HalfDecodingHandWorked) {

@@ -35,7 +35,7 @@ ReportData one_gpu_report() {
   m.gpu = {"NVIDIA H200", 9, 0, 132, 150'754'820'096, kCeilings};
   m.kernel = {"gemm", "h"};
   m.m.shape = "m=16,n=4096,k=4096";
-  m.m.dtype = "bf16";
+  m.m.dtype = DType::kBF16;
   m.m.layout = "nt";
   m.m.config_name = "gemm.a";
   m.m.stats = cache::Stats{10, 9, 10, 11, 0.1, 20};

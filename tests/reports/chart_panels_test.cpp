@@ -31,7 +31,7 @@ ReportData softmax_report() {
     m.gpu = {"NVIDIA H200", 9, 0, 132, 1, R"({"copy_gbps":4000})"};
     m.kernel = {"softmax", "h"};
     m.m.shape = "rows=4,cols=4096";
-    m.m.dtype = "f16";
+    m.m.dtype = DType::kF16;
     m.m.config_name = "softmax.w" + std::to_string(i);
     m.m.config_json = R"({"WARPS":)" + std::to_string(2 << i) + "}";
     m.m.stats = cache::Stats{10.0 + i, 9, 10, 11, 0.1, 20};
@@ -70,7 +70,7 @@ TEST(ChartPanels, AKernelWithNothingTimedHasNoChartGrid) {
   m.gpu = {"NVIDIA H200", 9, 0, 132, 1, "{}"};
   m.kernel = {"softmax", "h"};
   m.m.shape = "rows=4,cols=4096";
-  m.m.dtype = "f16";
+  m.m.dtype = DType::kF16;
   m.m.config_name = "softmax.bad";
   m.m.outcome = Outcome::kIncorrect;
   m.m.reason = "wrong";
@@ -124,7 +124,7 @@ TEST(ChartPanels, RooflinePointsNameTheirShapeAndTheCeilingsAreListed) {
     for (const ReportRow& row : data.rows) {
       if (row.stored.kernel.name != kernel || !row.timed_ok()) continue;
       const std::string label =
-          row.stored.m.shape + " " + row.stored.m.dtype + " @ " + data.gpus[row.gpu].name;
+          row.stored.m.shape + " " + to_string(row.stored.m.dtype) + " @ " + data.gpus[row.gpu].name;
       const double y = flops ? *row.roofline.tflops : *row.roofline.gbps;
       const double x = flops ? *row.work.flops / *row.work.bytes : *row.work.bytes;
       if (row.winner)

@@ -33,7 +33,7 @@ ReportData counters_report() {
     m.gpu = {"NVIDIA H200", 9, 0, 132, 1, "{}"};
     m.kernel = {"gemm", "h"};
     m.m.shape = "m=" + std::to_string(16 << i) + ",n=4096,k=4096";
-    m.m.dtype = "bf16";
+    m.m.dtype = DType::kBF16;
     m.m.layout = "nt";
     m.m.config_name = "gemm.c" + std::to_string(i);
     m.m.stats = cache::Stats{10, 9, 10, 11, 0.1, 20};

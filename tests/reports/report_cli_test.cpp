@@ -93,6 +93,12 @@ TEST_F(ReportCliTest, AGpuIsNamedByAUniquePartOfItsNameAndAnUnknownOneOrKernelLi
     EXPECT_NE(err_.find(kernel), std::string::npos) << kernel << " not listed: " << err_;
   }
   EXPECT_FALSE(std::filesystem::exists(dir_.path() / "k.json"));
+
+  // A dtype that does not exist is refused the same way, naming the known ones.
+  EXPECT_EQ(report("--format json --dtype f64 " + out("d.json")), 2) << err_;
+  EXPECT_NE(err_.find("unknown dtype 'f64' (known: f32, f16, bf16, fp8e4m3, fp8e5m2)"), std::string::npos)
+      << err_;
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "d.json"));
 }
 
 TEST_F(ReportCliTest, ExitCodes) {

@@ -13,7 +13,7 @@ namespace {
 struct KernelPlan {
   std::string name;
   std::vector<std::string> dims;
-  std::string dtype;
+  DType dtype;
   std::vector<std::string> baselines;
 };
 
@@ -45,12 +45,14 @@ Fixture make_fixture(const FixtureOptions& o) {
                     .memory_bytes = 24'000'000'000,
                     .ceilings_json = "{}"});
   }
-  std::vector<KernelPlan> kernels = {{"gemm", {"m", "n", "k"}, "bf16", {"cublas", "default"}},
-                                     {"copy", {"n"}, "f32", {"default"}},
-                                     {"softmax", {"rows", "cols"}, "f16", {}}};
+  std::vector<KernelPlan> kernels = {{"gemm", {"m", "n", "k"}, DType::kBF16, {"cublas", "default"}},
+                                     {"copy", {"n"}, DType::kF32, {"default"}},
+                                     {"softmax", {"rows", "cols"}, DType::kF16, {}}};
   if (o.hostile)
-    kernels.push_back(
-        {"gemm" + evil + "</script><script>document.title='PWNED'</script>", {"m"}, "bf16", {"default"}});
+    kernels.push_back({"gemm" + evil + "</script><script>document.title='PWNED'</script>",
+                       {"m"},
+                       DType::kBF16,
+                       {"default"}});
 
   Fixture f;
   const int runs = 2;
@@ -105,8 +107,8 @@ Fixture make_fixture(const FixtureOptions& o) {
             sm.m.baseline = k.baselines[static_cast<size_t>(c - o.configs_per_shape)];
             sm.m.config_name = sm.m.baseline;
           } else {
-            sm.m.config_name =
-                fmt::format("{}.{}.{}x{}.s{}{}", k.name, k.dtype, bm, bn, stages, o.hostile ? evil : "");
+            sm.m.config_name = fmt::format("{}.{}.{}x{}.s{}{}", k.name, to_string(k.dtype), bm, bn, stages,
+                                           o.hostile ? evil : "");
             sm.m.config_json =
                 fmt::format(R"({{"bm":{},"bn":{},"stages":{},"swizzle":"{}"{}}})", bm, bn, stages,
                             pick(2) ? "row" : "col",

@@ -51,7 +51,7 @@ LayoutFixture make_layout_fixture(uint32_t seed) {
     s.gpu = gpu;
     s.kernel = {"gemm", "hash-layout"};
     s.m.shape = "m=64,n=2048,k=512";
-    s.m.dtype = "bf16";
+    s.m.dtype = DType::kBF16;
     s.m.layout = layout;
     s.m.config_name = config;
     s.m.config_json = R"({"template":"mma","params":{"BM":64}})";

@@ -71,8 +71,8 @@ TEST_F(ReportLoaderTest, FiltersSelectKernelGpuDtypeAndRun) {
   q.filter.gpu_name = "NVIDIA L4";
   EXPECT_EQ(report(q).rows.size(), count([](const auto& m) { return m.gpu.name == "NVIDIA L4"; }));
   q = {};
-  q.filter.dtype = "f16";
-  EXPECT_EQ(report(q).rows.size(), count([](const auto& m) { return m.m.dtype == "f16"; }));
+  q.filter.dtype = DType::kF16;
+  EXPECT_EQ(report(q).rows.size(), count([](const auto& m) { return m.m.dtype == DType::kF16; }));
   q = {};
   q.filter.run_id = 2;  // runs were created 1, 2 in a fresh database
   const ReportData run2 = report(q);

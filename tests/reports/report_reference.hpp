@@ -20,7 +20,7 @@ struct Expected {
 };
 
 inline Expected expected_for(const Fixture& f) {
-  using Key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
+  using Key = std::tuple<std::string, std::string, std::string, DType, std::string>;
   std::map<Key, const cache::StoredMeasurement*> baseline;
   const auto key_of = [](const cache::StoredMeasurement& m) {
     return Key{m.gpu.name, m.kernel.name, m.m.shape, m.m.dtype, m.m.layout};

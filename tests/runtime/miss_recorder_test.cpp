@@ -30,10 +30,11 @@ std::vector<std::string> lines_of(const std::filesystem::path& p) {
 }
 
 TEST(KeyLine, RoundTripsAndOmitsAnEmptyLayout) {
-  const KeyLine gemm{"gemm", "m=16,n=4096,k=4096", "bf16", "nt+bias"};
+  const KeyLine gemm{"gemm", "m=16,n=4096,k=4096", DType::kBF16, "nt+bias"};
   EXPECT_EQ(format_key_line(gemm), "gemm m=16,n=4096,k=4096 bf16 nt+bias");
   EXPECT_EQ(parse_key_line(format_key_line(gemm)), gemm);
-  EXPECT_EQ(format_key_line({"rmsnorm", "rows=7,hidden=4095", "f16", ""}), "rmsnorm rows=7,hidden=4095 f16");
+  EXPECT_EQ(format_key_line({"rmsnorm", "rows=7,hidden=4095", DType::kF16, ""}),
+            "rmsnorm rows=7,hidden=4095 f16");
   const auto plain = parse_key_line("  rmsnorm\trows=7,hidden=4095   f16 \r");
   ASSERT_TRUE(plain);
   EXPECT_EQ(plain->shape, "rows=7,hidden=4095");
@@ -55,9 +56,11 @@ TEST(KeyLine, BadLinesAndFieldsAreNamed) {
   EXPECT_NE(message("gemm m=16,n=4096").find("got 2 field(s)"), std::string::npos);
   EXPECT_NE(message("gemm m=16 bf16 nt extra").find("got 5 field(s)"), std::string::npos);
   EXPECT_NE(message("gemm m=-1,n=2,k=3 bf16").find("m=-1"), std::string::npos);
-  EXPECT_THROW(format_key_line({"gemm", "m=1 n=2", "bf16", "nt"}), Error);
-  EXPECT_THROW(format_key_line({"", "m=1", "bf16", std::nullopt}), Error);
-  EXPECT_THROW(format_key_line({"gemm", "m=1", "bf16", "n#t"}), Error);
+  EXPECT_NE(message("gemm m=1,n=2,k=3 f64").find("unknown dtype 'f64' (known: f32, f16, bf16"),
+            std::string::npos);
+  EXPECT_THROW(format_key_line({"gemm", "m=1 n=2", DType::kBF16, "nt"}), Error);
+  EXPECT_THROW(format_key_line({"", "m=1", DType::kBF16, std::nullopt}), Error);
+  EXPECT_THROW(format_key_line({"gemm", "m=1", DType::kBF16, "n#t"}), Error);
 }
 
 TEST(KeyLine, ToldApartFromTomlShapeSets) {
@@ -74,17 +77,17 @@ TEST(MissRecorder, WritesEachKeyOnceUnderOneHeader) {
   const auto path = dir / "misses.keys";
   {
     MissRecorder r(path);
-    EXPECT_TRUE(r.record({"gemm", "m=24,n=4096,k=4096", "bf16", "nt"}));
-    EXPECT_FALSE(r.record({"gemm", "m=24,n=4096,k=4096", "bf16", "nt"}));
-    EXPECT_TRUE(r.record({"rmsnorm", "rows=7,hidden=4095", "f16", ""}));
+    EXPECT_TRUE(r.record({"gemm", "m=24,n=4096,k=4096", DType::kBF16, "nt"}));
+    EXPECT_FALSE(r.record({"gemm", "m=24,n=4096,k=4096", DType::kBF16, "nt"}));
+    EXPECT_TRUE(r.record({"rmsnorm", "rows=7,hidden=4095", DType::kF16, ""}));
     EXPECT_EQ(r.written(), 2u);
   }
   {
     // Another recorder of the file in this process (a second Runtime): it does not repeat what the
     // first wrote, appends what is new, and writes no second header.
     MissRecorder again(path);
-    EXPECT_FALSE(again.record({"gemm", "m=24,n=4096,k=4096", "bf16", "nt"}));
-    EXPECT_TRUE(again.record({"softmax", "rows=4,cols=1000", "f32", "causal"}));
+    EXPECT_FALSE(again.record({"gemm", "m=24,n=4096,k=4096", DType::kBF16, "nt"}));
+    EXPECT_TRUE(again.record({"softmax", "rows=4,cols=1000", DType::kF32, "causal"}));
     EXPECT_EQ(again.written(), 1u);
   }
   EXPECT_EQ(lines_of(path),
@@ -103,7 +106,7 @@ TEST(MissRecorder, ConcurrentProcessesAndThreadsAppendWholeLines) {
   // A long shape so that a torn or interleaved write would show.
   auto key = [](int owner, int i) {
     return KeyLine{"gemm", "m=" + std::to_string(1000 + i) + ",n=" + std::to_string(owner) + "0000000,k=4096",
-                   "bf16", "nn+bias+silu"};
+                   DType::kBF16, "nn+bias+silu"};
   };
   std::vector<pid_t> children;
   for (int p = 0; p < kProcesses; ++p) {

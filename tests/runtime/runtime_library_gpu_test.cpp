@@ -43,7 +43,7 @@ void store_winner(const std::filesystem::path& db_path, const StridedGemm& g, co
       {{"m", g.m}, {"n", g.n}, {"k", g.k}}, g.dtype, g.layout == Layout::kNT ? "nt" : "nn"};
   cache::Measurement m;
   m.shape = p.shape_text();
-  m.dtype = to_string(g.dtype);
+  m.dtype = g.dtype;
   m.layout = p.layout;
   m.config_name = tuner::library_canonical_name("gemm", p, config);
   m.config_json = config.to_json_text();
@@ -125,7 +125,7 @@ TEST(RuntimeLibraryGpu, AnFp8LibraryWinnerMatchesTheReferenceDirectlyAndInAGraph
         db.upsert_kernel({"fp8_gemm", sources.hash(kernel_templates::kernel_source_files("fp8_gemm"))});
     cache::Measurement row;
     row.shape = p.shape_text();
-    row.dtype = "fp8e4m3";
+    row.dtype = DType::kFP8E4M3;
     row.layout = "nt";
     row.config_name = tuner::library_canonical_name("fp8_gemm", p, configs.back());
     row.config_json = configs.back().to_json_text();

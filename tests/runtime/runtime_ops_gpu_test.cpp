@@ -491,7 +491,7 @@ TEST(RuntimeOpsGpuTuned, MisalignedCallFallsBackFromARequiredAlignment) {
     const kt::Problem problem{{{"rows", rows}, {"hidden", hidden}}, ktune::DType::kBF16, ""};
     cache::Measurement m;
     m.shape = problem.shape_text();
-    m.dtype = "bf16";
+    m.dtype = DType::kBF16;
     m.config_name = bulk.canonical_name(problem, config);
     m.config_json = config.to_json().dump();
     m.stats = cache::Stats{3.5, 3.4, 3.6, 3.7, 0.05, 20};

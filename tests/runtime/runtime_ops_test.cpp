@@ -406,8 +406,8 @@ class RuntimeOpsChoice : public ::testing::Test {
   }
 
   /// Stores `config` as the winner of (kernel, shape, dtype, layout) with the built-in templates' hash.
-  void store_best(const std::string& kernel, const std::string& shape, const std::string& dtype,
-                  const std::string& layout, const ktune::Config& config, const std::string& name) {
+  void store_best(const std::string& kernel, const std::string& shape, DType dtype, const std::string& layout,
+                  const ktune::Config& config, const std::string& name) {
     const int64_t kid = db_->upsert_kernel({kernel, kt::template_source_hash(kernel)});
     cache::Measurement m;
     m.shape = shape;
@@ -432,10 +432,10 @@ class RuntimeOpsChoice : public ::testing::Test {
 
 TEST_F(RuntimeOpsChoice, TunedNearestDefaultAndErrorPerOperatorAndMode) {
   const ktune::Config rms{"rowwise", {{"THREADS", 128}, {"ROWS", 2}, {"VEC", 8}, {"REG", 0}}};
-  store_best("rmsnorm", "rows=7,hidden=4095", "bf16", "residual", rms,
+  store_best("rmsnorm", "rows=7,hidden=4095", DType::kBF16, "residual", rms,
              "rmsnorm.bf16.residual.t128.r2.v8.reg0");
   const ktune::Config sm{"rowwise", {{"THREADS", 64}, {"ROWS", 4}, {"VEC", 4}, {"ONLINE", 1}}};
-  store_best("softmax", "rows=16,cols=32000", "f32", "causal", sm, "softmax.f32.causal.t64.r4.v4.on1");
+  store_best("softmax", "rows=16,cols=32000", DType::kF32, "causal", sm, "softmax.f32.causal.t64.r4.v4.on1");
   const cache::BestIndex idx = index();
 
   auto [c1, tuned] =
@@ -481,7 +481,7 @@ TEST_F(RuntimeOpsChoice, ANearestConfigThatCannotServeTheShapeFallsBackToTheDefa
   const ktune::Config one_pass{"rowwise", {{"THREADS", 128}, {"ROWS", 1}, {"VEC", 8}, {"ONLINE", 0}}};
   const kt::Problem tuned_p = make_problem(key(OpKind::kSoftmax, 0, DType::kBF16, {4, 1000}));
   ASSERT_FALSE(kt::find_spec("softmax", "rowwise").rejection(tuned_p, one_pass));
-  store_best("softmax", "rows=4,cols=1000", "bf16", "", one_pass, "softmax.bf16.t128.r1.v8.on0");
+  store_best("softmax", "rows=4,cols=1000", DType::kBF16, "", one_pass, "softmax.bf16.t128.r1.v8.on0");
   const cache::BestIndex idx = index();
   auto [c, info] =
       choose_plan(idx, MissPolicy::kNearest, device(), key(OpKind::kSoftmax, 0, DType::kBF16, {4, 100000}));

@@ -129,6 +129,17 @@ def test_results_are_paged_in_export_fields(server, fixture_db):
     assert server.get("/v1/results?page=0").status == 400
 
 
+def test_a_dtype_filter_that_names_no_dtype_is_refused(server):
+    for target in ("/v1/results?dtype=f64", "/v1/report?format=csv&dtype=f64"):
+        r = server.get(target)
+        assert r.status == 400 and error_of(r)["kind"] == "bad_request", (target, r.body)
+        message = error_of(r)["message"]
+        assert "parameter 'dtype': unknown dtype 'f64' (known: f32, f16, bf16" in message, r.body
+    assert server.get("/v1/results?dtype=").status == 200
+    bf16 = server.get("/v1/results?dtype=bf16&page_size=5000").json()["measurements"]
+    assert bf16 and all(r["dtype"] == "bf16" for r in bf16)
+
+
 def test_results_post_is_idempotent(tmp_path, fixture_db, token_file):
     export = tmp_path / "export.json"
     subprocess.run([KTUNE, "cache", "export", "--db", str(fixture_db), "--out", str(export)], check=True,

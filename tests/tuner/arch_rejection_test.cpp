@@ -51,8 +51,9 @@ ArchSweep sweep(const std::filesystem::path& db_path, const std::string& arch, c
 }
 
 // M >= 128, so that the space keeps wgmma configs (its large_m rule).
-const TuneKey kGemmKey{"gemm", NamedShape{"arch", {{"m", 384}, {"n", 1536}, {"k", 768}}}, "bf16", "nt"};
-const TuneKey kFp8Key{"fp8_gemm", NamedShape{"arch", {{"m", 96}, {"n", 640}, {"k", 1152}}}, "fp8e4m3", "nt"};
+const TuneKey kGemmKey{"gemm", NamedShape{"arch", {{"m", 384}, {"n", 1536}, {"k", 768}}}, DType::kBF16, "nt"};
+const TuneKey kFp8Key{"fp8_gemm", NamedShape{"arch", {{"m", 96}, {"n", 640}, {"k", 1152}}}, DType::kFP8E4M3,
+                      "nt"};
 
 TEST(ArchRejection, TheHookCallsEachTemplatesRule) {
   const auto& wgmma = kernel_templates::find_spec("gemm", "wgmma");

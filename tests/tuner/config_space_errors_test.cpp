@@ -178,11 +178,11 @@ TEST(ConfigSpaceErrors, EnumeratingTemplatesNeedsTheDtype) {
   ProblemContext c;
   c.dims = {{"m", 1}, {"n", 64}, {"k", 256}};
   expect_bad_input([&] { s.enumerate(c); }, {"g.toml", "dtype"});
-  c.dtype = "bf16";
+  c.dtype = DType::kBF16;
   EXPECT_EQ(s.enumerate(c).configs.size(), 1u);
   c.dims = {{"m", 17}, {"n", 64}, {"k", 256}};  // gemv serves m <= 16: its spec refuses the point
   expect_bad_input([&] { s.enumerate(c); }, {"empty", "gemv.spec 1"});
-  c.dtype = "fp8e4m3";
+  c.dtype = DType::kFP8E4M3;
   expect_bad_input([&] { s.enumerate(c); }, {"empty", "gemv.dtype 1"});
 }
 

@@ -191,7 +191,7 @@ TEST(ConfigSpace, GemmSpaceLoadsAndNamesAreUnique) {
       std::vector<Config::Param> params;
       for (size_t i = 0; i < t.params.size(); ++i)
         params.emplace_back(t.params[i].name, t.params[i].values[idx[i]]);
-      names.insert(space.canonical_name(Config(t.name, params), "bf16", "nt"));
+      names.insert(space.canonical_name(Config(t.name, params), DType::kBF16, "nt"));
       for (size_t i = t.params.size(); i-- > 0;) {
         if (++idx[i] < t.params[i].values.size()) break;
         idx[i] = 0;
@@ -210,9 +210,9 @@ TEST(ConfigSpace, GemmSpaceLoadsAndNamesAreUnique) {
                                {"WARPS_N", 2},
                                {"STAGES", 2},
                                {"SPLIT_K", 1}});
-  EXPECT_EQ(space.canonical_name(tiled, "bf16", "nt"), "gemm.bf16.nt.64x64x32.w2x2.s2.sk1");
+  EXPECT_EQ(space.canonical_name(tiled, DType::kBF16, "nt"), "gemm.bf16.nt.64x64x32.w2x2.s2.sk1");
   const Config gemv("gemv", {{"BLOCK_K", 256}, {"SPLIT_K", 1}, {"WARPS", 4}, {"ROWS_PER_BLOCK", 2}});
-  EXPECT_EQ(space.canonical_name(gemv, "f16", "nt"), "gemm.f16.nt.gemv.k256.sk1.w4.r2");
+  EXPECT_EQ(space.canonical_name(gemv, DType::kF16, "nt"), "gemm.f16.nt.gemv.k256.sk1.w4.r2");
 }
 
 TEST(ConfigSpace, GemmSpaceOffersGemvOnlyForSkinnyShapes) {
@@ -221,7 +221,7 @@ TEST(ConfigSpace, GemmSpaceOffersGemvOnlyForSkinnyShapes) {
     ProblemContext c;
     c.dims = {{"m", m}, {"n", 4096}, {"k", 4096}};
     c.elem_bytes = 2;
-    c.dtype = "bf16";
+    c.dtype = DType::kBF16;
     const auto e = space.enumerate(c);
     size_t n = 0;
     for (const auto& cfg : e.configs) n += cfg.variant == tmpl ? 1 : 0;
@@ -258,7 +258,7 @@ TEST(ConfigSpace, TemplatesServeTheirLayouts) {
   ProblemContext c;
   c.dims = {{"m", 4}, {"n", 4096}, {"k", 4096}};
   c.elem_bytes = 2;  // a half dtype, which mma serves
-  c.dtype = "f16";
+  c.dtype = DType::kF16;
   c.layout = "nn";
   const auto e = space.enumerate(c);
   std::set<std::string> seen;
@@ -288,7 +288,7 @@ TEST(ConfigSpace, DeviceLimitsPrune) {
   ProblemContext big;
   big.dims = {{"m", 4096}, {"n", 4096}, {"k", 4096}};
   big.elem_bytes = 4;
-  big.dtype = "f32";
+  big.dtype = DType::kF32;
   ProblemContext small = big;
   small.limits.max_smem_per_block = 48 * 1024;  // the default without opt-in
   const auto eb = space.enumerate(big);

@@ -39,8 +39,8 @@ TEST(CanonicalName, ExpandsPatternWithKernelDtypeLayout) {
                            {"STAGES", 3},
                            {"SPLIT_K", 1}});
   const char* pattern = "{BLOCK_M}x{BLOCK_N}x{BLOCK_K}.w{WARPS_M}x{WARPS_N}.s{STAGES}.sk{SPLIT_K}";
-  EXPECT_EQ(canonical_name("gemm", "bf16", "nt", pattern, c), "gemm.bf16.nt.128x64x32.w2x2.s3.sk1");
-  EXPECT_EQ(canonical_name("gemm", "f32", "", pattern, c), "gemm.f32.128x64x32.w2x2.s3.sk1");
+  EXPECT_EQ(canonical_name("gemm", DType::kBF16, "nt", pattern, c), "gemm.bf16.nt.128x64x32.w2x2.s3.sk1");
+  EXPECT_EQ(canonical_name("gemm", DType::kF32, "", pattern, c), "gemm.f32.128x64x32.w2x2.s3.sk1");
 }
 
 TEST(CanonicalName, PatternChecks) {

@@ -5,12 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "ktune/error.hpp"
 #include "tests/tuner/loop_test_util.hpp"
 #include "tests/tuner/test_util.hpp"
 #include "tuner/inputs/key_list.hpp"
+#include "tuner/inputs/preset.hpp"
 #include "tuner/loop/tuning_session.hpp"
 
 namespace ktune::tuner {
@@ -63,9 +65,9 @@ TEST_F(KeyList, EachKeyKeepsItsOwnKernelDtypeAndLayout) {
   EXPECT_EQ(jobs[0].kernel, "gemm");
   ASSERT_EQ(jobs[0].keys.size(), 2u) << "the repeated key is tuned once";
   EXPECT_EQ(jobs[0].keys[0].shape.canonical(), "m=24,n=4096,k=4096");
-  EXPECT_EQ(jobs[0].keys[0].dtype, "bf16");
+  EXPECT_EQ(jobs[0].keys[0].dtype, DType::kBF16);
   EXPECT_EQ(jobs[0].keys[0].layout, "nt");
-  EXPECT_EQ(jobs[0].keys[1].dtype, "f16");
+  EXPECT_EQ(jobs[0].keys[1].dtype, DType::kF16);
   EXPECT_EQ(jobs[0].keys[1].layout, "nn+bias");
   EXPECT_EQ(jobs[1].kernel, "rmsnorm");
   EXPECT_EQ(jobs[1].keys.at(0).layout, "");
@@ -108,6 +110,35 @@ TEST_F(KeyList, DtypeAndLayoutFlagsAreRefused) {
   EXPECT_NE(error_of(r).find("--dtype and --layout do not go with it"), std::string::npos);
 }
 
+TEST_F(KeyList, WithoutOneTheRequestsDtypesAreReadForEachKernelElseThePresetsElseBf16) {
+  SessionRequest r;
+  r.kernels = {"rmsnorm"};
+  r.shapes = {"rows=7,hidden=4095"};
+  r.dtypes = {"f16", "f32"};
+  const auto jobs = plan(r);
+  ASSERT_EQ(jobs.at(0).keys.size(), 2u);
+  EXPECT_EQ(jobs[0].keys[0].dtype, DType::kF16);
+  EXPECT_EQ(jobs[0].keys[1].dtype, DType::kF32);
+  for (const char* bad : {"fp8e4m3", "f64"}) {
+    r.dtypes = {bad};
+    EXPECT_NE(error_of(r).find("kernel 'rmsnorm' does not support dtype '" + std::string(bad) +
+                               "' (supported: f32, f16, bf16)"),
+              std::string::npos)
+        << bad;
+  }
+  r.dtypes.clear();
+  EXPECT_EQ(plan(r).at(0).keys.at(0).dtype, DType::kBF16);
+
+  SessionRequest p;
+  p.preset = "llm-decode";
+  const std::vector<DType> preset = load_preset("llm-decode").dtypes;
+  ASSERT_FALSE(preset.empty());
+  const auto preset_jobs = plan(p);
+  ASSERT_FALSE(preset_jobs.at(0).keys.empty());
+  for (const TuneKey& k : preset_jobs[0].keys)
+    EXPECT_NE(std::find(preset.begin(), preset.end(), k.dtype), preset.end()) << to_string(k.dtype);
+}
+
 TEST_F(KeyList, ABadLineIsNamedByFileAndLine) {
   struct Case {
     const char* text;
@@ -116,7 +147,10 @@ TEST_F(KeyList, ABadLineIsNamedByFileAndLine) {
   for (const Case& c :
        {Case{"gemm m=1,n=2,k=3 bf16 nt\ngemm m=1,n=2 bf16 nt\n", ":2: "},
         Case{"gemm m=1,n=2,k=3 bf16 nt\ngemmm m=1,n=2,k=3 bf16\n", "'gemmm'"},
-        Case{"gemm m=1,n=2,k=3 fp8e4m3 nt\n", "fp8e4m3"}, Case{"softmax rows=1,cols=2 f32 nt\n", "causal"},
+        Case{"gemm m=1,n=2,k=3 fp8e4m3 nt\n", "does not support dtype 'fp8e4m3' (supported: f32, f16, bf16)"},
+        Case{"gemm m=1,n=2,k=3 bf16 nt\ngemm m=1,n=2,k=3 f64 nt\n",
+             ":2: unknown dtype 'f64' (known: f32, f16"},
+        Case{"softmax rows=1,cols=2 f32 nt\n", "causal"},
         Case{"gemm m=1,n=2,k=3 bf16 nt\nrmsnorm rows=1\n", ":2: "},
         Case{"# only a comment\n", "holds no key"}}) {
     SessionRequest r;

@@ -123,7 +123,7 @@ TEST(LibraryGpu, ALoopMeasuresTheLibraryBesideTheTemplates) {
                   deps);
   const ConfigSpace space = ConfigSpace::load(configs_dir() / "spaces" / "gemm.toml");
   const KeySummary s =
-      loop.tune(space, {"gemm", NamedShape{"", {{"m", 16}, {"n", 2048}, {"k", 1024}}}, "bf16", "nt"});
+      loop.tune(space, {"gemm", NamedShape{"", {{"m", 16}, {"n", 2048}, {"k", 1024}}}, DType::kBF16, "nt"});
   ASSERT_TRUE(s.error.empty()) << s.error;
   EXPECT_GT(s.library_candidates, 0u);
   ASSERT_TRUE(s.winner.has_value());

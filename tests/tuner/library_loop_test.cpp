@@ -73,7 +73,7 @@ class LibraryAwareMeasurer : public test::FakeMeasurer {
 };
 
 TuneKey key(std::string layout = "nt") {
-  return {"gemm", NamedShape{"test", {{"m", 64}, {"n", 512}, {"k", 1024}}}, "bf16", std::move(layout)};
+  return {"gemm", NamedShape{"test", {{"m", 64}, {"n", 512}, {"k", 1024}}}, DType::kBF16, std::move(layout)};
 }
 
 TuneOptions options() {

@@ -24,7 +24,7 @@ namespace {
 
 struct Case {
   int64_t m, n, k;
-  const char* dtype;
+  DType dtype;
   const char* layout;
 };
 
@@ -52,15 +52,15 @@ TEST(LoopGpu, EverySampledConfigIsVerifiedAtOddAndRoundShapes) {
   const ConfigSpace space = ConfigSpace::load(configs_dir() / "spaces" / "gemm.toml");
 
   // Odd: no dimension a multiple of any tile; K not divisible by SPLIT_K * BLOCK_K. Round: model shapes.
-  const Case cases[] = {{37, 301, 515, "bf16", "nt"},
-                        {7, 333, 1001, "bf16", "nt"},
-                        {37, 301, 515, "f32", "nn"},
-                        {16, 4096, 4096, "bf16", "nt"},
-                        {128, 1024, 1024, "bf16", "nn"}};
+  const Case cases[] = {{37, 301, 515, DType::kBF16, "nt"},
+                        {7, 333, 1001, DType::kBF16, "nt"},
+                        {37, 301, 515, DType::kF32, "nn"},
+                        {16, 4096, 4096, DType::kBF16, "nt"},
+                        {128, 1024, 1024, DType::kBF16, "nn"}};
   for (const Case& c : cases) {
     const KeySummary s =
         loop.tune(space, {"gemm", NamedShape{"", {{"m", c.m}, {"n", c.n}, {"k", c.k}}}, c.dtype, c.layout});
-    const std::string what = s.shape + " " + c.dtype + " " + c.layout;
+    const std::string what = s.shape + " " + to_string(c.dtype) + " " + c.layout;
     ASSERT_TRUE(s.error.empty()) << what << ": " << s.error;
     EXPECT_EQ(s.evaluations, std::min<size_t>(24, s.candidates)) << what;
     EXPECT_GT(s.outcomes.count("ok") ? s.outcomes.at("ok") : 0, 0u) << what;
@@ -159,14 +159,14 @@ TEST(LoopGpu, SplitKConfigsRunThroughTheWorkerAsWholeSequencesAndAreVerified) {
                   deps);
   const ConfigSpace space = ConfigSpace::parse(kSplitKSpace, "split-k space");
   // Odd shapes (K not a multiple of SPLIT_K * BLOCK_K; M, N not of the tiles) and a decode shape.
-  const Case cases[] = {{7, 333, 1001, "bf16", "nt"},
-                        {37, 301, 515, "f16", "nn"},
-                        {37, 301, 515, "f32", "nt"},
-                        {16, 4096, 4096, "bf16", "nt"}};
+  const Case cases[] = {{7, 333, 1001, DType::kBF16, "nt"},
+                        {37, 301, 515, DType::kF16, "nn"},
+                        {37, 301, 515, DType::kF32, "nt"},
+                        {16, 4096, 4096, DType::kBF16, "nt"}};
   for (const Case& c : cases) {
     const KeySummary s =
         loop.tune(space, {"gemm", NamedShape{"", {{"m", c.m}, {"n", c.n}, {"k", c.k}}}, c.dtype, c.layout});
-    ASSERT_TRUE(s.error.empty()) << s.shape << " " << c.dtype << ": " << s.error;
+    ASSERT_TRUE(s.error.empty()) << s.shape << " " << to_string(c.dtype) << ": " << s.error;
     EXPECT_EQ(s.unmeasurable, 0u);
     EXPECT_EQ(s.evaluations, s.candidates);
   }

@@ -21,7 +21,9 @@ constexpr size_t kBudget = 24;
 
 ConfigSpace gemm_space() { return ConfigSpace::load(configs_dir() / "spaces" / "gemm.toml"); }
 
-TuneKey key() { return {"gemm", NamedShape{"test", {{"m", 16}, {"n", 1024}, {"k", 2048}}}, "bf16", "nt"}; }
+TuneKey key() {
+  return {"gemm", NamedShape{"test", {{"m", 16}, {"n", 1024}, {"k", 2048}}}, DType::kBF16, "nt"};
+}
 
 TuneOptions options() {
   TuneOptions o;

@@ -226,7 +226,7 @@ ProblemContext bf16_nt_gemm(int64_t m, int64_t n, int64_t k) {
   ProblemContext c;
   c.dims = {{"m", m}, {"n", n}, {"k", k}};
   c.elem_bytes = 2;
-  c.dtype = "bf16";
+  c.dtype = DType::kBF16;
   c.layout = "nt";
   return c;
 }

@@ -15,7 +15,7 @@ namespace seed_loop_test {  // named: the unity build batches this file with oth
 const cache::GpuInfo kGpu{"Fake GPU", 9, 0, 132, int64_t{141} << 30, "{}"};
 
 TuneKey key(int64_t m) {
-  return {"gemm", NamedShape{"seeds", {{"m", m}, {"n", 4096}, {"k", 4096}}}, "bf16", "nt"};
+  return {"gemm", NamedShape{"seeds", {{"m", m}, {"n", 4096}, {"k", 4096}}}, DType::kBF16, "nt"};
 }
 
 TuneOptions options(size_t budget, const std::string& kind) {

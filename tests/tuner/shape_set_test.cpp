@@ -65,7 +65,7 @@ TEST_F(ConfigsDir, PresetsLoadAndSelectWhatTheySay) {
     EXPECT_EQ(p.kernel, "gemm") << name;
     EXPECT_FALSE(p.shapes.empty()) << name;
     EXPECT_GT(p.budget, 0u) << name;
-    for (const auto& dt : p.dtypes) EXPECT_TRUE(gemm->supports(dt)) << name << " " << dt;
+    for (const DType dt : p.dtypes) EXPECT_TRUE(gemm->supports(dt)) << name << " " << to_string(dt);
     std::set<std::string> canon;
     for (const auto& s : p.shapes) {
       EXPECT_EQ(s.normalized(gemm->dims).canonical(), s.canonical());

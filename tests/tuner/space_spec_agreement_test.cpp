@@ -26,16 +26,16 @@ TEST(SpaceSpecAgreement, EveryKeptGemmConfigIsAcceptedByItsSpec) {
       {{"m", 333}, {"n", 3584}, {"k", 18944}},
   };
   for (const auto& dims : shapes) {
-    for (const char* dtype : {"f32", "f16", "bf16"}) {
+    for (const DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
       for (const char* layout : {"nt", "nn", "nt+bias"}) {
         ProblemContext ctx;
         ctx.dims = dims;
-        ctx.elem_bytes = dtype_bytes(dtype);
+        ctx.elem_bytes = static_cast<int64_t>(size_of(dtype));
         ctx.dtype = dtype;
         ctx.layout = layout;
         kernel_templates::Problem problem;
         problem.dims = dims;
-        problem.dtype = ktune::dtype_from_string(dtype);
+        problem.dtype = dtype;
         problem.layout = layout;
         const auto e = space.enumerate(ctx);
         for (const auto& c : e.configs) {
@@ -88,18 +88,19 @@ TEST(SpaceSpecAgreement, EveryKeyTheRuntimeAcceptsHasConfigsInTheShippedSpace) {
       shapes.insert(shapes.end(), {"m=1,n=1152,k=896", "m=128,n=896,k=4864", "m=3,n=100,k=77"});
     }
     for (const auto& shape : shapes) {
-      for (const auto& dtype : kernel.dtypes) {
+      for (const DType dtype : kernel.dtypes) {
         for (const auto& layout : kernel.layouts) {
           ProblemContext ctx;
           ctx.dims = dims_of(shape);
-          ctx.elem_bytes = dtype_bytes(dtype);
+          ctx.elem_bytes = static_cast<int64_t>(size_of(dtype));
           ctx.dtype = dtype;
           ctx.layout = layout;
           try {
             const auto e = space.enumerate(ctx);
-            EXPECT_FALSE(e.configs.empty()) << kernel.name << " " << shape << " " << dtype << " " << layout;
+            EXPECT_FALSE(e.configs.empty())
+                << kernel.name << " " << shape << " " << to_string(dtype) << " " << layout;
           } catch (const std::exception& err) {
-            ADD_FAILURE() << kernel.name << " " << shape << " " << dtype << " '" << layout
+            ADD_FAILURE() << kernel.name << " " << shape << " " << to_string(dtype) << " '" << layout
                           << "': " << err.what();
           }
           ++keys;

@@ -43,7 +43,7 @@ TEST(SpecWork, DecodeAttentionReadsKAndVOverTheWholeContext) {
   EXPECT_DOUBLE_EQ(*w.bytes, kDecodeBytes);
   EXPECT_DOUBLE_EQ(*w.flops, kDecodeFlops);
   // The model over the stored key gives the same.
-  EXPECT_EQ(spec_work_model()({"decode_attention", kDecodeShape, "bf16", ""}), w);
+  EXPECT_EQ(spec_work_model()({"decode_attention", kDecodeShape, DType::kBF16, ""}), w);
 }
 
 TEST(SpecWork, GemmByHandAndTheLayoutPicksTheTemplate) {
@@ -75,13 +75,13 @@ TEST(SpecWork, EveryBuiltInFamilyHasBytes) {
   }
 }
 
-TEST(SpecWork, UnknownKernelsShapesAndDtypesGiveNothing) {
+TEST(SpecWork, UnknownKernelsAndShapesGiveNothing) {
   const cache::WorkModel model = spec_work_model();
-  EXPECT_EQ(model({"copy", "n=1024", "f32", ""}), cache::Work{});  // measured, never tuned: no spec
-  EXPECT_EQ(model({"no_such_kernel", "n=1", "f32", ""}), cache::Work{});
-  EXPECT_EQ(model({"decode_attention", "batch=4,heads_q=32", "bf16", ""}), cache::Work{});  // dims missing
-  EXPECT_EQ(model({"decode_attention", "not a shape", "bf16", ""}), cache::Work{});
-  EXPECT_EQ(model({"decode_attention", kDecodeShape, "int3", ""}), cache::Work{});
+  EXPECT_EQ(model({"copy", "n=1024", DType::kF32, ""}), cache::Work{});  // measured, never tuned: no spec
+  EXPECT_EQ(model({"no_such_kernel", "n=1", DType::kF32, ""}), cache::Work{});
+  EXPECT_EQ(model({"decode_attention", "batch=4,heads_q=32", DType::kBF16, ""}),
+            cache::Work{});  // dims missing
+  EXPECT_EQ(model({"decode_attention", "not a shape", DType::kBF16, ""}), cache::Work{});
 }
 
 TEST(SpecWork, TheLoopStoresItWithEveryRowAndTheReportDerivesGbpsFromIt) {
@@ -103,7 +103,7 @@ TEST(SpecWork, TheLoopStoresItWithEveryRowAndTheReportDerivesGbpsFromIt) {
         {"decode_attention",
          NamedShape{"test",
                     {{"batch", 4}, {"heads_q", 32}, {"heads_kv", 8}, {"seq", 2048}, {"head_dim", 128}}},
-         "bf16", ""});
+         DType::kBF16, ""});
     ASSERT_TRUE(s.winner.has_value()) << s.error;
   }
   const auto db = cache::ConfigCache::open(dir / "w.db", cache::ConfigCache::Mode::kReadOnly);

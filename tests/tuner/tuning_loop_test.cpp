@@ -31,7 +31,7 @@ const cache::GpuInfo kGpu{"Fake GPU", 9, 0, 132, int64_t{141} << 30, "{}"};
 ConfigSpace gemm_space() { return ConfigSpace::load(configs_dir() / "spaces" / "gemm.toml"); }
 
 TuneKey key(int64_t m, int64_t n, int64_t k) {
-  return {"gemm", NamedShape{"test", {{"m", m}, {"n", n}, {"k", k}}}, "bf16", "nt"};
+  return {"gemm", NamedShape{"test", {{"m", m}, {"n", n}, {"k", k}}}, DType::kBF16, "nt"};
 }
 
 TuneOptions options(size_t budget, std::string kind = "exhaustive") {
@@ -178,7 +178,8 @@ TEST(TuningLoop, StoresEveryResultAndNamesTheFastestWinner) {
   // The winner's re-timed median is within the tie window of the fastest (the fake slows every
   // re-time by 0.1 % alike), and it is the stored best.
   EXPECT_LE(s.summary.winner_median_us, fastest * 1.001 * (1 + options(1).tie_noise) + 1e-9);
-  const auto best = db.best({kGpu.name, "gemm", "m=16,n=512,k=1024", "bf16", std::nullopt, "nt"}, false);
+  const auto best =
+      db.best({kGpu.name, "gemm", "m=16,n=512,k=1024", DType::kBF16, std::nullopt, "nt"}, false);
   ASSERT_TRUE(best.has_value());
   EXPECT_EQ(best->config_name, *s.summary.winner);
   EXPECT_EQ(test::fake_incorrect(best->config_name), false);

@@ -96,10 +96,9 @@ Preset load_preset(std::string_view name_or_path) {
   p.source = f;
   if (const toml::node* d = root.get("description")) p.description = d->value<std::string>().value_or("");
   p.kernel = toml_read::require_string(root, "kernel", f, 1, "the preset");
-  p.dtypes = toml_read::require_string_array(root, "dtypes", f, 1, "the preset");
-  for (const auto& dt : p.dtypes) {
+  for (const auto& dt : toml_read::require_string_array(root, "dtypes", f, 1, "the preset")) {
     try {
-      dtype_bytes(dt);
+      p.dtypes.push_back(dtype_from_string(dt));
     } catch (const Error& e) {
       fail_at(f, line_of(*root.get("dtypes")), e.what());
     }

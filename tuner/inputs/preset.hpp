@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ktune/dtype.hpp"
 #include "tuner/inputs/shape_set.hpp"
 #include "tuner/search/search_strategy.hpp"
 
@@ -20,11 +21,11 @@ struct Preset {
   std::string description;
   std::string source;  ///< the file read
   std::string kernel;
-  std::vector<std::string> dims;    ///< the kernel's dimensions (from the shape sets)
-  std::vector<std::string> dtypes;  ///< e.g. {"bf16"}
-  std::string layout;               ///< e.g. "nt"; "" when the kernel has none
-  std::string strategy = "model";   ///< a name of strategies() (tuner/search/search_strategy.hpp)
-  size_t budget = 0;                ///< measurements per (shape, dtype); 0 = no limit
+  std::vector<std::string> dims;   ///< the kernel's dimensions (from the shape sets)
+  std::vector<DType> dtypes;       ///< e.g. {kBF16}
+  std::string layout;              ///< e.g. "nt"; "" when the kernel has none
+  std::string strategy = "model";  ///< a name of strategies() (tuner/search/search_strategy.hpp)
+  size_t budget = 0;               ///< measurements per (shape, dtype); 0 = no limit
   uint64_t seed = StrategyOptions{}.seed;
   std::vector<NamedShape> shapes;  ///< unique by canonical text, in selection order
 };

@@ -20,7 +20,7 @@ uint64_t fnv1a64(std::string_view text) {
 }
 
 std::string shard_key_text(const TuneKey& key, const std::vector<std::string>& dims) {
-  return fmt::format("{}|{}|{}|{}", key.kernel, key.shape.normalized(dims).canonical(), key.dtype,
+  return fmt::format("{}|{}|{}|{}", key.kernel, key.shape.normalized(dims).canonical(), to_string(key.dtype),
                      key.layout);
 }
 

@@ -48,7 +48,7 @@ cache::Measurement to_baseline_measurement(const kernel_templates::Problem& prob
                                            const measure::CandidateResult& result) {
   cache::Measurement m;
   m.shape = problem.shape_text();
-  m.dtype = std::string(ktune::to_string(problem.dtype));
+  m.dtype = problem.dtype;
   m.layout = problem.layout;
   m.config_name = cublas_baseline_name(problem);
   m.baseline = std::string(kCublasBaseline);

@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "core/dtype.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 #include "tuner/library/baseline_measurement.hpp"
@@ -41,18 +42,19 @@ using detail::top_contenders;
 /// twice, so no candidate always follows the same neighbour).
 constexpr int kRetimeRounds = 4;
 
+/// What the space's expressions see of `key` at `dims` (its shape, normalised) on `limits`.
+ProblemContext problem_context(const TuneKey& key, std::vector<std::pair<std::string, int64_t>> dims,
+                               const DeviceLimits& limits) {
+  return {std::move(dims), static_cast<int64_t>(size_of(key.dtype)), key.dtype, key.layout, limits};
+}
+
 }  // namespace
 
 size_t planned_evaluations(const ConfigSpace& space, const TuneKey& key, const TuneOptions& options) {
-  ProblemContext pc;
-  pc.dims = key.shape.normalized(space.dims()).dims;
-  pc.elem_bytes = dtype_bytes(key.dtype);
-  pc.dtype = key.dtype;
-  pc.layout = key.layout;
-  pc.limits = options.limits;
+  const ProblemContext pc = problem_context(key, key.shape.normalized(space.dims()).dims, options.limits);
   Enumeration e = space.enumerate(pc);
   if (!options.compile_only && options.max_launches > 0) {
-    const kernel_templates::Problem problem{pc.dims, ktune::dtype_from_string(key.dtype), key.layout};
+    const kernel_templates::Problem problem{pc.dims, key.dtype, key.layout};
     std::erase_if(e.configs, [&](const Config& c) {
       return launch_count(key.kernel, problem, c) > options.max_launches;
     });
@@ -115,7 +117,7 @@ bool TuningLoop::start_key(KeyRun& run) {
   }
   const NamedShape shape = key.shape.normalized(run.space.dims());
   s.shape = shape.canonical();
-  run.problem = {shape.dims, ktune::dtype_from_string(key.dtype), key.layout};
+  run.problem = {shape.dims, key.dtype, key.layout};
   std::optional<Enumeration> e = enumerate_key(run, shape);
   if (!e) return false;
 
@@ -130,16 +132,16 @@ bool TuningLoop::start_key(KeyRun& run) {
   so.seeds = e->seeds;
   run.strategy = make_strategy(options_.strategy, e->configs, so);
   if (deps_.progress != nullptr)
-    deps_.progress->set_key(fmt::format("{} {} {} {}{}", key.kernel, s.shape, key.dtype, key.layout,
-                                        options_.devices.size() > 1
-                                            ? fmt::format(" on devices {}", fmt::join(options_.devices, ","))
-                                            : std::string()));
+    deps_.progress->set_key(fmt::format(
+        "{} {} {} {}{}", key.kernel, s.shape, to_string(key.dtype), key.layout,
+        options_.devices.size() > 1 ? fmt::format(" on devices {}", fmt::join(options_.devices, ","))
+                                    : std::string()));
   return true;
 }
 
 std::optional<Enumeration> TuningLoop::enumerate_key(KeyRun& run, const NamedShape& shape) {
   KeySummary& s = run.s;
-  ProblemContext pc{shape.dims, dtype_bytes(run.key.dtype), run.key.dtype, run.key.layout, options_.limits};
+  const ProblemContext pc = problem_context(run.key, shape.dims, options_.limits);
   Enumeration e;
   try {
     e = run.space.enumerate(pc);
@@ -171,7 +173,6 @@ std::optional<Enumeration> TuningLoop::enumerate_key(KeyRun& run, const NamedSha
 std::shared_ptr<KeyContext> TuningLoop::key_context(const KeyRun& run) const {
   auto ctx = std::make_shared<KeyContext>();
   ctx->kernel = run.key.kernel;
-  ctx->dtype = run.key.dtype;
   ctx->layout = run.key.layout;
   ctx->shape = run.s.shape;
   ctx->problem = run.problem;

@@ -44,10 +44,10 @@ struct KeyContext;
 
 /// One (kernel, shape, dtype, layout) to tune.
 struct TuneKey {
-  std::string kernel;  ///< e.g. "gemm"
-  NamedShape shape;    ///< in any order; normalised to the space's dims
-  std::string dtype;   ///< "bf16", ...
-  std::string layout;  ///< "nt" / "nn" for gemm, "" where the kernel has none
+  std::string kernel;         ///< e.g. "gemm"
+  NamedShape shape;           ///< in any order; normalised to the space's dims
+  DType dtype = DType::kF32;  ///< one the kernel supports
+  std::string layout;         ///< "nt" / "nn" for gemm, "" where the kernel has none
 };
 
 struct TuneOptions {
@@ -109,7 +109,7 @@ struct KeySummary {
   std::string kernel;
   std::string shape;  ///< canonical
   std::string label;  ///< the shape's label ("llama3-8b.q_proj.m16", or "" when given by hand)
-  std::string dtype;
+  DType dtype = DType::kF32;
   std::string layout;
   uint64_t space_points = 0;  ///< before pruning
   size_t candidates = 0;      ///< kept by the constraints (and measurable)

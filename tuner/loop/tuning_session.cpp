@@ -45,6 +45,18 @@ std::vector<NamedShape> job_shapes(const SessionRequest& r, const kernel_templat
   return shapes;
 }
 
+/// The dtypes a job tunes: the request's (text where it entered, read here for `desc`), else the
+/// preset's, else bf16. Throws ktune::Error(kBadInput) naming one the kernel does not support.
+std::vector<DType> job_dtypes(const SessionRequest& r, const kernel_templates::KernelDescriptor& desc,
+                              const std::vector<DType>& preset_dtypes) {
+  std::vector<DType> dtypes;
+  for (const std::string& text : r.dtypes) dtypes.push_back(desc.parse_dtype(text));
+  if (!dtypes.empty()) return dtypes;
+  dtypes = preset_dtypes.empty() ? std::vector<DType>{DType::kBF16} : preset_dtypes;
+  for (const DType d : dtypes) desc.require_dtype(d);
+  return dtypes;
+}
+
 /// The space file of `kernel`'s job; a user kernel's space is its description (NAME.toml).
 std::filesystem::path space_path(const SessionRequest& r, const std::string& kernel) {
   if (!r.space.empty()) return r.space;
@@ -87,7 +99,8 @@ std::vector<SessionJob> plan_key_list(const SessionRequest& r, const std::filesy
       if (kernel_templates::specs_of(k.kernel).empty())
         throw Error(ErrorKind::kBadInput, fmt::format("kernel '{}' has no templates to tune", k.kernel));
       const NamedShape shape{"", Shape::parse(k.shape).normalized(desc->dims).dims()};
-      if (!seen.insert(fmt::format("{}|{}|{}|{}", k.kernel, shape.canonical(), k.dtype, layout)).second)
+      if (!seen.insert(fmt::format("{}|{}|{}|{}", k.kernel, shape.canonical(), to_string(k.dtype), layout))
+               .second)
         continue;
       auto job =
           std::find_if(jobs.begin(), jobs.end(), [&](const SessionJob& j) { return j.kernel == k.kernel; });
@@ -118,13 +131,13 @@ std::vector<SessionJob> plan_session(const SessionRequest& r, TuneOptions& optio
     if (is_key_list(file)) return plan_key_list(r, file, options);
   }
   std::vector<std::string> kernels = r.kernels;
-  std::vector<std::string> dtypes = r.dtypes;
+  std::vector<DType> preset_dtypes;
   std::vector<NamedShape> preset_shapes;
   std::optional<std::string> layout = r.layout;  // absent: each kernel's default
   if (!r.preset.empty()) {
     const Preset p = load_preset(r.preset);
     kernels = {p.kernel};
-    if (dtypes.empty()) dtypes = p.dtypes;
+    preset_dtypes = p.dtypes;
     if (!r.layout && !p.layout.empty()) layout = p.layout;
     options.strategy = p.strategy;
     options.budget = p.budget;
@@ -135,12 +148,11 @@ std::vector<SessionJob> plan_session(const SessionRequest& r, TuneOptions& optio
   if (r.strategy) options.strategy = *r.strategy;
   if (r.budget) options.budget = *r.budget;
   if (r.search_seed) options.seed = *r.search_seed;
-  if (dtypes.empty()) dtypes = {"bf16"};
 
   std::vector<SessionJob> jobs;
   for (const std::string& kernel : kernels) {
     const auto* desc = kernel_templates::find_kernel(kernel);
-    for (const auto& d : dtypes) desc->require_dtype(d);
+    const std::vector<DType> dtypes = job_dtypes(r, *desc, preset_dtypes);
     const std::string key_layout = layout.value_or(desc->default_layout);
     desc->require_layout(key_layout);
     if (kernel_templates::specs_of(kernel).empty())
@@ -270,7 +282,7 @@ nlohmann::json summary_json(const KeySummary& s) {
   nlohmann::json j{{"kernel", s.kernel},
                    {"shape", s.shape},
                    {"label", s.label},
-                   {"dtype", s.dtype},
+                   {"dtype", to_string(s.dtype)},
                    {"layout", s.layout},
                    {"space_points", s.space_points},
                    {"candidates", s.candidates},
@@ -320,7 +332,7 @@ std::string summary_line(const KeySummary& s) {
   std::string counts;
   for (const auto& [outcome, n] : s.outcomes)
     counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", n, outcome);
-  std::string line = fmt::format("{} {} {} {}: ", s.kernel, s.shape, s.dtype, s.layout);
+  std::string line = fmt::format("{} {} {} {}: ", s.kernel, s.shape, to_string(s.dtype), s.layout);
   if (!s.error.empty()) {
     const std::string hint = reference_hint(s);
     return line + "error: " + s.error + (hint.empty() ? "" : "; " + hint);

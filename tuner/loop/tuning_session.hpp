@@ -33,8 +33,10 @@ struct SessionRequest {
   /// its keys are the session's, each with its own kernel, dtype and layout; `kernels` or the
   /// preset's kernel only filter them, and `dtypes` / `layout` must be empty).
   std::string shapes_file;
-  std::vector<std::string> shapes;      ///< shape texts, e.g. "m=16,n=4096,k=4096"
-  std::vector<std::string> dtypes;      ///< default: the preset's, else bf16
+  std::vector<std::string> shapes;  ///< shape texts, e.g. "m=16,n=4096,k=4096"
+  /// Names as given (flags, a job's JSON), read for each kernel by plan_session, which names a
+  /// dtype the kernel does not support; default: the preset's, else bf16.
+  std::vector<std::string> dtypes;
   std::optional<std::string> layout;    ///< default: the preset's, else each kernel's default
   std::string space;                    ///< a space file; "" = configs/spaces/<kernel>.toml
   std::optional<std::string> strategy;  ///< a name of strategies()

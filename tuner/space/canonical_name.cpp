@@ -92,11 +92,11 @@ std::string expand_name_pattern(std::string_view pattern, const Config& config) 
   return out;
 }
 
-std::string canonical_name(std::string_view kernel, std::string_view dtype, std::string_view layout,
+std::string canonical_name(std::string_view kernel, DType dtype, std::string_view layout,
                            std::string_view pattern, const Config& config) {
   std::string out;
   out.reserve(64);
-  out.append(kernel).append(".").append(dtype).append(".");
+  out.append(kernel).append(".").append(to_string(dtype)).append(".");
   if (!layout.empty()) out.append(layout).append(".");
   out += expand_name_pattern(pattern, config);
   return out;

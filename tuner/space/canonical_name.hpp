@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/config.hpp"
+#include "ktune/dtype.hpp"
 
 namespace ktune::tuner {
 
@@ -27,7 +28,7 @@ std::string check_name_pattern(std::string_view pattern, std::span<const std::st
 std::string expand_name_pattern(std::string_view pattern, const Config& config);
 
 /// `kernel.dtype[.layout].<expanded pattern>`; the layout is left out when empty.
-std::string canonical_name(std::string_view kernel, std::string_view dtype, std::string_view layout,
+std::string canonical_name(std::string_view kernel, DType dtype, std::string_view layout,
                            std::string_view pattern, const Config& config);
 
 }  // namespace ktune::tuner

@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "core/dtype.hpp"
 #include "ktune/error.hpp"
 #include "tuner/loop/detail/template_evaluator.hpp"
 #include "tuner/space/canonical_name.hpp"
@@ -47,11 +46,11 @@ namespace {
 
 /// The spec's view of `context`: a space with templates needs the dtype.
 kernel_templates::Problem problem_of(const ProblemContext& context, const std::string& source) {
-  if (context.dtype.empty()) {
+  if (!context.dtype) {
     throw Error(ErrorKind::kBadInput,
                 fmt::format("{}: enumerating a space of kernel templates needs the problem's dtype", source));
   }
-  return {context.dims, ktune::dtype_from_string(context.dtype), context.layout};
+  return {context.dims, *context.dtype, context.layout};
 }
 
 bool serves_dtype(const kernel_templates::KernelSpec& spec, DType dtype) {
@@ -220,11 +219,10 @@ std::vector<std::pair<std::string, double>> ConfigSpace::derived_values(const Co
   return out;
 }
 
-std::string ConfigSpace::canonical_name(const Config& config, std::string_view dtype,
-                                        std::string_view layout) const {
+std::string ConfigSpace::canonical_name(const Config& config, DType dtype, std::string_view layout) const {
   const TemplateSpace& tmpl = template_space(config.variant);
   if (tmpl.spec == nullptr) return tuner::canonical_name(kernel_, dtype, layout, tmpl.pattern, config);
-  return tmpl.spec->canonical_name({{}, ktune::dtype_from_string(dtype), std::string(layout)}, config);
+  return tmpl.spec->canonical_name({{}, dtype, std::string(layout)}, config);
 }
 
 }  // namespace ktune::tuner

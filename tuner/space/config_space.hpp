@@ -150,8 +150,7 @@ class ConfigSpace {
   /// The canonical name of `config`, e.g. gemm.bf16.nt.128x128x32.w2x2.s3.sk1: its spec's
   /// (KernelSpec::canonical_name), or `kernel.dtype[.layout].<pattern>` without one. Throws
   /// ktune::Error(kBadInput) for a config of an unknown template.
-  std::string canonical_name(const Config& config, std::string_view dtype,
-                             std::string_view layout = {}) const;
+  std::string canonical_name(const Config& config, DType dtype, std::string_view layout = {}) const;
 
  private:
   friend struct SpaceReader;

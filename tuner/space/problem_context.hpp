@@ -4,10 +4,13 @@
 /// (shape, dtype, device) for which a space is enumerated.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "ktune/dtype.hpp"
 
 namespace ktune::tuner {
 
@@ -31,18 +34,14 @@ inline constexpr std::string_view kContextVariables[] = {
 /// One (shape, dtype, device) to enumerate a space for.
 struct ProblemContext {
   std::vector<std::pair<std::string, int64_t>> dims;  ///< e.g. {{"m",16},{"n",4096},{"k",4096}}
-  int64_t elem_bytes = 2;                             ///< bytes of one input element (dtype_bytes)
-  /// The dtype ("bf16", ...). A space of a kernel with templates needs it: their specs' rules depend
-  /// on it (ConfigSpace::enumerate).
-  std::string dtype;
+  int64_t elem_bytes = 2;                             ///< bytes of one input element (size_of)
+  /// The dtype. A space of a kernel with templates needs it: their specs' rules depend on it
+  /// (ConfigSpace::enumerate).
+  std::optional<DType> dtype;
   /// The kernel's layout/mode ("nt", "nn" for gemm); a template that lists its layouts is
   /// skipped for any other. "" matches every template.
   std::string layout;
   DeviceLimits limits;
 };
-
-/// Bytes of one element of `dtype` ("f32" 4, "f16"/"bf16" 2, "fp8e4m3"/"fp8e5m2" 1); throws
-/// ktune::Error(kBadInput) naming an unknown dtype.
-int64_t dtype_bytes(std::string_view dtype);
 
 }  // namespace ktune::tuner

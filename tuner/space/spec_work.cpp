@@ -53,11 +53,11 @@ cache::WorkModel spec_work_model() {
     try {
       kt::Problem problem;
       problem.dims = Shape::parse(key.shape).dims();
-      problem.dtype = dtype_from_string(key.dtype);
+      problem.dtype = key.dtype;
       problem.layout = std::string(key.layout);
       return spec_work(key.kernel, problem);
     } catch (const Error&) {
-      return {};  // a shape or dtype this build cannot read
+      return {};  // a shape this build cannot read
     }
   };
 }

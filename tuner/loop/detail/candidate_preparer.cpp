@@ -107,7 +107,7 @@ harness::CompileResult KeyContext::reference_for(const kernel_templates::KernelS
 cache::Measurement base_measurement(const KeyContext& ctx, const Config& config, const std::string& name) {
   cache::Measurement m;
   m.shape = ctx.shape;
-  m.dtype = ctx.dtype;
+  m.dtype = ctx.problem.dtype;
   m.layout = ctx.layout;
   m.config_name = name;
   m.config_json = config.to_json_text();

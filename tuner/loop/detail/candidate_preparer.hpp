@@ -29,7 +29,6 @@ namespace ktune::tuner::detail {
 /// was abandoned.
 struct KeyContext {
   std::string kernel;
-  std::string dtype;
   std::string layout;
   std::string shape;  ///< canonical
   kernel_templates::Problem problem;

@@ -4,8 +4,7 @@ namespace ktune::tuner::detail {
 
 std::map<std::string, cache::StoredResult> load_stored_results(const cache::ConfigCache& db, int64_t gpu_id,
                                                                int64_t kernel_id, const std::string& shape,
-                                                               const std::string& dtype,
-                                                               const std::string& layout) {
+                                                               DType dtype, const std::string& layout) {
   std::map<std::string, cache::StoredResult> out;
   for (cache::StoredResult& r : db.results_for(gpu_id, kernel_id, shape, dtype, layout)) {
     if (!r.baseline.empty()) continue;

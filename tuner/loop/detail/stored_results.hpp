@@ -14,8 +14,7 @@ namespace ktune::tuner::detail {
 /// dtype, layout), by config name.
 std::map<std::string, cache::StoredResult> load_stored_results(const cache::ConfigCache& db, int64_t gpu_id,
                                                                int64_t kernel_id, const std::string& shape,
-                                                               const std::string& dtype,
-                                                               const std::string& layout);
+                                                               DType dtype, const std::string& layout);
 
 /// Whether `stored` answers a request at `fidelity`: cache::StoredResult::answers, except that a
 /// compile-only sweep is answered by its own `skipped` rows too (they hold what it would record).
