@@ -87,7 +87,10 @@ int ktune_lookup(ktune_db* db, const char* gpu, const char* kernel, const char* 
     if (dtype == nullptr) return fail(KTUNE_ERR_BAD_INPUT, "ktune_lookup: dtype is NULL");
     if (json_out == nullptr) return fail(KTUNE_ERR_BAD_INPUT, "ktune_lookup: json_out is NULL");
 
-    const auto* desc = ktune::kernel_templates::find_kernel(kernel);
+    ktune::kernel_templates::KernelDescriptor stored_only;
+    const auto* desc = ktune::kernel_templates::lookup_kernel(
+        kernel, shape, dtype,
+        [&](std::string_view name) { return db->cache.current_source_hash(name).has_value(); }, stored_only);
     ktune::cache::Lookup lookup;
     lookup.dtype = desc->parse_dtype(dtype);
     const std::string chosen_layout = layout != nullptr ? std::string(layout) : desc->default_layout;

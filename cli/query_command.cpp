@@ -1,5 +1,6 @@
 /// `ktune query`: the best tuned config for (GPU, kernel, shape, dtype, layout), read-only.
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -98,13 +99,25 @@ void run_query(const QueryOptions& o) {
     return;
   }
 #endif
-  const auto* desc = kernel_templates::find_kernel(o.kernel);
+  const auto path = db_path(o.db);
+  std::optional<cache::ConfigCache> opened;
+  const auto db_at_path = [&]() -> cache::ConfigCache& {
+    if (!opened) opened.emplace(open_existing(path));
+    return *opened;
+  };
+  // A kernel the catalog does not know is asked of the database only when there is one, so that a
+  // misspelt name is answered as such before a missing database.
+  kernel_templates::KernelDescriptor stored_only;
+  const auto* desc = kernel_templates::lookup_kernel(
+      o.kernel, o.shape, o.dtype,
+      [&](std::string_view name) {
+        return std::filesystem::exists(path) && db_at_path().current_source_hash(name).has_value();
+      },
+      stored_only);
   const DType dtype = desc->parse_dtype(o.dtype);
   const std::string layout = resolve_layout(*desc, o.layout);
   const std::string shape = ktune::Shape::parse(o.shape).normalized(desc->dims).canonical();
-
-  const auto path = db_path(o.db);
-  auto db = open_existing(path);
+  auto& db = db_at_path();
 
   cache::Lookup lookup;
   lookup.gpu_name = choose_gpu(db, o.gpu, o.device);

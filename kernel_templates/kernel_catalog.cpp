@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/dtype.hpp"
+#include "core/shape.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "kernel_templates/user_kernel/user_kernels.hpp"
 #include "ktune/error.hpp"
@@ -142,6 +143,19 @@ const KernelDescriptor* find_kernel(std::string_view name) {
   throw Error(ErrorKind::kBadInput, "unknown kernel '" + std::string(name) +
                                         "' (known kernels: " + known_kernel_names() +
                                         "; a kernel of your own: --kernel-dir DIR, docs/byo.md)");
+}
+
+const KernelDescriptor* lookup_kernel(std::string_view name, std::string_view shape, std::string_view dtype,
+                                      const std::function<bool(std::string_view)>& stored,
+                                      KernelDescriptor& scratch) {
+  for (const auto& k : table()) {
+    if (k.name == name) return &k;
+  }
+  if (!stored(name)) return find_kernel(name);  // throws, listing the known kernels
+  scratch = KernelDescriptor{std::string(name), {}, {dtype_from_string(std::string(dtype))}, "stored in the database", "", {""}};
+  const Shape parsed = Shape::parse(shape);
+  for (const auto& [dim, value] : parsed.dims()) scratch.dims.push_back(dim);
+  return &scratch;
 }
 
 bool is_known_kernel(std::string_view name) {

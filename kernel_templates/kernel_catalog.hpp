@@ -6,6 +6,7 @@
 /// (spec_registry.hpp); only the bandwidth ceiling "copy", which is measured rather than tuned, is
 /// written here.
 
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
@@ -50,6 +51,17 @@ std::span<const KernelDescriptor> kernel_catalog();
 /// The kernel named `name`. Never returns null: an unknown name throws ktune::Error(kBadInput)
 /// whose message lists the known kernels.
 const KernelDescriptor* find_kernel(std::string_view name);
+
+/// The entry a lookup (the C ABI, `ktune query`, `ktune serve`) checks its key against: the
+/// catalog's, else, when `stored(name)` says the database holds results of a kernel so named, one
+/// made from the key in `scratch`. That is a user kernel this process has not loaded (a Triton
+/// kernel that ktune.triton described, a folder tuned on another host): its dimensions are the
+/// shape's names in the order written, its one dtype the key's and it has no layout, so the
+/// database alone says whether it holds the key. Throws find_kernel's error for a kernel neither
+/// knows, and Shape::parse's for a malformed shape of a stored kernel.
+const KernelDescriptor* lookup_kernel(std::string_view name, std::string_view shape, std::string_view dtype,
+                                      const std::function<bool(std::string_view)>& stored,
+                                      KernelDescriptor& scratch);
 
 /// Whether `name` is a known kernel (does not throw).
 bool is_known_kernel(std::string_view name);

@@ -59,7 +59,13 @@ std::string default_gpu(const cache::ConfigCache& db) {
 /// The answer document, or an ApiError (404 when nothing is tuned for the key).
 nlohmann::json answer(const ServiceContext& ctx, const KeyRequest& k) {
   const auto started = std::chrono::steady_clock::now();
-  const auto* desc = checked("kernel", [&] { return kernel_templates::find_kernel(k.kernel); });
+  const cache::ConfigCache& db = ctx.readers->get();
+  kernel_templates::KernelDescriptor stored_only;
+  const auto* desc = checked("kernel", [&] {
+    return kernel_templates::lookup_kernel(
+        k.kernel, k.shape, k.dtype,
+        [&](std::string_view name) { return db.current_source_hash(name).has_value(); }, stored_only);
+  });
   const DType dtype = checked("dtype", [&] { return desc->parse_dtype(k.dtype); });
   const std::string layout = k.layout.value_or(desc->default_layout);
   checked("layout", [&] {
@@ -68,7 +74,6 @@ nlohmann::json answer(const ServiceContext& ctx, const KeyRequest& k) {
   });
   const std::string shape =
       checked("shape", [&] { return Shape::parse(k.shape).normalized(desc->dims).canonical(); });
-  const cache::ConfigCache& db = ctx.readers->get();
   cache::Lookup lookup;
   lookup.gpu_name = k.gpu && !k.gpu->empty() ? *k.gpu : default_gpu(db);
   lookup.kernel = desc->name;

@@ -16,7 +16,7 @@ triton = pytest.importorskip("triton", reason="triton (requirements.txt) is not 
 
 from ktune import BadInputError  # noqa: E402
 from ktune import triton as kt  # noqa: E402
-from ktune.triton.__main__ import kernel_of  # noqa: E402
+from ktune.triton.offline import kernel_of  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "examples" / "triton"))
 import rmsnorm  # noqa: E402

@@ -15,7 +15,7 @@
 #          [--budget-s S] [--out DIR] [--keep-db] [--commit HASH] [--gemm-m LIST] [--fp8-m LIST]
 #          [--ops-filter TEXT]... [--gemm-vs-torch SET[:M,M...][+SET...]] [--gemm-budget N] [--gemm-sweep-s S] [--gemm-dtype bf16|fp8]
 #          [--attn-vs-torch SET] [--attn-batch LIST] [--attn-seq LIST] [--attn-budget N] [--attn-sweep-s S] [--ops-vs-torch] [--rope-vs-torch]
-#          [--paged-vs-torch] [--decoder-layers MODEL] [--triton]
+#          [--paged-vs-torch] [--decoder-layers MODEL] [--triton] [--triton-bench]
 #          [--tune-keys FILE] [--keys-budget N] [--keys-sweep-s S]
 #
 #   --suites LIST     gpu test executables, comma-separated short names (smoke, measure, kernels,
@@ -37,6 +37,12 @@
 #                     crashing config never win; a second process launches the stored winner with
 #                     nothing tuned; a recorded miss tuned by `python -m ktune.triton tune`); needs
 #                     .devbin/ktune, .devbin/lib/libktune.so, torch and triton 3.6: triton/
+#   --triton-bench    bench/triton/autotune_vs_triton.py: ktune.triton.autotune against triton.autotune
+#                     (cache_results) on examples/triton's 24-config matmul: the first call of a tuned
+#                     key in fresh processes (database, `ktune serve`, Triton's warm disk cache), the
+#                     cold tuning of the key, 8 processes started together, every config re-timed in
+#                     CUDA graphs with rotated inputs (each choice's gap to the best); same needs as
+#                     --triton: triton/autotune_vs_triton.{md,json}
 #   --decode-step     examples/python/decode_step.py (a decode step from ktune's ops against torch)
 #   --hf-decode M     examples/python/hf_decode.py --model M (a transformers model through
 #                     ktune.torch.optimize: keys recorded, tuned at --keys-budget, served; stock and
@@ -127,7 +133,7 @@ set -u -o pipefail
 
 usage() { sed -n '/^# usage:/,/^# Example/p' "$0" | sed 's/^# \{0,1\}//' | sed '$d'; }
 
-SUITES=all GTEST_FILTER="" EXAMPLES=0 SERVICE=0 PYTHON=0 TRITON=0 DECODE_STEP=0 HF_DECODE="" HF_PHASE=all HF_DB="" HF_BATCHES=1,8 SERVE_LOAD=0 SERVE_THREADS= BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
+SUITES=all GTEST_FILTER="" EXAMPLES=0 SERVICE=0 PYTHON=0 TRITON=0 TRITON_BENCH=0 DECODE_STEP=0 HF_DECODE="" HF_PHASE=all HF_DB="" HF_BATCHES=1,8 SERVE_LOAD=0 SERVE_THREADS= BENCHES=none SWEEP="" SIDE=0 REPEAT=1 BUDGET=540
 DIR=${OUT:-} KEEP_DB=0 COMMIT="" GEMM_M=1,16,128,512,2048,4096 FP8_M=1,16,128,1024,4096
 OPS_FILTERS=() GEMM_VS_TORCH="" GEMM_BUDGET=24 GEMM_SWEEP_S=330 GEMM_DTYPE=bf16
 ATTN_VS_TORCH="" ATTN_BATCH="" ATTN_SEQ="" ATTN_BUDGET=24 ATTN_SWEEP_S=330 OPS_VS_TORCH=0 ROPE_VS_TORCH=0 PAGED_VS_TORCH=0
@@ -147,6 +153,7 @@ while [ $# -gt 0 ]; do
     --serve-load) SERVE_LOAD=1; shift ;;
     --python) PYTHON=1; shift ;;
     --triton) TRITON=1; shift ;;
+    --triton-bench) TRITON_BENCH=1; shift ;;
     --benches) BENCHES=${2:?}; shift 2 ;;
     --sweep) SWEEP=${2:?}; shift 2 ;;
     --side-by-side) SIDE=1; shift ;;
@@ -299,6 +306,17 @@ if [ "$TRITON" = 1 ]; then
   elif [ ! -f "$BIN/lib/libktune.so" ]; then
     say "triton: skipped, .devbin/lib/libktune.so is missing"
     printf 'triton\tmissing\t-\t-\t-\t0\n' >> "$R/parts.tsv"
+  fi
+fi
+if [ "$TRITON_BENCH" = 1 ]; then
+  mkdir -p "$R/triton"
+  if [ -f "$BIN/lib/libktune.so" ] && have triton-bench ktune; then
+    export KTUNE_LIBRARY="$BIN/lib/libktune.so"
+    run_part triton-bench 540 "$R/triton/autotune_vs_triton.log" python3 bench/triton/autotune_vs_triton.py \
+      --out "$R/triton"
+  elif [ ! -f "$BIN/lib/libktune.so" ]; then
+    say "triton-bench: skipped, .devbin/lib/libktune.so is missing"
+    printf 'triton-bench\tmissing\t-\t-\t-\t0\n' >> "$R/parts.tsv"
   fi
 fi
 if [ "$DECODE_STEP" = 1 ]; then

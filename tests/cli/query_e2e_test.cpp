@@ -6,8 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cache/config_cache.hpp"
 #include "harness/device_info.hpp"
 #include "ktune/error.hpp"
 #include "tests/cli/ktune_runner.hpp"
@@ -218,6 +220,66 @@ TEST_F(QueryTest, BadShapesKernelsAndDtypesExit2NamingTheBadPart) {
     EXPECT_NE(r.err.find(c.named), std::string::npos) << r.err;
     EXPECT_TRUE(r.out.empty()) << "no JSON document for a failed query: " << r.out;
   }
+}
+
+// A user kernel tuned on another host (a Triton kernel ktune.triton described): this process has
+// no folder of it, so only the database knows it. It is answered as stored: the shape in the order
+// it was tuned with, no layout.
+TEST_F(QueryTest, AKernelOnlyTheDatabaseHoldsIsAnsweredAsStored) {
+  SCOPED_TRACE("seed " + std::to_string(db_.seed));
+  std::mt19937_64 gen(db_.seed);
+  std::uniform_real_distribution<double> median(5.0, 500.0);
+  const std::string kernel = "triton_mod_rows_kernel";
+  const std::string shape = "rows=16,n_cols=4096";  // not the alphabetical order
+  std::string winner;
+  {
+    auto db = cache::ConfigCache::open(db_.path);
+    const int64_t run_id = db.begin_run({});
+    const int64_t gpu_id =
+        db.upsert_gpu(cache::GpuInfo{"Test GPU Alpha", 9, 0, 132, int64_t{141} << 30, "{}"});
+    const int64_t kernel_id = db.upsert_kernel(cache::KernelInfo{kernel, "0123456789abcdef"});
+    std::vector<cache::Measurement> ms;
+    for (int warps : {1, 2, 4, 8}) {
+      cache::Measurement m;
+      m.shape = shape;
+      m.dtype = DType::kBF16;
+      m.config_name = fmt::format("{}.bf16.triton.3.6.0.BLOCK=4096.w{}.s1", kernel, warps);
+      m.config_json = fmt::format(R"({{"params":{{"BLOCK":4096,"num_warps":{},"num_stages":1}}}})", warps);
+      const double med = median(gen);
+      m.stats = cache::Stats{med, med * 0.97, med * 1.01, med * 1.05, med * 0.02, 50};
+      ms.push_back(m);
+    }
+    const auto ids = db.record(run_id, gpu_id, kernel_id, ms);
+    size_t win = 0;
+    for (size_t i = 1; i < ms.size(); ++i) {
+      if (ms[i].stats->median_us < ms[win].stats->median_us) win = i;
+    }
+    db.set_best(ids[win]);
+    winner = ms[win].config_name;
+  }
+  auto args = query(kernel, shape, "bf16");
+  args.insert(args.end(), {"--gpu", "Test GPU Alpha", "--json"});
+  const auto r = run_ktune(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("config_name"), winner);
+  EXPECT_EQ(j.at("kernel"), kernel);
+  EXPECT_EQ(j.at("layout"), "");
+
+  args = query(kernel, "rows=17,n_cols=4096", "bf16");
+  args.insert(args.end(), {"--gpu", "Test GPU Alpha", "--no-fallback"});
+  EXPECT_EQ(run_ktune(args).exit_code, 4) << "a shape it does not hold";
+  args = query(kernel, shape, "bf16");
+  args.insert(args.end(), {"--gpu", "Test GPU Alpha", "--layout", "nt"});
+  const auto layout = run_ktune(args);
+  EXPECT_EQ(layout.exit_code, 2) << layout.err;
+  EXPECT_NE(layout.err.find("does not accept layout 'nt'"), std::string::npos) << layout.err;
+  const auto unknown = run_ktune(query("triton_mod_other", shape, "bf16"));
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
+  EXPECT_NE(unknown.err.find("unknown kernel 'triton_mod_other'"), std::string::npos) << unknown.err;
+  const auto no_db = run_ktune({"query", "--kernel", kernel, "--shape", shape, "--dtype", "bf16", "--db",
+                                (tmp_ / "none.db").string()});
+  EXPECT_EQ(no_db.exit_code, 2) << "without a database the name is unknown: " << no_db.err;
 }
 
 TEST_F(QueryTest, MissingRequiredOptionIsAUsageError) {

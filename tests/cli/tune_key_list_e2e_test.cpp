@@ -148,5 +148,26 @@ TEST(TuneKeyList, DtypeWithAKeyListExits2) {
   EXPECT_NE(r.err.find("is a key list"), std::string::npos) << r.err;
 }
 
+// A Triton kernel's keys (ktune.triton.autotune's misses, `triton:MODULE:FUNCTION`) name a Python
+// module ktune cannot import: the file is refused before anything is tuned, naming the first such
+// line and the command that tunes the whole file.
+TEST(TuneKeyList, TritonKeysAreRefusedNamingThePythonCommand) {
+  TempDir dir;
+  const auto file = dir / "mixed.keys";
+  std::ofstream(file) << "# one program's misses: ktune.torch's and ktune.triton's\n"
+                      << "rmsnorm rows=7,hidden=4095 f16\n"
+                      << "triton:rmsnorm:rmsnorm_rows rows=24,n_cols=3072 bf16\n"
+                      << "triton:matmul:matmul_tiles m=16,n=4096,k=4096 bf16\n";
+  const std::string db = (dir / "x.db").string();
+  const auto r = run_ktune(sweep(file.string(), db));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("mixed.keys:3: 'triton:rmsnorm:rmsnorm_rows' is a Triton kernel"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("2 of the file's 3 key(s)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("`python3 -m ktune.triton tune " + file.string() + "`"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(db)) << "nothing tuned, no database written";
+}
+
 }  // namespace
 }  // namespace ktune::testing

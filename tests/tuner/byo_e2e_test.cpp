@@ -161,11 +161,17 @@ TEST(ByoTune, QueryAndReportKnowTheKernelThroughKernelDir) {
   const std::vector<std::string> query = {
       "query", "--kernel", "transpose", "--shape", "rows=64,cols=64",   "--dtype",
       "f32",   "--db",     db,          "--gpu",   "compile-only sm_90"};
-  // Without the folder the name is unknown (exit 2, pointing at --kernel-dir); with it the kernel is
-  // known and a compile-only sweep has no winner (exit 4).
-  const auto unknown = run_ktune(query);
+  // A name neither the catalog nor the database holds is unknown (exit 2, pointing at --kernel-dir).
+  // The database holds transpose, so with or without its folder the query is answered from it, and
+  // a compile-only sweep has no winner (exit 4).
+  auto other = query;
+  other[2] = "transpose2";
+  const auto unknown = run_ktune(other);
   EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
   EXPECT_NE(unknown.err.find("--kernel-dir"), std::string::npos) << unknown.err;
+  const auto stored = run_ktune(query);
+  EXPECT_EQ(stored.exit_code, 4) << stored.err;
+  EXPECT_NE(stored.err.find("no tuned config for kernel transpose"), std::string::npos) << stored.err;
   auto with_dir = query;
   with_dir.insert(with_dir.begin() + 1, {"--kernel-dir", folder});
   const auto known = run_ktune(with_dir);

@@ -42,4 +42,24 @@ std::vector<ListedKey> load_key_list(const std::filesystem::path& file) {
   return out;
 }
 
+bool is_triton_kernel(std::string_view kernel) { return kernel.starts_with("triton:"); }
+
+void refuse_triton_keys(const std::vector<ListedKey>& keys, const std::filesystem::path& file) {
+  const ListedKey* first = nullptr;
+  size_t count = 0;
+  for (const ListedKey& k : keys) {
+    if (!is_triton_kernel(k.key.kernel)) continue;
+    if (first == nullptr) first = &k;
+    ++count;
+  }
+  if (first == nullptr) return;
+  throw Error(
+      ErrorKind::kBadInput,
+      fmt::format("{}:{}: '{}' is a Triton kernel of a Python module ({} of the file's {} key(s) are): "
+                  "`ktune tune` cannot import it. Tune the file with `python3 -m ktune.triton tune {}` "
+                  "(from where that module imports; it tunes the file's other keys too, and takes "
+                  "--db, --shard I/N and --compile-only as ktune tune does)",
+                  file.string(), first->line, first->key.kernel, count, keys.size(), file.string()));
+}
+
 }  // namespace ktune::tuner

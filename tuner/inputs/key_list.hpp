@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/key_line.hpp"
@@ -26,5 +27,15 @@ bool is_key_list(const std::filesystem::path& file);
 /// The keys of `file` in file order, repeats included (the session drops them). Throws
 /// ktune::Error(kBadInput) "FILE:LINE: ..." naming the bad line, or when the file cannot be read.
 std::vector<ListedKey> load_key_list(const std::filesystem::path& file);
+
+/// Whether `kernel` names a Triton kernel of a Python module, `triton:MODULE:FUNCTION`, as
+/// ktune.triton.autotune records its misses (python/ktune/triton/misses.py).
+bool is_triton_kernel(std::string_view kernel);
+
+/// Throws ktune::Error(kBadInput) when `keys` (of `file`) hold a Triton kernel's key: ktune cannot
+/// import the module that describes it, so the message names the first such line, how many there
+/// are, and the command that tunes the file, Triton keys and the others alike:
+/// `python3 -m ktune.triton tune FILE`.
+void refuse_triton_keys(const std::vector<ListedKey>& keys, const std::filesystem::path& file);
 
 }  // namespace ktune::tuner

@@ -86,9 +86,11 @@ std::vector<SessionJob> plan_key_list(const SessionRequest& r, const std::filesy
   if (r.budget) options.budget = *r.budget;
   if (r.search_seed) options.seed = *r.search_seed;
 
+  const std::vector<ListedKey> listed_keys = load_key_list(file);
+  refuse_triton_keys(listed_keys, file);
   std::vector<SessionJob> jobs;
   std::set<std::string> seen;
-  for (const ListedKey& listed : load_key_list(file)) {
+  for (const ListedKey& listed : listed_keys) {
     const KeyLine& k = listed.key;
     try {
       const auto* desc = kernel_templates::find_kernel(k.kernel);

@@ -1,9 +1,11 @@
 """`ktune.triton.autotune`: a drop-in for `triton.autotune` whose configs are tuned by ktune (ahead of
-time, or on a miss) and served from ktune's database. On a call, the key (the kernel, its key
-arguments' values and the extra dimensions, the dtype) is looked up once a process; a hit launches
-the stored config through Triton's own launcher, with nothing measured; a miss launches the first
-config (Triton's default; D9: an untuned key runs the framework's own code) and records the key for
-`python -m ktune.triton tune FILE`, or, with on_miss="tune", tunes the key through ktune first.
+time, or on a miss) and served from ktune's database, or from a `ktune serve` URL. On a call, the
+key (the kernel, its key arguments' values and the extra dimensions, the dtype) is looked up once a
+process (in the database `db=`, else $KTUNE_DB; or over HTTP, with `server=` or $KTUNE_SERVER); a
+hit launches the stored config through Triton's own launcher, with nothing measured; a miss launches
+the first config (Triton's default; D9: an untuned key runs the framework's own code) and records
+the key for `python -m ktune.triton tune FILE`, or, with on_miss="tune", tunes the key through
+ktune first.
 
     @kt.autotune(configs=[triton.Config({"BLOCK": 1024}, num_warps=4), ...], key=["n_cols"],
                  dims={"rows": lambda a: a["x_ptr"].shape[0]}, dims_order=["rows", "n_cols"],
@@ -42,9 +44,17 @@ class Autotuner(KernelInterface):
     """A `@triton.jit` kernel whose config comes from ktune's database (module docstring)."""
 
     def __init__(self, fn, description: Description, key, dims=None, dtype_arg=None, db=None, gpu=None,
-                 on_miss="default", record_misses=None, arch="sm_90"):
+                 on_miss="default", record_misses=None, arch="sm_90", server=None):
         if on_miss not in ON_MISS:
             raise BadInputError(f"on_miss={on_miss!r}: one of {ON_MISS}")
+        if server is None and db is None:
+            server = os.environ.get("KTUNE_SERVER") or None
+        if server is not None and db is not None:
+            raise BadInputError(f"look keys up in a database (db={db!r}) or a server (server={server!r}), not both")
+        if server is not None and on_miss == "tune":
+            raise BadInputError("on_miss='tune' tunes into a local database, which a server does not read: record "
+                                "the misses (record_misses=FILE), tune them with `python -m ktune.triton tune FILE "
+                                "--db DB` and send DB to the server (`ktune cache push --server URL --db DB`)")
         self.fn = fn
         self.base_fn = getattr(fn, "fn", fn)
         self.arg_names = fn.arg_names
@@ -62,6 +72,7 @@ class Autotuner(KernelInterface):
         if self.dtype_arg is None:
             raise BadInputError("no buffer of the problem's dtype: name the argument that has it (dtype_arg=)")
         self.db = db
+        self.server = server
         self.gpu = gpu
         self.on_miss = on_miss
         self.record_misses = record_misses if record_misses is not None else os.environ.get("KTUNE_RECORD_MISSES")
@@ -104,7 +115,7 @@ class Autotuner(KernelInterface):
                 return self.cache[key]
             shape, dtype = key
             gpu = self._gpu(nargs)
-            config, _ = best(self.description, shape, dtype, db=self.db, gpu=gpu)
+            config, _ = best(self.description, shape, dtype, db=self.db, gpu=gpu, server=self.server)
             source = "tuned"
             if config is None and self.on_miss == "tune":
                 tune(self.description, [shape], dtype, db=self.db, arch=self.arch)
@@ -134,13 +145,15 @@ class Autotuner(KernelInterface):
 
 def autotune(configs, key, *, args, grid, dims=None, dims_order=None, dtypes=("bf16",), reference=None,
              verify=True, work=None, dtype_arg=None, db=None, gpu=None, on_miss="default", record_misses=None,
-             arch="sm_90", prune_configs_by=None, reset_to_zero=None, restore_value=None, pre_hook=None,
+             arch="sm_90", server=None, prune_configs_by=None, reset_to_zero=None, restore_value=None, pre_hook=None,
              post_hook=None, warmup=None, rep=None, use_cuda_graph=False, do_bench=None, cache_results=False):
     """The decorator (module docstring). `configs` and `key` as triton.autotune's; `args`, `grid`,
     `reference`, `work` describe the kernel to ktune's harness (description.py); `dims` computes
     dimensions that are not key arguments from a call's arguments by name (e.g. the row count of a
     row-wise kernel), and `dims_order` orders the key (default: `key`, then `dims`). A key argument's
-    dimension is its name in lower case (expressions of a matmul keyed on M, N, K use m, n, k)."""
+    dimension is its name in lower case (expressions of a matmul keyed on M, N, K use m, n, k).
+    `server` ("http://host:8787", default $KTUNE_SERVER unless `db` is given) answers look-ups
+    from `ktune serve` instead of a database file: a 404 is a miss, any other error raises."""
     if prune_configs_by:
         raise BadInputError("prune_configs_by is not served yet: ktune measures every config (a config "
                             "that fails or exceeds the GPU's limits is stored as such and never wins)")
@@ -151,6 +164,6 @@ def autotune(configs, key, *, args, grid, dims=None, dims_order=None, dtypes=("b
         description = Description(fn, configs, dims=order, args=args, grid=grid, dtypes=dtypes,
                                   reference=reference, verify=verify, work=work)
         return Autotuner(fn, description, key, dims=dims, dtype_arg=dtype_arg, db=db, gpu=gpu, on_miss=on_miss,
-                         record_misses=record_misses, arch=arch)
+                         record_misses=record_misses, arch=arch, server=server)
 
     return decorator

@@ -193,7 +193,11 @@ class Description:
         entries = []
         for (config, dtype), cc in zip(jobs, compiled):
             file = f"{cc.config_name}.{dtype}.cubin"
-            (cubins / file).write_bytes(cc.cubin)
+            # Whole files only: shards of a job array may write one folder on a shared file system at
+            # once, and one may read a cubin while another writes the same one.
+            tmp = cubins / f".{file}.{os.getpid()}.tmp"
+            tmp.write_bytes(cc.cubin)
+            os.replace(tmp, cubins / file)
             entries.append({"config": self.point(config), "dtype": dtype, "file": file, "entry": cc.name,
                             "threads": 32 * cc.num_warps, "shared": cc.shared_bytes,
                             "scratch": [cc.global_scratch_bytes, cc.profile_scratch_bytes],
@@ -201,7 +205,7 @@ class Description:
         if self.reference is not None:
             (folder / f"{self.name}.cu").write_text(self.reference.source)
         text = self.toml_text(entries, arch, compiled[0].triton_version)
-        tmp = toml_path.with_suffix(".toml.tmp")
+        tmp = toml_path.with_suffix(f".toml.{os.getpid()}.tmp")
         tmp.write_text(text)
         os.replace(tmp, toml_path)  # the folder counts as written once its description is there
         return folder

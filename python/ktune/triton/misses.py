@@ -1,7 +1,8 @@
 """Recording the keys `autotune` served without a tuned config, in the key-line format the
 runtime's miss recorder writes (`KERNEL SHAPE DTYPE`, one a line, `#` comments), the kernel named
 `triton:MODULE:FUNCTION` so that a later process can import it: `python -m ktune.triton tune FILE`
-tunes exactly those keys. Several processes may append to one file: each line is one write to a
+tunes exactly those keys (offline.py; `ktune tune --shapes FILE` refuses such lines and names that
+command). Several processes may append to one file: each line is one write to a
 file opened for appending, under an exclusive lock that also guards a new file's header."""
 
 import fcntl

@@ -53,13 +53,15 @@ def tune(description: Description, shapes, dtype="bf16", db=None, arch="sm_90", 
     return json.loads(done.stdout)
 
 
-def best(description: Description, shape, dtype="bf16", db=None, gpu=None):
+def best(description: Description, shape, dtype="bf16", db=None, gpu=None, server=None):
     """The triton.Config that won `shape` (a dict or shape text), and the winner's document
-    (`ktune query --json`'s); (None, None) when nothing is tuned for it, or the winner is none of
-    the description's configs (a changed config list)."""
+    (`ktune query --json`'s), from the database `db` or the `ktune serve` URL `server`; (None, None)
+    when nothing is tuned for it, or the winner is none of the description's configs (a changed
+    config list). Any other failure (a server that cannot be reached or answers an error) raises."""
     text = shape if isinstance(shape, str) else shape_text(description, shape)
     try:
-        doc = query(description.name, text, dtype, gpu=gpu, db=None if db is None else str(db), fallback=False)
+        doc = query(description.name, text, dtype, gpu=gpu, db=None if db is None else str(db), fallback=False,
+                    server=server)
     except NotFoundError:
         return None, None
     config = description.config_of(doc.get("config", {}).get("params", {}))

@@ -1,0 +1,63 @@
+"""What bench/triton/autotune_vs_triton.py does without a GPU: its shape argument, the table and
+verdicts it makes of raw numbers (random here, the expected gaps computed by hand below), and that
+it refuses to run, exit 3 with the reason, where there is no CUDA device."""
+
+import pathlib
+import random
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("triton", reason="triton (requirements.txt) is not installed in this environment")
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+import autotune_vs_triton as bench  # noqa: E402
+
+
+def test_shapes_are_m_n_k():
+    assert bench.parse_shape("m=16,n=4096,k=512") == {"m": 16, "n": 4096, "k": 512}
+    for bad in ("m=16,n=4096", "m=0,n=1,k=1", "m=1,n=1,k=1,q=2", "m=1,m=2,k=3", "m=x,n=1,k=1"):
+        with pytest.raises(ValueError, match="--shape"):
+            bench.parse_shape(bad)
+
+
+def _raw(rng):
+    points = [bench.point(c) for c in bench.CONFIGS]
+    names = [bench.config_label(p) for p in points]
+    assert len(set(names)) == len(bench.CONFIGS) == 24
+    retimed = {n: {"us": rng.uniform(50.0, 200.0), "rounds": []} for n in names}
+    ktune_pick, triton_pick = rng.choice(points), rng.choice(points)
+    return {"shape": "m=512,n=4096,k=4096", "gpu": "a GPU", "triton": "3.6.0", "retimed": retimed,
+            "first_call": {"ktune": [rng.uniform(1, 100) for _ in range(5)], "triton": [rng.uniform(1, 100)],
+                           "ktune_server": []},
+            "tuning": {"ktune_s": 9.0, "ktune_compile_s": 4.0, "triton_s": 30.0, "triton_bench_s": 3.0},
+            "winners": {"ktune": ktune_pick, "triton": triton_pick},
+            "together": {"n": 8, "ktune": [bench.config_label(ktune_pick)], "triton": names[:3]}}
+
+
+def test_the_verdicts_follow_the_raw_numbers():
+    rng = random.Random()
+    for _ in range(20):
+        raw = _raw(rng)
+        rows, verdicts, picked = bench.summarize(raw)
+        times = {n: t["us"] for n, t in raw["retimed"].items()}
+        best = min(times.values())
+        k = times[bench.config_label(raw["winners"]["ktune"])]
+        assert picked["best_us"] == best
+        assert abs(picked["gaps_pct"]["ktune"] - (k - best) / best * 100.0) < 1e-9
+        assert verdicts["ktune_within_target"] == ((k - best) / best * 100.0 <= 2.0)
+        assert verdicts["ktune_one_winner"] is True
+        assert dict((r[0], r[1:]) for r in rows)["8 processes together: distinct winners"] == ("1", "3")
+        lines = bench.table(raw)
+        assert lines[0].startswith("matmul m=512,n=4096,k=4096 bf16 on a GPU") and any(ln.startswith("| chosen config |") for ln in lines)
+
+
+@pytest.mark.skipif(bench.device_problem() is None, reason="a CUDA device is here: the bench would run")
+def test_without_a_device_it_exits_3_saying_why(tmp_path):
+    done = subprocess.run([sys.executable, str(HERE.parent / "autotune_vs_triton.py"), "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3, done.stderr
+    assert "cannot run: " + bench.device_problem() in done.stderr and "nothing was measured" in done.stderr
+    assert not list(tmp_path.iterdir())
