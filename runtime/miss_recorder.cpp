@@ -69,8 +69,15 @@ MissRecorder::MissRecorder(const std::filesystem::path& path) : path_(path) {
                 fmt::format("cannot open {} to record missed keys: {}", path.string(), std::strerror(errno)));
   }
   struct stat st {};
-  if (::fstat(fd_, &st) == 0) file_id_ = fmt::format("{}:{}", st.st_dev, st.st_ino);
-  if (file_id_.empty()) file_id_ = path.string();
+  const bool stated = ::fstat(fd_, &st) == 0;
+  file_id_ = stated ? fmt::format("{}:{}", st.st_dev, st.st_ino) : path.string();
+  const bool empty = stated && st.st_size == 0;
+  // An empty file holds none of the lines written before: a file deleted and made again (whose
+  // inode number may be the old one's) or truncated. Forget them, or they would never be written.
+  if (empty) {
+    std::lock_guard seen_lock(g_seen_mutex);
+    seen_lines().erase(file_id_);
+  }
 }
 
 MissRecorder::~MissRecorder() {

@@ -3,12 +3,14 @@
 // several processes appending at once (fork) leave one header and whole lines only, every key of
 // every process present; a path that cannot be opened is a clear error.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -95,6 +97,34 @@ TEST(MissRecorder, WritesEachKeyOnceUnderOneHeader) {
                 std::string(kMissFileHeader).substr(0, std::string(kMissFileHeader).size() - 1),
                 "gemm m=24,n=4096,k=4096 bf16 nt", "rmsnorm rows=7,hidden=4095 f16",
                 "softmax rows=4,cols=1000 f32 causal"}));
+}
+
+TEST(MissRecorder, AFileMadeAgainGetsItsKeysAgain) {
+  // A program that deletes or truncates its miss file and records again: the keys written to the
+  // old file are written to the new one (the new file may even reuse the old inode number).
+  tuner::test::TempDir dir;
+  const auto path = dir / "again.keys";
+  std::mt19937 gen(std::random_device{}());
+  const KeyLine key{"gemm", fmt::format("m={},n=4096,k=4096", 1 + gen() % 4096), DType::kBF16, "nt"};
+  const std::string line = format_key_line(key);
+  {
+    MissRecorder r(path);
+    EXPECT_TRUE(r.record(key));
+  }
+  std::filesystem::remove(path);
+  {
+    MissRecorder r(path);
+    EXPECT_TRUE(r.record(key));
+    EXPECT_FALSE(r.record(key));
+  }
+  EXPECT_EQ(lines_of(path).back(), line);
+  std::filesystem::resize_file(path, 0);
+  {
+    MissRecorder r(path);
+    EXPECT_TRUE(r.record(key));
+  }
+  EXPECT_EQ(lines_of(path).size(), 2u);  // the header and the key
+  EXPECT_EQ(lines_of(path).back(), line);
 }
 
 TEST(MissRecorder, ConcurrentProcessesAndThreadsAppendWholeLines) {
