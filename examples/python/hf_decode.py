@@ -22,7 +22,7 @@ after a prefill of --context tokens.
 
     python3 examples/python/hf_decode.py --model qwen2.5-0.5b [--db PATH] [--tune KTUNE_BIN]
         [--budget 8] [--batches 1,8] [--context 1024] [--steps 100] [--layers N] [--out DIR]
-        [--phase all|tune|time]
+        [--phase all|tune|time] [--profile]
 --phase tune stops after step 2 and --phase time starts at step 3 on the tuned --db (one run split
 over two processes, e.g. two device calls).
 --layers keeps the first N layers (a shorter run; the shapes are the model's). Needs torch with
@@ -135,6 +135,42 @@ def time_ms(run, decoder, steps):
     return start.elapsed_time(end) / steps
 
 
+def kernel_profile(replay, decoder, steps=5):
+    """The GPU kernels of one graph replay, from torch.profiler over STEPS replays: {name: [calls, us]} a step."""
+    from torch.profiler import ProfilerActivity, profile
+    replay()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            replay()
+            decoder.advance()
+        torch.cuda.synchronize()
+    decoder.rewind()
+    kernels = {}
+    for e in prof.events():
+        t = getattr(e, "device_time_total", None) or getattr(e, "cuda_time_total", 0)
+        if e.device_type == torch.autograd.DeviceType.CUDA and t > 0:
+            k = kernels.setdefault(e.name, [0, 0.0])
+            k[0] += 1
+            k[1] += t
+    return {name: [calls / steps, us / steps] for name, (calls, us) in kernels.items()}
+
+
+def profile_table(profiles, top=25):
+    """Markdown: each graph's kernel count and time a step, then the TOP kernels of each by time."""
+    lines = []
+    for label, kernels in profiles.items():
+        calls = sum(c for c, _ in kernels.values())
+        us = sum(t for _, t in kernels.values())
+        lines += [f"### {label}: {calls:.0f} kernels, {us:.1f} us of kernel time a step", "",
+                  "| kernel | calls a step | us a step | us a call |", "|---|---:|---:|---:|"]
+        for name, (c, t) in sorted(kernels.items(), key=lambda kv: -kv[1][1])[:top]:
+            short = name if len(name) <= 90 else name[:87] + "..."
+            lines.append(f"| `{short}` | {c:.0f} | {t:.1f} | {t / c:.2f} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
 def check_steps(run, decoder):
     """The logits of CHECK_STEPS steps from the position after the prefill (cloned)."""
     out = []
@@ -209,6 +245,7 @@ def run_batch(args, batch, stock, report):
     d.forward = torch.compile(stock.forward, mode="max-autotune-no-cudagraphs", fullgraph=True)
     graph = d.capture()
     row["stock_compiled_graph_ms"] = time_ms(graph.replay, d, args.steps)
+    profiles = {"stock compiled, graph": kernel_profile(graph.replay, d)} if args.profile else {}
     del graph, d
 
     model = copy.deepcopy(stock)
@@ -224,6 +261,12 @@ def run_batch(args, batch, stock, report):
     got = check_steps(graph.replay, d)
     row["ktune_compiled_error"], row["ktune_compiled_argmax"] = compare(got, want)
     row["ktune_compiled_graph_ms"] = time_ms(graph.replay, d, args.steps)
+    if args.profile:
+        profiles["ktune compiled, graph"] = kernel_profile(graph.replay, d)
+        text = f"## {args.model}, batch {batch}: the kernels of one replay\n\n" + profile_table(profiles)
+        (pathlib.Path(args.out) / f"profile-b{batch}.md").write_text(text)
+        row["profile"] = {k: {"kernels": sum(c for c, _ in v.values()), "us": sum(t for _, t in v.values())}
+                          for k, v in profiles.items()}
     handle.undo()
     del graph, d, model
     row["floor_bytes"] = floor_bytes(stock, batch, args.context)
@@ -244,6 +287,8 @@ def main():
     ap.add_argument("--steps", type=int, default=100, help="timed steps a contender")
     ap.add_argument("--layers", type=int, default=0, help="keep the first N layers (0: the model's)")
     ap.add_argument("--out", help="folder for keys.txt, the database and report.json (default: a new one)")
+    ap.add_argument("--profile", action="store_true",
+                    help="write OUT/profile-bBATCH.md: the kernels of one replay of both compiled graphs")
     ap.add_argument("--phase", choices=("all", "tune", "time"), default="all",
                     help="tune: record and tune only; time: serve and time only, on the tuned --db")
     args = ap.parse_args()
@@ -252,6 +297,7 @@ def main():
         print("hf_decode: no CUDA device (torch sees none)", file=sys.stderr)
         return 3
     out = pathlib.Path(args.out or tempfile.mkdtemp(prefix="hf_decode."))
+    args.out = str(out)
     out.mkdir(parents=True, exist_ok=True)
     args.db = args.db or str(out / "ktune.db")
     if args.phase == "time" and not pathlib.Path(args.db).exists():

@@ -46,7 +46,8 @@
 #   --decode-step     examples/python/decode_step.py (a decode step from ktune's ops against torch)
 #   --hf-decode M     examples/python/hf_decode.py --model M (a transformers model through
 #                     ktune.torch.optimize: keys recorded, tuned at --keys-budget, served; stock and
-#                     optimized, eager and compiled in a graph, timed side by side): hf/
+#                     optimized, eager and compiled in a graph, timed side by side; the kernels of one
+#                     replay of both compiled graphs): hf/
 #   --hf-phase P      all (default); tune: record and tune only, the tuned results exported to
 #                     hf/M/tuned.json; time: serve and time only, from the export --hf-db names
 #                     (one run split over two calls)
@@ -562,6 +563,7 @@ if [ -n "$HF_DECODE" ] && [ -f "$BIN/lib/libktune_runtime.so" ] && have hf-decod
   mkdir -p "$R/hf/$HF_DECODE"
   hf_args=(--model "$HF_DECODE" --phase "$HF_PHASE" --batches "$HF_BATCHES" --out "$R/hf/$HF_DECODE" --db "$R/hf/$HF_DECODE/ktune.db")
   [ "$HF_PHASE" != time ] && hf_args+=(--tune "$BIN/ktune" --budget "${KEYS_BUDGET:-8}")
+  [ "$HF_PHASE" != tune ] && hf_args+=(--profile)
   if [ "$HF_PHASE" = time ] && [ -n "$HF_DB" ]; then
     "$BIN/ktune" cache import "$HF_DB" --db "$R/hf/$HF_DECODE/ktune.db" > "$R/hf/$HF_DECODE/import.log" 2>&1 ||
       say "hf-decode: importing $HF_DB failed (hf/$HF_DECODE/import.log)"
