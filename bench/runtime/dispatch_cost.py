@@ -5,7 +5,8 @@ replaces, on decode-size tensors (the kernels take a few microseconds, so the ho
 For each operator, microseconds a call over many calls (synchronised every 256 so the launch queue
 never fills), all eager:
   runtime   ktune.Runtime.<op> with the outputs given (ctypes over libktune_runtime.so),
-  op        torch.ops.ktune.<op>, allocating its outputs (the torch.library operator),
+  op        torch.ops.ktune.<op>, allocating its outputs (the torch.library operator; its C++
+            kernel where ktune.torch.NATIVE, see $KTUNE_TORCH_NATIVE),
   model     the module ktune.torch.optimize swaps in, where one serves the op (nn.Linear, an
             RMSNorm), tuned or not (it runs the original code when the key is not tuned),
   torch     the torch calls the operator replaces, allocating their outputs (F.linear; for a fused
@@ -146,8 +147,9 @@ def main():
     rt = ktune.Runtime()
     kt.use_runtime(rt)
     dev = torch.device("cuda", 0)
+    door = "native (C++) kernels" if kt.NATIVE else f"Python kernels ({kt.native_reason})"
     print(f"{rt.gpu_name}, torch {torch.__version__}, ktune {ktune.__version__}: microseconds a call, eager, "
-          f"best of 3 x {args.calls} calls")
+          f"best of 3 x {args.calls} calls; torch.ops.ktune's {door}")
     print("| operator | ktune.Runtime (outputs given) | torch.ops.ktune | torch | runtime / torch | op / torch |")
     print("|---|---:|---:|---:|---:|---:|")
     rows = []
@@ -160,7 +162,7 @@ def main():
     for name, t in modules:
         print(f"| {name} | {t:.2f} |")
     if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(dict(ops=rows, modules=dict(modules)), indent=1))
+        pathlib.Path(args.json).write_text(json.dumps(dict(native=kt.NATIVE, ops=rows, modules=dict(modules)), indent=1))
     return 0
 
 

@@ -30,6 +30,10 @@ _ROPE_APPEND_FIELDS = ("q", "k", "v", "cos_sin", "positions", "k_cache", "v_cach
                        "block_table")
 
 
+# Called with a Runtime just before it frees its handle (ktune.torch unbinds it from its native kernels).
+_ON_CLOSE = []
+
+
 @dataclass(frozen=True)
 class PlanInfo:
     source: str  # "tuned", "nearest" or "default"
@@ -80,6 +84,11 @@ class Runtime:
     def close(self):
         """Frees the runtime's modules and workspaces (no launch may be running or replayed after)."""
         if getattr(self, "_handle", None):
+            for hook in _ON_CLOSE:  # e.g. ktune.torch's native kernels forget the handle
+                try:
+                    hook(self)
+                except Exception:  # noqa: BLE001 - at interpreter exit the hook's modules may be gone
+                    pass
             self._lib.ktune_runtime_destroy(self._handle)
             self._handle = None
 

@@ -12,6 +12,10 @@ adds about 8 µs a call on the host for its autograd and wrapping layers). They 
 formula: ktune's kernels serve inference (ktune.torch_model falls back to the original module
 when autograd needs the graph).
 
+The CUDA kernels of gemm, rmsnorm, rmsnorm_residual and softmax are C++ (ktune/_native.py: built
+once with torch.utils.cpp_extension; $KTUNE_TORCH_NATIVE=0 keeps them in Python): an eager call of
+those never enters Python. `NATIVE` says whether they serve, `native_reason` why not.
+
 The first call of a key prepares it (look-up, module load, workspace); that cannot happen during
 graph capture, so run each shape once before capturing (what torch.compile's "reduce-overhead"
 mode and the usual warm-up before torch.cuda.graph do). The runtime of a device is created on
@@ -19,22 +23,37 @@ first use from $KTUNE_DB; use_runtime() sets another. Ops of one key on two stre
 the runtime's workspace for split-K / split-KV plans: run such streams on separate Runtimes.
 """
 
+import ctypes as C
 import threading
 from typing import List
 
 import torch
 
+from . import _native
 from .errors import BadInputError
-from .runtime import Runtime
+from .runtime import _ON_CLOSE, Runtime
 
 _lock = threading.Lock()
 _runtimes = {}
+
+# The native door (ktune/_native.py): None when the C++ kernels of _native.NATIVE_OPS serve, else
+# why the Python kernels below serve them.
+native_reason = _native.load(torch)
+NATIVE = native_reason is None
+
+
+def _bind(index: int, runtime) -> None:
+    """Tells the native kernels which runtime serves device `index` (None: none yet)."""
+    if NATIVE:
+        handle = getattr(runtime, "_handle", None) if runtime is not None else None
+        torch.ops.ktune._native_bind(index, handle.value if handle else 0)
 
 
 def use_runtime(runtime: Runtime) -> None:
     """Serve the ops of `runtime.device` from `runtime` (e.g. one opened on a given database)."""
     with _lock:
         _runtimes[runtime.device] = runtime
+        _bind(runtime.device, runtime)
 
 
 def _runtime_of(index: int) -> Runtime:
@@ -44,7 +63,21 @@ def _runtime_of(index: int) -> Runtime:
             rt = _runtimes.get(index)
             if rt is None:
                 rt = _runtimes[index] = Runtime(device=index)
+                _bind(index, rt)
     return rt
+
+
+def _closing(runtime) -> None:
+    if _runtimes.get(runtime.device) is runtime:
+        _bind(runtime.device, None)
+
+
+def _resolve(index):
+    """The native kernels' question for a device they meet first: the handle of its runtime (0 and
+    the traceback on stderr when none can be made, e.g. the one in use was closed)."""
+    rt = _runtime_of(int(index))
+    handle = getattr(rt, "_handle", None)
+    return handle.value if handle else 0
 
 
 def runtime_for(device: torch.device) -> Runtime:
@@ -70,7 +103,8 @@ def _define(schema, cuda, fake):
     """Defines ktune::<schema> with its CUDA kernel and fake kernel; other devices are refused."""
     name = schema.split("(", 1)[0]
     _lib.define(schema)
-    _lib.impl(name, cuda, "CUDA")
+    if not (NATIVE and name in _native.NATIVE_OPS):
+        _lib.impl(name, cuda, "CUDA")
 
     def refuse(*args, **kwargs):
         devices = sorted({str(a.device) for a in args if isinstance(a, torch.Tensor)})
@@ -206,7 +240,12 @@ fp8_gemm = _define("fp8_gemm(Tensor a, Tensor b, Tensor a_scale, Tensor b_scale)
                                                               device=a.device))
 fp8_gemm.__doc__ = "bf16 (a @ b.T) * scales for float8_e4m3fn a [m,k], b [n,k]; scales of 1 value each or [m], [n]."
 
-__all__: List[str] = ["use_runtime", "runtime_for", "gemm", "rmsnorm", "rmsnorm_residual", "rmsnorm_rope",
+if NATIVE:
+    _ON_CLOSE.append(_closing)
+    _resolver = C.CFUNCTYPE(C.c_int64, C.c_int64)(_resolve)  # kept alive for the process
+    torch.ops.ktune._native_resolver(C.cast(_resolver, C.c_void_p).value)
+
+__all__: List[str] = ["NATIVE", "native_reason", "use_runtime", "runtime_for", "gemm", "rmsnorm", "rmsnorm_residual", "rmsnorm_rope",
                       "rope_append", "softmax", "swiglu", "decode_attention", "fp8_gemm"]
 
 from .torch_model import Optimized, optimize  # noqa: E402 - needs the ops above

@@ -354,6 +354,45 @@ def _block(ops, x, w, r, wq):
     return ops.swiglu(ops.gemm(h, wq, None, "nt", "none")), r2
 
 
+def _raises(fn, kind, words):
+    try:
+        fn()
+    except kind as e:
+        assert all(w in str(e) for w in words), f"{e!r} does not name {words}"
+        return
+    raise AssertionError(f"no {kind.__name__} naming {words}")
+
+
+def test_native_kernels_serve_the_bound_runtime_and_refuse_bad_input():
+    """The C++ kernels (where built; required when KTUNE_TORCH_NATIVE=1) launch from the runtime
+    use_runtime() bound, refuse bad input with a ValueError naming it, and stop at a closed runtime."""
+    import ktune
+    import ktune.torch as kt
+    ops = _ops()
+    if os.environ.get("KTUNE_TORCH_NATIVE") == "1":
+        assert kt.NATIVE, kt.native_reason
+    x, w = _rand(3, 640, seed=30), _rand(640, seed=31)
+    misses = os.path.join(tempfile.mkdtemp(), "misses.txt")
+    other = ktune.Runtime(db=os.path.join(tempfile.mkdtemp(), "other.db"), record_misses=misses)
+    kt.use_runtime(other)
+    try:
+        assert _error(ops.rmsnorm(x, w, 1e-5), _rms_ref(x, w, 1e-5)) <= TOL[torch.bfloat16]
+        torch.cuda.synchronize()
+        with open(misses) as f:
+            assert "hidden=640" in f.read(), "the key was not served by the runtime use_runtime() named"
+        _raises(lambda: ops.rmsnorm(x.float(), w, 1e-6), ValueError, ["w", "the other tensors"])
+        _raises(lambda: ops.rmsnorm(x.t(), _rand(3, seed=32), 1e-6), ValueError, ["x", "not contiguous"])
+        _raises(lambda: ops.gemm(x, _rand(5, 640, seed=33), x[0], "nt", "none"), ValueError, ["bias given"])
+        _raises(lambda: ops.gemm(x, _rand(5, 641, seed=33), None, "nt", "none"), ValueError, ["b", "shape"])
+        _raises(lambda: ops.softmax(x, 1.0, "sideways", None), ValueError, ["sideways"])
+        _raises(lambda: ops.softmax(x, 1.0, "padding", torch.ones(3, device="cuda")), ValueError, ["lengths"])
+        other.close()
+        _raises(lambda: ops.rmsnorm(x, w, 1e-6), ValueError, ["closed"])
+    finally:
+        kt.use_runtime(_runtime)
+    assert _error(ops.rmsnorm(x, w, 1e-5), _rms_ref(x, w, 1e-5)) <= TOL[torch.bfloat16]
+
+
 def test_graph_capture_and_torch_compile():
     ops = _ops()
     x, r, w = _rand(8, 1024, seed=18), _rand(8, 1024, seed=19), _rand(1024, seed=20)

@@ -30,7 +30,8 @@
 #                     against torch, graph capture, torch.compile), python/tests/test_torch_model_gpu.py
 #                     (ktune.torch.optimize of transformers models against the stock ones) and
 #                     bench/runtime/dispatch_cost.py (the host cost of every op's doors against the
-#                     torch calls it replaces); needs .devbin/lib/libktune_runtime.so, torch with CUDA
+#                     torch calls it replaces), with the native operators (built there; required)
+#                     and again with the Python kernels; needs .devbin/lib/libktune_runtime.so, torch with CUDA
 #   --triton          Triton kernels through ktune: python/tests/test_triton_gpu.py (the examples/triton
 #                     RMSNorm and matmul tuned by ktune's worker, verified, served back through
 #                     ktune.triton.autotune and compared with torch; a planted wrong and a planted
@@ -290,10 +291,16 @@ if [ "$PYTHON" = 1 ]; then
   mkdir -p "$R/python"
   if [ -f "$BIN/lib/libktune_runtime.so" ]; then
     export KTUNE_LIBRARY="$BIN/lib/libktune_runtime.so"
-    run_part python-torch-ops 240 "$R/python/torch_ops.log" python3 python/tests/test_torch_ops_gpu.py
-    run_part python-torch-model 240 "$R/python/torch_model.log" python3 python/tests/test_torch_model_gpu.py
+    # the native operators must build here (a failure fails the parts); the door bench runs again
+    # with the Python kernels for the comparison
+    run_part python-torch-ops 240 "$R/python/torch_ops.log" env KTUNE_TORCH_NATIVE=1 \
+      python3 python/tests/test_torch_ops_gpu.py
+    run_part python-torch-model 240 "$R/python/torch_model.log" env KTUNE_TORCH_NATIVE=1 \
+      python3 python/tests/test_torch_model_gpu.py
     run_part dispatch-cost 150 "$R/python/dispatch_cost.log" env KTUNE_DB="$R/python/dispatch.db" \
-      python3 bench/runtime/dispatch_cost.py --json "$R/python/dispatch_cost.json"
+      KTUNE_TORCH_NATIVE=1 python3 bench/runtime/dispatch_cost.py --json "$R/python/dispatch_cost.json"
+    run_part dispatch-cost-python 150 "$R/python/dispatch_cost_python.log" env KTUNE_DB="$R/python/dispatch.db" \
+      KTUNE_TORCH_NATIVE=0 python3 bench/runtime/dispatch_cost.py --json "$R/python/dispatch_cost_python.json"
   else
     say "python: skipped, .devbin/lib/libktune_runtime.so is missing"
     printf 'python\tmissing\t-\t-\t-\t0\n' >> "$R/parts.tsv"

@@ -1,0 +1,65 @@
+"""ktune._native without torch: when the native operators are built, when not and what is said, the
+header they include found, and the C++ source registering exactly the operators the Python side
+leaves to it (each one defined with a schema in ktune/torch.py). The build and the kernels
+themselves run on the GPU machine (test_torch_ops_gpu.py, KTUNE_TORCH_NATIVE=1)."""
+
+import pathlib
+import re
+import types
+import warnings
+
+import pytest
+
+from ktune import _native
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def fake_torch(cuda):
+    return types.SimpleNamespace(version=types.SimpleNamespace(cuda=cuda))
+
+
+def test_zero_keeps_the_python_kernels(monkeypatch):
+    monkeypatch.setenv("KTUNE_TORCH_NATIVE", "0")
+    assert _native.load(fake_torch("13.0")) == "KTUNE_TORCH_NATIVE=0"
+
+
+def test_a_torch_without_cuda_gets_the_python_kernels_without_a_warning(monkeypatch):
+    monkeypatch.delenv("KTUNE_TORCH_NATIVE", raising=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _native.load(fake_torch(None)) == "this torch has no CUDA"
+
+
+def test_required_native_operators_that_cannot_be_had_raise_with_the_reason(monkeypatch):
+    monkeypatch.setenv("KTUNE_TORCH_NATIVE", "1")
+    with pytest.raises(RuntimeError, match="required.*this torch has no CUDA"):
+        _native.load(fake_torch(None))
+
+
+def test_a_failed_build_warns_and_names_why(monkeypatch):
+    monkeypatch.setenv("KTUNE_TORCH_NATIVE", "auto")
+    monkeypatch.setenv("KTUNE_INCLUDE", str(ROOT / "no-such-folder"))
+    monkeypatch.setattr(_native, "_header_dir", lambda: None)
+    with pytest.warns(UserWarning, match="ktune_runtime.h not found"):
+        assert "ktune_runtime.h not found" in _native.load(fake_torch("13.0"))
+
+
+def test_an_unknown_setting_is_refused(monkeypatch):
+    monkeypatch.setenv("KTUNE_TORCH_NATIVE", "sometimes")
+    with pytest.raises(ValueError, match="auto, 1 or 0"):
+        _native.load(fake_torch("13.0"))
+
+
+def test_the_header_is_found_in_the_repository(monkeypatch):
+    monkeypatch.delenv("KTUNE_INCLUDE", raising=False)
+    assert _native._header_dir() == ROOT / "include"
+
+
+def test_the_source_registers_exactly_the_native_operators_each_with_a_schema():
+    source = (ROOT / "python" / "ktune" / "csrc" / "torch_ops.cpp").read_text()
+    block = source.split("TORCH_LIBRARY_IMPL(ktune, CUDA, m)", 1)[1]
+    assert tuple(re.findall(r'm\.impl\("(\w+)"', block)) == _native.NATIVE_OPS
+    schemas = (ROOT / "python" / "ktune" / "torch.py").read_text()
+    for op in _native.NATIVE_OPS:
+        assert re.search(rf'["\']{op}\(Tensor', schemas), f"ktune/torch.py defines no schema for {op}"
