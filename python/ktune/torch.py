@@ -42,11 +42,25 @@ native_reason = _native.load(torch)
 NATIVE = native_reason is None
 
 
+_bound = {}  # device -> the Runtime whose handle the native kernels hold
+
+
 def _bind(index: int, runtime) -> None:
     """Tells the native kernels which runtime serves device `index` (None: none yet)."""
     if NATIVE:
         handle = getattr(runtime, "_handle", None) if runtime is not None else None
         torch.ops.ktune._native_bind(index, handle.value if handle else 0)
+        _bound[index] = runtime
+
+
+def forget(runtime: Runtime) -> None:
+    """Stops serving the ops from `runtime` (if it serves them): the next call of its device makes
+    a runtime from $KTUNE_DB, unless use_runtime() names one first."""
+    with _lock:
+        if _runtimes.get(runtime.device) is runtime:
+            del _runtimes[runtime.device]
+        if _bound.get(runtime.device) is runtime:
+            _bind(runtime.device, None)
 
 
 def use_runtime(runtime: Runtime) -> None:
@@ -68,7 +82,7 @@ def _runtime_of(index: int) -> Runtime:
 
 
 def _closing(runtime) -> None:
-    if _runtimes.get(runtime.device) is runtime:
+    if _bound.get(runtime.device) is runtime:  # its handle is about to be freed
         _bind(runtime.device, None)
 
 
@@ -245,7 +259,7 @@ if NATIVE:
     _resolver = C.CFUNCTYPE(C.c_int64, C.c_int64)(_resolve)  # kept alive for the process
     torch.ops.ktune._native_resolver(C.cast(_resolver, C.c_void_p).value)
 
-__all__: List[str] = ["NATIVE", "native_reason", "use_runtime", "runtime_for", "gemm", "rmsnorm", "rmsnorm_residual", "rmsnorm_rope",
+__all__: List[str] = ["NATIVE", "native_reason", "use_runtime", "forget", "runtime_for", "gemm", "rmsnorm", "rmsnorm_residual", "rmsnorm_rope",
                       "rope_append", "softmax", "swiglu", "decode_attention", "fp8_gemm"]
 
 from .torch_model import Optimized, optimize  # noqa: E402 - needs the ops above

@@ -90,10 +90,8 @@ class Optimized:
         if self._hook is not None:
             self._hook.remove()
             self._hook = None
-        with _ops._lock:
-            for index, rt in self._runtimes.items():
-                if _ops._runtimes.get(index) is rt:
-                    del _ops._runtimes[index]
+        for rt in self._runtimes.values():
+            _ops.forget(rt)
 
     def __enter__(self):
         return self
