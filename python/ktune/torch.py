@@ -23,7 +23,6 @@ first use from $KTUNE_DB; use_runtime() sets another. Ops of one key on two stre
 the runtime's workspace for split-K / split-KV plans: run such streams on separate Runtimes.
 """
 
-import ctypes as C
 import threading
 from typing import List
 
@@ -82,16 +81,8 @@ def _runtime_of(index: int) -> Runtime:
 
 
 def _closing(runtime) -> None:
-    if _bound.get(runtime.device) is runtime:  # its handle is about to be freed
-        _bind(runtime.device, None)
-
-
-def _resolve(index):
-    """The native kernels' question for a device they meet first: the handle of its runtime (0 and
-    the traceback on stderr when none can be made, e.g. the one in use was closed)."""
-    rt = _runtime_of(int(index))
-    handle = getattr(rt, "_handle", None)
-    return handle.value if handle else 0
+    """A runtime that serves the ops is closing: the next call makes a default one."""
+    forget(runtime)
 
 
 def runtime_for(device: torch.device) -> Runtime:
@@ -254,10 +245,7 @@ fp8_gemm = _define("fp8_gemm(Tensor a, Tensor b, Tensor a_scale, Tensor b_scale)
                                                               device=a.device))
 fp8_gemm.__doc__ = "bf16 (a @ b.T) * scales for float8_e4m3fn a [m,k], b [n,k]; scales of 1 value each or [m], [n]."
 
-if NATIVE:
-    _ON_CLOSE.append(_closing)
-    _resolver = C.CFUNCTYPE(C.c_int64, C.c_int64)(_resolve)  # kept alive for the process
-    torch.ops.ktune._native_resolver(C.cast(_resolver, C.c_void_p).value)
+_ON_CLOSE.append(_closing)
 
 __all__: List[str] = ["NATIVE", "native_reason", "use_runtime", "forget", "runtime_for", "gemm", "rmsnorm", "rmsnorm_residual", "rmsnorm_rope",
                       "rope_append", "softmax", "swiglu", "decode_attention", "fp8_gemm"]

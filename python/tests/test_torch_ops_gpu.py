@@ -365,7 +365,8 @@ def _raises(fn, kind, words):
 
 def test_native_kernels_serve_the_bound_runtime_and_refuse_bad_input():
     """The C++ kernels (where built; required when KTUNE_TORCH_NATIVE=1) launch from the runtime
-    use_runtime() bound, refuse bad input with a ValueError naming it, and stop at a closed runtime."""
+    use_runtime() bound, refuse bad input with a ValueError naming it, and never launch from a closed
+    runtime (the next call makes a default one)."""
     import ktune
     import ktune.torch as kt
     ops = _ops()
@@ -386,8 +387,8 @@ def test_native_kernels_serve_the_bound_runtime_and_refuse_bad_input():
         _raises(lambda: ops.gemm(x, _rand(5, 641, seed=33), None, "nt", "none"), ValueError, ["b", "shape"])
         _raises(lambda: ops.softmax(x, 1.0, "sideways", None), ValueError, ["sideways"])
         _raises(lambda: ops.softmax(x, 1.0, "padding", torch.ones(3, device="cuda")), ValueError, ["lengths"])
-        other.close()
-        _raises(lambda: ops.rmsnorm(x, w, 1e-6), ValueError, ["closed"])
+        other.close()  # the next call is served by a runtime made anew, not by the freed one
+        assert _error(ops.rmsnorm(x, w, 1e-5), _rms_ref(x, w, 1e-5)) <= TOL[torch.bfloat16]
     finally:
         kt.use_runtime(_runtime)
     assert _error(ops.rmsnorm(x, w, 1e-5), _rms_ref(x, w, 1e-5)) <= TOL[torch.bfloat16]

@@ -10,7 +10,7 @@
 //
 // The runtime of a device is the ktune.Runtime that ktune.torch serves that device from: the
 // Python side binds its handle (ktune::_native_bind) whenever it picks one (use_runtime, or the
-// first use of a device), and gives a resolver that creates one for a device met first here.
+// first use of a device); a device met first here gets a default runtime made here.
 // Built on first import by python/ktune/_native.py (torch.utils.cpp_extension), linked against
 // the libktune_runtime.so that Python loaded.
 
@@ -23,6 +23,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -32,21 +33,36 @@ namespace {
 
 constexpr int kMaxDevices = 64;
 std::array<std::atomic<ktune_runtime*>, kMaxDevices> g_runtimes{};
-// Python's resolver: device ordinal -> the handle of the runtime it serves that device from.
-std::atomic<int64_t (*)(int64_t)> g_resolve{nullptr};
+std::mutex g_create;
 
+// The runtime serving the tensor's device: the one Python bound (use_runtime, or its first use of
+// the device), else one made here as ktune.Runtime(device=N) makes it ($KTUNE_DB, nearest tuned
+// shape), kept for the process.
 ktune_runtime* runtime_of(const at::Tensor& t) {
   const int device = t.get_device();
   TORCH_CHECK(device >= 0 && device < kMaxDevices, "ktune: CUDA device ", device, " is out of range");
   ktune_runtime* rt = g_runtimes[device].load(std::memory_order_acquire);
-  if (rt == nullptr) {
-    auto resolve = g_resolve.load(std::memory_order_acquire);
-    TORCH_CHECK(resolve != nullptr, "ktune: no runtime is bound for cuda:", device, " (import ktune.torch)");
-    rt = reinterpret_cast<ktune_runtime*>(resolve(device));  // binds it too
-    TORCH_CHECK_VALUE(rt != nullptr, "ktune: the runtime serving cuda:", device,
-                " is closed or could not be made (see the error above; ktune.torch.use_runtime sets one)");
+  if (rt != nullptr) return rt;
+  std::lock_guard<std::mutex> lock(g_create);
+  rt = g_runtimes[device].load(std::memory_order_acquire);
+  if (rt != nullptr) return rt;
+  ktune_runtime_options options;
+  ktune_runtime_options_init(&options);
+  options.device = device;
+  if (ktune_runtime_create(&options, &rt) != KTUNE_OK) {
+    const char* message = ktune_runtime_last_error();
+    TORCH_CHECK(false, "ktune: no runtime for cuda:", device, ": ", message ? message : "error");
   }
+  g_runtimes[device].store(rt, std::memory_order_release);
   return rt;
+}
+
+// "[3, 640]": sizes and strides in messages, formatted here (streaming c10::IntArrayRef into a
+// TORCH_CHECK message crashed this extension on the GPU machine's torch 2.11 build).
+std::string dims(c10::IntArrayRef values) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) text += (i ? ", " : "") + std::to_string(values[i]);
+  return text + "]";
 }
 
 void* stream_of(const at::Tensor& t) {
@@ -76,29 +92,29 @@ void expect(const at::Tensor& t, const at::Tensor& first, const char* op, const 
   TORCH_CHECK_VALUE(t.is_cuda(), op, ": ", name, " is on ", t.device(), ", not on a CUDA device");
   TORCH_CHECK_VALUE(t.get_device() == first.get_device(), op, ": ", name, " is on ", t.device(),
                     "; the other tensors are on ", first.device());
-  TORCH_CHECK_VALUE(t.dim() == dim, op, ": ", name, " has ", t.dim(), " dimensions ", t.sizes(), "; it needs ", dim);
+  TORCH_CHECK_VALUE(t.dim() == dim, op, ": ", name, " has ", t.dim(), " dimensions ", dims(t.sizes()), "; it needs ", dim);
   TORCH_CHECK_VALUE(t.scalar_type() == first.scalar_type(), op, ": ", name, " is ", t.scalar_type(),
                     "; the other tensors are ", first.scalar_type());
 }
 
 void contiguous(const at::Tensor& t, const char* op, const char* name) {
-  TORCH_CHECK_VALUE(t.is_contiguous(), op, ": ", name, " (shape ", t.sizes(), ", strides ", t.strides(),
+  TORCH_CHECK_VALUE(t.is_contiguous(), op, ": ", name, " (shape ", dims(t.sizes()), ", strides ", dims(t.strides()),
                     ") is not contiguous");
 }
 
 // A 2-D operand whose rows may be strided (a column slice of a fused projection): its row stride.
 int64_t row_stride(const at::Tensor& t, const char* op, const char* name) {
-  TORCH_CHECK_VALUE(t.size(1) <= 1 || t.stride(1) == 1, op, ": ", name, "'s columns are strided (", t.strides(),
+  TORCH_CHECK_VALUE(t.size(1) <= 1 || t.stride(1) == 1, op, ": ", name, "'s columns are strided (", dims(t.strides()),
                     "); rows of contiguous elements are needed");
   if (t.size(0) <= 1) return t.size(1);
-  TORCH_CHECK_VALUE(t.stride(0) >= t.size(1), op, ": ", name, "'s rows overlap (shape ", t.sizes(), ", strides ",
-                    t.strides(), "): a row stride of at least the row's length is needed");
+  TORCH_CHECK_VALUE(t.stride(0) >= t.size(1), op, ": ", name, "'s rows overlap (shape ", dims(t.sizes()), ", strides ",
+                    dims(t.strides()), "): a row stride of at least the row's length is needed");
   return t.stride(0);
 }
 
 void shape(const at::Tensor& t, std::initializer_list<int64_t> expected, const char* op, const char* name) {
-  TORCH_CHECK_VALUE(t.sizes().equals(expected), op, ": ", name, " has shape ", t.sizes(), "; expected ",
-                    c10::IntArrayRef(expected));
+  TORCH_CHECK_VALUE(t.sizes().equals(expected), op, ": ", name, " has shape ", dims(t.sizes()), "; expected ",
+                    dims(c10::IntArrayRef(expected)));
 }
 
 int epilogue_code(c10::string_view e) {
@@ -226,21 +242,17 @@ at::Tensor softmax(const at::Tensor& x, double scale, c10::string_view mask,
   return y;
 }
 
-// Python binds the runtime it serves a device from, and a resolver for devices met first here.
+// Python binds the runtime it serves a device from (0: none, the next call makes one).
 void bind(int64_t device, int64_t handle) {
   TORCH_CHECK_VALUE(device >= 0 && device < kMaxDevices, "ktune: CUDA device ", device, " is out of range");
   g_runtimes[device].store(reinterpret_cast<ktune_runtime*>(handle), std::memory_order_release);
 }
 
-void set_resolver(int64_t function) {
-  g_resolve.store(reinterpret_cast<int64_t (*)(int64_t)>(function), std::memory_order_release);
-}
 
 }  // namespace
 
 TORCH_LIBRARY_FRAGMENT(ktune, m) {
   m.def("_native_bind(int device, int handle) -> ()", &bind);
-  m.def("_native_resolver(int function) -> ()", &set_resolver);
 }
 
 TORCH_LIBRARY_IMPL(ktune, CUDA, m) {
