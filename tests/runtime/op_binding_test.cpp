@@ -6,14 +6,18 @@
 
 #include <cmath>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "kernel_templates/spec_registry.hpp"
+#include "ktune/error.hpp"
 #include "runtime/detail/op_binding.hpp"
 #include "runtime/detail/plan_launcher.hpp"
 
 namespace ktune::runtime::detail {
 namespace {
 
+namespace kt = kernel_templates;
 using SK = ScalarBinding::Kind;
 constexpr std::size_t kEvery = ScalarBinding::kEveryLaunch;
 constexpr std::size_t kValue = ScalarBinding::kByValue;
@@ -129,6 +133,39 @@ TEST(OpBinding, EveryOperatorsBindingIsTheOneItsHandWrittenTableSaid) {
       EXPECT_EQ(b.row_strides[i].index, w.row_strides[i].index) << w.kernel;
     }
   }
+}
+
+// A family whose binding names a scalar its signature lacks (a kernel parameter renamed or dropped)
+// is refused when its binding is derived, naming the family, the scalar and the signature.
+TEST(OpBinding, AScalarNamedOutsideTheSignatureIsRefusedByName) {
+  constexpr std::string_view slots[] = {"q", "k"};
+  constexpr std::string_view signature[] = {"q", "k", "tokens", "max_position", "eps"};
+  constexpr kt::CallScalar scalars[] = {
+      {.name = "max_pos", .kind = kt::CallScalar::Kind::kI32, .spec_value = 4096},
+      {.name = "eps", .kind = kt::CallScalar::Kind::kF32, .spec_value = 1e-6, .by_value = true}};
+  kt::FamilyInfo family{"rmsnorm_rope", "", "neox", {}, {}};
+  family.dispatch = {
+      .default_variant = "headwise", .slots = slots, .signature = signature, .scalars = scalars};
+  try {
+    derive_binding(OpKind::kRmsNormRope, family);
+    ADD_FAILURE() << "a scalar the signature lacks must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kRuntime);
+    const std::string what = e.what();
+    for (const char* part : {"rmsnorm_rope", "'max_pos'", "signature", "max_position"})
+      EXPECT_NE(what.find(part), std::string::npos) << part << " in: " << what;
+  }
+  // A name the signature holds twice is no position either; one it holds once is found there.
+  constexpr std::string_view twice[] = {"q", "max_pos", "k", "max_pos"};
+  family.dispatch.signature = twice;
+  EXPECT_THROW(derive_binding(OpKind::kRmsNormRope, family), Error);
+  constexpr std::string_view once[] = {"q", "k", "tokens", "max_pos", "eps"};
+  family.dispatch.signature = once;
+  const OpBinding b = derive_binding(OpKind::kRmsNormRope, family);
+  ASSERT_EQ(b.scalars.size(), 2u);
+  EXPECT_EQ(b.scalars[0].arg, 3u);
+  EXPECT_EQ(b.scalars[1].arg, ScalarBinding::kByValue);
+  EXPECT_EQ(b.scalars[1].index, 1u);
 }
 
 }  // namespace
