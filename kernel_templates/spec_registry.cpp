@@ -75,19 +75,27 @@ constexpr std::string_view kFp8GemmReferences[] = {"fp8_gemm_reference.cu"};
 
 std::span<const FamilyInfo> template_families() {
   static constexpr FamilyInfo kFamilies[] = {
-      {"gemm", "C[m,n] = A[m,k] * B[k,n]", "nt", kGemmReferences},
-      {"rmsnorm", "RMS normalisation of each row", "", kRmsNormReferences},
+      {"gemm", "C[m,n] = A[m,k] * B[k,n]", "nt", kGemmReferences, GemmSpecBase::kDispatch},
+      {"rmsnorm", "RMS normalisation of each row", "", kRmsNormReferences, RmsNormSpec::kDispatch},
       {"rmsnorm_rope", "fused RMS normalisation and rotary position embedding of Q and K", "neox",
-       kRmsNormRopeReferences},
+       kRmsNormRopeReferences, RmsNormRopeSpec::kDispatch},
       {"rope_append", "rotary embedding of Q and K (optionally after their RMSNorm) with the KV-cache append",
-       "neox", kRopeAppendReferences},
-      {"softmax", "softmax of each row", "", kSoftmaxReferences},
-      {"swiglu", "SwiGLU activation: silu(gate) * up", "fused", kSwigluReferences},
+       "neox", kRopeAppendReferences, RopeAppendSpec::kDispatch},
+      {"softmax", "softmax of each row", "", kSoftmaxReferences, SoftmaxSpec::kDispatch},
+      {"swiglu", "SwiGLU activation: silu(gate) * up", "fused", kSwigluReferences, SwigluSpec::kDispatch},
       {"decode_attention", "single-token attention over a KV cache (decode step)", "",
-       kDecodeAttentionReferences},
-      {"fp8_gemm", "C[m,n] (bf16) = scale * A[m,k] * B[n,k]^T, A and B e4m3", "nt", kFp8GemmReferences},
+       kDecodeAttentionReferences, DecodeAttentionSpec::kDispatch},
+      {"fp8_gemm", "C[m,n] (bf16) = scale * A[m,k] * B[n,k]^T, A and B e4m3", "nt", kFp8GemmReferences,
+       Fp8GemmSpec::kDispatch},
   };
   return kFamilies;
+}
+
+const FamilyInfo* find_family(std::string_view kernel) {
+  for (const FamilyInfo& f : template_families()) {
+    if (f.name == kernel) return &f;
+  }
+  return nullptr;
 }
 
 std::vector<const KernelSpec*> specs_of(std::string_view kernel) {
@@ -116,10 +124,8 @@ std::vector<std::string> kernel_source_files(std::string_view kernel) {
     return {std::string(kernel) + ".cu", std::string(kernel) + ".toml"};
   std::vector<std::string> out;
   for (const KernelSpec* s : specs_of(kernel)) out.emplace_back(s->source_name());
-  for (const FamilyInfo& f : template_families()) {
-    if (f.name == kernel)
-      for (std::string_view r : f.references) out.emplace_back(r);
-  }
+  if (const FamilyInfo* f = find_family(kernel))
+    for (std::string_view r : f->references) out.emplace_back(r);
   std::sort(out.begin(), out.end());
   return out;
 }

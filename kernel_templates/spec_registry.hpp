@@ -3,13 +3,15 @@
 /// kernel folders (user_kernel/user_kernels.hpp), each a family of one template. The tuner enumerates a
 /// family's variants; dispatch finds the spec of a stored config through its "variant". The registered specs
 /// are the one description of a kernel: the catalog (kernel_catalog.hpp), the config spaces and the
-/// runtime's bindings take its dimensions, dtypes, layouts, parameters and names from them.
+/// runtime's bindings take its dimensions, dtypes, layouts, parameters and names from them, and each
+/// family's dispatch binding (dispatch_binding.hpp) from its spec.
 
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "kernel_templates/dispatch_binding.hpp"
 #include "kernel_templates/kernel_spec.hpp"
 
 namespace ktune::kernel_templates {
@@ -22,10 +24,16 @@ struct FamilyInfo {
   /// The family's GPU reference kernels (embedded sources besides its templates' own), part of
   /// its template source hash.
   std::span<const std::string_view> references = {};
+  /// How ktune::Runtime's entry point of the family binds to its templates (the family's spec
+  /// declares it).
+  DispatchBinding dispatch = {};
 };
 
 /// Every family with templates, in the catalog's order.
 std::span<const FamilyInfo> template_families();
+
+/// The family named `kernel`, or null when there is none (a user kernel, "copy").
+const FamilyInfo* find_family(std::string_view kernel);
 
 /// The specs of kernel `kernel` (e.g. "gemm": tiled, gemv); empty for a kernel without templates.
 std::vector<const KernelSpec*> specs_of(std::string_view kernel);

@@ -21,6 +21,7 @@
 /// Name: `decode_attention.bf16.n<BLOCK_N>.w<WARPS>.sk<SPLIT_K>`.
 
 #include "kernel_templates/decode_attention/decode_attention_f64.hpp"
+#include "kernel_templates/dispatch_binding.hpp"
 #include "kernel_templates/kernel_spec.hpp"
 
 namespace ktune::kernel_templates {
@@ -52,9 +53,30 @@ class DecodeAttentionSpec : public KernelSpec {
   static constexpr int64_t kMaxSplitK = 1024;
   /// The paged mode's tuned block size: the smallest a paged call may have (and vLLM's default).
   static constexpr int64_t kTunedBlockSize = 16;
-  /// Argument positions in the main kernels' signatures of the paged geometry the runtime gives at
-  /// each call (block_size, max_blocks, num_blocks; the block table is at kArgBlockTable).
-  static constexpr std::size_t kArgBlockTable = 12;
+
+  /// The parameters of every template's main kernel, in order (decode_attention.cu leaves the
+  /// paged ones unnamed: it reads a contiguous cache).
+  static constexpr std::string_view kSignature[] = {
+      "q",   "k",       "v",          "o",     "workspace",   "context_lens", "heads_q",    "heads_kv",
+      "seq", "seq_max", "num_splits", "scale", "block_table", "block_size",   "max_blocks", "num_blocks"};
+  /// Runtime::decode_attention's tensors.
+  static constexpr std::string_view kDispatchSlots[] = {"q", "k", "v", "o", "context_lens", "block_table"};
+  /// The scale the dispatch runtime builds its plans with (DecodeAttentionCall::scale) and replaces
+  /// with the caller's at launch, by value: the plan's only f32 argument. Any finite non-zero value
+  /// serves; 1/pi is no one's default.
+  static constexpr float kDispatchScale = 0.318309886f;
+  /// The caller's scale (by value), then the paged geometry by name, any value the plan holds
+  /// there (the tuned plans' geometry depends on seq).
+  static constexpr CallScalar kDispatchScalars[] = {
+      {.name = "scale", .kind = CallScalar::Kind::kF32, .spec_value = kDispatchScale, .by_value = true},
+      {.name = "block_size", .kind = CallScalar::Kind::kI32, .spec_value = CallScalar::kAnyValue},
+      {.name = "max_blocks", .kind = CallScalar::Kind::kI32, .spec_value = CallScalar::kAnyValue},
+      {.name = "num_blocks", .kind = CallScalar::Kind::kI32, .spec_value = CallScalar::kAnyValue}};
+  /// How Runtime::decode_attention binds to the family's templates.
+  static constexpr DispatchBinding kDispatch = {.default_variant = "splitkv",
+                                                .slots = kDispatchSlots,
+                                                .signature = kSignature,
+                                                .scalars = kDispatchScalars};
 
   std::string_view kernel() const override { return "decode_attention"; }
   std::string_view variant() const override { return "splitkv"; }

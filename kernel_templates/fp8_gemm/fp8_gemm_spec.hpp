@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernel_templates/dispatch_binding.hpp"
 #include "kernel_templates/kernel_spec.hpp"
 
 namespace ktune::kernel_templates {
@@ -34,6 +35,10 @@ class Fp8GemmSpec final : public KernelSpec {
  public:
   /// K granularity: one 16-byte cp.async moves 16 e4m3 values of a row.
   static constexpr int64_t kKMultiple = 16;
+  /// Runtime::fp8_gemm's tensors.
+  static constexpr std::string_view kDispatchSlots[] = {"a", "b", "a_scale", "b_scale", "c"};
+  /// How Runtime::fp8_gemm binds to the family's templates.
+  static constexpr DispatchBinding kDispatch = {.default_variant = "mma", .slots = kDispatchSlots};
 
   std::string_view kernel() const override { return "fp8_gemm"; }
   std::string_view variant() const override { return "mma"; }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_templates/dispatch_binding.hpp"
 #include "kernel_templates/gemm/reference_gemm.hpp"
 #include "kernel_templates/kernel_spec.hpp"
 
@@ -47,6 +48,20 @@ std::vector<std::string> all_gemm_forms();
 /// the epilogue pass write C through its stride. The workspace is always contiguous.
 class GemmSpecBase : public KernelSpec {
  public:
+  /// Runtime::gemm's tensors (bias null without the epilogue's).
+  static constexpr std::string_view kDispatchSlots[] = {"a", "b", "c", "bias"};
+  /// Untuned decode GEMMs (m <= 16) take the GEMV template, f16/bf16 the tensor-core one: the SIMT
+  /// tiled default ran a Qwen3-0.6B decode step at 19.6 ms against ~1 ms tuned (H200,
+  /// docs/perf/gemm.md); it stays the default of f32.
+  static constexpr std::string_view kPreferredDefaults[] = {"gemv", "mma"};
+  /// lda, ldb, ldc: the call's scalars 0, 1, 2 (the rows of strided views).
+  static constexpr std::string_view kStridedTensors[] = {"a", "b", "c"};
+  /// How Runtime::gemm binds to the family's templates.
+  static constexpr DispatchBinding kDispatch = {.default_variant = "tiled",
+                                                .preferred_defaults = kPreferredDefaults,
+                                                .slots = kDispatchSlots,
+                                                .row_strides = kStridedTensors};
+
   std::string_view kernel() const override { return "gemm"; }
   std::vector<std::string> dims() const override { return {"m", "n", "k"}; }
   std::vector<DType> dtypes() const override { return {DType::kF32, DType::kF16, DType::kBF16}; }

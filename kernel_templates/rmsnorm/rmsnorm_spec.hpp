@@ -10,6 +10,7 @@
 /// 0: x is read twice, any hidden).
 /// Name: `rmsnorm.<dtype>[.residual].t<THREADS>.r<ROWS>.v<VEC>.reg<REG>`.
 
+#include "kernel_templates/dispatch_binding.hpp"
 #include "kernel_templates/kernel_spec.hpp"
 
 namespace ktune::kernel_templates {
@@ -18,6 +19,14 @@ class RmsNormSpec final : public KernelSpec {
  public:
   /// eps of the launches the spec builds (Qwen3 and Qwen2.5 use 1e-6; dispatch passes the model's).
   static constexpr float kEps = 1e-6f;
+  /// Runtime::rmsnorm's tensors (residual and residual_out null without the residual).
+  static constexpr std::string_view kDispatchSlots[] = {"x", "residual", "w", "y", "residual_out"};
+  /// The caller's eps replaces kEps (found by value: an f32 nothing else in a plan holds).
+  static constexpr CallScalar kDispatchScalars[] = {
+      {.name = "eps", .kind = CallScalar::Kind::kF32, .spec_value = kEps, .by_value = true}};
+  /// How Runtime::rmsnorm binds to the family's templates.
+  static constexpr DispatchBinding kDispatch = {
+      .default_variant = "rowwise", .slots = kDispatchSlots, .scalars = kDispatchScalars};
 
   std::string_view kernel() const override { return "rmsnorm"; }
   std::string_view variant() const override { return "rowwise"; }

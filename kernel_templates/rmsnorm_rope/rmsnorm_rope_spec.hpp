@@ -18,6 +18,7 @@
 /// whole blocks, at most kMaxBlocksPerSm of them and kMaxThreadsPerSm threads.
 /// Name: `rmsnorm_rope.<dtype>.<neox|gptj>.t<THREADS>.h<HEADS>.v<VEC>.i<ITEMS>.o<OCC>`.
 
+#include "kernel_templates/dispatch_binding.hpp"
 #include "kernel_templates/kernel_spec.hpp"
 #include "kernel_templates/reference_ops.hpp"
 
@@ -31,6 +32,24 @@ class RmsNormRopeSpec final : public KernelSpec {
   /// Blocks and threads an SM holds at most (sm_80 .. sm_90): bound OCC.
   static constexpr int64_t kMaxBlocksPerSm = 32;
   static constexpr int64_t kMaxThreadsPerSm = 2048;
+
+  /// The parameters of both templates' kernels (ktune_rmsnorm_rope, ktune_rmsnorm_rope_bulk), in
+  /// order: launch_args.
+  static constexpr std::string_view kSignature[] = {"q",         "k",       "q_weight", "k_weight", "cos_sin",
+                                                    "positions", "q_out",   "k_out",    "tokens",   "heads_q",
+                                                    "heads_kv",  "max_pos", "eps"};
+  /// Runtime::rmsnorm_rope's tensors.
+  static constexpr std::string_view kDispatchSlots[] = {"q",       "k",         "q_weight", "k_weight",
+                                                        "cos_sin", "positions", "q_out",    "k_out"};
+  /// The caller's max_pos (an i32 that a dimension could equal: by name) and eps (by value).
+  static constexpr CallScalar kDispatchScalars[] = {
+      {.name = "max_pos", .kind = CallScalar::Kind::kI32, .spec_value = static_cast<double>(kMaxPos)},
+      {.name = "eps", .kind = CallScalar::Kind::kF32, .spec_value = kEps, .by_value = true}};
+  /// How Runtime::rmsnorm_rope binds to the family's templates.
+  static constexpr DispatchBinding kDispatch = {.default_variant = "headwise",
+                                                .slots = kDispatchSlots,
+                                                .signature = kSignature,
+                                                .scalars = kDispatchScalars};
 
   std::string_view kernel() const override { return "rmsnorm_rope"; }
   std::string_view variant() const override { return "headwise"; }

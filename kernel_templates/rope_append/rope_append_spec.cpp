@@ -76,7 +76,7 @@ std::vector<ArgSpec> tensor_args(const RopeAppendSpec::Mode& mode,
   return args;
 }
 
-/// The call geometry and eps after the dims (seq_tokens at RopeAppendSpec::kArgSeqTokens).
+/// The call geometry, max_pos and eps after the dims (RopeAppendSpec::kSignature).
 void append_geometry(std::vector<ArgSpec>& args) {
   for (const int64_t v :
        {int64_t{1}, int64_t{1}, int64_t{1}, RopeAppendSpec::kTunedNumBlocks, RopeAppendSpec::kMaxPos}) {

@@ -21,6 +21,7 @@
 /// multiple of 32 and <= 1024; ITEMS * head_dim / THREADS elements a thread within kMaxHeldBytes.
 /// Name: `rope_append.<dtype>.<mode with + as _>.t<THREADS>.h<HEADS>.v<VEC>.i<ITEMS>`.
 
+#include "kernel_templates/dispatch_binding.hpp"
 #include "kernel_templates/kernel_spec.hpp"
 #include "kernel_templates/reference_ops.hpp"
 #include "kernel_templates/rope_append/rope_append_f64.hpp"
@@ -39,6 +40,33 @@ class RopeAppendSpec final : public KernelSpec {
   /// The tuned plan's num_blocks: no bound (its block table is a permutation of the tokens'
   /// blocks); a constant, so the runtime finds it in the plan and puts the caller's there.
   static constexpr int64_t kTunedNumBlocks = 2147483647;
+
+  /// ktune_rope_append's parameters, in order.
+  static constexpr std::string_view kSignature[] = {
+      "q",           "k",          "v",          "q_weight",   "k_weight", "cos_sin", "positions",
+      "block_table", "q_out",      "k_cache",    "v_cache",    "tokens",   "heads_q", "heads_kv",
+      "seq_tokens",  "cache_rows", "max_blocks", "num_blocks", "max_pos",  "eps"};
+  /// Runtime::rope_append's tensors (the weights null without the norm, the block table without
+  /// the paged cache).
+  static constexpr std::string_view kDispatchSlots[] = {"q",        "k",       "v",         "q_weight",
+                                                        "k_weight", "cos_sin", "positions", "block_table",
+                                                        "q_out",    "k_cache", "v_cache"};
+  /// The call's cache geometry and max_pos by name (the tuned geometry's values: 1 could be any
+  /// dimension's), eps by value.
+  static constexpr CallScalar kDispatchScalars[] = {
+      {.name = "seq_tokens", .kind = CallScalar::Kind::kI32, .spec_value = 1},
+      {.name = "cache_rows", .kind = CallScalar::Kind::kI32, .spec_value = 1},
+      {.name = "max_blocks", .kind = CallScalar::Kind::kI32, .spec_value = 1},
+      {.name = "num_blocks",
+       .kind = CallScalar::Kind::kI32,
+       .spec_value = static_cast<double>(kTunedNumBlocks)},
+      {.name = "max_pos", .kind = CallScalar::Kind::kI32, .spec_value = static_cast<double>(kMaxPos)},
+      {.name = "eps", .kind = CallScalar::Kind::kF32, .spec_value = kEps, .by_value = true}};
+  /// How Runtime::rope_append binds to the family's templates.
+  static constexpr DispatchBinding kDispatch = {.default_variant = "headwise",
+                                                .slots = kDispatchSlots,
+                                                .signature = kSignature,
+                                                .scalars = kDispatchScalars};
 
   /// A mode's parts.
   struct Mode {
@@ -81,10 +109,6 @@ class RopeAppendSpec final : public KernelSpec {
   std::optional<std::string> problem_rejection(const Problem& problem) const;
   /// The geometry the tuned problem's cache has (see the header).
   static KvCacheGeometry tuned_geometry(const Problem& problem);
-  /// Argument positions in rope_append.cu's signature of the call-time i32 scalars (the runtime
-  /// replaces them): seq_tokens, cache_rows, max_blocks, num_blocks, max_pos; eps is the f32.
-  static constexpr std::size_t kArgSeqTokens = 14;
-  static constexpr std::size_t kArgMaxPos = 18;
 };
 
 }  // namespace ktune::kernel_templates

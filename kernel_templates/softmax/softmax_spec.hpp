@@ -18,6 +18,7 @@
 /// config has SPLIT, as every config of the default space does; a config stored before SPLIT existed keeps
 /// its name).
 
+#include "kernel_templates/dispatch_binding.hpp"
 #include "kernel_templates/kernel_spec.hpp"
 #include "kernel_templates/reference_ops.hpp"
 
@@ -28,6 +29,15 @@ class SoftmaxSpec final : public KernelSpec {
   /// Scale of the launches the spec builds (dispatch passes its own, e.g. 1/sqrt(head_dim)); not 1,
   /// so a kernel that ignores the scale fails verification.
   static constexpr float kScale = 0.75f;
+  /// Runtime::softmax's tensors (lengths null but with the padding mask).
+  static constexpr std::string_view kDispatchSlots[] = {"x", "y", "lengths"};
+  /// The caller's scale replaces kScale, found by value: a split row passes it to both launches, at
+  /// different positions.
+  static constexpr CallScalar kDispatchScalars[] = {
+      {.name = "scale", .kind = CallScalar::Kind::kF32, .spec_value = kScale, .by_value = true}};
+  /// How Runtime::softmax binds to the family's templates.
+  static constexpr DispatchBinding kDispatch = {
+      .default_variant = "rowwise", .slots = kDispatchSlots, .scalars = kDispatchScalars};
 
   std::string_view kernel() const override { return "softmax"; }
   std::string_view variant() const override { return "rowwise"; }

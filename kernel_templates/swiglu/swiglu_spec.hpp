@@ -8,12 +8,18 @@
 /// any math). Rules: m <= 65535 (grid.y).
 /// Name: `swiglu.<dtype>.<fused|split>.t<THREADS>.v<VEC>.e<ITEMS>`.
 
+#include "kernel_templates/dispatch_binding.hpp"
 #include "kernel_templates/kernel_spec.hpp"
 
 namespace ktune::kernel_templates {
 
 class SwigluSpec final : public KernelSpec {
  public:
+  /// Runtime::swiglu's tensors (x in the fused mode, gate and up in the split one).
+  static constexpr std::string_view kDispatchSlots[] = {"x", "gate", "up", "out"};
+  /// How Runtime::swiglu binds to the family's templates.
+  static constexpr DispatchBinding kDispatch = {.default_variant = "elementwise", .slots = kDispatchSlots};
+
   std::string_view kernel() const override { return "swiglu"; }
   std::string_view variant() const override { return "elementwise"; }
   std::vector<std::string> dims() const override { return {"m", "i"}; }

@@ -1,6 +1,8 @@
 #include "kernel_templates/user_kernel/kernel_source_scan.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <iterator>
 
 namespace ktune::kernel_templates {
 namespace {
@@ -58,6 +60,44 @@ std::size_t close_of(const std::string& s, std::size_t open, int* commas) {
   return std::string::npos;
 }
 
+/// The parameter names (KernelTemplateDecl::params) of the list between the parentheses at `open`
+/// and `close`.
+std::vector<std::string> parameter_names(const std::string& s, std::size_t open, std::size_t close) {
+  static constexpr std::string_view kQualifiers[] = {
+      "const", "volatile", "__restrict__", "__grid_constant__", "signed", "unsigned", "short", "long"};
+  std::vector<std::string> out;
+  std::vector<std::string_view> words;  // of the parameter being read, the qualifiers left out
+  bool in_default = false;              // past its `=`
+  bool blank = true;                    // an empty list: no parameter
+  auto finish = [&] {
+    out.emplace_back(words.size() >= 2 ? words.back() : std::string_view());
+    words.clear();
+    in_default = false;
+  };
+  int depth = 0;
+  for (std::size_t i = open + 1; i < close; ++i) {
+    const char c = s[i];
+    blank = blank && std::isspace(static_cast<unsigned char>(c)) != 0;
+    if (c == '<' || c == '(' || c == '[') ++depth;
+    if (c == '>' || c == ')' || c == ']') --depth;
+    if (c == ',' && depth == 0) {
+      finish();
+      continue;
+    }
+    if (c == '=' && depth == 0) in_default = true;
+    if (in_default || depth > 0 || !is_ident_char(c) || is_ident_char(s[i - 1])) continue;
+    std::size_t end = i;
+    while (end < close && is_ident_char(s[end])) ++end;
+    const std::string_view word(s.data() + i, end - i);
+    const bool qualifier =
+        std::find(std::begin(kQualifiers), std::end(kQualifiers), word) != std::end(kQualifiers);
+    if (!qualifier && std::isdigit(static_cast<unsigned char>(c)) == 0) words.push_back(word);
+    i = end - 1;
+  }
+  if (!blank) finish();
+  return out;
+}
+
 uint32_t line_at(const std::string& s, std::size_t pos) {
   uint32_t line = 1;
   for (std::size_t i = 0; i < pos && i < s.size(); ++i) line += s[i] == '\n' ? 1 : 0;
@@ -91,7 +131,12 @@ std::optional<KernelTemplateDecl> find_kernel_template(std::string_view source, 
         while (next < s.size() && std::isspace(static_cast<unsigned char>(s[next])) != 0) ++next;
         if (word == "__global__") global = true;
         if (next < s.size() && s[next] == '(') {
-          if (word == function && global) return KernelTemplateDecl{empty ? 0 : commas + 1, line_at(s, pos)};
+          if (word == function && global) {
+            const std::size_t after = close_of(s, next, nullptr);
+            return KernelTemplateDecl{empty ? 0 : commas + 1, line_at(s, pos),
+                                      after == std::string::npos ? std::vector<std::string>{}
+                                                                 : parameter_names(s, next, after - 1)};
+          }
           if (word.substr(0, 2) != "__") break;  // another function's declarator
           const std::size_t after = close_of(s, next, nullptr);
           if (after == std::string::npos) break;

@@ -1,6 +1,7 @@
 #include "runtime/detail/op_binding.hpp"
 
-#include <iterator>
+#include <optional>
+#include <span>
 #include <vector>
 
 #include <fmt/format.h>
@@ -8,10 +9,6 @@
 #include "kernel_templates/decode_attention/decode_attention_spec.hpp"
 #include "kernel_templates/fp8_gemm/fp8_gemm_spec.hpp"
 #include "kernel_templates/kernel_catalog.hpp"
-#include "kernel_templates/rmsnorm/rmsnorm_spec.hpp"
-#include "kernel_templates/rmsnorm_rope/rmsnorm_rope_spec.hpp"
-#include "kernel_templates/rope_append/rope_append_spec.hpp"
-#include "kernel_templates/softmax/softmax_spec.hpp"
 #include "kernel_templates/spec_registry.hpp"
 #include "ktune/error.hpp"
 
@@ -19,90 +16,21 @@ namespace ktune::runtime::detail {
 namespace {
 
 namespace kt = kernel_templates;
-using SK = ScalarBinding::Kind;
 
 constexpr int64_t kMaxDim = 2147483647;  // the kernels take int32 dimensions
 
-// The caller's scalars replace the specs' constants: eps and scale by value (softmax passes its
-// scale to both launches of a split row, at different positions), rope's max_pos (an i32 that a
-// dimension could equal) by its position in rmsnorm_rope.cu's signature; bind_plan checks that
-// the spec's own value sits there.
-// The dims and modes are left empty here: binding_of fills them from the kernel catalog, which
-// derives them from the templates' specs. A mode's code is its index there (gemm: 2 * epilogue + nn).
-const OpBinding kBindings[] = {
-    {OpKind::kGemm,
-     "gemm",
-     {},
-     {},
-     "tiled",
-     // Untuned decode GEMMs (m <= 16) take the GEMV template, f16/bf16 the tensor-core one: the
-     // SIMT tiled default ran a Qwen3-0.6B decode step at 19.6 ms against ~1 ms tuned (H200,
-     // docs/perf/gemm.md); it stays the default of f32.
-     {"a", "b", "c", "bias"},
-     {},
-     {"gemv", "mma"},
-     // lda, ldb, ldc: scalars 0, 1, 2 of a gemm call (the rows of strided views, runtime.cpp).
-     {{"a", 0}, {"b", 1}, {"c", 2}}},
-    {OpKind::kRmsNorm,
-     "rmsnorm",
-     {},
-     {},
-     "rowwise",
-     {"x", "residual", "w", "y", "residual_out"},
-     {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kt::RmsNormSpec::kEps, 0}}},
-    {OpKind::kRmsNormRope,
-     "rmsnorm_rope",
-     {},
-     {},
-     "headwise",
-     {"q", "k", "q_weight", "k_weight", "cos_sin", "positions", "q_out", "k_out"},
-     {{ScalarBinding::kEveryLaunch, 11, SK::kI32, static_cast<double>(kt::RmsNormRopeSpec::kMaxPos), 0},
-      {ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kt::RmsNormRopeSpec::kEps, 1}}},
-    {OpKind::kSoftmax,
-     "softmax",
-     {},
-     {},
-     "rowwise",
-     {"x", "y", "lengths"},
-     {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kt::SoftmaxSpec::kScale, 0}}},
-    {OpKind::kSwiglu, "swiglu", {}, {}, "elementwise", {"x", "gate", "up", "out"}, {}},
-    {OpKind::kDecodeAttention,
-     "decode_attention",
-     {},
-     {},
-     "splitkv",
-     {"q", "k", "v", "o", "context_lens", "block_table"},
-     // The scale by value; the paged geometry (block_size, max_blocks, num_blocks) by position, any
-     // value the plan holds there (the tuned plans' geometry depends on seq).
-     {{ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kDecodeScaleSentinel, 0},
-      {ScalarBinding::kEveryLaunch, kt::DecodeAttentionSpec::kArgBlockTable + 1, SK::kI32,
-       ScalarBinding::kAnyValue, 1},
-      {ScalarBinding::kEveryLaunch, kt::DecodeAttentionSpec::kArgBlockTable + 2, SK::kI32,
-       ScalarBinding::kAnyValue, 2},
-      {ScalarBinding::kEveryLaunch, kt::DecodeAttentionSpec::kArgBlockTable + 3, SK::kI32,
-       ScalarBinding::kAnyValue, 3}}},
-    {OpKind::kFp8Gemm, "fp8_gemm", {}, {}, "mma", {"a", "b", "a_scale", "b_scale", "c"}, {}},
-    // The call's cache geometry (seq_tokens, cache_rows, max_blocks, num_blocks) and max_pos by
-    // their positions in rope_append.cu's signature, eps by value.
-    {OpKind::kRopeAppend,
-     "rope_append",
-     {},
-     {},
-     "headwise",
-     {"q", "k", "v", "q_weight", "k_weight", "cos_sin", "positions", "block_table", "q_out", "k_cache",
-      "v_cache"},
-     {{ScalarBinding::kEveryLaunch, kt::RopeAppendSpec::kArgSeqTokens, SK::kI32, 1, 0},
-      {ScalarBinding::kEveryLaunch, kt::RopeAppendSpec::kArgSeqTokens + 1, SK::kI32, 1, 1},
-      {ScalarBinding::kEveryLaunch, kt::RopeAppendSpec::kArgSeqTokens + 2, SK::kI32, 1, 2},
-      {ScalarBinding::kEveryLaunch, kt::RopeAppendSpec::kArgSeqTokens + 3, SK::kI32,
-       static_cast<double>(kt::RopeAppendSpec::kTunedNumBlocks), 3},
-      {ScalarBinding::kEveryLaunch, kt::RopeAppendSpec::kArgMaxPos, SK::kI32,
-       static_cast<double>(kt::RopeAppendSpec::kMaxPos), 4},
-      {ScalarBinding::kEveryLaunch, ScalarBinding::kByValue, SK::kF32, kt::RopeAppendSpec::kEps, 5}}},
-};
+std::vector<std::string> strings(std::span<const std::string_view> views) {
+  return {views.begin(), views.end()};
+}
+
+std::string joined(std::span<const std::string_view> names) {
+  std::string out;
+  for (std::string_view n : names) out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
+}
 
 kt::DecodeAttentionCall decode_call(const PlanKey& key) {
-  return {key.extra, (key.flags & kContextLens) != 0, kDecodeScaleSentinel};
+  return {key.extra, (key.flags & kContextLens) != 0, kt::DecodeAttentionSpec::kDispatchScale};
 }
 
 }  // namespace
@@ -120,14 +48,47 @@ std::size_t PlanKeyHash::operator()(const PlanKey& key) const noexcept {
   return h;
 }
 
+OpBinding derive_binding(OpKind op, const kt::FamilyInfo& family) {
+  const kt::DispatchBinding& d = family.dispatch;
+  const kt::KernelDescriptor* entry = kt::find_kernel(family.name);
+  OpBinding b{op,
+              std::string(family.name),
+              entry->dims,
+              entry->layouts,
+              std::string(d.default_variant),
+              strings(d.slots),
+              {},
+              strings(d.preferred_defaults),
+              {}};
+  for (std::size_t i = 0; i < d.scalars.size(); ++i) {
+    const kt::CallScalar& s = d.scalars[i];
+    std::size_t arg = ScalarBinding::kByValue;
+    if (!s.by_value) {
+      const std::optional<std::size_t> at = kt::signature_index(d.signature, s.name);
+      if (!at) {
+        throw Error(
+            ErrorKind::kRuntime,
+            fmt::format("{}: the dispatch binding's call-time scalar '{}' is not one parameter of the "
+                        "kernel's signature ({})",
+                        family.name, s.name, d.signature.empty() ? "none" : joined(d.signature)));
+      }
+      arg = *at;
+    }
+    b.scalars.push_back({ScalarBinding::kEveryLaunch, arg, s.kind, s.spec_value, i});
+  }
+  for (std::size_t i = 0; i < d.row_strides.size(); ++i)
+    b.row_strides.push_back({std::string(d.row_strides[i]), d.scalars.size() + i});
+  return b;
+}
+
 const OpBinding& binding_of(OpKind op) {
-  // Each operator's dimensions and modes are its catalog entry's, derived from its specs.
   static const std::vector<OpBinding> kTable = [] {
-    std::vector<OpBinding> t(std::begin(kBindings), std::end(kBindings));
-    for (OpBinding& b : t) {
-      const kt::KernelDescriptor* d = kt::find_kernel(b.kernel);
-      b.dims = d->dims;
-      b.modes = d->layouts;
+    std::vector<OpBinding> t;
+    for (OpKind o : kAllOps) {
+      const kt::FamilyInfo* family = kt::find_family(kernel_of(o));
+      if (family == nullptr)
+        throw Error(ErrorKind::kRuntime, fmt::format("no kernel family '{}'", kernel_of(o)));
+      t.push_back(derive_binding(o, *family));
     }
     return t;
   }();

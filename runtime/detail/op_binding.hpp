@@ -1,8 +1,9 @@
 #pragma once
 /// What the dispatch runtime knows of each operator beyond its KernelSpec: the key of a plan (op,
-/// dims, dtype, mode), the problem it stands for, the caller's tensor slots and call-time scalars,
-/// and the D8 checks that run without a GPU (the public entry points call them before any launch;
-/// the unit tests call them directly).
+/// dims, dtype, mode), the problem it stands for, the caller's tensor slots and call-time scalars
+/// (derived from the family's DispatchBinding, which its spec declares), and the D8 checks that run
+/// without a GPU (the public entry points call them before any launch; the unit tests call them
+/// directly).
 
 #include <array>
 #include <cstddef>
@@ -17,6 +18,10 @@
 #include "kernel_templates/kernel_spec.hpp"
 #include "ktune/ktune.hpp"
 #include "runtime/detail/plan_launcher.hpp"
+
+namespace ktune::kernel_templates {
+struct FamilyInfo;
+}  // namespace ktune::kernel_templates
 
 namespace ktune::runtime::detail {
 
@@ -36,6 +41,29 @@ inline constexpr OpKind kAllOps[] = {OpKind::kGemm,    OpKind::kRmsNorm,   OpKin
                                      OpKind::kSoftmax, OpKind::kSwiglu,    OpKind::kDecodeAttention,
                                      OpKind::kFp8Gemm, OpKind::kRopeAppend};
 
+/// The kernel family (spec_registry.hpp) an operator runs.
+constexpr std::string_view kernel_of(OpKind op) {
+  switch (op) {
+    case OpKind::kGemm:
+      return "gemm";
+    case OpKind::kRmsNorm:
+      return "rmsnorm";
+    case OpKind::kRmsNormRope:
+      return "rmsnorm_rope";
+    case OpKind::kSoftmax:
+      return "softmax";
+    case OpKind::kSwiglu:
+      return "swiglu";
+    case OpKind::kDecodeAttention:
+      return "decode_attention";
+    case OpKind::kFp8Gemm:
+      return "fp8_gemm";
+    case OpKind::kRopeAppend:
+      return "rope_append";
+  }
+  return "";
+}
+
 /// Most dimensions an operator has (decode_attention's batch, heads_q, heads_kv, seq, head_dim).
 inline constexpr std::size_t kMaxOpDims = 5;
 
@@ -54,15 +82,13 @@ struct PlanKey {
 
 /// flags bit of a decode_attention key with per-sequence context lengths.
 inline constexpr uint8_t kContextLens = 1;
-/// The scale decode_attention plans are built with and the caller's replaces at launch (by value:
-/// the plan's only f32 argument). Any finite non-zero value serves; 1/pi is no one's default.
-inline constexpr float kDecodeScaleSentinel = 0.318309886f;
 
 struct PlanKeyHash {
   std::size_t operator()(const PlanKey& key) const noexcept;
 };
 
-/// The runtime's view of one operator.
+/// The runtime's view of one operator: its family's DispatchBinding with each call-time scalar's
+/// position found, and the family's dimensions and modes from the kernel catalog.
 struct OpBinding {
   OpKind op;
   std::string kernel;              ///< the cache's kernel name, e.g. "rmsnorm"
@@ -70,6 +96,8 @@ struct OpBinding {
   std::vector<std::string> modes;  ///< the key's layout text by mode code: the catalog's layouts
   std::string default_variant;     ///< the template whose default config serves every problem
   std::vector<std::string> slots;  ///< tensor names in the entry point's pointer order
+  /// The call's scalars by index; each found by value, or at its name's position in the family's
+  /// signature, in every launch.
   std::vector<ScalarBinding> scalars;
   /// Templates whose default config is tried first, in order, where it serves the problem on the
   /// device (a miss's default should not be the slowest template that is correct).
@@ -79,8 +107,13 @@ struct OpBinding {
   std::vector<RowStrideBinding> row_strides;
 };
 
-/// The binding of `op`.
+/// The binding of `op`: derive_binding of its family, made once.
 const OpBinding& binding_of(OpKind op);
+
+/// `op`'s binding from `family`'s DispatchBinding (and the catalog's entry of its name). Throws
+/// ktune::Error(kRuntime) naming the family, the scalar and the signature when a scalar found by
+/// name is not one parameter of the signature.
+OpBinding derive_binding(OpKind op, const kernel_templates::FamilyInfo& family);
 
 /// The problem a key stands for (dims by name, dtype, the mode's layout text).
 kernel_templates::Problem make_problem(const PlanKey& key);
@@ -113,7 +146,7 @@ void check_pointers(std::string_view op, std::initializer_list<PointerArg> point
 std::array<double, 3> gemm_row_strides(const GemmArgs& g);
 
 /// The launches of (key, config): the spec's launch_plan, with decode_attention's call geometry
-/// (seq_max, context_lens, kDecodeScaleSentinel) from the key.
+/// (seq_max, context_lens, DecodeAttentionSpec::kDispatchScale) from the key.
 kernel_templates::LaunchPlan launch_plan_for(const PlanKey& key, const kernel_templates::KernelSpec& spec,
                                              const kernel_templates::Problem& problem,
                                              const ktune::Config& config);

@@ -8,15 +8,15 @@
 /// operator's own order: gemm a, b, c; rmsnorm x, residual, w, y, residual_out; ...), each
 /// TensorRole::kWorkspace tensor to an offset in one workspace block, and the scalar arguments the
 /// caller chooses (eps, scale, max_pos) to call-time values. The spec writes its own constant for
-/// those (RmsNormSpec::kEps, ...); a ScalarBinding names the argument by position and the constant
-/// it must hold there, so a spec whose arguments move fails the bind instead of launching with the
-/// wrong value. Row strides (gemm's lda, ldb, ldc) are caller scalars too, bound by tensor: every
-/// kRowStride argument of the tensor and its tensor maps take the caller's stride.
+/// those (RmsNormSpec::kEps, ...); a ScalarBinding names the argument by position (op_binding.cpp
+/// finds it by the name the family's DispatchBinding gives) and the constant it must hold there, so
+/// a plan whose arguments moved fails the bind instead of launching with the wrong value. Row
+/// strides (gemm's lda, ldb, ldc) are caller scalars too, bound by tensor: every kRowStride
+/// argument of the tensor and its tensor maps take the caller's stride.
 
 #include <cuda.h>
 
 #include <cstdint>
-#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -24,6 +24,7 @@
 #include "harness/module.hpp"
 #include "harness/nvrtc_compiler.hpp"
 #include "harness/tensor_map.hpp"
+#include "kernel_templates/dispatch_binding.hpp"
 #include "kernel_templates/kernel_spec.hpp"
 
 namespace ktune::runtime::detail {
@@ -39,8 +40,8 @@ struct ScalarBinding {
   static constexpr std::size_t kByValue = static_cast<std::size_t>(-1);
   /// spec_value of a positional binding whose argument may hold any value of its kind (a geometry
   /// the tuned plan derives from the shape); the kind is still checked.
-  static constexpr double kAnyValue = std::numeric_limits<double>::quiet_NaN();
-  enum class Kind { kF32, kI32 };
+  static constexpr double kAnyValue = kernel_templates::CallScalar::kAnyValue;
+  using Kind = kernel_templates::CallScalar::Kind;
   std::size_t launch = kEveryLaunch;
   std::size_t arg = kByValue;
   Kind kind = Kind::kF32;

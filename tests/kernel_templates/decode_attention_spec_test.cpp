@@ -101,7 +101,8 @@ TEST(AttnSpec, ClusterTemplateIsOneLaunchWithoutWorkspace) {
   // q, k, v, o written by the main kernel, no workspace, context_lens, heads_q, heads_kv, seq, seq_max,
   // num_splits 8, scale, then the paged geometry (null table, zeros).
   ASSERT_EQ(plan.launches[0].args.size(), 16u);
-  EXPECT_EQ(plan.launches[0].args[DecodeAttentionSpec::kArgBlockTable].kind, ArgSpec::Kind::kNullPointer);
+  EXPECT_EQ(plan.launches[0].args[*signature_index(DecodeAttentionSpec::kSignature, "block_table")].kind,
+            ArgSpec::Kind::kNullPointer);
   EXPECT_EQ(plan.launches[0].args[3].tensor, "o");
   EXPECT_EQ(plan.launches[0].args[4].kind, ArgSpec::Kind::kNullPointer);
   EXPECT_EQ(plan.launches[0].args[10].integer, 8);
@@ -320,10 +321,13 @@ TEST(AttnSpec, PagedModeIsTheTensorCoreTemplatesWithItsGeometry) {
   const LaunchPlan plan = mma.launch_plan(p, c);
   const auto& args = plan.launches[0].args;
   ASSERT_EQ(args.size(), 16u);
-  EXPECT_EQ(args[DecodeAttentionSpec::kArgBlockTable].tensor, "block_table");
-  EXPECT_EQ(args[DecodeAttentionSpec::kArgBlockTable + 1].integer, 16);
-  EXPECT_EQ(args[DecodeAttentionSpec::kArgBlockTable + 2].integer, 63);      // ceil(1000 / 16)
-  EXPECT_EQ(args[DecodeAttentionSpec::kArgBlockTable + 3].integer, 3 * 63);  // the blocks
+  const auto named = [&](std::string_view name) {
+    return args.at(*signature_index(DecodeAttentionSpec::kSignature, name));
+  };
+  EXPECT_EQ(named("block_table").tensor, "block_table");
+  EXPECT_EQ(named("block_size").integer, 16);
+  EXPECT_EQ(named("max_blocks").integer, 63);      // ceil(1000 / 16)
+  EXPECT_EQ(named("num_blocks").integer, 3 * 63);  // the blocks
   EXPECT_EQ(plan.tensors[1].elements, 3 * 63 * 8 * 16 * 128);
   const TensorSpec& table = plan.tensors[static_cast<std::size_t>(plan.tensor_index("block_table"))];
   ASSERT_EQ(table.elements, 3 * 63);

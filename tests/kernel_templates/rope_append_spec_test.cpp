@@ -99,9 +99,12 @@ TEST(RopeAppendSpec, PlanArgumentsAndTheTunedCacheGeometry) {
   EXPECT_EQ(args[3].tensor, "q_weight");
   EXPECT_EQ(args[7].tensor, "block_table");
   EXPECT_EQ(args[10].tensor, "v_cache");
-  EXPECT_EQ(args[RopeAppendSpec::kArgSeqTokens].integer, 1);
-  EXPECT_EQ(args[RopeAppendSpec::kArgSeqTokens + 3].integer, RopeAppendSpec::kTunedNumBlocks);
-  EXPECT_EQ(args[RopeAppendSpec::kArgMaxPos].integer, RopeAppendSpec::kMaxPos);
+  const auto named = [&](std::string_view name) {
+    return args.at(*signature_index(RopeAppendSpec::kSignature, name));
+  };
+  EXPECT_EQ(named("seq_tokens").integer, 1);
+  EXPECT_EQ(named("num_blocks").integer, RopeAppendSpec::kTunedNumBlocks);
+  EXPECT_EQ(named("max_pos").integer, RopeAppendSpec::kMaxPos);
   EXPECT_EQ(args[19].kind, ArgSpec::Kind::kF32);
   EXPECT_EQ(plan.tensors[plan.tensor_index("k_cache")].elements, 10 * 2 * 64);  // a row a token, whole
   // The block table is a permutation of the tokens' blocks, so every cache row is written once.

@@ -293,5 +293,18 @@ template <int N> __device__ void d(int* p) {}
   EXPECT_FALSE(find_kernel_template(src, "missing").has_value());
 }
 
+TEST(KernelSourceScan, NamesTheParametersAndLeavesUnnamedOnesEmpty) {
+  const std::string src = R"(template <int N, typename T>
+__global__ void __launch_bounds__(N) k(const T* __restrict__ q, T* out, int, const int* __restrict__,
+    unsigned int rows, const Pair<int, T> pair /* , int commented */, float scale = 0.5f) {}
+template <int N> __global__ void none() {}
+)";
+  const auto k = find_kernel_template(src, "k");
+  ASSERT_TRUE(k.has_value());
+  EXPECT_EQ(k->params, (std::vector<std::string>{"q", "out", "", "", "rows", "pair", "scale"}));
+  ASSERT_TRUE(find_kernel_template(src, "none").has_value());
+  EXPECT_TRUE(find_kernel_template(src, "none")->params.empty());
+}
+
 }  // namespace
 }  // namespace ktune::kernel_templates
