@@ -32,7 +32,7 @@ from . import _native
 from .errors import BadInputError
 from .runtime import _ON_CLOSE, Runtime
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # re-entrant: a Runtime collected while it is held closes through forget()
 _runtimes = {}
 
 # The native door (ktune/_native.py): None when the C++ kernels of _native.NATIVE_OPS serve, else
