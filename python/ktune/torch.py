@@ -41,24 +41,20 @@ native_reason = _native.load(torch)
 NATIVE = native_reason is None
 
 
-_bound = {}  # device -> the Runtime whose handle the native kernels hold
-
-
 def _bind(index: int, runtime) -> None:
-    """Tells the native kernels which runtime serves device `index` (None: none yet)."""
+    """Tells the native kernels which runtime serves device `index` (None: none; they then open a
+    default one). Called wherever _runtimes changes, so the two always agree."""
     if NATIVE:
         handle = getattr(runtime, "_handle", None) if runtime is not None else None
         torch.ops.ktune._native_bind(index, handle.value if handle else 0)
-        _bound[index] = runtime
 
 
 def forget(runtime: Runtime) -> None:
     """Stops serving the ops from `runtime` (if it serves them): the next call of its device makes
-    a runtime from $KTUNE_DB, unless use_runtime() names one first."""
+    a runtime from $KTUNE_DB, unless use_runtime() names one first. Runtime.close() calls it."""
     with _lock:
         if _runtimes.get(runtime.device) is runtime:
             del _runtimes[runtime.device]
-        if _bound.get(runtime.device) is runtime:
             _bind(runtime.device, None)
 
 
@@ -78,11 +74,6 @@ def _runtime_of(index: int) -> Runtime:
                 rt = _runtimes[index] = Runtime(device=index)
                 _bind(index, rt)
     return rt
-
-
-def _closing(runtime) -> None:
-    """A runtime that serves the ops is closing: the next call makes a default one."""
-    forget(runtime)
 
 
 def runtime_for(device: torch.device) -> Runtime:
@@ -245,7 +236,7 @@ fp8_gemm = _define("fp8_gemm(Tensor a, Tensor b, Tensor a_scale, Tensor b_scale)
                                                               device=a.device))
 fp8_gemm.__doc__ = "bf16 (a @ b.T) * scales for float8_e4m3fn a [m,k], b [n,k]; scales of 1 value each or [m], [n]."
 
-_ON_CLOSE.append(_closing)
+_ON_CLOSE.append(forget)  # a closing runtime's handle is never launched from
 
 __all__: List[str] = ["NATIVE", "native_reason", "use_runtime", "forget", "runtime_for", "gemm", "rmsnorm", "rmsnorm_residual", "rmsnorm_rope",
                       "rope_append", "softmax", "swiglu", "decode_attention", "fp8_gemm"]

@@ -23,12 +23,6 @@ std::vector<std::string> strings(std::span<const std::string_view> views) {
   return {views.begin(), views.end()};
 }
 
-std::string joined(std::span<const std::string_view> names) {
-  std::string out;
-  for (std::string_view n : names) out += (out.empty() ? "" : ", ") + std::string(n);
-  return out;
-}
-
 kt::DecodeAttentionCall decode_call(const PlanKey& key) {
   return {key.extra, (key.flags & kContextLens) != 0, kt::DecodeAttentionSpec::kDispatchScale};
 }
@@ -70,7 +64,7 @@ OpBinding derive_binding(OpKind op, const kt::FamilyInfo& family) {
             ErrorKind::kRuntime,
             fmt::format("{}: the dispatch binding's call-time scalar '{}' is not one parameter of the "
                         "kernel's signature ({})",
-                        family.name, s.name, d.signature.empty() ? "none" : joined(d.signature)));
+                        family.name, s.name, d.signature.empty() ? "none" : fmt::format("{}", fmt::join(d.signature, ", "))));
       }
       arg = *at;
     }

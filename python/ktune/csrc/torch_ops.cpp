@@ -65,9 +65,7 @@ std::string dims(c10::IntArrayRef values) {
   return text + "]";
 }
 
-void* stream_of(const at::Tensor& t) {
-  return c10::cuda::getCurrentCUDAStream(t.get_device()).stream();
-}
+void* stream_of(const at::Tensor& t) { return c10::cuda::getCurrentCUDAStream(t.get_device()).stream(); }
 
 void launched(int code, const char* op) {
   if (code == KTUNE_OK) return;
@@ -79,10 +77,14 @@ void launched(int code, const char* op) {
 
 int dtype_code(const at::Tensor& t, const char* op, const char* name) {
   switch (t.scalar_type()) {
-    case at::kFloat: return KTUNE_DTYPE_F32;
-    case at::kHalf: return KTUNE_DTYPE_F16;
-    case at::kBFloat16: return KTUNE_DTYPE_BF16;
-    default: TORCH_CHECK_VALUE(false, op, ": ", name, " is ", t.scalar_type(), "; f32, f16 or bf16 is needed");
+    case at::kFloat:
+      return KTUNE_DTYPE_F32;
+    case at::kHalf:
+      return KTUNE_DTYPE_F16;
+    case at::kBFloat16:
+      return KTUNE_DTYPE_BF16;
+    default:
+      TORCH_CHECK_VALUE(false, op, ": ", name, " is ", t.scalar_type(), "; f32, f16 or bf16 is needed");
   }
   return -1;
 }
@@ -92,23 +94,25 @@ void expect(const at::Tensor& t, const at::Tensor& first, const char* op, const 
   TORCH_CHECK_VALUE(t.is_cuda(), op, ": ", name, " is on ", t.device(), ", not on a CUDA device");
   TORCH_CHECK_VALUE(t.get_device() == first.get_device(), op, ": ", name, " is on ", t.device(),
                     "; the other tensors are on ", first.device());
-  TORCH_CHECK_VALUE(t.dim() == dim, op, ": ", name, " has ", t.dim(), " dimensions ", dims(t.sizes()), "; it needs ", dim);
+  TORCH_CHECK_VALUE(t.dim() == dim, op, ": ", name, " has ", t.dim(), " dimensions ", dims(t.sizes()),
+                    "; it needs ", dim);
   TORCH_CHECK_VALUE(t.scalar_type() == first.scalar_type(), op, ": ", name, " is ", t.scalar_type(),
                     "; the other tensors are ", first.scalar_type());
 }
 
 void contiguous(const at::Tensor& t, const char* op, const char* name) {
-  TORCH_CHECK_VALUE(t.is_contiguous(), op, ": ", name, " (shape ", dims(t.sizes()), ", strides ", dims(t.strides()),
-                    ") is not contiguous");
+  TORCH_CHECK_VALUE(t.is_contiguous(), op, ": ", name, " (shape ", dims(t.sizes()), ", strides ",
+                    dims(t.strides()), ") is not contiguous");
 }
 
 // A 2-D operand whose rows may be strided (a column slice of a fused projection): its row stride.
 int64_t row_stride(const at::Tensor& t, const char* op, const char* name) {
-  TORCH_CHECK_VALUE(t.size(1) <= 1 || t.stride(1) == 1, op, ": ", name, "'s columns are strided (", dims(t.strides()),
-                    "); rows of contiguous elements are needed");
+  TORCH_CHECK_VALUE(t.size(1) <= 1 || t.stride(1) == 1, op, ": ", name, "'s columns are strided (",
+                    dims(t.strides()), "); rows of contiguous elements are needed");
   if (t.size(0) <= 1) return t.size(1);
-  TORCH_CHECK_VALUE(t.stride(0) >= t.size(1), op, ": ", name, "'s rows overlap (shape ", dims(t.sizes()), ", strides ",
-                    dims(t.strides()), "): a row stride of at least the row's length is needed");
+  TORCH_CHECK_VALUE(t.stride(0) >= t.size(1), op, ": ", name, "'s rows overlap (shape ", dims(t.sizes()),
+                    ", strides ", dims(t.strides()),
+                    "): a row stride of at least the row's length is needed");
   return t.stride(0);
 }
 
@@ -122,7 +126,8 @@ int epilogue_code(c10::string_view e) {
   if (e == "bias") return KTUNE_EPILOGUE_BIAS;
   if (e == "silu") return KTUNE_EPILOGUE_SILU;
   if (e == "bias+silu") return KTUNE_EPILOGUE_BIAS_SILU;
-  TORCH_CHECK_VALUE(false, "epilogue='", std::string(e), "' is not one of ['none', 'bias', 'silu', 'bias+silu']");
+  TORCH_CHECK_VALUE(false, "epilogue='", std::string(e),
+                    "' is not one of ['none', 'bias', 'silu', 'bias+silu']");
   return -1;
 }
 
@@ -140,8 +145,10 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, const std::optional<at
   args.m = a.size(0);
   args.k = a.size(1);
   args.n = nt ? b.size(0) : b.size(1);
-  if (nt) shape(b, {args.n, args.k}, op, "b");
-  else shape(b, {args.k, args.n}, op, "b");
+  if (nt)
+    shape(b, {args.n, args.k}, op, "b");
+  else
+    shape(b, {args.k, args.n}, op, "b");
   args.epilogue = epilogue_code(epilogue);
   const bool has_bias = args.epilogue == KTUNE_EPILOGUE_BIAS || args.epilogue == KTUNE_EPILOGUE_BIAS_SILU;
   if (has_bias) {
@@ -228,7 +235,8 @@ at::Tensor softmax(const at::Tensor& x, double scale, c10::string_view mask,
     TORCH_CHECK_VALUE(l.is_cuda() && l.get_device() == x.get_device(), "softmax: lengths is on ", l.device(),
                       "; the other tensors are on ", x.device());
     TORCH_CHECK_VALUE(l.dim() == 1, "softmax: lengths has ", l.dim(), " dimensions; it needs 1");
-    TORCH_CHECK_VALUE(l.scalar_type() == at::kInt, "softmax: lengths is ", l.scalar_type(), "; it must be i32");
+    TORCH_CHECK_VALUE(l.scalar_type() == at::kInt, "softmax: lengths is ", l.scalar_type(),
+                      "; it must be i32");
     contiguous(l, op, "lengths");
     shape(l, {args.rows}, op, "lengths");
     args.lengths = static_cast<const int32_t*>(l.data_ptr());
@@ -248,12 +256,9 @@ void bind(int64_t device, int64_t handle) {
   g_runtimes[device].store(reinterpret_cast<ktune_runtime*>(handle), std::memory_order_release);
 }
 
-
 }  // namespace
 
-TORCH_LIBRARY_FRAGMENT(ktune, m) {
-  m.def("_native_bind(int device, int handle) -> ()", &bind);
-}
+TORCH_LIBRARY_FRAGMENT(ktune, m) { m.def("_native_bind(int device, int handle) -> ()", &bind); }
 
 TORCH_LIBRARY_IMPL(ktune, CUDA, m) {
   m.impl("gemm", &gemm);
