@@ -14,8 +14,8 @@ namespace seed_loop_test {  // named: the unity build batches this file with oth
 
 const cache::GpuInfo kGpu{"Fake GPU", 9, 0, 132, int64_t{141} << 30, "{}"};
 
-TuneKey key(int64_t m) {
-  return {"gemm", NamedShape{"seeds", {{"m", m}, {"n", 4096}, {"k", 4096}}}, DType::kBF16, "nt"};
+TuneKey key(int64_t m, const std::string& layout = "nt") {
+  return {"gemm", NamedShape{"seeds", {{"m", m}, {"n", 4096}, {"k", 4096}}}, DType::kBF16, layout};
 }
 
 TuneOptions options(size_t budget, const std::string& kind) {
@@ -94,6 +94,44 @@ TEST(SeedLoop, SeedsTheArchRefusesAreDroppedForThatKey) {
       EXPECT_EQ(rows[1].m.config_name, "gemm.bf16.nt.wgmma.128x256x64.s4.sk1.g8");
     }
   }
+}
+
+TEST(SeedLoop, AKeyTunedAfterItsSiblingLayoutMeasuresTheSiblingsWinnerFirst) {
+  const auto space = ConfigSpace::load(configs_dir() / "spaces" / "gemm.toml");
+  const auto sources = kernel_templates::SourceLibrary::builtin();
+  test::TempDir dir;
+  auto db = cache::ConfigCache::open(dir / "sib.db");
+  test::FakeMeasurer measurer;
+  LoopDeps deps{test::fake_compile(), &measurer, &sources, nullptr};
+  KeySummary plain, biased, again;
+  {
+    TuningLoop loop(db, kGpu, cache::RunInfo{}, options(24, "random"), deps);
+    // nothing tuned for this shape yet: the space's seeds lead, no sibling
+    biased = loop.tune(space, key(16, "nt+silu"));
+    plain = loop.tune(space, key(16));
+  }
+  ASSERT_TRUE(plain.error.empty()) << plain.error;
+  ASSERT_TRUE(plain.winner.has_value());
+  EXPECT_EQ(biased.sibling_seeds, 0u);
+  // the plain key's winner is not the space's first seed, or the test would prove nothing
+  const std::string first_seed = measurer.measured.front();
+  ASSERT_NE(*plain.winner, "gemm.bf16.nt" + first_seed.substr(std::string("gemm.bf16.nt+silu").size()));
+  // the plain key found the silu key's winner among its own candidates first
+  EXPECT_EQ(plain.sibling_seeds, 1u);
+
+  measurer.measured.clear();
+  {
+    TuningLoop loop(db, kGpu, cache::RunInfo{}, options(1, "random"), deps);
+    again = loop.tune(space, key(16, "nt+bias"));
+  }
+  ASSERT_TRUE(again.error.empty()) << again.error;
+  // two siblings tuned (nt, nt+silu): both winners lead, fastest first; a budget of 1 measures it
+  EXPECT_EQ(again.sibling_seeds, 2u);
+  ASSERT_EQ(measurer.measured.size(), 1u);
+  const std::string tile = plain.winner->substr(std::string("gemm.bf16.nt").size());
+  const std::string silu_tile = biased.winner->substr(std::string("gemm.bf16.nt+silu").size());
+  const bool plain_faster = test::fake_time_us(*plain.winner) <= test::fake_time_us(*biased.winner);
+  EXPECT_EQ(measurer.measured.front(), "gemm.bf16.nt+bias" + (plain_faster ? tile : silu_tile));
 }
 
 }  // namespace seed_loop_test

@@ -126,6 +126,14 @@ bool TuningLoop::start_key(KeyRun& run) {
   if (!options_.retune)
     run.stored = detail::load_stored_results(db_, gpu_id_, run.kernel_id, s.shape, key.dtype, key.layout);
   run.ctx = key_context(run);
+  // The winners of this shape's other layouts lead the seeds (a key tuned after its sibling).
+  const std::vector<Config> siblings = detail::sibling_winners(
+      db_, gpu_id_, run.kernel_id, key.kernel, s.shape, key.dtype, key.layout, run.space, e->configs);
+  std::erase_if(e->seeds, [&](const Config& c) {
+    return std::find(siblings.begin(), siblings.end(), c) != siblings.end();
+  });
+  e->seeds.insert(e->seeds.begin(), siblings.begin(), siblings.end());
+  s.sibling_seeds = siblings.size();
   StrategyOptions so;
   so.budget = options_.budget;
   so.seed = options_.seed;

@@ -116,6 +116,7 @@ struct KeySummary {
   size_t unmeasurable = 0;    ///< kept by the constraints but left out: more launches than a max_launches set
   size_t seeds = 0;           ///< the space's seeds this key uses (evaluated first)
   size_t seed_rejected = 0;   ///< seeds dropped for this key (constraints, layout, spec, arch)
+  size_t sibling_seeds = 0;   ///< winners of the shape's other layouts, evaluated before the seeds
   size_t library_candidates =
       0;  ///< of `evaluations`, the library algorithms (tuner/library/library_candidates.hpp)
   size_t evaluations = 0;                  ///< results the strategy received

@@ -291,6 +291,7 @@ nlohmann::json summary_json(const KeySummary& s) {
                    {"unmeasurable", s.unmeasurable},
                    {"seeds", s.seeds},
                    {"seed_rejected", s.seed_rejected},
+                   {"sibling_seeds", s.sibling_seeds},
                    {"evaluations", s.evaluations},
                    {"library_candidates", s.library_candidates},
                    {"measured", s.measured},
