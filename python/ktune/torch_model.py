@@ -22,8 +22,9 @@ runs the module's original forward, at the cost of a dictionary look-up. Keys th
 are appended to record_misses (one `KERNEL SHAPE DTYPE [LAYOUT]` line each) for
 `ktune tune --shapes FILE`; run the model once more on the tuned database and they are served.
 
-Eagerly the modules call ktune.Runtime directly (the cheapest door); under torch.compile they
-call torch.ops.ktune.* (opaque to Inductor, which fuses the glue around them). The decisions are
+Eagerly the modules take the cheapest door: torch.ops.ktune.* where its C++ kernel is built
+(ktune.torch.NATIVE: gemm and rmsnorm), ktune.Runtime directly otherwise; under torch.compile
+they call torch.ops.ktune.* (opaque to Inductor, which fuses the glue around them). The decisions are
 made eagerly: a key first met while compiling or while a CUDA graph is captured runs the original
 code (run the model eagerly once first, as warm-up before capture does anyway).
 """
@@ -33,9 +34,14 @@ import threading
 import torch
 import torch.nn.functional as F
 
+from . import _native
 from . import torch as _ops
 from .errors import BadInputError, NotFoundError
 from .runtime import Runtime
+
+# Eager calls of these ops go through torch.ops.ktune: its C++ kernel allocates and launches for
+# less than the Python Runtime door plus a torch allocation (docs/perf/cache-lookup.md).
+_EAGER_OP = {name: _ops.NATIVE and name in _native.NATIVE_OPS for name in ("gemm", "rmsnorm")}
 
 _RMSNORM_CLASSES = ("LlamaRMSNorm", "MistralRMSNorm", "Qwen2RMSNorm", "Qwen3RMSNorm")
 _ATTENTION_CLASSES = ("LlamaAttention", "MistralAttention", "Qwen2Attention", "Qwen3Attention")
@@ -190,6 +196,9 @@ def _linear_forward(self, x):
     epilogue = "none" if self.bias is None else "bias"
     if torch.compiler.is_compiling():
         c = _ops.gemm(a, self.weight, self.bias, "nt", epilogue)
+    elif _EAGER_OP["gemm"]:
+        opt.runtime(x.get_device())  # bound to torch.ops.ktune (another model's may be)
+        c = _ops.gemm(a, self.weight, self.bias, "nt", epilogue)
     else:
         c = a.new_empty((a.shape[0], n))
         opt.runtime(x.get_device()).gemm(a, self.weight, c, bias=self.bias, epilogue=epilogue)
@@ -220,6 +229,9 @@ def _rmsnorm_forward(self, x):
         return self._ktune_base.forward(self, x)
     x2 = x.reshape(-1, x.shape[-1])
     if torch.compiler.is_compiling():
+        y = _ops.rmsnorm(x2, self.weight, self.variance_epsilon)
+    elif _EAGER_OP["rmsnorm"]:
+        self._ktune.runtime(x.get_device())
         y = _ops.rmsnorm(x2, self.weight, self.variance_epsilon)
     else:
         y = torch.empty_like(x2)
