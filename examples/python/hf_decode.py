@@ -27,7 +27,8 @@ after a prefill of --context tokens.
 over two processes, e.g. two device calls).
 --layers keeps the first N layers (a shorter run; the shapes are the model's). Needs torch with
 CUDA, transformers and libktune_runtime.so. Exit 0 when every check passes (logits within 5e-2,
-argmax agreement >= 90 % over the checked steps), 1 when one fails, 3 without a GPU.
+argmax agreement over at least 32 checked tokens >= 90 % or >= stock compiled's own agreement with
+eager, whichever is lower: random weights give near-flat logits), 1 when one fails, 3 without a GPU.
 """
 
 import argparse
@@ -55,7 +56,12 @@ MODELS = {
                                  num_attention_heads=16, num_key_value_heads=8, head_dim=128, vocab_size=151936,
                                  rope_theta=1e6, tie_word_embeddings=True, max_position_embeddings=40960)),
 }
-LOGITS_TOLERANCE, ARGMAX_AGREEMENT, CHECK_STEPS = 5e-2, 0.90, 8
+LOGITS_TOLERANCE, ARGMAX_AGREEMENT, CHECK_TOKENS = 5e-2, 0.90, 32
+
+
+def check_steps_of(batch):
+    """Steps whose logits are checked: at least 8, and CHECK_TOKENS argmax tokens in all."""
+    return max(8, -(-CHECK_TOKENS // batch))
 
 
 def build(name, layers):
@@ -77,7 +83,9 @@ class Decoder:
     def __init__(self, model, batch, context, steps):
         import transformers
         self.model, self.batch, self.context = model, batch, context
-        self.cache = transformers.StaticCache(config=model.config, max_cache_len=context + steps + CHECK_STEPS + 8)
+        # the cache length is part of the attention key: the record and time phases size it alike
+        self.checks = check_steps_of(batch)
+        self.cache = transformers.StaticCache(config=model.config, max_cache_len=context + steps + self.checks + 8)
         g = torch.Generator(device="cuda").manual_seed(batch)
         prompt = torch.randint(0, model.config.vocab_size, (batch, context), generator=g, device="cuda")
         with torch.no_grad():
@@ -172,10 +180,10 @@ def profile_table(profiles, top=25):
 
 
 def check_steps(run, decoder):
-    """The logits of CHECK_STEPS steps from the position after the prefill (cloned)."""
+    """The logits of the decoder's check steps from the position after the prefill (cloned)."""
     out = []
     decoder.rewind()
-    for _ in range(CHECK_STEPS):
+    for _ in range(decoder.checks):
         run()
         out.append(decoder.logits.float().clone())
         decoder.advance()
@@ -218,7 +226,9 @@ def record_and_tune(args, out):
     keys.unlink(missing_ok=True)
     model = build(args.model, args.layers)
     for batch in args.batches:
-        d = Decoder(model, batch, args.context, 2)  # the prefill: not what is timed, not recorded
+        # sized as run_batch sizes it (the attention key holds the cache length); the prefill is
+        # not what is timed and is not recorded
+        d = Decoder(model, batch, args.context, args.steps)
         handle = kt.optimize(model, db=args.db, record_misses=str(keys))
         d.step()
         d.advance()
@@ -244,6 +254,8 @@ def run_batch(args, batch, stock, report):
     row["stock_eager_ms"] = time_ms(d.step, d, args.steps)
     d.forward = torch.compile(stock.forward, mode="max-autotune-no-cudagraphs", fullgraph=True)
     graph = d.capture()
+    # the compiled model's own distance from eager: the noise floor ktune's check is read against
+    row["stock_compiled_error"], row["stock_compiled_argmax"] = compare(check_steps(graph.replay, d), want)
     row["stock_compiled_graph_ms"] = time_ms(graph.replay, d, args.steps)
     profiles = {"stock compiled, graph": kernel_profile(graph.replay, d)} if args.profile else {}
     del graph, d
@@ -271,7 +283,10 @@ def run_batch(args, batch, stock, report):
     del graph, d, model
     row["floor_bytes"] = floor_bytes(stock, batch, args.context)
     report.append(row)
-    ok = all(row[f"ktune_{v}_error"] <= LOGITS_TOLERANCE and row[f"ktune_{v}_argmax"] >= ARGMAX_AGREEMENT
+    # random weights give near-flat logits, so bf16 rounding flips some argmax tokens: ktune must agree
+    # with eager as often as torch.compile's own kernels do, or at ARGMAX_AGREEMENT
+    agreement = min(ARGMAX_AGREEMENT, row["stock_compiled_argmax"])
+    ok = all(row[f"ktune_{v}_error"] <= LOGITS_TOLERANCE and row[f"ktune_{v}_argmax"] >= agreement
              for v in ("eager", "compiled"))
     return ok
 
@@ -318,8 +333,9 @@ def main():
     print(f"{name}, torch {torch.__version__}, {args.model} ({stock.config.num_hidden_layers} layers), bf16, "
           f"context {args.context}, {'?' if recorded is None else recorded} keys recorded; ms a step")
     print("| batch | stock eager | stock compiled, graph | ktune eager | ktune compiled, graph | vs compiled "
-          "| vs eager | keys served | HBM floor (4.8 TB/s / copy rate) | logits err (eager / compiled) | argmax |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| vs eager | keys served | HBM floor (4.8 TB/s / copy rate) | logits err (eager / compiled) | argmax "
+          "| stock compiled: err, argmax |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in report:
         floor_ms, copy_ms = r["floor_bytes"] / 4.8e12 * 1e3, r["floor_bytes"] / (rate * 1e9) * 1e3
         r["floor_ms"], r["copy_floor_ms"] = floor_ms, copy_ms
@@ -328,10 +344,11 @@ def main():
               f"{r['stock_compiled_graph_ms'] / r['ktune_compiled_graph_ms']:.2f}x | "
               f"{r['stock_eager_ms'] / r['ktune_eager_ms']:.2f}x | {r['keys_served']}/{r['keys_met']} | "
               f"{floor_ms:.3f} / {copy_ms:.3f} | {r['ktune_eager_error']:.1e} / {r['ktune_compiled_error']:.1e} | "
-              f"{100 * min(r['ktune_eager_argmax'], r['ktune_compiled_argmax']):.0f} % |")
+              f"{100 * min(r['ktune_eager_argmax'], r['ktune_compiled_argmax']):.0f} % | "
+              f"{r['stock_compiled_error']:.1e}, {100 * r['stock_compiled_argmax']:.0f} % |")
     (out / "report.json").write_text(json.dumps(dict(gpu=name, copy_rate_gbs=rate, rows=report), indent=1))
-    print("checks:", "passed" if ok else f"FAILED (logits error > {LOGITS_TOLERANCE} or argmax agreement < "
-          f"{100 * ARGMAX_AGREEMENT:.0f} %)")
+    print("checks:", "passed" if ok else f"FAILED (logits error > {LOGITS_TOLERANCE} or argmax agreement below "
+          f"both {100 * ARGMAX_AGREEMENT:.0f} % and stock compiled's)")
     return 0 if ok else 1
 
 
