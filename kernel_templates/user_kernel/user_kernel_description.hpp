@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -113,9 +114,12 @@ struct UserParam {
 };
 
 /// One cubin compiled ahead of time: the candidate of one config and dtype (`[[prebuilt.cubin]]`).
-/// Its launch takes the description's arguments and then one pointer per `scratch` entry: null for
-/// 0 bytes, else a device buffer of that many bytes per program (Triton 3.6 appends a global and a
-/// profile scratch pointer).
+/// Its launch takes the description's arguments (but those in `ones`) and then one pointer per
+/// `scratch` entry: null for 0 bytes, else a device buffer of that many bytes per program (Triton
+/// 3.6 appends a global and a profile scratch pointer). A compiler that specializes on argument
+/// values (Triton's JIT: an integer equal to 1 becomes a constant, one divisible by 16 is known to
+/// be) has one cubin per specialization: the first whose `ones` all equal 1 and whose `aligned`
+/// are all multiples of 16 for a problem serves it.
 struct UserCubin {
   Config config;  ///< the tuned parameters it was compiled for
   DType dtype = DType::kF32;
@@ -124,6 +128,8 @@ struct UserCubin {
   uint32_t threads = 0;        ///< threads per block (a Triton config's 32 * num_warps)
   uint32_t shared_bytes = 0;   ///< dynamic shared memory a launch passes
   std::vector<uint64_t> scratch;
+  std::vector<std::string> ones;     ///< integer scalar args compiled as the constant 1 (not passed)
+  std::vector<std::string> aligned;  ///< integer scalar args compiled as multiples of 16
   std::string name;  ///< the config's name as its compiler tells it (carries the compiler's version)
   uint32_t line = 0;
 };
@@ -135,8 +141,10 @@ struct UserPrebuilt {
   std::vector<UserCubin> cubins;
   uint32_t line = 0;
 
-  /// The cubin of (config, dtype), or null.
-  const UserCubin* find(const Config& config, DType dtype) const;
+  /// The first cubin of (config, dtype) whose specialization `value_of` (an integer scalar arg's
+  /// value for the problem) meets, or null; without `value_of`, the first of (config, dtype).
+  const UserCubin* find(const Config& config, DType dtype,
+                        const std::function<int64_t(const std::string&)>& value_of = {}) const;
 };
 
 /// The whole description of one user kernel.

@@ -45,9 +45,34 @@ std::string string_in(DescriptionReaderContext& ctx, const toml::table& t, std::
   return n->value<std::string>().value();
 }
 
+/// `key` of a cubin: a list of the description's integer scalar args (none when absent).
+std::vector<std::string> integer_args_in(DescriptionReaderContext& ctx, const UserKernelDescription& d,
+                                         const toml::table& t, std::string_view key,
+                                         const std::string& field) {
+  std::vector<std::string> out;
+  const toml::node* n = t.get(key);
+  if (n == nullptr) return out;
+  const std::string where = field + "." + std::string(key);
+  const toml::array* list = n->as_array();
+  if (list == nullptr) ctx.fail(line_of(*n), where, "must be a list of integer scalar args");
+  for (const toml::node& e : *list) {
+    const auto name = e.value<std::string>();
+    const int i = name ? d.arg_index(*name) : -1;
+    if (i < 0 || d.args[static_cast<std::size_t>(i)].kind != UserArg::Kind::kScalar ||
+        d.args[static_cast<std::size_t>(i)].scalar_type == "f32")
+      ctx.fail(line_of(e), where, fmt::format("'{}' is not an integer scalar arg", name.value_or("?")));
+    if (std::find(out.begin(), out.end(), *name) != out.end())
+      ctx.fail(line_of(e), where, fmt::format("'{}' is listed twice", *name));
+    out.push_back(*name);
+  }
+  return out;
+}
+
 UserCubin read_cubin(DescriptionReaderContext& ctx, const UserKernelDescription& d, const toml::table& t,
                      const std::string& field, const std::filesystem::path& cubins) {
-  ctx.reject_unknown(t, {"config", "dtype", "file", "entry", "threads", "shared", "scratch", "name"}, field);
+  ctx.reject_unknown(
+      t, {"config", "dtype", "file", "entry", "threads", "shared", "scratch", "ones", "aligned", "name"},
+      field);
   UserCubin c;
   c.line = line_of(t);
   if (!t.contains("config")) ctx.fail(c.line, field + ".config", "missing: the config it was compiled for");
@@ -85,6 +110,8 @@ UserCubin read_cubin(DescriptionReaderContext& ctx, const UserKernelDescription&
       c.scratch.push_back(static_cast<uint64_t>(*v));
     }
   }
+  c.ones = integer_args_in(ctx, d, t, "ones", field);
+  c.aligned = integer_args_in(ctx, d, t, "aligned", field);
   c.name = t.contains("name") ? string_in(ctx, t, "name", field) : "";
   return c;
 }
@@ -112,8 +139,11 @@ UserPrebuilt read_prebuilt(DescriptionReaderContext& ctx, const UserKernelDescri
     const std::string field = fmt::format("prebuilt.cubin {}", i + 1);
     if (c == nullptr) ctx.fail(line_of(*list->get(i)), field, "must be a table ([[prebuilt.cubin]])");
     UserCubin cubin = read_cubin(ctx, d, *c, field, cubins);
-    if (p.find(cubin.config, cubin.dtype) != nullptr)
-      ctx.fail(cubin.line, field, "a second cubin of the same config and dtype");
+    for (const UserCubin& other : p.cubins) {
+      if (other.config == cubin.config && other.dtype == cubin.dtype && other.ones == cubin.ones &&
+          other.aligned == cubin.aligned)
+        ctx.fail(cubin.line, field, "a second cubin of the same config, dtype, ones and aligned");
+    }
     p.cubins.push_back(std::move(cubin));
   }
   return p;

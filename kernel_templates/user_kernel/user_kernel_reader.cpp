@@ -470,9 +470,16 @@ struct Reader final : DescriptionReaderContext {
 
 }  // namespace
 
-const UserCubin* UserPrebuilt::find(const Config& config, DType dtype) const {
+const UserCubin* UserPrebuilt::find(const Config& config, DType dtype,
+                                    const std::function<int64_t(const std::string&)>& value_of) const {
   for (const UserCubin& c : cubins) {
-    if (c.dtype == dtype && c.config == config) return &c;
+    if (c.dtype != dtype || c.config != config) continue;
+    if (!value_of) return &c;
+    const bool ones =
+        std::all_of(c.ones.begin(), c.ones.end(), [&](const auto& a) { return value_of(a) == 1; });
+    const bool aligned =
+        std::all_of(c.aligned.begin(), c.aligned.end(), [&](const auto& a) { return value_of(a) % 16 == 0; });
+    if (ones && aligned) return &c;
   }
   return nullptr;
 }

@@ -94,9 +94,15 @@ std::optional<std::string> UserKernelSpec::rejection(const Problem& problem, con
       return fmt::format("{} = {} is not one of the parameter's values", p.name, *v);
   }
   if (config.params.size() != d_.params.size()) return "config has parameters the template lacks";
-  const UserCubin* cubin = cubin_of(config, problem.dtype);
+  const UserCubin* cubin = nullptr;
+  try {
+    cubin = cubin_of(problem, config);
+  } catch (const Error& e) {
+    return std::string(e.what());
+  }
   if (d_.prebuilt && cubin == nullptr)
-    return fmt::format("no prebuilt cubin of this config for {}", to_string(problem.dtype));
+    return fmt::format("no prebuilt cubin of this config for {} {}", problem.shape_text(),
+                       to_string(problem.dtype));
   try {
     std::lock_guard lock(mu_);
     bind(problem, &config);
@@ -158,13 +164,29 @@ std::optional<std::string> UserKernelSpec::arch_rejection(std::string_view arch)
   return fmt::format("the prebuilt cubins of {} run on {} only, not {}", d_.name, d_.prebuilt->arch, arch);
 }
 
-const UserCubin* UserKernelSpec::cubin_of(const Config& config, DType dtype) const {
-  return d_.prebuilt ? d_.prebuilt->find(config, dtype) : nullptr;
+const UserCubin* UserKernelSpec::cubin_of(const Problem& problem, const Config& config) const {
+  if (!d_.prebuilt) return nullptr;
+  // A config named without a shape (a space's listing): its first cubin stands for it.
+  const bool shaped = std::all_of(d_.dims.begin(), d_.dims.end(), [&](const std::string& dim) {
+    return std::any_of(problem.dims.begin(), problem.dims.end(),
+                       [&](const auto& d) { return d.first == dim; });
+  });
+  if (!shaped) return d_.prebuilt->find(config, problem.dtype);
+  std::lock_guard lock(mu_);
+  bind(problem, &config);
+  return bound_cubin(config, problem.dtype);
+}
+
+const UserCubin* UserKernelSpec::bound_cubin(const Config& config, DType dtype) const {
+  if (!d_.prebuilt) return nullptr;
+  return d_.prebuilt->find(config, dtype, [this](const std::string& arg) {
+    return eval_int(d_.args[static_cast<std::size_t>(d_.arg_index(arg))].value);
+  });
 }
 
 std::string UserKernelSpec::canonical_name(const Problem& problem, const Config& config) const {
   std::string out = fmt::format("{}.{}", d_.name, to_string(problem.dtype));
-  if (const UserCubin* cubin = cubin_of(config, problem.dtype); cubin != nullptr && !cubin->name.empty())
+  if (const UserCubin* cubin = cubin_of(problem, config); cubin != nullptr && !cubin->name.empty())
     return out + "." + cubin->name;
   for (const auto& [name, value] : config.params) out += fmt::format(".{}{}", lower(name), value);
   return out;
@@ -182,7 +204,7 @@ std::string UserKernelSpec::name_expression(const std::string& function, const C
 CompileSpec UserKernelSpec::compile_spec(const Problem& problem, const Config& config) const {
   if (auto why = rejection(problem, config)) throw Error(ErrorKind::kBadInput, *why);
   CompileSpec spec;
-  if (const UserCubin* cubin = cubin_of(config, problem.dtype)) {
+  if (const UserCubin* cubin = cubin_of(problem, config)) {
     spec.source_name = cubin->file.filename().string();
     spec.name_expressions = {cubin->entry};
     spec.prebuilt_cubin = cubin->file;
@@ -275,6 +297,8 @@ KernelLaunch UserKernelSpec::make_launch(const UserLaunch& l, const Config* conf
     for (const auto& name : l.args) args.push_back(&d_.args[static_cast<std::size_t>(d_.arg_index(name))]);
   }
   for (const UserArg* a : args) {
+    if (cubin != nullptr && std::find(cubin->ones.begin(), cubin->ones.end(), a->name) != cubin->ones.end())
+      continue;  // compiled in as the constant 1
     if (a->is_buffer()) {
       const bool renamed = reference && a->kind != UserArg::Kind::kInput;
       k.args.push_back(ArgSpec::of_tensor(renamed ? a->name + "_ref" : a->name));
@@ -299,7 +323,7 @@ KernelLaunch UserKernelSpec::make_launch(const UserLaunch& l, const Config* conf
 }
 
 void UserKernelSpec::add_launches(LaunchPlan& plan, const Config& config, DType dtype, bool reference) const {
-  const UserCubin* cubin = cubin_of(config, dtype);
+  const UserCubin* cubin = bound_cubin(config, dtype);
   for (const auto& l : d_.launches) plan.launches.push_back(make_launch(l, &config, dtype, reference, cubin));
   if (cubin == nullptr) return;
   KernelLaunch& k = plan.launches.back();

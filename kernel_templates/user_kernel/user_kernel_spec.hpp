@@ -66,8 +66,10 @@ class UserKernelSpec final : public KernelSpec {
   /// `cubin` set: the launch of that prebuilt cubin (its entry, threads and shared memory).
   KernelLaunch make_launch(const UserLaunch& l, const Config* config, DType dtype, bool reference,
                            const UserCubin* cubin = nullptr) const;
-  /// The prebuilt cubin of (config, dtype), or null (not prebuilt, or no such cubin).
-  const UserCubin* cubin_of(const Config& config, DType dtype) const;
+  /// The prebuilt cubin that serves (problem, config), or null (not prebuilt, or no such cubin).
+  const UserCubin* cubin_of(const Problem& problem, const Config& config) const;
+  /// The same for the problem bound now; callers hold mu_.
+  const UserCubin* bound_cubin(const Config& config, DType dtype) const;
   /// The launches of `config` (the description's, or its cubin's) into `plan`, with the scratch
   /// buffers a cubin's appended pointers need; callers hold mu_ with the config bound.
   void add_launches(LaunchPlan& plan, const Config& config, DType dtype, bool reference) const;

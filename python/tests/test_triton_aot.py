@@ -41,6 +41,25 @@ def test_every_example_config_compiles_for_sm90_without_a_gpu(fn, signature, con
     assert len(names) == len(configs), "every config has its own name"
 
 
+def test_a_config_compiles_as_tritons_jit_specializes_the_call():
+    """Strides equal to 1 become constants (they leave the kernel's parameters) and integers known to
+    be multiples of 16 let Triton vectorize: without them the cubin is another, slower kernel than the
+    one Triton's JIT launches for the same config."""
+    (constexprs, warps, stages) = matmul.configs()[4]
+    fn, sig = matmul.matmul_tiles.fn, matmul.signature()
+    d = matmul.matmul_tiles.description
+    (ones, aligned), (ones_any, none) = d.specializations()
+    assert ones == ones_any == ["stride_ak", "stride_bn", "stride_cn"] and none == []
+    assert aligned == ["M", "N", "K", "stride_am", "stride_bk", "stride_cm"]
+    plain = kt.compile_config(fn, sig, constexprs, num_warps=warps, num_stages=stages, arch="sm_90")
+    general = kt.compile_config(fn, sig, constexprs, num_warps=warps, num_stages=stages, arch="sm_90", ones=ones)
+    fast = kt.compile_config(fn, sig, constexprs, num_warps=warps, num_stages=stages, arch="sm_90", ones=ones,
+                             aligned=aligned)
+    assert len(plain.params) == 12 + 2 and len(general.params) == len(fast.params) == 12 - 3 + 2
+    assert len({plain.cubin, general.cubin, fast.cubin}) == 3
+    assert fast.config_name == general.config_name == plain.config_name  # one config, one name
+
+
 def test_bad_requests_are_bad_input():
     sig, (constexprs, warps, stages) = rmsnorm.signature(), rmsnorm.configs(1024)[0]
     with pytest.raises(BadInputError, match="sm_XY"):

@@ -29,13 +29,15 @@ def folder(tmp_path_factory):
     return rmsnorm.rmsnorm_rows.description.write(tmp_path_factory.mktemp("folders"), arch="sm_90")
 
 
-def test_the_folder_lists_a_cubin_per_config_and_dtype(folder):
+def test_the_folder_lists_two_cubins_per_config_and_dtype(folder):
     d = tomllib.loads((folder / f"{KERNEL}.toml").read_text())
     assert d["dims"] == ["rows", "n_cols"] and d["template"][0]["params"]["num_warps"] == [1, 2, 4, 8, 16]
     assert d["prebuilt"]["arch"] == "sm_90" and d["prebuilt"]["producer"].startswith(f"triton {triton.__version__}")
     cubins = d["prebuilt"]["cubin"]
-    assert sorted((c["config"]["num_warps"], c["dtype"]) for c in cubins) == sorted(
-        (w, t) for w in (1, 2, 4, 8, 16) for t in ("bf16", "f16"))
+    # one compiled as Triton's JIT compiles a call with n_cols a multiple of 16, one for any n_cols
+    assert sorted((c["config"]["num_warps"], c["dtype"], tuple(c["aligned"])) for c in cubins) == sorted(
+        (w, t, a) for w in (1, 2, 4, 8, 16) for t in ("bf16", "f16") for a in (("n_cols",), ()))
+    assert all(c["ones"] == [] for c in cubins)
     for c in cubins:
         assert (folder / f"{KERNEL}.cubins" / c["file"]).read_bytes()[:4] == b"\x7fELF"
         assert c["threads"] == 32 * c["config"]["num_warps"] and c["entry"] == "rmsnorm_rows"

@@ -229,5 +229,57 @@ TEST_F(Prebuilt, MistakesNameTheFileLineAndField) {
   expect(without_prebuilt.substr(0, without_prebuilt.find("[prebuilt]")), "rows.cu does not exist");
 }
 
+TEST_F(Prebuilt, TheCubinOfTheProblemsSpecializationServesIt) {
+  // A compiler that specializes on values (Triton's JIT) gives one config two cubins: `one` compiled
+  // as the constant 1 and `cols` as a multiple of 16, and the general one after it.
+  std::string toml = replaced(kToml, R"([[launch]])", R"([[arg]]
+name = "one"
+kind = "scalar"
+value = "1"
+
+[[launch]])");
+  toml = replaced(toml, R"(file = "a.cubin")", R"(file = "a.cubin"
+ones = ["one"]
+aligned = ["cols"])");
+  toml += R"(
+[[prebuilt.cubin]]
+config = { BLOCK = 1024, num_warps = 4 }
+dtype = "bf16"
+file = "b.cubin"
+entry = "rows_kernel_general"
+threads = 128
+scratch = [0, 0]
+name = "triton.3.6.0.BLOCK=1024.w4.s1"
+)";
+  const UserKernelSpec spec(parse(toml));
+  const Problem aligned{{{"rows", 6}, {"cols", 1024}}, DType::kBF16, ""};
+  const Problem odd{{{"rows", 6}, {"cols", 1000}}, DType::kBF16, ""};
+  EXPECT_EQ(spec.compile_spec(aligned, kSmall).prebuilt_cubin, dir_ / "rows.cubins" / "a.cubin");
+  EXPECT_EQ(spec.compile_spec(odd, kSmall).prebuilt_cubin, dir_ / "rows.cubins" / "b.cubin");
+  // the specialized launch leaves `one` out: x, y, cols, two scratch pointers
+  const LaunchPlan fast = spec.launch_plan(aligned, kSmall);
+  EXPECT_EQ(fast.launches[0].name_expression, "rows_kernel");
+  ASSERT_EQ(fast.launches[0].args.size(), 5u);
+  EXPECT_EQ(fast.launches[0].args[2].integer, 1024);
+  EXPECT_EQ(fast.launches[0].args[3].kind, ArgSpec::Kind::kNullPointer);
+  // the general one passes every arg
+  const LaunchPlan general = spec.launch_plan(odd, kSmall);
+  EXPECT_EQ(general.launches[0].name_expression, "rows_kernel_general");
+  ASSERT_EQ(general.launches[0].args.size(), 6u);
+  EXPECT_EQ(general.launches[0].args[3].integer, 1);
+  // without a general cubin, a problem no specialization serves is refused, naming the shape
+  const UserKernelSpec only(parse(toml.substr(0, toml.rfind("[[prebuilt.cubin]]"))));
+  const auto why = only.rejection(odd, kSmall);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("rows=6,cols=1000"), std::string::npos) << *why;
+  EXPECT_EQ(only.rejection(aligned, kSmall), std::nullopt);
+  // ones and aligned name integer scalar args, once each
+  EXPECT_NE(error_of(replaced(toml, R"(aligned = ["cols"])", R"(aligned = ["x"])"))
+                .find("'x' is not an integer scalar"),
+            std::string::npos);
+  EXPECT_NE(error_of(replaced(toml, R"(ones = ["one"])", R"(ones = ["one", "one"])")).find("listed twice"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace ktune::kernel_templates

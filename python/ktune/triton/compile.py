@@ -66,11 +66,18 @@ def config_name(constexprs: Mapping[str, object], num_warps: int, num_stages: in
 
 
 def compile_config(fn, signature: Dict[str, str], constexprs: Mapping[str, object], num_warps: int = 4,
-                   num_stages: int = 3, num_ctas: int = 1, arch: str = "sm_90") -> CompiledConfig:
+                   num_stages: int = 3, num_ctas: int = 1, arch: str = "sm_90", ones: Sequence[str] = (),
+                   aligned: Sequence[str] = ()) -> CompiledConfig:
     """One config of `fn` (a `@triton.jit` function) compiled for `arch` with Triton's own compiler,
     no GPU needed. `signature` gives every argument's type as Triton spells it ("*bf16", "i32",
     "fp32", "constexpr"); `constexprs` the values of the constexpr ones. BadInputError for an
-    architecture that is not sm_XY or a signature that does not name the function's arguments."""
+    architecture that is not sm_XY or a signature that does not name the function's arguments.
+
+    Compiled as Triton's JIT compiles a call whose pointers are 16-byte aligned (ktune's buffers and
+    torch's are), whose integer arguments named in `ones` are 1 (they become constants and leave the
+    kernel's parameters) and whose integer arguments in `aligned` are multiples of 16: without these
+    facts Triton cannot vectorize a load, and a config timed without them is not the kernel a call
+    runs."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -82,7 +89,13 @@ def compile_config(fn, signature: Dict[str, str], constexprs: Mapping[str, objec
     missing = [k for k, t in signature.items() if t == "constexpr" and k not in constexprs]
     if missing:
         raise BadInputError(f"constexpr argument(s) {missing} have no value in constexprs")
-    src = ASTSource(fn=fn, signature=dict(signature), constexprs=dict(constexprs))
+    order = names or list(signature)
+    sig, consts = dict(signature), dict(constexprs)
+    for n in ones:
+        sig[n], consts[n] = "constexpr", 1
+    attrs = {(order.index(n),): [["tt.divisibility", 16]] for n, t in signature.items()
+             if (t.startswith("*") or n in aligned) and n not in ones}
+    src = ASTSource(fn=fn, signature=sig, constexprs=consts, attrs=attrs)
     k = triton.compile(src, target=target, options={"num_warps": num_warps, "num_stages": num_stages,
                                                     "num_ctas": num_ctas})
     md = k.metadata

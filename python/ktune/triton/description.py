@@ -168,14 +168,26 @@ class Description:
         parts = [triton.__version__, str(self.fn.cache_key), arch, self.name, json.dumps(self.dtypes),
                  json.dumps([self.point(c) for c in self.configs]),
                  json.dumps({n: [a.kind, a.expression, a.type, dict(a.fill or {})] for n, a in self.args.items()}),
-                 json.dumps(self.grid), json.dumps(self.work), repr(self.reference)]
+                 json.dumps(self.grid), json.dumps(self.work), repr(self.reference),
+                 json.dumps(self.specializations())]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
-    def _compile_one(self, config, dtype, arch):
+    def specializations(self):
+        """(ones, aligned) of each cubin a (config, dtype) gets, most specialized first, as Triton's JIT
+        specializes a call: integer scalars written as 1 are the constant 1 in every cubin; the first
+        cubin takes every other integer scalar as a multiple of 16 (the usual shapes), the second none
+        (any shape)."""
+        ints = [n for n in self.fn.arg_names if n in self.args and self.args[n].kind == "scalar"
+                and self.args[n].type in ("i32", "i64")]
+        ones = [n for n in ints if self.args[n].expression.strip() == "1"]
+        rest = [n for n in ints if n not in ones]
+        return [(ones, rest), (ones, [])] if rest else [(ones, [])]
+
+    def _compile_one(self, config, dtype, arch, ones=(), aligned=()):
         constexprs = {k: config.kwargs[k] for k in config.kwargs}
         p = self.point(config)
         return compile_config(self.fn, self.signature(dtype), constexprs, num_warps=p["num_warps"],
-                              num_stages=p["num_stages"], arch=arch)
+                              num_stages=p["num_stages"], arch=arch, ones=ones, aligned=aligned)
 
     def write(self, root, arch="sm_90", workers=None):
         """Writes (or finds) the description folder under `root` and returns its path. Every
@@ -187,12 +199,12 @@ class Description:
             return folder
         cubins = folder / f"{self.name}.cubins"
         cubins.mkdir(parents=True, exist_ok=True)
-        jobs = [(c, d) for c in self.configs for d in self.dtypes]
+        jobs = [(c, d, i, s) for c in self.configs for d in self.dtypes for i, s in enumerate(self.specializations())]
         with concurrent.futures.ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
-            compiled = list(pool.map(lambda job: self._compile_one(job[0], job[1], arch), jobs))
+            compiled = list(pool.map(lambda job: self._compile_one(job[0], job[1], arch, *job[3]), jobs))
         entries = []
-        for (config, dtype), cc in zip(jobs, compiled):
-            file = f"{cc.config_name}.{dtype}.cubin"
+        for (config, dtype, variant, (ones, aligned)), cc in zip(jobs, compiled):
+            file = f"{cc.config_name}.{dtype}.v{variant}.cubin"
             # Whole files only: shards of a job array may write one folder on a shared file system at
             # once, and one may read a cubin while another writes the same one.
             tmp = cubins / f".{file}.{os.getpid()}.tmp"
@@ -201,7 +213,7 @@ class Description:
             entries.append({"config": self.point(config), "dtype": dtype, "file": file, "entry": cc.name,
                             "threads": 32 * cc.num_warps, "shared": cc.shared_bytes,
                             "scratch": [cc.global_scratch_bytes, cc.profile_scratch_bytes],
-                            "name": cc.config_name})
+                            "ones": list(ones), "aligned": list(aligned), "name": cc.config_name})
         if self.reference is not None:
             (folder / f"{self.name}.cu").write_text(self.reference.source)
         text = self.toml_text(entries, arch, compiled[0].triton_version)
