@@ -13,6 +13,8 @@ This times
   ktune paged: the same call with block_table (the paged key's winner; one plan serves any block),
   torch:       F.scaled_dot_product_attention(q [batch, heads_q, 1, d], k, v, enable_gqa=True) on the
                contiguous cache, as a model calls it,
+  ktune paged in order: the paged call on a pool whose blocks of 16 lie in sequence order (the
+               table counts up): the paged kernel's own cost apart from the shuffled pool's,
 the same way (side_by_side.time_graph), checks every output against SDPA's and writes a Markdown
 table: microseconds, paged / contiguous (the target: at most 1.05 at block >= 16) and
 torch / paged (above 1: ktune's paged attention is faster than SDPA on the contiguous cache).
@@ -95,12 +97,15 @@ def main():
         count = max(1, min(16, math.ceil(2 * l2 / kv_bytes)))
         sets = []
         shuffles = {b: torch.randperm(batch * seq // b, device="cuda", generator=gen) for b in BLOCKS}
+        in_order = torch.arange(batch * seq // BLOCKS[0], device="cuda")
+        ordered_table = in_order.view(batch, seq // BLOCKS[0]).to(torch.int32).contiguous()
         tables = {b: w.view(batch, seq // b).to(torch.int32).contiguous() for b, w in shuffles.items()}
         for _ in range(count):
             q, k, v = randn(batch, hq, d), randn(batch, hk, seq, d), randn(batch, hk, seq, d)
             paged = {b: paged_copy(k, v, b, shuffles[b], tables[b]) for b in BLOCKS}
+            paged["ordered"] = paged_copy(k, v, BLOCKS[0], in_order, ordered_table)
             sets.append(dict(q=q, k=k, v=v, paged=paged, o=torch.empty_like(q),
-                             po={b: torch.empty_like(q) for b in BLOCKS}))
+                             po={b: torch.empty_like(q) for b in (*BLOCKS, "ordered")}))
         s0 = sets[0]
         info = rt.prepare_decode_attention(s0["q"], s0["k"], s0["v"], s0["o"])
         pk, pv, table = s0["paged"][BLOCKS[0]]
@@ -121,7 +126,7 @@ def main():
             s = sets[i]
             return F.scaled_dot_product_attention(s["q"].unsqueeze(2), s["k"], s["v"], enable_gqa=True)
 
-        sides = {"ktune": contiguous, **{f"paged{b}": paged_side(b) for b in BLOCKS}, "torch": sdpa}
+        sides = {"ktune": contiguous, **{f"paged{b}": paged_side(b) for b in (*BLOCKS, "ordered")}, "torch": sdpa}
         best = {name: float("inf") for name in sides}
         for _ in range(2):  # alternate, keep each side's faster round
             for name, fn in sides.items():
@@ -131,11 +136,11 @@ def main():
                 fn(0)
         want = sdpa(0).squeeze(2).float()
         torch.cuda.synchronize()
-        outs = {"ktune": s0["o"], **{f"paged{b}": s0["po"][b] for b in BLOCKS}}
+        outs = {"ktune": s0["o"], **{f"paged{b}": s0["po"][b] for b in (*BLOCKS, "ordered")}}
         err = max(((o.float() - want).norm() / want.norm()).item() for o in outs.values())
         shape = f"batch={batch},heads_q={hq},heads_kv={hk},seq={seq},head_dim={d}"
         row = dict(model=c["model"], shape=shape, **{f"{k}_us": v for k, v in best.items()},
-                   **{f"paged{b}_vs_contiguous": best[f"paged{b}"] / best["ktune"] for b in BLOCKS},
+                   **{f"paged{b}_vs_contiguous": best[f"paged{b}"] / best["ktune"] for b in (*BLOCKS, "ordered")},
                    torch_vs_paged16=best["torch"] / best[f"paged{BLOCKS[0]}"],
                    config=info.config_name, paged_config=paged_info.config_name, source=info.source,
                    paged_source=paged_info.source, rel_err=err)
@@ -149,16 +154,19 @@ def main():
     lines = ["decode attention bf16 over a paged KV cache, graph-replayed with rotated inputs (paged / contiguous: "
              "ktune's paged time over its contiguous time; torch / paged: SDPA on the contiguous cache over "
              f"ktune paged at block {b0}, above 1: ktune faster)", "",
-             f"| model | shape | contiguous us | paged {b0} us | paged {b1} us | torch us | paged {b0} / contiguous "
-             f"| paged {b1} / contiguous | torch / paged {b0} | paged config | source | rel err |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             f"| model | shape | contiguous us | paged {b0} us | paged {b1} us | paged {b0} in order us | torch us "
+             f"| paged {b0} / contiguous | paged {b1} / contiguous | in order / contiguous | torch / paged {b0} "
+             "| paged config | source | rel err |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['model']} | {r['shape']} | {r['ktune_us']:.2f} | {r[f'paged{b0}_us']:.2f} "
-                     f"| {r[f'paged{b1}_us']:.2f} | {r['torch_us']:.2f} | {r[f'paged{b0}_vs_contiguous']:.3f} "
-                     f"| {r[f'paged{b1}_vs_contiguous']:.3f} | {r['torch_vs_paged16']:.2f} | {r['paged_config']} "
+                     f"| {r[f'paged{b1}_us']:.2f} | {r['pagedordered_us']:.2f} | {r['torch_us']:.2f} "
+                     f"| {r[f'paged{b0}_vs_contiguous']:.3f} | {r[f'paged{b1}_vs_contiguous']:.3f} "
+                     f"| {r['pagedordered_vs_contiguous']:.3f} | {r['torch_vs_paged16']:.2f} | {r['paged_config']} "
                      f"| {r['paged_source']} | {r['rel_err']:.1e} |")
     lines += ["", f"geomean paged {b0} / contiguous: {geomean([r[f'paged{b0}_vs_contiguous'] for r in rows]):.3f}, "
               f"paged {b1} / contiguous: {geomean([r[f'paged{b1}_vs_contiguous'] for r in rows]):.3f}, "
+              f"paged {b0} in order / contiguous: {geomean([r['pagedordered_vs_contiguous'] for r in rows]):.3f}, "
               f"torch / paged {b0}: {geomean([r['torch_vs_paged16'] for r in rows]):.3f} ({len(rows)} shapes); "
               f"worst rel err against SDPA: {max((r['rel_err'] for r in rows), default=0):.1e}"]
     write_results(lines, rows, args.out, args.csv)
