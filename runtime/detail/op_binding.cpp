@@ -64,7 +64,8 @@ OpBinding derive_binding(OpKind op, const kt::FamilyInfo& family) {
             ErrorKind::kRuntime,
             fmt::format("{}: the dispatch binding's call-time scalar '{}' is not one parameter of the "
                         "kernel's signature ({})",
-                        family.name, s.name, d.signature.empty() ? "none" : fmt::format("{}", fmt::join(d.signature, ", "))));
+                        family.name, s.name,
+                        d.signature.empty() ? "none" : fmt::format("{}", fmt::join(d.signature, ", "))));
       }
       arg = *at;
     }

@@ -199,11 +199,12 @@ class Description:
             return folder
         cubins = folder / f"{self.name}.cubins"
         cubins.mkdir(parents=True, exist_ok=True)
-        jobs = [(c, d, i, s) for c in self.configs for d in self.dtypes for i, s in enumerate(self.specializations())]
+        variants = list(enumerate(self.specializations()))
+        jobs = [(c, d, v) for c in self.configs for d in self.dtypes for v in variants]
         with concurrent.futures.ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
-            compiled = list(pool.map(lambda job: self._compile_one(job[0], job[1], arch, *job[3]), jobs))
+            compiled = list(pool.map(lambda job: self._compile_one(job[0], job[1], arch, *job[2][1]), jobs))
         entries = []
-        for (config, dtype, variant, (ones, aligned)), cc in zip(jobs, compiled):
+        for (config, dtype, (variant, (ones, aligned))), cc in zip(jobs, compiled):
             file = f"{cc.config_name}.{dtype}.v{variant}.cubin"
             # Whole files only: shards of a job array may write one folder on a shared file system at
             # once, and one may read a cubin while another writes the same one.
