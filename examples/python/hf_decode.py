@@ -9,8 +9,9 @@ after a prefill of --context tokens.
 1. record: after a prefill, the optimized model (every key untuned) runs decode steps at each
    batch; every key it meets is written to DIR/keys.txt (record_misses);
 2. tune: `ktune tune --shapes DIR/keys.txt --budget N` into --db (with --tune KTUNE_BIN);
-3. serve and time, batch by batch, each contender one decode step at the position after the
-   prefill, the position advanced between steps, milliseconds a step (CUDA events):
+3. serve and time each contender one decode step at the position after the prefill, the position
+   advanced between steps, milliseconds a step (CUDA events); the two eager contenders of every
+   batch first, in alternating rounds (the median round), then the compiled ones batch by batch:
      stock eager                       the model as transformers runs it
      stock compiled, graph             torch.compile(mode="max-autotune-no-cudagraphs") of the
                                        model's forward, one step captured in a CUDA graph, replayed
@@ -226,7 +227,7 @@ def record_and_tune(args, out):
     keys.unlink(missing_ok=True)
     model = build(args.model, args.layers)
     for batch in args.batches:
-        # sized as run_batch sizes it (the attention key holds the cache length); the prefill is
+        # sized as the timed phase sizes it (the attention key holds the cache length); the prefill is
         # not what is timed and is not recorded
         d = Decoder(model, batch, args.context, args.steps)
         handle = kt.optimize(model, db=args.db, record_misses=str(keys))
@@ -246,12 +247,34 @@ def record_and_tune(args, out):
     return len(lines)
 
 
-def run_batch(args, batch, stock, report):
-    import ktune.torch as kt
+def time_eager(contenders, steps, rounds=5):
+    """Milliseconds a step of each (run, decoder) contender, timed in ROUNDS alternating rounds of
+    steps / ROUNDS steps each: the median round. Eager steps are bound by the host, so contenders
+    timed apart (or after a compile left worker processes behind) would read the host's mood."""
+    times = [[] for _ in contenders]
+    for _ in range(rounds):
+        for i, (run, decoder) in enumerate(contenders):
+            times[i].append(time_ms(run, decoder, max(1, steps // rounds)))
+    return [sorted(t)[len(t) // 2] for t in times]
+
+
+def eager_batch(args, batch, stock, optimized, handle):
+    """Batch's row with both eager contenders, checked and timed side by side (before any compile)."""
     row = dict(model=args.model, batch=batch, context=args.context)
+    ds = Decoder(stock, batch, args.context, args.steps)
+    dk = Decoder(optimized, batch, args.context, args.steps)
+    want = check_steps(ds.step, ds)
+    row["ktune_eager_error"], row["ktune_eager_argmax"] = compare(check_steps(dk.step, dk), want)
+    row["stock_eager_ms"], row["ktune_eager_ms"] = time_eager([(ds.step, ds), (dk.step, dk)], args.steps)
+    served = {k: v for k, v in handle.decisions.items() if k[1] == batch}  # the decode keys (rows = batch)
+    row["keys_served"], row["keys_met"] = sum(served.values()), len(served)
+    return row, want
+
+
+def compiled_batch(args, row, want, stock, optimized):
+    """Adds both compiled contenders, each captured in a CUDA graph, to the batch's row."""
+    batch = row["batch"]
     d = Decoder(stock, batch, args.context, args.steps)
-    want = check_steps(d.step, d)
-    row["stock_eager_ms"] = time_ms(d.step, d, args.steps)
     d.forward = torch.compile(stock.forward, mode="max-autotune-no-cudagraphs", fullgraph=True)
     graph = d.capture()
     # the compiled model's own distance from eager: the noise floor ktune's check is read against
@@ -260,15 +283,8 @@ def run_batch(args, batch, stock, report):
     profiles = {"stock compiled, graph": kernel_profile(graph.replay, d)} if args.profile else {}
     del graph, d
 
-    model = copy.deepcopy(stock)
-    handle = kt.optimize(model, db=args.db)
-    d = Decoder(model, batch, args.context, args.steps)
-    got = check_steps(d.step, d)
-    row["ktune_eager_error"], row["ktune_eager_argmax"] = compare(got, want)
-    row["ktune_eager_ms"] = time_ms(d.step, d, args.steps)
-    served = handle.decisions
-    row["keys_served"], row["keys_met"] = sum(served.values()), len(served)
-    d.forward = torch.compile(model.forward, mode="max-autotune-no-cudagraphs", fullgraph=True)
+    d = Decoder(optimized, batch, args.context, args.steps)
+    d.forward = torch.compile(optimized.forward, mode="max-autotune-no-cudagraphs", fullgraph=True)
     graph = d.capture()
     got = check_steps(graph.replay, d)
     row["ktune_compiled_error"], row["ktune_compiled_argmax"] = compare(got, want)
@@ -279,16 +295,13 @@ def run_batch(args, batch, stock, report):
         (pathlib.Path(args.out) / f"profile-b{batch}.md").write_text(text)
         row["profile"] = {k: {"kernels": sum(c for c, _ in v.values()), "us": sum(t for _, t in v.values())}
                           for k, v in profiles.items()}
-    handle.undo()
-    del graph, d, model
+    del graph, d
     row["floor_bytes"] = floor_bytes(stock, batch, args.context)
-    report.append(row)
     # random weights give near-flat logits, so bf16 rounding flips some argmax tokens: ktune must agree
     # with eager as often as torch.compile's own kernels do, or at ARGMAX_AGREEMENT
     agreement = min(ARGMAX_AGREEMENT, row["stock_compiled_argmax"])
-    ok = all(row[f"ktune_{v}_error"] <= LOGITS_TOLERANCE and row[f"ktune_{v}_argmax"] >= agreement
-             for v in ("eager", "compiled"))
-    return ok
+    return all(row[f"ktune_{v}_error"] <= LOGITS_TOLERANCE and row[f"ktune_{v}_argmax"] >= agreement
+               for v in ("eager", "compiled"))
 
 
 def main():
@@ -321,13 +334,20 @@ def main():
     recorded = record_and_tune(args, out) if args.phase != "time" else None
     if args.phase == "tune":
         return 0
+    import ktune.torch as kt
     stock = build(args.model, args.layers)
+    optimized = copy.deepcopy(stock)
+    handle = kt.optimize(optimized, db=args.db)
+    # every eager measurement before the first compile: Inductor leaves worker processes behind
+    eager = [eager_batch(args, batch, stock, optimized, handle) for batch in args.batches]
     report, ok = [], True
-    for batch in args.batches:
-        ok &= run_batch(args, batch, stock, report)
+    for row, want in eager:
+        ok &= compiled_batch(args, row, want, stock, optimized)
+        report.append(row)
         # each batch's row as soon as it is measured: a run stopped by its time limit keeps them
-        print("hf_decode: " + json.dumps(report[-1]), file=sys.stderr, flush=True)
+        print("hf_decode: " + json.dumps(row), file=sys.stderr, flush=True)
         (out / "report.json").write_text(json.dumps(dict(rows=report), indent=1))
+    handle.undo()
     rate = copy_rate_gbs()
     name = torch.cuda.get_device_name()
     print(f"{name}, torch {torch.__version__}, {args.model} ({stock.config.num_hidden_layers} layers), bf16, "

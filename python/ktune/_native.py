@@ -1,6 +1,6 @@
 """The native door of ktune.torch: the CUDA kernels of its most-called operators (gemm, rmsnorm,
-rmsnorm_residual, softmax) registered from C++ (csrc/torch_ops.cpp), so an eager call of
-torch.ops.ktune.<op> never enters Python. Built once per torch and library with
+rmsnorm_residual, softmax, and a decoder layer's rope_append and decode_attention) registered
+from C++ (csrc/torch_ops.cpp), so an eager call of torch.ops.ktune.<op> never enters Python. Built once per torch and library with
 torch.utils.cpp_extension (into torch's extension folder, $TORCH_EXTENSIONS_DIR or
 ~/.cache/torch_extensions) and loaded with torch.ops.load_library.
 
@@ -17,7 +17,7 @@ import warnings
 
 from . import _abi
 
-NATIVE_OPS = ("gemm", "rmsnorm", "rmsnorm_residual", "softmax")
+NATIVE_OPS = ("gemm", "rmsnorm", "rmsnorm_residual", "softmax", "rope_append", "decode_attention")
 _SOURCE = pathlib.Path(__file__).resolve().parent / "csrc" / "torch_ops.cpp"
 
 

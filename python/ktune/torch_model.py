@@ -23,7 +23,7 @@ are appended to record_misses (one `KERNEL SHAPE DTYPE [LAYOUT]` line each) for
 `ktune tune --shapes FILE`; run the model once more on the tuned database and they are served.
 
 Eagerly the modules take the cheapest door: torch.ops.ktune.* where its C++ kernel is built
-(ktune.torch.NATIVE: gemm and rmsnorm), ktune.Runtime directly otherwise; under torch.compile
+(ktune.torch.NATIVE: gemm, rmsnorm, rope_append and decode_attention), ktune.Runtime directly otherwise; under torch.compile
 they call torch.ops.ktune.* (opaque to Inductor, which fuses the glue around them). The decisions are
 made eagerly: a key first met while compiling or while a CUDA graph is captured runs the original
 code (run the model eagerly once first, as warm-up before capture does anyway).
@@ -41,7 +41,8 @@ from .runtime import Runtime
 
 # Eager calls of these ops go through torch.ops.ktune: its C++ kernel allocates and launches for
 # less than the Python Runtime door plus a torch allocation (docs/perf/cache-lookup.md).
-_EAGER_OP = {name: _ops.NATIVE and name in _native.NATIVE_OPS for name in ("gemm", "rmsnorm")}
+_EAGER_OP = {name: _ops.NATIVE and name in _native.NATIVE_OPS
+             for name in ("gemm", "rmsnorm", "rope_append", "decode_attention")}
 
 _RMSNORM_CLASSES = ("LlamaRMSNorm", "MistralRMSNorm", "Qwen2RMSNorm", "Qwen3RMSNorm")
 _ATTENTION_CLASSES = ("LlamaAttention", "MistralAttention", "Qwen2Attention", "Qwen3Attention")
@@ -270,6 +271,10 @@ def _attention_forward(self, hidden_states, position_embeddings=None, attention_
     kw = self.k_norm.weight if hasattr(self, "k_norm") else None
     eps = self.q_norm.variance_epsilon if qw is not None else 1e-6
     if torch.compiler.is_compiling():
+        q = _ops.rope_append(q, k, v, table, positions, layer.keys, layer.values, qw, kw, None, 1, eps, "neox")
+        o = _ops.decode_attention(q, layer.keys, layer.values, lens, self.scaling, None)
+    elif _EAGER_OP["rope_append"] and _EAGER_OP["decode_attention"]:
+        opt.runtime(hidden_states.get_device())  # bound to torch.ops.ktune (another model's may be)
         q = _ops.rope_append(q, k, v, table, positions, layer.keys, layer.values, qw, kw, None, 1, eps, "neox")
         o = _ops.decode_attention(q, layer.keys, layer.values, lens, self.scaling, None)
     else:

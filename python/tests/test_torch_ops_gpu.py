@@ -387,6 +387,16 @@ def test_native_kernels_serve_the_bound_runtime_and_refuse_bad_input():
         _raises(lambda: ops.gemm(x, _rand(5, 641, seed=33), None, "nt", "none"), ValueError, ["b", "shape"])
         _raises(lambda: ops.softmax(x, 1.0, "sideways", None), ValueError, ["sideways"])
         _raises(lambda: ops.softmax(x, 1.0, "padding", torch.ones(3, device="cuda")), ValueError, ["lengths"])
+        q, k, v = _rand(2, 4, 64, seed=34), _rand(2, 2, 64, seed=35), _rand(2, 2, 64, seed=36)
+        table, pos = _rope_table(256, 64), torch.tensor([3, 9], device="cuda", dtype=torch.int32)
+        kc, vc = _rand(2, 2, 32, 64, seed=37), _rand(2, 2, 32, 64, seed=38)
+        _raises(lambda: ops.rope_append(q, k, v, table, pos, kc, vc, style="sideways"), ValueError, ["sideways"])
+        _raises(lambda: ops.rope_append(q, k[:, :, :32].contiguous(), v, table, pos, kc, vc), ValueError,
+                ["k", "shape"])
+        _raises(lambda: ops.rope_append(q, k, v, table, pos.long(), kc, vc), ValueError, ["positions", "i32"])
+        _raises(lambda: ops.decode_attention(q, kc, vc, (pos + 1).float(), 0.0), ValueError, ["context_lens", "i32"])
+        _raises(lambda: ops.decode_attention(q, kc[:, :, :, :32].contiguous(), vc, pos + 1, 0.0), ValueError,
+                ["k_cache", "shape"])
         other.close()  # the next call is served by a runtime made anew, not by the freed one
         assert _error(ops.rmsnorm(x, w, 1e-5), _rms_ref(x, w, 1e-5)) <= TOL[torch.bfloat16]
     finally:

@@ -1,5 +1,6 @@
 // ktune's most-called torch operators with their CUDA kernels in C++ (the "native" door of
-// ktune.torch): torch.ops.ktune.{gemm, rmsnorm, rmsnorm_residual, softmax}.
+// ktune.torch): torch.ops.ktune.{gemm, rmsnorm, rmsnorm_residual, softmax, rope_append,
+// decode_attention}.
 //
 // The schemas, the fake (meta) kernels and the CPU refusals stay in python/ktune/torch.py; this
 // file registers only the CUDA kernels, so a call goes dispatcher -> C++ -> the C dispatch ABI
@@ -250,6 +251,156 @@ at::Tensor softmax(const at::Tensor& x, double scale, c10::string_view mask,
   return y;
 }
 
+// A tensor of a fixed dtype (cos_sin f32, positions and tables i32) on the call's device.
+void expect_of(const at::Tensor& t, const at::Tensor& first, const char* op, const char* name, int64_t dim,
+               at::ScalarType type, const char* type_name) {
+  TORCH_CHECK_VALUE(t.is_cuda() && t.get_device() == first.get_device(), op, ": ", name, " is on ", t.device(),
+                    "; the other tensors are on ", first.device());
+  TORCH_CHECK_VALUE(t.dim() == dim, op, ": ", name, " has ", t.dim(), " dimensions ", dims(t.sizes()),
+                    "; it needs ", dim);
+  TORCH_CHECK_VALUE(t.scalar_type() == type, op, ": ", name, " is ", t.scalar_type(), "; it must be ", type_name);
+  contiguous(t, op, name);
+}
+
+// A tensor of the call's dtype, contiguous.
+void expect_dense(const at::Tensor& t, const at::Tensor& first, const char* op, const char* name, int64_t dim) {
+  expect(t, first, op, name, dim);
+  contiguous(t, op, name);
+}
+
+int rope_style(c10::string_view style) {
+  if (style == "neox") return KTUNE_ROPE_NEOX;
+  if (style == "gptj") return KTUNE_ROPE_GPTJ;
+  TORCH_CHECK_VALUE(false, "style='", std::string(style), "' is not one of ['neox', 'gptj']");
+  return -1;
+}
+
+at::Tensor rope_append(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& cos_sin,
+                       const at::Tensor& positions, at::Tensor& k_cache, at::Tensor& v_cache,
+                       const std::optional<at::Tensor>& q_weight, const std::optional<at::Tensor>& k_weight,
+                       const std::optional<at::Tensor>& block_table, int64_t seq_tokens, double eps,
+                       c10::string_view style) {
+  constexpr const char* op = "rope_append";
+  expect_dense(q, q, op, "q", 3);
+  ktune_rope_append_args args;
+  ktune_rope_append_args_init(&args);
+  args.dtype = dtype_code(q, op, "q");
+  args.tokens = q.size(0);
+  args.heads_q = q.size(1);
+  args.head_dim = q.size(2);
+  expect_dense(k, q, op, "k", 3);
+  TORCH_CHECK_VALUE(k.size(0) == args.tokens && k.size(2) == args.head_dim, op, ": k has shape ", dims(k.sizes()),
+                    "; expected [", args.tokens, ", heads_kv, ", args.head_dim, "]");
+  args.heads_kv = k.size(1);
+  expect_dense(v, q, op, "v", 3);
+  shape(v, {args.tokens, args.heads_kv, args.head_dim}, op, "v");
+  TORCH_CHECK_VALUE(q_weight.has_value() == k_weight.has_value(), op,
+                    ": give both q_weight and k_weight (the RMSNorm form) or neither");
+  expect_of(cos_sin, q, op, "cos_sin", 2, at::kFloat, "f32");
+  args.rot_dim = cos_sin.size(1);
+  args.max_pos = cos_sin.size(0);
+  TORCH_CHECK_VALUE(args.rot_dim > 0 && args.rot_dim <= args.head_dim && args.max_pos > 0, op, ": cos_sin has shape ",
+                    dims(cos_sin.sizes()), "; expected [max_pos, rot_dim] with 0 < rot_dim <= head_dim ",
+                    args.head_dim);
+  expect_of(positions, q, op, "positions", 1, at::kInt, "i32");
+  shape(positions, {args.tokens}, op, "positions");
+  TORCH_CHECK_VALUE(seq_tokens >= 1, op, ": seq_tokens=", seq_tokens, " must be >= 1 (the tokens of a sequence)");
+  const int64_t sequences = (args.tokens + seq_tokens - 1) / seq_tokens;
+  expect_dense(k_cache, q, op, "k_cache", 4);
+  if (block_table.has_value()) {
+    expect_of(*block_table, q, op, "block_table", 2, at::kInt, "i32");
+    TORCH_CHECK_VALUE(block_table->size(0) >= sequences, op, ": block_table has shape ", dims(block_table->sizes()),
+                      "; expected [sequences >= ", sequences, ", max_blocks]");
+    TORCH_CHECK_VALUE(k_cache.size(1) == args.heads_kv && k_cache.size(3) == args.head_dim, op, ": k_cache has shape ",
+                      dims(k_cache.sizes()), "; expected [num_blocks, ", args.heads_kv, ", block_size, ",
+                      args.head_dim, "] (the paged cache)");
+    args.block_table = static_cast<const int32_t*>(block_table->data_ptr());
+    args.max_blocks = block_table->size(1);
+    args.num_blocks = k_cache.size(0);
+  } else {
+    TORCH_CHECK_VALUE(k_cache.size(0) >= sequences && k_cache.size(1) == args.heads_kv &&
+                          k_cache.size(3) == args.head_dim,
+                      op, ": k_cache has shape ", dims(k_cache.sizes()), "; expected [sequences >= ", sequences, ", ",
+                      args.heads_kv, ", seq_max, ", args.head_dim, "]");
+  }
+  expect_dense(v_cache, q, op, "v_cache", 4);
+  TORCH_CHECK_VALUE(v_cache.sizes().equals(k_cache.sizes()), op, ": v_cache has shape ", dims(v_cache.sizes()),
+                    "; expected ", dims(k_cache.sizes()));
+  if (q_weight.has_value()) {
+    expect_dense(*q_weight, q, op, "q_weight", 1);
+    expect_dense(*k_weight, q, op, "k_weight", 1);
+    shape(*q_weight, {args.head_dim}, op, "q_weight");
+    shape(*k_weight, {args.head_dim}, op, "k_weight");
+    args.q_weight = q_weight->data_ptr();
+    args.k_weight = k_weight->data_ptr();
+  }
+  at::Tensor q_out = at::empty_like(q);
+  args.q = q.data_ptr();
+  args.k = k.data_ptr();
+  args.v = v.data_ptr();
+  args.cos_sin = static_cast<const float*>(cos_sin.data_ptr());
+  args.positions = static_cast<const int32_t*>(positions.data_ptr());
+  args.q_out = q_out.data_ptr();
+  args.k_cache = k_cache.data_ptr();
+  args.v_cache = v_cache.data_ptr();
+  args.seq_tokens = seq_tokens;
+  args.cache_rows = k_cache.size(2);
+  args.eps = static_cast<float>(eps);
+  args.style = rope_style(style);
+  launched(ktune_runtime_rope_append(runtime_of(q), &args, stream_of(q)), op);
+  return q_out;
+}
+
+at::Tensor decode_attention(const at::Tensor& q, const at::Tensor& k_cache, const at::Tensor& v_cache,
+                            const std::optional<at::Tensor>& context_lens, double scale,
+                            const std::optional<at::Tensor>& block_table) {
+  constexpr const char* op = "decode_attention";
+  expect_dense(q, q, op, "q", 3);
+  ktune_decode_attention_args args;
+  ktune_decode_attention_args_init(&args);
+  args.dtype = dtype_code(q, op, "q");
+  args.batch = q.size(0);
+  args.heads_q = q.size(1);
+  args.head_dim = q.size(2);
+  expect_dense(k_cache, q, op, "k_cache", 4);
+  expect_dense(v_cache, q, op, "v_cache", 4);
+  const bool paged = block_table.has_value();
+  TORCH_CHECK_VALUE((paged || k_cache.size(0) == args.batch) && k_cache.size(3) == args.head_dim, op,
+                    ": k_cache has shape ", dims(k_cache.sizes()), "; expected ",
+                    paged ? std::string("[num_blocks, heads_kv, block_size, ")
+                          : "[" + std::to_string(args.batch) + ", heads_kv, seq_max, ",
+                    args.head_dim, "]");
+  TORCH_CHECK_VALUE(v_cache.sizes().equals(k_cache.sizes()), op, ": v_cache has shape ", dims(v_cache.sizes()),
+                    "; expected ", dims(k_cache.sizes()));
+  if (context_lens.has_value()) {
+    expect_of(*context_lens, q, op, "context_lens", 1, at::kInt, "i32");
+    shape(*context_lens, {args.batch}, op, "context_lens");
+    args.context_lens = static_cast<const int32_t*>(context_lens->data_ptr());
+  }
+  if (paged) {
+    expect_of(*block_table, q, op, "block_table", 2, at::kInt, "i32");
+    TORCH_CHECK_VALUE(block_table->size(0) == args.batch, op, ": block_table has shape ", dims(block_table->sizes()),
+                      "; expected [", args.batch, ", max_blocks]");
+    args.block_table = static_cast<const int32_t*>(block_table->data_ptr());
+    args.max_blocks = block_table->size(1);
+    args.num_blocks = k_cache.size(0);
+    args.block_size = k_cache.size(2);
+    args.seq_max = 0;
+    args.seq = args.max_blocks * args.block_size;
+  } else {
+    args.seq = args.seq_max = k_cache.size(2);
+  }
+  args.heads_kv = k_cache.size(1);
+  args.scale = static_cast<float>(scale);
+  at::Tensor o = at::empty_like(q);
+  args.q = q.data_ptr();
+  args.k = k_cache.data_ptr();
+  args.v = v_cache.data_ptr();
+  args.o = o.data_ptr();
+  launched(ktune_runtime_decode_attention(runtime_of(q), &args, stream_of(q)), op);
+  return o;
+}
+
 // Python binds the runtime it serves a device from (0: none, the next call makes one).
 void bind(int64_t device, int64_t handle) {
   TORCH_CHECK_VALUE(device >= 0 && device < kMaxDevices, "ktune: CUDA device ", device, " is out of range");
@@ -265,4 +416,6 @@ TORCH_LIBRARY_IMPL(ktune, CUDA, m) {
   m.impl("rmsnorm", &rmsnorm);
   m.impl("rmsnorm_residual", &rmsnorm_residual);
   m.impl("softmax", &softmax);
+  m.impl("rope_append", &rope_append);
+  m.impl("decode_attention", &decode_attention);
 }
