@@ -32,6 +32,10 @@
 
 namespace {
 
+// A number in a message, as text: streaming integers (as IntArrayRef) into TORCH_CHECK's message
+// crashed this extension on the GPU machine's torch 2.11 build, so messages join strings only.
+std::string text_of(int64_t value) { return std::to_string(value); }
+
 constexpr int kMaxDevices = 64;
 std::array<std::atomic<ktune_runtime*>, kMaxDevices> g_runtimes{};
 std::mutex g_create;
@@ -41,7 +45,8 @@ std::mutex g_create;
 // shape), kept for the process.
 ktune_runtime* runtime_of(const at::Tensor& t) {
   const int device = t.get_device();
-  TORCH_CHECK(device >= 0 && device < kMaxDevices, "ktune: CUDA device ", device, " is out of range");
+  TORCH_CHECK(device >= 0 && device < kMaxDevices, "ktune: CUDA device ", text_of(device),
+              " is out of range");
   ktune_runtime* rt = g_runtimes[device].load(std::memory_order_acquire);
   if (rt != nullptr) return rt;
   std::lock_guard<std::mutex> lock(g_create);
@@ -52,7 +57,7 @@ ktune_runtime* runtime_of(const at::Tensor& t) {
   options.device = device;
   if (ktune_runtime_create(&options, &rt) != KTUNE_OK) {
     const char* message = ktune_runtime_last_error();
-    TORCH_CHECK(false, "ktune: no runtime for cuda:", device, ": ", message ? message : "error");
+    TORCH_CHECK(false, "ktune: no runtime for cuda:", text_of(device), ": ", message ? message : "error");
   }
   g_runtimes[device].store(rt, std::memory_order_release);
   return rt;
@@ -95,8 +100,8 @@ void expect(const at::Tensor& t, const at::Tensor& first, const char* op, const 
   TORCH_CHECK_VALUE(t.is_cuda(), op, ": ", name, " is on ", t.device(), ", not on a CUDA device");
   TORCH_CHECK_VALUE(t.get_device() == first.get_device(), op, ": ", name, " is on ", t.device(),
                     "; the other tensors are on ", first.device());
-  TORCH_CHECK_VALUE(t.dim() == dim, op, ": ", name, " has ", t.dim(), " dimensions ", dims(t.sizes()),
-                    "; it needs ", dim);
+  TORCH_CHECK_VALUE(t.dim() == dim, op, ": ", name, " has ", text_of(t.dim()), " dimensions ",
+                    dims(t.sizes()), "; it needs ", text_of(dim));
   TORCH_CHECK_VALUE(t.scalar_type() == first.scalar_type(), op, ": ", name, " is ", t.scalar_type(),
                     "; the other tensors are ", first.scalar_type());
 }
@@ -235,7 +240,7 @@ at::Tensor softmax(const at::Tensor& x, double scale, c10::string_view mask,
     const at::Tensor& l = *lengths;
     TORCH_CHECK_VALUE(l.is_cuda() && l.get_device() == x.get_device(), "softmax: lengths is on ", l.device(),
                       "; the other tensors are on ", x.device());
-    TORCH_CHECK_VALUE(l.dim() == 1, "softmax: lengths has ", l.dim(), " dimensions; it needs 1");
+    TORCH_CHECK_VALUE(l.dim() == 1, "softmax: lengths has ", text_of(l.dim()), " dimensions; it needs 1");
     TORCH_CHECK_VALUE(l.scalar_type() == at::kInt, "softmax: lengths is ", l.scalar_type(),
                       "; it must be i32");
     contiguous(l, op, "lengths");
@@ -254,16 +259,18 @@ at::Tensor softmax(const at::Tensor& x, double scale, c10::string_view mask,
 // A tensor of a fixed dtype (cos_sin f32, positions and tables i32) on the call's device.
 void expect_of(const at::Tensor& t, const at::Tensor& first, const char* op, const char* name, int64_t dim,
                at::ScalarType type, const char* type_name) {
-  TORCH_CHECK_VALUE(t.is_cuda() && t.get_device() == first.get_device(), op, ": ", name, " is on ", t.device(),
-                    "; the other tensors are on ", first.device());
-  TORCH_CHECK_VALUE(t.dim() == dim, op, ": ", name, " has ", t.dim(), " dimensions ", dims(t.sizes()),
-                    "; it needs ", dim);
-  TORCH_CHECK_VALUE(t.scalar_type() == type, op, ": ", name, " is ", t.scalar_type(), "; it must be ", type_name);
+  TORCH_CHECK_VALUE(t.is_cuda() && t.get_device() == first.get_device(), op, ": ", name, " is on ",
+                    t.device(), "; the other tensors are on ", first.device());
+  TORCH_CHECK_VALUE(t.dim() == dim, op, ": ", name, " has ", text_of(t.dim()), " dimensions ",
+                    dims(t.sizes()), "; it needs ", text_of(dim));
+  TORCH_CHECK_VALUE(t.scalar_type() == type, op, ": ", name, " is ", t.scalar_type(), "; it must be ",
+                    type_name);
   contiguous(t, op, name);
 }
 
 // A tensor of the call's dtype, contiguous.
-void expect_dense(const at::Tensor& t, const at::Tensor& first, const char* op, const char* name, int64_t dim) {
+void expect_dense(const at::Tensor& t, const at::Tensor& first, const char* op, const char* name,
+                  int64_t dim) {
   expect(t, first, op, name, dim);
   contiguous(t, op, name);
 }
@@ -275,9 +282,10 @@ int rope_style(c10::string_view style) {
   return -1;
 }
 
-at::Tensor rope_append(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& cos_sin,
-                       const at::Tensor& positions, at::Tensor& k_cache, at::Tensor& v_cache,
-                       const std::optional<at::Tensor>& q_weight, const std::optional<at::Tensor>& k_weight,
+at::Tensor rope_append(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                       const at::Tensor& cos_sin, const at::Tensor& positions, at::Tensor& k_cache,
+                       at::Tensor& v_cache, const std::optional<at::Tensor>& q_weight,
+                       const std::optional<at::Tensor>& k_weight,
                        const std::optional<at::Tensor>& block_table, int64_t seq_tokens, double eps,
                        c10::string_view style) {
   constexpr const char* op = "rope_append";
@@ -289,8 +297,9 @@ at::Tensor rope_append(const at::Tensor& q, const at::Tensor& k, const at::Tenso
   args.heads_q = q.size(1);
   args.head_dim = q.size(2);
   expect_dense(k, q, op, "k", 3);
-  TORCH_CHECK_VALUE(k.size(0) == args.tokens && k.size(2) == args.head_dim, op, ": k has shape ", dims(k.sizes()),
-                    "; expected [", args.tokens, ", heads_kv, ", args.head_dim, "]");
+  TORCH_CHECK_VALUE(k.size(0) == args.tokens && k.size(2) == args.head_dim, op, ": k has shape ",
+                    dims(k.sizes()), "; expected [", text_of(args.tokens), ", heads_kv, ",
+                    text_of(args.head_dim), "]");
   args.heads_kv = k.size(1);
   expect_dense(v, q, op, "v", 3);
   shape(v, {args.tokens, args.heads_kv, args.head_dim}, op, "v");
@@ -299,33 +308,36 @@ at::Tensor rope_append(const at::Tensor& q, const at::Tensor& k, const at::Tenso
   expect_of(cos_sin, q, op, "cos_sin", 2, at::kFloat, "f32");
   args.rot_dim = cos_sin.size(1);
   args.max_pos = cos_sin.size(0);
-  TORCH_CHECK_VALUE(args.rot_dim > 0 && args.rot_dim <= args.head_dim && args.max_pos > 0, op, ": cos_sin has shape ",
-                    dims(cos_sin.sizes()), "; expected [max_pos, rot_dim] with 0 < rot_dim <= head_dim ",
-                    args.head_dim);
+  TORCH_CHECK_VALUE(args.rot_dim > 0 && args.rot_dim <= args.head_dim && args.max_pos > 0, op,
+                    ": cos_sin has shape ", dims(cos_sin.sizes()),
+                    "; expected [max_pos, rot_dim] with 0 < rot_dim <= head_dim ", text_of(args.head_dim));
   expect_of(positions, q, op, "positions", 1, at::kInt, "i32");
   shape(positions, {args.tokens}, op, "positions");
-  TORCH_CHECK_VALUE(seq_tokens >= 1, op, ": seq_tokens=", seq_tokens, " must be >= 1 (the tokens of a sequence)");
+  TORCH_CHECK_VALUE(seq_tokens >= 1, op, ": seq_tokens=", text_of(seq_tokens),
+                    " must be >= 1 (the tokens of a sequence)");
   const int64_t sequences = (args.tokens + seq_tokens - 1) / seq_tokens;
   expect_dense(k_cache, q, op, "k_cache", 4);
   if (block_table.has_value()) {
     expect_of(*block_table, q, op, "block_table", 2, at::kInt, "i32");
-    TORCH_CHECK_VALUE(block_table->size(0) >= sequences, op, ": block_table has shape ", dims(block_table->sizes()),
-                      "; expected [sequences >= ", sequences, ", max_blocks]");
-    TORCH_CHECK_VALUE(k_cache.size(1) == args.heads_kv && k_cache.size(3) == args.head_dim, op, ": k_cache has shape ",
-                      dims(k_cache.sizes()), "; expected [num_blocks, ", args.heads_kv, ", block_size, ",
-                      args.head_dim, "] (the paged cache)");
+    TORCH_CHECK_VALUE(block_table->size(0) >= sequences, op, ": block_table has shape ",
+                      dims(block_table->sizes()), "; expected [sequences >= ", text_of(sequences),
+                      ", max_blocks]");
+    TORCH_CHECK_VALUE(k_cache.size(1) == args.heads_kv && k_cache.size(3) == args.head_dim, op,
+                      ": k_cache has shape ", dims(k_cache.sizes()), "; expected [num_blocks, ",
+                      text_of(args.heads_kv), ", block_size, ", text_of(args.head_dim),
+                      "] (the paged cache)");
     args.block_table = static_cast<const int32_t*>(block_table->data_ptr());
     args.max_blocks = block_table->size(1);
     args.num_blocks = k_cache.size(0);
   } else {
-    TORCH_CHECK_VALUE(k_cache.size(0) >= sequences && k_cache.size(1) == args.heads_kv &&
-                          k_cache.size(3) == args.head_dim,
-                      op, ": k_cache has shape ", dims(k_cache.sizes()), "; expected [sequences >= ", sequences, ", ",
-                      args.heads_kv, ", seq_max, ", args.head_dim, "]");
+    TORCH_CHECK_VALUE(
+        k_cache.size(0) >= sequences && k_cache.size(1) == args.heads_kv && k_cache.size(3) == args.head_dim,
+        op, ": k_cache has shape ", dims(k_cache.sizes()), "; expected [sequences >= ", text_of(sequences),
+        ", ", text_of(args.heads_kv), ", seq_max, ", text_of(args.head_dim), "]");
   }
   expect_dense(v_cache, q, op, "v_cache", 4);
-  TORCH_CHECK_VALUE(v_cache.sizes().equals(k_cache.sizes()), op, ": v_cache has shape ", dims(v_cache.sizes()),
-                    "; expected ", dims(k_cache.sizes()));
+  TORCH_CHECK_VALUE(v_cache.sizes().equals(k_cache.sizes()), op, ": v_cache has shape ",
+                    dims(v_cache.sizes()), "; expected ", dims(k_cache.sizes()));
   if (q_weight.has_value()) {
     expect_dense(*q_weight, q, op, "q_weight", 1);
     expect_dense(*k_weight, q, op, "k_weight", 1);
@@ -369,9 +381,9 @@ at::Tensor decode_attention(const at::Tensor& q, const at::Tensor& k_cache, cons
                     ": k_cache has shape ", dims(k_cache.sizes()), "; expected ",
                     paged ? std::string("[num_blocks, heads_kv, block_size, ")
                           : "[" + std::to_string(args.batch) + ", heads_kv, seq_max, ",
-                    args.head_dim, "]");
-  TORCH_CHECK_VALUE(v_cache.sizes().equals(k_cache.sizes()), op, ": v_cache has shape ", dims(v_cache.sizes()),
-                    "; expected ", dims(k_cache.sizes()));
+                    text_of(args.head_dim), "]");
+  TORCH_CHECK_VALUE(v_cache.sizes().equals(k_cache.sizes()), op, ": v_cache has shape ",
+                    dims(v_cache.sizes()), "; expected ", dims(k_cache.sizes()));
   if (context_lens.has_value()) {
     expect_of(*context_lens, q, op, "context_lens", 1, at::kInt, "i32");
     shape(*context_lens, {args.batch}, op, "context_lens");
@@ -379,8 +391,8 @@ at::Tensor decode_attention(const at::Tensor& q, const at::Tensor& k_cache, cons
   }
   if (paged) {
     expect_of(*block_table, q, op, "block_table", 2, at::kInt, "i32");
-    TORCH_CHECK_VALUE(block_table->size(0) == args.batch, op, ": block_table has shape ", dims(block_table->sizes()),
-                      "; expected [", args.batch, ", max_blocks]");
+    TORCH_CHECK_VALUE(block_table->size(0) == args.batch, op, ": block_table has shape ",
+                      dims(block_table->sizes()), "; expected [", text_of(args.batch), ", max_blocks]");
     args.block_table = static_cast<const int32_t*>(block_table->data_ptr());
     args.max_blocks = block_table->size(1);
     args.num_blocks = k_cache.size(0);
@@ -403,7 +415,8 @@ at::Tensor decode_attention(const at::Tensor& q, const at::Tensor& k_cache, cons
 
 // Python binds the runtime it serves a device from (0: none, the next call makes one).
 void bind(int64_t device, int64_t handle) {
-  TORCH_CHECK_VALUE(device >= 0 && device < kMaxDevices, "ktune: CUDA device ", device, " is out of range");
+  TORCH_CHECK_VALUE(device >= 0 && device < kMaxDevices, "ktune: CUDA device ", text_of(device),
+                    " is out of range");
   g_runtimes[device].store(reinterpret_cast<ktune_runtime*>(handle), std::memory_order_release);
 }
 
