@@ -27,9 +27,11 @@ after a prefill of --context tokens.
 --phase tune stops after step 2 and --phase time starts at step 3 on the tuned --db (one run split
 over two processes, e.g. two device calls).
 --layers keeps the first N layers (a shorter run; the shapes are the model's). Needs torch with
-CUDA, transformers and libktune_runtime.so. Exit 0 when every check passes (logits within 5e-2,
-argmax agreement over at least 32 checked tokens >= 90 % or >= stock compiled's own agreement with
-eager, whichever is lower: random weights give near-flat logits), 1 when one fails, 3 without a GPU.
+CUDA, transformers and libktune_runtime.so. Exit 0 when every check passes (logits within 5e-2 and,
+over at least 32 checked tokens, the same argmax on every decisive token: one whose eager top-1
+leads its runner-up by more than DECISIVE_SIGMAS times the rms of the row's logit error, so rounding
+alone cannot flip it; random weights give near-flat logits, so the plain agreement is reported but
+rounding flips some tokens on any kernel), 1 when one fails, 3 without a GPU.
 """
 
 import argparse
@@ -57,7 +59,10 @@ MODELS = {
                                  num_attention_heads=16, num_key_value_heads=8, head_dim=128, vocab_size=151936,
                                  rope_theta=1e6, tie_word_embeddings=True, max_position_embeddings=40960)),
 }
-LOGITS_TOLERANCE, ARGMAX_AGREEMENT, CHECK_TOKENS = 5e-2, 0.90, 32
+LOGITS_TOLERANCE, CHECK_TOKENS = 5e-2, 32
+# the difference of two logits that each carry noise of rms s has rms s * sqrt(2): a lead over 6 s is
+# over 4 of those (a Gaussian flip about once in 30,000 tokens)
+DECISIVE_SIGMAS = 6.0
 
 
 def check_steps_of(batch):
@@ -193,9 +198,20 @@ def check_steps(run, decoder):
 
 
 def compare(got, want):
+    """Against WANT's steps: the worst relative logits error, the share of equal argmax tokens, and
+    (equal, all) over the decisive tokens (see DECISIVE_SIGMAS)."""
     err = max(((g - w).norm() / w.norm()).item() for g, w in zip(got, want))
-    same = sum(int((g.argmax(-1) == w.argmax(-1)).sum()) for g, w in zip(got, want))
-    return err, same / sum(w.shape[0] for w in want)
+    same = decisive = decisive_same = 0
+    for g, w in zip(got, want):
+        g, w = g.reshape(-1, w.shape[-1]), w.reshape(-1, w.shape[-1])
+        equal = g.argmax(-1) == w.argmax(-1)
+        noise = (g - w).pow(2).mean(-1).sqrt()  # rms of each row's logit error
+        top2 = w.topk(2, dim=-1).values
+        sure = (top2[:, 0] - top2[:, 1]) > DECISIVE_SIGMAS * noise
+        same += int(equal.sum())
+        decisive += int(sure.sum())
+        decisive_same += int((equal & sure).sum())
+    return err, same / sum(w.numel() // w.shape[-1] for w in want), (decisive_same, decisive)
 
 
 def copy_rate_gbs():
@@ -264,7 +280,8 @@ def eager_batch(args, batch, stock, optimized, handle):
     ds = Decoder(stock, batch, args.context, args.steps)
     dk = Decoder(optimized, batch, args.context, args.steps)
     want = check_steps(ds.step, ds)
-    row["ktune_eager_error"], row["ktune_eager_argmax"] = compare(check_steps(dk.step, dk), want)
+    row["ktune_eager_error"], row["ktune_eager_argmax"], row["ktune_eager_decisive"] = \
+        compare(check_steps(dk.step, dk), want)
     row["stock_eager_ms"], row["ktune_eager_ms"] = time_eager([(ds.step, ds), (dk.step, dk)], args.steps)
     served = {k: v for k, v in handle.decisions.items() if k[1] == batch}  # the decode keys (rows = batch)
     row["keys_served"], row["keys_met"] = sum(served.values()), len(served)
@@ -278,7 +295,8 @@ def compiled_batch(args, row, want, stock, optimized):
     d.forward = torch.compile(stock.forward, mode="max-autotune-no-cudagraphs", fullgraph=True)
     graph = d.capture()
     # the compiled model's own distance from eager: the noise floor ktune's check is read against
-    row["stock_compiled_error"], row["stock_compiled_argmax"] = compare(check_steps(graph.replay, d), want)
+    row["stock_compiled_error"], row["stock_compiled_argmax"], row["stock_compiled_decisive"] = \
+        compare(check_steps(graph.replay, d), want)
     row["stock_compiled_graph_ms"] = time_ms(graph.replay, d, args.steps)
     profiles = {"stock compiled, graph": kernel_profile(graph.replay, d)} if args.profile else {}
     del graph, d
@@ -287,7 +305,7 @@ def compiled_batch(args, row, want, stock, optimized):
     d.forward = torch.compile(optimized.forward, mode="max-autotune-no-cudagraphs", fullgraph=True)
     graph = d.capture()
     got = check_steps(graph.replay, d)
-    row["ktune_compiled_error"], row["ktune_compiled_argmax"] = compare(got, want)
+    row["ktune_compiled_error"], row["ktune_compiled_argmax"], row["ktune_compiled_decisive"] = compare(got, want)
     row["ktune_compiled_graph_ms"] = time_ms(graph.replay, d, args.steps)
     if args.profile:
         profiles["ktune compiled, graph"] = kernel_profile(graph.replay, d)
@@ -297,11 +315,10 @@ def compiled_batch(args, row, want, stock, optimized):
                           for k, v in profiles.items()}
     del graph, d
     row["floor_bytes"] = floor_bytes(stock, batch, args.context)
-    # random weights give near-flat logits, so bf16 rounding flips some argmax tokens: ktune must agree
-    # with eager as often as torch.compile's own kernels do, or at ARGMAX_AGREEMENT
-    agreement = min(ARGMAX_AGREEMENT, row["stock_compiled_argmax"])
-    return all(row[f"ktune_{v}_error"] <= LOGITS_TOLERANCE and row[f"ktune_{v}_argmax"] >= agreement
-               for v in ("eager", "compiled"))
+    # random weights give near-flat logits, so bf16 rounding flips some argmax tokens on any kernel
+    # (torch.compile's own included): only a flip that rounding cannot explain fails
+    return all(row[f"ktune_{v}_error"] <= LOGITS_TOLERANCE and
+               row[f"ktune_{v}_decisive"][0] == row[f"ktune_{v}_decisive"][1] for v in ("eager", "compiled"))
 
 
 def main():
@@ -354,8 +371,8 @@ def main():
           f"context {args.context}, {'?' if recorded is None else recorded} keys recorded; ms a step")
     print("| batch | stock eager | stock compiled, graph | ktune eager | ktune compiled, graph | vs compiled "
           "| vs eager | keys served | HBM floor (4.8 TB/s / copy rate) | logits err (eager / compiled) | argmax "
-          "| stock compiled: err, argmax |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| decisive argmax (eager / compiled) | stock compiled: err, argmax, decisive |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in report:
         floor_ms, copy_ms = r["floor_bytes"] / 4.8e12 * 1e3, r["floor_bytes"] / (rate * 1e9) * 1e3
         r["floor_ms"], r["copy_floor_ms"] = floor_ms, copy_ms
@@ -365,10 +382,12 @@ def main():
               f"{r['stock_eager_ms'] / r['ktune_eager_ms']:.2f}x | {r['keys_served']}/{r['keys_met']} | "
               f"{floor_ms:.3f} / {copy_ms:.3f} | {r['ktune_eager_error']:.1e} / {r['ktune_compiled_error']:.1e} | "
               f"{100 * min(r['ktune_eager_argmax'], r['ktune_compiled_argmax']):.0f} % | "
-              f"{r['stock_compiled_error']:.1e}, {100 * r['stock_compiled_argmax']:.0f} % |")
+              f"{'{}/{}'.format(*r['ktune_eager_decisive'])} / {'{}/{}'.format(*r['ktune_compiled_decisive'])} | "
+              f"{r['stock_compiled_error']:.1e}, {100 * r['stock_compiled_argmax']:.0f} %, "
+              f"{'{}/{}'.format(*r['stock_compiled_decisive'])} |")
     (out / "report.json").write_text(json.dumps(dict(gpu=name, copy_rate_gbs=rate, rows=report), indent=1))
-    print("checks:", "passed" if ok else f"FAILED (logits error > {LOGITS_TOLERANCE} or argmax agreement below "
-          f"both {100 * ARGMAX_AGREEMENT:.0f} % and stock compiled's)")
+    print("checks:", "passed" if ok else f"FAILED (logits error > {LOGITS_TOLERANCE} or a decisive argmax token "
+          "flipped)")
     return 0 if ok else 1
 
 
