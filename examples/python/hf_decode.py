@@ -214,6 +214,11 @@ def compare(got, want):
     return err, same / sum(w.numel() // w.shape[-1] for w in want), (decisive_same, decisive)
 
 
+def fraction(pair):
+    """(equal, all) as "equal/all"."""
+    return "{}/{}".format(*pair)
+
+
 def copy_rate_gbs():
     """The device-to-device copy rate (GB/s, read + write counted) of a 1 GiB buffer."""
     a = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
@@ -382,9 +387,9 @@ def main():
               f"{r['stock_eager_ms'] / r['ktune_eager_ms']:.2f}x | {r['keys_served']}/{r['keys_met']} | "
               f"{floor_ms:.3f} / {copy_ms:.3f} | {r['ktune_eager_error']:.1e} / {r['ktune_compiled_error']:.1e} | "
               f"{100 * min(r['ktune_eager_argmax'], r['ktune_compiled_argmax']):.0f} % | "
-              f"{'{}/{}'.format(*r['ktune_eager_decisive'])} / {'{}/{}'.format(*r['ktune_compiled_decisive'])} | "
+              f"{fraction(r['ktune_eager_decisive'])} / {fraction(r['ktune_compiled_decisive'])} | "
               f"{r['stock_compiled_error']:.1e}, {100 * r['stock_compiled_argmax']:.0f} %, "
-              f"{'{}/{}'.format(*r['stock_compiled_decisive'])} |")
+              f"{fraction(r['stock_compiled_decisive'])} |")
     (out / "report.json").write_text(json.dumps(dict(gpu=name, copy_rate_gbs=rate, rows=report), indent=1))
     print("checks:", "passed" if ok else f"FAILED (logits error > {LOGITS_TOLERANCE} or a decisive argmax token "
           "flipped)")
