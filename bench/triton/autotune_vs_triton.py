@@ -95,6 +95,22 @@ def config_label(p):
     return f"{p['BLOCK_M']}x{p['BLOCK_N']}x{p['BLOCK_K']}.g{p['GROUP_M']}.w{p['num_warps']}.s{p['num_stages']}"
 
 
+def worker_times(db, kernel):
+    """Microseconds ktune's worker measured for each config of `kernel` (by label), from its database:
+    set beside the re-time, they say whether a choice the re-time ranks otherwise was measured as
+    another kernel or within noise."""
+    import re
+    import sqlite3
+    out = {}
+    with sqlite3.connect(db) as c:
+        for name, us in c.execute("SELECT m.config_name, m.median_us FROM measurements m JOIN kernels k "
+                                  "ON k.id = m.kernel_id WHERE k.name = ? AND m.outcome = 'ok'", (kernel,)):
+            p = dict(re.findall(r"\b(BLOCK_M|BLOCK_N|BLOCK_K|GROUP_M)=(\d+)", name))
+            w, st = re.search(r"\.w(\d+)\.s(\d+)$", name).groups()
+            out[config_label({**{k: int(v) for k, v in p.items()}, "num_warps": int(w), "num_stages": int(st)})] = us
+    return out
+
+
 def gap_pct(t, best):
     """How much slower than the best a time is, in percent."""
     return (t / best - 1.0) * 100.0
@@ -300,6 +316,12 @@ def table(raw):
     lines = [head, "", "| | ktune.triton.autotune | triton.autotune |", "|---|---|---|"]
     lines += [f"| {label} | {k} | {t} |" for label, k, t in rows]
     lines += ["", "targets: " + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in verdicts.items())]
+    t, w = raw["retimed"], raw.get("worker_us", {})
+    lines += ["", f"every config: re-timed in CUDA graphs with rotated inputs (us, median of {raw.get('rounds', '?')} "
+              "rounds) and ktune's worker median from the tuning", "", "| config | re-timed | worker |",
+              "|---|---:|---:|"]
+    lines += [f"| {n} | {t[n]['us']:.2f} | {w[n]:.2f} |" if n in w else f"| {n} | {t[n]['us']:.2f} | - |"
+              for n in sorted(t, key=lambda n: t[n]["us"])]
     return lines
 
 
@@ -330,7 +352,8 @@ def run(args):
     cold = collect(spawn("triton", shape, triton_env, seed=1), "triton.autotune, cold")
     triton_process_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    ktune_matmul.description.write(work / "folders", arch=arch)
+    # what ktune_matmul.tune compiles: the tuned dtype's cubins of the shape's specialization
+    ktune_matmul.description.write(work / "folders", arch=arch, needs=[("bf16", dims)])
     compile_s = time.perf_counter() - t0
     doc = ktune_matmul.tune([dims], "bf16", arch=arch, extra_args=["--strategy", "exhaustive"])
     ktune_s = time.perf_counter() - t0
@@ -382,6 +405,8 @@ def run(args):
     # Every config re-timed side by side (its kernels from the cache Triton's cold run filled).
     os.environ["TRITON_CACHE_DIR"] = triton_env["TRITON_CACHE_DIR"]
     raw["retimed"] = retime(dims, [point(c) for c in CONFIGS], args.rounds)
+    raw["rounds"] = args.rounds
+    raw["worker_us"] = worker_times(db, ktune_matmul.description.name)
 
     # Every child's result against float64, and the served source.
     checks = [c for side in children.values() for c in side] + [c for runs in raw["together_children"].values()

@@ -131,22 +131,29 @@ UserPrebuilt read_prebuilt(DescriptionReaderContext& ctx, const UserKernelDescri
     ctx.fail(line_of(*t->get("arch")), "prebuilt.arch", "'" + p.arch + "' is not an sm_XY architecture");
   if (const toml::node* producer = t->get("producer"))
     p.producer = producer->value<std::string>().value_or("");
-  const toml::array* list = t->get("cubin") != nullptr ? t->get("cubin")->as_array() : nullptr;
+  if (const toml::node* list = t->get("cubin")) read_cubins(ctx, d, *list, "prebuilt.cubin", cubins, p);
+  return p;
+}
+
+void read_cubins(DescriptionReaderContext& ctx, const UserKernelDescription& d, const toml::node& node,
+                 const std::string& field, const std::filesystem::path& cubins, UserPrebuilt& p) {
+  const toml::array* list = node.as_array();
   if (list == nullptr || list->empty())
-    ctx.fail(p.line, "prebuilt.cubin", "missing: one [[prebuilt.cubin]] per config and dtype");
+    ctx.fail(line_of(node), field, "must list one table per config, dtype and specialization");
   for (std::size_t i = 0; i < list->size(); ++i) {
     const toml::table* c = list->get(i)->as_table();
-    const std::string field = fmt::format("prebuilt.cubin {}", i + 1);
-    if (c == nullptr) ctx.fail(line_of(*list->get(i)), field, "must be a table ([[prebuilt.cubin]])");
-    UserCubin cubin = read_cubin(ctx, d, *c, field, cubins);
+    const std::string where = fmt::format("{} {}", field, i + 1);
+    if (c == nullptr) ctx.fail(line_of(*list->get(i)), where, "must be a table ([[" + field + "]])");
+    UserCubin cubin = read_cubin(ctx, d, *c, where, cubins);
     for (const UserCubin& other : p.cubins) {
       if (other.config == cubin.config && other.dtype == cubin.dtype && other.ones == cubin.ones &&
           other.aligned == cubin.aligned)
-        ctx.fail(cubin.line, field, "a second cubin of the same config, dtype, ones and aligned");
+        ctx.fail(cubin.line, where, "a second cubin of the same config, dtype, ones and aligned");
     }
     p.cubins.push_back(std::move(cubin));
   }
-  return p;
 }
+
+std::filesystem::path cubin_index(const std::filesystem::path& cubins) { return cubins / "index.toml"; }
 
 }  // namespace ktune::kernel_templates

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -442,7 +443,10 @@ struct Reader final : DescriptionReaderContext {
     symbols.emplace(std::move(slots));
     if (!root.contains("arg")) fail(1, "arg", "missing: the kernel's arguments in order ([[arg]])");
     read_args(*root.get("arg"));
-    if (prebuilt) d.prebuilt = read_prebuilt(*this, d, *root.get("prebuilt"), cubin_folder(folder, d.name));
+    if (prebuilt) {
+      d.prebuilt = read_prebuilt(*this, d, *root.get("prebuilt"), cubin_folder(folder, d.name));
+      if (d.prebuilt->cubins.empty()) read_cubin_index();
+    }
     if (!root.contains("launch")) fail(1, "launch", "missing: at least one [[launch]] with grid and block");
     read_launches(*root.get("launch"));
     read_reference(root);
@@ -456,6 +460,27 @@ struct Reader final : DescriptionReaderContext {
                        [&](const UserCubin& c) { return c.config == d.reference.config; }))
         fail(d.reference.line, "reference.config", "no [[prebuilt.cubin]] has this config");
     }
+  }
+
+  /// The cubins of a `[prebuilt]` table that lists none: NAME.cubins/index.toml's `[[cubin]]`s, its
+  /// mistakes named by that file's lines.
+  void read_cubin_index() {
+    const auto cubins = cubin_folder(folder, d.name);
+    const auto index = cubin_index(cubins);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(index, ec))
+      fail(d.prebuilt->line, "prebuilt.cubin",
+           fmt::format("missing: one [[prebuilt.cubin]] per config and dtype here, or {} listing them",
+                       index.string()));
+    if (d.prebuilt->producer.empty())
+      fail(d.prebuilt->line, "prebuilt.producer",
+           "missing: cubins listed in an index are not part of the kernel's hash, so what made them must be");
+    const toml::table root = toml_read::parse_toml_file(index);
+    const std::string description_file = std::exchange(file, index.string());
+    reject_unknown(root, {"cubin"}, "a cubin index");
+    if (!root.contains("cubin")) fail(1, "cubin", "missing: one [[cubin]] per config, dtype and specialization");
+    read_cubins(*this, d, *root.get("cubin"), "cubin", cubins, *d.prebuilt);
+    file = description_file;
   }
 
   /// A config's values must be among its parameters' values.

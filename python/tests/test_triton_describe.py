@@ -1,7 +1,8 @@
 """ktune.triton without a GPU: the example RMSNorm written as a ktune kernel folder (each config and
-dtype compiled ahead of time for sm_90 into a cubin listed in the description's [prebuilt] table),
-`ktune tune --compile-only` on it storing one row a config under a name that carries Triton's
-version, a second write compiling nothing, and autotune's miss path: the default config served and
+dtype compiled ahead of time for sm_90 into a cubin listed in the folder's cubin index), a tuning
+compiling only its dtype's and shape's cubins and adding them to the index without touching the
+kernel's hash, `ktune tune --compile-only` on it storing one row a config under a name that carries
+Triton's version, a second write compiling nothing, and autotune's miss path: the default config served and
 the key recorded once in the key-file format, which `python -m ktune.triton tune` reads back."""
 
 import os
@@ -29,11 +30,16 @@ def folder(tmp_path_factory):
     return rmsnorm.rmsnorm_rows.description.write(tmp_path_factory.mktemp("folders"), arch="sm_90")
 
 
+def _index(folder):
+    return tomllib.loads((folder / f"{KERNEL}.cubins" / "index.toml").read_text())["cubin"]
+
+
 def test_the_folder_lists_two_cubins_per_config_and_dtype(folder):
     d = tomllib.loads((folder / f"{KERNEL}.toml").read_text())
     assert d["dims"] == ["rows", "n_cols"] and d["template"][0]["params"]["num_warps"] == [1, 2, 4, 8, 16]
     assert d["prebuilt"]["arch"] == "sm_90" and d["prebuilt"]["producer"].startswith(f"triton {triton.__version__}")
-    cubins = d["prebuilt"]["cubin"]
+    assert "cubin" not in d["prebuilt"]  # listed in the index, outside the kernel's hash
+    cubins = _index(folder)
     # one compiled as Triton's JIT compiles a call with n_cols a multiple of 16, one for any n_cols
     assert sorted((c["config"]["num_warps"], c["dtype"], tuple(c["aligned"])) for c in cubins) == sorted(
         (w, t, a) for w in (1, 2, 4, 8, 16) for t in ("bf16", "f16") for a in (("n_cols",), ()))
@@ -53,6 +59,33 @@ def test_writing_again_compiles_nothing_and_a_new_config_list_is_a_new_folder(fo
                            dims=["rows", "n_cols"], args=rmsnorm.rmsnorm_rows.description.args, grid="rows",
                            verify=False)
     assert other.identity("sm_90") != rmsnorm.rmsnorm_rows.description.identity("sm_90")
+
+
+def test_a_tuning_compiles_only_its_dtype_and_specialization_and_adds_to_the_index(tmp_path):
+    d = rmsnorm.rmsnorm_rows.description
+    folder = d.write(tmp_path, arch="sm_90", needs=[("bf16", "rows=64,n_cols=4096")])
+    toml_text = (folder / f"{KERNEL}.toml").read_text()
+
+    def listed():
+        return [(c["config"]["num_warps"], c["dtype"], tuple(c["aligned"])) for c in _index(folder)]
+
+    # n_cols = 4096 is a multiple of 16: the aligned cubin of each bf16 config, nothing else
+    assert listed() == [(w, "bf16", ("n_cols",)) for w in (1, 2, 4, 8, 16)]
+    assert len(list((folder / f"{KERNEL}.cubins").glob("*.cubin"))) == 5
+    # an odd n_cols adds the general cubins, each after its config's aligned one (the worker runs the
+    # first that fits); f16 adds its own; the description, and so the kernel's hash, stays as it was
+    d.write(tmp_path, arch="sm_90", needs=[("bf16", {"rows": 3, "n_cols": 3000}), ("f16", "rows=1,n_cols=32")])
+    assert listed() == [e for w in (1, 2, 4, 8, 16) for e in
+                        ((w, "bf16", ("n_cols",)), (w, "bf16", ()), (w, "f16", ("n_cols",)))]
+    assert (folder / f"{KERNEL}.toml").read_text() == toml_text
+    # asking again compiles nothing
+    stamp = (folder / f"{KERNEL}.cubins" / "index.toml").stat().st_mtime_ns
+    d.write(tmp_path, arch="sm_90", needs=[("bf16", "rows=8,n_cols=1024")])
+    assert (folder / f"{KERNEL}.cubins" / "index.toml").stat().st_mtime_ns == stamp
+    with pytest.raises(BadInputError, match="not one of its dtypes"):
+        d.write(tmp_path, arch="sm_90", needs=[("f32", "rows=1,n_cols=16")])
+    with pytest.raises(BadInputError, match="NAME=VALUE"):
+        d.write(tmp_path, arch="sm_90", needs=[("bf16", "rows=1,n_cols")])
 
 
 def test_compile_only_stores_a_row_per_config_named_with_tritons_version(folder, tmp_path, monkeypatch):

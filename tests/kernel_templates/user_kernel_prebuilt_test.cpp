@@ -13,7 +13,9 @@
 #include "harness/nvrtc_compiler.hpp"
 #include "kernel_templates/compile_request.hpp"
 #include "kernel_templates/embedded_sources.hpp"
+#include "kernel_templates/spec_registry.hpp"
 #include "kernel_templates/user_kernel/user_kernel_spec.hpp"
+#include "kernel_templates/user_kernel/user_kernels.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {
@@ -227,6 +229,49 @@ TEST_F(Prebuilt, MistakesNameTheFileLineAndField) {
   // Without [prebuilt], the missing NAME.cu is the error.
   const std::string without_prebuilt(kToml);
   expect(without_prebuilt.substr(0, without_prebuilt.find("[prebuilt]")), "rows.cu does not exist");
+}
+
+TEST_F(Prebuilt, CubinsListedInTheFoldersIndexServeAndStayOutOfTheHash) {
+  // The same description with its cubin list moved to rows.cubins/index.toml.
+  const std::string head(kToml, std::string_view(kToml).find("[[prebuilt.cubin]]"));
+  std::string index = std::string(kToml).substr(head.size());
+  for (auto at = index.find("[[prebuilt.cubin]]"); at != std::string::npos; at = index.find("[[prebuilt.cubin]]"))
+    index.replace(at, 18, "[[cubin]]");
+  write(dir_ / "rows.cubins" / "index.toml", index);
+  const UserKernelSpec spec(parse(head));
+  ASSERT_EQ(spec.description().prebuilt->cubins.size(), 2u);
+  EXPECT_EQ(spec.compile_spec(kProblem, kBig).prebuilt_cubin, dir_ / "rows.cubins" / "b.cubin");
+  EXPECT_EQ(spec.launch_plan(kProblem, kBig).launches[0].dims.block, (Dim3{256, 1, 1}));
+  // a cubin added to the index later leaves the kernel's hash (NAME.toml and NAME.cu) as it was
+  const auto hash_of = [&] {
+    register_user_kernel(parse(head));
+    const std::string h = template_source_hash("rows");
+    clear_user_kernels();
+    return h;
+  };
+  const std::string before = hash_of();
+  ASSERT_FALSE(before.empty());
+  write(dir_ / "rows.cubins" / "index.toml", index + R"(
+[[cubin]]
+config = { BLOCK = 1024, num_warps = 16 }
+dtype = "f16"
+file = "a.cubin"
+entry = "rows_kernel"
+threads = 512
+)");
+  const UserKernelSpec grown(parse(head));
+  EXPECT_EQ(grown.description().prebuilt->cubins.size(), 3u);
+  EXPECT_EQ(hash_of(), before);
+  // mistakes in the index name the index's file and line
+  write(dir_ / "rows.cubins" / "index.toml", replaced(index, "threads = 256", "threads = 2048"));
+  const std::string e = error_of(head);
+  EXPECT_NE(e.find("index.toml:16: cubin 2.threads"), std::string::npos) << e;
+  // no index, or an index without a producer to hash, is refused
+  fs::remove(dir_ / "rows.cubins" / "index.toml");
+  EXPECT_NE(error_of(head).find("index.toml listing them"), std::string::npos) << error_of(head);
+  write(dir_ / "rows.cubins" / "index.toml", index);
+  EXPECT_NE(error_of(replaced(head, "producer = \"triton 3.6.0\"\n", "")).find("prebuilt.producer"),
+            std::string::npos);
 }
 
 TEST_F(Prebuilt, TheCubinOfTheProblemsSpecializationServesIt) {

@@ -52,6 +52,7 @@ def test_the_verdicts_follow_the_raw_numbers():
         assert dict((r[0], r[1:]) for r in rows)["8 processes together: distinct winners"] == ("1", "3")
         lines = bench.table(raw)
         assert lines[0].startswith("matmul m=512,n=4096,k=4096 bf16 on a GPU") and any(ln.startswith("| chosen config |") for ln in lines)
+        assert sum(ln.count(" | - |") for ln in lines) == 24  # no worker times in this raw: every config row says so
 
 
 @pytest.mark.skipif(bench.device_problem() is None, reason="a CUDA device is here: the bench would run")
@@ -61,3 +62,25 @@ def test_without_a_device_it_exits_3_saying_why(tmp_path):
     assert done.returncode == 3, done.stderr
     assert "cannot run: " + bench.device_problem() in done.stderr and "nothing was measured" in done.stderr
     assert not list(tmp_path.iterdir())
+
+
+def test_the_worker_times_are_read_back_by_config_label(tmp_path):
+    """worker_times against a two-table stand-in of the database (the columns it reads): only the
+    kernel's measured rows, each under its config's label."""
+    import sqlite3
+    db = tmp_path / "w.db"
+    rng = random.Random()
+    kernel = bench.ktune_matmul.description.name
+    points = rng.sample([bench.point(c) for c in bench.CONFIGS], 3)
+    names = [f"{kernel}.bf16.triton.3.6.0.BLOCK_M={p['BLOCK_M']}.BLOCK_N={p['BLOCK_N']}.BLOCK_K={p['BLOCK_K']}"
+             f".GROUP_M={p['GROUP_M']}.w{p['num_warps']}.s{p['num_stages']}" for p in points]
+    times = [rng.uniform(10.0, 90.0) for _ in points]
+    with sqlite3.connect(db) as c:
+        c.execute("CREATE TABLE kernels (id INTEGER PRIMARY KEY, name TEXT)")
+        c.execute("CREATE TABLE measurements (kernel_id INTEGER, config_name TEXT, outcome TEXT, median_us REAL)")
+        c.executemany("INSERT INTO kernels VALUES (?, ?)", [(1, kernel), (2, "other")])
+        c.executemany("INSERT INTO measurements VALUES (1, ?, 'ok', ?)", zip(names[:2], times[:2]))
+        c.execute("INSERT INTO measurements VALUES (1, ?, 'incorrect', NULL)", (names[2],))
+        c.execute("INSERT INTO measurements VALUES (2, ?, 'ok', 1.0)", (names[2],))
+    got = bench.worker_times(db, kernel)
+    assert got == {bench.config_label(points[0]): times[0], bench.config_label(points[1]): times[1]}

@@ -14,11 +14,14 @@ kernel's source, the configs, the argument types, the arch), so writing it again
 """
 
 import concurrent.futures
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import pathlib
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Dict, Mapping, Optional, Sequence, Union
 
@@ -83,6 +86,92 @@ def _toml(value):
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
     raise BadInputError(f"cannot write {value!r} into a description")
+
+
+def _evaluate(expression, values):
+    """An integer expression of dimensions (`values`) and integers, with + - * and parentheses; None
+    for anything else."""
+    import ast
+
+    def value(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.Name) and node.id in values:
+            return int(values[node.id])
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            v = value(node.operand)
+            return None if v is None else -v
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+            a, b = value(node.left), value(node.right)
+            if a is None or b is None:
+                return None
+            return a + b if isinstance(node.op, ast.Add) else a - b if isinstance(node.op, ast.Sub) else a * b
+        return None
+
+    try:
+        return value(ast.parse(str(expression), mode="eval").body)
+    except SyntaxError:
+        return None
+
+
+def _shape_values(text):
+    """ "m=512,n=4096" as {"m": 512, "n": 4096}."""
+    try:
+        return {k.strip(): int(v) for k, v in (part.split("=") for part in text.split(",") if part.strip())}
+    except ValueError:
+        raise BadInputError(f"shape {text!r} is not NAME=VALUE,... with integer values") from None
+
+
+def _replace(path, data):
+    """Writes `path` whole: a reader sees the old file or the new one, never a part."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def _locked(path):
+    """An exclusive lock on `path` (created if missing) while the block runs."""
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _read_index(index):
+    """The `[[cubin]]` entries of a cubin index; none when it does not exist."""
+    if not index.is_file():
+        return []
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib
+    return tomllib.loads(index.read_text()).get("cubin", [])
+
+
+def _variant(entry):
+    """The specialization index a cubin's file name carries (NAME.DTYPE.vI.cubin)."""
+    m = re.search(r"\.v(\d+)\.cubin$", entry["file"])
+    return int(m.group(1)) if m else 0
+
+
+def _cubin_key(config, dtype, variant):
+    """What identifies a cubin in the index: its config, dtype and specialization."""
+    return json.dumps(dict(config), sort_keys=True), dtype, variant
+
+
+def _entry_key(entry):
+    return _cubin_key(entry["config"], entry["dtype"], _variant(entry))
+
+
+def _index_text(entries):
+    """NAME.cubins/index.toml (docs/byo.md): one `[[cubin]]` a config, dtype and specialization."""
+    lines = ["# The cubins of this folder's description, added as tuning needs them; not part of the kernel's hash."]
+    for e in entries:
+        lines += ["", "[[cubin]]"] + [f"{k} = {_toml(v)}" for k, v in e.items()]
+    return "\n".join(lines) + "\n"
 
 
 class Description:
@@ -169,7 +258,7 @@ class Description:
                  json.dumps([self.point(c) for c in self.configs]),
                  json.dumps({n: [a.kind, a.expression, a.type, dict(a.fill or {})] for n, a in self.args.items()}),
                  json.dumps(self.grid), json.dumps(self.work), repr(self.reference),
-                 json.dumps(self.specializations())]
+                 json.dumps(self.specializations()), "cubin index"]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
     def specializations(self):
@@ -183,48 +272,98 @@ class Description:
         rest = [n for n in ints if n not in ones]
         return [(ones, rest), (ones, [])] if rest else [(ones, [])]
 
+    def needed_specializations(self, values):
+        """The indices into specializations() that a problem of dimension `values` (a dict) runs: the
+        first whose `aligned` args are multiples of 16 there, as ktune's worker picks; all of them when
+        `values` is None or an arg's value is more than this reads (sums, differences and products of
+        dimensions and integers)."""
+        specs = self.specializations()
+        if values is not None:
+            for i, (_, aligned) in enumerate(specs):
+                vals = [_evaluate(self.args[n].expression, values) for n in aligned]
+                if any(v is None for v in vals):
+                    break
+                if all(v % 16 == 0 for v in vals):
+                    return [i]
+        return list(range(len(specs)))
+
     def _compile_one(self, config, dtype, arch, ones=(), aligned=()):
         constexprs = {k: config.kwargs[k] for k in config.kwargs}
         p = self.point(config)
         return compile_config(self.fn, self.signature(dtype), constexprs, num_warps=p["num_warps"],
                               num_stages=p["num_stages"], arch=arch, ones=ones, aligned=aligned)
 
-    def write(self, root, arch="sm_90", workers=None):
-        """Writes (or finds) the description folder under `root` and returns its path. Every
-        (config, dtype) is compiled by Triton ahead of time, `workers` at a time (default: one per
-        core)."""
+    def write(self, root, arch="sm_90", workers=None, needs=None):
+        """Writes (or finds) the description folder under `root`, compiles the cubins `needs` asks for
+        that it does not hold yet, and returns its path. `needs`: (dtype, dimension values) pairs, the
+        values a dict or a shape text ("m=512,n=4096"), each asking for every config's cubin of that
+        dtype and of the specialization those values run (needed_specializations); None asks for
+        every dtype and specialization. Cubins are compiled by Triton ahead of time, `workers` at a
+        time (default: one per core), and listed in NAME.cubins/index.toml, which is not part of the
+        kernel's hash: adding cubins later leaves stored winners current."""
         folder = pathlib.Path(root) / f"{self.name}-{self.identity(arch)}"
-        toml_path = folder / f"{self.name}.toml"
-        if toml_path.is_file():
-            return folder
         cubins = folder / f"{self.name}.cubins"
         cubins.mkdir(parents=True, exist_ok=True)
-        variants = list(enumerate(self.specializations()))
-        jobs = [(c, d, v) for c in self.configs for d in self.dtypes for v in variants]
+        toml_path = folder / f"{self.name}.toml"
+        if not toml_path.is_file():
+            import triton
+            if self.reference is not None:
+                _replace(folder / f"{self.name}.cu", self.reference.source.encode())
+            # the folder counts as written once its description is there
+            _replace(toml_path, self.toml_text(arch, triton.__version__).encode())
+        self._add_cubins(cubins, arch, self._jobs(needs), workers)
+        return folder
+
+    def _jobs(self, needs):
+        """(config, dtype, variant index) of every cubin `needs` asks for, in index order."""
+        specs = self.specializations()
+        if needs is None:
+            needs = [(d, None) for d in self.dtypes]
+        wanted = set()
+        for dtype, values in needs:
+            if dtype not in self.dtypes:
+                raise BadInputError(f"{self.name}: dtype {dtype!r} is not one of its dtypes {self.dtypes}")
+            if isinstance(values, str):
+                values = _shape_values(values)
+            wanted.update((dtype, v) for v in self.needed_specializations(values))
+        return [(i, d, v) for i in range(len(self.configs)) for d in self.dtypes for v in range(len(specs))
+                if (d, v) in wanted]
+
+    def _add_cubins(self, cubins, arch, jobs, workers):
+        """Compiles the jobs the index lacks and adds them to it. Shards of a job array may do this in
+        one folder on a shared file system at once: every file is written whole, and the index is
+        re-read and rewritten under a lock, so no shard's cubins are lost."""
+        index = cubins / "index.toml"
+        held = {_entry_key(e) for e in _read_index(index)}
+        specs = self.specializations()
+        todo = [j for j in jobs if _cubin_key(self.point(self.configs[j[0]]), j[1], j[2]) not in held]
+        if not todo:
+            return
         with concurrent.futures.ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
-            compiled = list(pool.map(lambda job: self._compile_one(job[0], job[1], arch, *job[2][1]), jobs))
+            compiled = list(pool.map(lambda j: self._compile_one(self.configs[j[0]], j[1], arch, *specs[j[2]]),
+                                     todo))
         entries = []
-        for (config, dtype, (variant, (ones, aligned))), cc in zip(jobs, compiled):
+        for (i, dtype, variant), cc in zip(todo, compiled):
+            ones, aligned = specs[variant]
             file = f"{cc.config_name}.{dtype}.v{variant}.cubin"
-            # Whole files only: shards of a job array may write one folder on a shared file system at
-            # once, and one may read a cubin while another writes the same one.
-            tmp = cubins / f".{file}.{os.getpid()}.tmp"
-            tmp.write_bytes(cc.cubin)
-            os.replace(tmp, cubins / file)
-            entries.append({"config": self.point(config), "dtype": dtype, "file": file, "entry": cc.name,
+            _replace(cubins / file, cc.cubin)
+            entries.append({"config": self.point(self.configs[i]), "dtype": dtype, "file": file, "entry": cc.name,
                             "threads": 32 * cc.num_warps, "shared": cc.shared_bytes,
                             "scratch": [cc.global_scratch_bytes, cc.profile_scratch_bytes],
                             "ones": list(ones), "aligned": list(aligned), "name": cc.config_name})
-        if self.reference is not None:
-            (folder / f"{self.name}.cu").write_text(self.reference.source)
-        text = self.toml_text(entries, arch, compiled[0].triton_version)
-        tmp = toml_path.with_suffix(f".toml.{os.getpid()}.tmp")
-        tmp.write_text(text)
-        os.replace(tmp, toml_path)  # the folder counts as written once its description is there
-        return folder
+        with _locked(cubins / ".index.lock"):
+            merged = {_entry_key(e): e for e in _read_index(index)}
+            for e in entries:
+                merged.setdefault(_entry_key(e), e)
+            # per config and dtype, the most specialized cubin first: the worker runs the first that fits
+            order = {_cubin_key(self.point(c), d, v): n for n, (c, d, v) in enumerate(
+                (c, d, v) for c in self.configs for d in self.dtypes for v in range(len(specs)))}
+            listed = sorted(merged.values(), key=lambda e: order.get(_entry_key(e), len(order)))
+            _replace(index, _index_text(listed).encode())
 
-    def toml_text(self, cubins, arch, triton_version):
-        """The description (docs/byo.md) with its `[prebuilt]` table of `cubins`."""
+    def toml_text(self, arch, triton_version):
+        """The description (docs/byo.md) with its `[prebuilt]` table; the cubins are listed in the
+        folder's index (write)."""
         lines = [f"description = {_toml(f'Triton kernel {self.module}:{self.function}')}",
                  f"dims = {_toml(self.dims)}", f"dtypes = {_toml(self.dtypes)}"]
         if self.reference is None:
@@ -251,6 +390,4 @@ class Description:
             lines += ["", "[work]"] + [f"{k} = {_toml(v)}" for k, v in self.work.items()]
         lines += ["", "[prebuilt]", f"arch = {_toml(arch)}",
                   f"producer = {_toml(f'triton {triton_version}, source {str(self.fn.cache_key)[:16]}')}"]
-        for c in cubins:
-            lines += ["", "[[prebuilt.cubin]]"] + [f"{k} = {_toml(v)}" for k, v in c.items()]
         return "\n".join(lines) + "\n"

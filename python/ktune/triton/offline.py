@@ -4,11 +4,12 @@ A key file holds `KERNEL SHAPE DTYPE [LAYOUT]` lines: the keys `ktune.triton.aut
 untuned (misses.py: the kernel named `triton:MODULE:FUNCTION`), and, when a program records the
 misses of `ktune.Runtime` or `ktune.torch` into the same file, keys of ktune's own kernels. Each
 Triton kernel's module is imported, its description folder written (every config compiled ahead of
-time; description.py) and its lines renamed to the folder's kernel; then ONE `ktune tune --shapes`
-run tunes every key of the file, so `--shard I/N` (or `auto` in a Slurm job array or a Kubernetes
-Indexed Job) splits the whole file by ktune's own rule (tuner/inputs/shard_plan.hpp: every key in
-exactly one shard, balanced by estimated evaluations, the same on every machine), and the shards'
-databases merge with `ktune cache merge`.
+time for the dtypes and specializations its lines need; description.py) and its lines renamed to
+the folder's kernel; then ONE `ktune tune --shapes` run tunes every key of the file, so
+`--shard I/N` (or `auto` in a Slurm job array or a Kubernetes Indexed Job) splits the whole file by
+ktune's own rule (tuner/inputs/shard_plan.hpp: every key in exactly one shard, balanced by
+estimated evaluations, the same on every machine), and the shards' databases merge with
+`ktune cache merge`.
 """
 
 import importlib
@@ -50,24 +51,29 @@ def translate(path, out, arch="sm_90", root=None):
     keys as written, comments as blank lines. Returns the folders written, one a Triton kernel.
     BadInputError "FILE:LINE: ..." for a Triton line that is not `triton:MODULE:FUNCTION SHAPE DTYPE`
     or names what cannot be imported."""
-    folders = {}  # triton:MODULE:FUNCTION -> (folder, ktune's kernel name)
-    lines = []
+    rows = []  # (line number, fields or None, text)
+    needs = {}  # triton:MODULE:FUNCTION -> [(dtype, shape text)]
     with open(path) as f:
         for number, text in enumerate(f, 1):
             fields = text.split("#", 1)[0].split()
             if not fields or not fields[0].startswith(PREFIX):
-                lines.append("" if not fields else text.rstrip("\n"))
+                rows.append((number, None, "" if not fields else text.rstrip("\n")))
                 continue
-            try:
-                if len(fields) != 3:
-                    raise BadInputError(f"expected '{fields[0]} SHAPE DTYPE' (a Triton kernel has no layout), "
-                                        f"got {' '.join(fields)!r}")
-                if fields[0] not in folders:
-                    description = kernel_of(fields[0]).description
-                    folders[fields[0]] = (description.write(root or cache_root(), arch=arch), description.name)
-            except BadInputError as e:
-                raise BadInputError(f"{path}:{number}: {e}") from None
-            lines.append(f"{folders[fields[0]][1]} {fields[1]} {fields[2]}")
+            if len(fields) != 3:
+                raise BadInputError(f"{path}:{number}: expected '{fields[0]} SHAPE DTYPE' (a Triton kernel has "
+                                    f"no layout), got {' '.join(fields)!r}")
+            needs.setdefault(fields[0], []).append((fields[2], fields[1]))
+            rows.append((number, fields, None))
+    folders = {}  # triton:MODULE:FUNCTION -> (folder, ktune's kernel name)
+    first_line = {fields[0]: number for number, fields, _ in reversed(rows) if fields}
+    for kernel, wanted in needs.items():
+        try:
+            description = kernel_of(kernel).description
+            folders[kernel] = (description.write(root or cache_root(), arch=arch, needs=wanted), description.name)
+        except BadInputError as e:
+            raise BadInputError(f"{path}:{first_line[kernel]}: {e}") from None
+    lines = [text if fields is None else f"{folders[fields[0]][1]} {fields[1]} {fields[2]}"
+             for _, fields, text in rows]
     pathlib.Path(out).write_text("\n".join(lines) + "\n")
     return [folder for folder, _ in folders.values()]
 

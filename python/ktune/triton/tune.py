@@ -1,7 +1,8 @@
 """Tuning a described Triton kernel (description.py) through ktune: its folder is written (each config
-compiled ahead of time, in parallel) and `ktune tune` measures it in the worker like any candidate:
-verified against the reference, timed by the one timing path, crash-isolated, stored in the
-database. `best` reads a winner back through the look-up ABI (ktune.query)."""
+compiled ahead of time, in parallel, for the tuned dtype and the shapes' specialization only) and
+`ktune tune` measures it in the worker like any candidate: verified against the reference, timed by
+the one timing path, crash-isolated, stored in the database. `best` reads a winner back through the
+look-up ABI (ktune.query)."""
 
 import json
 import os
@@ -37,11 +38,12 @@ def tune(description: Description, shapes, dtype="bf16", db=None, arch="sm_90", 
     """Tunes `description` for each shape (dicts of the dimensions, or shape texts) and dtype with
     `ktune tune`, and returns its JSON document. `compile_only`: compile every candidate for `arch`
     and store them as skipped (no GPU needed). RuntimeFailure with ktune's message when it fails."""
-    folder = description.write(root or cache_root(), arch=arch)
+    texts = [s if isinstance(s, str) else shape_text(description, s) for s in shapes]
+    folder = description.write(root or cache_root(), arch=arch, needs=[(dtype, t) for t in texts])
     cmd = [ktune_executable(), "tune", "--kernel-dir", str(folder), "--kernel", description.name,
            "--dtype", dtype, "--json"]
-    for s in shapes:
-        cmd += ["--shape", s if isinstance(s, str) else shape_text(description, s)]
+    for t in texts:
+        cmd += ["--shape", t]
     if db is not None:
         cmd += ["--db", str(db)]
     if compile_only:
