@@ -29,6 +29,7 @@ made eagerly: a key first met while compiling or while a CUDA graph is captured 
 code (run the model eagerly once first, as warm-up before capture does anyway).
 """
 
+import inspect
 import threading
 
 import torch
@@ -47,6 +48,11 @@ _EAGER_OP = {name: _ops.NATIVE and name in _native.NATIVE_OPS
 _RMSNORM_CLASSES = ("LlamaRMSNorm", "MistralRMSNorm", "Qwen2RMSNorm", "Qwen3RMSNorm")
 _ATTENTION_CLASSES = ("LlamaAttention", "MistralAttention", "Qwen2Attention", "Qwen3Attention")
 _DTYPES = (torch.bfloat16, torch.float16)
+
+
+# The keyword argument the model's pre-hook hands down to the attention modules: (positions, context
+# lengths), int32 [B] each, of a decode step.
+STEP_POSITIONS = "ktune_step_positions"
 
 
 def _deciding() -> bool:
@@ -255,6 +261,7 @@ def _decide_rmsnorm(self, x):
 
 def _attention_forward(self, hidden_states, position_embeddings=None, attention_mask=None, past_key_values=None,
                        **kwargs):
+    step = kwargs.pop(STEP_POSITIONS, None)
     layer = _static_layer(self, hidden_states, past_key_values, kwargs)
     if layer is None:
         return self._ktune_base.forward(self, hidden_states, position_embeddings, attention_mask, past_key_values,
@@ -263,7 +270,7 @@ def _attention_forward(self, hidden_states, position_embeddings=None, attention_
     batch, rows = hidden_states.shape[0], layer.keys.shape[2]
     hq, hk, d = self.config.num_attention_heads, self.config.num_key_value_heads, self.head_dim
     table = opt.rope_table(opt.rotary, rows, hidden_states.device)
-    positions, lens = opt.step_positions(kwargs["position_ids"])
+    positions, lens = step if step is not None else opt.step_positions(kwargs["position_ids"])
     q = self.q_proj(hidden_states).view(batch, hq, d)
     k = self.k_proj(hidden_states).view(batch, hk, d)
     v = self.v_proj(hidden_states).view(batch, hk, d)
@@ -339,18 +346,39 @@ def _decide_attention(self, x, layer):
 _FORWARDS = {"linear": _linear_forward, "rmsnorm": _rmsnorm_forward, "attention": _attention_forward}
 
 
-def _padding_check(opt):
+def _step_hook(opt, passes_kwargs):
+    """The model's forward pre-hook: whether the attention mask pads (read eagerly only), and, for a
+    decode step of a model whose forward hands its keyword arguments down to the attention modules
+    (transformers' do), the step's positions and context lengths as int32, converted once a step
+    instead of once a layer (under torch.compile as well: two kernels a step, not two a layer)."""
     def hook(module, args, kwargs):
-        mask = kwargs.get("attention_mask")
-        if not _deciding():
-            return
-        if mask is None:
-            opt.padded = False
-        elif isinstance(mask, torch.Tensor) and mask.dim() == 2 and not mask.is_floating_point():
-            opt.padded = not bool(mask.all())  # one synchronisation a forward, eagerly only
-        else:
-            opt.padded = True  # a mask it cannot read (4-D, additive): the original attention
+        if passes_kwargs:
+            ids = kwargs.get("position_ids")
+            if ids is None and kwargs.get("cache_position") is not None:
+                ids = kwargs["cache_position"][None]
+            if isinstance(ids, torch.Tensor) and ids.dim() == 2 and ids.shape[1] == 1:
+                pos = ids.reshape(-1).to(torch.int32)
+                kwargs = {**kwargs, STEP_POSITIONS: (pos, pos + 1)}
+        if _deciding():
+            mask = kwargs.get("attention_mask")
+            if mask is None:
+                opt.padded = False
+            elif isinstance(mask, torch.Tensor) and mask.dim() == 2 and not mask.is_floating_point():
+                opt.padded = not bool(mask.all())  # one synchronisation a forward, eagerly only
+            else:
+                opt.padded = True  # a mask it cannot read (4-D, additive): the original attention
+        return args, kwargs
     return hook
+
+
+def _passes_kwargs(model) -> bool:
+    """Whether model's forward takes **kwargs (and so, in transformers' models, hands them down to
+    every decoder layer's attention)."""
+    try:
+        params = inspect.signature(type(model).forward).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
 def optimize(model, db=None, record_misses=None, runtime=None, untuned="original", linear=True, rmsnorm=True,
@@ -381,5 +409,5 @@ def optimize(model, db=None, record_misses=None, runtime=None, untuned="original
             continue
         opt._swap(module, cls, kind)
     if opt.swapped.get("attention"):
-        opt._hook = model.register_forward_pre_hook(_padding_check(opt), with_kwargs=True)
+        opt._hook = model.register_forward_pre_hook(_step_hook(opt, _passes_kwargs(model)), with_kwargs=True)
     return opt

@@ -87,8 +87,11 @@ def _check_against_stock(arch):
     stock = _tiny(arch)
     model = copy.deepcopy(stock)
     handle = kt.optimize(model, db=_db(), untuned="ktune")  # every key: ktune's default config
+    in_layers = []  # positions converted inside an attention layer: the model's hook hands them down
+    handle.step_positions = lambda ids, convert=handle.step_positions: in_layers.append(ids) or convert(ids)
     want, want_cache = _decode(stock, _ids())
     got, got_cache = _decode(model, _ids())
+    assert in_layers == [], f"{arch}: {len(in_layers)} layer calls converted the step's positions themselves"
     for step, (g, w) in enumerate(zip(got, want)):
         assert _rel(g, w) < TOL, f"{arch} step {step}: logits error {_rel(g, w):.3g}"
     rows = PREFILL + STEPS
