@@ -14,7 +14,8 @@ after a prefill of --context tokens.
    batch first, in alternating rounds (the median round), then the compiled ones batch by batch:
      stock eager                       the model as transformers runs it
      stock compiled, graph             torch.compile(mode="max-autotune-no-cudagraphs") of the
-                                       model's forward, one step captured in a CUDA graph, replayed
+                                       model (its call, hooks included), one step captured in a
+                                       CUDA graph, replayed
      ktune eager                       ktune.torch.optimize(model) on the tuned database
      ktune compiled, graph             the optimized model compiled and captured the same way
    Correctness against stock eager at the same steps: the logits' relative error and the share of
@@ -99,7 +100,7 @@ class Decoder:
                   position_ids=torch.arange(context, device="cuda")[None].expand(batch, -1))
         self.token = torch.randint(0, model.config.vocab_size, (batch, 1), generator=g, device="cuda")
         self.pos = torch.full((batch, 1), context, device="cuda")
-        self.forward = model.forward
+        self.forward = model  # called as a user calls it: its hooks run (ktune's converts a step's positions)
         self.logits = None
 
     def step(self):
@@ -297,7 +298,7 @@ def compiled_batch(args, row, want, stock, optimized):
     """Adds both compiled contenders, each captured in a CUDA graph, to the batch's row."""
     batch = row["batch"]
     d = Decoder(stock, batch, args.context, args.steps)
-    d.forward = torch.compile(stock.forward, mode="max-autotune-no-cudagraphs", fullgraph=True)
+    d.forward = torch.compile(stock, mode="max-autotune-no-cudagraphs", fullgraph=True)
     graph = d.capture()
     # the compiled model's own distance from eager: the noise floor ktune's check is read against
     row["stock_compiled_error"], row["stock_compiled_argmax"], row["stock_compiled_decisive"] = \
@@ -307,7 +308,7 @@ def compiled_batch(args, row, want, stock, optimized):
     del graph, d
 
     d = Decoder(optimized, batch, args.context, args.steps)
-    d.forward = torch.compile(optimized.forward, mode="max-autotune-no-cudagraphs", fullgraph=True)
+    d.forward = torch.compile(optimized, mode="max-autotune-no-cudagraphs", fullgraph=True)
     graph = d.capture()
     got = check_steps(graph.replay, d)
     row["ktune_compiled_error"], row["ktune_compiled_argmax"], row["ktune_compiled_decisive"] = compare(got, want)

@@ -153,9 +153,15 @@ def test_a_decode_step_replays_from_a_cuda_graph_and_compiles():
         assert torch.equal(captured, want)
         assert int(cache.layers[0].cumulative_length) == PREFILL + 2
         _restore(cache, state)
-        compiled = torch.compile(model)
+        # one graph (hf_decode compiles so), the model's hook traced into it: no layer converts the
+        # step's positions itself
+        in_layers = []
+        handle.step_positions = lambda ids, convert=type(handle).step_positions: (in_layers.append(1)
+                                                                                  or convert(handle, ids))
+        compiled = torch.compile(model, fullgraph=True)
         got = compiled(input_ids=token, past_key_values=cache, position_ids=pos).logits
         assert _rel(got, want) < TOL, f"compiled: logits error {_rel(got, want):.3g}"
+        assert in_layers == [], f"{len(in_layers)} compiled layer calls converted the step's positions"
         assert int(cache.layers[0].cumulative_length) == PREFILL + 2
 
 
