@@ -13,7 +13,9 @@ model; only its class changes, to a subclass whose forward chooses per call):
     KV cache (StaticCache) runs the q/k/v projections, RoPE with the cache append (with the q/k
     RMSNorm for Qwen3) and decode attention from ktune; a prefill, a dynamic cache, a sliding
     window shorter than the cache, or a batch with padding (an attention_mask with a zero, seen
-    by a check once a forward of the model) runs the original code.
+    by a check once a forward of the model) runs the original code. The model's forward pre-hook
+    also converts a decode step's positions to int32 once and hands them down to every layer
+    (call the model, not its `forward`, for that: a direct `forward` call converts them per layer).
 Each swapped module asks, once per input shape and dtype, whether ktune holds a tuned config for
 that key (a Runtime with on_miss="error": nothing is compiled for a key that is not tuned). A
 tuned key runs ktune's kernel; any other key, an input on another device or dtype, or a call

@@ -1,18 +1,22 @@
 """A Triton kernel described for ktune's harness: the same description a bring-your-own kernel
 folder holds (docs/byo.md), written by Python instead of by hand. Its candidates are the kernel's
 `triton.Config`s, each compiled ahead of time for the target architecture (compile.py) and listed
-with its cubin, entry, threads, shared memory and scratch sizes in a `[prebuilt]` table; ktune's
-worker then loads, verifies and times them like any candidate.
+with its cubin, entry, threads, shared memory and scratch sizes in the folder's cubin index
+(NAME.cubins/index.toml, outside the kernel's hash); ktune's worker then loads, verifies and times
+them like any candidate.
 
     d = Description(rmsnorm_rows, configs, dims=["rows", "n_cols"], dtypes=["bf16"],
                     args={"x_ptr": input_buffer("rows * n_cols"), ..., "eps": scalar(1e-6, "f32")},
                     grid="rows", reference=CudaReference(source, "rmsnorm_reference", "rows", 128))
-    folder = d.write(cache_folder, arch="sm_90")      # NAME.toml, NAME.cubins/, NAME.cu
+    folder = d.write(cache_folder, arch="sm_90", needs=[("bf16", "rows=64,n_cols=4096")])
+    # NAME.toml, NAME.cu, NAME.cubins/ with the bf16 cubins that shape runs, and their index
 
 A folder is named after a hash of everything that makes its cubins (Triton's version, the
-kernel's source, the configs, the argument types, the arch), so writing it again compiles nothing.
+kernel's source, the configs, the argument types, the arch); a write compiles only the cubins it
+needs that the folder does not hold yet.
 """
 
+import ast
 import concurrent.futures
 import contextlib
 import fcntl
@@ -91,7 +95,6 @@ def _toml(value):
 def _evaluate(expression, values):
     """An integer expression of dimensions (`values`) and integers, with + - * and parentheses; None
     for anything else."""
-    import ast
 
     def value(node):
         if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
