@@ -478,7 +478,8 @@ struct Reader final : DescriptionReaderContext {
     const toml::table root = toml_read::parse_toml_file(index);
     const std::string description_file = std::exchange(file, index.string());
     reject_unknown(root, {"cubin"}, "a cubin index");
-    if (!root.contains("cubin")) fail(1, "cubin", "missing: one [[cubin]] per config, dtype and specialization");
+    if (!root.contains("cubin"))
+      fail(1, "cubin", "missing: one [[cubin]] per config, dtype and specialization");
     read_cubins(*this, d, *root.get("cubin"), "cubin", cubins, *d.prebuilt);
     file = description_file;
   }

@@ -235,7 +235,8 @@ TEST_F(Prebuilt, CubinsListedInTheFoldersIndexServeAndStayOutOfTheHash) {
   // The same description with its cubin list moved to rows.cubins/index.toml.
   const std::string head(kToml, std::string_view(kToml).find("[[prebuilt.cubin]]"));
   std::string index = std::string(kToml).substr(head.size());
-  for (auto at = index.find("[[prebuilt.cubin]]"); at != std::string::npos; at = index.find("[[prebuilt.cubin]]"))
+  for (auto at = index.find("[[prebuilt.cubin]]"); at != std::string::npos;
+       at = index.find("[[prebuilt.cubin]]"))
     index.replace(at, 18, "[[cubin]]");
   write(dir_ / "rows.cubins" / "index.toml", index);
   const UserKernelSpec spec(parse(head));

@@ -154,19 +154,13 @@ def _read_index(index):
     return tomllib.loads(index.read_text()).get("cubin", [])
 
 
-def _variant(entry):
-    """The specialization index a cubin's file name carries (NAME.DTYPE.vI.cubin)."""
-    m = re.search(r"\.v(\d+)\.cubin$", entry["file"])
-    return int(m.group(1)) if m else 0
-
-
-def _cubin_key(config, dtype, variant):
-    """What identifies a cubin in the index: its config, dtype and specialization."""
-    return json.dumps(dict(config), sort_keys=True), dtype, variant
+def _cubin_key(config, dtype, ones, aligned):
+    """What identifies a cubin in the index, as ktune's reader does: config, dtype, ones, aligned."""
+    return json.dumps(dict(config), sort_keys=True), dtype, tuple(ones), tuple(aligned)
 
 
 def _entry_key(entry):
-    return _cubin_key(entry["config"], entry["dtype"], _variant(entry))
+    return _cubin_key(entry["config"], entry["dtype"], entry.get("ones", ()), entry.get("aligned", ()))
 
 
 def _index_text(entries):
@@ -339,7 +333,7 @@ class Description:
         index = cubins / "index.toml"
         held = {_entry_key(e) for e in _read_index(index)}
         specs = self.specializations()
-        todo = [j for j in jobs if _cubin_key(self.point(self.configs[j[0]]), j[1], j[2]) not in held]
+        todo = [j for j in jobs if _cubin_key(self.point(self.configs[j[0]]), j[1], *specs[j[2]]) not in held]
         if not todo:
             return
         with concurrent.futures.ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
@@ -359,8 +353,8 @@ class Description:
             for e in entries:
                 merged.setdefault(_entry_key(e), e)
             # per config and dtype, the most specialized cubin first: the worker runs the first that fits
-            order = {_cubin_key(self.point(c), d, v): n for n, (c, d, v) in enumerate(
-                (c, d, v) for c in self.configs for d in self.dtypes for v in range(len(specs)))}
+            order = {_cubin_key(self.point(c), d, *v): n for n, (c, d, v) in enumerate(
+                (c, d, v) for c in self.configs for d in self.dtypes for v in specs)}
             listed = sorted(merged.values(), key=lambda e: order.get(_entry_key(e), len(order)))
             _replace(index, _index_text(listed).encode())
 

@@ -51,21 +51,22 @@ def translate(path, out, arch="sm_90", root=None):
     keys as written, comments as blank lines. Returns the folders written, one a Triton kernel.
     BadInputError "FILE:LINE: ..." for a Triton line that is not `triton:MODULE:FUNCTION SHAPE DTYPE`
     or names what cannot be imported."""
-    rows = []  # (line number, fields or None, text)
+    rows = []  # (fields of a Triton line, or None and the text kept as it is)
     needs = {}  # triton:MODULE:FUNCTION -> [(dtype, shape text)]
+    first_line = {}  # triton:MODULE:FUNCTION -> the line that names it first
     with open(path) as f:
         for number, text in enumerate(f, 1):
             fields = text.split("#", 1)[0].split()
             if not fields or not fields[0].startswith(PREFIX):
-                rows.append((number, None, "" if not fields else text.rstrip("\n")))
+                rows.append((None, "" if not fields else text.rstrip("\n")))
                 continue
             if len(fields) != 3:
                 raise BadInputError(f"{path}:{number}: expected '{fields[0]} SHAPE DTYPE' (a Triton kernel has "
                                     f"no layout), got {' '.join(fields)!r}")
             needs.setdefault(fields[0], []).append((fields[2], fields[1]))
-            rows.append((number, fields, None))
+            first_line.setdefault(fields[0], number)
+            rows.append((fields, None))
     folders = {}  # triton:MODULE:FUNCTION -> (folder, ktune's kernel name)
-    first_line = {fields[0]: number for number, fields, _ in reversed(rows) if fields}
     for kernel, wanted in needs.items():
         try:
             description = kernel_of(kernel).description
@@ -73,7 +74,7 @@ def translate(path, out, arch="sm_90", root=None):
         except BadInputError as e:
             raise BadInputError(f"{path}:{first_line[kernel]}: {e}") from None
     lines = [text if fields is None else f"{folders[fields[0]][1]} {fields[1]} {fields[2]}"
-             for _, fields, text in rows]
+             for fields, text in rows]
     pathlib.Path(out).write_text("\n".join(lines) + "\n")
     return [folder for folder, _ in folders.values()]
 
