@@ -9,13 +9,21 @@ What it swaps, in place (the module keeps its parameters, its state_dict and its
 model; only its class changes, to a subclass whose forward chooses per call):
   - every torch.nn.Linear: ktune's gemm, with the bias epilogue where the layer has a bias;
   - the RMSNorm modules of transformers' Llama, Mistral, Qwen2 and Qwen3 (found by class): rmsnorm;
+  - their MLP modules: gate and up run as one GEMM over the two weights concatenated, then
+    act(gate) * up and the down projection;
   - their attention modules: a decode step (one new token a sequence) over transformers' static
-    KV cache (StaticCache) runs the q/k/v projections, RoPE with the cache append (with the q/k
-    RMSNorm for Qwen3) and decode attention from ktune; a prefill, a dynamic cache, a sliding
+    KV cache (StaticCache) runs the q/k/v projections (one GEMM over the three weights when the
+    step has one token, so that q, k and v are dense slices of its output), RoPE with the cache
+    append (with the q/k RMSNorm for Qwen3) and decode attention from ktune; a prefill, a dynamic cache, a sliding
     window shorter than the cache, or a batch with padding (an attention_mask with a zero, seen
     by a check once a forward of the model) runs the original code. The model's forward pre-hook
     also converts a decode step's positions to int32 once and hands them down to every layer
     (call the model, not its `forward`, for that: a direct `forward` call converts them per layer).
+The fused projections concatenate the weights (and biases) once, at the first call on a GPU, and
+point the Linear layers' parameters at their slices: the same Parameter objects and values, one
+storage (undo() gives each its own again; a library that refuses shared storage, such as
+safetensors' save, wants undo() first; moving or casting the model drops the fused weights, which
+are built again at the next call).
 Each swapped module asks, once per input shape and dtype, whether ktune holds a tuned config for
 that key (a Runtime with on_miss="error": nothing is compiled for a key that is not tuned). A
 tuned key runs ktune's kernel; any other key, an input on another device or dtype, or a call
@@ -49,6 +57,9 @@ _EAGER_OP = {name: _ops.NATIVE and name in _native.NATIVE_OPS
 
 _RMSNORM_CLASSES = ("LlamaRMSNorm", "MistralRMSNorm", "Qwen2RMSNorm", "Qwen3RMSNorm")
 _ATTENTION_CLASSES = ("LlamaAttention", "MistralAttention", "Qwen2Attention", "Qwen3Attention")
+_MLP_CLASSES = ("LlamaMLP", "MistralMLP", "Qwen2MLP", "Qwen3MLP")
+_QKV = ("q_proj", "k_proj", "v_proj")
+_GATE_UP = ("gate_proj", "up_proj")
 _DTYPES = (torch.bfloat16, torch.float16)
 
 
@@ -92,14 +103,18 @@ class Optimized:
         module.__class__ = _subclass(cls)
         module._ktune = self
         module._ktune_keys = {}
+        if kind in ("attention", "mlp"):
+            module._ktune_fused = None  # (weight, bias, sizes) once fused; False: they cannot be
         self._modules.append((module, cls))
         self.swapped[kind] = self.swapped.get(kind, 0) + 1
 
     def undo(self):
         """Restores every swapped module's class and removes what optimize() added."""
         for module, cls in reversed(self._modules):
+            if module.__dict__.get("_ktune_fused"):
+                _unfuse(module, _QKV if hasattr(module, "q_proj") else _GATE_UP)
             module.__class__ = cls
-            for name in ("_ktune", "_ktune_keys"):
+            for name in ("_ktune", "_ktune_keys", "_ktune_fused"):
                 module.__dict__.pop(name, None)
         self._modules.clear()
         if self._hook is not None:
@@ -173,9 +188,21 @@ _SUBCLASSES = {}  # a swapped module's class -> its Ktune subclass
 def _subclass(cls):
     sub = _SUBCLASSES.get(cls)
     if sub is None:
-        forward = _FORWARDS[_kind_of(cls)]
-        sub = _SUBCLASSES[cls] = type(f"Ktune{cls.__name__}", (cls,), {"forward": forward, "_ktune_base": cls})
+        kind = _kind_of(cls)
+        members = {"forward": _FORWARDS[kind], "_ktune_base": cls}
+        if kind in ("attention", "mlp"):
+            members["_apply"] = _apply_dropping_fused
+        sub = _SUBCLASSES[cls] = type(f"Ktune{cls.__name__}", (cls,), members)
     return sub
+
+
+def _apply_dropping_fused(self, fn, *args, **kwargs):
+    """Module._apply (to(), cuda(), half() ...): the layers' parameters may be new tensors after
+    it, so the fused weights are dropped and fused again at the next call."""
+    out = self._ktune_base._apply(self, fn, *args, **kwargs)
+    self._ktune_fused = None
+    self._ktune_keys.clear()
+    return out
 
 
 def _kind_of(cls):
@@ -186,7 +213,94 @@ def _kind_of(cls):
             return "rmsnorm"
         if c.__name__ in _ATTENTION_CLASSES:
             return "attention"
+        if c.__name__ in _MLP_CLASSES:
+            return "mlp"
     return None
+
+
+def _plain_linear(m) -> bool:
+    return type(m) is torch.nn.Linear or getattr(type(m), "_ktune_base", None) is torch.nn.Linear
+
+
+# ---- projections fused into one GEMM
+
+
+def _fuse(module, names):
+    """Concatenates the weights (and biases) of module's Linear layers `names` (on a GPU, one dtype,
+    one input size, all with a bias or none) and points their parameters at the slices; returns
+    (weight, bias or None, output sizes), or False when they cannot be fused."""
+    layers = [getattr(module, n, None) for n in names]
+    if not all(_plain_linear(m) for m in layers):
+        return False
+    w0 = layers[0].weight
+    if (not w0.is_cuda or w0.dtype not in _DTYPES
+            or any(m.weight.dtype != w0.dtype or m.weight.device != w0.device or m.in_features != layers[0].in_features
+                   for m in layers)):
+        return False
+    biased = [m.bias is not None for m in layers]
+    if any(biased) and (not all(biased) or any(m.bias.dtype != w0.dtype for m in layers)):
+        return False
+    sizes = [m.out_features for m in layers]
+    with torch.no_grad():
+        weight = torch.cat([m.weight for m in layers])
+        bias = torch.cat([m.bias for m in layers]) if all(biased) else None
+    for m, part in zip(layers, weight.split(sizes)):
+        m.weight.data = part
+    if bias is not None:
+        for m, part in zip(layers, bias.split(sizes)):
+            m.bias.data = part
+    return weight, bias, sizes
+
+
+def _unfuse(module, names):
+    """Gives each fused layer's parameters a storage of their own again (the same values)."""
+    with torch.no_grad():
+        for m in (getattr(module, n) for n in names):
+            m.weight.data = m.weight.data.clone()
+            if m.bias is not None:
+                m.bias.data = m.bias.data.clone()
+
+
+def _gemm(module, a, weight, bias):
+    """a @ weight.T (+ bias) through ktune's cheapest door (see _linear_forward)."""
+    epilogue = "none" if bias is None else "bias"
+    if torch.compiler.is_compiling():
+        return _ops.gemm(a, weight, bias, "nt", epilogue)
+    rt = module._ktune.runtime(a.get_device())  # bound to torch.ops.ktune (another model's may be)
+    if _EAGER_OP["gemm"]:
+        return _ops.gemm(a, weight, bias, "nt", epilogue)
+    c = a.new_empty((a.shape[0], weight.shape[0]))
+    rt.gemm(a, weight, c, bias=bias, epilogue=epilogue)
+    return c
+
+
+def _fused_served(self, x, names) -> bool:
+    """Whether the fused projection of `names` serves input x (its key tuned); decided once per
+    input shape and dtype, eagerly."""
+    key = (names, x.shape, x.dtype)
+    use = self._ktune_keys.get(key)
+    if use is None:
+        if not _deciding():
+            return False
+        use = self._ktune_keys[key] = _decide_fused(self, x, names)
+    return use and not _grad_needed(x, *(getattr(self, n).weight for n in names))
+
+
+def _decide_fused(self, x, names):
+    if not (x.is_cuda and x.dtype in _DTYPES and x.dim() >= 2 and x.numel() > 0):
+        return False
+    if self._ktune_fused is None:
+        self._ktune_fused = _fuse(self, names)
+    if not self._ktune_fused:
+        return False
+    weight, bias, _ = self._ktune_fused
+    if weight.dtype != x.dtype or weight.device != x.device or x.shape[-1] != weight.shape[1]:
+        return False
+    a = x.reshape(-1, weight.shape[1])
+    epilogue = "none" if bias is None else "bias"
+    rt = self._ktune.runtime(x.get_device())
+    key = ("gemm", a.shape[0], weight.shape[0], weight.shape[1], x.dtype, epilogue, x.get_device())
+    return self._ktune.decide(key, lambda: rt.prepare_gemm(a, weight, None, bias=bias, epilogue=epilogue))
 
 
 # ---- the forwards of the swapped modules
@@ -200,18 +314,8 @@ def _linear_forward(self, x):
         use = _decide_linear(self, x) if _deciding() else False
     if not use or _grad_needed(x, self.weight, self.bias):
         return F.linear(x, self.weight, self.bias)
-    opt, k, n = self._ktune, self.in_features, self.out_features
-    a = x.reshape(-1, k)
-    epilogue = "none" if self.bias is None else "bias"
-    if torch.compiler.is_compiling():
-        c = _ops.gemm(a, self.weight, self.bias, "nt", epilogue)
-    elif _EAGER_OP["gemm"]:
-        opt.runtime(x.get_device())  # bound to torch.ops.ktune (another model's may be)
-        c = _ops.gemm(a, self.weight, self.bias, "nt", epilogue)
-    else:
-        c = a.new_empty((a.shape[0], n))
-        opt.runtime(x.get_device()).gemm(a, self.weight, c, bias=self.bias, epilogue=epilogue)
-    return c.view(*x.shape[:-1], n)
+    c = _gemm(self, x.reshape(-1, self.in_features), self.weight, self.bias)
+    return c.view(*x.shape[:-1], self.out_features)
 
 
 def _decide_linear(self, x):
@@ -261,6 +365,30 @@ def _decide_rmsnorm(self, x):
     return use
 
 
+def _mlp_forward(self, x):
+    if not _fused_served(self, x, _GATE_UP):
+        if self._ktune_fused:  # fused but not tuned: the original math, the layers' own keys unrecorded
+            gate, up = self.gate_proj, self.up_proj
+            return self.down_proj(self.act_fn(F.linear(x, gate.weight, gate.bias)) * F.linear(x, up.weight, up.bias))
+        return self._ktune_base.forward(self, x)
+    weight, bias, sizes = self._ktune_fused
+    gate, up = _gemm(self, x.reshape(-1, weight.shape[1]), weight, bias).split(sizes, dim=1)
+    return self.down_proj((self.act_fn(gate) * up).view(*x.shape[:-1], sizes[1]))
+
+
+def _project_qkv(self, x, batch, hq, hk, d):
+    """q [batch, hq, d], k and v [batch, hk, d] of a decode step's hidden states x [batch, 1, h]:
+    with one token, one GEMM over the fused weights (its slices are dense); else each layer."""
+    if batch == 1 and _fused_served(self, x, _QKV):
+        weight, bias, sizes = self._ktune_fused
+        q, k, v = _gemm(self, x.reshape(1, -1), weight, bias).split(sizes, dim=1)
+    elif batch == 1 and self._ktune_fused:  # fused but not tuned: the original math, unrecorded
+        q, k, v = (F.linear(x, m.weight, m.bias) for m in (self.q_proj, self.k_proj, self.v_proj))
+    else:
+        q, k, v = self.q_proj(x), self.k_proj(x), self.v_proj(x)
+    return q.view(batch, hq, d), k.view(batch, hk, d), v.view(batch, hk, d)
+
+
 def _attention_forward(self, hidden_states, position_embeddings=None, attention_mask=None, past_key_values=None,
                        **kwargs):
     step = kwargs.pop(STEP_POSITIONS, None)
@@ -273,9 +401,7 @@ def _attention_forward(self, hidden_states, position_embeddings=None, attention_
     hq, hk, d = self.config.num_attention_heads, self.config.num_key_value_heads, self.head_dim
     table = opt.rope_table(opt.rotary, rows, hidden_states.device)
     positions, lens = step if step is not None else opt.step_positions(kwargs["position_ids"])
-    q = self.q_proj(hidden_states).view(batch, hq, d)
-    k = self.k_proj(hidden_states).view(batch, hk, d)
-    v = self.v_proj(hidden_states).view(batch, hk, d)
+    q, k, v = _project_qkv(self, hidden_states, batch, hq, hk, d)
     qw = self.q_norm.weight if hasattr(self, "q_norm") else None
     kw = self.k_norm.weight if hasattr(self, "k_norm") else None
     eps = self.q_norm.variance_epsilon if qw is not None else 1e-6
@@ -342,10 +468,13 @@ def _decide_attention(self, x, layer):
     attention = opt.decide(("decode_attention", batch, hq, hk, d, rows, x.dtype, device),
                            lambda: rt.prepare_decode_attention(q, keys, layer.values, q, context_lens=pos + 1,
                                                                scale=self.scaling))
+    if batch == 1:
+        _fused_served(self, x, _QKV)  # decided (and recorded when not tuned) with the step's other keys
     return rope and attention
 
 
-_FORWARDS = {"linear": _linear_forward, "rmsnorm": _rmsnorm_forward, "attention": _attention_forward}
+_FORWARDS = {"linear": _linear_forward, "rmsnorm": _rmsnorm_forward, "attention": _attention_forward,
+             "mlp": _mlp_forward}
 
 
 def _step_hook(opt, passes_kwargs):
@@ -384,14 +513,14 @@ def _passes_kwargs(model) -> bool:
 
 
 def optimize(model, db=None, record_misses=None, runtime=None, untuned="original", linear=True, rmsnorm=True,
-             attention=True):
+             attention=True, mlp=True):
     """Swaps model's modules for ones that run ktune's tuned kernels (see the module's doc);
     returns an Optimized handle (undo() restores the model). db: the database (None: $KTUNE_DB,
     else ~/.cache/ktune/ktune.db); record_misses: a file for every key met that is not tuned;
     runtime: serve from this ktune.Runtime instead of one opened per device on db; untuned:
     "original" (a key without a tuned config runs the module's own code) or "ktune" (it runs
     ktune's nearest tuned or default config: for trying ktune before a sweep, and for tests);
-    linear, rmsnorm, attention: which kinds of module to swap."""
+    linear, rmsnorm, attention, mlp: which kinds of module to swap."""
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"optimize: model must be a torch.nn.Module, not {type(model).__name__}")
     if runtime is not None and db is not None:
@@ -401,7 +530,7 @@ def optimize(model, db=None, record_misses=None, runtime=None, untuned="original
     opt = Optimized(model, db, record_misses, runtime, attention, untuned)
     rotary = [m for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")]
     opt.rotary = rotary[0] if len(rotary) == 1 else None  # the one table of the model's positions
-    wanted = {"linear": linear, "rmsnorm": rmsnorm, "attention": attention}
+    wanted = {"linear": linear, "rmsnorm": rmsnorm, "attention": attention, "mlp": mlp}
     for module in list(model.modules()):
         cls = type(module)
         kind = _kind_of(cls)

@@ -73,8 +73,8 @@ def _decode(model, ids, steps=STEPS):
     return out, cache
 
 
-def _ids(seed=1):
-    return torch.randint(0, 512, (BATCH, PREFILL), generator=torch.Generator(device="cuda").manual_seed(seed),
+def _ids(seed=1, batch=BATCH):
+    return torch.randint(0, 512, (batch, PREFILL), generator=torch.Generator(device="cuda").manual_seed(seed),
                          device="cuda")
 
 
@@ -82,15 +82,15 @@ def _db():
     return os.path.join(tempfile.mkdtemp(), "none.db")
 
 
-def _check_against_stock(arch):
+def _check_against_stock(arch, batch=BATCH):
     import ktune.torch as kt
     stock = _tiny(arch)
     model = copy.deepcopy(stock)
     handle = kt.optimize(model, db=_db(), untuned="ktune")  # every key: ktune's default config
     in_layers = []  # positions converted inside an attention layer: the model's hook hands them down
     handle.step_positions = lambda ids, convert=handle.step_positions: in_layers.append(ids) or convert(ids)
-    want, want_cache = _decode(stock, _ids())
-    got, got_cache = _decode(model, _ids())
+    want, want_cache = _decode(stock, _ids(batch=batch))
+    got, got_cache = _decode(model, _ids(batch=batch))
     assert in_layers == [], f"{arch}: {len(in_layers)} layer calls converted the step's positions themselves"
     for step, (g, w) in enumerate(zip(got, want)):
         assert _rel(g, w) < TOL, f"{arch} step {step}: logits error {_rel(g, w):.3g}"
@@ -116,6 +116,40 @@ def test_llama_decode_matches_the_stock_model():
 
 def test_qwen3_decode_with_qk_norm_matches_the_stock_model():
     _check_against_stock("qwen3")
+
+
+def _storage(p):
+    return p.untyped_storage().data_ptr()
+
+
+def _check_fused_projections(arch):
+    """Batch 1: q/k/v as one GEMM and gate/up as one GEMM, over weights the layers share; undo()
+    gives every parameter its own storage again with the same values."""
+    stock, model, handle = _check_against_stock(arch, batch=1)
+    cfg = model.config
+    qkv = (cfg.num_attention_heads + 2 * cfg.num_key_value_heads) * 64
+    served = {(k[1], k[2]) for k, use in handle.decisions.items() if use and k[0] == "gemm"}
+    assert (1, qkv) in served and (1, 2 * cfg.intermediate_size) in served, handle.decisions
+    for layer in model.model.layers:
+        attn, mlp = layer.self_attn, layer.mlp
+        assert _storage(attn.q_proj.weight) == _storage(attn.k_proj.weight) == _storage(attn.v_proj.weight)
+        assert _storage(mlp.gate_proj.weight) == _storage(mlp.up_proj.weight)
+        if attn.q_proj.bias is not None:
+            assert _storage(attn.q_proj.bias) == _storage(attn.v_proj.bias)
+    handle.undo()
+    shared = {}
+    for name, p in model.named_parameters():
+        assert _storage(p) not in shared, f"{name} shares storage with {shared.get(_storage(p))} after undo()"
+        shared[_storage(p)] = name
+    assert all(torch.equal(p, q) for p, q in zip(model.parameters(), stock.parameters()))
+
+
+def test_qwen2_batch_one_fuses_the_biased_qkv_and_gate_up_projections():
+    _check_fused_projections("qwen2")
+
+
+def test_qwen3_batch_one_fuses_the_qkv_and_gate_up_projections():
+    _check_fused_projections("qwen3")
 
 
 def _state(cache):
