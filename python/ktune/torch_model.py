@@ -9,6 +9,9 @@ What it swaps, in place (the module keeps its parameters, its state_dict and its
 model; only its class changes, to a subclass whose forward chooses per call):
   - every torch.nn.Linear: ktune's gemm, with the bias epilogue where the layer has a bias;
   - the RMSNorm modules of transformers' Llama, Mistral, Qwen2 and Qwen3 (found by class): rmsnorm;
+  - their decoder layers: the same steps, with each residual add inside ktune's RMSNorm with its
+    residual (rmsnorm_residual): the add after attention with the post-attention norm, the add
+    after the MLP with the next layer's input norm (the model's final norm after the last layer);
   - their MLP modules: gate and up run as one GEMM over the two weights concatenated, then
     act(gate) * up and the down projection;
   - their attention modules: a decode step (one new token a sequence) over transformers' static
@@ -53,11 +56,12 @@ from .runtime import Runtime
 # Eager calls of these ops go through torch.ops.ktune: its C++ kernel allocates and launches for
 # less than the Python Runtime door plus a torch allocation (docs/perf/cache-lookup.md).
 _EAGER_OP = {name: _ops.NATIVE and name in _native.NATIVE_OPS
-             for name in ("gemm", "rmsnorm", "rope_append", "decode_attention")}
+             for name in ("gemm", "rmsnorm", "rmsnorm_residual", "rope_append", "decode_attention")}
 
 _RMSNORM_CLASSES = ("LlamaRMSNorm", "MistralRMSNorm", "Qwen2RMSNorm", "Qwen3RMSNorm")
 _ATTENTION_CLASSES = ("LlamaAttention", "MistralAttention", "Qwen2Attention", "Qwen3Attention")
 _MLP_CLASSES = ("LlamaMLP", "MistralMLP", "Qwen2MLP", "Qwen3MLP")
+_LAYER_CLASSES = ("LlamaDecoderLayer", "MistralDecoderLayer", "Qwen2DecoderLayer", "Qwen3DecoderLayer")
 _QKV = ("q_proj", "k_proj", "v_proj")
 _GATE_UP = ("gate_proj", "up_proj")
 _DTYPES = (torch.bfloat16, torch.float16)
@@ -95,6 +99,9 @@ class Optimized:
         self._tables = {}  # (rotary module id, rows, device) -> cos/sin table f32 [rows, rot]
         self._step = None  # (position_ids, its version, positions i32 [B], context lengths i32 [B])
         self.padded = False  # the last eager forward's attention_mask had a zero
+        # (sum, rmsnorm(sum) * w, w): a decoder layer's output and its next norm's, computed together
+        # by that layer; the norm whose weight is w, called on sum, returns the second
+        self.carry = None
         self.rotary = None  # the model's rotary embedding module (transformers' models have one)
 
     # ---- set-up
@@ -105,6 +112,8 @@ class Optimized:
         module._ktune_keys = {}
         if kind in ("attention", "mlp"):
             module._ktune_fused = None  # (weight, bias, sizes) once fused; False: they cannot be
+        if kind == "layer":
+            module._ktune_next = None  # the norm that follows it (_chain_layers)
         self._modules.append((module, cls))
         self.swapped[kind] = self.swapped.get(kind, 0) + 1
 
@@ -114,8 +123,9 @@ class Optimized:
             if module.__dict__.get("_ktune_fused"):
                 _unfuse(module, _QKV if hasattr(module, "q_proj") else _GATE_UP)
             module.__class__ = cls
-            for name in ("_ktune", "_ktune_keys", "_ktune_fused"):
+            for name in ("_ktune", "_ktune_keys", "_ktune_fused", "_ktune_next"):
                 module.__dict__.pop(name, None)
+        self.carry = None
         self._modules.clear()
         if self._hook is not None:
             self._hook.remove()
@@ -215,6 +225,8 @@ def _kind_of(cls):
             return "attention"
         if c.__name__ in _MLP_CLASSES:
             return "mlp"
+        if c.__name__ in _LAYER_CLASSES:
+            return "layer"
     return None
 
 
@@ -333,6 +345,10 @@ def _decide_linear(self, x):
 
 
 def _rmsnorm_forward(self, x):
+    carry = self._ktune.carry
+    if carry is not None and carry[0] is x and carry[2] is self.weight:  # the previous layer normed x
+        self._ktune.carry = None
+        return carry[1]
     use = self._ktune_keys.get((x.shape, x.dtype))
     if use is False:
         return self._ktune_base.forward(self, x)
@@ -363,6 +379,70 @@ def _decide_rmsnorm(self, x):
         use = self._ktune.decide(key, lambda: rt.prepare_rmsnorm(x2, w, eps=self.variance_epsilon))
     self._ktune_keys[(x.shape, x.dtype)] = use
     return use
+
+
+def _residual_norm(norm, x, residual):
+    """(rmsnorm(x + residual) * norm.weight, x + residual) from one ktune kernel when norm is a
+    swapped RMSNorm and that key is tuned; None otherwise (the caller adds and norms itself)."""
+    if getattr(norm, "_ktune", None) is None:
+        return None
+    key = ("residual", x.shape, x.dtype)
+    use = norm._ktune_keys.get(key)
+    if use is None:
+        if not _deciding():
+            return None
+        use = norm._ktune_keys[key] = _decide_residual(norm, x, residual)
+    if not use or _grad_needed(x, residual, norm.weight):
+        return None
+    x2, r2 = x.reshape(-1, x.shape[-1]), residual.reshape(-1, x.shape[-1])
+    if torch.compiler.is_compiling():
+        y, s = _ops.rmsnorm_residual(x2, r2, norm.weight, norm.variance_epsilon)
+    elif _EAGER_OP["rmsnorm_residual"]:
+        norm._ktune.runtime(x.get_device())
+        y, s = _ops.rmsnorm_residual(x2, r2, norm.weight, norm.variance_epsilon)
+    else:
+        y, s = norm._ktune.runtime(x.get_device()).rmsnorm(x2, norm.weight, torch.empty_like(x2), residual=r2,
+                                                           residual_out=torch.empty_like(x2),
+                                                           eps=norm.variance_epsilon)
+    return y.view(x.shape), s.view(x.shape)
+
+
+def _decide_residual(norm, x, residual):
+    w = norm.weight
+    if not (x.is_cuda and x.dtype in _DTYPES and w.dtype == x.dtype and w.device == x.device
+            and residual.dtype == x.dtype and residual.shape == x.shape and x.is_contiguous()
+            and residual.is_contiguous() and x.dim() >= 2 and w.shape == (x.shape[-1],) and x.numel() > 0):
+        return False
+    x2 = x.reshape(-1, x.shape[-1])
+    rt = norm._ktune.runtime(x.get_device())
+    key = ("rmsnorm_residual", x2.shape[0], x2.shape[1], x.dtype, x.get_device())
+    return norm._ktune.decide(key, lambda: rt.prepare_rmsnorm(x2, w, residual=x2, eps=norm.variance_epsilon))
+
+
+def _layer_forward(self, hidden_states, attention_mask=None, position_ids=None, past_key_values=None,
+                   use_cache=False, position_embeddings=None, **kwargs):
+    """transformers' decoder layer (input norm, attention, residual add, post-attention norm, MLP,
+    residual add) with each residual add inside ktune's rmsnorm with its residual: the first with
+    the post-attention norm, the last with the next layer's input norm (or the model's final norm),
+    which then finds its result in opt.carry."""
+    residual = hidden_states
+    h = self.input_layernorm(hidden_states)
+    h, _ = self.self_attn(hidden_states=h, attention_mask=attention_mask, position_ids=position_ids,
+                          past_key_values=past_key_values, use_cache=use_cache,
+                          position_embeddings=position_embeddings, **kwargs)
+    fused = _residual_norm(self.post_attention_layernorm, h, residual)
+    if fused is None:
+        hidden = residual + h
+        h = self.post_attention_layernorm(hidden)
+    else:
+        h, hidden = fused
+    h = self.mlp(h)
+    following = self._ktune_next
+    fused = None if following is None else _residual_norm(following, h, hidden)
+    if fused is None:
+        return hidden + h
+    self._ktune.carry = (fused[1], fused[0], following.weight)
+    return fused[1]
 
 
 def _mlp_forward(self, x):
@@ -474,7 +554,7 @@ def _decide_attention(self, x, layer):
 
 
 _FORWARDS = {"linear": _linear_forward, "rmsnorm": _rmsnorm_forward, "attention": _attention_forward,
-             "mlp": _mlp_forward}
+             "mlp": _mlp_forward, "layer": _layer_forward}
 
 
 def _step_hook(opt, passes_kwargs):
@@ -483,6 +563,7 @@ def _step_hook(opt, passes_kwargs):
     (transformers' do), the step's positions and context lengths as int32, converted once a step
     instead of once a layer (under torch.compile as well: two kernels a step, not two a layer)."""
     def hook(module, args, kwargs):
+        opt.carry = None
         if passes_kwargs:
             ids = kwargs.get("position_ids")
             if ids is None and kwargs.get("cache_position") is not None:
@@ -512,15 +593,31 @@ def _passes_kwargs(model) -> bool:
     return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
+def _chain_layers(model):
+    """Each swapped decoder layer's following norm: the next layer's input norm, the last layer's
+    the model's final norm (transformers' `layers` list and `norm` of the model body), when swapped."""
+    for body in model.modules():
+        layers, final = getattr(body, "layers", None), getattr(body, "norm", None)
+        if not isinstance(layers, torch.nn.ModuleList):
+            continue
+        for i, layer in enumerate(layers):
+            if "_ktune_keys" not in layer.__dict__ or _kind_of(type(layer)) != "layer":
+                continue
+            following = layers[i + 1].input_layernorm if i + 1 < len(layers) else final
+            swapped = following is not None and "_ktune_keys" in following.__dict__
+            layer._ktune_next = following if swapped and _kind_of(type(following)) == "rmsnorm" else None
+
+
 def optimize(model, db=None, record_misses=None, runtime=None, untuned="original", linear=True, rmsnorm=True,
-             attention=True, mlp=True):
+             attention=True, mlp=True, layers=True):
     """Swaps model's modules for ones that run ktune's tuned kernels (see the module's doc);
     returns an Optimized handle (undo() restores the model). db: the database (None: $KTUNE_DB,
     else ~/.cache/ktune/ktune.db); record_misses: a file for every key met that is not tuned;
     runtime: serve from this ktune.Runtime instead of one opened per device on db; untuned:
     "original" (a key without a tuned config runs the module's own code) or "ktune" (it runs
     ktune's nearest tuned or default config: for trying ktune before a sweep, and for tests);
-    linear, rmsnorm, attention, mlp: which kinds of module to swap."""
+    linear, rmsnorm, attention, mlp, layers: which kinds of module to swap (a decoder layer's
+    residual adds move into ktune's RMSNorm, so layers needs rmsnorm)."""
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"optimize: model must be a torch.nn.Module, not {type(model).__name__}")
     if runtime is not None and db is not None:
@@ -530,7 +627,7 @@ def optimize(model, db=None, record_misses=None, runtime=None, untuned="original
     opt = Optimized(model, db, record_misses, runtime, attention, untuned)
     rotary = [m for m in model.modules() if type(m).__name__.endswith("RotaryEmbedding")]
     opt.rotary = rotary[0] if len(rotary) == 1 else None  # the one table of the model's positions
-    wanted = {"linear": linear, "rmsnorm": rmsnorm, "attention": attention, "mlp": mlp}
+    wanted = {"linear": linear, "rmsnorm": rmsnorm, "attention": attention, "mlp": mlp, "layer": layers and rmsnorm}
     for module in list(model.modules()):
         cls = type(module)
         kind = _kind_of(cls)
@@ -539,6 +636,7 @@ def optimize(model, db=None, record_misses=None, runtime=None, untuned="original
         if kind == "rmsnorm" and not (hasattr(module, "weight") and hasattr(module, "variance_epsilon")):
             continue
         opt._swap(module, cls, kind)
-    if opt.swapped.get("attention"):
+    _chain_layers(model)
+    if opt.swapped.get("attention") or opt.swapped.get("layer"):
         opt._hook = model.register_forward_pre_hook(_step_hook(opt, _passes_kwargs(model)), with_kwargs=True)
     return opt

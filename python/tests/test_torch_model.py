@@ -44,9 +44,10 @@ def test_swaps_the_known_modules_and_computes_the_same(arch):
     layers = model.config.num_hidden_layers
     norms_a_layer = 4 if arch == "qwen3" else 2  # input and post-attention norms (+ q/k norms)
     assert handle.swapped == {"linear": 7 * layers + 1, "rmsnorm": norms_a_layer * layers + 1, "attention": layers,
-                              "mlp": layers}
+                              "mlp": layers, "layer": layers}
     assert all(type(m).__name__.startswith("Ktune") for m in model.modules()
-               if isinstance(m, torch.nn.Linear) or type(m).__name__.endswith(("RMSNorm", "Attention", "MLP")))
+               if isinstance(m, torch.nn.Linear)
+               or type(m).__name__.endswith(("RMSNorm", "Attention", "MLP", "DecoderLayer")))
     assert {k: v.data_ptr() for k, v in model.state_dict().items()} == state  # the same tensors, the same keys
     with torch.no_grad():
         got = model(input_ids=ids).logits

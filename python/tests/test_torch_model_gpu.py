@@ -102,7 +102,8 @@ def _check_against_stock(arch, batch=BATCH):
             assert _rel(g, w) < TOL, f"{arch} layer {layer} {which}: error {_rel(g, w):.3g}"
         assert int(got_cache.layers[layer].cumulative_length) == rows
     served = {key[0] for key, use in handle.decisions.items() if use}
-    assert served == {"gemm", "rmsnorm", "rope_append", "decode_attention"}, handle.decisions
+    assert served == {"gemm", "rmsnorm", "rmsnorm_residual", "rope_append", "decode_attention"}, handle.decisions
+    assert handle.carry is None, "the last layer's norm result was not taken by the model's final norm"
     return stock, model, handle
 
 
