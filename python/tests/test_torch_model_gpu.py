@@ -137,12 +137,20 @@ def _check_fused_projections(arch):
         assert _storage(mlp.gate_proj.weight) == _storage(mlp.up_proj.weight)
         if attn.q_proj.bias is not None:
             assert _storage(attn.q_proj.bias) == _storage(attn.v_proj.bias)
+    assert _changed(model, stock) == [], "fused parameters differ from the stock model's"
     handle.undo()
     shared = {}
     for name, p in model.named_parameters():
         assert _storage(p) not in shared, f"{name} shares storage with {shared.get(_storage(p))} after undo()"
         shared[_storage(p)] = name
-    assert all(torch.equal(p, q) for p, q in zip(model.parameters(), stock.parameters()))
+    assert _changed(model, stock) == [], "parameters after undo() differ from the stock model's"
+
+
+def _changed(model, stock):
+    """(name, max |difference|) of every parameter of model that is not the stock model's."""
+    want = dict(stock.named_parameters())
+    return [(n, (p.float() - want[n].float()).abs().max().item() if p.shape == want[n].shape else "shape")
+            for n, p in model.named_parameters() if not torch.equal(p, want[n])]
 
 
 def test_qwen2_batch_one_fuses_the_biased_qkv_and_gate_up_projections():
