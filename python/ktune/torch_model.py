@@ -605,7 +605,10 @@ def _chain_layers(model):
                 continue
             following = layers[i + 1].input_layernorm if i + 1 < len(layers) else final
             swapped = following is not None and "_ktune_keys" in following.__dict__
-            layer._ktune_next = following if swapped and _kind_of(type(following)) == "rmsnorm" else None
+            # object.__setattr__: a Module assigned the usual way would be registered as a submodule
+            # (a second path to the norm's weight in parameters() and state_dict())
+            object.__setattr__(layer, "_ktune_next",
+                               following if swapped and _kind_of(type(following)) == "rmsnorm" else None)
 
 
 def optimize(model, db=None, record_misses=None, runtime=None, untuned="original", linear=True, rmsnorm=True,

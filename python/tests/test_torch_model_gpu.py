@@ -104,6 +104,7 @@ def _check_against_stock(arch, batch=BATCH):
     served = {key[0] for key, use in handle.decisions.items() if use}
     assert served == {"gemm", "rmsnorm", "rmsnorm_residual", "rope_append", "decode_attention"}, handle.decisions
     assert handle.carry is None, "the last layer's norm result was not taken by the model's final norm"
+    assert list(model.state_dict()) == list(stock.state_dict()), "optimize() changed the state_dict's keys"
     return stock, model, handle
 
 
