@@ -64,6 +64,7 @@ _MLP_CLASSES = ("LlamaMLP", "MistralMLP", "Qwen2MLP", "Qwen3MLP")
 _LAYER_CLASSES = ("LlamaDecoderLayer", "MistralDecoderLayer", "Qwen2DecoderLayer", "Qwen3DecoderLayer")
 _QKV = ("q_proj", "k_proj", "v_proj")
 _GATE_UP = ("gate_proj", "up_proj")
+_FUSED = {"attention": _QKV, "mlp": _GATE_UP}  # the Linear layers a module kind fuses
 _DTYPES = (torch.bfloat16, torch.float16)
 
 
@@ -110,7 +111,7 @@ class Optimized:
         module.__class__ = _subclass(cls)
         module._ktune = self
         module._ktune_keys = {}
-        if kind in ("attention", "mlp"):
+        if kind in _FUSED:
             module._ktune_fused = None  # (weight, bias, sizes) once fused; False: they cannot be
         if kind == "layer":
             module._ktune_next = None  # the norm that follows it (_chain_layers)
@@ -121,7 +122,7 @@ class Optimized:
         """Restores every swapped module's class and removes what optimize() added."""
         for module, cls in reversed(self._modules):
             if module.__dict__.get("_ktune_fused"):
-                _unfuse(module, _QKV if hasattr(module, "q_proj") else _GATE_UP)
+                _unfuse(module, _FUSED[_kind_of(cls)])
             module.__class__ = cls
             for name in ("_ktune", "_ktune_keys", "_ktune_fused", "_ktune_next"):
                 module.__dict__.pop(name, None)
@@ -200,7 +201,7 @@ def _subclass(cls):
     if sub is None:
         kind = _kind_of(cls)
         members = {"forward": _FORWARDS[kind], "_ktune_base": cls}
-        if kind in ("attention", "mlp"):
+        if kind in _FUSED:
             members["_apply"] = _apply_dropping_fused
         sub = _SUBCLASSES[cls] = type(f"Ktune{cls.__name__}", (cls,), members)
     return sub
@@ -356,27 +357,36 @@ def _rmsnorm_forward(self, x):
         use = _decide_rmsnorm(self, x) if _deciding() else False
     if not use or _grad_needed(x, self.weight):
         return self._ktune_base.forward(self, x)
-    x2 = x.reshape(-1, x.shape[-1])
+    return _norm(self, x.reshape(-1, x.shape[-1])).view(x.shape)
+
+
+def _norm(norm, x2, r2=None):
+    """rmsnorm(x2) * norm.weight, or with r2 (rmsnorm(x2 + r2) * norm.weight, x2 + r2), through
+    ktune's cheapest door (see _gemm)."""
+    op, eps = ("rmsnorm" if r2 is None else "rmsnorm_residual"), norm.variance_epsilon
     if torch.compiler.is_compiling():
-        y = _ops.rmsnorm(x2, self.weight, self.variance_epsilon)
-    elif _EAGER_OP["rmsnorm"]:
-        self._ktune.runtime(x.get_device())
-        y = _ops.rmsnorm(x2, self.weight, self.variance_epsilon)
-    else:
-        y = torch.empty_like(x2)
-        self._ktune.runtime(x.get_device()).rmsnorm(x2, self.weight, y, eps=self.variance_epsilon)
-    return y.view(x.shape)
+        return _ops.rmsnorm(x2, norm.weight, eps) if r2 is None else _ops.rmsnorm_residual(x2, r2, norm.weight, eps)
+    rt = norm._ktune.runtime(x2.get_device())  # bound to torch.ops.ktune (another model's may be)
+    if _EAGER_OP[op]:
+        return _ops.rmsnorm(x2, norm.weight, eps) if r2 is None else _ops.rmsnorm_residual(x2, r2, norm.weight, eps)
+    return rt.rmsnorm(x2, norm.weight, torch.empty_like(x2), residual=r2,
+                      residual_out=None if r2 is None else torch.empty_like(x2), eps=eps)
+
+
+def _norm_takes(norm, x) -> bool:
+    """Whether ktune's rmsnorm takes x with norm's weight (device, dtype, a dense [..., hidden])."""
+    w = norm.weight
+    return (x.is_cuda and x.dtype in _DTYPES and w.dtype == x.dtype and w.device == x.device and x.dim() >= 2
+            and x.is_contiguous() and w.shape == (x.shape[-1],) and x.numel() > 0)
 
 
 def _decide_rmsnorm(self, x):
-    w = self.weight
     use = False
-    if (x.is_cuda and x.dtype in _DTYPES and w.dtype == x.dtype and w.device == x.device and x.dim() >= 2
-            and x.is_contiguous() and w.shape == (x.shape[-1],) and x.numel() > 0):
+    if _norm_takes(self, x):
         x2 = x.reshape(-1, x.shape[-1])
         rt = self._ktune.runtime(x.get_device())
         key = ("rmsnorm", x2.shape[0], x2.shape[1], x.dtype, x.get_device())
-        use = self._ktune.decide(key, lambda: rt.prepare_rmsnorm(x2, w, eps=self.variance_epsilon))
+        use = self._ktune.decide(key, lambda: rt.prepare_rmsnorm(x2, self.weight, eps=self.variance_epsilon))
     self._ktune_keys[(x.shape, x.dtype)] = use
     return use
 
@@ -394,29 +404,19 @@ def _residual_norm(norm, x, residual):
         use = norm._ktune_keys[key] = _decide_residual(norm, x, residual)
     if not use or _grad_needed(x, residual, norm.weight):
         return None
-    x2, r2 = x.reshape(-1, x.shape[-1]), residual.reshape(-1, x.shape[-1])
-    if torch.compiler.is_compiling():
-        y, s = _ops.rmsnorm_residual(x2, r2, norm.weight, norm.variance_epsilon)
-    elif _EAGER_OP["rmsnorm_residual"]:
-        norm._ktune.runtime(x.get_device())
-        y, s = _ops.rmsnorm_residual(x2, r2, norm.weight, norm.variance_epsilon)
-    else:
-        y, s = norm._ktune.runtime(x.get_device()).rmsnorm(x2, norm.weight, torch.empty_like(x2), residual=r2,
-                                                           residual_out=torch.empty_like(x2),
-                                                           eps=norm.variance_epsilon)
+    y, s = _norm(norm, x.reshape(-1, x.shape[-1]), residual.reshape(-1, x.shape[-1]))
     return y.view(x.shape), s.view(x.shape)
 
 
 def _decide_residual(norm, x, residual):
-    w = norm.weight
-    if not (x.is_cuda and x.dtype in _DTYPES and w.dtype == x.dtype and w.device == x.device
-            and residual.dtype == x.dtype and residual.shape == x.shape and x.is_contiguous()
-            and residual.is_contiguous() and x.dim() >= 2 and w.shape == (x.shape[-1],) and x.numel() > 0):
+    if not (_norm_takes(norm, x) and residual.dtype == x.dtype and residual.shape == x.shape
+            and residual.is_contiguous()):
         return False
     x2 = x.reshape(-1, x.shape[-1])
     rt = norm._ktune.runtime(x.get_device())
     key = ("rmsnorm_residual", x2.shape[0], x2.shape[1], x.dtype, x.get_device())
-    return norm._ktune.decide(key, lambda: rt.prepare_rmsnorm(x2, w, residual=x2, eps=norm.variance_epsilon))
+    return norm._ktune.decide(key, lambda: rt.prepare_rmsnorm(x2, norm.weight, residual=x2,
+                                                              eps=norm.variance_epsilon))
 
 
 def _layer_forward(self, hidden_states, attention_mask=None, position_ids=None, past_key_values=None,
