@@ -3,15 +3,18 @@
 # Python environment: .venv (--system-site-packages, over Debian's python3) from requirements.txt.
 # Idempotent: runs apt-get (update once, then install) only for what is absent, and pip only when
 # .venv is missing or requirements.txt changed since it was made.
-# Usage: scripts/install-deps.sh [--with-browser] [--with-slurm] [--with-fuzz]
+# Usage: scripts/install-deps.sh [--with-browser] [--with-slurm] [--with-fuzz] [--with-torch]
 #   --with-browser  also install chromium (the browser tests of the HTML report and of the service's
 #                   dashboard)
 #   --with-slurm    also install Slurm's controller, node daemon and client, and munge (the test that
 #                   runs a single-host Slurm on loopback and sweeps under sbatch, tests/slurm/); the
 #                   test starts its own daemons with its own configuration and stops them
 #   --with-fuzz     also install clang 14 and libFuzzer (the fuzz preset, scripts/fuzz.sh)
+#   --with-torch    also add torch and transformers to .venv from requirements-torch.txt (about 2 GB;
+#                   the torch integration's tests then run here on the CPU, in ktune_python_tests)
 set -euo pipefail
 
+with_torch=0
 packages=(
   build-essential cmake ninja-build pkg-config
   libsqlite3-dev sqlite3 libfmt-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
@@ -23,6 +26,7 @@ for arg in "$@"; do
     --with-browser) packages+=(chromium) ;;
     --with-slurm) packages+=(slurmctld slurmd slurm-client munge) ;;
     --with-fuzz) packages+=(clang-14 libfuzzer-14-dev llvm-14) ;;  # llvm-14: llvm-symbolizer for traces
+    --with-torch) with_torch=1 ;;
     *) echo "install-deps: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -56,6 +60,17 @@ if [[ ! -x $venv/bin/python || ! -f $stamp || "$(cat "$stamp")" != "$want" ]]; t
   echo "$want" > "$stamp"
 else
   echo "install-deps: $venv matches requirements.txt"
+fi
+if ((with_torch)); then
+  torch_want="$(sha256sum "$root/requirements-torch.txt" | cut -d' ' -f1)"
+  torch_stamp="$venv/.requirements-torch.sha256"
+  if [[ ! -f $torch_stamp || "$(cat "$torch_stamp")" != "$torch_want" ]]; then
+    echo "install-deps: adding requirements-torch.txt to $venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r "$root/requirements-torch.txt"
+    echo "$torch_want" > "$torch_stamp"
+  else
+    echo "install-deps: $venv has requirements-torch.txt"
+  fi
 fi
 
 if [[ ! -d /usr/local/cuda/include ]] && ! command -v nvcc >/dev/null; then

@@ -6,7 +6,7 @@ torch.utils.cpp_extension (into torch's extension folder, $TORCH_EXTENSIONS_DIR 
 
 $KTUNE_TORCH_NATIVE chooses: "auto" (default: build or load it where torch has CUDA and a C++
 compiler works; otherwise, or when the build fails, the Python kernels serve, with one warning
-naming the reason), "1" (required: a failure raises) or "0" (the Python kernels only).
+naming the reason, none when no CUDA device is visible), "1" (required: a failure raises) or "0" (the Python kernels only).
 """
 
 import hashlib
@@ -19,6 +19,7 @@ from . import _abi
 
 NATIVE_OPS = ("gemm", "rmsnorm", "rmsnorm_residual", "softmax", "rope_append", "decode_attention")
 _SOURCE = pathlib.Path(__file__).resolve().parent / "csrc" / "torch_ops.cpp"
+_NO_DEVICE = "no CUDA device is visible"
 
 
 def _header_dir():
@@ -62,7 +63,7 @@ def load(torch):
         if mode != "auto":
             raise RuntimeError(f"ktune.torch: the native operators are required (KTUNE_TORCH_NATIVE={mode}) "
                                f"but not available: {reason}")
-        if torch.version.cuda is not None:
+        if reason != _NO_DEVICE and torch.version.cuda is not None:
             warnings.warn(f"ktune.torch: the native operators are not available ({reason}); "
                           "the Python kernels serve (a few microseconds more a call)", stacklevel=3)
     return reason
@@ -71,6 +72,8 @@ def load(torch):
 def _build_and_load(torch):
     if torch.version.cuda is None:
         return "this torch has no CUDA"
+    if not torch.cuda.is_available():
+        return _NO_DEVICE  # nothing to build for, nor to run on
     include = _header_dir()
     if include is None:
         return "ktune/ktune_runtime.h not found (set KTUNE_INCLUDE)"

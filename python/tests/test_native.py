@@ -15,8 +15,9 @@ from ktune import _native
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def fake_torch(cuda):
-    return types.SimpleNamespace(version=types.SimpleNamespace(cuda=cuda))
+def fake_torch(cuda, device=True):
+    return types.SimpleNamespace(version=types.SimpleNamespace(cuda=cuda),
+                                 cuda=types.SimpleNamespace(is_available=lambda: device))
 
 
 def test_zero_keeps_the_python_kernels(monkeypatch):
@@ -29,6 +30,17 @@ def test_a_torch_without_cuda_gets_the_python_kernels_without_a_warning(monkeypa
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert _native.load(fake_torch(None)) == "this torch has no CUDA"
+
+
+def test_a_cuda_torch_without_a_device_builds_nothing_and_says_so_without_a_warning(monkeypatch):
+    monkeypatch.delenv("KTUNE_TORCH_NATIVE", raising=False)
+    monkeypatch.setattr(_native, "_header_dir", lambda: pytest.fail("looked for the header: a build was started"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _native.load(fake_torch("13.0", device=False)) == "no CUDA device is visible"
+    monkeypatch.setenv("KTUNE_TORCH_NATIVE", "1")  # required: still an error, with the reason
+    with pytest.raises(RuntimeError, match="required.*no CUDA device is visible"):
+        _native.load(fake_torch("13.0", device=False))
 
 
 def test_required_native_operators_that_cannot_be_had_raise_with_the_reason(monkeypatch):
