@@ -51,27 +51,25 @@ fi
 # another interpreter): the system packages it sees are Debian's.
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="$root/.venv"
-stamp="$venv/.requirements.sha256"
-want="$(sha256sum "$root/requirements.txt" | cut -d' ' -f1)"
-if [[ ! -x $venv/bin/python || ! -f $stamp || "$(cat "$stamp")" != "$want" ]]; then
-  echo "install-deps: making $venv from requirements.txt"
-  /usr/bin/python3 -m venv --system-site-packages --clear "$venv"
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$root/requirements.txt"
-  echo "$want" > "$stamp"
-else
-  echo "install-deps: $venv matches requirements.txt"
-fi
-if ((with_torch)); then
-  torch_want="$(sha256sum "$root/requirements-torch.txt" | cut -d' ' -f1)"
-  torch_stamp="$venv/.requirements-torch.sha256"
-  if [[ ! -f $torch_stamp || "$(cat "$torch_stamp")" != "$torch_want" ]]; then
-    echo "install-deps: adding requirements-torch.txt to $venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r "$root/requirements-torch.txt"
-    echo "$torch_want" > "$torch_stamp"
-  else
-    echo "install-deps: $venv has requirements-torch.txt"
+# pip_install FILE [PIP ARGS]: installs the requirements file FILE into .venv unless .venv holds it
+# already (a stamp of FILE's hash in .venv, gone when .venv is made anew); a new .venv first when
+# FILE is requirements.txt.
+pip_install() {
+  local file="$1" stamp="$venv/.$1.sha256" want
+  shift
+  want="$(sha256sum "$root/$file" | cut -d' ' -f1)"
+  if [[ -x $venv/bin/python && -f $stamp && "$(cat "$stamp")" == "$want" ]]; then
+    echo "install-deps: $venv has $file"
+    return
   fi
-fi
+  echo "install-deps: installing $file into $venv"
+  if [[ $file == requirements.txt ]]; then /usr/bin/python3 -m venv --system-site-packages --clear "$venv"; fi
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$@" -r "$root/$file"
+  echo "$want" > "$stamp"
+}
+pip_install requirements.txt
+# --no-deps: the file lists every package (torch's CUDA wheel would otherwise pull all of CUDA's)
+if ((with_torch)); then pip_install requirements-torch.txt --no-deps; fi
 
 if [[ ! -d /usr/local/cuda/include ]] && ! command -v nvcc >/dev/null; then
   echo "install-deps: warning: no CUDA toolkit found in /usr/local/cuda;" \

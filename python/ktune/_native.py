@@ -6,7 +6,8 @@ torch.utils.cpp_extension (into torch's extension folder, $TORCH_EXTENSIONS_DIR 
 
 $KTUNE_TORCH_NATIVE chooses: "auto" (default: build or load it where torch has CUDA and a C++
 compiler works; otherwise, or when the build fails, the Python kernels serve, with one warning
-naming the reason, none when no CUDA device is visible), "1" (required: a failure raises) or "0" (the Python kernels only).
+naming the reason, none when no CUDA device is visible), "1" (required: a failure raises) or "0"
+(the Python kernels only).
 """
 
 import hashlib
