@@ -105,21 +105,33 @@ __device__ __forceinline__ void mma_block_partials(const T* __restrict__ q, cons
   const int my_tiles = warp < tiles ? (tiles - warp + WARPS - 1) / WARPS : 0;
 
   // Paged: the block ids of this warp's 16-key groups, read 32 at a time: lane j holds the id of
-  // group g of tile t of the current batch of kTilesPerBatch tiles, j = t * kKeyBlocks + g. The
-  // next batch is read when the current one is taken, so only the first read's latency is waited
-  // for (issued here, before q is read); the rest hide behind kTilesPerBatch tiles of work.
+  // group g of tile t of the current batch of kTilesPerBatch tiles, j = t * kKeyBlocks + g, and the
+  // group's row within its block. The next batch is read when the current one is taken, so only the
+  // first read's latency is waited for (issued here, before q is read); the rest hide behind
+  // kTilesPerBatch tiles of work. When a batch is taken, each lane turns its id into the cache row
+  // of its group once, so a tile's copies wait on one shuffle of a ready row, not on the
+  // arithmetic of a row (a division by the run-time block size and 64-bit products) every tile.
   constexpr int kTilesPerBatch = 32 / kKeyBlocks;
-  auto fetch_batch = [&](int batch) -> unsigned {
+  auto fetch_batch = [&](int batch, unsigned& offset) -> unsigned {
+    offset = 0u;
     if (!PAGED) return 0u;
     const int t = batch * kTilesPerBatch + lane / kKeyBlocks;
     const int key = begin + (t * WARPS + warp) * KEYS + 16 * (lane % kKeyBlocks);
-    return t < my_tiles && key < end ? static_cast<unsigned>(__ldg(
-                                           pages.table + static_cast<size_t>(b) * pages.max_blocks +
-                                           key / pages.block_size))
-                                     : 0u;
+    if (t >= my_tiles || key >= end) return 0u;
+    const int block = key / pages.block_size;
+    offset = static_cast<unsigned>(key - block * pages.block_size);
+    return static_cast<unsigned>(__ldg(pages.table + static_cast<size_t>(b) * pages.max_blocks + block));
   };
-  unsigned batch_ids = fetch_batch(0), next_ids = fetch_batch(1);
-  int batch_now = 0;
+  // The cache row of a group from its block id and its row within the block; a block id outside
+  // [0, num_blocks) reads block 0.
+  auto paged_row = [&](unsigned id, unsigned offset) -> size_t {
+    if (id >= static_cast<unsigned>(pages.num_blocks)) id = 0u;
+    return (static_cast<size_t>(id) * heads_kv + hkv) * pages.block_size + offset;
+  };
+  unsigned batch_offset = 0u, next_offset = 0u;
+  unsigned batch_ids = fetch_batch(0, batch_offset), next_ids = fetch_batch(1, next_offset);
+  int batch_now = -1;   // the batch whose rows batch_rows holds (none before the first tile)
+  size_t batch_rows = 0;
 
   // q^T as B fragments of each k16 step: b0 = (d pair..pair+1, head quad), b1 = d + 8; heads >= G
   // are zero.
@@ -148,28 +160,27 @@ __device__ __forceinline__ void mma_block_partials(const T* __restrict__ q, cons
   constexpr int kCopiesPerGroup = 16 / kRowsPerCopy;  // copies of a lane in 16 consecutive keys
   const int copy_row = lane / kCpr;  // row (and chunk) of this lane's first copy of a tile
   const int copy_lin = copy_row * kRowBytes + (lane % kCpr) * 16;
-  // Row of the cache (in elements of D, from k / v) holding key `key` (< end) of this K/V head, in
-  // block `id` when paged.
-  auto key_row = [&](int key, unsigned id) -> size_t {
-    if (!PAGED) return head_base / D + static_cast<size_t>(key);
-    if (id >= static_cast<unsigned>(pages.num_blocks)) id = 0u;
-    return (static_cast<size_t>(id) * heads_kv + hkv) * pages.block_size + key % pages.block_size;
-  };
   auto load_tile = [&](int i) {
     const int key0 = begin + (i * WARPS + warp) * KEYS;
     const unsigned sk = smem_u32(ring + (i % STAGES) * kStageBytes);
     const int live_rows = end - key0 - copy_row;  // copies c with c * kRowsPerCopy < this are live
     if (PAGED && i / kTilesPerBatch != batch_now) {  // warp-uniform: i grows by one a call
-      ++batch_now;
-      batch_ids = next_ids;
-      next_ids = fetch_batch(batch_now + 1);
+      if (batch_now >= 0) {
+        batch_ids = next_ids;
+        batch_offset = next_offset;
+        next_ids = fetch_batch(i / kTilesPerBatch + 1, next_offset);
+      }
+      batch_now = i / kTilesPerBatch;
+      batch_rows = paged_row(batch_ids, batch_offset);
     }
-    size_t group_row[kKeyBlocks];  // the cache row of key key0 + 16 g (a block never splits them)
+    // The cache row (in elements of D, from k / v) of key key0 + 16 g of this K/V head (a block
+    // never splits the 16 keys of a group).
+    size_t group_row[kKeyBlocks];
 #pragma unroll
     for (int g = 0; g < kKeyBlocks; ++g) {
-      const unsigned id =
-          PAGED ? __shfl_sync(0xffffffffu, batch_ids, (i % kTilesPerBatch) * kKeyBlocks + g) : 0u;
-      group_row[g] = key0 + 16 * g < end ? key_row(key0 + 16 * g, id) : 0;
+      const size_t row = PAGED ? __shfl_sync(0xffffffffu, batch_rows, (i % kTilesPerBatch) * kKeyBlocks + g)
+                               : head_base / D + static_cast<size_t>(key0 + 16 * g);
+      group_row[g] = key0 + 16 * g < end ? row : 0;
     }
 #pragma unroll
     for (int c = 0; c < kCopies; ++c) {
