@@ -20,7 +20,9 @@ same). On a GPU, for the key --shape (default m=512,n=4096,k=4096, bf16), it mea
   and re-times every config side by side in CUDA graphs with rotated inputs (bench/runtime/
   side_by_side.time_graph: copies of the inputs together larger than twice the L2, interleaved
   rounds, the median), so that each tuner's choice is measured against the best config (the issue's
-  target: within 2 %).
+  target: within 2 %). The SM clock and power draw are sampled (bench/runtime/gpu_clocks.py) during
+  Triton's cold call, ktune's tuning and the re-time: whether a tuner timed its configs at the clock
+  the re-time sees.
 
 It prints a table and writes autotune_vs_triton.md and autotune_vs_triton.json (every raw number)
 into --out. Without torch or a CUDA device it says so and exits 3 (nothing is measured).
@@ -59,6 +61,7 @@ except ImportError:
 from ktune import triton as kt  # noqa: E402
 
 import matmul  # noqa: E402
+from gpu_clocks import ClockSampler, describe  # noqa: E402
 
 _EXAMPLE = matmul.matmul_tiles.description
 CONFIGS = _EXAMPLE.configs
@@ -322,6 +325,9 @@ def table(raw):
               "|---|---:|---:|"]
     lines += [f"| {n} | {t[n]['us']:.2f} | {w[n]:.2f} |" if n in w else f"| {n} | {t[n]['us']:.2f} | - |"
               for n in sorted(t, key=lambda n: t[n]["us"])]
+    if raw.get("clocks"):
+        lines += ["", "GPU clock and power while each stretch ran (nvidia-smi every 50 ms):", ""]
+        lines += [f"- {stretch}: {describe(s)}" for stretch, s in raw["clocks"].items()]
     return lines
 
 
@@ -348,14 +354,19 @@ def run(args):
 
     # (b) tuning, cold: Triton's first call in a fresh process and cache; ktune's compile + tune.
     triton_env = {**env, "TRITON_CACHE_DIR": str(work / "triton-cache")}
+    clocks = {}
     t0 = time.perf_counter()
-    cold = collect(spawn("triton", shape, triton_env, seed=1), "triton.autotune, cold")
+    with ClockSampler() as sampler:
+        cold = collect(spawn("triton", shape, triton_env, seed=1), "triton.autotune, cold")
+    clocks["triton.autotune's cold call"] = sampler.summary()
     triton_process_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     # what ktune_matmul.tune compiles: the tuned dtype's cubins of the shape's specialization
     ktune_matmul.description.write(work / "folders", arch=arch, needs=[("bf16", dims)])
     compile_s = time.perf_counter() - t0
-    doc = ktune_matmul.tune([dims], "bf16", arch=arch, extra_args=["--strategy", "exhaustive"])
+    with ClockSampler() as sampler:
+        doc = ktune_matmul.tune([dims], "bf16", arch=arch, extra_args=["--strategy", "exhaustive"])
+    clocks["ktune's tuning (its worker's timing)"] = sampler.summary()
     ktune_s = time.perf_counter() - t0
     config, best_doc = kt.best(ktune_matmul.description, dims, "bf16", gpu=raw["gpu"])
     if config is None:
@@ -404,7 +415,10 @@ def run(args):
 
     # Every config re-timed side by side (its kernels from the cache Triton's cold run filled).
     os.environ["TRITON_CACHE_DIR"] = triton_env["TRITON_CACHE_DIR"]
-    raw["retimed"] = retime(dims, [point(c) for c in CONFIGS], args.rounds)
+    with ClockSampler() as sampler:
+        raw["retimed"] = retime(dims, [point(c) for c in CONFIGS], args.rounds)
+    clocks["the side-by-side re-time"] = sampler.summary()
+    raw["clocks"] = clocks
     raw["rounds"] = args.rounds
     raw["worker_us"] = worker_times(db, ktune_matmul.description.name)
 

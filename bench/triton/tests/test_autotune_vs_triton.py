@@ -53,6 +53,14 @@ def test_the_verdicts_follow_the_raw_numbers():
         lines = bench.table(raw)
         assert lines[0].startswith("matmul m=512,n=4096,k=4096 bf16 on a GPU") and any(ln.startswith("| chosen config |") for ln in lines)
         assert sum(ln.count(" | - |") for ln in lines) == 24  # no worker times in this raw: every config row says so
+        assert not any("nvidia-smi" in ln for ln in lines)  # no clocks in this raw: no clock lines
+        raw["clocks"] = {"ktune's tuning (its worker's timing)": {"samples": 3, "sm_mhz_median": 1755.0,
+                                                                   "sm_mhz_min": 1600.0, "power_w_median": 650.0,
+                                                                   "power_w_max": 699.0},
+                         "the side-by-side re-time": {"samples": 0, "error": "nvidia-smi is not on PATH"}}
+        lines = bench.table(raw)
+        assert "- ktune's tuning (its worker's timing): SM 1755 MHz median (min 1600), 650 W median (max 699), 3 samples" in lines
+        assert "- the side-by-side re-time: not sampled (nvidia-smi is not on PATH)" in lines
 
 
 @pytest.mark.skipif(bench.device_problem() is None, reason="a CUDA device is here: the bench would run")
