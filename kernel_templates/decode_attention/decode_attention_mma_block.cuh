@@ -130,7 +130,7 @@ __device__ __forceinline__ void mma_block_partials(const T* __restrict__ q, cons
   };
   unsigned batch_offset = 0u, next_offset = 0u;
   unsigned batch_ids = fetch_batch(0, batch_offset), next_ids = fetch_batch(1, next_offset);
-  int batch_now = -1;   // the batch whose rows batch_rows holds (none before the first tile)
+  int batch_now = -1;  // the batch whose rows batch_rows holds (none before the first tile)
   size_t batch_rows = 0;
 
   // q^T as B fragments of each k16 step: b0 = (d pair..pair+1, head quad), b1 = d + 8; heads >= G
