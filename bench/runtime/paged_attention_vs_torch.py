@@ -21,6 +21,10 @@ torch / paged (above 1: ktune's paged attention is faster than SDPA on the conti
 
     python3 bench/runtime/paged_attention_vs_torch.py --db sweep.db [--out table.md] [--csv t.csv]
     python3 bench/runtime/paged_attention_vs_torch.py --print-keys > keys.txt   # the keys it times
+
+With --profile it calls each of ktune's sides once a shape (contiguous, paged 16, paged 64, paged 16
+in order; one input set, no graphs, no timing, no table) for a profiler (ncu) to read, and names
+the order on stderr.
 """
 
 import argparse
@@ -69,6 +73,8 @@ def main():
     ap.add_argument("--out", help="Markdown table (default: stdout)")
     ap.add_argument("--csv")
     ap.add_argument("--print-keys", action="store_true", help="print the keys it times (for ktune tune --shapes)")
+    ap.add_argument("--profile", action="store_true",
+                    help="call each of ktune's sides once a shape for a profiler; no timing and no table")
     args = ap.parse_args()
     if args.print_keys:
         print("# decode_attention keys of bench/runtime/paged_attention_vs_torch.py (contiguous and paged)")
@@ -94,7 +100,7 @@ def main():
             return torch.randn(*shape, device="cuda", dtype=torch.float32, generator=gen).to(torch.bfloat16)
 
         kv_bytes = 2 * batch * hk * seq * d * 2
-        count = max(1, min(16, math.ceil(2 * l2 / kv_bytes)))
+        count = 1 if args.profile else max(1, min(16, math.ceil(2 * l2 / kv_bytes)))
         sets = []
         shuffles = {b: torch.randperm(batch * seq // b, device="cuda", generator=gen) for b in BLOCKS}
         in_order = torch.arange(batch * seq // BLOCKS[0], device="cuda")
@@ -127,6 +133,14 @@ def main():
             return F.scaled_dot_product_attention(s["q"].unsqueeze(2), s["k"], s["v"], enable_gqa=True)
 
         sides = {"ktune": contiguous, **{f"paged{b}": paged_side(b) for b in (*BLOCKS, "ordered")}, "torch": sdpa}
+        if args.profile:
+            order = [name for name in sides if name != "torch"]
+            for name in order:
+                sides[name](0)
+                torch.cuda.synchronize()
+            print(f"{c['model']} batch={batch} seq={seq}: one call of each of {', '.join(order)} "
+                  f"({info.config_name}; {paged_info.config_name})", file=sys.stderr)
+            continue
         best = {name: float("inf") for name in sides}
         for _ in range(2):  # alternate, keep each side's faster round
             for name, fn in sides.items():
@@ -150,6 +164,8 @@ def main():
         del sets
         torch.cuda.empty_cache()
 
+    if args.profile:
+        return 0
     b0, b1 = BLOCKS
     lines = ["decode attention bf16 over a paged KV cache, graph-replayed with rotated inputs (paged / contiguous: "
              "ktune's paged time over its contiguous time; torch / paged: SDPA on the contiguous cache over "

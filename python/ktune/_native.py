@@ -4,6 +4,10 @@ from C++ (csrc/torch_ops.cpp), so an eager call of torch.ops.ktune.<op> never en
 torch.utils.cpp_extension (into torch's extension folder, $TORCH_EXTENSIONS_DIR or
 ~/.cache/torch_extensions) and loaded with torch.ops.load_library.
 
+The same library is a Python module (MODULE): ktune.Runtime's native doors, the out-variants its
+methods call on torch tensors with their outputs given (runtime_door; today softmax, the one op
+whose torch call costs less than the Runtime's ctypes path).
+
 $KTUNE_TORCH_NATIVE chooses: "auto" (default: build or load it where torch has CUDA and a C++
 compiler works; otherwise, or when the build fails, the Python kernels serve, with one warning
 naming the reason, none when no CUDA device is visible), "1" (required: a failure raises) or "0"
@@ -11,6 +15,7 @@ naming the reason, none when no CUDA device is visible), "1" (required: a failur
 """
 
 import hashlib
+import importlib
 import os
 import pathlib
 import sys
@@ -21,6 +26,9 @@ from . import _abi
 NATIVE_OPS = ("gemm", "rmsnorm", "rmsnorm_residual", "softmax", "rope_append", "decode_attention")
 _SOURCE = pathlib.Path(__file__).resolve().parent / "csrc" / "torch_ops.cpp"
 _NO_DEVICE = "no CUDA device is visible"
+
+MODULE = None  # the loaded extension as a Python module (None: the native operators do not serve)
+_doors = {}  # a tensor class -> MODULE when its objects take the native doors, else None
 
 
 def _header_dir():
@@ -91,8 +99,32 @@ def _build_and_load(torch):
     folder = pathlib.Path(cpp_extension._get_build_directory(name, verbose=False))
     if not (folder / f"{name}.so").exists():
         print(f"ktune.torch: building the native operators once (about a minute) into {folder}", file=sys.stderr)
-    # is_python_module=False: built as a plain library and loaded with torch.ops.load_library
-    cpp_extension.load(name=name, sources=[str(_SOURCE)], extra_include_paths=[str(include)], extra_cflags=["-O2"],
-                       extra_ldflags=[str(library), f"-Wl,-rpath,{library.parent}"], with_cuda=True,
-                       is_python_module=False, verbose=False)
+    # imported as a Python module; loading it registers the operators (TORCH_LIBRARY) as well
+    global MODULE
+    MODULE = cpp_extension.load(name=name, sources=[str(_SOURCE)], extra_include_paths=[str(include)],
+                                extra_cflags=["-O2"], extra_ldflags=[str(library), f"-Wl,-rpath,{library.parent}"],
+                                with_cuda=True, is_python_module=True, verbose=False)
     return None
+
+
+def runtime_door(tensor):
+    """The module of ktune.Runtime's native doors (MODULE) when `tensor` takes them, else None. Only
+    a plain torch.Tensor does (a subclass may mean more than its storage); the first such call
+    imports ktune.torch, which loads the native operators (building them once, as its import
+    does), and a torch without them keeps the Runtime on its ctypes path."""
+    kind = type(tensor)
+    door = _doors.get(kind, _doors)
+    if door is _doors:
+        door = _doors[kind] = _door_for(kind)
+    return door
+
+
+def _door_for(kind):
+    torch = sys.modules.get("torch")
+    if torch is None or kind is not torch.Tensor:
+        return None
+    try:
+        importlib.import_module(f"{__package__}.torch")  # its import loads MODULE
+    except Exception:  # noqa: BLE001 - whatever stops ktune.torch leaves the ctypes path serving
+        return None
+    return MODULE

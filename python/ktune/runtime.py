@@ -14,7 +14,7 @@ import ctypes as C
 import operator
 from dataclasses import dataclass
 
-from . import _abi
+from . import _abi, _native
 from .errors import BadInputError
 from ._call import _Op, _choice, _torch_bf16, _torch_current_stream
 from ._reuse import CheckedCalls
@@ -437,10 +437,27 @@ class Runtime:
         """y = softmax(scale * x) per row; mask None, "causal" or "padding" (lengths int32 [rows])."""
         sig = None
         if y is not None and workspace is None:
+            door = _native.runtime_door(x)
+            if door is not None and type(y) is type(x) and (lengths is None or type(lengths) is type(x)) \
+                    and mask in _MASKS:
+                return self._softmax_native(door, x, y, scale, mask, lengths, stream)
             sig, launched = self._reused("softmax", ("x", "y", "lengths"), (x, y, lengths), (scale, mask), stream)
             if launched:
                 return y
         return self._softmax(x, y, scale, mask, lengths, workspace, stream, False, sig)
+
+    def _softmax_native(self, door, x, y, scale, mask, lengths, stream):
+        """softmax through the native door (ktune._native.runtime_door): the same checks and launch
+        as the ctypes path, in one C++ call."""
+        handle = self._handle
+        try:
+            code = door.softmax_into(handle.value if handle else 0, self.device, x, y, scale, _MASKS[mask], lengths,
+                                     None if stream is None else (stream_handle(stream) or 0))
+        except ValueError as e:
+            raise BadInputError(str(e)) from None
+        if code:
+            self._check(code)
+        return y
 
     def prepare_softmax(self, x, y=None, scale=1.0, mask=None, lengths=None, workspace=None):
         return self._softmax(x, y, scale, mask, lengths, workspace, None, True)

@@ -75,3 +75,13 @@ def test_the_source_registers_exactly_the_native_operators_each_with_a_schema():
     schemas = (ROOT / "python" / "ktune" / "torch.py").read_text()
     for op in _native.NATIVE_OPS:
         assert re.search(rf'["\']{op}\(Tensor', schemas), f"ktune/torch.py defines no schema for {op}"
+
+
+def test_every_native_door_the_runtime_calls_is_defined_by_the_module():
+    """ktune.Runtime calls its native doors as door.<name>(...) (ktune/_native.py's runtime_door); the
+    source's Python module defines each of them."""
+    source = (ROOT / "python" / "ktune" / "csrc" / "torch_ops.cpp").read_text()
+    module = source.split("PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)", 1)[1]
+    defined = set(re.findall(r'm\.def\("(\w+)"', module))
+    called = set(re.findall(r"\bdoor\.(\w+)\(", (ROOT / "python" / "ktune" / "runtime.py").read_text()))
+    assert called and called <= defined, f"called {sorted(called)}, defined {sorted(defined)}"

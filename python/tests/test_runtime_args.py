@@ -420,3 +420,59 @@ def test_a_repeat_with_another_option_or_a_missing_output_is_checked_in_full(rt)
     with pytest.raises(ktune.BadInputError, match="y has shape"):
         rt.rmsnorm(x, w, TorchLike((4, 896)), eps=1e-5, stream=0)
     assert len(rt._checked) == 2  # refused: not kept
+
+
+class SoftmaxDoor:
+    """A stand-in for the native doors' module (ktune._native.MODULE): records softmax_into's
+    arguments and answers with `code` or raises `error`."""
+
+    def __init__(self, code=0, error=None):
+        self.code, self.error, self.calls = code, error, []
+
+    def softmax_into(self, *args):
+        self.calls.append(args)
+        if self.error is not None:
+            raise self.error
+        return self.code
+
+
+class OtherLike(TorchLike):
+    """Another tensor class: a call mixing it with TorchLike is no torch call."""
+
+
+def _with_door(monkeypatch, door):
+    monkeypatch.setattr(ktune.runtime._native, "runtime_door", lambda t: door if isinstance(t, TorchLike) else None)
+
+
+def test_softmax_with_its_output_given_takes_the_native_door_with_what_the_runtime_knows(rt, monkeypatch):
+    door = SoftmaxDoor()
+    _with_door(monkeypatch, door)
+    x, y, lengths = TorchLike((4, 1000)), TorchLike((4, 1000)), TorchLike((4,))
+    assert rt.softmax(x, y, scale=0.5, mask="padding", lengths=lengths) is y
+    assert rt.softmax(x, y, mask="causal", stream=9) is y
+    assert door.calls == [(1, 0, x, y, 0.5, 2, lengths, None), (1, 0, x, y, 1.0, 1, None, 9)]
+    assert rt._lib.calls == []  # nothing went through ctypes
+    rt.softmax(x, y, workspace=CudaArray((256,), "|u1", itemsize=1), stream=0)  # a workspace: the ctypes path
+    rt.softmax(x, OtherLike((4, 1000)), stream=0)  # an output of another class: the ctypes path
+    assert len(door.calls) == 2 and [c[0] for c in rt._lib.calls] == ["softmax", "softmax"]
+    with pytest.raises(ktune.BadInputError, match="mask='sideways'"):  # refused by the ctypes path's check
+        rt.softmax(x, y, mask="sideways")
+    rt._handle = None
+    rt.softmax(x, y)  # a closed runtime reaches the door as handle 0, which refuses it
+    assert door.calls[-1][0] == 0
+
+
+def test_the_native_doors_errors_are_the_runtimes(rt, monkeypatch):
+    x, y = TorchLike((4, 1000)), TorchLike((4, 1000))
+    _with_door(monkeypatch, SoftmaxDoor(error=ValueError("softmax: y has shape [4, 999]; expected [4, 1000]")))
+    with pytest.raises(ktune.BadInputError, match=r"y has shape \[4, 999\]"):
+        rt.softmax(x, y)
+    _with_door(monkeypatch, SoftmaxDoor(code=4))  # KTUNE_ERR_NOT_FOUND: on_miss="error" found no config
+    with pytest.raises(ktune.NotFoundError):
+        rt.softmax(x, y)
+
+
+def test_only_a_plain_torch_tensor_takes_the_native_doors():
+    from ktune import _native
+    assert _native.runtime_door(TorchLike((2, 8))) is None
+    assert _native.runtime_door(CudaArray((2, 8))) is None

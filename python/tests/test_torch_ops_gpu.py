@@ -296,6 +296,43 @@ def test_softmax_causal_and_swiglu():
     assert _error(ops.swiglu(g), gate / (1 + torch.exp(-gate)) * up) <= 1e-2
 
 
+def test_runtime_softmax_into_given_outputs_through_the_native_door():
+    """ktune.Runtime.softmax on torch tensors with y given: through the native door where built
+    (required when KTUNE_TORCH_NATIVE=1), every mask against float64 torch, on the current and on a
+    given stream; bad input raises BadInputError naming it, a closed runtime refuses."""
+    import ktune
+    from ktune import _native
+    _ops()
+    rt = _runtime
+    rows, cols = 6, 1500
+    x = _rand(rows, cols, hi=8.0, seed=40)
+    if os.environ.get("KTUNE_TORCH_NATIVE") == "1":
+        assert _native.runtime_door(x) is not None, "the native door does not serve torch tensors"
+    s = 0.25 * x.double()
+    causal = torch.arange(cols, device="cuda")[None, :] > (torch.arange(rows, device="cuda")[:, None] + cols - rows)
+    lengths = torch.tensor([1, 7, 1500, 640, 999, 2], device="cuda", dtype=torch.int32)
+    padded = torch.arange(cols, device="cuda")[None, :] >= lengths[:, None]
+    side = torch.cuda.Stream()
+    for mask, hidden, stream in (("none", None, None), ("causal", causal, None), ("padding", padded, side)):
+        ref = torch.softmax(s if hidden is None else s.masked_fill(hidden, -math.inf), dim=-1)
+        y = torch.full_like(x, 7.0)
+        if stream is not None:
+            stream.wait_stream(torch.cuda.current_stream())
+        got = rt.softmax(x, y, scale=0.25, mask=None if mask == "none" else mask,
+                         lengths=lengths if mask == "padding" else None, stream=stream)
+        if stream is not None:
+            stream.synchronize()
+        assert got is y and _error(y, ref) <= 1e-2, mask
+    _raises(lambda: rt.softmax(x, torch.empty(rows, cols - 1, device="cuda", dtype=x.dtype)), ktune.BadInputError,
+            ["y", "shape"])
+    _raises(lambda: rt.softmax(x, torch.empty_like(x).float()), ktune.BadInputError, ["y", "the other tensors"])
+    _raises(lambda: rt.softmax(x, torch.empty_like(x), mask="padding", lengths=lengths.long()),
+            ktune.BadInputError, ["lengths", "i32"])
+    closed = ktune.Runtime(db=os.path.join(tempfile.mkdtemp(), "closed.db"))
+    closed.close()
+    _raises(lambda: closed.softmax(x, torch.empty_like(x)), ktune.BadInputError, ["closed"])
+
+
 def _attention_ref(q, k, v, lens, scale):
     b, hq, d = q.shape
     hk = k.shape[1]

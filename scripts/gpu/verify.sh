@@ -117,7 +117,8 @@
 #                     (three decoders' heads, batch 1 and 8, 1K and 8K keys, contiguous and paged),
 #                     then ktune paged (blocks of 16 and 64) against ktune contiguous and torch SDPA on
 #                     the contiguous cache, replayed in CUDA graphs with rotated inputs:
-#                     paged-vs-torch.md
+#                     paged-vs-torch.md; and one call of each of ktune's sides a shape under Nsight
+#                     Compute (DRAM bytes and throughput, caches flushed): paged/ncu.csv
 #   --tune-keys FILE  every key of a key list (`KERNEL SHAPE DTYPE [LAYOUT]` lines, as the runtime's
 #                     record_misses writes them; e.g. scripts/gpu/qwen2.5-0.5b-keys.txt): `ktune tune
 #                     --shapes FILE`, `ktune bench --best` of each key (against cuBLAS where it has a

@@ -133,4 +133,8 @@ if [ "$ROPE_VS_TORCH" = 1 ] && have "rope-vs-torch" ktune; then
 fi
 if [ "$PAGED_VS_TORCH" = 1 ] && have "paged-vs-torch" ktune; then
   keys_vs_torch paged bench/runtime/paged_attention_vs_torch.py 12 300
+  # DRAM bytes and throughput of one call of each of ktune's sides a shape (caches flushed): what the
+  # paged cache's layout and shuffle cost against the contiguous cache.
+  run_ncu "paged-ncu" 180 "$R/paged" -k "regex:ktune_" -- \
+    python3 bench/runtime/paged_attention_vs_torch.py --db "$R/paged/sweep.db" --profile
 fi

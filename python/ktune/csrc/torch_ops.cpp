@@ -12,6 +12,8 @@
 // The runtime of a device is the ktune.Runtime that ktune.torch serves that device from: the
 // Python side binds its handle (ktune::_native_bind) whenever it picks one (use_runtime, or the
 // first use of a device); a device met first here gets a default runtime made here.
+// The same library is a Python module too (ktune._native.MODULE): the out-variant that
+// ktune.Runtime.softmax calls on torch tensors with its output given (softmax_into).
 // Built on first import by python/ktune/_native.py (torch.utils.cpp_extension), linked against
 // the libktune_runtime.so that Python loaded.
 
@@ -19,10 +21,12 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <c10/cuda/CUDAStream.h>
+#include <torch/csrc/utils/pybind.h>
 #include <torch/library.h>
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -219,43 +223,6 @@ std::tuple<at::Tensor, at::Tensor> rmsnorm_residual(const at::Tensor& x, const a
   return {y, residual_out};
 }
 
-at::Tensor softmax(const at::Tensor& x, double scale, c10::string_view mask,
-                   const std::optional<at::Tensor>& lengths) {
-  constexpr const char* op = "softmax";
-  expect(x, x, op, "x", 2);
-  contiguous(x, op, "x");
-  ktune_softmax_args args;
-  ktune_softmax_args_init(&args);
-  args.dtype = dtype_code(x, op, "x");
-  args.rows = x.size(0);
-  args.cols = x.size(1);
-  args.scale = static_cast<float>(scale);
-  if (mask == "none") {
-    args.mask = KTUNE_MASK_NONE;
-  } else if (mask == "causal") {
-    args.mask = KTUNE_MASK_CAUSAL;
-  } else if (mask == "padding") {
-    args.mask = KTUNE_MASK_PADDING;
-    TORCH_CHECK_VALUE(lengths.has_value(), "softmax: lengths is required");
-    const at::Tensor& l = *lengths;
-    TORCH_CHECK_VALUE(l.is_cuda() && l.get_device() == x.get_device(), "softmax: lengths is on ", l.device(),
-                      "; the other tensors are on ", x.device());
-    TORCH_CHECK_VALUE(l.dim() == 1, "softmax: lengths has ", text_of(l.dim()), " dimensions; it needs 1");
-    TORCH_CHECK_VALUE(l.scalar_type() == at::kInt, "softmax: lengths is ", l.scalar_type(),
-                      "; it must be i32");
-    contiguous(l, op, "lengths");
-    shape(l, {args.rows}, op, "lengths");
-    args.lengths = static_cast<const int32_t*>(l.data_ptr());
-  } else {
-    TORCH_CHECK_VALUE(false, "mask='", std::string(mask), "' is not one of ['none', 'causal', 'padding']");
-  }
-  at::Tensor y = at::empty_like(x);
-  args.x = x.data_ptr();
-  args.y = y.data_ptr();
-  launched(ktune_runtime_softmax(runtime_of(x), &args, stream_of(x)), op);
-  return y;
-}
-
 // A tensor of a fixed dtype (cos_sin f32, positions and tables i32) on the call's device.
 void expect_of(const at::Tensor& t, const at::Tensor& first, const char* op, const char* name, int64_t dim,
                at::ScalarType type, const char* type_name) {
@@ -273,6 +240,48 @@ void expect_dense(const at::Tensor& t, const at::Tensor& first, const char* op, 
                   int64_t dim) {
   expect(t, first, op, name, dim);
   contiguous(t, op, name);
+}
+
+// The args of a softmax of x (checked) with mask a KTUNE_MASK_* code; y is the caller's to set.
+void softmax_args(ktune_softmax_args& args, const at::Tensor& x, double scale, int64_t mask,
+                  const std::optional<at::Tensor>& lengths) {
+  constexpr const char* op = "softmax";
+  expect(x, x, op, "x", 2);
+  contiguous(x, op, "x");
+  ktune_softmax_args_init(&args);
+  args.dtype = dtype_code(x, op, "x");
+  args.rows = x.size(0);
+  args.cols = x.size(1);
+  args.scale = static_cast<float>(scale);
+  args.mask = static_cast<int>(mask);
+  if (mask == KTUNE_MASK_PADDING) {
+    TORCH_CHECK_VALUE(lengths.has_value(), "softmax: lengths is required");
+    expect_of(*lengths, x, op, "lengths", 1, at::kInt, "i32");
+    shape(*lengths, {args.rows}, op, "lengths");
+    args.lengths = static_cast<const int32_t*>(lengths->data_ptr());
+  } else {
+    TORCH_CHECK_VALUE(mask == KTUNE_MASK_NONE || mask == KTUNE_MASK_CAUSAL, "softmax: mask code ",
+                      text_of(mask), " is not none, causal or padding");
+  }
+  args.x = x.data_ptr();
+}
+
+int64_t mask_code(c10::string_view mask) {
+  if (mask == "none") return KTUNE_MASK_NONE;
+  if (mask == "causal") return KTUNE_MASK_CAUSAL;
+  if (mask == "padding") return KTUNE_MASK_PADDING;
+  TORCH_CHECK_VALUE(false, "mask='", std::string(mask), "' is not one of ['none', 'causal', 'padding']");
+  return -1;
+}
+
+at::Tensor softmax(const at::Tensor& x, double scale, c10::string_view mask,
+                   const std::optional<at::Tensor>& lengths) {
+  ktune_softmax_args args;
+  softmax_args(args, x, scale, mask_code(mask), lengths);
+  at::Tensor y = at::empty_like(x);
+  args.y = y.data_ptr();
+  launched(ktune_runtime_softmax(runtime_of(x), &args, stream_of(x)), "softmax");
+  return y;
 }
 
 int rope_style(c10::string_view style) {
@@ -413,6 +422,31 @@ at::Tensor decode_attention(const at::Tensor& q, const at::Tensor& k_cache, cons
   return o;
 }
 
+// ktune.Runtime.softmax on torch tensors with y given (python/ktune/runtime.py calls this instead
+// of its ctypes path, which costs about 3 µs more a call on the GPU machines' hosts). runtime: the
+// Runtime's handle, device: its device, mask: a KTUNE_MASK_* code, stream: none for torch's current
+// stream of x's device. Bad input raises ValueError before anything is launched; the library's own
+// error is returned as its code, which Python raises as the Runtime does every other.
+int softmax_into(std::intptr_t runtime, int64_t device, const at::Tensor& x, const at::Tensor& y,
+                 double scale, int64_t mask, const std::optional<at::Tensor>& lengths,
+                 std::optional<std::intptr_t> stream) {
+  ktune_softmax_args args;
+  try {
+    TORCH_CHECK_VALUE(runtime != 0, "the runtime is closed");
+    softmax_args(args, x, scale, mask, lengths);
+    TORCH_CHECK_VALUE(x.get_device() == device, "softmax: x is on ", x.device(), "; the runtime is on cuda:",
+                      text_of(device));
+    expect_dense(y, x, "softmax", "y", 2);
+    TORCH_CHECK_VALUE(y.sizes().equals(x.sizes()), "softmax: y has shape ", dims(y.sizes()), "; expected ",
+                      dims(x.sizes()));
+  } catch (const c10::Error& e) {
+    throw pybind11::value_error(e.what_without_backtrace());
+  }
+  args.y = y.data_ptr();
+  void* on = stream ? reinterpret_cast<void*>(*stream) : stream_of(x);
+  return ktune_runtime_softmax(reinterpret_cast<ktune_runtime*>(runtime), &args, on);
+}
+
 // Python binds the runtime it serves a device from (0: none, the next call makes one).
 void bind(int64_t device, int64_t handle) {
   TORCH_CHECK_VALUE(device >= 0 && device < kMaxDevices, "ktune: CUDA device ", text_of(device),
@@ -431,4 +465,9 @@ TORCH_LIBRARY_IMPL(ktune, CUDA, m) {
   m.impl("softmax", &softmax);
   m.impl("rope_append", &rope_append);
   m.impl("decode_attention", &decode_attention);
+}
+
+// The extension is a Python module too (ktune._native.MODULE): ktune.Runtime's native doors.
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.def("softmax_into", &softmax_into, "ktune.Runtime.softmax with y given, on torch tensors");
 }
