@@ -172,13 +172,13 @@ def main():
              f"ktune paged at block {b0}, above 1: ktune faster)", "",
              f"| model | shape | contiguous us | paged {b0} us | paged {b1} us | paged {b0} in order us | torch us "
              f"| paged {b0} / contiguous | paged {b1} / contiguous | in order / contiguous | torch / paged {b0} "
-             "| paged config | source | rel err |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| contiguous config | paged config | source | rel err |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['model']} | {r['shape']} | {r['ktune_us']:.2f} | {r[f'paged{b0}_us']:.2f} "
                      f"| {r[f'paged{b1}_us']:.2f} | {r['pagedordered_us']:.2f} | {r['torch_us']:.2f} "
                      f"| {r[f'paged{b0}_vs_contiguous']:.3f} | {r[f'paged{b1}_vs_contiguous']:.3f} "
-                     f"| {r['pagedordered_vs_contiguous']:.3f} | {r['torch_vs_paged16']:.2f} | {r['paged_config']} "
+                     f"| {r['pagedordered_vs_contiguous']:.3f} | {r['torch_vs_paged16']:.2f} | {r['config']} | {r['paged_config']} "
                      f"| {r['paged_source']} | {r['rel_err']:.1e} |")
     lines += ["", f"geomean paged {b0} / contiguous: {geomean([r[f'paged{b0}_vs_contiguous'] for r in rows]):.3f}, "
               f"paged {b1} / contiguous: {geomean([r[f'paged{b1}_vs_contiguous'] for r in rows]):.3f}, "
