@@ -178,8 +178,8 @@ def main():
         lines.append(f"| {r['model']} | {r['shape']} | {r['ktune_us']:.2f} | {r[f'paged{b0}_us']:.2f} "
                      f"| {r[f'paged{b1}_us']:.2f} | {r['pagedordered_us']:.2f} | {r['torch_us']:.2f} "
                      f"| {r[f'paged{b0}_vs_contiguous']:.3f} | {r[f'paged{b1}_vs_contiguous']:.3f} "
-                     f"| {r['pagedordered_vs_contiguous']:.3f} | {r['torch_vs_paged16']:.2f} | {r['config']} | {r['paged_config']} "
-                     f"| {r['paged_source']} | {r['rel_err']:.1e} |")
+                     f"| {r['pagedordered_vs_contiguous']:.3f} | {r['torch_vs_paged16']:.2f} | {r['config']} "
+                     f"| {r['paged_config']} | {r['paged_source']} | {r['rel_err']:.1e} |")
     lines += ["", f"geomean paged {b0} / contiguous: {geomean([r[f'paged{b0}_vs_contiguous'] for r in rows]):.3f}, "
               f"paged {b1} / contiguous: {geomean([r[f'paged{b1}_vs_contiguous'] for r in rows]):.3f}, "
               f"paged {b0} in order / contiguous: {geomean([r['pagedordered_vs_contiguous'] for r in rows]):.3f}, "

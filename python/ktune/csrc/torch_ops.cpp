@@ -434,8 +434,8 @@ int softmax_into(std::intptr_t runtime, int64_t device, const at::Tensor& x, con
   try {
     TORCH_CHECK_VALUE(runtime != 0, "the runtime is closed");
     softmax_args(args, x, scale, mask, lengths);
-    TORCH_CHECK_VALUE(x.get_device() == device, "softmax: x is on ", x.device(), "; the runtime is on cuda:",
-                      text_of(device));
+    TORCH_CHECK_VALUE(x.get_device() == device, "softmax: x is on ", x.device(),
+                      "; the runtime is on cuda:", text_of(device));
     expect_dense(y, x, "softmax", "y", 2);
     TORCH_CHECK_VALUE(y.sizes().equals(x.sizes()), "softmax: y has shape ", dims(y.sizes()), "; expected ",
                       dims(x.sizes()));
