@@ -246,8 +246,7 @@ void expect_dense(const at::Tensor& t, const at::Tensor& first, const char* op, 
 void softmax_args(ktune_softmax_args& args, const at::Tensor& x, double scale, int64_t mask,
                   const std::optional<at::Tensor>& lengths) {
   constexpr const char* op = "softmax";
-  expect(x, x, op, "x", 2);
-  contiguous(x, op, "x");
+  expect_dense(x, x, op, "x", 2);
   ktune_softmax_args_init(&args);
   args.dtype = dtype_code(x, op, "x");
   args.rows = x.size(0);
