@@ -14,6 +14,7 @@ import ctypes
 import ctypes.util
 import os
 import pathlib
+import struct
 import threading
 
 from .errors import LibraryNotFoundError
@@ -52,13 +53,60 @@ def _candidates(which):
 
 
 def _sanitized(path):
-    """Whether the library was built with AddressSanitizer (python3 cannot load it: ASan must come
-    first in a process)."""
+    """Whether the library was built with AddressSanitizer (it needs libasan.so, and python3 cannot
+    load it: ASan must come first in a process). Read from the names its ELF dynamic section needs
+    (a few hundred bytes); a file that is not a 64-bit little-endian ELF is searched whole."""
     try:
         with open(path, "rb") as f:
-            return b"libasan.so" in f.read()
+            needed = _needed_libraries(f)
+            if needed is None:
+                f.seek(0)
+                return b"libasan.so" in f.read()
+            return any(name.startswith(b"libasan.so") for name in needed)
     except OSError:
         return False
+
+
+def _needed_libraries(f):
+    """The DT_NEEDED names of the 64-bit little-endian ELF file f, or None when f is not one or its
+    dynamic section cannot be read."""
+    head = f.read(64)
+    if len(head) < 64 or head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+        return None
+    (phoff,) = struct.unpack_from("<Q", head, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", head, 0x36)
+    if phentsize < 56:
+        return None
+    f.seek(phoff)
+    table = f.read(phentsize * phnum)
+    loads, dynamic = [], None
+    for i in range(min(phnum, len(table) // phentsize)):
+        kind, _, offset, vaddr, _, filesz, _, _ = struct.unpack_from("<IIQQQQQQ", table, i * phentsize)
+        if kind == 1:  # PT_LOAD
+            loads.append((vaddr, offset, filesz))
+        elif kind == 2:  # PT_DYNAMIC
+            dynamic = (offset, filesz)
+    if dynamic is None:
+        return []  # linked statically: needs no library
+    f.seek(dynamic[0])
+    raw = f.read(dynamic[1])
+    needed, strtab, strsz = [], None, None
+    for tag, value in struct.iter_unpack("<qQ", raw[:len(raw) // 16 * 16]):
+        if tag == 0:  # DT_NULL
+            break
+        if tag == 1:  # DT_NEEDED: an offset into the string table
+            needed.append(value)
+        elif tag == 5:  # DT_STRTAB (an address)
+            strtab = value
+        elif tag == 10:  # DT_STRSZ
+            strsz = value
+    segment = next(((vaddr, offset) for vaddr, offset, filesz in loads if strtab is not None
+                    and vaddr <= strtab < vaddr + filesz), None)
+    if segment is None or strsz is None:
+        return None
+    f.seek(strtab - segment[0] + segment[1])
+    strings = f.read(strsz)
+    return [strings[o:strings.find(b"\0", o) if b"\0" in strings[o:] else len(strings)] for o in needed]
 
 
 def load(which):
