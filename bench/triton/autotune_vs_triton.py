@@ -99,18 +99,21 @@ def config_label(p):
 
 
 def worker_times(db, kernel):
-    """Microseconds ktune's worker measured for each config of `kernel` (by label), from its database:
-    set beside the re-time, they say whether a choice the re-time ranks otherwise was measured as
-    another kernel or within noise."""
+    """What ktune's worker measured for each config of `kernel` (by label), from its database: the
+    microseconds and the SM clock (MHz, None when not read) of the config's last row, the contenders'
+    interleaved re-time where there was one. Set beside the re-time, they say whether a choice the
+    re-time ranks otherwise was measured as another kernel, at another clock, or within noise."""
     import re
     import sqlite3
     out = {}
     with sqlite3.connect(db) as c:
-        for name, us in c.execute("SELECT m.config_name, m.median_us FROM measurements m JOIN kernels k "
-                                  "ON k.id = m.kernel_id WHERE k.name = ? AND m.outcome = 'ok'", (kernel,)):
+        rows = c.execute("SELECT m.config_name, m.median_us, m.sm_clock_mhz FROM measurements m JOIN kernels k "
+                         "ON k.id = m.kernel_id WHERE k.name = ? AND m.outcome = 'ok' ORDER BY m.rowid", (kernel,))
+        for name, us, mhz in rows:
             p = dict(re.findall(r"\b(BLOCK_M|BLOCK_N|BLOCK_K|GROUP_M)=(\d+)", name))
             w, st = re.search(r"\.w(\d+)\.s(\d+)$", name).groups()
-            out[config_label({**{k: int(v) for k, v in p.items()}, "num_warps": int(w), "num_stages": int(st)})] = us
+            label = config_label({**{k: int(v) for k, v in p.items()}, "num_warps": int(w), "num_stages": int(st)})
+            out[label] = {"us": us, "sm_mhz": mhz}
     return out
 
 
@@ -319,12 +322,18 @@ def table(raw):
     lines = [head, "", "| | ktune.triton.autotune | triton.autotune |", "|---|---|---|"]
     lines += [f"| {label} | {k} | {t} |" for label, k, t in rows]
     lines += ["", "targets: " + ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in verdicts.items())]
-    t, w = raw["retimed"], raw.get("worker_us", {})
+    t, w = raw["retimed"], raw.get("worker", {})
     lines += ["", f"every config: re-timed in CUDA graphs with rotated inputs (us, median of {raw.get('rounds', '?')} "
-              "rounds) and ktune's worker median from the tuning", "", "| config | re-timed | worker |",
-              "|---|---:|---:|"]
-    lines += [f"| {n} | {t[n]['us']:.2f} | {w[n]:.2f} |" if n in w else f"| {n} | {t[n]['us']:.2f} | - |"
-              for n in sorted(t, key=lambda n: t[n]["us"])]
+              "rounds) and ktune's worker median from the tuning, with the SM clock the worker read", "",
+              "| config | re-timed | worker | worker SM MHz |", "|---|---:|---:|---:|"]
+
+    def worker(n):
+        if n not in w:
+            return "- | -"
+        mhz = w[n].get("sm_mhz")
+        return f"{w[n]['us']:.2f} | {'-' if mhz is None else f'{mhz:.0f}'}"
+
+    lines += [f"| {n} | {t[n]['us']:.2f} | {worker(n)} |" for n in sorted(t, key=lambda n: t[n]["us"])]
     if raw.get("clocks"):
         lines += ["", "GPU clock and power while each stretch ran (nvidia-smi every 50 ms):", ""]
         lines += [f"- {stretch}: {describe(s)}" for stretch, s in raw["clocks"].items()]
@@ -420,7 +429,7 @@ def run(args):
     clocks["the side-by-side re-time"] = sampler.summary()
     raw["clocks"] = clocks
     raw["rounds"] = args.rounds
-    raw["worker_us"] = worker_times(db, ktune_matmul.description.name)
+    raw["worker"] = worker_times(db, ktune_matmul.description.name)
 
     # Every child's result against float64, and the served source.
     checks = [c for side in children.values() for c in side] + [c for runs in raw["together_children"].values()

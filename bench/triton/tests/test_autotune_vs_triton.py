@@ -52,7 +52,7 @@ def test_the_verdicts_follow_the_raw_numbers():
         assert dict((r[0], r[1:]) for r in rows)["8 processes together: distinct winners"] == ("1", "3")
         lines = bench.table(raw)
         assert lines[0].startswith("matmul m=512,n=4096,k=4096 bf16 on a GPU") and any(ln.startswith("| chosen config |") for ln in lines)
-        assert sum(ln.count(" | - |") for ln in lines) == 24  # no worker times in this raw: every config row says so
+        assert sum(ln.endswith(" | - | - |") for ln in lines) == 24  # no worker times in this raw: every row says so
         assert not any("nvidia-smi" in ln for ln in lines)  # no clocks in this raw: no clock lines
         raw["clocks"] = {"ktune's tuning (its worker's timing)": {"samples": 3, "sm_mhz_median": 1755.0,
                                                                    "sm_mhz_min": 1600.0, "power_w_median": 650.0,
@@ -74,7 +74,8 @@ def test_without_a_device_it_exits_3_saying_why(tmp_path):
 
 def test_the_worker_times_are_read_back_by_config_label(tmp_path):
     """worker_times against a two-table stand-in of the database (the columns it reads): only the
-    kernel's measured rows, each under its config's label."""
+    kernel's measured rows, each under its config's label, the config's last row (its re-time)
+    winning over its first; the table shows each with its clock."""
     import sqlite3
     db = tmp_path / "w.db"
     rng = random.Random()
@@ -82,13 +83,23 @@ def test_the_worker_times_are_read_back_by_config_label(tmp_path):
     points = rng.sample([bench.point(c) for c in bench.CONFIGS], 3)
     names = [f"{kernel}.bf16.triton.3.6.0.BLOCK_M={p['BLOCK_M']}.BLOCK_N={p['BLOCK_N']}.BLOCK_K={p['BLOCK_K']}"
              f".GROUP_M={p['GROUP_M']}.w{p['num_warps']}.s{p['num_stages']}" for p in points]
-    times = [rng.uniform(10.0, 90.0) for _ in points]
+    times = [rng.uniform(10.0, 90.0) for _ in range(3)]
+    clocks = [rng.choice([1755.0, 1830.0, 1980.0]) for _ in range(3)]
     with sqlite3.connect(db) as c:
         c.execute("CREATE TABLE kernels (id INTEGER PRIMARY KEY, name TEXT)")
-        c.execute("CREATE TABLE measurements (kernel_id INTEGER, config_name TEXT, outcome TEXT, median_us REAL)")
+        c.execute("CREATE TABLE measurements (kernel_id INTEGER, config_name TEXT, outcome TEXT, median_us REAL, "
+                  "sm_clock_mhz REAL)")
         c.executemany("INSERT INTO kernels VALUES (?, ?)", [(1, kernel), (2, "other")])
-        c.executemany("INSERT INTO measurements VALUES (1, ?, 'ok', ?)", zip(names[:2], times[:2]))
-        c.execute("INSERT INTO measurements VALUES (1, ?, 'incorrect', NULL)", (names[2],))
-        c.execute("INSERT INTO measurements VALUES (2, ?, 'ok', 1.0)", (names[2],))
+        c.execute("INSERT INTO measurements VALUES (1, ?, 'ok', ?, ?)", (names[0], times[2], None))  # first row
+        c.executemany("INSERT INTO measurements VALUES (1, ?, 'ok', ?, ?)", zip(names[:2], times[:2], clocks[:2]))
+        c.execute("INSERT INTO measurements VALUES (1, ?, 'incorrect', NULL, NULL)", (names[2],))
+        c.execute("INSERT INTO measurements VALUES (2, ?, 'ok', 1.0, 1980.0)", (names[2],))
     got = bench.worker_times(db, kernel)
-    assert got == {bench.config_label(points[0]): times[0], bench.config_label(points[1]): times[1]}
+    labels = [bench.config_label(p) for p in points]
+    assert got == {labels[0]: {"us": times[0], "sm_mhz": clocks[0]}, labels[1]: {"us": times[1], "sm_mhz": clocks[1]}}
+    raw = _raw(rng)
+    raw["worker"] = {**got, labels[2]: {"us": 5.0, "sm_mhz": None}}
+    lines = bench.table(raw)
+    row = next(ln for ln in lines if ln.startswith(f"| {labels[0]} |"))
+    assert row.endswith(f" | {times[0]:.2f} | {clocks[0]:.0f} |")
+    assert next(ln for ln in lines if ln.startswith(f"| {labels[2]} |")).endswith(" | 5.00 | - |")
