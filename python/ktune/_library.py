@@ -106,7 +106,8 @@ def _needed_libraries(f):
         return None
     f.seek(strtab - segment[0] + segment[1])
     strings = f.read(strsz)
-    return [strings[o:strings.find(b"\0", o) if b"\0" in strings[o:] else len(strings)] for o in needed]
+    ends = [strings.find(b"\0", o) for o in needed]
+    return [strings[o:end if end >= 0 else None] for o, end in zip(needed, ends)]
 
 
 def load(which):

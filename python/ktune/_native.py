@@ -2,7 +2,7 @@
 rmsnorm_residual, softmax, and a decoder layer's rope_append and decode_attention) registered
 from C++ (csrc/torch_ops.cpp), so an eager call of torch.ops.ktune.<op> never enters Python. Built once per torch and library with
 torch.utils.cpp_extension (into torch's extension folder, $TORCH_EXTENSIONS_DIR or
-~/.cache/torch_extensions) and loaded with torch.ops.load_library.
+~/.cache/torch_extensions) and imported as a Python module, which registers the operators.
 
 The same library is a Python module (MODULE): ktune.Runtime's native doors, the out-variants its
 methods call on torch tensors with their outputs given (runtime_door; today softmax, the one op

@@ -26,7 +26,6 @@
 
 #include <array>
 #include <atomic>
-#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <optional>
