@@ -216,6 +216,14 @@ class KernelSpec {
   /// rejected config as `skipped` with this reason.
   virtual std::optional<std::string> rejection(const Problem& problem, const Config& config) const = 0;
 
+  /// Why the tuner leaves this config out of this problem's candidates: rejection(), or a config
+  /// that can serve the problem but that its key does not tune (a prebuilt description's
+  /// `[[prune]]`). Only the tuner's space asks; a stored winner, a reference or a config named on
+  /// the command line is judged by rejection() alone.
+  virtual std::optional<std::string> tuning_rejection(const Problem& problem, const Config& config) const {
+    return rejection(problem, config);
+  }
+
   /// Why this template cannot run on `arch` ("sm_80", "sm_90a", ...; the target of the compile), or
   /// nullopt when it can. rejection() sees no device, so callers that know the target ask here
   /// before compiling: the tuner stores such a config as `skipped` with this reason, `ktune bench`

@@ -93,6 +93,15 @@ def point(config):
     return kt.Description.point(config)
 
 
+def tune_phases(doc):
+    """`ktune tune`'s wall time and its key's measuring and compile-waiting seconds, from its JSON."""
+    if not doc or not doc.get("keys"):
+        return "n/a"
+    key = doc["keys"][0]
+    return f"{doc.get('wall_s', float('nan')):.2f}, {key.get('measure_s', float('nan')):.2f}, " \
+           f"{key.get('compile_wait_s', float('nan')):.2f}"
+
+
 def config_label(p):
     """A short name of a config's point: 128x256x64.g8.w8.s3."""
     return f"{p['BLOCK_M']}x{p['BLOCK_N']}x{p['BLOCK_K']}.g{p['GROUP_M']}.w{p['num_warps']}.s{p['num_stages']}"
@@ -302,6 +311,7 @@ def summarize(raw):
         ("  ktune from `ktune serve` (ms, median)", f"{med(served):.1f}" if served else "n/a", ""),
         ("tuning the key, cold (s)", f"{b['ktune_s']:.1f} (compile {b['ktune_compile_s']:.1f})",
          f"{b['triton_s']:.1f} (benchmark {b['triton_bench_s']:.1f})"),
+        ("  of it `ktune tune` (s): wall, measuring, waiting for compiles", tune_phases(b.get("ktune_doc")), ""),
         ("chosen config", picks["ktune"], picks["triton"]),
         ("chosen config re-timed in a graph (us)", f"{t[picks['ktune']]['us']:.2f}", f"{t[picks['triton']]['us']:.2f}"),
         (f"gap to the best of {len(t)} ({best_name}, {best_us:.2f} us)", f"{gaps['ktune']:+.2f} %",

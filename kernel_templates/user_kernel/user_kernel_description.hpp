@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/buffer_fill.hpp"
@@ -134,11 +135,23 @@ struct UserCubin {
   uint32_t line = 0;
 };
 
+/// The configs one key keeps (`[[prune]]` of a cubin index): a compiler's per-key pruning, such
+/// as a Triton kernel's `prune_configs_by`, written out for one dtype and shape. The other configs
+/// are no candidates of that key; a key without an entry tunes every config.
+struct UserPrune {
+  DType dtype = DType::kF32;
+  std::vector<std::pair<std::string, int64_t>> shape;  ///< every dim, in the description's order
+  std::vector<Config> keep;                            ///< at least one
+  uint32_t line = 0;
+};
+
 /// Cubins compiled ahead of time instead of NAME.cu's template (`[prebuilt]`).
 struct UserPrebuilt {
   std::string arch;      ///< the one architecture the cubins run on, e.g. "sm_90"
   std::string producer;  ///< what made them, e.g. "triton 3.6.0" (part of the kernel's hash)
   std::vector<UserCubin> cubins;
+  /// From the cubin index only; at most one per (dtype, shape). Not part of the kernel's hash.
+  std::vector<UserPrune> prunes;
   uint32_t line = 0;
 
   /// The first cubin of (config, dtype) whose specialization `value_of` (an integer scalar arg's

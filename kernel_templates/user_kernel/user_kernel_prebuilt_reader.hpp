@@ -28,8 +28,9 @@ UserPrebuilt read_prebuilt(DescriptionReaderContext& ctx, const UserKernelDescri
 void read_cubins(DescriptionReaderContext& ctx, const UserKernelDescription& d, const toml::node& node,
                  const std::string& field, const std::filesystem::path& cubins, UserPrebuilt& p);
 
-/// NAME.cubins/index.toml: the cubin list of a description whose `[prebuilt]` lists none. It is not
-/// part of the kernel's hash (`producer` is), so a compiler may add cubins to it as they are needed.
+/// NAME.cubins/index.toml: the cubin list of a description whose `[prebuilt]` lists none, and its
+/// per-key prunes (user_kernel_prune_reader.hpp). It is not part of the kernel's hash (`producer`
+/// is), so a compiler may add cubins to it as they are needed.
 std::filesystem::path cubin_index(const std::filesystem::path& cubins);
 
 }  // namespace ktune::kernel_templates

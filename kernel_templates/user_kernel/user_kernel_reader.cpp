@@ -15,6 +15,7 @@
 #include "kernel_templates/user_kernel/user_kernel_description.hpp"
 #include "kernel_templates/user_kernel/user_kernel_fill_reader.hpp"
 #include "kernel_templates/user_kernel/user_kernel_prebuilt_reader.hpp"
+#include "kernel_templates/user_kernel/user_kernel_prune_reader.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {
@@ -451,10 +452,11 @@ struct Reader final : DescriptionReaderContext {
     read_launches(*root.get("launch"));
     read_reference(root);
     if (const toml::node* w = root.get("work")) read_work(*w);
-    for (std::size_t i = 0; i < d.seeds.size(); ++i) check_point(d.seeds[i], "template.seeds");
-    if (d.reference.kind == UserReference::Kind::kConfig) check_point(d.reference.config, "reference.config");
+    for (std::size_t i = 0; i < d.seeds.size(); ++i) check_point(d.seeds[i], "template.seeds", 0);
+    if (d.reference.kind == UserReference::Kind::kConfig)
+      check_point(d.reference.config, "reference.config", 0);
     if (d.prebuilt) {
-      for (const UserCubin& c : d.prebuilt->cubins) check_point(c.config, "prebuilt.cubin");
+      for (const UserCubin& c : d.prebuilt->cubins) check_point(c.config, "prebuilt.cubin", 0);
       if (d.reference.kind == UserReference::Kind::kConfig &&
           std::none_of(d.prebuilt->cubins.begin(), d.prebuilt->cubins.end(),
                        [&](const UserCubin& c) { return c.config == d.reference.config; }))
@@ -462,8 +464,8 @@ struct Reader final : DescriptionReaderContext {
     }
   }
 
-  /// The cubins of a `[prebuilt]` table that lists none: NAME.cubins/index.toml's `[[cubin]]`s, its
-  /// mistakes named by that file's lines.
+  /// The cubins of a `[prebuilt]` table that lists none: NAME.cubins/index.toml's `[[cubin]]`s, and
+  /// its `[[prune]]`s, its mistakes named by that file's lines.
   void read_cubin_index() {
     const auto cubins = cubin_folder(folder, d.name);
     const auto index = cubin_index(cubins);
@@ -477,19 +479,21 @@ struct Reader final : DescriptionReaderContext {
            "missing: cubins listed in an index are not part of the kernel's hash, so what made them must be");
     const toml::table root = toml_read::parse_toml_file(index);
     const std::string description_file = std::exchange(file, index.string());
-    reject_unknown(root, {"cubin"}, "a cubin index");
+    reject_unknown(root, {"cubin", "prune"}, "a cubin index");
     if (!root.contains("cubin"))
       fail(1, "cubin", "missing: one [[cubin]] per config, dtype and specialization");
     read_cubins(*this, d, *root.get("cubin"), "cubin", cubins, *d.prebuilt);
+    if (const toml::node* prunes = root.get("prune")) read_prunes(*this, d, *prunes, "prune", *d.prebuilt);
     file = description_file;
   }
 
   /// A config's values must be among its parameters' values.
-  void check_point(const Config& c, const std::string& field) {
+  void check_point(const Config& c, const std::string& field, uint32_t line) override {
     for (const UserParam& p : d.params) {
       const int64_t v = c.at(p.name);
       if (std::find(p.values.begin(), p.values.end(), v) == p.values.end())
-        fail(p.line, field, fmt::format("{} = {} is not one of the parameter's values", p.name, v));
+        fail(line != 0 ? line : p.line, field,
+             fmt::format("{} = {} is not one of the parameter's values", p.name, v));
     }
   }
 };

@@ -1,7 +1,7 @@
 #pragma once
-/// What the readers of a description's parts (a fill, the prebuilt cubins) need from the reader of
-/// the whole description (user_kernel_reader.cpp): its failure reporting, its expression checks,
-/// its dimensions and its reader of a config.
+/// What the readers of a description's parts (a fill, the prebuilt cubins, an index's prunes) need
+/// from the reader of the whole description (user_kernel_reader.cpp): its failure reporting, its
+/// expression checks, its dimensions and its reader and check of a config.
 
 #include <cstdint>
 #include <initializer_list>
@@ -29,6 +29,9 @@ class DescriptionReaderContext {
                               std::string_view what) = 0;
   /// A config `{ PARAM = value, ... }` of the tuned template: every parameter, nothing else.
   virtual Config read_config(const toml::node& node, const std::string& field) = 0;
+  /// Fails when a value of `config` is not among its parameter's values: at `line`, or at the
+  /// parameter's line in NAME.toml when `line` is 0.
+  virtual void check_point(const Config& config, const std::string& field, uint32_t line) = 0;
 };
 
 }  // namespace ktune::kernel_templates

@@ -81,6 +81,28 @@ int64_t UserKernelSpec::eval_int(const UserExpression& e) const {
   return static_cast<int64_t>(std::llround(v));
 }
 
+std::optional<std::string> UserKernelSpec::tuning_rejection(const Problem& problem,
+                                                            const Config& config) const {
+  if (auto why = rejection(problem, config)) return why;
+  return prune_rejection(problem, config);
+}
+
+std::optional<std::string> UserKernelSpec::prune_rejection(const Problem& problem,
+                                                           const Config& config) const {
+  if (!d_.prebuilt || d_.prebuilt->prunes.empty() || !shaped(problem)) return std::nullopt;
+  // A few entries at most, and the space asks for every config: a scan, no lock, no binding.
+  for (const UserPrune& p : d_.prebuilt->prunes) {
+    if (p.dtype != problem.dtype) continue;
+    if (!std::all_of(p.shape.begin(), p.shape.end(),
+                     [&](const auto& dim) { return problem.dim(dim.first) == dim.second; }))
+      continue;
+    if (std::find(p.keep.begin(), p.keep.end(), config) != p.keep.end()) return std::nullopt;
+    return fmt::format("prune_configs_by keeps {} of the configs for {} {}, not this one", p.keep.size(),
+                       problem.shape_text(), to_string(problem.dtype));
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> UserKernelSpec::rejection(const Problem& problem, const Config& config) const {
   if (std::find(d_.dtypes.begin(), d_.dtypes.end(), problem.dtype) == d_.dtypes.end())
     return fmt::format("{} does not serve dtype {}", d_.name, to_string(problem.dtype));
@@ -164,14 +186,17 @@ std::optional<std::string> UserKernelSpec::arch_rejection(std::string_view arch)
   return fmt::format("the prebuilt cubins of {} run on {} only, not {}", d_.name, d_.prebuilt->arch, arch);
 }
 
-const UserCubin* UserKernelSpec::cubin_of(const Problem& problem, const Config& config) const {
-  if (!d_.prebuilt) return nullptr;
-  // A config named without a shape (a space's listing): its first cubin stands for it.
-  const bool shaped = std::all_of(d_.dims.begin(), d_.dims.end(), [&](const std::string& dim) {
+bool UserKernelSpec::shaped(const Problem& problem) const {
+  return std::all_of(d_.dims.begin(), d_.dims.end(), [&](const std::string& dim) {
     return std::any_of(problem.dims.begin(), problem.dims.end(),
                        [&](const auto& d) { return d.first == dim; });
   });
-  if (!shaped) return d_.prebuilt->find(config, problem.dtype);
+}
+
+const UserCubin* UserKernelSpec::cubin_of(const Problem& problem, const Config& config) const {
+  if (!d_.prebuilt) return nullptr;
+  // A config named without a shape (a space's listing): its first cubin stands for it.
+  if (!shaped(problem)) return d_.prebuilt->find(config, problem.dtype);
   std::lock_guard lock(mu_);
   bind(problem, &config);
   return bound_cubin(config, problem.dtype);

@@ -11,7 +11,9 @@
 /// A prebuilt description's candidates are its cubins (one per config and dtype): compile_spec
 /// names the cubin file instead of a source, the launch takes the cubin's entry, threads and shared
 /// memory, and the scratch pointers it appends are null or buffers `scratch.I` of their bytes per
-/// program. Configs without a cubin are rejected, and so is every arch but the cubins' own.
+/// program. Configs without a cubin are rejected, and so is every arch but the cubins' own; so are,
+/// for a dtype and shape with a `[[prune]]` in the cubin index, the configs it does not keep (but
+/// for the reference config, which is trusted whatever the pruning keeps).
 
 #include <map>
 #include <mutex>
@@ -42,6 +44,8 @@ class UserKernelSpec final : public KernelSpec {
   std::string_view source_name() const override { return source_name_; }
 
   std::optional<std::string> rejection(const Problem& problem, const Config& config) const override;
+  /// rejection(), then the index's `[[prune]]` of the problem's dtype and shape.
+  std::optional<std::string> tuning_rejection(const Problem& problem, const Config& config) const override;
   /// A prebuilt description runs on its cubins' architecture only.
   std::optional<std::string> arch_rejection(std::string_view arch) const override;
   std::string canonical_name(const Problem& problem, const Config& config) const override;
@@ -57,6 +61,11 @@ class UserKernelSpec final : public KernelSpec {
   Config default_config(const Problem& problem) const override;
 
  private:
+  /// Why a `[[prune]]` of the problem's dtype and shape leaves `config` out, or nullopt (none of
+  /// them, a shape without every dim, or the config is kept).
+  std::optional<std::string> prune_rejection(const Problem& problem, const Config& config) const;
+  /// Whether the problem gives every dim (a space's listing names configs without a shape).
+  bool shaped(const Problem& problem) const;
   /// Binds the problem (and the config, when given) to the evaluator's slots; callers hold mu_.
   void bind(const Problem& problem, const Config* config) const;
   int64_t eval_int(const UserExpression& e) const;

@@ -2,13 +2,15 @@
 tuned through ktune's worker, their winners verified there against the CUDA references and served
 back through ktune.triton.autotune, compared here with torch in float64; a planted wrong config and
 a planted crashing config never win; a second process launches the stored winner without tuning or
-compiling any other config; a miss is recorded and `python -m ktune.triton tune FILE` tunes it.
+compiling any other config; a miss is recorded and `python -m ktune.triton tune FILE` tunes it; a
+key of a kernel with a `prune_configs_by` tunes and serves only the configs it keeps.
 Skips with the reason without torch, Triton or a CUDA device. Runs under pytest, or alone:
 `python3 test_triton_gpu.py` (one line a test, exit status 1 when one fails)."""
 
 import json
 import os
 import pathlib
+import random
 import subprocess
 import sys
 import tempfile
@@ -68,6 +70,19 @@ def test_rmsnorm_is_tuned_verified_and_served():
     xd = x.double()
     want = xd * torch.rsqrt((xd * xd).mean(-1, keepdim=True) + 1e-6) * w.double()
     assert _rel_error(y, want) <= 1e-2
+
+
+def test_a_pruned_key_tunes_and_serves_only_the_configs_its_prune_keeps():
+    import pruned_scale
+    n = random.randrange(257, 512)  # keeps BLOCK 128 and 512, 1 and 4 warps
+    key = _winner(pruned_scale.scale.tune([{"n": n}], "f16"))
+    assert sum(key["outcomes"].values()) == 4 and key["outcomes"].get("ok", 0) >= 2, key["outcomes"]
+    x = _rand(n, seed=5, dtype=torch.float16)
+    y = torch.empty_like(x)
+    pruned_scale.scale[lambda meta: (triton.cdiv(n, meta["BLOCK"]),)](x, y, n)
+    assert pruned_scale.scale.sources[(f"n={n}", "f16")] == "tuned"
+    assert pruned_scale.scale.best_config.kwargs["BLOCK"] in (128, 512)
+    assert torch.equal(y, x * 2)
 
 
 def test_matmul_is_tuned_verified_and_served():

@@ -1,14 +1,19 @@
 // Prebuilt user kernels (docs/byo.md, "Prebuilt cubins"): a description whose candidates are cubins
 // compiled ahead of time (a Triton kernel's configs). Its launch takes each cubin's entry, threads
 // and shared memory and appends the cubin's scratch pointers (null, or a buffer of bytes x programs);
-// configs without a cubin and other architectures are refused; the compile request carries the file's
-// bytes and the compiler hands them back untouched; mistakes name the file, line and field.
+// configs without a cubin and other architectures are refused, and so are the configs a cubin index's
+// [[prune]] leaves out of its key; the compile request carries the file's bytes and the compiler
+// hands them back untouched; mistakes name the file, line and field.
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "harness/nvrtc_compiler.hpp"
 #include "kernel_templates/compile_request.hpp"
@@ -273,6 +278,119 @@ threads = 512
   write(dir_ / "rows.cubins" / "index.toml", index);
   EXPECT_NE(error_of(replaced(head, "producer = \"triton 3.6.0\"\n", "")).find("prebuilt.producer"),
             std::string::npos);
+}
+
+/// The description's cubin list moved to rows.cubins/index.toml, with a cubin of every config in
+/// both dtypes, and `prunes` after it (`root`, keys of the index's root table, before it); returns
+/// NAME.toml's text.
+std::string with_index(const fs::path& dir, const std::string& prunes, const std::string& root = "") {
+  std::string index = root;
+  for (const char* dtype : {"bf16", "f16"}) {
+    for (const int warps : {4, 8, 16}) {
+      index += fmt::format(R"([[cubin]]
+config = {{ BLOCK = 1024, num_warps = {} }}
+dtype = "{}"
+file = "a.cubin"
+entry = "rows_kernel"
+threads = {}
+
+)",
+                           warps, dtype, 32 * warps);
+    }
+  }
+  std::ofstream(dir / "rows.cubins" / "index.toml", std::ios::binary) << index << prunes;
+  return std::string(kToml, std::string_view(kToml).find("[[prebuilt.cubin]]"));
+}
+
+/// Keeps w8 and w16 of rows=6,cols=1000 bf16 (kProblem); the [[prune]] starts at the index's line 43.
+constexpr const char* kPrune = R"([[prune]]
+dtype = "bf16"
+shape = { rows = 6, cols = 1000 }
+keep = [{ BLOCK = 1024, num_warps = 8 },
+        { BLOCK = 1024, num_warps = 16 }]
+)";
+
+const Config kHuge("rows_kernel", {{"BLOCK", 1024}, {"num_warps", 16}});
+
+TEST_F(Prebuilt, APruneOfTheIndexKeepsItsConfigsForItsDtypeAndShapeOnly) {
+  const UserKernelSpec spec(parse(with_index(dir_, kPrune)));
+  ASSERT_EQ(spec.description().prebuilt->prunes.size(), 1u);
+  const UserPrune& prune = spec.description().prebuilt->prunes[0];
+  EXPECT_EQ(prune.dtype, DType::kBF16);
+  EXPECT_EQ(prune.shape, (std::vector<std::pair<std::string, int64_t>>{{"rows", 6}, {"cols", 1000}}));
+  EXPECT_EQ(prune.keep, (std::vector<Config>{kBig, kHuge}));
+  EXPECT_EQ(prune.line, 43u);
+  // the pruned key: the tuner's candidates are the kept configs only
+  EXPECT_EQ(spec.tuning_rejection(kProblem, kBig), std::nullopt);
+  EXPECT_EQ(spec.tuning_rejection(kProblem, kHuge), std::nullopt);
+  EXPECT_EQ(spec.tuning_rejection(kProblem, kSmall),
+            "prune_configs_by keeps 2 of the configs for rows=6,cols=1000 bf16, not this one");
+  // but a pruned config still serves the key: a winner stored before the prune, a config named
+  // on the command line, the runtime's default
+  EXPECT_EQ(spec.rejection(kProblem, kSmall), std::nullopt);
+  EXPECT_EQ(spec.launch_plan(kProblem, kSmall).launches.size(), 1u);
+  // another shape or another dtype: every config
+  for (const Problem& other :
+       {Problem{{{"rows", 6}, {"cols", 1024}}, DType::kBF16, ""},
+        Problem{{{"rows", 7}, {"cols", 1000}}, DType::kBF16, ""}, Problem{kProblem.dims, DType::kF16, ""}}) {
+    for (const Config& c : {kSmall, kBig, kHuge})
+      EXPECT_EQ(spec.tuning_rejection(other, c), std::nullopt)
+          << other.shape_text() << " " << c.at("num_warps");
+  }
+  // the reference config (w4) still verifies the pruned key: pruning makes no config wrong
+  EXPECT_EQ(spec.reference(kProblem).compile.prebuilt_cubin, dir_ / "rows.cubins" / "a.cubin");
+  // without the [[prune]], the key tunes every config
+  const UserKernelSpec unpruned(parse(with_index(dir_, "")));
+  EXPECT_TRUE(unpruned.description().prebuilt->prunes.empty());
+  EXPECT_EQ(unpruned.tuning_rejection(kProblem, kSmall), std::nullopt);
+}
+
+TEST_F(Prebuilt, APrunesMistakesNameTheIndexLineAndField) {
+  const auto expect = [&](const std::string& prunes, const std::string& needle) {
+    const std::string e = error_of(with_index(dir_, prunes));
+    EXPECT_NE(e.find(needle), std::string::npos) << "expected '" << needle << "' in: " << e;
+  };
+  const auto expect_root = [&](const std::string& root, const std::string& needle) {
+    const std::string e = error_of(with_index(dir_, "", root));
+    EXPECT_NE(e.find(needle), std::string::npos) << "expected '" << needle << "' in: " << e;
+  };
+  const std::string prune(kPrune);
+  expect_root("prune = 3\n", "index.toml:1: prune: must be an array of tables ([[prune]])");
+  expect_root("prune = [3]\n", "index.toml:1: prune 1: must be a table ([[prune]])");
+  expect("[prune]\ndtype = \"bf16\"\n", "index.toml:43: prune: must be an array of tables");
+  expect(prune + "extra = 1\n",
+         "index.toml:48: unknown key 'extra' in prune 1 (allowed: dtype, shape, keep)");
+  expect("[[pruned]]\n", "index.toml:43: unknown key 'pruned' in a cubin index (allowed: cubin, prune)");
+  expect(replaced(prune, "dtype = \"bf16\"\n", ""), "index.toml:43: prune 1.dtype: missing");
+  expect(replaced(prune, "\"bf16\"", "\"f32\""), "index.toml:44: prune 1.dtype: f32 is not in dtypes");
+  expect(replaced(prune, "\"bf16\"", "\"b16\""), "index.toml:44: prune 1.dtype: unknown dtype 'b16'");
+  expect(replaced(prune, "shape = { rows = 6, cols = 1000 }\n", ""), "index.toml:43: prune 1.shape: missing");
+  expect(replaced(prune, "rows = 6, cols = 1000", "rows = 6"),
+         "index.toml:45: prune 1.shape: lacks dim 'cols'");
+  expect(replaced(prune, "rows = 6,", "rows = 6, m = 2,"),
+         "index.toml:45: prune 1.shape: 'm' is not a dim of the description (dims: rows, cols)");
+  expect(replaced(prune, "cols = 1000", "cols = 1e3"),
+         "index.toml:45: prune 1.shape.cols: must be an integer >= 1");
+  expect(replaced(prune, "cols = 1000", "cols = \"1000\""),
+         "index.toml:45: prune 1.shape.cols: must be an integer >= 1");
+  expect(replaced(prune, "rows = 6", "rows = 0"),
+         "index.toml:45: prune 1.shape.rows: must be an integer >= 1");
+  expect(prune.substr(0, prune.find("keep")), "index.toml:43: prune 1.keep: missing");
+  expect(prune.substr(0, prune.find("keep")) + "keep = []\n",
+         "index.toml:46: prune 1.keep: keeps no config: prune_configs_by must keep at least one");
+  expect(replaced(prune, "num_warps = 16", "num_warps = 32"),
+         "index.toml:47: prune 1.keep[1]: num_warps = 32 is not one of the parameter's values");
+  expect(replaced(prune, "BLOCK = 1024, num_warps = 16", "num_warps = 16"),
+         "index.toml:47: prune 1.keep[1]: lacks parameter 'BLOCK'");
+  expect(replaced(prune, "num_warps = 16", "num_warps = 16, num_stages = 3"),
+         "index.toml:47: prune 1.keep[1]: unknown parameter 'num_stages'");
+  expect(replaced(prune, "num_warps = 16", "num_warps = 8"),
+         "index.toml:47: prune 1.keep[1]: a config kept twice");
+  expect(prune + "\n" + prune,
+         "index.toml:49: prune 2: a second [[prune]] of rows=6,cols=1000 bf16 (the first is at line 43)");
+  // the same shape in the other dtype, or another shape, is another key
+  EXPECT_EQ(error_of(with_index(dir_, prune + "\n" + replaced(prune, "\"bf16\"", "\"f16\""))), "");
+  EXPECT_EQ(error_of(with_index(dir_, prune + "\n" + replaced(prune, "rows = 6", "rows = 7"))), "");
 }
 
 TEST_F(Prebuilt, TheCubinOfTheProblemsSpecializationServesIt) {

@@ -92,7 +92,7 @@ Enumeration ConfigSpace::enumerate(const ProblemContext& context) const {
     for (const auto& c : tmpl.constraints) out.pruned_by.push_back({tmpl.name, c.name, c.text, c.line, 0});
     const size_t spec_count = out.pruned_by.size();
     if (tmpl.spec != nullptr)
-      out.pruned_by.push_back({tmpl.name, "spec", "KernelSpec::rejection", tmpl.line, 0});
+      out.pruned_by.push_back({tmpl.name, "spec", "KernelSpec::tuning_rejection", tmpl.line, 0});
 
     const size_t np = tmpl.params.size();
     std::vector<size_t> idx(np, 0);
@@ -111,7 +111,8 @@ Enumeration ConfigSpace::enumerate(const ProblemContext& context) const {
         for (size_t p = 0; p < np; ++p)
           params.emplace_back(tmpl.params[p].name, tmpl.params[p].values[idx[p]]);
         Config config(tmpl.name, std::move(params));
-        if (const auto why = tmpl.spec != nullptr ? tmpl.spec->rejection(problem, config) : std::nullopt) {
+        if (const auto why =
+                tmpl.spec != nullptr ? tmpl.spec->tuning_rejection(problem, config) : std::nullopt) {
           if (out.first_spec_rejection.empty()) out.first_spec_rejection = *why;
           ++out.pruned_by[spec_count].count;
           ++out.pruned;
@@ -132,7 +133,7 @@ Enumeration ConfigSpace::enumerate(const ProblemContext& context) const {
     for (const auto& seed : tmpl.seeds) {
       for (size_t p = 0; p < np; ++p) ev.set_param(p, seed.params[p].second);
       ev.eval_derived();
-      if (ev.first_failure() < 0 && (tmpl.spec == nullptr || !tmpl.spec->rejection(problem, seed))) {
+      if (ev.first_failure() < 0 && (tmpl.spec == nullptr || !tmpl.spec->tuning_rejection(problem, seed))) {
         out.seeds.push_back(seed);
       } else {
         ++out.seed_rejected;
@@ -202,7 +203,7 @@ std::optional<std::string> ConfigSpace::first_failing_constraint(const Config& c
   ev.eval_derived();
   const int failed = ev.first_failure();
   if (failed >= 0) return tmpl.name + "." + tmpl.constraints[static_cast<size_t>(failed)].name;
-  if (tmpl.spec != nullptr && tmpl.spec->rejection(problem_of(context, source_), config))
+  if (tmpl.spec != nullptr && tmpl.spec->tuning_rejection(problem_of(context, source_), config))
     return tmpl.name + ".spec";
   return std::nullopt;
 }

@@ -10,7 +10,7 @@
 /// A space holds search choices only. For a kernel with templates (kernel_templates/spec_registry.hpp)
 /// the templates' specs are the description: the dimensions, each template's parameter names and
 /// order, the layouts it serves and the canonical names come from its spec, and the spec's hard
-/// rules (KernelSpec::rejection) filter the points after the constraints, counted as the
+/// rules (KernelSpec::tuning_rejection) filter the points after the constraints, counted as the
 /// pseudo-constraint "spec". A space of a kernel without templates (tests) states `dims` and a
 /// name `pattern` itself.
 

@@ -49,7 +49,14 @@ def test_the_verdicts_follow_the_raw_numbers():
         assert abs(picked["gaps_pct"]["ktune"] - (k - best) / best * 100.0) < 1e-9
         assert verdicts["ktune_within_target"] == ((k - best) / best * 100.0 <= 2.0)
         assert verdicts["ktune_one_winner"] is True
-        assert dict((r[0], r[1:]) for r in rows)["8 processes together: distinct winners"] == ("1", "3")
+        by_name = dict((r[0], r[1:]) for r in rows)
+        assert by_name["8 processes together: distinct winners"] == ("1", "3")
+        assert by_name["  of it `ktune tune` (s): wall, measuring, waiting for compiles"] == ("n/a", "")
+        wall, measure, wait = (rng.uniform(0, 9) for _ in range(3))
+        raw["tuning"]["ktune_doc"] = {"wall_s": wall, "keys": [{"measure_s": measure, "compile_wait_s": wait}]}
+        assert dict((r[0], r[1:]) for r in bench.summarize(raw)[0])[
+            "  of it `ktune tune` (s): wall, measuring, waiting for compiles"] == (
+            f"{wall:.2f}, {measure:.2f}, {wait:.2f}", "")
         lines = bench.table(raw)
         assert lines[0].startswith("matmul m=512,n=4096,k=4096 bf16 on a GPU") and any(ln.startswith("| chosen config |") for ln in lines)
         assert sum(ln.endswith(" | - | - |") for ln in lines) == 24  # no worker times in this raw: every row says so

@@ -4,6 +4,7 @@
 - description.py: the kernel described as a ktune kernel folder whose candidates are those cubins;
 - tune.py: `ktune tune` on that folder, and the winner read back;
 - autotune.py: `autotune`, the drop-in for `triton.autotune`;
+- prune.py: its `prune_configs_by`, applied per key when the key is tuned;
 - misses.py: the key file of untuned calls;
 - offline.py: `python -m ktune.triton tune FILE [--shard I/N]`: a key file's keys (or one shard of them)
   tuned in one `ktune tune` run.
@@ -14,8 +15,9 @@ from .compile import CompiledConfig, compile_config, config_name, kernel_key
 from .description import Arg, CudaReference, Description, input_buffer, output_buffer, scalar
 from .misses import read_keys, record_miss
 from .offline import tune_file
+from .prune import BufferStandIn, Pruner, key_arguments
 from .tune import best, cache_root, tune
 
-__all__ = ["Arg", "Autotuner", "CompiledConfig", "CudaReference", "Description", "autotune", "best", "cache_root",
-           "compile_config", "config_name", "input_buffer", "kernel_key", "output_buffer", "read_keys",
-           "record_miss", "scalar", "tune", "tune_file"]
+__all__ = ["Arg", "Autotuner", "BufferStandIn", "CompiledConfig", "CudaReference", "Description", "Pruner", "autotune",
+           "best", "cache_root", "compile_config", "config_name", "input_buffer", "key_arguments", "kernel_key",
+           "output_buffer", "read_keys", "record_miss", "scalar", "tune", "tune_file"]

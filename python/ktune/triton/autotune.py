@@ -17,7 +17,7 @@ ktune first.
 
 The benchmark-only hooks of triton.autotune (reset_to_zero, restore_value, pre_hook, post_hook of
 the tuner) have nothing to do here, since nothing is timed in the process; a config's own pre_hook
-runs before its launch, as in Triton.
+runs before its launch, as in Triton. `prune_configs_by` cuts the configs a key tunes (prune.py).
 """
 
 import os
@@ -29,6 +29,7 @@ from ..errors import BadInputError
 from ..tensors import dtype_name
 from .description import Description
 from .misses import record_miss
+from .prune import Pruner
 from .tune import best, shape_text, tune
 
 ON_MISS = ("default", "tune")
@@ -107,22 +108,28 @@ class Autotuner(KernelInterface):
             pass
         return None  # the database's only GPU
 
-    def config_for(self, nargs):
-        """The triton.Config of a call's key: the stored winner, else (on a miss) the default."""
-        key = self.key_of(nargs)
+    def config_for(self, nargs, kwargs=None):
+        """The triton.Config of a call's key: the stored winner, else (on a miss) the default, the
+        first config `prune_configs_by` keeps for the call. `nargs`: the call's arguments by name;
+        `kwargs`: those it passed by keyword (Triton's prune sees the others as named_args)."""
+        kwargs = kwargs or {}
+        key = self.key_of({**nargs, **kwargs})
         with self._lock:
             if key in self.cache:
                 return self.cache[key]
             shape, dtype = key
-            gpu = self._gpu(nargs)
+            gpu = self._gpu({**nargs, **kwargs})
             config, _ = best(self.description, shape, dtype, db=self.db, gpu=gpu, server=self.server)
             source = "tuned"
+            kept = self.description.configs
+            if config is None and self.description.pruner is not None:
+                kept = self.description.pruner.keep(self.description, nargs, kwargs)
             if config is None and self.on_miss == "tune":
-                tune(self.description, [shape], dtype, db=self.db, arch=self.arch)
+                tune(self.description, [shape], dtype, db=self.db, arch=self.arch, kept={(dtype, shape): kept})
                 config, _ = best(self.description, shape, dtype, db=self.db, gpu=gpu)
                 source = "tuned now"
             if config is None:
-                config, source = self.description.configs[0], "default"
+                config, source = kept[0], "default"
                 if self.record_misses:
                     record_miss(self.record_misses, self.kernel_name, shape, dtype)
             self.cache[key] = config
@@ -130,11 +137,11 @@ class Autotuner(KernelInterface):
             return config
 
     def run(self, *args, **kwargs):
-        nargs = {**dict(zip(self.arg_names, args)), **kwargs}
-        config = self.config_for(nargs)
+        positional = dict(zip(self.arg_names, args))
+        config = self.config_for(positional, kwargs)
         self.best_config = config
         if config.pre_hook is not None:
-            config.pre_hook({**nargs, **config.all_kwargs()})
+            config.pre_hook({**positional, **kwargs, **config.all_kwargs()})
         return self.fn.run(*args, **kwargs, **config.all_kwargs())
 
     def tune(self, shapes, dtype="bf16", **options):
@@ -153,16 +160,17 @@ def autotune(configs, key, *, args, grid, dims=None, dims_order=None, dtypes=("b
     row-wise kernel), and `dims_order` orders the key (default: `key`, then `dims`). A key argument's
     dimension is its name in lower case (expressions of a matmul keyed on M, N, K use m, n, k).
     `server` ("http://host:8787", default $KTUNE_SERVER unless `db` is given) answers look-ups
-    from `ktune serve` instead of a database file: a 404 is a miss, any other error raises."""
-    if prune_configs_by:
-        raise BadInputError("prune_configs_by is not served yet: ktune measures every config (a config "
-                            "that fails or exceeds the GPU's limits is stored as such and never wins)")
+    from `ktune serve` instead of a database file: a 404 is a miss, any other error raises.
+    `prune_configs_by` as triton.autotune's: each key compiles and tunes only the configs it keeps,
+    and a miss launches the first of them (prune.py)."""
+    pruner = Pruner.of(prune_configs_by)
     key_dims = dimension_names(key)
     order = list(dims_order) if dims_order else key_dims + [d for d in (dims or {}) if d not in key_dims]
 
     def decorator(fn):
         description = Description(fn, configs, dims=order, args=args, grid=grid, dtypes=dtypes,
                                   reference=reference, verify=verify, work=work)
+        description.pruner = pruner
         return Autotuner(fn, description, key, dims=dims, dtype_arg=dtype_arg, db=db, gpu=gpu, on_miss=on_miss,
                          record_misses=record_misses, arch=arch, server=server)
 

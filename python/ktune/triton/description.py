@@ -27,7 +27,7 @@ import pathlib
 import re
 import threading
 from dataclasses import dataclass, field
-from typing import Dict, Mapping, Optional, Sequence, Union
+from typing import Mapping, Optional, Sequence, Union
 
 from ..errors import BadInputError
 from .compile import compile_config
@@ -144,14 +144,16 @@ def _locked(path):
 
 
 def _read_index(index):
-    """The `[[cubin]]` entries of a cubin index; none when it does not exist."""
+    """The `[[cubin]]` and `[[prune]]` entries of a cubin index (two lists); none when it does not
+    exist."""
     if not index.is_file():
-        return []
+        return [], []
     try:
         import tomllib
     except ImportError:  # Python < 3.11
         import tomli as tomllib
-    return tomllib.loads(index.read_text()).get("cubin", [])
+    doc = tomllib.loads(index.read_text())
+    return doc.get("cubin", []), doc.get("prune", [])
 
 
 def _cubin_key(config, dtype, ones, aligned):
@@ -163,11 +165,19 @@ def _entry_key(entry):
     return _cubin_key(entry["config"], entry["dtype"], entry.get("ones", ()), entry.get("aligned", ()))
 
 
-def _index_text(entries):
-    """NAME.cubins/index.toml (docs/byo.md): one `[[cubin]]` a config, dtype and specialization."""
+def _prune_key(entry):
+    """What identifies a `[[prune]]` entry: its dtype and shape."""
+    return entry["dtype"], json.dumps(dict(entry["shape"]), sort_keys=True)
+
+
+def _index_text(entries, prunes=()):
+    """NAME.cubins/index.toml (docs/byo.md): one `[[cubin]]` a config, dtype and specialization, and
+    one `[[prune]]` a key whose configs `prune_configs_by` cut (prune.py)."""
     lines = ["# The cubins of this folder's description, added as tuning needs them; not part of the kernel's hash."]
     for e in entries:
         lines += ["", "[[cubin]]"] + [f"{k} = {_toml(v)}" for k, v in e.items()]
+    for e in prunes:
+        lines += ["", "[[prune]]"] + [f"{k} = {_toml(v)}" for k, v in e.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -193,6 +203,7 @@ class Description:
             raise BadInputError("give a reference (CudaReference), or verify=False to store every result "
                                 "as unverified")
         self.work = dict(work or {})
+        self.pruner = None  # prune_configs_by (prune.Pruner): which configs a key tunes; not in the hash
         jit = getattr(fn, "fn", fn)
         self.module, self.function = jit.__module__, jit.__name__
         self.name = name or _identifier(f"triton_{self.module}_{self.function}")
@@ -226,6 +237,15 @@ class Description:
         out["num_warps"] = int(config.num_warps if config.num_warps is not None else 4)
         out["num_stages"] = int(config.num_stages if config.num_stages is not None else 3)
         return out
+
+    def shape_of(self, values):
+        """Dimension `values` (a dict or a shape text) as a shape text in the description's order."""
+        if isinstance(values, str):
+            values = _shape_values(values)
+        missing = [d for d in self.dims if d not in values]
+        if missing:
+            raise BadInputError(f"{self.name}: no value for dimension(s) {missing}")
+        return ",".join(f"{d}={int(values[d])}" for d in self.dims)
 
     def config_of(self, params: Mapping[str, int]):
         """The triton.Config whose parameter values are `params`, or None."""
@@ -290,14 +310,17 @@ class Description:
         return compile_config(self.fn, self.signature(dtype), constexprs, num_warps=p["num_warps"],
                               num_stages=p["num_stages"], arch=arch, ones=ones, aligned=aligned)
 
-    def write(self, root, arch="sm_90", workers=None, needs=None):
+    def write(self, root, arch="sm_90", workers=None, needs=None, kept=None):
         """Writes (or finds) the description folder under `root`, compiles the cubins `needs` asks for
         that it does not hold yet, and returns its path. `needs`: (dtype, dimension values) pairs, the
         values a dict or a shape text ("m=512,n=4096"), each asking for every config's cubin of that
         dtype and of the specialization those values run (needed_specializations); None asks for
-        every dtype and specialization. Cubins are compiled by Triton ahead of time, `workers` at a
-        time (default: one per core), and listed in NAME.cubins/index.toml, which is not part of the
-        kernel's hash: adding cubins later leaves stored winners current."""
+        every dtype and specialization. `kept`: {(dtype, shape text): configs} of keys that tune only
+        some configs (prune.py): a need of such a key asks for those configs' cubins only, and each
+        is written as a `[[prune]]` entry (replacing the key's old one) that `ktune tune` obeys.
+        Cubins are compiled by Triton ahead of time, `workers` at a time (default: one per core), and
+        listed in NAME.cubins/index.toml, which is not part of the kernel's hash: adding cubins or
+        prune entries later leaves stored winners current."""
         folder = pathlib.Path(root) / f"{self.name}-{self.identity(arch)}"
         cubins = folder / f"{self.name}.cubins"
         cubins.mkdir(parents=True, exist_ok=True)
@@ -308,33 +331,51 @@ class Description:
                 _replace(folder / f"{self.name}.cu", self.reference.source.encode())
             # the folder counts as written once its description is there
             _replace(toml_path, self.toml_text(arch, triton.__version__).encode())
-        self._add_cubins(cubins, arch, self._jobs(needs), workers)
+        kept = {(dtype, self.shape_of(shape)): list(configs) for (dtype, shape), configs in (kept or {}).items()}
+        prunes = [self._prune_entry(dtype, shape, configs) for (dtype, shape), configs in kept.items()]
+        self._add_cubins(cubins, arch, self._jobs(needs, kept), workers, prunes)
         return folder
 
-    def _jobs(self, needs):
-        """(config, dtype, variant index) of every cubin `needs` asks for, in index order."""
+    def _prune_entry(self, dtype, shape, configs):
+        """The `[[prune]]` entry of a key (docs/byo.md) that tunes `configs` only."""
+        if dtype not in self.dtypes:
+            raise BadInputError(f"{self.name}: dtype {dtype!r} is not one of its dtypes {self.dtypes}")
+        points = [self.point(c) for c in configs]
+        if not points or any(self.config_of(p) is None for p in points):
+            raise BadInputError(f"{self.name}: a key's kept configs must be some of its configs, got {configs}")
+        return {"dtype": dtype, "shape": _shape_values(shape), "keep": points}
+
+    def _jobs(self, needs, kept):
+        """(config, dtype, variant index) of every cubin `needs` asks for, in index order: the configs
+        `kept` keeps for a need's key, else every config."""
         specs = self.specializations()
         if needs is None:
             needs = [(d, None) for d in self.dtypes]
         wanted = set()
+        everything = range(len(self.configs))
         for dtype, values in needs:
             if dtype not in self.dtypes:
                 raise BadInputError(f"{self.name}: dtype {dtype!r} is not one of its dtypes {self.dtypes}")
             if isinstance(values, str):
                 values = _shape_values(values)
-            wanted.update((dtype, v) for v in self.needed_specializations(values))
-        return [(i, d, v) for i in range(len(self.configs)) for d in self.dtypes for v in range(len(specs))
-                if (d, v) in wanted]
+            configs = everything
+            if values is not None and (dtype, self.shape_of(values)) in kept:
+                points = [self.point(c) for c in kept[(dtype, self.shape_of(values))]]
+                configs = [i for i in everything if self.point(self.configs[i]) in points]
+            wanted.update((i, dtype, v) for i in configs for v in self.needed_specializations(values))
+        return [(i, d, v) for i in everything for d in self.dtypes for v in range(len(specs)) if (i, d, v) in wanted]
 
-    def _add_cubins(self, cubins, arch, jobs, workers):
+    def _add_cubins(self, cubins, arch, jobs, workers, prunes=()):
         """Compiles the jobs the index lacks and adds them to it. Shards of a job array may do this in
         one folder on a shared file system at once: every file is written whole, and the index is
         re-read and rewritten under a lock, so no shard's cubins are lost."""
         index = cubins / "index.toml"
-        held = {_entry_key(e) for e in _read_index(index)}
+        listed, listed_prunes = _read_index(index)
+        held = {_entry_key(e) for e in listed}
         specs = self.specializations()
         todo = [j for j in jobs if _cubin_key(self.point(self.configs[j[0]]), j[1], *specs[j[2]]) not in held]
-        if not todo:
+        held_prunes = {_prune_key(e): e for e in listed_prunes}
+        if not todo and all(held_prunes.get(_prune_key(e)) == e for e in prunes):
             return
         with concurrent.futures.ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
             compiled = list(pool.map(lambda j: self._compile_one(self.configs[j[0]], j[1], arch, *specs[j[2]]),
@@ -349,14 +390,18 @@ class Description:
                             "scratch": [cc.global_scratch_bytes, cc.profile_scratch_bytes],
                             "ones": list(ones), "aligned": list(aligned), "name": cc.config_name})
         with _locked(cubins / ".index.lock"):
-            merged = {_entry_key(e): e for e in _read_index(index)}
+            listed, listed_prunes = _read_index(index)
+            merged = {_entry_key(e): e for e in listed}
             for e in entries:
                 merged.setdefault(_entry_key(e), e)
+            # a key's newest prune replaces its old one (a changed prune function)
+            merged_prunes = {_prune_key(e): e for e in listed_prunes}
+            merged_prunes.update((_prune_key(e), e) for e in prunes)
             # per config and dtype, the most specialized cubin first: the worker runs the first that fits
             order = {_cubin_key(self.point(c), d, *v): n for n, (c, d, v) in enumerate(
                 (c, d, v) for c in self.configs for d in self.dtypes for v in specs)}
             listed = sorted(merged.values(), key=lambda e: order.get(_entry_key(e), len(order)))
-            _replace(index, _index_text(listed).encode())
+            _replace(index, _index_text(listed, list(merged_prunes.values())).encode())
 
     def toml_text(self, arch, triton_version):
         """The description (docs/byo.md) with its `[prebuilt]` table; the cubins are listed in the

@@ -4,7 +4,8 @@ A key file holds `KERNEL SHAPE DTYPE [LAYOUT]` lines: the keys `ktune.triton.aut
 untuned (misses.py: the kernel named `triton:MODULE:FUNCTION`), and, when a program records the
 misses of `ktune.Runtime` or `ktune.torch` into the same file, keys of ktune's own kernels. Each
 Triton kernel's module is imported, its description folder written (every config compiled ahead of
-time for the dtypes and specializations its lines need; description.py) and its lines renamed to
+time for the dtypes and specializations its lines need, of the configs its `prune_configs_by`
+keeps for each key; description.py, prune.py) and its lines renamed to
 the folder's kernel; then ONE `ktune tune --shapes` run tunes every key of the file, so
 `--shard I/N` (or `auto` in a Slurm job array or a Kubernetes Indexed Job) splits the whole file by
 ktune's own rule (tuner/inputs/shard_plan.hpp: every key in exactly one shard, balanced by
@@ -24,6 +25,7 @@ import threading
 from .._executable import ktune_executable
 from ..errors import BadInputError, from_code
 from .autotune import Autotuner
+from .prune import kept_for_keys
 from .tune import cache_root
 
 PREFIX = "triton:"
@@ -70,7 +72,9 @@ def translate(path, out, arch="sm_90", root=None):
     for kernel, wanted in needs.items():
         try:
             description = kernel_of(kernel).description
-            folders[kernel] = (description.write(root or cache_root(), arch=arch, needs=wanted), description.name)
+            folder = description.write(root or cache_root(), arch=arch, needs=wanted,
+                                       kept=kept_for_keys(description, wanted))
+            folders[kernel] = (folder, description.name)
         except BadInputError as e:
             raise BadInputError(f"{path}:{first_line[kernel]}: {e}") from None
     lines = [text if fields is None else f"{folders[fields[0]][1]} {fields[1]} {fields[2]}"
