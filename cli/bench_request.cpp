@@ -30,11 +30,14 @@ measure::CandidateRequest make_bench_request(const BenchTarget& target, const Be
   namespace kt = kernel_templates;
   const harness::CompileResult compiled = compiler.compile(
       kt::make_compile_request(config.spec->compile_spec(target.problem, config.config), sources, arch));
-  // A user kernel described with `verify = false` has no reference: it is timed unverified.
+  // A user kernel described with `verify = false` has no reference: it is timed unverified; one
+  // whose reference is saved outputs has nothing to compile.
+  const kt::CompileSpec reference_spec =
+      config.spec->verifies() ? config.spec->reference(target.problem).compile : kt::CompileSpec{};
   const harness::CompileResult reference =
-      config.spec->verifies() ? compiler.compile(kt::make_compile_request(
-                                    config.spec->reference(target.problem).compile, sources, arch))
-                              : harness::CompileResult{};
+      reference_spec.name_expressions.empty()
+          ? harness::CompileResult{}
+          : compiler.compile(kt::make_compile_request(reference_spec, sources, arch));
   const kt::CandidateParts parts =
       kt::make_candidate_parts(*config.spec, target.problem, config.config, compiled, reference);
   measure::CandidateRequest r = kt::make_candidate_request(parts);

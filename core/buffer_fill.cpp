@@ -66,6 +66,13 @@ BufferFill BufferFill::sequence(int64_t start, int64_t step, std::optional<int64
   return f;
 }
 
+BufferFill BufferFill::file(std::string path) {
+  BufferFill f;
+  f.kind = Kind::kFile;
+  f.path = std::move(path);
+  return f;
+}
+
 std::optional<std::string> BufferFill::invalid_reason(uint64_t count, std::optional<IntType> integer) const {
   switch (kind) {
     case Kind::kRandom:
@@ -128,6 +135,9 @@ std::optional<std::string> BufferFill::invalid_reason(uint64_t count, std::optio
       if (auto why = out_of(*integer, static_cast<double>(start))) return why;
       return out_of(*integer, last);
     }
+    case Kind::kFile:
+      if (path.empty()) return "a file fill needs a path";
+      return std::nullopt;
   }
   return std::nullopt;
 }
@@ -143,6 +153,8 @@ std::string BufferFill::describe() const {
     case Kind::kSequence:
       return modulo ? fmt::format("sequence {} + {} i mod {}", start, step, *modulo)
                     : fmt::format("sequence {} + {} i", start, step);
+    case Kind::kFile:
+      return "file " + path;
   }
   return "?";
 }

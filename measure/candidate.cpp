@@ -55,7 +55,7 @@ BufferSpec::Init init_from(const std::string& s) {
   throw Error(ErrorKind::kBadInput, fmt::format("unknown buffer init '{}'", s));
 }
 
-constexpr std::array<std::string_view, 4> kFillKinds{"random", "range", "pattern", "sequence"};
+constexpr std::array<std::string_view, 5> kFillKinds{"random", "range", "pattern", "sequence", "file"};
 
 json to_json(const BufferFill& f) {
   json j{{"kind", kFillKinds[static_cast<std::size_t>(f.kind)]}};
@@ -75,6 +75,9 @@ json to_json(const BufferFill& f) {
       j["step"] = f.step;
       if (f.modulo) j["modulo"] = *f.modulo;
       break;
+    case BufferFill::Kind::kFile:
+      j["path"] = f.path;
+      break;
   }
   return j;
 }
@@ -90,6 +93,7 @@ BufferFill fill_from_json(const json& j) {
     return BufferFill::sequence(json_integer<int64_t>(j.at("start"), "start"),
                                 json_integer<int64_t>(j.at("step"), "step"), modulo);
   }
+  if (kind == "file") return BufferFill::file(j.at("path").get<std::string>());
   throw Error(ErrorKind::kBadInput, fmt::format("unknown buffer fill '{}'", kind));
 }
 

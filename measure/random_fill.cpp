@@ -1,6 +1,10 @@
 #include "measure/random_fill.hpp"
 
 #include <algorithm>
+#include <fstream>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "harness/cuda_check.hpp"
 #include "harness/driver_api.hpp"
@@ -23,6 +27,24 @@ struct PatternArg {
   unsigned long long n = 0;
 };
 
+/// A kFile fill: the file's bytes copied into the buffer, which they must fill exactly.
+void file_fill(CUdeviceptr ptr, uint64_t bytes, const std::string& path, CUstream stream) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw Error(ErrorKind::kBadInput, fmt::format("fill file {}: cannot be read", path));
+  const auto size = static_cast<uint64_t>(in.tellg());
+  if (size != bytes) {
+    throw Error(ErrorKind::kBadInput,
+                fmt::format("fill file {}: {} bytes, the buffer {} (values of its type, little-endian)", path,
+                            size, bytes));
+  }
+  std::vector<char> host(bytes);
+  in.seekg(0);
+  if (!in.read(host.data(), static_cast<std::streamsize>(bytes)))
+    throw Error(ErrorKind::kBadInput, fmt::format("fill file {}: read failed", path));
+  KTUNE_CU_CHECK(harness::driver().cuMemcpyHtoDAsync(ptr, host.data(), bytes, stream));
+  KTUNE_CU_CHECK(harness::driver().cuStreamSynchronize(stream));  // `host` dies here
+}
+
 }  // namespace
 
 void random_fill(const UtilityKernels& kernels, CUdeviceptr ptr, DType dtype, uint64_t count, uint64_t seed,
@@ -44,6 +66,10 @@ void fill_buffer(const UtilityKernels& kernels, CUdeviceptr ptr, DType dtype, st
   }
   if (fill.kind == BufferFill::Kind::kRandom) {
     random_fill(kernels, ptr, dtype, count, seed, static_cast<float>(fill.scale), stream);
+    return;
+  }
+  if (fill.kind == BufferFill::Kind::kFile) {
+    file_fill(ptr, count * (integer ? size_of(*integer) : size_of(dtype)), fill.path, stream);
     return;
   }
   CUfunction function = integer ? kernels.fill(*integer, fill.kind) : kernels.fill(dtype, fill.kind);
@@ -83,6 +109,7 @@ void fill_buffer(const UtilityKernels& kernels, CUdeviceptr ptr, DType dtype, st
       args = sequence_args;
       break;
     case BufferFill::Kind::kRandom:
+    case BufferFill::Kind::kFile:
       break;
   }
   KTUNE_CU_CHECK(harness::driver().cuLaunchKernel(function, blocks_for(count), 1, 1, kBlock, 1, 1, 0, stream,

@@ -248,6 +248,7 @@ std::string_view fill_kernel_name(BufferFill::Kind kind) {
     case BufferFill::Kind::kPattern:
       return "ktune_fill_pattern";
     case BufferFill::Kind::kSequence:
+    case BufferFill::Kind::kFile:
       break;
   }
   return "";
@@ -262,6 +263,7 @@ std::string_view int_fill_kernel_name(BufferFill::Kind kind) {
     case BufferFill::Kind::kSequence:
       return "ktune_fill_int_sequence";
     case BufferFill::Kind::kRandom:
+    case BufferFill::Kind::kFile:
       break;
   }
   return "";

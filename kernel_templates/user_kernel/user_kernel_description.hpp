@@ -92,10 +92,15 @@ struct UserReference {
     kKernel,  ///< a `__global__` template over the element type in NAME.cu, at its own geometry
     kConfig,  ///< a config of the tuned template itself, trusted as the reference
     kNone,    ///< `verify = false`: every result is stored and shown unverified (D4)
+    kData,    ///< saved per key: the inputs and the outputs a reference computed from them (a torch function)
   };
   Kind kind = Kind::kKernel;
   UserLaunch launch;  ///< kKernel: the reference kernel's launch (function, grid, block, shared)
   Config config;      ///< kConfig
+  /// kData: the folder (beside NAME.toml) whose DTYPE/SHAPE/ARG.bin files hold each input buffer
+  /// and each output's expected values (f32 for a floating-point output), raw and little-endian.
+  std::filesystem::path data;
+  std::string producer;  ///< kData: what computed the outputs (part of the kernel's hash, as NAME.toml is)
   /// Output name -> its bounds. An integer output not listed is compared exactly.
   std::map<std::string, UserTolerance> tolerance;
   uint32_t line = 0;

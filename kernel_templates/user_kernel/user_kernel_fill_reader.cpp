@@ -48,6 +48,7 @@ void check_constant_fill(DescriptionReaderContext& ctx, const UserFill& f, const
   BufferFill fill;
   switch (f.kind) {
     case BufferFill::Kind::kRandom:
+    case BufferFill::Kind::kFile:  // a data reference's inputs (not written in TOML): checked where read
       return;
     case BufferFill::Kind::kRange: {
       const auto lo = constant(f.min, 0);

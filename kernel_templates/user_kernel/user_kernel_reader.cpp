@@ -46,6 +46,7 @@ struct Reader final : DescriptionReaderContext {
   UserKernelDescription d;
   std::optional<ExpressionEvaluator> symbols;  // dims, params, elem_bytes: checks every expression
   std::filesystem::path folder;                // where the TOML file is (a prebuilt's cubins are beside it)
+  bool inputs_from_files = false;              // `[reference] data`: every input is read from a file
   bool prebuilt = false;                       // the description has a [prebuilt] table
 
   [[noreturn]] void fail(uint32_t line, std::string_view field, const std::string& message) override {
@@ -241,7 +242,7 @@ struct Reader final : DescriptionReaderContext {
           fail(line_of(*f), field + ".fill",
                "scale belongs to the default random fill; give a range instead");
         a.fill = read_user_fill(*this, *f, a, field + ".fill");
-      } else if (a.integer && a.kind == UserArg::Kind::kInput) {
+      } else if (a.integer && a.kind == UserArg::Kind::kInput && !inputs_from_files) {
         fail(a.line, field + ".fill",
              fmt::format(
                  "missing: an {} input needs a fill (a range, a pattern or a sequence): random integers "
@@ -343,8 +344,16 @@ struct Reader final : DescriptionReaderContext {
     }
     const toml::table& t = *ref->as_table();
     d.reference.line = line_of(t);
-    reject_unknown(t, {"function", "grid", "block", "shared", "config", "tolerance"}, "[reference]");
+    reject_unknown(t, {"function", "grid", "block", "shared", "config", "tolerance", "data", "producer"},
+                   "[reference]");
     if (const toml::node* tol = t.get("tolerance")) read_tolerance(*tol);
+    if (const toml::node* data = t.get("data")) {
+      read_data_reference(t, *data);
+      return;
+    }
+    if (const toml::node* p = t.get("producer"))
+      fail(line_of(*p), "reference.producer",
+           "names what computed a data reference's outputs: give data too");
     if (const toml::node* c = t.get("config")) {
       if (t.contains("function"))
         fail(line_of(*c), "reference", "give either 'function' or 'config', not both");
@@ -354,6 +363,35 @@ struct Reader final : DescriptionReaderContext {
     }
     d.reference.kind = UserReference::Kind::kKernel;
     d.reference.launch = read_launch(t, "reference", true);
+  }
+
+  /// `[reference] data = "FOLDER"` (and `producer`): inputs and expected outputs saved per key
+  /// (docs/byo.md, "A reference's saved outputs"). Every input is read from its file, so none may
+  /// have a fill of its own.
+  void read_data_reference(const toml::table& t, const toml::node& data) {
+    for (const char* other : {"function", "grid", "block", "shared", "config"}) {
+      if (t.contains(other))
+        fail(line_of(*t.get(other)), "reference", fmt::format("give either 'data' or '{}', not both", other));
+    }
+    const auto text = data.value<std::string>();
+    const std::filesystem::path rel(text.value_or(""));
+    const bool plain = !rel.empty() && rel.is_relative() &&
+                       std::none_of(rel.begin(), rel.end(), [](const auto& part) { return part == ".."; });
+    if (!text || !plain)
+      fail(line_of(data), "reference.data",
+           "must be a folder beside the description (a relative path, no '..')");
+    d.reference.kind = UserReference::Kind::kData;
+    d.reference.data = std::filesystem::absolute(folder / rel);  // the worker reads it from any folder
+    if (const toml::node* p = t.get("producer")) {
+      const auto producer = p->value<std::string>();
+      if (!producer) fail(line_of(*p), "reference.producer", "must be a string");
+      d.reference.producer = *producer;
+    }
+    for (const UserArg& a : d.args) {
+      if (a.kind == UserArg::Kind::kInput && a.fill.line != 0)
+        fail(a.fill.line, "arg " + a.name + ".fill",
+             "the inputs of a data reference are read from its files (DTYPE/SHAPE/NAME.bin): leave fill out");
+    }
   }
 
   /// `tolerance = { OUTPUT = rel, OUTPUT = { rel = R, abs = A }, ... }`: each an output argument;
@@ -443,6 +481,10 @@ struct Reader final : DescriptionReaderContext {
     slots.emplace_back("elem_bytes");
     symbols.emplace(std::move(slots));
     if (!root.contains("arg")) fail(1, "arg", "missing: the kernel's arguments in order ([[arg]])");
+    // A data reference's inputs are its files: an integer input needs no fill then.
+    const toml::node* reference = root.get("reference");
+    inputs_from_files =
+        reference != nullptr && reference->is_table() && reference->as_table()->contains("data");
     read_args(*root.get("arg"));
     if (prebuilt) {
       d.prebuilt = read_prebuilt(*this, d, *root.get("prebuilt"), cubin_folder(folder, d.name));

@@ -136,7 +136,8 @@ std::optional<std::string> UserKernelSpec::rejection(const Problem& problem, con
             "{}:{}: arg '{}'.elements = '{}' is {} for {}: a buffer needs at least one element",
             d_.toml_path.string(), a.elements.line, a.name, a.elements.text, n, problem.shape_text());
       }
-      if (a.kind != UserArg::Kind::kInput) continue;
+      // a data reference's inputs are its files, checked by the worker that reads them
+      if (a.kind != UserArg::Kind::kInput || d_.reference.kind == UserReference::Kind::kData) continue;
       const BufferFill fill = fill_of(a);
       if (auto why = fill.invalid_reason(static_cast<uint64_t>(n), a.integer)) {
         return fmt::format("{}:{}: arg '{}'.fill: {} for {} ({})", d_.toml_path.string(),
@@ -266,7 +267,9 @@ std::vector<TensorSpec> UserKernelSpec::tensors(const Problem& problem, bool ref
     switch (a.kind) {
       case UserArg::Kind::kInput:
         t.role = TensorRole::kInput;
-        t.fill = fill_of(a);
+        t.fill = d_.reference.kind == UserReference::Kind::kData
+                     ? BufferFill::file(data_file(problem, a.name))
+                     : fill_of(a);
         break;
       case UserArg::Kind::kOutput:
         t.role = TensorRole::kOutput;
@@ -296,6 +299,8 @@ BufferFill UserKernelSpec::fill_of(const UserArg& a) const {
       if (f.modulo) modulo = eval_int(*f.modulo);
       return BufferFill::sequence(f.start ? eval_int(*f.start) : 0, f.step ? eval_int(*f.step) : 1, modulo);
     }
+    case BufferFill::Kind::kFile:  // never written in a description (a data reference's inputs)
+      break;
   }
   return {};
 }
@@ -404,6 +409,23 @@ ReferenceSpec UserKernelSpec::reference(const Problem& problem) const {
       add_launches(ref.plan, c, problem.dtype, true);
       break;
     }
+    case UserReference::Kind::kData: {
+      // Nothing runs: each output's expected values are read into its `_ref` buffer like an input.
+      for (const auto& a : d_.args) {
+        if (a.kind != UserArg::Kind::kOutput) continue;
+        std::lock_guard lock(mu_);
+        bind(problem, nullptr);
+        TensorSpec t;
+        t.name = a.name + "_ref";
+        t.role = TensorRole::kInput;
+        t.integer = a.integer;
+        t.dtype = a.integer ? a.dtype.value_or(problem.dtype) : DType::kF32;
+        t.elements = eval_int(a.elements);
+        t.fill = BufferFill::file(data_file(problem, a.name));
+        ref.plan.tensors.push_back(std::move(t));
+      }
+      break;
+    }
     case UserReference::Kind::kKernel: {
       std::lock_guard lock(mu_);
       bind(problem, nullptr);
@@ -423,6 +445,11 @@ ReferenceSpec UserKernelSpec::reference(const Problem& problem) const {
     if (bounds.abs) ref.abs_tolerance.emplace(output, *bounds.abs);
   }
   return ref;
+}
+
+std::string UserKernelSpec::data_file(const Problem& problem, const std::string& arg) const {
+  return (d_.reference.data / std::string(to_string(problem.dtype)) / problem.shape_text() / (arg + ".bin"))
+      .string();
 }
 
 HostTensors UserKernelSpec::cpu_reference(const Problem&, const HostTensors&) const {

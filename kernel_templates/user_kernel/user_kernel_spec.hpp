@@ -71,6 +71,8 @@ class UserKernelSpec final : public KernelSpec {
   int64_t eval_int(const UserExpression& e) const;
   /// An input's fill with its expressions evaluated for the bound problem; callers hold mu_.
   BufferFill fill_of(const UserArg& a) const;
+  /// A data reference's file of buffer `arg` for the problem: DATA/DTYPE/SHAPE/ARG.bin.
+  std::string data_file(const Problem& problem, const std::string& arg) const;
   std::string name_expression(const std::string& function, const Config* config, DType dtype) const;
   /// `cubin` set: the launch of that prebuilt cubin (its entry, threads and shared memory).
   KernelLaunch make_launch(const UserLaunch& l, const Config* config, DType dtype, bool reference,

@@ -3,7 +3,8 @@ tuned through ktune's worker, their winners verified there against the CUDA refe
 back through ktune.triton.autotune, compared here with torch in float64; a planted wrong config and
 a planted crashing config never win; a second process launches the stored winner without tuning or
 compiling any other config; a miss is recorded and `python -m ktune.triton tune FILE` tunes it; a
-key of a kernel with a `prune_configs_by` tunes and serves only the configs it keeps.
+key of a kernel with a `prune_configs_by` tunes and serves only the configs it keeps; a torch
+function as the reference verifies a key's configs and keeps the planted ones from winning.
 Skips with the reason without torch, Triton or a CUDA device. Runs under pytest, or alone:
 `python3 test_triton_gpu.py` (one line a test, exit status 1 when one fails)."""
 
@@ -137,6 +138,28 @@ def test_planted_wrong_and_crashing_configs_never_win():
     from ktune import triton as kt
     config, _ = kt.best(k.description, "n=1048576", "bf16")
     assert config.kwargs == {"BLOCK": 1024, "COVER": 1024, "CRASH": 0}, config
+
+
+def _doubled(x_ptr, y_ptr, n):
+    """The torch reference of the planted kernel: y = 2 x, in float32."""
+    y_ptr.copy_(x_ptr.float() * 2)
+
+
+def test_a_torch_reference_verifies_and_planted_configs_never_win():
+    from ktune import triton as kt
+    planted = _planted()
+    d = kt.Description(planted.fn, planted.description.configs, dims=["n"], args=planted.description.args,
+                       grid="ceil_div(n, COVER)", dtypes=["bf16"], name="scale_planted_torch_checked",
+                       reference=kt.TorchReference(_doubled))
+    k = kt.Autotuner(planted.fn, d, key=["n"])
+    n = random.randrange(1 << 18, 1 << 20)
+    key = _winner(k.tune([{"n": n}], "bf16"))
+    assert key["outcomes"].get("incorrect", 0) == 1, key["outcomes"]
+    assert key["outcomes"].get("crashed", 0) + key["outcomes"].get("launch_error", 0) == 1, key["outcomes"]
+    assert key["outcomes"].get("ok", 0) == 2, key["outcomes"]
+    config, doc = kt.best(d, f"n={n}", "bf16")
+    assert config.kwargs == {"BLOCK": 1024, "COVER": 1024, "CRASH": 0}, config
+    assert doc["verified"] is True, doc
 
 
 _SECOND_PROCESS = r"""

@@ -30,6 +30,7 @@ from ..tensors import dtype_name
 from .description import Description
 from .misses import record_miss
 from .prune import Pruner
+from .reference_data import call_inputs
 from .tune import best, shape_text, tune
 
 ON_MISS = ("default", "tune")
@@ -125,7 +126,8 @@ class Autotuner(KernelInterface):
             if config is None and self.description.pruner is not None:
                 kept = self.description.pruner.keep(self.description, nargs, kwargs)
             if config is None and self.on_miss == "tune":
-                tune(self.description, [shape], dtype, db=self.db, arch=self.arch, kept={(dtype, shape): kept})
+                tune(self.description, [shape], dtype, db=self.db, arch=self.arch, kept={(dtype, shape): kept},
+                     inputs=call_inputs(self.description, {**nargs, **kwargs}))
                 config, _ = best(self.description, shape, dtype, db=self.db, gpu=gpu)
                 source = "tuned now"
             if config is None:

@@ -31,6 +31,7 @@ from typing import Mapping, Optional, Sequence, Union
 
 from ..errors import BadInputError
 from .compile import compile_config
+from .reference_data import TorchReference, folder_name, write_data
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,8 @@ class Description:
     """A `@triton.jit` kernel, its configs and its arguments as ktune describes a kernel."""
 
     def __init__(self, fn, configs, dims: Sequence[str], args: Mapping[str, Arg], grid, dtypes=("bf16",),
-                 reference: Optional[CudaReference] = None, verify: bool = True, work=None, name=None):
+                 reference: Optional[Union[CudaReference, TorchReference]] = None, verify: bool = True, work=None,
+                 name=None):
         self.fn = fn
         self.configs = list(configs)
         if not self.configs:
@@ -200,8 +202,10 @@ class Description:
         self.dtypes = list(dtypes)
         self.reference = reference
         if reference is None and verify:
-            raise BadInputError("give a reference (CudaReference), or verify=False to store every result "
-                                "as unverified")
+            raise BadInputError("give a reference (CudaReference or TorchReference), or verify=False to store every "
+                                "result as unverified")
+        if reference is not None and not isinstance(reference, (CudaReference, TorchReference)):
+            raise BadInputError(f"reference={reference!r}: a CudaReference or a TorchReference")
         self.work = dict(work or {})
         self.pruner = None  # prune_configs_by (prune.Pruner): which configs a key tunes; not in the hash
         jit = getattr(fn, "fn", fn)
@@ -274,9 +278,14 @@ class Description:
         parts = [triton.__version__, str(self.fn.cache_key), arch, self.name, json.dumps(self.dtypes),
                  json.dumps([self.point(c) for c in self.configs]),
                  json.dumps({n: [a.kind, a.expression, a.type, dict(a.fill or {})] for n, a in self.args.items()}),
-                 json.dumps(self.grid), json.dumps(self.work), repr(self.reference),
+                 json.dumps(self.grid), json.dumps(self.work), self._reference_identity(),
                  json.dumps(self.specializations()), "cubin index"]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+    def _reference_identity(self):
+        if isinstance(self.reference, TorchReference):
+            return f"{self.reference.producer()} {json.dumps(dict(self.reference.tolerance), sort_keys=True)}"
+        return repr(self.reference)
 
     def specializations(self):
         """(ones, aligned) of each cubin a (config, dtype) gets, most specialized first, as Triton's JIT
@@ -310,7 +319,7 @@ class Description:
         return compile_config(self.fn, self.signature(dtype), constexprs, num_warps=p["num_warps"],
                               num_stages=p["num_stages"], arch=arch, ones=ones, aligned=aligned)
 
-    def write(self, root, arch="sm_90", workers=None, needs=None, kept=None):
+    def write(self, root, arch="sm_90", workers=None, needs=None, kept=None, data=False, inputs=None):
         """Writes (or finds) the description folder under `root`, compiles the cubins `needs` asks for
         that it does not hold yet, and returns its path. `needs`: (dtype, dimension values) pairs, the
         values a dict or a shape text ("m=512,n=4096"), each asking for every config's cubin of that
@@ -318,6 +327,8 @@ class Description:
         every dtype and specialization. `kept`: {(dtype, shape text): configs} of keys that tune only
         some configs (prune.py): a need of such a key asks for those configs' cubins only, and each
         is written as a `[[prune]]` entry (replacing the key's old one) that `ktune tune` obeys.
+        `data`: with a TorchReference, also compute and save each need's inputs and expected outputs
+        (reference_data.py; `inputs`, a call's tensors by name, as the inputs when they fit).
         Cubins are compiled by Triton ahead of time, `workers` at a time (default: one per core), and
         listed in NAME.cubins/index.toml, which is not part of the kernel's hash: adding cubins or
         prune entries later leaves stored winners current."""
@@ -327,13 +338,17 @@ class Description:
         toml_path = folder / f"{self.name}.toml"
         if not toml_path.is_file():
             import triton
-            if self.reference is not None:
+            if isinstance(self.reference, CudaReference):
                 _replace(folder / f"{self.name}.cu", self.reference.source.encode())
             # the folder counts as written once its description is there
             _replace(toml_path, self.toml_text(arch, triton.__version__).encode())
         kept = {(dtype, self.shape_of(shape)): list(configs) for (dtype, shape), configs in (kept or {}).items()}
         prunes = [self._prune_entry(dtype, shape, configs) for (dtype, shape), configs in kept.items()]
         self._add_cubins(cubins, arch, self._jobs(needs, kept), workers, prunes)
+        if data and isinstance(self.reference, TorchReference):
+            for dtype, values in needs or []:
+                if values is not None:
+                    write_data(self, folder, dtype, values, inputs=inputs)
         return folder
 
     def _prune_entry(self, dtype, shape, configs):
@@ -419,10 +434,16 @@ class Description:
                 lines += [f"type = {_toml(a.type)}", f"value = {_toml(a.expression)}"]
             else:
                 lines += [f"type = {_toml(a.type)}", f"elements = {_toml(a.expression)}"]
-                if a.fill:
+                # a torch reference's inputs are made here, as the fill says, and read from files
+                if a.fill and not isinstance(self.reference, TorchReference):
                     lines.append(f"fill = {_toml(dict(a.fill))}")
         lines += ["", "[[launch]]", f"grid = {_toml(self.grid)}"]
-        if self.reference is not None:
+        if isinstance(self.reference, TorchReference):
+            r = self.reference
+            lines += ["", "[reference]", f"data = {_toml(folder_name(self.name))}", f"producer = {_toml(r.producer())}"]
+            if r.tolerance:
+                lines.append(f"tolerance = {_toml(dict(r.tolerance))}")
+        elif self.reference is not None:
             r = self.reference
             lines += ["", "[reference]", f"function = {_toml(r.function)}", f"grid = {_toml(r.grid)}",
                       f"block = {_toml(r.block)}"]

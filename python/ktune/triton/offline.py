@@ -47,7 +47,7 @@ def kernel_of(name):
     return obj
 
 
-def translate(path, out, arch="sm_90", root=None):
+def translate(path, out, arch="sm_90", root=None, data=False):
     """Writes `path`'s keys to `out` for `ktune tune --shapes`, line for line (so ktune's "FILE:LINE"
     messages name the same lines): a Triton kernel's line with the kernel its folder holds, other
     keys as written, comments as blank lines. Returns the folders written, one a Triton kernel.
@@ -73,7 +73,7 @@ def translate(path, out, arch="sm_90", root=None):
         try:
             description = kernel_of(kernel).description
             folder = description.write(root or cache_root(), arch=arch, needs=wanted,
-                                       kept=kept_for_keys(description, wanted))
+                                       kept=kept_for_keys(description, wanted), data=data)
             folders[kernel] = (folder, description.name)
         except BadInputError as e:
             raise BadInputError(f"{path}:{first_line[kernel]}: {e}") from None
@@ -95,7 +95,7 @@ def tune_file(path, db=None, arch="sm_90", compile_only=False, shard=None, shard
         raise BadInputError(f"no key file {path}")
     with tempfile.TemporaryDirectory(prefix="ktune_triton_keys_") as tmp:
         keys = os.path.join(tmp, "keys.txt")
-        folders = translate(path, keys, arch=arch, root=root)
+        folders = translate(path, keys, arch=arch, root=root, data=not compile_only)
         cmd = [ktune_executable(), "tune", "--shapes", keys, "--json"]
         for folder in folders:
             cmd += ["--kernel-dir", str(folder)]

@@ -35,16 +35,19 @@ def shape_text(description: Description, values):
 
 
 def tune(description: Description, shapes, dtype="bf16", db=None, arch="sm_90", compile_only=False,
-         extra_args=(), root=None, kept=None):
+         extra_args=(), root=None, kept=None, inputs=None):
     """Tunes `description` for each shape (dicts of the dimensions, or shape texts) and dtype with
     `ktune tune`, and returns its JSON document. `compile_only`: compile every candidate for `arch`
     and store them as skipped (no GPU needed). With a `prune_configs_by` (prune.py), each key tunes
     the configs it keeps: as given in `kept` ({(dtype, shape text): configs}, a call's prune), else
-    as the prune keeps them for the key. RuntimeFailure with ktune's message when it fails."""
+    as the prune keeps them for the key. A TorchReference computes each key's expected outputs
+    first (reference_data.py; from `inputs`, a call's tensors, when they fit). RuntimeFailure with
+    ktune's message when it fails."""
     texts = [s if isinstance(s, str) else shape_text(description, s) for s in shapes]
     kept = {**kept_for_keys(description, [(dtype, t) for t in texts if (dtype, t) not in (kept or {})]),
             **(kept or {})}
-    folder = description.write(root or cache_root(), arch=arch, needs=[(dtype, t) for t in texts], kept=kept)
+    folder = description.write(root or cache_root(), arch=arch, needs=[(dtype, t) for t in texts], kept=kept,
+                               data=not compile_only, inputs=inputs)
     cmd = [ktune_executable(), "tune", "--kernel-dir", str(folder), "--kernel", description.name,
            "--dtype", dtype, "--json"]
     for t in texts:

@@ -80,6 +80,7 @@ std::optional<std::string> check_resources(const KeyContext& ctx, const kernel_t
 
 harness::CompileResult KeyContext::reference_for(const kernel_templates::KernelSpec& spec) const {
   const kernel_templates::CompileSpec cs = spec.reference(problem).compile;
+  if (cs.name_expressions.empty()) return {};  // saved outputs: nothing runs, nothing to compile
   std::string id = cs.source_name;
   for (const auto& e : cs.name_expressions) id += "|" + e;
   std::promise<harness::CompileResult> promise;
