@@ -4,7 +4,8 @@ back through ktune.triton.autotune, compared here with torch in float64; a plant
 a planted crashing config never win; a second process launches the stored winner without tuning or
 compiling any other config; a miss is recorded and `python -m ktune.triton tune FILE` tunes it; a
 key of a kernel with a `prune_configs_by` tunes and serves only the configs it keeps; a torch
-function as the reference verifies a key's configs and keeps the planted ones from winning.
+function (or a Triton kernel called from one) as the reference verifies a key's configs and keeps
+the planted ones from winning.
 Skips with the reason without torch, Triton or a CUDA device. Runs under pytest, or alone:
 `python3 test_triton_gpu.py` (one line a test, exit status 1 when one fails)."""
 
@@ -145,12 +146,29 @@ def _doubled(x_ptr, y_ptr, n):
     y_ptr.copy_(x_ptr.float() * 2)
 
 
-def test_a_torch_reference_verifies_and_planted_configs_never_win():
+def _doubled_by_triton(x_ptr, y_ptr, n):
+    """The same reference as a Triton kernel, called on the tensors TorchReference hands it."""
+
+    @triton.jit
+    def double(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + i, tl.load(x_ptr + i, mask=i < n).to(tl.float32) * 2, mask=i < n)
+
+    double[(triton.cdiv(n, 1024),)](x_ptr, y_ptr, n, BLOCK=1024)
+
+
+def test_a_torch_or_triton_reference_verifies_and_planted_configs_never_win():
+    for reference, name in ((_doubled, "scale_planted_torch_checked"),
+                            (_doubled_by_triton, "scale_planted_triton_checked")):
+        _check_planted_against(reference, name)
+
+
+def _check_planted_against(reference, name):
     from ktune import triton as kt
     planted = _planted()
     d = kt.Description(planted.fn, planted.description.configs, dims=["n"], args=planted.description.args,
-                       grid="ceil_div(n, COVER)", dtypes=["bf16"], name="scale_planted_torch_checked",
-                       reference=kt.TorchReference(_doubled))
+                       grid="ceil_div(n, COVER)", dtypes=["bf16"], name=name,
+                       reference=kt.TorchReference(reference))
     k = kt.Autotuner(planted.fn, d, key=["n"])
     n = random.randrange(1 << 18, 1 << 20)
     key = _winner(k.tune([{"n": n}], "bf16"))
