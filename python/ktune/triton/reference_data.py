@@ -92,7 +92,8 @@ def _input(torch, arg, kind, n, values, generator, device, name):
         magnitude = torch.rand(n, generator=generator, dtype=torch.float64) * 0.75 + 0.25
         sign = torch.randint(0, 2, (n,), generator=generator, dtype=torch.int64) * 2 - 1
         out = magnitude * sign * scale
-    return out.to(dtype).to(device)
+    # through f32: torch converts float64 to the 8-bit float types only from f32
+    return (out if integer else out.to(torch.float32)).to(dtype).to(device)
 
 
 def _write(path, tensor):
