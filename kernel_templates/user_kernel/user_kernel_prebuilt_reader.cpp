@@ -77,14 +77,7 @@ UserCubin read_cubin(DescriptionReaderContext& ctx, const UserKernelDescription&
   c.line = line_of(t);
   if (!t.contains("config")) ctx.fail(c.line, field + ".config", "missing: the config it was compiled for");
   c.config = ctx.read_config(*t.get("config"), field + ".config");
-  const std::string dtype = string_in(ctx, t, "dtype", field);
-  try {
-    c.dtype = dtype_from_string(dtype);
-  } catch (const Error& e) {
-    ctx.fail(line_of(*t.get("dtype")), field + ".dtype", e.what());
-  }
-  if (std::find(d.dtypes.begin(), d.dtypes.end(), c.dtype) == d.dtypes.end())
-    ctx.fail(line_of(*t.get("dtype")), field + ".dtype", fmt::format("{} is not in dtypes", dtype));
+  c.dtype = dtype_in(ctx, d, t, field);
   const std::string name = string_in(ctx, t, "file", field);
   if (name.empty() || name.find('/') != std::string::npos || name.front() == '.')
     ctx.fail(line_of(*t.get("file")), field + ".file",
@@ -117,6 +110,20 @@ UserCubin read_cubin(DescriptionReaderContext& ctx, const UserKernelDescription&
 }
 
 }  // namespace
+
+DType dtype_in(DescriptionReaderContext& ctx, const UserKernelDescription& d, const toml::table& t,
+               const std::string& field) {
+  const std::string text = string_in(ctx, t, "dtype", field);
+  DType dtype = DType::kF32;
+  try {
+    dtype = dtype_from_string(text);
+  } catch (const Error& e) {
+    ctx.fail(line_of(*t.get("dtype")), field + ".dtype", e.what());
+  }
+  if (std::find(d.dtypes.begin(), d.dtypes.end(), dtype) == d.dtypes.end())
+    ctx.fail(line_of(*t.get("dtype")), field + ".dtype", fmt::format("{} is not in dtypes", text));
+  return dtype;
+}
 
 UserPrebuilt read_prebuilt(DescriptionReaderContext& ctx, const UserKernelDescription& d,
                            const toml::node& node, const std::filesystem::path& cubins) {

@@ -28,6 +28,11 @@ UserPrebuilt read_prebuilt(DescriptionReaderContext& ctx, const UserKernelDescri
 void read_cubins(DescriptionReaderContext& ctx, const UserKernelDescription& d, const toml::node& node,
                  const std::string& field, const std::filesystem::path& cubins, UserPrebuilt& p);
 
+/// The `dtype` of table `t` (a cubin's or a prune's, named `field` in messages): one of the
+/// description's dtypes. Fails, through `ctx`, when missing, not a string, unknown or not served.
+DType dtype_in(DescriptionReaderContext& ctx, const UserKernelDescription& d, const toml::table& t,
+               const std::string& field);
+
 /// NAME.cubins/index.toml: the cubin list of a description whose `[prebuilt]` lists none, and its
 /// per-key prunes (user_kernel_prune_reader.hpp). It is not part of the kernel's hash (`producer`
 /// is), so a compiler may add cubins to it as they are needed.

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "core/toml_read.hpp"
+#include "kernel_templates/user_kernel/user_kernel_prebuilt_reader.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {
@@ -21,23 +22,6 @@ std::string shape_text(const UserPrune& p) {
   std::string out;
   for (const auto& [dim, value] : p.shape) out += fmt::format("{}{}={}", out.empty() ? "" : ",", dim, value);
   return out;
-}
-
-DType dtype_in(DescriptionReaderContext& ctx, const UserKernelDescription& d, const toml::table& t,
-               const std::string& field) {
-  const toml::node* n = t.get("dtype");
-  if (n == nullptr) ctx.fail(line_of(t), field + ".dtype", "missing: the dtype of the key it prunes");
-  if (!n->is_string()) ctx.fail(line_of(*n), field + ".dtype", "must be a string");
-  const std::string text = n->value<std::string>().value();
-  DType dtype = DType::kF32;
-  try {
-    dtype = dtype_from_string(text);
-  } catch (const Error& e) {
-    ctx.fail(line_of(*n), field + ".dtype", e.what());
-  }
-  if (std::find(d.dtypes.begin(), d.dtypes.end(), dtype) == d.dtypes.end())
-    ctx.fail(line_of(*n), field + ".dtype", fmt::format("{} is not in dtypes", text));
-  return dtype;
 }
 
 /// `shape = { DIM = value, ... }`: every dim of the description, nothing else, in its dims' order.

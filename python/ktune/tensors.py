@@ -17,7 +17,10 @@ _TORCH = {"torch.float32": "f32", "torch.float16": "f16", "torch.bfloat16": "bf1
 _TYPESTR = {"<f4": "f32", "<f2": "f16", "<i4": "i32", "|u1": "u8", "<u1": "u8"}
 # DLPack (code, bits) -> name; code 0 int, 1 uint, 2 float, 4 bfloat; float8_e4m3fn is code 10.
 _DLPACK = {(2, 32): "f32", (2, 16): "f16", (4, 16): "bf16", (0, 32): "i32", (1, 8): "u8", (10, 8): "fp8e4m3"}
-ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "fp8e4m3": 1, "i32": 4, "u8": 1}
+ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "fp8e4m3": 1, "fp8e5m2": 1, "i32": 4, "i64": 8, "u8": 1}
+# ktune's name -> the name of torch's dtype (getattr(torch, ...)); every element type a description takes
+TORCH_NAMES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "fp8e4m3": "float8_e4m3fn",
+               "fp8e5m2": "float8_e5m2", "i32": "int32", "i64": "int64", "u8": "uint8"}
 
 _KDL_CUDA = 2
 

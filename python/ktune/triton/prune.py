@@ -17,14 +17,10 @@ from dataclasses import dataclass
 from typing import Callable, Optional, Union
 
 from ..errors import BadInputError
+from ..tensors import ELEMENT_BYTES, TORCH_NAMES
 from .description import Description, _evaluate, _shape_values
 
 FIELDS = ("early_config_prune", "perf_model", "top_k")
-
-# ktune's dtype names as torch names them
-_TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i32": "int32", "i64": "int64",
-                 "u8": "uint8", "fp8e4m3": "float8_e4m3fn", "fp8e5m2": "float8_e5m2"}
-_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i64": 8, "u8": 1, "fp8e4m3": 1, "fp8e5m2": 1}
 
 
 class BufferStandIn:
@@ -41,7 +37,7 @@ class BufferStandIn:
         return self._elements
 
     def element_size(self):
-        return _BYTES[self.dtype_name]
+        return ELEMENT_BYTES[self.dtype_name]
 
     def __repr__(self):
         return f"BufferStandIn({self.dtype_name}, {self._elements} elements)"
@@ -52,7 +48,7 @@ def _torch_dtype(name):
         import torch
     except ImportError:
         return name
-    return getattr(torch, _TORCH_DTYPES.get(name, ""), name)
+    return getattr(torch, TORCH_NAMES.get(name, ""), name)
 
 
 def key_arguments(description: Description, values, dtype):

@@ -16,11 +16,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional
 
 from ..errors import BadInputError
+from ..tensors import TORCH_NAMES
 
-# ktune's dtype names as torch's; buffers of "i32", "i64", "u8" hold integers
-_TORCH = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i32": "int32", "i64": "int64", "u8": "uint8",
-          "fp8e4m3": "float8_e4m3fn", "fp8e5m2": "float8_e5m2"}
-_INTEGER = ("i32", "i64", "u8")
+_INTEGER = ("i32", "i64", "u8")  # buffers of these hold integers
 
 
 @dataclass(frozen=True)
@@ -52,7 +50,7 @@ def folder_name(description_name):
 
 
 def _number(expression, values, what):
-    from .description import _evaluate
+    from .description import _evaluate  # description.py imports this module
     v = _evaluate(expression, values)
     if v is not None:
         return v
@@ -65,7 +63,7 @@ def _number(expression, values, what):
 
 def _input(torch, arg, kind, n, values, generator, device, name):
     """An input buffer of `n` values of ktune type `kind`, as its fill says (core/buffer_fill.hpp)."""
-    dtype = getattr(torch, _TORCH[kind])
+    dtype = getattr(torch, TORCH_NAMES[kind])
     fill = dict(arg.fill or {})
     integer = kind in _INTEGER
     if "pattern" in fill:
@@ -107,6 +105,7 @@ def write_data(description, root_folder, dtype, values, inputs=None, seed=0):
     inputs made as the fills say (or taken from `inputs`, {name: tensor} of a call, when each has
     the described element count), the reference called on them, everything saved. Returns the
     key's folder. BadInputError when the reference cannot be computed (its message)."""
+    from .description import _shape_values
     reference = description.reference
     try:
         import torch
@@ -116,8 +115,7 @@ def write_data(description, root_folder, dtype, values, inputs=None, seed=0):
     key = pathlib.Path(root_folder) / folder_name(description.name) / dtype / shape
     if (key / ".done").is_file():
         return key
-    values = {d: int(v) for d, v in (values.items() if isinstance(values, Mapping) else
-                                     (p.split("=") for p in shape.split(",")))}
+    values = _shape_values(shape)
     device = torch.device(reference.device if reference.device != "cuda" or torch.cuda.is_available() else "cpu")
     generator = torch.Generator().manual_seed(int(hashlib.sha256(f"{shape} {dtype} {seed}".encode()).hexdigest()[:8],
                                                   16))
@@ -132,11 +130,11 @@ def write_data(description, root_folder, dtype, values, inputs=None, seed=0):
         if a.kind == "input":
             given = (inputs or {}).get(name)
             if given is not None and hasattr(given, "numel") and given.numel() == n:
-                args[name] = given.detach().reshape(-1).to(getattr(torch, _TORCH[kind])).to(device)
+                args[name] = given.detach().reshape(-1).to(getattr(torch, TORCH_NAMES[kind])).to(device)
             else:
                 args[name] = _input(torch, a, kind, n, values, generator, device, name)
         else:
-            out_dtype = getattr(torch, _TORCH[kind]) if kind in _INTEGER else torch.float32
+            out_dtype = getattr(torch, TORCH_NAMES[kind]) if kind in _INTEGER else torch.float32
             args[name] = torch.full((n,), float("nan"), dtype=torch.float32, device=device) \
                 if out_dtype == torch.float32 else torch.zeros(n, dtype=out_dtype, device=device)
             outputs[name] = args[name]
