@@ -137,6 +137,12 @@ struct UserCubin {
   std::vector<std::string> ones;     ///< integer scalar args compiled as the constant 1 (not passed)
   std::vector<std::string> aligned;  ///< integer scalar args compiled as multiples of 16
   std::string name;  ///< the config's name as its compiler tells it (carries the compiler's version)
+  /// Listed before it exists: its compiler (ktune.triton's tune) is still making it while `ktune
+  /// tune` measures the configs that are ready. Its file, entry, shared memory and scratch are
+  /// known once the index lists it whole (UserKernelSpec::compile_spec waits for that).
+  bool pending = false;
+  /// Not empty: its compile failed, and this says why (the candidate is a compile error).
+  std::string failed;
   uint32_t line = 0;
 };
 
@@ -199,6 +205,11 @@ std::filesystem::path cubin_folder(const std::filesystem::path& folder, const st
 /// as declared; for a prebuilt description, that every cubin file exists. Throws
 /// ktune::Error(kBadInput) "FILE:LINE: field: message".
 UserKernelDescription read_user_kernel(const std::filesystem::path& folder, const std::string& name);
+
+/// The cubins and prunes `d`'s cubin index lists now (a description read by read_user_kernel whose
+/// `[prebuilt]` table lists none): what a cubin that was pending when `d` was read has become.
+/// Throws ktune::Error(kBadInput) as read_user_kernel does.
+UserPrebuilt reread_cubin_index(const UserKernelDescription& d);
 
 /// The same from texts (tests); the paths stand for the files in messages (a prebuilt
 /// description's cubin files are looked for beside `toml_path`, in NAME.cubins/).

@@ -70,26 +70,40 @@ std::vector<std::string> integer_args_in(DescriptionReaderContext& ctx, const Us
 
 UserCubin read_cubin(DescriptionReaderContext& ctx, const UserKernelDescription& d, const toml::table& t,
                      const std::string& field, const std::filesystem::path& cubins) {
-  ctx.reject_unknown(
-      t, {"config", "dtype", "file", "entry", "threads", "shared", "scratch", "ones", "aligned", "name"},
-      field);
+  ctx.reject_unknown(t,
+                     {"config", "dtype", "file", "entry", "threads", "shared", "scratch", "ones", "aligned",
+                      "name", "pending", "failed"},
+                     field);
   UserCubin c;
   c.line = line_of(t);
   if (!t.contains("config")) ctx.fail(c.line, field + ".config", "missing: the config it was compiled for");
   c.config = ctx.read_config(*t.get("config"), field + ".config");
   c.dtype = dtype_in(ctx, d, t, field);
+  if (const toml::node* p = t.get("pending")) {
+    if (!p->is_boolean()) ctx.fail(line_of(*p), field + ".pending", "must be true or false");
+    c.pending = p->value<bool>().value();
+  }
+  if (t.contains("failed")) {
+    c.failed = string_in(ctx, t, "failed", field);
+    if (c.failed.empty()) ctx.fail(line_of(*t.get("failed")), field + ".failed", "must say why the compile failed");
+    if (c.pending) ctx.fail(line_of(*t.get("failed")), field + ".failed", "a cubin is pending or failed, not both");
+  }
+  // A pending or failed cubin has no file, entry, shared memory or scratch yet.
+  const bool whole = !c.pending && c.failed.empty();
   const std::string name = string_in(ctx, t, "file", field);
   if (name.empty() || name.find('/') != std::string::npos || name.front() == '.')
     ctx.fail(line_of(*t.get("file")), field + ".file",
              "must be a file name in " + cubins.filename().string());
   c.file = cubins / name;
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(c.file, ec))
+  if (whole && !std::filesystem::is_regular_file(c.file, ec))
     ctx.fail(line_of(*t.get("file")), field + ".file", fmt::format("'{}' does not exist", c.file.string()));
-  c.entry = string_in(ctx, t, "entry", field);
-  static const std::regex kSymbol("[A-Za-z_][A-Za-z0-9_$]*");
-  if (!std::regex_match(c.entry, kSymbol))
-    ctx.fail(line_of(*t.get("entry")), field + ".entry", "'" + c.entry + "' is not a kernel's symbol");
+  if (whole || t.contains("entry")) {
+    c.entry = string_in(ctx, t, "entry", field);
+    static const std::regex kSymbol("[A-Za-z_][A-Za-z0-9_$]*");
+    if (!std::regex_match(c.entry, kSymbol))
+      ctx.fail(line_of(*t.get("entry")), field + ".entry", "'" + c.entry + "' is not a kernel's symbol");
+  }
   c.threads = static_cast<uint32_t>(integer_in(ctx, t, "threads", 1, kMaxThreads, field));
   c.shared_bytes = static_cast<uint32_t>(integer_in(ctx, t, "shared", 0, kMaxSharedBytes, field, 0));
   if (const toml::node* s = t.get("scratch")) {

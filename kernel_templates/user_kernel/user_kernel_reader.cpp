@@ -585,6 +585,18 @@ UserKernelDescription parse_user_kernel(const std::string& name, const std::stri
   return std::move(r.d);
 }
 
+UserPrebuilt reread_cubin_index(const UserKernelDescription& d) {
+  if (!d.prebuilt) throw Error(ErrorKind::kBadInput, d.name + " has no prebuilt cubins");
+  Reader r;
+  r.file = d.toml_path.string();
+  r.d = d;
+  r.folder = d.toml_path.parent_path();
+  r.d.prebuilt->cubins.clear();
+  r.d.prebuilt->prunes.clear();
+  r.read_cubin_index();
+  return std::move(*r.d.prebuilt);
+}
+
 UserKernelDescription read_user_kernel(const std::filesystem::path& folder, const std::string& name) {
   const auto toml_path = folder / (name + ".toml");
   const auto cu_path = folder / (name + ".cu");

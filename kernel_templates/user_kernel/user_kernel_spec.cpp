@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kernel_templates/user_kernel/user_kernel_pending_cubin.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {
@@ -197,17 +198,30 @@ bool UserKernelSpec::shaped(const Problem& problem) const {
 const UserCubin* UserKernelSpec::cubin_of(const Problem& problem, const Config& config) const {
   if (!d_.prebuilt) return nullptr;
   // A config named without a shape (a space's listing): its first cubin stands for it.
-  if (!shaped(problem)) return d_.prebuilt->find(config, problem.dtype);
   std::lock_guard lock(mu_);
+  if (!shaped(problem)) return settled(d_.prebuilt->find(config, problem.dtype));
   bind(problem, &config);
   return bound_cubin(config, problem.dtype);
 }
 
 const UserCubin* UserKernelSpec::bound_cubin(const Config& config, DType dtype) const {
   if (!d_.prebuilt) return nullptr;
-  return d_.prebuilt->find(config, dtype, [this](const std::string& arg) {
+  return settled(d_.prebuilt->find(config, dtype, [this](const std::string& arg) {
     return eval_int(d_.args[static_cast<std::size_t>(d_.arg_index(arg))].value);
-  });
+  }));
+}
+
+const UserCubin* UserKernelSpec::settled(const UserCubin* c) const {
+  if (c == nullptr || !c->pending) return c;
+  const auto it = arrived_.find(c);
+  return it != arrived_.end() ? &it->second : c;
+}
+
+const UserCubin* UserKernelSpec::arrive(const UserCubin& c) const {
+  UserCubin got = await_pending_cubin(d_, c);
+  std::lock_guard lock(mu_);
+  // another thread may have waited for the same cubin: the first to arrive is kept
+  return &arrived_.try_emplace(&c, std::move(got)).first->second;
 }
 
 std::string UserKernelSpec::canonical_name(const Problem& problem, const Config& config) const {
@@ -230,7 +244,11 @@ std::string UserKernelSpec::name_expression(const std::string& function, const C
 CompileSpec UserKernelSpec::compile_spec(const Problem& problem, const Config& config) const {
   if (auto why = rejection(problem, config)) throw Error(ErrorKind::kBadInput, *why);
   CompileSpec spec;
-  if (const UserCubin* cubin = cubin_of(problem, config)) {
+  const UserCubin* cubin = cubin_of(problem, config);
+  if (cubin != nullptr && cubin->pending) cubin = arrive(*cubin);
+  if (cubin != nullptr && !cubin->failed.empty())
+    throw Error(ErrorKind::kRuntime, fmt::format("the compile of {} failed: {}", cubin->name.empty() ? cubin->file.filename().string() : cubin->name, cubin->failed));
+  if (cubin != nullptr) {
     spec.source_name = cubin->file.filename().string();
     spec.name_expressions = {cubin->entry};
     spec.prebuilt_cubin = cubin->file;
@@ -354,6 +372,10 @@ KernelLaunch UserKernelSpec::make_launch(const UserLaunch& l, const Config* conf
 
 void UserKernelSpec::add_launches(LaunchPlan& plan, const Config& config, DType dtype, bool reference) const {
   const UserCubin* cubin = bound_cubin(config, dtype);
+  if (cubin != nullptr && (cubin->pending || !cubin->failed.empty()))
+    throw Error(ErrorKind::kRuntime, fmt::format("{}: the cubin {} is {}: compile_spec first", d_.name,
+                                                 cubin->file.filename().string(),
+                                                 cubin->pending ? "not compiled yet" : "a failed compile"));
   for (const auto& l : d_.launches) plan.launches.push_back(make_launch(l, &config, dtype, reference, cubin));
   if (cubin == nullptr) return;
   KernelLaunch& k = plan.launches.back();

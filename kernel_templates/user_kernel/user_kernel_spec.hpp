@@ -13,7 +13,9 @@
 /// memory, and the scratch pointers it appends are null or buffers `scratch.I` of their bytes per
 /// program. Configs without a cubin are rejected, and so is every arch but the cubins' own; so are,
 /// for a dtype and shape with a `[[prune]]` in the cubin index, the configs it does not keep (but
-/// for the reference config, which is trusted whatever the pruning keeps).
+/// for the reference config, which is trusted whatever the pruning keeps). A cubin the index lists
+/// as pending is still being compiled: compile_spec waits for it (user_kernel_pending_cubin.hpp),
+/// and one whose compile failed is a compile error of its candidate.
 
 #include <map>
 #include <mutex>
@@ -77,10 +79,15 @@ class UserKernelSpec final : public KernelSpec {
   /// `cubin` set: the launch of that prebuilt cubin (its entry, threads and shared memory).
   KernelLaunch make_launch(const UserLaunch& l, const Config* config, DType dtype, bool reference,
                            const UserCubin* cubin = nullptr) const;
-  /// The prebuilt cubin that serves (problem, config), or null (not prebuilt, or no such cubin).
+  /// The prebuilt cubin that serves (problem, config), or null (not prebuilt, or no such cubin);
+  /// a pending one as it has arrived, if it has.
   const UserCubin* cubin_of(const Problem& problem, const Config& config) const;
   /// The same for the problem bound now; callers hold mu_.
   const UserCubin* bound_cubin(const Config& config, DType dtype) const;
+  /// `c`, or what it became when it was pending and has arrived; callers hold mu_.
+  const UserCubin* settled(const UserCubin* c) const;
+  /// Waits (without mu_) for pending cubin `c` to be compiled or to fail, and keeps what it became.
+  const UserCubin* arrive(const UserCubin& c) const;
   /// The launches of `config` (the description's, or its cubin's) into `plan`, with the scratch
   /// buffers a cubin's appended pointers need; callers hold mu_ with the config bound.
   void add_launches(LaunchPlan& plan, const Config& config, DType dtype, bool reference) const;
@@ -91,6 +98,8 @@ class UserKernelSpec final : public KernelSpec {
   mutable std::mutex mu_;
   mutable ExpressionEvaluator ev_;
   std::map<const UserExpression*, std::size_t> index_;  // each expression of d_ -> its index in ev_
+  /// Pending cubins of d_ (by address) -> what the index listed once they were compiled; under mu_.
+  mutable std::map<const UserCubin*, UserCubin> arrived_;
 };
 
 }  // namespace ktune::kernel_templates

@@ -18,20 +18,19 @@ needs that the folder does not hold yet.
 
 import ast
 import concurrent.futures
-import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import pathlib
 import re
-import threading
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence, Union
 
 from ..errors import BadInputError
-from .compile import compile_config
+from . import cubin_index
+from .compile import compile_config, config_name
 from .reference_data import TorchReference, folder_name, write_data
+from .toml_value import toml_value as _toml
 
 
 @dataclass(frozen=True)
@@ -78,21 +77,6 @@ def _identifier(text):
     return re.sub(r"[^A-Za-z0-9_]", "_", text)
 
 
-def _toml(value):
-    """A TOML value: strings, integers, floats, booleans, lists and inline tables."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value)
-    if isinstance(value, Mapping):
-        return "{ " + ", ".join(f"{k} = {_toml(v)}" for k, v in value.items()) + " }"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
-    raise BadInputError(f"cannot write {value!r} into a description")
-
-
 def _evaluate(expression, values):
     """An integer expression of dimensions (`values`) and integers, with + - * and parentheses; None
     for anything else."""
@@ -126,60 +110,45 @@ def _shape_values(text):
         raise BadInputError(f"shape {text!r} is not NAME=VALUE,... with integer values") from None
 
 
-def _replace(path, data):
-    """Writes `path` whole: a reader sees the old file or the new one, never a part."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+class CubinWrite:
+    """Cubins of a description folder being compiled (Description.start_write)."""
 
+    def __init__(self, folder, cubins, pool, futures, order, announce):
+        self.folder = folder
+        self._cubins, self._pool, self._futures = cubins, pool, futures
+        self._order, self._announce = order, announce
+        self._failures = None
 
-@contextlib.contextmanager
-def _locked(path):
-    """An exclusive lock on `path` (created if missing) while the block runs."""
-    with open(path, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+    def finish(self):
+        """Waits for every compile and lists each cubin in the index as soon as it is done (with
+        `announce`, a failed one as failed, its error's first 2,000 characters saying why). Returns
+        [(cubin file, exception)] of the compiles that failed; a second call returns them again."""
+        if self._failures is not None:
+            return self._failures
+        failures = []
         try:
-            yield
+            for future in concurrent.futures.as_completed(self._futures):
+                pending, variant = self._futures[future]
+                base = {k: v for k, v in pending.items() if k != "pending"}
+                try:
+                    cc = future.result()
+                except Exception as e:  # Triton's compile errors have no one type
+                    failures.append((pending["file"], e))
+                    if self._announce:
+                        why = f"{type(e).__name__}: {e}"[:2000] or type(e).__name__
+                        cubin_index.update(self._cubins, [{**base, "failed": why}], order=self._order)
+                    continue
+                file = f"{cc.config_name}.{pending['dtype']}.v{variant}.cubin"
+                cubin_index.replace_file(self._cubins / file, cc.cubin)
+                entry = {"config": base["config"], "dtype": base["dtype"], "file": file, "entry": cc.name,
+                         "threads": 32 * cc.num_warps, "shared": cc.shared_bytes,
+                         "scratch": [cc.global_scratch_bytes, cc.profile_scratch_bytes],
+                         "ones": base["ones"], "aligned": base["aligned"], "name": cc.config_name}
+                cubin_index.update(self._cubins, [entry], order=self._order)
         finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
-def _read_index(index):
-    """The `[[cubin]]` and `[[prune]]` entries of a cubin index (two lists); none when it does not
-    exist."""
-    if not index.is_file():
-        return [], []
-    try:
-        import tomllib
-    except ImportError:  # Python < 3.11
-        import tomli as tomllib
-    doc = tomllib.loads(index.read_text())
-    return doc.get("cubin", []), doc.get("prune", [])
-
-
-def _cubin_key(config, dtype, ones, aligned):
-    """What identifies a cubin in the index, as ktune's reader does: config, dtype, ones, aligned."""
-    return json.dumps(dict(config), sort_keys=True), dtype, tuple(ones), tuple(aligned)
-
-
-def _entry_key(entry):
-    return _cubin_key(entry["config"], entry["dtype"], entry.get("ones", ()), entry.get("aligned", ()))
-
-
-def _prune_key(entry):
-    """What identifies a `[[prune]]` entry: its dtype and shape."""
-    return entry["dtype"], json.dumps(dict(entry["shape"]), sort_keys=True)
-
-
-def _index_text(entries, prunes=()):
-    """NAME.cubins/index.toml (docs/byo.md): one `[[cubin]]` a config, dtype and specialization, and
-    one `[[prune]]` a key whose configs `prune_configs_by` cut (prune.py)."""
-    lines = ["# The cubins of this folder's description, added as tuning needs them; not part of the kernel's hash."]
-    for e in entries:
-        lines += ["", "[[cubin]]"] + [f"{k} = {_toml(v)}" for k, v in e.items()]
-    for e in prunes:
-        lines += ["", "[[prune]]"] + [f"{k} = {_toml(v)}" for k, v in e.items()]
-    return "\n".join(lines) + "\n"
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        self._failures = failures
+        return failures
 
 
 class Description:
@@ -330,8 +299,24 @@ class Description:
         `data`: with a TorchReference, also compute and save each need's inputs and expected outputs
         (reference_data.py; `inputs`, a call's tensors by name, as the inputs when they fit).
         Cubins are compiled by Triton ahead of time, `workers` at a time (default: one per core), and
-        listed in NAME.cubins/index.toml, which is not part of the kernel's hash: adding cubins or
-        prune entries later leaves stored winners current."""
+        listed in NAME.cubins/index.toml (cubin_index.py), which is not part of the kernel's hash:
+        adding cubins or prune entries later leaves stored winners current. The first compile that
+        fails raises its error, after the others are listed."""
+        writing = self.start_write(root, arch, workers, needs, kept, data, inputs, announce=False)
+        failures = writing.finish()
+        if failures:
+            raise failures[0][1]
+        return writing.folder
+
+    def start_write(self, root, arch="sm_90", workers=None, needs=None, kept=None, data=False, inputs=None,
+                    announce=True):
+        """write(), returning once the compiles have started: a CubinWrite whose `folder` is written
+        but for the cubins still compiling, and whose finish() waits for them. With `announce`, every
+        cubin to compile is listed in the index at once as pending, so `ktune tune` can start now:
+        it measures the configs that are ready and waits for the others (compilation in parallel
+        with measurement); a compile that fails is then listed as failed, a compile error of its
+        candidate. A TorchReference's data (`data`) is written before this returns, while the
+        compiles run."""
         folder = pathlib.Path(root) / f"{self.name}-{self.identity(arch)}"
         cubins = folder / f"{self.name}.cubins"
         cubins.mkdir(parents=True, exist_ok=True)
@@ -339,17 +324,17 @@ class Description:
         if not toml_path.is_file():
             import triton
             if isinstance(self.reference, CudaReference):
-                _replace(folder / f"{self.name}.cu", self.reference.source.encode())
+                cubin_index.replace_file(folder / f"{self.name}.cu", self.reference.source.encode())
             # the folder counts as written once its description is there
-            _replace(toml_path, self.toml_text(arch, triton.__version__).encode())
+            cubin_index.replace_file(toml_path, self.toml_text(arch, triton.__version__).encode())
         kept = {(dtype, self.shape_of(shape)): list(configs) for (dtype, shape), configs in (kept or {}).items()}
         prunes = [self._prune_entry(dtype, shape, configs) for (dtype, shape), configs in kept.items()]
-        self._add_cubins(cubins, arch, self._jobs(needs, kept), workers, prunes)
+        writing = self._start_cubins(folder, cubins, arch, self._jobs(needs, kept), workers, prunes, announce)
         if data and isinstance(self.reference, TorchReference):
             for dtype, values in needs or []:
                 if values is not None:
                     write_data(self, folder, dtype, values, inputs=inputs)
-        return folder
+        return writing
 
     def _prune_entry(self, dtype, shape, configs):
         """The `[[prune]]` entry of a key (docs/byo.md) that tunes `configs` only."""
@@ -380,43 +365,36 @@ class Description:
             wanted.update((i, dtype, v) for i in configs for v in self.needed_specializations(values))
         return [(i, d, v) for i in everything for d in self.dtypes for v in range(len(specs)) if (i, d, v) in wanted]
 
-    def _add_cubins(self, cubins, arch, jobs, workers, prunes=()):
-        """Compiles the jobs the index lacks and adds them to it. Shards of a job array may do this in
-        one folder on a shared file system at once: every file is written whole, and the index is
-        re-read and rewritten under a lock, so no shard's cubins are lost."""
-        index = cubins / "index.toml"
-        listed, listed_prunes = _read_index(index)
-        held = {_entry_key(e) for e in listed}
+    def _pending_entry(self, i, dtype, variant):
+        """The index entry of a cubin before it is compiled: what is known without compiling."""
+        config, (ones, aligned) = self.configs[i], self.specializations()[variant]
+        p = self.point(config)
+        constexprs = {k: config.kwargs[k] for k in self.signature(dtype) if k in config.kwargs}
+        name = config_name(constexprs, p["num_warps"], p["num_stages"])
+        return {"config": p, "dtype": dtype, "file": f"{name}.{dtype}.v{variant}.cubin", "threads": 32 * p["num_warps"],
+                "ones": list(ones), "aligned": list(aligned), "name": name, "pending": True}
+
+    def _start_cubins(self, folder, cubins, arch, jobs, workers, prunes, announce):
+        """Starts compiling the jobs the index does not hold whole (cubin_index.py), lists the prunes
+        (and, with `announce`, those jobs as pending), and returns the CubinWrite that finishes them.
+        Shards of a job array may do this in one folder on a shared file system at once: the index
+        is rewritten whole under a lock, so no shard's cubins are lost."""
+        listed, listed_prunes = cubin_index.read(cubins / "index.toml")
+        held = {cubin_index.entry_key(e) for e in listed if cubin_index.is_whole(e)}
         specs = self.specializations()
-        todo = [j for j in jobs if _cubin_key(self.point(self.configs[j[0]]), j[1], *specs[j[2]]) not in held]
-        held_prunes = {_prune_key(e): e for e in listed_prunes}
-        if not todo and all(held_prunes.get(_prune_key(e)) == e for e in prunes):
-            return
-        with concurrent.futures.ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
-            compiled = list(pool.map(lambda j: self._compile_one(self.configs[j[0]], j[1], arch, *specs[j[2]]),
-                                     todo))
-        entries = []
-        for (i, dtype, variant), cc in zip(todo, compiled):
-            ones, aligned = specs[variant]
-            file = f"{cc.config_name}.{dtype}.v{variant}.cubin"
-            _replace(cubins / file, cc.cubin)
-            entries.append({"config": self.point(self.configs[i]), "dtype": dtype, "file": file, "entry": cc.name,
-                            "threads": 32 * cc.num_warps, "shared": cc.shared_bytes,
-                            "scratch": [cc.global_scratch_bytes, cc.profile_scratch_bytes],
-                            "ones": list(ones), "aligned": list(aligned), "name": cc.config_name})
-        with _locked(cubins / ".index.lock"):
-            listed, listed_prunes = _read_index(index)
-            merged = {_entry_key(e): e for e in listed}
-            for e in entries:
-                merged.setdefault(_entry_key(e), e)
-            # a key's newest prune replaces its old one (a changed prune function)
-            merged_prunes = {_prune_key(e): e for e in listed_prunes}
-            merged_prunes.update((_prune_key(e), e) for e in prunes)
-            # per config and dtype, the most specialized cubin first: the worker runs the first that fits
-            order = {_cubin_key(self.point(c), d, *v): n for n, (c, d, v) in enumerate(
-                (c, d, v) for c in self.configs for d in self.dtypes for v in specs)}
-            listed = sorted(merged.values(), key=lambda e: order.get(_entry_key(e), len(order)))
-            _replace(index, _index_text(listed, list(merged_prunes.values())).encode())
+        todo = [j for j in jobs
+                if cubin_index.cubin_key(self.point(self.configs[j[0]]), j[1], *specs[j[2]]) not in held]
+        held_prunes = {cubin_index.prune_key(e): e for e in listed_prunes}
+        # per config and dtype, the most specialized cubin first: the worker runs the first that fits
+        order = {cubin_index.cubin_key(self.point(c), d, *v): n for n, (c, d, v) in enumerate(
+            (c, d, v) for c in self.configs for d in self.dtypes for v in specs)}
+        pending = [self._pending_entry(*j) for j in todo]
+        if (announce and todo) or any(held_prunes.get(cubin_index.prune_key(e)) != e for e in prunes):
+            cubin_index.update(cubins, pending if announce else [], prunes, order)
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1)
+        futures = {pool.submit(self._compile_one, self.configs[i], dtype, arch, *specs[v]): (entry, v)
+                   for (i, dtype, v), entry in zip(todo, pending)}
+        return CubinWrite(folder, cubins, pool, futures, order, announce)
 
     def toml_text(self, arch, triton_version):
         """The description (docs/byo.md) with its `[prebuilt]` table; the cubins are listed in the

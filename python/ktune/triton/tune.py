@@ -8,6 +8,7 @@ import json
 import os
 import pathlib
 import subprocess
+import tempfile
 
 from .._executable import ktune_executable
 from ..errors import BadInputError, NotFoundError, RuntimeFailure
@@ -37,18 +38,25 @@ def shape_text(description: Description, values):
 def tune(description: Description, shapes, dtype="bf16", db=None, arch="sm_90", compile_only=False,
          extra_args=(), root=None, kept=None, inputs=None):
     """Tunes `description` for each shape (dicts of the dimensions, or shape texts) and dtype with
-    `ktune tune`, and returns its JSON document. `compile_only`: compile every candidate for `arch`
-    and store them as skipped (no GPU needed). With a `prune_configs_by` (prune.py), each key tunes
-    the configs it keeps: as given in `kept` ({(dtype, shape text): configs}, a call's prune), else
-    as the prune keeps them for the key. A TorchReference computes each key's expected outputs
-    first (reference_data.py; from `inputs`, a call's tensors, when they fit). RuntimeFailure with
-    ktune's message when it fails."""
+    `ktune tune`, and returns its JSON document. `ktune tune` starts while Triton still compiles the
+    configs: it measures the ones that are ready and waits for the others (Description.start_write);
+    a config whose compile fails is a compile error in the document. `compile_only`: compile every
+    candidate for `arch` first and store them as skipped (no GPU needed). With a `prune_configs_by`
+    (prune.py), each key tunes the configs it keeps: as given in `kept` ({(dtype, shape text):
+    configs}, a call's prune), else as the prune keeps them for the key. A TorchReference computes
+    each key's expected outputs first (reference_data.py; from `inputs`, a call's tensors, when they
+    fit). RuntimeFailure with ktune's message when it fails."""
     texts = [s if isinstance(s, str) else shape_text(description, s) for s in shapes]
     kept = {**kept_for_keys(description, [(dtype, t) for t in texts if (dtype, t) not in (kept or {})]),
             **(kept or {})}
-    folder = description.write(root or cache_root(), arch=arch, needs=[(dtype, t) for t in texts], kept=kept,
-                               data=not compile_only, inputs=inputs)
-    cmd = [ktune_executable(), "tune", "--kernel-dir", str(folder), "--kernel", description.name,
+    needs = [(dtype, t) for t in texts]
+    writing = description.start_write(root or cache_root(), arch=arch, needs=needs, kept=kept,
+                                      data=not compile_only, inputs=inputs, announce=not compile_only)
+    if compile_only:
+        # the compile-only report reads every cubin's resources: compile them all first
+        for _, error in writing.finish()[:1]:
+            raise error
+    cmd = [ktune_executable(), "tune", "--kernel-dir", str(writing.folder), "--kernel", description.name,
            "--dtype", dtype, "--json"]
     for t in texts:
         cmd += ["--shape", t]
@@ -57,10 +65,22 @@ def tune(description: Description, shapes, dtype="bf16", db=None, arch="sm_90", 
     if compile_only:
         cmd += ["--compile-only", "--arch", arch]
     cmd += list(extra_args)
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeFailure(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr.strip()[-2000:]}")
-    return json.loads(done.stdout)
+    # files, not pipes: nothing reads ktune's output while the compiles finish
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True)
+        try:
+            writing.finish()
+            code = proc.wait()
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if code != 0:
+        raise RuntimeFailure(f"{' '.join(cmd)} exited {code}: {stderr.strip()[-2000:]}")
+    return json.loads(stdout)
 
 
 def best(description: Description, shape, dtype="bf16", db=None, gpu=None, server=None):

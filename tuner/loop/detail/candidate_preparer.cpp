@@ -148,11 +148,12 @@ Prepared prepare_candidate(const KeyContext& ctx, const Config& config, const st
   if (auto why = spec.arch_rejection(ctx.arch))
     return decided(ctx, config, name, ktune::Outcome::kSkipped, *why);
 
-  const kt::CompileSpec cs = spec.compile_spec(ctx.problem, config);
-  const harness::CompileRequest request = kt::make_compile_request(cs, *ctx.sources, ctx.arch);
+  kt::CompileSpec cs;
   harness::CompileResult compiled;
   try {
-    compiled = ctx.compile(request);
+    // A prebuilt cubin its compiler is still making is waited for here, in the compile pool.
+    cs = spec.compile_spec(ctx.problem, config);
+    compiled = ctx.compile(kt::make_compile_request(cs, *ctx.sources, ctx.arch));
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::kNoDevice) throw;  // NVRTC missing: nothing will compile
     std::string reason = e.what();
