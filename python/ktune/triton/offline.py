@@ -6,7 +6,8 @@ misses of `ktune.Runtime` or `ktune.torch` into the same file, keys of ktune's o
 Triton kernel's module is imported, its description folder written (every config compiled ahead of
 time for the dtypes and specializations its lines need, of the configs its `prune_configs_by`
 keeps for each key; description.py, prune.py) and its lines renamed to
-the folder's kernel; then ONE `ktune tune --shapes` run tunes every key of the file, so
+the folder's kernel; then ONE `ktune tune --shapes` run tunes every key of the file, started while
+the cubins still compile (it measures the compiled ones and waits for the rest), so
 `--shard I/N` (or `auto` in a Slurm job array or a Kubernetes Indexed Job) splits the whole file by
 ktune's own rule (tuner/inputs/shard_plan.hpp: every key in exactly one shard, balanced by
 estimated evaluations, the same on every machine), and the shards' databases merge with
@@ -47,10 +48,13 @@ def kernel_of(name):
     return obj
 
 
-def translate(path, out, arch="sm_90", root=None, data=False):
+def translate(path, out, arch="sm_90", root=None, data=False, writings=None):
     """Writes `path`'s keys to `out` for `ktune tune --shapes`, line for line (so ktune's "FILE:LINE"
     messages name the same lines): a Triton kernel's line with the kernel its folder holds, other
     keys as written, comments as blank lines. Returns the folders written, one a Triton kernel.
+    Every cubin is compiled before this returns, unless `writings` is a list: it then takes each
+    folder's CubinWrite (Description.start_write), its cubins listed as pending and still
+    compiling, for the caller to finish once `ktune tune` has started.
     BadInputError "FILE:LINE: ..." for a Triton line that is not `triton:MODULE:FUNCTION SHAPE DTYPE`
     or names what cannot be imported."""
     rows = []  # (fields of a Triton line, or None and the text kept as it is)
@@ -72,9 +76,15 @@ def translate(path, out, arch="sm_90", root=None, data=False):
     for kernel, wanted in needs.items():
         try:
             description = kernel_of(kernel).description
-            folder = description.write(root or cache_root(), arch=arch, needs=wanted,
-                                       kept=kept_for_keys(description, wanted), data=data)
-            folders[kernel] = (folder, description.name)
+            writing = description.start_write(root or cache_root(), arch=arch, needs=wanted,
+                                              kept=kept_for_keys(description, wanted), data=data,
+                                              announce=writings is not None)
+            if writings is None:
+                for _, error in writing.finish()[:1]:
+                    raise error
+            else:
+                writings.append(writing)
+            folders[kernel] = (writing.folder, description.name)
         except BadInputError as e:
             raise BadInputError(f"{path}:{first_line[kernel]}: {e}") from None
     lines = [text if fields is None else f"{folders[fields[0]][1]} {fields[1]} {fields[2]}"
@@ -95,7 +105,10 @@ def tune_file(path, db=None, arch="sm_90", compile_only=False, shard=None, shard
         raise BadInputError(f"no key file {path}")
     with tempfile.TemporaryDirectory(prefix="ktune_triton_keys_") as tmp:
         keys = os.path.join(tmp, "keys.txt")
-        folders = translate(path, keys, arch=arch, root=root, data=not compile_only)
+        # under --compile-only the report reads every cubin: they are compiled first; else `ktune
+        # tune` starts while they compile (compilation in parallel with measurement)
+        writings = None if compile_only else []
+        folders = translate(path, keys, arch=arch, root=root, data=not compile_only, writings=writings)
         cmd = [ktune_executable(), "tune", "--shapes", keys, "--json"]
         for folder in folders:
             cmd += ["--kernel-dir", str(folder)]
@@ -108,7 +121,7 @@ def tune_file(path, db=None, arch="sm_90", compile_only=False, shard=None, shard
         if shard_count is not None:
             cmd += ["--shard-count", str(shard_count)]
         cmd += list(extra_args)
-        rc, out, tail = _run(cmd, keys, str(path))
+        rc, out, tail = _run(cmd, keys, str(path), meanwhile=lambda: [w.finish() for w in writings or []])
     if rc != 0:
         e = from_code(rc, f"ktune tune exited {rc} on the keys of {path}: {tail.strip()[-2000:]}")
         e.code = rc
@@ -116,9 +129,9 @@ def tune_file(path, db=None, arch="sm_90", compile_only=False, shard=None, shard
     return json.loads(out)
 
 
-def _run(cmd, translated, original):
-    """Runs `cmd`; its stderr is echoed line by line with `translated` named `original`. Returns the
-    exit code, stdout and the last lines of stderr."""
+def _run(cmd, translated, original, meanwhile=None):
+    """Runs `cmd`, and `meanwhile()` once it has started; its stderr is echoed line by line with
+    `translated` named `original`. Returns the exit code, stdout and the last lines of stderr."""
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     tail = []
 
@@ -131,7 +144,17 @@ def _run(cmd, translated, original):
 
     t = threading.Thread(target=echo, daemon=True)
     t.start()
-    out = proc.stdout.read()
+    collected = []
+    reader = threading.Thread(target=lambda: collected.append(proc.stdout.read()), daemon=True)
+    reader.start()
+    if meanwhile is not None:
+        try:
+            meanwhile()
+        except BaseException:
+            proc.kill()
+            raise
+    reader.join()
+    out = collected[0] if collected else ""
     proc.wait()
     t.join()
     return proc.returncode, out, "".join(tail)
