@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <csignal>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -183,6 +185,46 @@ TEST(TuningLoop, StoresEveryResultAndNamesTheFastestWinner) {
   ASSERT_TRUE(best.has_value());
   EXPECT_EQ(best->config_name, *s.summary.winner);
   EXPECT_EQ(test::fake_incorrect(best->config_name), false);
+}
+
+// A slow compile (a prebuilt cubin its compiler is still making) does not hold the GPU: the loop
+// measures the candidates behind it that are compiled. The first compile blocks until three
+// candidates were measured; a loop that waited on it in order would measure nothing meanwhile.
+TEST(TuningLoop, ASlowCompileDoesNotHoldTheGpuWhileLaterCandidatesAreCompiled) {
+  test::TempDir dir;
+  std::mutex mu;
+  std::condition_variable cv;
+  int measured = 0;
+  bool released_by_measurements = false;
+  std::atomic<int> calls{0};
+  const auto fast = test::fake_compile();
+  const auto compile = [&](const harness::CompileRequest& r) {
+    if (calls++ == 0) {
+      std::unique_lock lock(mu);
+      released_by_measurements = cv.wait_for(lock, std::chrono::seconds(20), [&] { return measured >= 3; });
+    }
+    return fast(r);
+  };
+  FakeMeasurer measurer;
+  measurer.before_measure = [&](int) {
+    std::lock_guard lock(mu);
+    ++measured;
+    cv.notify_all();
+  };
+  auto db = cache::ConfigCache::open(dir / "k.db");
+  static const auto sources = kernel_templates::SourceLibrary::builtin();
+  KeySummary summary;
+  {
+    TuningLoop loop(db, kGpu, cache::RunInfo{}, options(12), LoopDeps{compile, &measurer, &sources, nullptr});
+    summary = loop.tune(gemm_space(), key(16, 512, 1024));
+  }
+  ASSERT_TRUE(summary.error.empty()) << summary.error;
+  EXPECT_TRUE(released_by_measurements);
+  EXPECT_EQ(summary.evaluations, 12u);
+  // every candidate measured once, the slow one among them
+  const std::set<std::string> names(measurer.measured.begin(), measurer.measured.end());
+  EXPECT_EQ(names.size(), measurer.measured.size());
+  EXPECT_EQ(names.size(), 12u);
 }
 
 /// Whether a gemm config name says SPLIT_K 1 (".sk1" at the end or before the next field; not ".sk16").

@@ -48,6 +48,31 @@ ProblemContext problem_context(const TuneKey& key, std::vector<std::pair<std::st
   return {std::move(dims), static_cast<int64_t>(size_of(key.dtype)), key.dtype, key.layout, limits};
 }
 
+/// The first candidate in flight whose compile is done, waiting for one: the front when it is done
+/// (or failed), else the first later one compiled without an error (a later one's error is kept
+/// and raised when it reaches the front, as in order).
+std::deque<InFlight>::iterator first_compiled(std::deque<InFlight>& inflight) {
+  // How long to wait on the front before looking behind it again.
+  constexpr auto kPoll = std::chrono::milliseconds(2);
+  for (;;) {
+    for (auto it = inflight.begin(); it != inflight.end(); ++it) {
+      if (it->got || it->failure) {
+        if (it == inflight.begin() || it->got) return it;
+        continue;
+      }
+      if (it->future.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
+      if (it == inflight.begin()) return it;
+      try {
+        it->got = it->future.get();
+        return it;
+      } catch (...) {
+        it->failure = std::current_exception();
+      }
+    }
+    inflight.front().future.wait_for(kPoll);
+  }
+}
+
 }  // namespace
 
 size_t planned_evaluations(const ConfigSpace& space, const TuneKey& key, const TuneOptions& options) {
@@ -245,15 +270,18 @@ bool TuningLoop::fill_lookahead(KeyRun& run) {
 bool TuningLoop::take_compiled(KeyRun& run) {
   auto& done = run.done;
   done.clear();
-  // Take the front (waiting for its compile), then every following one that is compiled and needs
-  // no GPU, and, for a measurer with several workers (--devices), candidates to measure until each
-  // worker has one (waiting for their compiles); their rows go to the cache in one transaction.
+  // Take the first compiled candidate (the front when it is: a slow compile, such as a prebuilt
+  // cubin its compiler is still making, does not hold the GPU while later ones are ready), then
+  // every following one that is compiled and needs no GPU, and, for a measurer with several
+  // workers (--devices), candidates to measure until each worker has one (waiting for their
+  // compiles); their rows go to the cache in one transaction.
   const auto wait_start = Clock::now();
   Prepared first;
+  auto taken = run.inflight.begin();
   try {
-    InFlight& front = run.inflight.front();
-    if (front.failure) std::rethrow_exception(front.failure);
-    first = front.got ? std::move(*front.got) : front.future.get();
+    taken = first_compiled(run.inflight);
+    if (taken->failure) std::rethrow_exception(taken->failure);
+    first = taken->got ? std::move(*taken->got) : taken->future.get();
   } catch (const Error& err) {
     // Not the candidate's fault (the reference does not compile, a source is missing): this key
     // cannot be tuned; NVRTC or the driver missing ends the sweep.
@@ -262,8 +290,8 @@ bool TuningLoop::take_compiled(KeyRun& run) {
     return false;
   }
   run.s.compile_wait_s += seconds_since(wait_start);
-  done.emplace_back(std::move(run.inflight.front()), std::move(first));
-  run.inflight.pop_front();
+  done.emplace_back(std::move(*taken), std::move(first));
+  run.inflight.erase(taken);
   const size_t workers = deps_.measurer != nullptr ? std::max<size_t>(1, deps_.measurer->parallelism()) : 1;
   size_t to_measure = done.back().second.decided ? 0 : 1;
   if (workers == 1 && to_measure == 1) return true;
