@@ -85,8 +85,10 @@ UserCubin read_cubin(DescriptionReaderContext& ctx, const UserKernelDescription&
   }
   if (t.contains("failed")) {
     c.failed = string_in(ctx, t, "failed", field);
-    if (c.failed.empty()) ctx.fail(line_of(*t.get("failed")), field + ".failed", "must say why the compile failed");
-    if (c.pending) ctx.fail(line_of(*t.get("failed")), field + ".failed", "a cubin is pending or failed, not both");
+    if (c.failed.empty())
+      ctx.fail(line_of(*t.get("failed")), field + ".failed", "must say why the compile failed");
+    if (c.pending)
+      ctx.fail(line_of(*t.get("failed")), field + ".failed", "a cubin is pending or failed, not both");
   }
   // A pending or failed cubin has no file, entry, shared memory or scratch yet.
   const bool whole = !c.pending && c.failed.empty();

@@ -16,6 +16,7 @@
 #include "kernel_templates/user_kernel/user_kernel_fill_reader.hpp"
 #include "kernel_templates/user_kernel/user_kernel_prebuilt_reader.hpp"
 #include "kernel_templates/user_kernel/user_kernel_prune_reader.hpp"
+#include "kernel_templates/user_kernel/user_kernel_reference_reader.hpp"
 #include "ktune/error.hpp"
 
 namespace ktune::kernel_templates {
@@ -256,7 +257,7 @@ struct Reader final : DescriptionReaderContext {
       fail(line_of(node), "arg", "no argument is an output: nothing to verify");
   }
 
-  UserLaunch read_launch(const toml::table& t, const std::string& field, bool reference) {
+  UserLaunch read_launch(const toml::table& t, const std::string& field, bool reference) override {
     UserLaunch l;
     l.line = line_of(t);
     if (const toml::node* f = t.get("function")) {
@@ -325,117 +326,6 @@ struct Reader final : DescriptionReaderContext {
       fail(line_of(node), "launch", "a prebuilt cubin is one launch: give exactly one [[launch]]");
   }
 
-  void read_reference(const toml::table& root) {
-    const toml::node* verify = root.get("verify");
-    const toml::node* ref = root.get("reference");
-    if (verify != nullptr) {
-      if (!verify->is_boolean() || verify->value<bool>().value())
-        fail(line_of(*verify), "verify",
-             "may only be false (a kernel without a reference); otherwise leave it out");
-      if (ref != nullptr) fail(line_of(*ref), "reference", "verify = false and a [reference] contradict");
-      d.reference.kind = UserReference::Kind::kNone;
-      d.reference.line = line_of(*verify);
-      return;
-    }
-    if (ref == nullptr || !ref->is_table()) {
-      fail(1, "reference",
-           "missing: a [reference] (a kernel or a config of this template), or verify = false to store every "
-           "result as unverified");
-    }
-    const toml::table& t = *ref->as_table();
-    d.reference.line = line_of(t);
-    reject_unknown(t, {"function", "grid", "block", "shared", "config", "tolerance", "data", "producer"},
-                   "[reference]");
-    if (const toml::node* tol = t.get("tolerance")) read_tolerance(*tol);
-    if (const toml::node* data = t.get("data")) {
-      read_data_reference(t, *data);
-      return;
-    }
-    if (const toml::node* p = t.get("producer"))
-      fail(line_of(*p), "reference.producer",
-           "names what computed a data reference's outputs: give data too");
-    if (const toml::node* c = t.get("config")) {
-      if (t.contains("function"))
-        fail(line_of(*c), "reference", "give either 'function' or 'config', not both");
-      d.reference.kind = UserReference::Kind::kConfig;
-      d.reference.config = read_config(*c, "reference.config");
-      return;
-    }
-    d.reference.kind = UserReference::Kind::kKernel;
-    d.reference.launch = read_launch(t, "reference", true);
-  }
-
-  /// `[reference] data = "FOLDER"` (and `producer`): inputs and expected outputs saved per key
-  /// (docs/byo.md, "A reference's saved outputs"). Every input is read from its file, so none may
-  /// have a fill of its own.
-  void read_data_reference(const toml::table& t, const toml::node& data) {
-    for (const char* other : {"function", "grid", "block", "shared", "config"}) {
-      if (t.contains(other))
-        fail(line_of(*t.get(other)), "reference", fmt::format("give either 'data' or '{}', not both", other));
-    }
-    const auto text = data.value<std::string>();
-    const std::filesystem::path rel(text.value_or(""));
-    const bool plain = !rel.empty() && rel.is_relative() &&
-                       std::none_of(rel.begin(), rel.end(), [](const auto& part) { return part == ".."; });
-    if (!text || !plain)
-      fail(line_of(data), "reference.data",
-           "must be a folder beside the description (a relative path, no '..')");
-    d.reference.kind = UserReference::Kind::kData;
-    d.reference.data = std::filesystem::absolute(folder / rel);  // the worker reads it from any folder
-    if (const toml::node* p = t.get("producer")) {
-      const auto producer = p->value<std::string>();
-      if (!producer) fail(line_of(*p), "reference.producer", "must be a string");
-      d.reference.producer = *producer;
-    }
-    for (const UserArg& a : d.args) {
-      if (a.kind == UserArg::Kind::kInput && a.fill.line != 0)
-        fail(a.fill.line, "arg " + a.name + ".fill",
-             "the inputs of a data reference are read from its files (DTYPE/SHAPE/NAME.bin): leave fill out");
-    }
-  }
-
-  /// `tolerance = { OUTPUT = rel, OUTPUT = { rel = R, abs = A }, ... }`: each an output argument;
-  /// a relative bound in (0, 1], an absolute bound >= 0; an integer output takes abs only.
-  void read_tolerance(const toml::node& node) {
-    const toml::table* t = node.as_table();
-    if (t == nullptr)
-      fail(line_of(node), "reference.tolerance",
-           "must be a table { OUTPUT = relative error } or { OUTPUT = { rel = R, abs = A } }");
-    for (const auto& [name, value] : toml_read::entries_in_order(*t)) {
-      const int i = d.arg_index(name);
-      if (i < 0 || d.args[static_cast<std::size_t>(i)].kind != UserArg::Kind::kOutput)
-        fail(line_of(*value), "reference.tolerance", fmt::format("'{}' is not an output argument", name));
-      const UserArg& out = d.args[static_cast<std::size_t>(i)];
-      const std::string field = "reference.tolerance." + name;
-      UserTolerance bounds;
-      if (const toml::table* both = value->as_table()) {
-        reject_unknown(*both, {"rel", "abs"}, field);
-        if (both->empty()) fail(line_of(*value), field, "give rel, abs or both");
-        if (const toml::node* r = both->get("rel")) bounds.rel = relative_bound(*r, field + ".rel");
-        if (const toml::node* a = both->get("abs")) {
-          const auto v = a->value<double>();
-          if (!v || !(*v >= 0) || !std::isfinite(*v))
-            fail(line_of(*a), field + ".abs", "must be a bound on max |out - ref|, a number >= 0");
-          bounds.abs = *v;
-        }
-      } else {
-        bounds.rel = relative_bound(*value, field);
-      }
-      if (out.integer && bounds.rel) {
-        fail(line_of(*value), field,
-             fmt::format("'{}' is an {} output: it is compared exactly, or within {{ abs = N }}", name,
-                         to_string(*out.integer)));
-      }
-      d.reference.tolerance[name] = bounds;
-    }
-  }
-
-  double relative_bound(const toml::node& node, const std::string& field) {
-    const auto v = node.value<double>();
-    if (!v || !(*v > 0) || *v > 1) fail(line_of(node), field, "must be a relative error in (0, 1]");
-    return *v;
-  }
-
   void read_work(const toml::node& node) {
     const toml::table* t = node.as_table();
     if (t == nullptr) fail(line_of(node), "work", "must be a table { bytes = \"...\", flops = \"...\" }");
@@ -492,7 +382,7 @@ struct Reader final : DescriptionReaderContext {
     }
     if (!root.contains("launch")) fail(1, "launch", "missing: at least one [[launch]] with grid and block");
     read_launches(*root.get("launch"));
-    read_reference(root);
+    d.reference = read_reference(*this, d, root, folder);
     if (const toml::node* w = root.get("work")) read_work(*w);
     for (std::size_t i = 0; i < d.seeds.size(); ++i) check_point(d.seeds[i], "template.seeds", 0);
     if (d.reference.kind == UserReference::Kind::kConfig)

@@ -247,7 +247,10 @@ CompileSpec UserKernelSpec::compile_spec(const Problem& problem, const Config& c
   const UserCubin* cubin = cubin_of(problem, config);
   if (cubin != nullptr && cubin->pending) cubin = arrive(*cubin);
   if (cubin != nullptr && !cubin->failed.empty())
-    throw Error(ErrorKind::kRuntime, fmt::format("the compile of {} failed: {}", cubin->name.empty() ? cubin->file.filename().string() : cubin->name, cubin->failed));
+    throw Error(
+        ErrorKind::kRuntime,
+        fmt::format("the compile of {} failed: {}",
+                    cubin->name.empty() ? cubin->file.filename().string() : cubin->name, cubin->failed));
   if (cubin != nullptr) {
     spec.source_name = cubin->file.filename().string();
     spec.name_expressions = {cubin->entry};

@@ -80,7 +80,9 @@ class PendingCubin : public ::testing::Test {
                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "scale.cubins");
-    write("scale.cubins/b256.cubin", "\x7f" "ELF-256");
+    write("scale.cubins/b256.cubin",
+          "\x7f"
+          "ELF-256");
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -146,7 +148,9 @@ TEST_F(PendingCubin, CompileSpecWaitsUntilTheCompilerListsTheCubinWhole) {
     // another cubin announced: the index changed, this one is still pending
     write_index(entry(256, "") + entry(512, "pending = true") + entry(1024, "pending = true"));
     std::this_thread::sleep_for(milliseconds(40));
-    write("scale.cubins/b512.cubin", "\x7f" "ELF-512");
+    write("scale.cubins/b512.cubin",
+          "\x7f"
+          "ELF-512");
     write_index(entry(256, "") + entry(512, "", 40960));
   });
   const CompileSpec cs = spec.compile_spec(problem_, config_of(512));
@@ -164,7 +168,8 @@ TEST_F(PendingCubin, CompileSpecWaitsUntilTheCompilerListsTheCubinWhole) {
 }
 
 TEST_F(PendingCubin, AFailedCompileIsAnErrorOfItsCandidateWithTheCompilersReason) {
-  write_index(entry(256, "") + entry(512, "pending = true") + entry(1024, R"(failed = "ptxas: too much shared")"));
+  write_index(entry(256, "") + entry(512, "pending = true") +
+              entry(1024, R"(failed = "ptxas: too much shared")"));
   const UserKernelSpec spec(read());
   try {
     spec.compile_spec(problem_, config_of(1024));
