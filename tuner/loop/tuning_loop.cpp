@@ -48,28 +48,37 @@ ProblemContext problem_context(const TuneKey& key, std::vector<std::pair<std::st
   return {std::move(dims), static_cast<int64_t>(size_of(key.dtype)), key.dtype, key.layout, limits};
 }
 
-/// The first candidate in flight whose compile is done, waiting for one: the front when it is done
-/// (or failed), else the first later one compiled without an error (a later one's error is kept
-/// and raised when it reaches the front, as in order).
+/// How long the oldest candidate in flight may keep the GPU waiting before a later one whose
+/// compile is done goes first. Short against a Triton cubin still being compiled (seconds); long
+/// against scheduling jitter, so candidates whose compiles keep ahead are measured in the order
+/// proposed (the order adaptive strategies get their results in, and seeds in file order).
+constexpr auto kFrontPatience = std::chrono::milliseconds(250);
+
+/// The candidate to measure next, waiting for one: the oldest in flight once its compile is done
+/// (or failed); after kFrontPatience without it, the first later one compiled without an error (a
+/// later one's error is kept and raised when it reaches the front, as in order).
 std::deque<InFlight>::iterator first_compiled(std::deque<InFlight>& inflight) {
-  // How long to wait on the front before looking behind it again.
   constexpr auto kPoll = std::chrono::milliseconds(2);
+  const auto start = Clock::now();
   for (;;) {
-    for (auto it = inflight.begin(); it != inflight.end(); ++it) {
-      if (it->got || it->failure) {
-        if (it == inflight.begin() || it->got) return it;
-        continue;
-      }
-      if (it->future.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
-      if (it == inflight.begin()) return it;
-      try {
-        it->got = it->future.get();
-        return it;
-      } catch (...) {
-        it->failure = std::current_exception();
+    InFlight& front = inflight.front();
+    if (front.got || front.failure ||
+        front.future.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+      return inflight.begin();
+    if (Clock::now() - start >= kFrontPatience) {
+      for (auto it = std::next(inflight.begin()); it != inflight.end(); ++it) {
+        if (it->got) return it;
+        if (it->failure || it->future.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+          continue;
+        try {
+          it->got = it->future.get();
+          return it;
+        } catch (...) {
+          it->failure = std::current_exception();
+        }
       }
     }
-    inflight.front().future.wait_for(kPoll);
+    front.future.wait_for(kPoll);
   }
 }
 
@@ -270,11 +279,11 @@ bool TuningLoop::fill_lookahead(KeyRun& run) {
 bool TuningLoop::take_compiled(KeyRun& run) {
   auto& done = run.done;
   done.clear();
-  // Take the first compiled candidate (the front when it is: a slow compile, such as a prebuilt
-  // cubin its compiler is still making, does not hold the GPU while later ones are ready), then
-  // every following one that is compiled and needs no GPU, and, for a measurer with several
-  // workers (--devices), candidates to measure until each worker has one (waiting for their
-  // compiles); their rows go to the cache in one transaction.
+  // Take the front once compiled (after a while, a later compiled one: a slow compile, such as
+  // a prebuilt cubin its compiler is still making, does not hold the GPU while later ones are
+  // ready), then every following one that is compiled and needs no GPU, and, for a measurer with
+  // several workers (--devices), candidates to measure until each worker has one (waiting for
+  // their compiles); their rows go to the cache in one transaction.
   const auto wait_start = Clock::now();
   Prepared first;
   auto taken = run.inflight.begin();

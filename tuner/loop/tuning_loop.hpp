@@ -168,9 +168,9 @@ class TuningLoop {
   /// Keeps the compile stage `lookahead` candidates ahead of the GPU (answering from the cache
   /// what it already holds); false when nothing is left in flight.
   bool fill_lookahead(KeyRun& run);
-  /// Takes the first compiled candidate (waiting for one; the front when it is compiled) and every
-  /// following one already compiled and needing no GPU into run.done; false (with s.error) when
-  /// the key cannot go on.
+  /// Takes the front candidate once compiled (or, when it keeps the GPU waiting a while, a later
+  /// compiled one) and every following one already compiled and needing no GPU into run.done;
+  /// false (with s.error) when the key cannot go on.
   bool take_compiled(KeyRun& run);
   /// Whether a stop was requested (LoopDeps::stop).
   bool stopping() const { return deps_.stop != nullptr && deps_.stop->load(); }
