@@ -197,8 +197,8 @@ bool UserKernelSpec::shaped(const Problem& problem) const {
 
 const UserCubin* UserKernelSpec::cubin_of(const Problem& problem, const Config& config) const {
   if (!d_.prebuilt) return nullptr;
-  // A config named without a shape (a space's listing): its first cubin stands for it.
   std::lock_guard lock(mu_);
+  // A config named without a shape (a space's listing): its first cubin stands for it.
   if (!shaped(problem)) return settled(d_.prebuilt->find(config, problem.dtype));
   bind(problem, &config);
   return bound_cubin(config, problem.dtype);

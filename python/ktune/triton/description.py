@@ -150,6 +150,13 @@ class CubinWrite:
         self._failures = failures
         return failures
 
+    def wait(self):
+        """finish(), raising the first failed compile's error (after the others are listed); returns
+        the folder."""
+        for _, error in self.finish()[:1]:
+            raise error
+        return self.folder
+
 
 class Description:
     """A `@triton.jit` kernel, its configs and its arguments as ktune describes a kernel."""
@@ -302,11 +309,7 @@ class Description:
         listed in NAME.cubins/index.toml (cubin_index.py), which is not part of the kernel's hash:
         adding cubins or prune entries later leaves stored winners current. The first compile that
         fails raises its error, after the others are listed."""
-        writing = self.start_write(root, arch, workers, needs, kept, data, inputs, announce=False)
-        failures = writing.finish()
-        if failures:
-            raise failures[0][1]
-        return writing.folder
+        return self.start_write(root, arch, workers, needs, kept, data, inputs, announce=False).wait()
 
     def start_write(self, root, arch="sm_90", workers=None, needs=None, kept=None, data=False, inputs=None,
                     announce=True):

@@ -80,8 +80,7 @@ def translate(path, out, arch="sm_90", root=None, data=False, writings=None):
                                               kept=kept_for_keys(description, wanted), data=data,
                                               announce=writings is not None)
             if writings is None:
-                for _, error in writing.finish()[:1]:
-                    raise error
+                writing.wait()
             else:
                 writings.append(writing)
             folders[kernel] = (writing.folder, description.name)
